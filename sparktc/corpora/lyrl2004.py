@@ -1,0 +1,295 @@
+"""Readers for the RCV1-v2 LYRL2004 distribution: token files, topic qrels and the topic hierarchy.
+
+Formats (docs/REFERENCE.md section 1, "RCV1-v2, LYRL2004 split"):
+
+* Token files ``lyrl2004_tokens_train.dat`` and ``lyrl2004_tokens_test_pt0.dat`` .. ``pt3.dat``
+  (optionally gzipped), one record per document::
+
+      .I 2286
+      .W
+      stemmed tokens separated by spaces, on one or more lines
+      <blank line>
+
+* ``rcv1-v2.topics.qrels``: one line ``CATEGORY DOCID 1`` per assignment, ancestors included.
+* ``rcv1.topics.hier.orig``: one line ``parent: P child: C child-description: ...`` per topic, plus
+  ``parent: None child: Root``; the 4 top-level topics have parent ``Root``.
+
+The token and qrels readers never raise on bad data: they yield :class:`~sparktc.records.Reject`.
+The hierarchy parser raises, because every later stage depends on a correct hierarchy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from sparktc.records import TEST, TRAIN, Document, Reject
+
+TRAIN_FILE = "lyrl2004_tokens_train.dat"
+TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{part}.dat" for part in range(4))
+TOKEN_FILES = (TRAIN_FILE, *TEST_FILES)
+QRELS_FILE = "rcv1-v2.topics.qrels"
+HIERARCHY_FILE = "rcv1.topics.hier.orig"
+ROOT = "Root"
+
+_FORMAT_HINT = "each record is '.I <id>', '.W', token lines, blank line (REFERENCE.md section 1)"
+
+
+def split_of(filename: str) -> str:
+    """``"train"`` or ``"test"`` for a LYRL2004 token file name (any directory, ``.gz`` or not)."""
+    name = filename.rstrip("/").rsplit("/", 1)[-1]
+    base = name[: -len(".gz")] if name.endswith(".gz") else name
+    if base == TRAIN_FILE:
+        return TRAIN
+    if base in TEST_FILES:
+        return TEST
+    raise ValueError(
+        f"{filename!r} is not a LYRL2004 token file; expected one of {', '.join(TOKEN_FILES)} (optionally .gz)"
+    )
+
+
+def _doc_id_problem(text: str) -> str | None:
+    """Why ``text`` is not a canonical document id, or None; canonical ids let qrels join by string."""
+    if not (text.isascii() and text.isdigit()):
+        return f"doc id {text!r} is not a number"
+    if str(int(text)) != text:
+        return f"doc id {text!r} has leading zeros; write it as {str(int(text))!r}"
+    return None
+
+
+class _Record:
+    """The token record being read; ``problem`` is the first (line, reason) that rejects it."""
+
+    __slots__ = ("line", "doc_id", "has_w", "tokens", "problem")
+
+    def __init__(self, line: int, doc_id: str | None, problem: tuple[int, str] | None) -> None:
+        self.line = line
+        self.doc_id = doc_id
+        self.has_w = False
+        self.tokens: list[str] = []
+        self.problem = problem
+
+
+def parse_token_file(lines: Iterable[bytes], source: str, split: str) -> Iterator[Document | Reject]:
+    """Yield one Document (``tokens`` set, ``text=None``, ``labels=()``) or Reject per ``.I`` record.
+
+    A record runs from its ``.I`` line to the next ``.I`` or the end of the file; blank lines and
+    CRLF endings are ignored, so a missing final blank line or several blank lines are accepted.
+    Rejected: text before the first ``.I`` (one Reject for the whole preamble), an id that is not a
+    canonical number, text before ``.W``, a second ``.W``, a non-UTF-8 line (at that line), a ``.I``
+    without ``.W``, a ``.W`` without tokens ("empty document"), and an id already accepted earlier
+    in this file. Tokens on the ``.W`` line itself are kept. ``labels`` stay empty: they come from
+    the qrels file.
+    """
+    if split not in (TRAIN, TEST):
+        raise ValueError(f"split must be {TRAIN!r} or {TEST!r}, not {split!r}")
+    accepted: set[str] = set()
+    record: _Record | None = None
+    preamble_rejected = False
+
+    def finish(rec: _Record) -> Document | Reject:
+        if rec.problem is not None:
+            return Reject(source, rec.problem[0], rec.doc_id, rec.problem[1])
+        if not rec.has_w:
+            return Reject(source, rec.line, rec.doc_id, f".I {rec.doc_id} has no .W line; {_FORMAT_HINT}")
+        if not rec.tokens:
+            return Reject(
+                source, rec.line, rec.doc_id, "empty document: no tokens after .W; drop the record or add its tokens"
+            )
+        if rec.doc_id in accepted:
+            return Reject(
+                source, rec.line, rec.doc_id,
+                f"duplicate doc id {rec.doc_id} (already read earlier in this file); keep one record per id",
+            )
+        accepted.add(rec.doc_id)  # type: ignore[arg-type]  # ids of records without problem are set
+        return Document(rec.doc_id, split, (), None, tuple(rec.tokens), source, rec.line)  # type: ignore[arg-type]
+
+    for number, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+            bad_encoding = False
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            bad_encoding = True
+        parts = text.split()  # the only per-line work: markers and tokens both come from it
+        if parts and parts[0] == ".I":
+            if record is not None:
+                yield finish(record)
+            if len(parts) != 2:
+                reason = f"expected '.I <doc id>', got {text.strip()!r}; {_FORMAT_HINT}"
+                record = _Record(number, None, (number, reason))
+            else:
+                problem = _doc_id_problem(parts[1])
+                record = _Record(number, parts[1], None) if problem is None else _Record(
+                    number, None, (number, f"{problem}; LYRL2004 ids are decimal numbers"))
+        elif record is None:
+            if parts and not preamble_rejected:
+                preamble_rejected = True
+                yield Reject(source, number, None, f"text before the first '.I' line; {_FORMAT_HINT}")
+            continue
+        elif parts and parts[0] == ".W":
+            if record.has_w and record.problem is None:
+                record.problem = (number, f"second .W in record .I {record.doc_id}; {_FORMAT_HINT}")
+            record.has_w = True
+            record.tokens.extend(parts[1:])
+        elif parts:
+            if not record.has_w and record.problem is None:
+                record.problem = (number, f"text between .I {record.doc_id} and its .W line; {_FORMAT_HINT}")
+            record.tokens.extend(parts)
+        if bad_encoding and record is not None and record.problem is None:
+            record.problem = (number, f"line {number} is not valid UTF-8; re-encode the file as UTF-8")
+    if record is not None:
+        yield finish(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One qrels line: document ``doc_id`` has topic ``category``; ``line`` is 1-based."""
+
+    category: str
+    doc_id: str
+    source: str
+    line: int
+
+
+def parse_qrels(lines: Iterable[bytes], source: str) -> Iterator[Assignment | Reject]:
+    """Yield an Assignment or a Reject per non-blank ``CATEGORY DOCID 1`` line of a qrels file."""
+    for number, raw in enumerate(lines, 1):
+        try:
+            parts = raw.decode("utf-8").split()
+        except UnicodeDecodeError:
+            yield Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
+            continue
+        if not parts:
+            continue
+        if len(parts) != 3:
+            reason = f"expected 'CATEGORY DOCID 1', got {len(parts)} fields: {' '.join(parts)!r}"
+            yield Reject(source, number, None, reason)
+            continue
+        category, doc_id, flag = parts
+        problem = _doc_id_problem(doc_id)
+        if problem is not None:
+            yield Reject(source, number, None, f"{problem}; expected 'CATEGORY DOCID 1'")
+        elif flag != "1":
+            yield Reject(source, number, doc_id, f"third field is {flag!r}, expected '1' (qrels list only assignments)")
+        else:
+            yield Assignment(category, doc_id, source, number)
+
+
+_HIER_LINE = re.compile(r"parent:\s*(\S+)\s+child:\s*(\S+)\s+child-description:(.*)")
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """The topic tree: ``parent`` maps each of the topics to its parent (``"Root"`` for top-level
+    ones); ``descriptions`` maps each topic to the file's description. Root is in neither."""
+
+    parent: dict[str, str]
+    descriptions: dict[str, str]
+
+    @cached_property
+    def categories(self) -> tuple[str, ...]:
+        """All topics, sorted (103 in RCV1-v2)."""
+        return tuple(sorted(self.parent))
+
+    @cached_property
+    def top_level(self) -> tuple[str, ...]:
+        """Topics directly under Root, sorted (CCAT ECAT GCAT MCAT)."""
+        return tuple(sorted(code for code, parent in self.parent.items() if parent == ROOT))
+
+    @cached_property
+    def leaves(self) -> tuple[str, ...]:
+        """Topics that are nobody's parent, sorted (82 in RCV1-v2)."""
+        parents = set(self.parent.values())
+        return tuple(code for code in self.categories if code not in parents)
+
+    @cached_property
+    def _leaf_set(self) -> frozenset[str]:
+        return frozenset(self.leaves)
+
+    def is_leaf(self, code: str) -> bool:
+        self._check(code)
+        return code in self._leaf_set
+
+    def ancestors(self, code: str) -> tuple[str, ...]:
+        """Ancestors of ``code`` from its parent upwards, Root excluded: C1511 -> (C151, C15, CCAT)."""
+        self._check(code)
+        chain = []
+        code = self.parent[code]
+        while code != ROOT:
+            chain.append(code)
+            code = self.parent[code]
+        return tuple(chain)
+
+    def with_ancestors(self, labels: Iterable[str]) -> tuple[str, ...]:
+        """``labels`` plus all their ancestors, sorted without duplicates."""
+        closed: set[str] = set()
+        for code in labels:
+            closed.add(code)
+            closed.update(self.ancestors(code))
+        return tuple(sorted(closed))
+
+    def _check(self, code: str) -> None:
+        if code not in self.parent:
+            raise KeyError(f"unknown topic code {code!r}; not in the hierarchy file")
+
+
+def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
+    """Parse ``rcv1.topics.hier.orig`` lines; raise ValueError naming file and line for a malformed
+    line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
+    parent: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    defined_at: dict[str, int] = {}
+    has_root = False
+    for number, raw in enumerate(lines, 1):
+        where = f"{source}:{number}"
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{where}: not valid UTF-8 ({exc})") from None
+        text = raw.strip()
+        if not text:
+            continue
+        match = _HIER_LINE.fullmatch(text)
+        if match is None:
+            raise ValueError(f"{where}: expected 'parent: P child: C child-description: D', got {text!r}")
+        up, code, description = match.group(1), match.group(2), match.group(3).strip()
+        if code == ROOT or up == "None":
+            if (up, code) != ("None", ROOT):
+                raise ValueError(f"{where}: only 'parent: None child: Root' may use None or Root, got {text!r}")
+            if has_root:
+                raise ValueError(f"{where}: duplicate Root line")
+            has_root = True
+            continue
+        if code in parent:
+            raise ValueError(f"{where}: duplicate child {code} (first defined at line {defined_at[code]})")
+        parent[code] = up
+        descriptions[code] = description
+        defined_at[code] = number
+    if not has_root:
+        raise ValueError(f"{source}: no 'parent: None child: Root' line; is this {HIERARCHY_FILE}?")
+    for code, up in parent.items():
+        if up != ROOT and up not in parent:
+            raise ValueError(f"{source}:{defined_at[code]}: parent {up} of {code} is not defined as a child anywhere")
+    for code in parent:
+        # Every walk must reach Root within len(parent) steps; otherwise it loops.
+        node = code
+        for _ in range(len(parent)):
+            node = parent[node]
+            if node == ROOT:
+                break
+        else:
+            raise ValueError(f"{source}:{defined_at[code]}: cycle in the hierarchy through {code}")
+    return Hierarchy(parent, descriptions)
+
+
+def load_topic_names(text: str) -> dict[str, str]:
+    """Parse ``rcv1_topic_codes.json`` (a JSON object topic code -> official name)."""
+    names = json.loads(text)
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        raise ValueError("topic names must be a JSON object mapping code strings to name strings")
+    return names

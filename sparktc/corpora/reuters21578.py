@@ -1,0 +1,211 @@
+"""Reuters-21578 Distribution 1.0: a lenient SGML reader, the ModApte split and the R(10)/R(90)/R(115) sets.
+
+Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section VI):
+
+- One ``reut2-NNN.sgm`` file is read as a stream of lines (bytes). ``<REUTERS ...>`` starts a
+  line and ``</REUTERS>`` closes the element (README VI.A: both are alone on their line); lines
+  outside an element (the ``<!DOCTYPE>`` line) are skipped.
+- ``doc_id`` is the NEWID attribute as written; ``line`` is the 1-based line of the ``<REUTERS`` tag.
+- ``labels`` are the ``<TOPICS><D>..</D></TOPICS>`` values in file order, unfiltered: no category
+  set is applied here (see :func:`category_set`).
+- ``text`` is TITLE and BODY joined by ``"\\n"`` (only those present; a BRIEF story has a TITLE
+  only, its "Blah blah blah." filler is not text). When TEXT has neither (most UNPROC stories),
+  ``text`` is the whole TEXT content with its tags stripped. Character entities (``&lt;``
+  ``&gt;`` ``&amp;`` ``&quot;`` ``&apos;`` ``&#N;`` ``&#xN;``) are decoded, other ``&`` and ``<``
+  are kept as written, and control characters (``&#2;``, ``&#3;``, DEL, ...) are dropped; tab
+  and newline are kept. An empty text is still a Document: tokenizing decides what to do with it.
+- ``split`` is ModApte: ``"train"`` for LEWISSPLIT="TRAIN" TOPICS="YES", ``"test"`` for
+  LEWISSPLIT="TEST" TOPICS="YES", ``None`` (unused) otherwise.
+- Bytes are decoded as UTF-8 per element, falling back to Latin-1 (the collection is ASCII but
+  for one stray byte, 0xFC in reut2-017).
+- Malformed elements become :class:`~sparktc.records.Reject` records; the parser never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+
+from sparktc.records import TEST, TRAIN, Document, Reject
+
+CATEGORY_SETS = ("R10", "R90", "R115")
+
+LEWISSPLIT_VALUES = ("TRAIN", "TEST", "NOT-USED")
+TOPICS_VALUES = ("YES", "NO", "BYPASS")
+
+_OPEN = b"<REUTERS"
+_CLOSE = b"</REUTERS>"
+
+# SGML is case-insensitive in tag and attribute names; the collection writes them upper-case.
+_FLAGS = re.IGNORECASE | re.DOTALL
+_OPEN_TAG = re.compile(r"<REUTERS\b([^>]*)>", _FLAGS)
+_ATTRIBUTE = re.compile(r"""([A-Za-z][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_TOPICS = re.compile(r"<TOPICS>(.*?)</TOPICS>", _FLAGS)
+_D = re.compile(r"<D>(.*?)</D>", _FLAGS)
+# An unclosed TEXT runs to the end of the element rather than losing the story.
+_TEXT = re.compile(r"<TEXT\b[^>]*>(.*?)(?:</TEXT>|\Z)", _FLAGS)
+_TITLE = re.compile(r"<TITLE>(.*?)</TITLE>", _FLAGS)
+_BODY = re.compile(r"<BODY>(.*?)</BODY>", _FLAGS)
+# Only things shaped like tags are stripped, so a bare "<" in text ("rates < 5 pct") survives.
+_TAG = re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?>")
+_ENTITY = re.compile(r"&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(lt|gt|amp|quot|apos));")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+_DIGITS = re.compile(r"[0-9]+")
+
+# C0 controls but tab and newline, DEL and the C1 block; carriage returns go too (CRLF copies).
+_CONTROL = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n"}
+
+
+def parse_sgml(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
+    """Yield one Document or Reject per ``<REUTERS>`` element of one reut2-*.sgm file, in file order.
+
+    ``lines`` are the file's lines as bytes (e.g. from :func:`sparktc.corpora.files.read_lines`);
+    ``source`` names the file in records and messages. An element still open at the next
+    ``<REUTERS`` tag or at the end of the file is rejected as truncated.
+    """
+    start = 0  # line of the open element's <REUTERS tag; 0 when none is open
+    element: list[bytes] = []
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        if raw.lstrip().startswith(_OPEN):
+            if start:
+                yield _truncated(element, source, start, f"before the next <REUTERS> tag on line {number}")
+            start, element = number, [raw]
+        elif start:
+            end = raw.find(_CLOSE)
+            if end < 0:
+                element.append(raw)
+            else:
+                element.append(raw[:end])
+                yield _parse_element(_decode(b"".join(element)), source, start)
+                start, element = 0, []
+    if start:
+        yield _truncated(element, source, start, f"before the end of the file (line {number})")
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Latin-1 maps every byte, so a stray non-ASCII byte costs one odd character, not the story.
+        return data.decode("latin-1")
+
+
+def _attributes(element: str) -> dict[str, str] | None:
+    """The ``<REUTERS ...>`` tag's attributes (names upper-cased), or None when the tag is not closed."""
+    tag = _OPEN_TAG.match(element.lstrip())
+    if tag is None:
+        return None
+    return {m[1].upper(): next(v for v in m.groups()[1:] if v is not None) for m in _ATTRIBUTE.finditer(tag[1])}
+
+
+def _newid(attributes: Mapping[str, str]) -> str | None:
+    newid = attributes.get("NEWID", "").strip()
+    return newid if _DIGITS.fullmatch(newid) else None
+
+
+def _truncated(element: list[bytes], source: str, line: int, where: str) -> Reject:
+    attributes = _attributes(_decode(b"".join(element))) or {}
+    return Reject(
+        source,
+        line,
+        _newid(attributes),
+        f"<REUTERS> element has no closing </REUTERS> {where}; the file is truncated or damaged: "
+        "restore it from the Reuters-21578 distribution",
+    )
+
+
+def _parse_element(element: str, source: str, line: int) -> Document | Reject:
+    attributes = _attributes(element)
+    if attributes is None:
+        return Reject(source, line, None, "<REUTERS tag is not closed by '>'; repair the tag in the file")
+    doc_id = _newid(attributes)
+    if doc_id is None:
+        if "NEWID" in attributes:
+            found = f'NEWID="{attributes["NEWID"]}" is not a number'
+        else:
+            found = "the <REUTERS> tag has no NEWID attribute"
+        return Reject(source, line, None, f'{found}; every document needs a numeric NEWID="n" to be identified')
+    lewissplit = attributes.get("LEWISSPLIT")
+    if lewissplit not in LEWISSPLIT_VALUES:
+        return Reject(source, line, doc_id, _bad_value("LEWISSPLIT", lewissplit, LEWISSPLIT_VALUES))
+    topics = attributes.get("TOPICS")
+    if topics not in TOPICS_VALUES:
+        return Reject(source, line, doc_id, _bad_value("TOPICS", topics, TOPICS_VALUES))
+
+    topic_list = _TOPICS.search(element)
+    labels = tuple(
+        label for d in (_D.findall(topic_list[1]) if topic_list else ()) if (label := _clean(d).strip())
+    )
+    return Document(
+        doc_id=doc_id,
+        split=_modapte(lewissplit, topics),
+        labels=labels,
+        text=_text(element),
+        tokens=None,
+        source=source,
+        line=line,
+    )
+
+
+def _bad_value(name: str, value: str | None, allowed: tuple[str, ...]) -> str:
+    found = f'{name}="{value}" is not allowed' if value is not None else f"the <REUTERS> tag has no {name} attribute"
+    return f"{found}; it must be one of {', '.join(allowed)} (README.txt VI.A)"
+
+
+def _modapte(lewissplit: str, topics: str) -> str | None:
+    if topics != "YES":
+        return None
+    return {"TRAIN": TRAIN, "TEST": TEST}.get(lewissplit)
+
+
+def _text(element: str) -> str:
+    text = _TEXT.search(element)
+    if text is None:
+        return ""
+    parts = [m[1] for m in (_TITLE.search(text[1]), _BODY.search(text[1])) if m is not None]
+    if parts:
+        return "\n".join(_clean(part) for part in parts)
+    return _clean(_TAG.sub("", text[1]))
+
+
+def _clean(text: str) -> str:
+    """Decode character entities, then drop control characters (including decoded ones like ``&#3;``)."""
+    return _ENTITY.sub(_entity, text).translate(_CONTROL)
+
+
+def _entity(match: re.Match[str]) -> str:
+    decimal, hexadecimal, name = match.groups()
+    if name is not None:
+        return _NAMED[name]
+    code = int(decimal) if decimal is not None else int(hexadecimal, 16)
+    # Out-of-range or surrogate code points cannot be characters; keep the entity as written.
+    return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match[0]
+
+
+def count_positives(documents: Iterable[Document], split: str) -> Counter[str]:
+    """Number of documents of ``split`` (``"train"``/``"test"``) having each category (positives)."""
+    counts: Counter[str] = Counter()
+    for document in documents:
+        if document.split == split:
+            counts.update(set(document.labels))
+    return counts
+
+
+def category_set(name: str, train_positives: Mapping[str, int], test_positives: Mapping[str, int]) -> list[str]:
+    """The categories of Debole & Sebastiani's subset ``name`` (REFERENCE.md section 1).
+
+    ``R10``: the 10 categories with most training positives, ordered by count descending then
+    name (the name breaks ties, at the cut too). ``R90``: categories with >= 1 training and
+    >= 1 test positive. ``R115``: categories with >= 1 training positive. ``R90`` and ``R115``
+    are sorted by name. On ModApte these have 10, 90 and 115 categories.
+    """
+    if name not in CATEGORY_SETS:
+        raise ValueError(f"name must be one of {', '.join(CATEGORY_SETS)}, got {name!r}")
+    trained = [c for c, n in train_positives.items() if n >= 1]
+    if name == "R10":
+        return sorted(trained, key=lambda c: (-train_positives[c], c))[:10]
+    if name == "R90":
+        return sorted(c for c in trained if test_positives.get(c, 0) >= 1)
+    return sorted(trained)

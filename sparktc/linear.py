@@ -1,0 +1,166 @@
+"""One-vs-rest (binary relevance) linear classifiers with LIBLINEAR, one binary problem at a time.
+
+Each category c gets its own binary problem on the same training matrix: label +1 for the
+documents in c, -1 for the others, and LIBLINEAR solves
+
+    min_w 1/2 w'w + C sum_i loss(y_i w'x_i)        (l1r_* solvers: ||w||_1 instead of 1/2 w'w)
+
+(REFERENCE.md section 5; Fan et al. 2008, JMLR 9). With a bias B > 0 every document gets an
+extra feature of value B, so the decision value is w'x + b with b = B w_{n+1}; the bias weight
+is regularised like the others, as in LIBLINEAR and LibMultiLabel (``-B 1``). A document is
+assigned to c when w'x + b > 0.
+
+Converting a scipy CSR matrix into LIBLINEAR's ``problem`` copies every non-zero into
+LIBLINEAR's node layout; :class:`BinaryProblems` does it once and, for each category, only
+rewrites the problem's label array (LIBLINEAR's ``train`` reads ``prob->y`` and never writes
+it). Training calls are independent of one another: the C library's ``rand()``, which the
+dual coordinate-descent solvers use to permute the documents, is reseeded before each call,
+so a category's model does not depend on which categories were trained before it in the
+same process (for instance a Spark executor's Python worker). Seed 1 is the C library's
+default seed, so each model is the one LIBLINEAR's ``train`` command would produce.
+
+Pure numpy/scipy/liblinear; the Spark stage calls :meth:`BinaryProblems.train` on executors.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import numbers
+
+import numpy as np
+from liblinear import liblinear as _liblinear
+from liblinear import liblinearutil as _liblinearutil
+from numpy.typing import NDArray
+from scipy import sparse
+
+__all__ = ["SOLVERS", "BinaryProblems", "decision_function"]
+
+#: Solver name -> LIBLINEAR ``-s`` code (binary classification solvers only).
+SOLVERS: dict[str, int] = {
+    "l2r_lr": 0,
+    "l2r_l2loss_svc_dual": 1,
+    "l2r_l2loss_svc": 2,
+    "l2r_l1loss_svc_dual": 3,
+    "l1r_l2loss_svc": 5,
+    "l1r_lr": 6,
+    "l2r_lr_dual": 7,
+}
+
+# LIBLINEAR's dual solvers shuffle with the C library's rand(); reseed it before every call.
+_LIBC = ctypes.CDLL(None)
+_RAND_SEED = 1
+
+
+def _check_positive(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless it is a finite number > 0."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return float(value)
+
+
+class BinaryProblems:
+    """LIBLINEAR binary problems that share one training matrix and differ only in their labels.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix, shape (n_docs, n_features)
+        Training documents (e.g. ltc vectors); converted to CSR float64. Values must be finite.
+    bias : float
+        LIBLINEAR's ``-B``: when ``bias > 0`` each document gets an extra feature of value
+        ``bias`` whose weight gives the intercept b; ``bias <= 0`` means no bias feature, b = 0.
+
+    The conversion to LIBLINEAR's ``problem`` happens once, here; :meth:`train` then solves one
+    binary problem per call.
+    """
+
+    def __init__(self, X: sparse.spmatrix | sparse.sparray, bias: float) -> None:
+        if not sparse.issparse(X):
+            raise ValueError(f"X must be a scipy sparse matrix (CSR preferred); got {type(X).__name__}")
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must have at least one document and one feature; got shape {X.shape}")
+        if isinstance(bias, bool) or not isinstance(bias, numbers.Real) or not math.isfinite(bias):
+            raise ValueError(f"bias must be a finite number (<= 0 for no bias feature); got {bias!r}")
+        # liblinear.problem accepts only scipy.sparse.spmatrix, not the sparray classes.
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X must hold finite values; got NaN or infinity")
+        self.n_docs, self.n_features = X.shape
+        self.bias = float(bias) if bias > 0 else -1.0
+        self._problem = _liblinear.problem(np.zeros(self.n_docs), X, self.bias)
+        self._labels = np.ctypeslib.as_array(self._problem.y, (self.n_docs,))
+
+    def train(
+        self, y: NDArray[np.bool_], solver: str, C: float, epsilon: float
+    ) -> tuple[NDArray[np.float64], float]:
+        """Train the binary classifier "True vs False" and return (w, b).
+
+        Parameters
+        ----------
+        y : bool array, shape (n_docs,)
+            True for the documents in the category.
+        solver : str
+            A key of :data:`SOLVERS`, e.g. ``"l2r_l2loss_svc_dual"`` (LibMultiLabel's default).
+        C : float
+            Cost parameter, > 0 (``-c``).
+        epsilon : float
+            Stopping tolerance, > 0 (``-e``; its meaning depends on the solver).
+
+        Returns
+        -------
+        w : float64 array, shape (n_features,)
+        b : float
+            Decision value w'x + b > 0 means True. ``b = bias * w_bias`` (0 without bias).
+
+        If ``y`` has no True entry LIBLINEAR is not called and the model is w = 0, b = -1.0
+        (the category is never predicted); if ``y`` is all True, w = 0, b = +1.0 (always
+        predicted).
+        """
+        y = np.asarray(y)
+        if y.dtype != np.bool_ or y.shape != (self.n_docs,):
+            raise ValueError(
+                f"y must be a bool array of shape ({self.n_docs},), one label per training "
+                f"document; got dtype {y.dtype} and shape {y.shape}"
+            )
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}; got {solver!r}")
+        C = _check_positive("C", C)
+        epsilon = _check_positive("epsilon", epsilon)
+
+        n_positive = int(np.count_nonzero(y))
+        if n_positive == 0 or n_positive == self.n_docs:
+            return np.zeros(self.n_features), -1.0 if n_positive == 0 else 1.0
+
+        self._labels[:] = np.where(y, 1.0, -1.0)
+        options = f"-s {SOLVERS[solver]} -c {C!r} -e {epsilon!r} -B {self.bias!r} -q"
+        _LIBC.srand(_RAND_SEED)
+        model = _liblinearutil.train(self._problem, options)
+        n_weights = self.n_features + (1 if self.bias > 0 else 0)
+        weights = np.ctypeslib.as_array(model.w, (n_weights,)).copy()
+        # LIBLINEAR's w is for model.label[0]: the first label seen, except that 2.x puts +1
+        # first for -1/+1 data. Read it rather than rely on that rule.
+        if model.get_labels()[0] != 1:
+            weights = -weights
+        b = float(weights[self.n_features] * self.bias) if self.bias > 0 else 0.0
+        return weights[: self.n_features], b
+
+
+def decision_function(
+    X: sparse.spmatrix | sparse.sparray | NDArray[np.float64],
+    w: NDArray[np.float64],
+    b: float,
+) -> NDArray[np.float64]:
+    """Decision values X w + b, one per row of X (positive means assigned; REFERENCE.md section 5)."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a 1-D weight vector; got ndim={w.ndim}")
+    if X.ndim != 2 or X.shape[1] != w.shape[0]:
+        raise ValueError(
+            f"X must be 2-D with one column per weight ({w.shape[0]}); got shape {X.shape}"
+        )
+    return np.asarray(X @ w, dtype=np.float64).ravel() + float(b)

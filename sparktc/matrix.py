@@ -1,0 +1,80 @@
+"""Sparse document-term matrices from Arrow list columns, and the training set as executors load it.
+
+The training matrix reaches each Python worker once: the worker reads the training split of
+``vectors`` straight from storage (pyarrow, any file system it supports) and keeps it for every
+category it trains, instead of Spark shipping a copy of the matrix with each category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+from numpy.typing import NDArray
+from scipy import sparse
+
+
+def csr_from_lists(indices: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray, n_features: int) -> sparse.csr_matrix:
+    """CSR rows from list<int> term ids and list<float> weights, one list per document (float64)."""
+    if isinstance(indices, pa.ChunkedArray):
+        indices, values = indices.combine_chunks(), values.combine_chunks()
+    lengths = pc.list_value_length(indices).fill_null(0).to_numpy(zero_copy_only=False)
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    columns = pc.list_flatten(indices).to_numpy(zero_copy_only=False).astype(np.int64)
+    data = pc.list_flatten(values).to_numpy(zero_copy_only=False).astype(np.float64)
+    return sparse.csr_matrix((data, columns, indptr), shape=(len(lengths), n_features))
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """Training documents sorted by doc id (so results do not depend on how Spark wrote them)."""
+
+    doc_ids: list[str]
+    X: sparse.csr_matrix
+    rows_of: dict[str, NDArray[np.int64]]  # category -> rows of its positive documents
+
+    def positives(self, category: str) -> NDArray[np.bool_]:
+        y = np.zeros(self.X.shape[0], dtype=np.bool_)
+        y[self.rows_of.get(category, np.empty(0, dtype=np.int64))] = True
+        return y
+
+
+def _fingerprint(path: str) -> tuple:
+    filesystem, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
+
+
+def load_training_set(path: str, n_features: int) -> TrainingSet:
+    """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), cached per worker.
+
+    The cache key includes the files' sizes and modification times, so a rewritten output is
+    read afresh; one training set is kept at a time.
+    """
+    return _load(path, n_features, _fingerprint(path))
+
+
+@lru_cache(maxsize=1)
+def _load(path: str, n_features: int, fingerprint: tuple) -> TrainingSet:
+    if not fingerprint:
+        raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
+    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "labels", "indices", "values"])
+    table = table.sort_by("doc_id")
+    X = csr_from_lists(table.column("indices"), table.column("values"), n_features)
+    labels = table.column("labels").combine_chunks()
+    lengths = pc.list_value_length(labels).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    flat = pc.list_flatten(labels).to_numpy(zero_copy_only=False)
+    rows_of: dict[str, NDArray[np.int64]] = {}
+    if len(flat):
+        order = np.argsort(flat, kind="stable")
+        categories, starts = np.unique(flat[order], return_index=True)
+        for category, chunk in zip(categories, np.split(rows[order], starts[1:])):
+            rows_of[str(category)] = chunk
+    return TrainingSet(table.column("doc_id").to_pylist(), X, rows_of)

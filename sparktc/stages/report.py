@@ -1,0 +1,63 @@
+"""What each stage reports: rows in, rows out, rows set aside by reason, and wall time; they must add up."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+
+@dataclass
+class StageReport:
+    stage: str
+    rows_in: int = 0
+    rows_out: int = 0
+    set_aside: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def reconcile(self) -> None:
+        """Refuse to report a stage whose counts do not add up: a document lost is a bug, never silent."""
+        accounted = self.rows_out + sum(self.set_aside.values())
+        if accounted != self.rows_in:
+            raise RuntimeError(
+                f"{self.stage}: {self.rows_in} rows in but {self.rows_out} out + "
+                f"{sum(self.set_aside.values())} set aside {self.set_aside}; please report this as a bug"
+            )
+
+    def line(self) -> str:
+        aside = ", ".join(f"{reason} {count:,}" for reason, count in sorted(self.set_aside.items()) if count)
+        text = f"sparktc: {self.stage:<9} in {self.rows_in:>10,}  out {self.rows_out:>10,}"
+        if aside:
+            text += f"  set aside: {aside}"
+        return text + f"  [{self.seconds:.1f} s]"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@contextmanager
+def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
+    """Time a stage, label its Spark jobs ``sparktc: <name>`` in the UI, check and print its counts."""
+    report = StageReport(name)
+    context = spark.sparkContext
+    context.setJobGroup(f"sparktc-{name}", f"sparktc: {name}")
+    started = time.perf_counter()
+    try:
+        yield report
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+    report.seconds = round(time.perf_counter() - started, 3)
+    report.reconcile()
+    print(report.line(), flush=True)
+
+
+def count_by(rows: Mapping[str | None, int], kept: str | None = None) -> tuple[int, dict[str, int]]:
+    """Split a ``{disposition: count}`` table into the kept count and the set-aside counts."""
+    aside = {reason: count for reason, count in rows.items() if reason != kept}
+    return rows.get(kept, 0), aside  # type: ignore[return-value]

@@ -1,0 +1,74 @@
+"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (ltc, partitioned by split).
+
+df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
+term_id = position) is broadcast to the executors, which weight each Arrow batch with
+:func:`sparktc.weighting.ltc_rows`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession, Window
+from pyspark.sql import functions as F
+
+from sparktc import storage
+from sparktc.config import Config
+from sparktc.records import TRAIN
+from sparktc.stages.report import StageReport, stage
+from sparktc.weighting import idf, ltc_rows
+
+VECTORS_DDL = "doc_id string, split string, labels array<string>, indices array<int>, values array<float>"
+
+
+def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
+    with stage(spark, "weight") as report:
+        tokens = spark.read.parquet(storage.join(output, "tokens"))
+        train = tokens.filter(F.col("split") == TRAIN)
+        n_train = train.count()
+        if n_train == 0:
+            raise ValueError("no training documents: ltc needs N and df from the training split")
+        df = train.select(F.explode(F.array_distinct("tokens")).alias("term")).groupBy("term").agg(F.count("*").alias("df"))
+        vocabulary = (
+            df.withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
+            .withColumn("idf", F.log(F.lit(float(n_train)) / F.col("df")))
+            .select("term_id", "term", "df", "idf")
+        )
+        vocabulary.coalesce(1).write.mode("overwrite").parquet(storage.join(output, "vocabulary"))
+        vocabulary = spark.read.parquet(storage.join(output, "vocabulary")).orderBy("term_id").toPandas()
+        terms = pa.array(vocabulary["term"].tolist(), type=pa.string())
+        idf_values = idf(vocabulary["df"].to_numpy(), n_train)
+        shared = spark.sparkContext.broadcast((terms, idf_values))
+
+        def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            vocabulary_terms, idf_array = shared.value
+            lookup = pc.SetLookupOptions(value_set=vocabulary_terms)
+            for batch in batches:
+                token_lists = batch.column("tokens")
+                lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
+                rows = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
+                term_ids = pc.index_in(pc.list_flatten(token_lists), options=lookup).fill_null(-1)
+                offsets, indices, values = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(batch), idf_array)
+                offsets32 = pa.array(offsets.astype(np.int32))
+                yield pa.RecordBatch.from_arrays(
+                    [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
+                     pa.ListArray.from_arrays(offsets32, pa.array(indices)),
+                     pa.ListArray.from_arrays(offsets32, pa.array(values))],
+                    names=["doc_id", "split", "labels", "indices", "values"],
+                )
+
+        vectors = tokens.mapInArrow(vectorize, VECTORS_DDL)
+        vectors.write.mode("overwrite").partitionBy("split").parquet(storage.join(output, "vectors"))
+        shared.unpersist()
+        written = spark.read.parquet(storage.join(output, "vectors"))
+        report.rows_in = tokens.count()
+        report.rows_out = written.count()
+        report.details = {
+            "vocabulary": len(vocabulary),
+            "train_documents": n_train,
+            "documents_without_terms": written.filter(F.size("indices") == 0).count(),
+        }
+    return report

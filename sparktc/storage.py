@@ -1,0 +1,46 @@
+"""Small files and listings through Hadoop file systems, so the same code serves local disk, HDFS and S3.
+
+Corpus data never passes through here: these helpers move metadata (listings, the hierarchy and
+stop-list files, ``metrics.json``) between the driver and the store the executors read and write.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+
+def _path(spark: SparkSession, path: str):
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def glob(spark: SparkSession, pattern: str) -> list[str]:
+    """Files matching a Hadoop glob pattern, sorted; empty when nothing matches."""
+    hadoop_path, fs = _path(spark, pattern)
+    statuses = fs.globStatus(hadoop_path) or []
+    return sorted(status.getPath().toString() for status in statuses if status.isFile())
+
+
+def exists(spark: SparkSession, path: str) -> bool:
+    hadoop_path, fs = _path(spark, path)
+    return bool(fs.exists(hadoop_path))
+
+
+def read_text(spark: SparkSession, path: str) -> str:
+    """The whole of a small text file (a hierarchy, a stop list, a manifest)."""
+    return "\n".join(spark.sparkContext.textFile(path, minPartitions=1).collect())
+
+
+def write_text(spark: SparkSession, path: str, text: str) -> None:
+    """Create or replace a small text file."""
+    hadoop_path, fs = _path(spark, path)
+    stream = fs.create(hadoop_path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *parts])

@@ -1,0 +1,722 @@
+"""A synthetic corpus in exactly the LYRL2004 (RCV1-v2) format, deterministic for a seed.
+
+Pure numpy: no Spark here (the Spark layer is :mod:`sparktc.stages.synthesize`).
+
+What is generated
+-----------------
+* A vocabulary of ``vocabulary_size`` unique lower-case pseudo-stems ("compani"-like words built
+  from syllables and Porter-like endings); shorter words get the frequent ranks.
+* A topic hierarchy: the real ``rcv1.topics.hier.orig`` when given, otherwise a generated tree of
+  the same shape (``Root``; 4 top nodes ``<L>CAT``; 103 topics; 82 leaves; depth up to 4; codes
+  such as ``G11``, ``G151``, ``G1511``).
+* Documents. Each document draws 1 + Poisson(lambda) *primary* topics (any node, skewed
+  frequencies, later primaries tending to stay under the first one's top node) and its label
+  set is their closure under ancestors (the hierarchy policy of RCV1-v2). Its length is
+  log-normal around ``tokens_per_document``. Each token is either a background word (Zipf
+  over the vocabulary), a topic word (drawn from the indicative-term set of one of the
+  document's topics, favouring the most specific), or a repeat of an earlier token of the same
+  document (burstiness, which brings ~120 tokens down to ~75 distinct terms). Indicative sets
+  overlap (a child shares part of its parent's set) and every word also occurs as background,
+  so no term appears only and always in one topic.
+
+Determinism
+-----------
+All randomness for documents is keyed by the *block* (``BLOCK_DOCUMENTS`` consecutive document
+positions) through ``numpy.random.SeedSequence(seed, spawn_key=(domain, block))``; the model
+(vocabulary, tree, topic terms, calibration) is keyed by the seed alone. So the corpus content
+depends only on the shape (including the seed), never on how many chunks or tasks produce it:
+the same shape gives the same documents whatever ``chunk_documents`` or the Spark parallelism.
+
+Calibration
+-----------
+``lambda`` (extra primaries per document) and the masses of the four top-level subtrees are
+fitted by a small deterministic simulation of label sets only, so that the mean label-set size
+is ``topics_per_document`` and the top-level shares follow RCV1-v2 (CCAT 47.4%, ECAT 14.9%,
+GCAT 29.7%, MCAT 25.5% of documents, in the hierarchy's order of top nodes).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+# --- the real corpus's shape (LYRL2004) -----------------------------------------------------
+RCV1_DOCUMENTS = 804_414
+RCV1_TRAIN_DOCUMENTS = 23_149
+RCV1_TEST_PARTS = (199_328, 199_339, 199_576, 183_022)
+TRAIN_FIRST_ID = 2286
+TEST_FIRST_ID = 26151
+TOP_SHARES = (0.474, 0.149, 0.297, 0.255)  # CCAT ECAT GCAT MCAT: share of documents
+
+TRAIN_FILE = "lyrl2004_tokens_train.dat.gz"
+TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{i}.dat.gz" for i in range(4))
+QRELS_FILE = "rcv1-v2.topics.qrels.gz"
+HIERARCHY_FILE = "rcv1.topics.hier.orig"
+
+BLOCK_DOCUMENTS = 1000  # unit of randomness; chunk sizes need not be multiples of it
+LINE_WIDTH = 80  # token lines are wrapped greedily to at most this many characters
+ROOT = "Root"
+
+# SeedSequence spawn-key domains.
+_VOCABULARY, _TREE, _TOPICS, _CALIBRATION, _BLOCK = range(5)
+
+# Generated tree: the real hierarchy's shape.
+_TREE_TOPICS = 103
+_TREE_LEAVES = 82
+_TREE_TOPS = 4
+
+
+def _rng(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SyntheticShape:
+    """What to generate. Defaults are the real RCV1-v2 / LYRL2004 shape.
+
+    * ``documents``: total documents (train + test); the test documents are spread over the
+      four test files in the real files' proportions.
+    * ``train_documents``: the first documents (ids from 2286 upward) go to the train file;
+      test ids start at 26151 (or right after the train ids when those reach further).
+    * ``vocabulary_size``: number of distinct pseudo-stems that can occur.
+    * ``tokens_per_document``: mean tokens per document (log-normal lengths).
+    * ``topics_per_document``: mean label-set size, ancestors included.
+    * ``topic_word_share``: mean share of a document's tokens drawn from its topics' indicative
+      terms (difficulty knob: higher is easier to classify).
+    * ``seed``: everything is a function of the shape, the seed included.
+    """
+
+    documents: int = RCV1_DOCUMENTS
+    train_documents: int = RCV1_TRAIN_DOCUMENTS
+    vocabulary_size: int = 47_236
+    tokens_per_document: float = 120.0
+    topics_per_document: float = 3.2
+    topic_word_share: float = 0.12
+    seed: int = 0
+
+    # (name, kind, low, high) for validation
+    _LIMITS = {
+        "documents": (int, 5, 100_000_000),
+        "train_documents": (int, 1, 100_000_000),
+        "vocabulary_size": (int, 1_000, 2_000_000),
+        "tokens_per_document": (float, 10.0, 5_000.0),
+        "topics_per_document": (float, 2.5, 6.0),
+        "topic_word_share": (float, 0.0, 0.9),
+        "seed": (int, 0, 2**63 - 1),
+    }
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            kind, low, high = self._LIMITS[f.name]
+            value = getattr(self, f.name)
+            ok_type = (
+                isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                if kind is int
+                else isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            )
+            kind_name = "an integer" if kind is int else "a number"
+            if not ok_type or not (low <= value <= high) or (kind is float and not math.isfinite(value)):
+                raise ValueError(f"{f.name}={value!r}: must be {kind_name} in [{low}, {high}]")
+        if self.documents - self.train_documents < 4:
+            raise ValueError(
+                f"train_documents={self.train_documents!r}: must be in [1, documents - 4] = "
+                f"[1, {self.documents - 4}] so that each of the 4 test files gets a document"
+            )
+
+    @property
+    def test_documents(self) -> int:
+        return self.documents - self.train_documents
+
+    @property
+    def test_first_id(self) -> int:
+        return max(TEST_FIRST_ID, TRAIN_FIRST_ID + self.train_documents)
+
+    def test_part_sizes(self) -> tuple[int, int, int, int]:
+        """The four test files' sizes, proportional to the real ones (exact at full size)."""
+        n = self.test_documents
+        total = sum(RCV1_TEST_PARTS)
+        exact = [n * p / total for p in RCV1_TEST_PARTS]
+        sizes = [max(1, int(x)) for x in exact]
+        # largest remainder, deterministic
+        order = sorted(range(4), key=lambda i: (-(exact[i] - int(exact[i])), i))
+        k = 0
+        while sum(sizes) < n:
+            sizes[order[k % 4]] += 1
+            k += 1
+        while sum(sizes) > n:
+            i = max(range(4), key=lambda j: (sizes[j], -j))
+            sizes[i] -= 1
+        return tuple(sizes)  # type: ignore[return-value]
+
+    def files(self) -> list[tuple[str, int, int]]:
+        """``(file name, first document position, end position)`` in corpus order."""
+        out = [(TRAIN_FILE, 0, self.train_documents)]
+        start = self.train_documents
+        for name, size in zip(TEST_FILES, self.test_part_sizes()):
+            out.append((name, start, start + size))
+            start += size
+        return out
+
+    def doc_ids(self, start: int, stop: int) -> np.ndarray:
+        """Document ids of positions ``start .. stop-1`` (train ids first, then test ids)."""
+        pos = np.arange(start, stop, dtype=np.int64)
+        train = self.train_documents
+        return np.where(pos < train, TRAIN_FIRST_ID + pos, self.test_first_id + (pos - train))
+
+
+# ---------------------------------------------------------------------------------------------
+# Hierarchy
+# ---------------------------------------------------------------------------------------------
+
+_HIER_LINE = re.compile(r"^parent:\s*(\S+)\s+child:\s*(\S+)\s+child-description:\s?(.*?)\s*$")
+
+
+def parse_hierarchy_text(text: str) -> list[tuple[str, str, str]]:
+    """``(parent, child, description)`` per line of an ``rcv1.topics.hier.orig`` file."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = _HIER_LINE.match(line)
+        if m is None:
+            raise ValueError(f"hierarchy line {number}: not 'parent: P child: C child-description: D': {line!r}")
+        out.append((m.group(1), m.group(2), m.group(3)))
+    return out
+
+
+def format_hierarchy(entries: Sequence[tuple[str, str, str]]) -> str:
+    """The ``rcv1.topics.hier.orig`` layout (columns padded to 8 like the real file)."""
+    return "".join(f"parent: {p:<8}child: {c:<8}child-description: {d}\n" for p, c, d in entries)
+
+
+def generate_hierarchy(seed: int) -> list[tuple[str, str, str]]:
+    """A random tree shaped like RCV1's topic hierarchy (103 topics, 4 top nodes, 82 leaves).
+
+    Returned in the real file's order: the Root line first, then for each top node its
+    descendants (pre-order) followed by the top node's own line.
+    """
+    rng = _rng(seed, _TREE)
+    letters = sorted(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), size=_TREE_TOPS, replace=False))
+    below = _TREE_TOPICS - _TREE_TOPS  # 99 nodes under the top nodes
+    internal = _TREE_TOPICS - _TREE_LEAVES - _TREE_TOPS  # 17 internal nodes below the tops
+    d4 = int(rng.integers(1, 3))  # depth-4 nodes, all under one depth-3 node
+    d3 = int(rng.integers(40, 47))
+    d2 = below - d3 - d4
+    internal2 = internal - 1  # one internal node is at depth 3
+    # depth-2 nodes per top node (each >= 3), Dirichlet-skewed
+    per_top = 3 + rng.multinomial(d2 - 3 * _TREE_TOPS, rng.dirichlet(np.full(_TREE_TOPS, 1.5)))
+    per_top = np.minimum(per_top, 60)
+    while per_top.sum() < d2:
+        per_top[int(np.argmin(per_top))] += 1
+    # which depth-2 nodes are internal, and how many depth-3 children each gets (1..9)
+    flat2 = [(t, k) for t in range(_TREE_TOPS) for k in range(int(per_top[t]))]
+    chosen = sorted(rng.choice(len(flat2), size=internal2, replace=False).tolist())
+    kids3 = np.ones(internal2, dtype=int)
+    for _ in range(d3 - internal2):
+        open_ = np.flatnonzero(kids3 < 9)
+        kids3[int(rng.choice(open_))] += 1
+    deep_parent = (int(rng.integers(internal2)), 0)  # (which internal depth-2 node, its first child)
+    entries: list[tuple[str, str, str]] = [("None", ROOT, "No Description")]
+    words = generate_vocabulary(seed, 2000)
+    def desc() -> str:
+        n = int(rng.integers(1, 3))
+        return " ".join(words[int(i)].upper() for i in rng.integers(0, len(words), size=n))
+    internal_of = {flat2[c]: j for j, c in enumerate(chosen)}
+    for t, letter in enumerate(letters):
+        top = f"{letter}CAT"
+        # two-digit codes in groups (X11..X14, X21..X25, ...)
+        codes2 = []
+        group, item, group_size = 1, 1, int(rng.integers(2, 7))
+        for _ in range(int(per_top[t])):
+            codes2.append(f"{letter}{group}{item}")
+            item += 1
+            if item > group_size:
+                group, item, group_size = group + 1, 1, int(rng.integers(2, 7))
+        for k, code2 in enumerate(codes2):
+            entries.append((top, code2, desc()))
+            j = internal_of.get((t, k))
+            if j is None:
+                continue
+            for m in range(int(kids3[j])):
+                code3 = f"{code2}{m + 1}"
+                entries.append((code2, code3, desc()))
+                if (j, m) == deep_parent:
+                    for q in range(d4):
+                        entries.append((code3, f"{code3}{q + 1}", desc()))
+        entries.append((ROOT, top, desc()))
+    return entries
+
+
+@dataclass
+class Tree:
+    """Topics (sorted by code; qrels order) with parent index, depth (top = 1) and top node."""
+
+    codes: list[str]
+    parent: np.ndarray  # -1 for top nodes
+    depth: np.ndarray
+    top: np.ndarray  # index (into codes) of each topic's top node
+    tops: list[int]  # top nodes in the hierarchy file's order
+    entries: list[tuple[str, str, str]]
+
+    @classmethod
+    def from_entries(cls, entries: Sequence[tuple[str, str, str]]) -> Tree:
+        parent_of = {}
+        for p, c, _ in entries:
+            if c == ROOT:
+                continue
+            if c in parent_of:
+                raise ValueError(f"hierarchy: topic {c} listed twice")
+            parent_of[c] = p
+        codes = sorted(parent_of)
+        index = {c: i for i, c in enumerate(codes)}
+        parent = np.full(len(codes), -1, dtype=np.int64)
+        for c, p in parent_of.items():
+            if p != ROOT:
+                if p not in index:
+                    raise ValueError(f"hierarchy: parent {p} of {c} is not a topic")
+                parent[index[c]] = index[p]
+        depth = np.zeros(len(codes), dtype=np.int64)
+        top = np.zeros(len(codes), dtype=np.int64)
+        for i in range(len(codes)):
+            j, d, seen = i, 1, 0
+            while parent[j] >= 0:
+                j, d, seen = int(parent[j]), d + 1, seen + 1
+                if seen > len(codes):
+                    raise ValueError("hierarchy: cycle")
+            depth[i], top[i] = d, j
+        tops = [index[c] for p, c, _ in entries if p == ROOT]
+        if not tops:
+            raise ValueError("hierarchy: no top node under Root")
+        return cls(codes, parent, depth, top, tops, list(entries))
+
+    def ancestors(self, i: int) -> list[int]:
+        """``i`` and its ancestors, nearest first."""
+        out = [i]
+        while self.parent[out[-1]] >= 0:
+            out.append(int(self.parent[out[-1]]))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------------------------
+
+_ONSETS = ("", "", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
+           "y", "z", "bl", "br", "ch", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "pl", "pr", "sc", "sh",
+           "sk", "sl", "sm", "sn", "sp", "st", "str", "sw", "th", "tr", "tw", "wh", "qu")
+_VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ea", "ee", "ie", "oa", "ou", "io", "y")
+_CODAS = ("", "", "", "n", "r", "s", "t", "l", "m", "nt", "nd", "st", "rt", "ck", "ng", "ct", "rm",
+          "rk", "ld", "sh", "ch", "x", "p", "g", "v", "d")
+_ENDINGS = ("", "", "", "", "", "i", "er", "al", "ic", "iz", "at", "abl", "ent", "ism", "ist", "ous",
+            "iv", "ion", "ment", "ant", "li", "ri")
+
+
+def generate_vocabulary(seed: int, size: int) -> list[str]:
+    """``size`` unique lower-case pseudo-stems; index 0 is the most frequent (shorter first)."""
+    rng = _rng(seed, _VOCABULARY, size)
+    words: dict[str, None] = {}
+    tries = 0
+    while len(words) < size:
+        tries += 1
+        if tries > 50:  # pragma: no cover - the syllable space is far larger than any limit
+            raise ValueError(f"vocabulary_size={size}: could not generate that many unique words")
+        n = max(2 * (size - len(words)), 1000)
+        syll = rng.choice([1, 2, 3, 4], size=n, p=[0.18, 0.45, 0.3, 0.07])
+        ons = rng.integers(0, len(_ONSETS), size=(n, 4))
+        vow = rng.integers(0, len(_VOWELS), size=(n, 4))
+        cod = rng.integers(0, len(_CODAS), size=(n, 4))
+        end = rng.integers(0, len(_ENDINGS), size=n)
+        for i in range(n):
+            w = "".join(_ONSETS[ons[i, k]] + _VOWELS[vow[i, k]] + _CODAS[cod[i, k]] for k in range(syll[i]))
+            w += _ENDINGS[end[i]]
+            if 2 <= len(w) <= 16 and w not in words:
+                words[w] = None
+                if len(words) == size:
+                    break
+    out = list(words)
+    # frequent ranks get shorter words (with noise), like natural language
+    key = np.array([len(w) for w in out], dtype=float) + rng.normal(0.0, 2.0, size=len(out))
+    order = np.argsort(key, kind="stable")
+    return [out[i] for i in order]
+
+
+# ---------------------------------------------------------------------------------------------
+# Model
+# ---------------------------------------------------------------------------------------------
+
+_ZIPF_S, _ZIPF_Q = 1.0, 2.7  # background: p(rank r) ~ 1 / (r + q)^s
+_TOPIC_TERMS = (150, 400)  # indicative terms per topic
+_SHARE_WITH_PARENT = 0.35  # fraction of a child's indicative terms taken from its parent's
+_SAME_SUBTREE = 0.55  # chance that a later primary topic stays under the first one's top node
+_MAX_PRIMARIES = 8
+_REPEAT = 0.28  # chance that a token repeats an earlier token of the document
+_LENGTH_SIGMA = 0.75
+_SIGNAL_CONCENTRATION = 6.0  # Beta concentration of a document's topic-word share
+_UP_STEPS = (0.6, 0.25, 0.1, 0.05)  # topic word from the primary, its parent, grandparent, ...
+
+
+class SyntheticModel:
+    """Everything the document generator needs; a function of (shape, hierarchy) only."""
+
+    def __init__(self, shape: SyntheticShape, hierarchy: Sequence[tuple[str, str, str]] | None = None):
+        self.shape = shape
+        entries = list(hierarchy) if hierarchy is not None else generate_hierarchy(shape.seed)
+        self.tree = Tree.from_entries(entries)
+        self.generated_hierarchy = hierarchy is None
+        tree = self.tree
+        n_topics = len(tree.codes)
+        self.vocabulary = generate_vocabulary(shape.seed, shape.vocabulary_size)
+        v = shape.vocabulary_size
+        ranks = np.arange(1, v + 1, dtype=np.float64)
+        bg = 1.0 / (ranks + _ZIPF_Q) ** _ZIPF_S
+        self.background_cdf = np.cumsum(bg / bg.sum())
+        self.background_cdf[-1] = 1.0
+
+        rng = _rng(shape.seed, _TOPICS)
+        # --- ancestors tables
+        max_depth = int(tree.depth.max())
+        self.anc_pad = np.zeros((n_topics, max_depth), dtype=np.int64)  # self, parent, ..., top, top...
+        for i in range(n_topics):
+            a = tree.ancestors(i)
+            self.anc_pad[i] = a + [a[-1]] * (max_depth - len(a))
+        # --- indicative terms: a child shares part of its parent's set
+        lo_rank = 60
+        terms: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n_topics
+        order = sorted(range(n_topics), key=lambda i: (int(tree.depth[i]), tree.codes[i]))
+        for i in order:
+            k = int(rng.integers(*_TOPIC_TERMS))
+            fresh = np.exp(rng.uniform(math.log(lo_rank), math.log(v), size=2 * k)).astype(np.int64)
+            fresh = np.clip(fresh, 0, v - 1)
+            p = int(tree.parent[i])
+            if p >= 0:
+                inherit = rng.choice(terms[p], size=min(len(terms[p]), int(k * _SHARE_WITH_PARENT)), replace=False)
+            else:
+                inherit = np.empty(0, dtype=np.int64)
+            merged = list(dict.fromkeys(np.concatenate([inherit, fresh]).tolist()))[:k]
+            terms[i] = rng.permutation(np.array(merged, dtype=np.int64))
+        flat_terms, flat_cdf = [], []
+        for i in range(n_topics):
+            w = 1.0 / (np.arange(1, len(terms[i]) + 1) + 3.0) ** 0.9
+            c = np.cumsum(w / w.sum())
+            c[-1] = 1.0
+            flat_terms.append(terms[i])
+            flat_cdf.append(c + i)
+        self.topic_terms = np.concatenate(flat_terms)
+        self.topic_cdf = np.concatenate(flat_cdf)
+        # --- primary-topic masses: skewed within each top subtree, a very rare tail
+        n = n_topics
+        r = np.arange(n) / max(n - 1, 1)
+        curve = 10.0 ** (-2.8 * r - 1.2 * r**8)
+        mass = np.empty(n)
+        mass[rng.permutation(n)] = curve
+        leaves = np.array([i for i in range(n) if i not in set(tree.parent.tolist())], dtype=np.int64)
+        self.rare = rng.choice(leaves, size=min(3, len(leaves)), replace=False)
+        self._base_mass = mass
+        self.top_targets = None
+        if len(tree.tops) == len(TOP_SHARES):
+            self.top_targets = np.array(TOP_SHARES)
+        self._calibrate()
+        self._tables: tuple | None = None
+
+    # --- primary-topic distribution ----------------------------------------------------------
+    def _set_mass(self, top_scale: np.ndarray) -> None:
+        tree = self.tree
+        mass = self._base_mass.copy()
+        for k, t in enumerate(tree.tops):
+            sub = tree.top == t
+            mass[sub] *= top_scale[k] / mass[sub].sum()
+        mass /= mass.sum()
+        # the rarest topics: a handful of documents in 804,414 (and a couple of dozen)
+        for target, i in zip((6e-6, 2.5e-5, 1.2e-4), self.rare):
+            mass[i] = target
+        mass /= mass.sum()
+        self.mass = mass
+        self.mass_cdf = np.cumsum(mass)
+        self.mass_cdf[-1] = 1.0
+        # per top node: distribution restricted to its subtree (flat cdf trick, offset by k)
+        cdfs = []
+        for k, t in enumerate(self.tree.tops):
+            m = np.where(tree.top == t, mass, 0.0)
+            c = np.cumsum(m / m.sum())
+            c[-1] = 1.0
+            cdfs.append(c + k)
+        self.sub_cdf = np.concatenate(cdfs)
+        self.top_slot = np.zeros(len(tree.codes), dtype=np.int64)  # topic -> k of its top node
+        for k, t in enumerate(tree.tops):
+            self.top_slot[tree.top == t] = k
+
+    def sample_labels(self, rng: np.random.Generator, count: int, lam: float | None = None):
+        """Primary topics and label sets (ancestor closure) of ``count`` documents.
+
+        Returns ``(primaries, prim_offsets, labels)``: flat primary topic indices, the offsets of
+        each document's primaries (length ``count + 1``) and a ``count x topics`` boolean matrix.
+        """
+        lam = self.lam if lam is None else lam
+        m = 1 + np.minimum(rng.poisson(lam, size=count), _MAX_PRIMARIES - 1)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(m, out=offsets[1:])
+        total = int(offsets[-1])
+        doc = np.repeat(np.arange(count), m)
+        first_pos = offsets[:-1]
+        u = rng.random(total)
+        free = np.searchsorted(self.mass_cdf, u, side="right")
+        first = free[first_pos]
+        stay = rng.random(total) < _SAME_SUBTREE
+        slot = self.top_slot[first][doc]
+        sub = np.searchsorted(self.sub_cdf, slot + rng.random(total), side="right") - slot * len(self.tree.codes)
+        prim = np.where(stay, sub, free)
+        prim[first_pos] = first
+        prim = np.minimum(prim, len(self.tree.codes) - 1)
+        labels = np.zeros((count, len(self.tree.codes)), dtype=bool)
+        depth = self.anc_pad.shape[1]
+        labels[np.repeat(doc, depth), self.anc_pad[prim].ravel()] = True
+        return prim, offsets, labels
+
+    def _calibrate(self) -> None:
+        """Fit lambda and the top-subtree masses to the target label-set size and top shares."""
+        tree = self.tree
+        target = self.shape.topics_per_document
+        k = len(tree.tops)
+        scale = self.top_targets.copy() if self.top_targets is not None else np.array(
+            [float((tree.top == t).sum()) for t in tree.tops])
+        count = 40_000
+        tops_idx = np.array(tree.tops)
+        self.lam = 0.5
+        for _round in range(5):
+            self._set_mass(scale / scale.sum())
+            lo, hi = 0.0, 12.0
+            for _ in range(22):
+                mid = (lo + hi) / 2
+                _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count, mid)
+                if labels.sum(axis=1).mean() < target:
+                    lo = mid
+                else:
+                    hi = mid
+            self.lam = (lo + hi) / 2
+            if self.top_targets is None:
+                break
+            _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count)
+            share = labels[:, tops_idx].mean(axis=0)
+            scale = scale * (self.top_targets / np.maximum(share, 1e-9)) ** 0.8
+        _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count)
+        got = labels.sum(axis=1).mean()
+        if abs(got - target) > 0.1:
+            raise ValueError(
+                f"topics_per_document={target!r}: this hierarchy cannot reach it (got {got:.2f});"
+                f" allowed range for it is about [{self._min_topics():.2f}, 6.0]"
+            )
+        del k
+
+    def _min_topics(self) -> float:
+        _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), 20_000, 0.0)
+        return float(labels.sum(axis=1).mean())
+
+    # --- pickling: the string tables are rebuilt where they are used -------------------------
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_tables"] = None
+        return state
+
+    def tables(self) -> tuple[list[str], np.ndarray]:
+        """Each word followed by a space, then each word followed by a newline; word lengths."""
+        if self._tables is None:
+            words = self.vocabulary
+            strings = [w + " " for w in words] + [w + "\n" for w in words]
+            lengths = np.array([len(w) for w in words], dtype=np.int64)
+            self._tables = (strings, lengths)
+        return self._tables
+
+
+def build_model(shape: SyntheticShape, hierarchy_text: str | None = None) -> SyntheticModel:
+    """The model for ``shape``; ``hierarchy_text`` is the content of an ``rcv1.topics.hier.orig``."""
+    entries = parse_hierarchy_text(hierarchy_text) if hierarchy_text is not None else None
+    return SyntheticModel(shape, entries)
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Batch:
+    """Consecutive documents: ids, token offsets (len + 1), flat token indices, label matrix."""
+
+    doc_ids: np.ndarray
+    offsets: np.ndarray
+    tokens: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def slice(self, lo: int, hi: int) -> Batch:
+        a, b = int(self.offsets[lo]), int(self.offsets[hi])
+        return Batch(self.doc_ids[lo:hi], self.offsets[lo:hi + 1] - a, self.tokens[a:b], self.labels[lo:hi])
+
+
+def generate_block(model: SyntheticModel, block: int) -> Batch:
+    """Documents at positions ``block * BLOCK_DOCUMENTS ..`` (fewer in the last block)."""
+    shape = model.shape
+    start = block * BLOCK_DOCUMENTS
+    stop = min(start + BLOCK_DOCUMENTS, shape.documents)
+    if not 0 <= start < stop:
+        raise ValueError(f"block={block}: must be in [0, {-(-shape.documents // BLOCK_DOCUMENTS) - 1}]")
+    count = stop - start
+    rng = _rng(shape.seed, _BLOCK, block)
+    prim, poff, labels = model.sample_labels(rng, count)
+    # lengths: log-normal with the requested mean
+    mu = math.log(shape.tokens_per_document) - _LENGTH_SIGMA**2 / 2
+    lengths = np.clip(np.rint(rng.lognormal(mu, _LENGTH_SIGMA, size=count)), 5,
+                      10 * shape.tokens_per_document).astype(np.int64)
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    doc = np.repeat(np.arange(count), lengths)
+    # token sources
+    share = shape.topic_word_share
+    if share > 0:
+        a = share * _SIGNAL_CONCENTRATION
+        b = (1 - share) * _SIGNAL_CONCENTRATION
+        signal = rng.beta(a, b, size=count)
+    else:
+        signal = np.zeros(count)
+    u_src = rng.random(total)
+    is_topic = u_src < signal[doc]
+    tokens = np.searchsorted(model.background_cdf, rng.random(total), side="right")
+    nt = int(is_topic.sum())
+    if nt:
+        tdoc = doc[is_topic]
+        m = poff[1:] - poff[:-1]
+        which = poff[tdoc] + (rng.random(nt) * m[tdoc]).astype(np.int64)
+        node = prim[which]
+        steps = np.searchsorted(np.cumsum(_UP_STEPS), rng.random(nt), side="right")
+        steps = np.minimum(steps, model.anc_pad.shape[1] - 1)
+        node = model.anc_pad[node, steps]
+        idx = np.searchsorted(model.topic_cdf, node + rng.random(nt), side="right")
+        idx = np.minimum(idx, len(model.topic_terms) - 1)
+        tokens[is_topic] = model.topic_terms[idx]
+    # burstiness: repeat an earlier token of the same document
+    pos = np.arange(total) - offsets[doc]
+    rep = (rng.random(total) < _REPEAT) & (pos > 0)
+    src = offsets[doc] + (rng.random(total) * pos).astype(np.int64)
+    tokens = np.where(rep, tokens[src], tokens)
+    tokens = np.minimum(tokens, shape.vocabulary_size - 1).astype(np.int32)
+    return Batch(shape.doc_ids(start, stop), offsets, tokens, labels)
+
+
+def generate_documents(model: SyntheticModel, start: int, stop: int) -> Iterator[Batch]:
+    """Batches covering document positions ``start .. stop-1``, in order."""
+    n = model.shape.documents
+    if not 0 <= start <= stop <= n:
+        raise ValueError(f"document range [{start}, {stop}): must lie within [0, {n}]")
+    pos = start
+    while pos < stop:
+        block = pos // BLOCK_DOCUMENTS
+        batch = generate_block(model, block)
+        lo = pos - block * BLOCK_DOCUMENTS
+        hi = min(stop - block * BLOCK_DOCUMENTS, len(batch))
+        yield batch if (lo == 0 and hi == len(batch)) else batch.slice(lo, hi)
+        pos = block * BLOCK_DOCUMENTS + hi
+
+
+def generate_chunk(model: SyntheticModel, chunk_index: int, chunk_documents: int
+                   ) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
+    """``(doc_id, tokens, labels)`` of document positions ``chunk_index * chunk_documents ..``.
+
+    The content is independent of ``chunk_documents``: chunk ``k`` of size ``c`` is exactly the
+    positions ``k*c .. (k+1)*c - 1`` of the one corpus the shape defines.
+    """
+    start = chunk_index * chunk_documents
+    stop = min(start + chunk_documents, model.shape.documents)
+    for batch in generate_documents(model, start, stop):
+        yield from iter_batch(model, batch)
+
+
+def iter_batch(model: SyntheticModel, batch: Batch) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
+    vocab, codes = model.vocabulary, model.tree.codes
+    for i in range(len(batch)):
+        toks = batch.tokens[batch.offsets[i]:batch.offsets[i + 1]].tolist()
+        labels = tuple(codes[j] for j in np.flatnonzero(batch.labels[i]))
+        yield int(batch.doc_ids[i]), [vocab[t] for t in toks], labels
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+# ---------------------------------------------------------------------------------------------
+
+
+def format_record(doc_id: int, tokens: Sequence[str], width: int = LINE_WIDTH) -> str:
+    """One LYRL2004 record: ``.I id``, ``.W``, the tokens wrapped greedily to ``width``, a blank line."""
+    lines, line = [], ""
+    for t in tokens:
+        if line and len(line) + 1 + len(t) > width:
+            lines.append(line)
+            line = t
+        else:
+            line = f"{line} {t}" if line else t
+    if line:
+        lines.append(line)
+    body = "".join(x + "\n" for x in lines)
+    return f".I {doc_id}\n.W\n{body}\n"
+
+
+def line_ends(offsets: np.ndarray, lengths: np.ndarray, width: int = LINE_WIDTH) -> np.ndarray:
+    """Boolean per token: it ends a line (greedy wrapping, same rule as :func:`format_record`)."""
+    total = len(lengths)
+    ends = np.zeros(total, dtype=bool)
+    if total == 0:
+        return ends
+    # c[k] = position just after token k plus its separator; line from token i holds token k iff
+    # c[k] - start_i - 1 <= width
+    c = np.cumsum(lengths + 1)
+    start_pos = c - (lengths + 1)
+    cur = offsets[:-1].copy()
+    doc_end = offsets[1:].copy()
+    active = cur < doc_end
+    cur, doc_end = cur[active], doc_end[active]
+    while len(cur):
+        j = np.searchsorted(c, start_pos[cur] + width + 1, side="right")
+        j = np.clip(j, cur + 1, doc_end)
+        ends[j - 1] = True
+        keep = j < doc_end
+        cur, doc_end = j[keep], doc_end[keep]
+    return ends
+
+
+def format_batch(model: SyntheticModel, batch: Batch) -> str:
+    """The batch's records in the token-file layout (same text as :func:`format_record`)."""
+    strings, wlen = model.tables()
+    v = model.shape.vocabulary_size
+    n = len(batch)
+    if n == 0:
+        return ""
+    tok = batch.tokens.astype(np.int64)
+    idx = tok + v * line_ends(batch.offsets, wlen[tok])
+    heads = [f".I {i}\n.W\n" for i in batch.doc_ids.tolist()]
+    table = strings + heads + ["\n"]
+    # layout: head_0 tokens_0 "\n" head_1 tokens_1 "\n" ...
+    lengths = batch.offsets[1:] - batch.offsets[:-1]
+    out = np.empty(len(tok) + 2 * n, dtype=np.int64)
+    doc = np.repeat(np.arange(n), lengths)
+    out[np.arange(len(tok)) + 2 * doc + 1] = idx
+    out[batch.offsets[:-1] + 2 * np.arange(n)] = 2 * v + np.arange(n)
+    out[batch.offsets[1:] + 2 * np.arange(n) + 1] = 2 * v + n
+    return "".join(map(table.__getitem__, out.tolist()))
+
+
+def format_qrels(model: SyntheticModel, batch: Batch) -> str:
+    """``CATEGORY DOCID 1`` lines, by document then category code."""
+    rows, cols = np.nonzero(batch.labels)
+    codes = model.tree.codes
+    ids = batch.doc_ids[rows].tolist()
+    return "".join(f"{codes[c]} {d} 1\n" for c, d in zip(cols.tolist(), ids))

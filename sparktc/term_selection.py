@@ -1,0 +1,217 @@
+"""Term-selection scores from 2x2 term/category contingency tables (REFERENCE.md section 4).
+
+For a term t and a category c over the training documents (Debole & Sebastiani 2003; Yang &
+Pedersen 1997):
+
+* ``A`` = #docs that contain t and are in c,
+* ``B`` = #docs that contain t and are not in c,
+* ``C`` = #docs that do not contain t and are in c,
+* ``D`` = #docs that do not contain t and are not in c,
+
+with ``N = A + B + C + D``. Every function broadcasts like numpy, so one call scores a whole
+terms x categories matrix. Per-category scores are turned into one global score per term by
+:func:`global_max` (LYRL2004, Debole), :func:`global_avg` (Yang & Pedersen) or
+:func:`global_mean`, and :func:`top_k_from_reduction_factor` turns Debole's reduction factor
+into a number of terms to keep.
+
+These are pure numpy functions; the Spark stages compute the counts and call them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "contingency_2x2",
+    "chi2",
+    "information_gain",
+    "gain_ratio",
+    "global_max",
+    "global_avg",
+    "global_mean",
+    "top_k_from_reduction_factor",
+]
+
+
+def _counts(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """``value`` as a float64 array of finite, non-negative counts, or ValueError naming ``name``."""
+    array = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite counts; got non-finite values in {name}")
+    if np.any(array < 0):
+        raise ValueError(f"{name} must be non-negative counts; got minimum {float(array.min())!r}")
+    return array
+
+
+def contingency_2x2(
+    A: ArrayLike, df: ArrayLike, n_positive: ArrayLike, N: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The four cells (A, B, C, D) of each term/category table from the counts Spark computes.
+
+    ``A`` = #training docs containing t in c, ``df`` = #training docs containing t (document
+    frequency), ``n_positive`` = #training docs in c, ``N`` = #training docs. Then
+    ``B = df - A``, ``C = n_positive - A``, ``D = N - df - n_positive + A`` (REFERENCE.md
+    section 4). The arguments broadcast: for a terms x categories ``A`` pass ``df`` with
+    shape ``(n_terms, 1)`` and ``n_positive`` with shape ``(n_categories,)``.
+
+    Returns int64 arrays of the broadcast shape. Raises ValueError if a count is negative,
+    not integral, or if the counts are inconsistent (some cell would be negative).
+    """
+    arrays = []
+    for name, value in (("A", A), ("df", df), ("n_positive", n_positive), ("N", N)):
+        array = _counts(name, value)
+        if np.any(array != np.floor(array)):
+            raise ValueError(f"{name} must be integral counts; got non-integral values in {name}")
+        arrays.append(array.astype(np.int64))
+    a, df_, n_pos, n = np.broadcast_arrays(*arrays)
+    b = df_ - a
+    c = n_pos - a
+    d = n - df_ - n_pos + a
+    for name, cell, rule in (
+        ("B", b, "A <= df"),
+        ("C", c, "A <= n_positive"),
+        ("D", d, "df + n_positive - A <= N"),
+    ):
+        if np.any(cell < 0):
+            raise ValueError(f"inconsistent counts: cell {name} would be negative; need {rule}")
+    return a.copy(), b, c, d
+
+
+def chi2(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
+    """Chi-square statistic of each 2x2 table (REFERENCE.md section 4; Yang & Pedersen 1997).
+
+    chi2(t, c) = N (AD - CB)^2 / ((A+C)(B+D)(A+B)(C+D)),  N = A + B + C + D,
+
+    the Pearson statistic without continuity correction (``scipy.stats.chi2_contingency(...,
+    correction=False)``). It is 0 where the denominator is 0, i.e. where the term occurs in
+    every document or in none, or the category holds every document or none. Computed in
+    float64, so large corpora do not overflow.
+    """
+    a, b, c, d = (_counts(name, v) for name, v in (("A", A), ("B", B), ("C", C), ("D", D)))
+    n = a + b + c + d
+    numerator = n * (a * d - c * b) ** 2
+    denominator = (a + c) * (b + d) * (a + b) * (c + d)
+    return np.divide(
+        numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape),
+        where=denominator > 0,
+    )
+
+
+def _plogp_ratio(count: NDArray[np.float64], row: NDArray[np.float64],
+                 col: NDArray[np.float64], n: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(t', c') log2(P(t', c') / (P(t') P(c'))) from counts, with 0 log 0 = 0."""
+    out = np.zeros(np.broadcast(count, row, col, n).shape)
+    positive = np.broadcast_to(count > 0, out.shape)
+    count, row, col, n = (np.broadcast_to(x, out.shape)[positive] for x in (count, row, col, n))
+    out[positive] = count / n * np.log2(count * n / (row * col))
+    return out
+
+
+def information_gain(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
+    """Information gain (mutual information, in bits) of each 2x2 table (REFERENCE.md section 4).
+
+    IG(t, c) = sum over c' in {c, not c}, t' in {t, not t} of P(t', c') log2(P(t', c') / (P(t') P(c'))),
+
+    with probabilities estimated by counts over N = A + B + C + D and 0 log 0 = 0 (Yang &
+    Pedersen 1997; Debole & Sebastiani 2003). It is 0 where N = 0.
+    """
+    a, b, c, d = (_counts(name, v) for name, v in (("A", A), ("B", B), ("C", C), ("D", D)))
+    n = a + b + c + d
+    with_t, without_t = a + b, c + d
+    in_c, not_in_c = a + c, b + d
+    return (
+        _plogp_ratio(a, with_t, in_c, n)
+        + _plogp_ratio(b, with_t, not_in_c, n)
+        + _plogp_ratio(c, without_t, in_c, n)
+        + _plogp_ratio(d, without_t, not_in_c, n)
+    )
+
+
+def gain_ratio(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
+    """Gain ratio of each 2x2 table (REFERENCE.md section 4; Debole & Sebastiani 2003).
+
+    GR(t, c) = IG(t, c) / H(c),  H(c) = -sum over c' in {c, not c} of P(c') log2 P(c'),
+
+    with 0 log 0 = 0. It is 0 where H(c) = 0 (the category holds every document or none),
+    where IG is 0 too.
+    """
+    ig = information_gain(A, B, C, D)
+    a, b, c, d = (_counts(name, v) for name, v in (("A", A), ("B", B), ("C", C), ("D", D)))
+    n = a + b + c + d
+    in_c, not_in_c = a + c, b + d
+    entropy = np.zeros(np.broadcast(in_c, not_in_c).shape)
+    for count in (in_c, not_in_c):
+        count = np.broadcast_to(count, entropy.shape)
+        total = np.broadcast_to(n, entropy.shape)
+        positive = count > 0
+        p = count[positive] / total[positive]
+        entropy[positive] -= p * np.log2(p)
+    return np.divide(ig, entropy, out=np.zeros(np.broadcast(ig, entropy).shape), where=entropy > 0)
+
+
+def _scores_matrix(scores: ArrayLike) -> NDArray[np.float64]:
+    """``scores`` as a float64 terms x categories matrix with at least one category, or ValueError."""
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(
+            f"scores must be a 2-D (terms x categories) array; got ndim={matrix.ndim}"
+        )
+    if matrix.shape[1] == 0:
+        raise ValueError("scores must have at least one category column; got shape "
+                         f"{matrix.shape}")
+    return matrix
+
+
+def global_max(scores: ArrayLike) -> NDArray[np.float64]:
+    """f_max(t) = max over c of f(t, c) (LYRL2004, Debole & Sebastiani; REFERENCE.md section 4).
+
+    ``scores`` is a terms x categories matrix; returns one score per term.
+    """
+    return _scores_matrix(scores).max(axis=1)
+
+
+def global_avg(scores: ArrayLike, p_c: ArrayLike) -> NDArray[np.float64]:
+    """f_avg(t) = sum over c of P(c) f(t, c) (Yang & Pedersen 1997; REFERENCE.md section 4).
+
+    ``scores`` is a terms x categories matrix and ``p_c[j]`` the share of training documents in
+    category j. The shares need not sum to 1 (multi-label corpora), but each must be in [0, 1].
+    """
+    matrix = _scores_matrix(scores)
+    weights = np.asarray(p_c, dtype=np.float64)
+    if weights.shape != (matrix.shape[1],):
+        raise ValueError(
+            f"p_c must have shape ({matrix.shape[1]},), one probability per category column "
+            f"of scores; got shape {weights.shape}"
+        )
+    outside = ~((weights >= 0) & (weights <= 1))
+    if np.any(outside):
+        raise ValueError(f"p_c must hold probabilities in [0, 1]; got {float(weights[outside][0])!r}")
+    return matrix @ weights
+
+
+def global_mean(scores: ArrayLike) -> NDArray[np.float64]:
+    """f_mean(t) = (1/|C|) sum over c of f(t, c), the plain mean (REFERENCE.md section 4)."""
+    return _scores_matrix(scores).mean(axis=1)
+
+
+def top_k_from_reduction_factor(n_terms: int, xi: float) -> int:
+    """Number of terms to keep for Debole & Sebastiani's reduction factor xi (REFERENCE.md section 4).
+
+    xi = (|T| - |T'|) / |T|, so |T'| = round((1 - xi) |T|), rounding halves up (after
+    discarding float noise below 1e-6, so xi = 0.9 of 15 terms keeps 2, not 1). Debole uses
+    xi in {0.9, 0.5, 0}. Since xi < 1 asks to keep something, at least one term is kept
+    when ``n_terms > 0``.
+
+    Raises ValueError unless ``n_terms`` is a non-negative integer and ``0 <= xi < 1``.
+    """
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 0:
+        raise ValueError(f"n_terms must be a non-negative integer; got {n_terms!r}")
+    if isinstance(xi, bool) or not isinstance(xi, numbers.Real) or not 0 <= xi < 1:
+        raise ValueError(f"xi must be a reduction factor with 0 <= xi < 1; got {xi!r}")
+    if n_terms == 0:
+        return 0
+    return max(1, math.floor(round((1 - xi) * n_terms, 6) + 0.5))

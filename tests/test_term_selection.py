@@ -1,0 +1,177 @@
+"""Term-selection scores against scipy/scikit-learn and a hand-worked example (REFERENCE.md section 4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chi2_contingency, entropy
+from sklearn.metrics import mutual_info_score
+
+from sparktc.term_selection import (
+    chi2,
+    contingency_2x2,
+    gain_ratio,
+    global_avg,
+    global_max,
+    global_mean,
+    information_gain,
+    top_k_from_reduction_factor,
+)
+
+
+def _random_tables(n: int, seed: int = 0) -> np.ndarray:
+    """n random 2x2 tables [[A, B], [C, D]] (rows: t, not t; columns: c, not c), some with a zero line."""
+    rng = np.random.default_rng(seed)
+    tables = rng.integers(0, 60, size=(n, 2, 2))
+    tables[::7, 0, :] = 0  # term in no document
+    tables[1::7, :, 1] = 0  # every document in c
+    tables[2::11, 1, :] = 0  # term in every document
+    tables[3::11, :, 0] = 0  # category empty
+    tables[4::13] = 0  # no documents at all
+    return tables
+
+
+def _cells(tables: np.ndarray) -> tuple[np.ndarray, ...]:
+    return tables[:, 0, 0], tables[:, 0, 1], tables[:, 1, 0], tables[:, 1, 1]
+
+
+def test_chi2_matches_scipy_without_correction():
+    tables = _random_tables(400)
+    got = chi2(*_cells(tables))
+    for table, value in zip(tables, got):
+        if (table.sum(axis=0) == 0).any() or (table.sum(axis=1) == 0).any():
+            assert value == 0.0  # scipy refuses tables with a zero marginal
+        else:
+            expected = chi2_contingency(table, correction=False)[0]
+            assert value == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert got.dtype == np.float64
+
+
+def test_chi2_is_float64_for_large_counts():
+    # N (AD - CB)^2 would overflow int64 here.
+    n = 800_000
+    value = chi2(n // 4, n // 4, n // 4 - 1, n // 4 + 1)
+    expected = chi2_contingency(np.array([[n // 4, n // 4], [n // 4 - 1, n // 4 + 1]]), correction=False)[0]
+    assert value == pytest.approx(expected, rel=1e-9)
+
+
+def _ig_reference(table: np.ndarray) -> tuple[float, float]:
+    """IG in bits two ways: sklearn's mutual information (nats) and H(C) - H(C|T) via scipy."""
+    if table.sum() == 0:
+        return 0.0, 0.0
+    via_sklearn = mutual_info_score(None, None, contingency=table) / math.log(2)
+    n = table.sum()
+    h_c = entropy(table.sum(axis=0), base=2)
+    h_c_given_t = sum(
+        row.sum() / n * entropy(row, base=2) for row in table if row.sum() > 0
+    )
+    return via_sklearn, h_c - h_c_given_t
+
+
+def test_information_gain_matches_mutual_information():
+    tables = _random_tables(300, seed=1)
+    got = information_gain(*_cells(tables))
+    for table, value in zip(tables, got):
+        via_sklearn, via_entropy = _ig_reference(table)
+        assert value == pytest.approx(via_sklearn, abs=1e-12)
+        assert value == pytest.approx(via_entropy, abs=1e-12)
+        assert value >= -1e-15
+
+
+def test_gain_ratio_divides_by_category_entropy():
+    tables = _random_tables(300, seed=2)
+    got = gain_ratio(*_cells(tables))
+    for table, value in zip(tables, got):
+        h_c = entropy(table.sum(axis=0), base=2) if table.sum() else 0.0
+        expected = _ig_reference(table)[1] / h_c if h_c > 0 else 0.0
+        assert value == pytest.approx(expected, abs=1e-12)
+
+
+def test_perfect_predictor_has_ig_equal_to_category_entropy():
+    # t occurs exactly in the documents of c: IG = H(c), GR = 1, chi2 = N.
+    A, B, C, D = 10, 0, 0, 30
+    h_c = -(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75))
+    assert information_gain(A, B, C, D) == pytest.approx(h_c)
+    assert gain_ratio(A, B, C, D) == pytest.approx(1.0)
+    assert chi2(A, B, C, D) == pytest.approx(40.0)
+
+
+def test_contingency_2x2_broadcasts_terms_by_categories():
+    # 10 docs; 2 terms x 3 categories.
+    A = np.array([[2, 0, 1], [3, 1, 0]])
+    df = np.array([[3], [5]])
+    n_positive = np.array([4, 2, 1])
+    a, b, c, d = contingency_2x2(A, df, n_positive, 10)
+    np.testing.assert_array_equal(a, A)
+    np.testing.assert_array_equal(b, [[1, 3, 2], [2, 4, 5]])
+    np.testing.assert_array_equal(c, [[2, 2, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(d, [[5, 5, 7], [4, 4, 4]])
+    assert a.dtype == b.dtype == c.dtype == d.dtype == np.int64
+    np.testing.assert_array_equal(a + b + c + d, 10)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((4, 3, 5, 10), "cell B would be negative; need A <= df"),
+        ((4, 5, 3, 10), "cell C would be negative; need A <= n_positive"),
+        ((0, 6, 6, 10), "cell D would be negative"),
+        ((-1, 3, 5, 10), "A must be non-negative counts"),
+        ((1.5, 3, 5, 10), "A must be integral counts"),
+    ],
+)
+def test_contingency_2x2_rejects_bad_counts(args, message):
+    with pytest.raises(ValueError, match=message):
+        contingency_2x2(*args)
+
+
+def test_scores_reject_negative_or_nan_counts():
+    with pytest.raises(ValueError, match="C must be non-negative counts; got minimum -2.0"):
+        chi2(1, 2, -2, 3)
+    with pytest.raises(ValueError, match="D must be finite counts"):
+        information_gain(1, 2, 3, np.nan)
+
+
+def test_global_scores_hand_worked():
+    scores = np.array([[1.0, 4.0, 0.0], [2.0, 2.0, 2.0], [0.0, 0.0, 9.0]])
+    p_c = np.array([0.5, 0.25, 0.1])
+    np.testing.assert_allclose(global_max(scores), [4.0, 2.0, 9.0])
+    # 0.5*1 + 0.25*4 + 0.1*0 = 1.5; 0.5*2 + 0.25*2 + 0.1*2 = 1.7; 0.1*9 = 0.9
+    np.testing.assert_allclose(global_avg(scores, p_c), [1.5, 1.7, 0.9])
+    np.testing.assert_allclose(global_mean(scores), [5 / 3, 2.0, 3.0])
+
+
+def test_global_scores_validate():
+    with pytest.raises(ValueError, match="scores must be a 2-D"):
+        global_max(np.ones(3))
+    with pytest.raises(ValueError, match="at least one category"):
+        global_mean(np.ones((3, 0)))
+    with pytest.raises(ValueError, match=r"p_c must have shape \(2,\)"):
+        global_avg(np.ones((3, 2)), [0.5, 0.2, 0.1])
+    with pytest.raises(ValueError, match=r"p_c must hold probabilities in \[0, 1\]; got 1.5"):
+        global_avg(np.ones((3, 2)), [0.5, 1.5])
+
+
+@pytest.mark.parametrize(
+    ("n_terms", "xi", "expected"),
+    [(1000, 0.9, 100), (1000, 0.5, 500), (1000, 0.0, 1000), (15, 0.9, 2), (5, 0.5, 3),
+     (3, 0.99, 1), (0, 0.5, 0)],
+)
+def test_top_k_from_reduction_factor(n_terms, xi, expected):
+    assert top_k_from_reduction_factor(n_terms, xi) == expected
+
+
+@pytest.mark.parametrize(
+    ("n_terms", "xi", "message"),
+    [
+        (100, 1.0, "xi must be a reduction factor with 0 <= xi < 1; got 1.0"),
+        (100, -0.1, "xi must be a reduction factor with 0 <= xi < 1; got -0.1"),
+        (-1, 0.5, "n_terms must be a non-negative integer; got -1"),
+        (10.0, 0.5, "n_terms must be a non-negative integer; got 10.0"),
+    ],
+)
+def test_top_k_from_reduction_factor_validates(n_terms, xi, message):
+    with pytest.raises(ValueError, match=message):
+        top_k_from_reduction_factor(n_terms, xi)
