@@ -38,11 +38,12 @@ GCAT 29.7%, MCAT 25.5% of documents, in the hierarchy's order of top nodes).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
+
+from sparktc.corpora.lyrl2004 import parse_hierarchy
 
 # --- the real corpus's shape (LYRL2004) -----------------------------------------------------
 RCV1_DOCUMENTS = 804_414
@@ -59,7 +60,7 @@ HIERARCHY_FILE = "rcv1.topics.hier.orig"
 
 BLOCK_DOCUMENTS = 1000  # unit of randomness; chunk sizes need not be multiples of it
 LINE_WIDTH = 80  # token lines are wrapped greedily to at most this many characters
-ROOT = "Root"
+ROOT = "Root"  # same as sparktc.corpora.lyrl2004.ROOT
 
 # SeedSequence spawn-key domains.
 _VOCABULARY, _TREE, _TOPICS, _CALIBRATION, _BLOCK = range(5)
@@ -100,7 +101,7 @@ class SyntheticShape:
     vocabulary_size: int = 47_236
     tokens_per_document: float = 120.0
     topics_per_document: float = 3.2
-    topic_word_share: float = 0.12
+    topic_word_share: float = 0.3
     seed: int = 0
 
     # (name, kind, low, high) for validation
@@ -177,20 +178,13 @@ class SyntheticShape:
 # Hierarchy
 # ---------------------------------------------------------------------------------------------
 
-_HIER_LINE = re.compile(r"^parent:\s*(\S+)\s+child:\s*(\S+)\s+child-description:\s?(.*?)\s*$")
-
-
-def parse_hierarchy_text(text: str) -> list[tuple[str, str, str]]:
-    """``(parent, child, description)`` per line of an ``rcv1.topics.hier.orig`` file."""
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        m = _HIER_LINE.match(line)
-        if m is None:
-            raise ValueError(f"hierarchy line {number}: not 'parent: P child: C child-description: D': {line!r}")
-        out.append((m.group(1), m.group(2), m.group(3)))
-    return out
+def parse_hierarchy_text(text: str, source: str = HIERARCHY_FILE) -> list[tuple[str, str, str]]:
+    """``(parent, child, description)`` per topic of an ``rcv1.topics.hier.orig`` text, in file
+    order, after the checks of :func:`sparktc.corpora.lyrl2004.parse_hierarchy` (Root line first)."""
+    hierarchy = parse_hierarchy(text.splitlines(), source)
+    return [("None", ROOT, "No Description")] + [
+        (parent, code, hierarchy.descriptions[code]) for code, parent in hierarchy.parent.items()
+    ]
 
 
 def format_hierarchy(entries: Sequence[tuple[str, str, str]]) -> str:
@@ -330,7 +324,7 @@ def generate_vocabulary(seed: int, size: int) -> list[str]:
         if tries > 50:  # pragma: no cover - the syllable space is far larger than any limit
             raise ValueError(f"vocabulary_size={size}: could not generate that many unique words")
         n = max(2 * (size - len(words)), 1000)
-        syll = rng.choice([1, 2, 3, 4], size=n, p=[0.18, 0.45, 0.3, 0.07])
+        syll = rng.choice([1, 2, 3, 4], size=n, p=[0.3, 0.5, 0.17, 0.03])
         ons = rng.integers(0, len(_ONSETS), size=(n, 4))
         vow = rng.integers(0, len(_VOWELS), size=(n, 4))
         cod = rng.integers(0, len(_CODAS), size=(n, 4))
@@ -338,7 +332,7 @@ def generate_vocabulary(seed: int, size: int) -> list[str]:
         for i in range(n):
             w = "".join(_ONSETS[ons[i, k]] + _VOWELS[vow[i, k]] + _CODAS[cod[i, k]] for k in range(syll[i]))
             w += _ENDINGS[end[i]]
-            if 2 <= len(w) <= 16 and w not in words:
+            if 2 <= len(w) <= 14 and w not in words:
                 words[w] = None
                 if len(words) == size:
                     break
@@ -356,9 +350,9 @@ def generate_vocabulary(seed: int, size: int) -> list[str]:
 _ZIPF_S, _ZIPF_Q = 1.0, 2.7  # background: p(rank r) ~ 1 / (r + q)^s
 _TOPIC_TERMS = (150, 400)  # indicative terms per topic
 _SHARE_WITH_PARENT = 0.35  # fraction of a child's indicative terms taken from its parent's
-_SAME_SUBTREE = 0.55  # chance that a later primary topic stays under the first one's top node
+_SAME_SUBTREE = 0.4  # chance that a later primary topic stays under the first one's top node
 _MAX_PRIMARIES = 8
-_REPEAT = 0.28  # chance that a token repeats an earlier token of the document
+_REPEAT = 0.38  # chance that a token repeats an earlier token of the document
 _LENGTH_SIGMA = 0.75
 _SIGNAL_CONCENTRATION = 6.0  # Beta concentration of a document's topic-word share
 _UP_STEPS = (0.6, 0.25, 0.1, 0.05)  # topic word from the primary, its parent, grandparent, ...
@@ -415,7 +409,7 @@ class SyntheticModel:
         # --- primary-topic masses: skewed within each top subtree, a very rare tail
         n = n_topics
         r = np.arange(n) / max(n - 1, 1)
-        curve = 10.0 ** (-2.8 * r - 1.2 * r**8)
+        curve = 10.0 ** (-2.3 * r - 0.7 * r**6)
         mass = np.empty(n)
         mass[rng.permutation(n)] = curve
         leaves = np.array([i for i in range(n) if i not in set(tree.parent.tolist())], dtype=np.int64)
@@ -491,7 +485,7 @@ class SyntheticModel:
         count = 40_000
         tops_idx = np.array(tree.tops)
         self.lam = 0.5
-        for _round in range(5):
+        for _round in range(8):
             self._set_mass(scale / scale.sum())
             lo, hi = 0.0, 12.0
             for _ in range(22):
@@ -506,7 +500,7 @@ class SyntheticModel:
                 break
             _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count)
             share = labels[:, tops_idx].mean(axis=0)
-            scale = scale * (self.top_targets / np.maximum(share, 1e-9)) ** 0.8
+            scale = scale * (self.top_targets / np.maximum(share, 1e-9))
         _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count)
         got = labels.sum(axis=1).mean()
         if abs(got - target) > 0.1:

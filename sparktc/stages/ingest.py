@@ -133,7 +133,7 @@ def _files(spark: SparkSession, pattern: str, what: str, hint: str) -> list[str]
 
 def _filter_labels(labels: Column, codes: list[str]) -> Column:
     allowed = F.array(*[F.lit(c) for c in codes]) if codes else F.array().cast("array<string>")
-    return F.array_sort(F.filter(labels, lambda label: F.array_contains(allowed, label)))
+    return F.array_sort(F.array_distinct(F.filter(labels, lambda label: F.array_contains(allowed, label))))
 
 
 # --- per-format readers: each returns (records with a `reason` for rejected or set-aside rows, categories)
@@ -286,7 +286,7 @@ def ingest(spark: SparkSession, config: Config, output: str) -> StageReport:
         )
         report.rows_in = sum(dispositions.values())
         report.rows_out = written.count()
-        report.set_aside = {reason: n for reason, n in dispositions.items() if reason is not None}
+        report.set_aside = {reason.removeprefix("set aside: "): n for reason, n in dispositions.items() if reason is not None}
         by_split = {r.split: r["count"] for r in written.groupBy("split").count().collect()}
         report.details = {
             "format": corpus.format,

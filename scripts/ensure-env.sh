@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create or refresh the project's virtual environment (.venv) with the pinned dependencies of
+# pyproject.toml (runtime and test). sparktc itself is not installed: spark-submit.sh ships it to
+# the executors and the tests import it from the checkout.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.venv"
+python=${PYTHON:-python3}
+stamp="$venv/.sparktc-deps"
+want=$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparktc needs Python 3.11 or newer")'
+command -v java >/dev/null || { echo "sparktc needs Java 17 or newer on PATH (Spark runs on the JVM)" >&2; exit 1; }
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" - "$root/pyproject.toml" > "$venv/requirements.txt" <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print("\n".join(project["dependencies"] + project["optional-dependencies"]["test"]))
+PY
+"$venv/bin/python" -m pip install --quiet -r "$venv/requirements.txt"
+echo "$want" > "$stamp"

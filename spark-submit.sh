@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Run a sparktc job with the spark-submit that ships with pyspark.
+#
+#   ./spark-submit.sh [spark-submit options] jobs/JOB.py --config conf/X.toml [--set k=v ...] --output DIR
+#
+# Creates .venv on first use, points PYSPARK_PYTHON at it (unless already set), packages the
+# sparktc library as build/sparktc.zip and passes it with --py-files so executors on a cluster
+# import the same code, and defaults to --master local[*]. Any spark-submit option goes through:
+# --master yarn | spark://host:7077 | k8s://..., --deploy-mode, --executor-memory, --conf ...
+set -euo pipefail
+root=$(cd "$(dirname "$0")" && pwd)
+"$root/scripts/ensure-env.sh"
+python="$root/.venv/bin/python"
+export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$python}"
+export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$python}"
+spark_home=$("$python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+
+mkdir -p "$root/build"
+"$python" - "$root" <<'PY'
+import os, sys, zipfile
+root = sys.argv[1]
+with zipfile.ZipFile(os.path.join(root, "build", "sparktc.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
+    for folder, dirs, files in os.walk(os.path.join(root, "sparktc")):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                archive.write(path, os.path.relpath(path, root))
+PY
+
+options=()
+has_master=0
+has_properties=0
+for argument in "$@"; do
+  case "$argument" in
+    --master|--master=*) has_master=1 ;;
+    --properties-file|--properties-file=*) has_properties=1 ;;
+  esac
+done
+[ "$has_master" = 1 ] || options+=(--master "local[*]")
+[ "$has_properties" = 1 ] || options+=(--properties-file "$root/conf/spark-defaults.conf")
+exec "$spark_home/bin/spark-submit" "${options[@]}" --py-files "$root/build/sparktc.zip" "$@"
