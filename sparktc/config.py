@@ -184,9 +184,13 @@ def _section(name: str, values: Mapping[str, Any]) -> Any:
         _check_value(full, value, fields[key].metadata)
         checked[key] = value
     instance = cls(**checked)
-    for key, f in fields.items():  # defaults must pass the rules too (e.g. corpus.format has none)
+    for key, f in fields.items():  # a default that fails its rule (corpus.format) must be set
         if key not in checked:
-            _check_value(f"{name}.{key}", getattr(instance, key), f.metadata)
+            try:
+                _check_value(f"{name}.{key}", getattr(instance, key), f.metadata)
+            except ConfigError:
+                allowed = ", ".join(repr(a) for a in f.metadata.get("allowed", ()))
+                raise ConfigError(f"{name}.{key} is not set; allowed values: {allowed}") from None
     return instance
 
 
@@ -248,8 +252,6 @@ def _require_local(key: str, path: str) -> None:
 
 def _resolve_paths(config: Config) -> Config:
     corpus = config.corpus
-    if not corpus.format:
-        raise ConfigError("corpus.format is not set; allowed values: 'reuters21578', 'lyrl2004', 'jsonl', 'synthetic'")
     if corpus.format != "synthetic":
         if not corpus.path:
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files (--set corpus.path=DIR)")

@@ -1,0 +1,75 @@
+"""The whole experiment on the real Reuters-21578 (../shared/data/reuters21578): R(90) ApteMod, plain one-vs-rest.
+
+Counts from REFERENCE.md section 1: ModApte 9,603 train / 3,299 test, 90 categories in R(90), earn
+with 2,877 training positives. The ApteMod filter leaves 7,770 training documents, one more than
+Yang & Liu's 7,769: NEWID 1199 (reut2-001, a BRIEF story labelled trade) is missing from the
+common ApteMod copies, apparently because its <REUTERS> tag carries the undocumented CSECS
+attribute; we keep it, as the ModApte definition does (see tests/test_reuters21578_reader.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from sparktc.config import load_config
+from sparktc.stages.evaluate import evaluate
+from sparktc.stages.ingest import ingest
+from sparktc.stages.rank import rank
+from sparktc.stages.tokenize import tokenize
+from sparktc.stages.train import train
+from sparktc.stages.weight import weight
+
+from conftest import REPO, shared_data
+
+
+@pytest.fixture(scope="module")
+def run(spark, tmp_path_factory):
+    corpus = shared_data("reuters21578")
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"), [f"corpus.path={corpus}",
+                         f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"])
+    output = str(tmp_path_factory.mktemp("reuters21578"))
+    reports = {stage.__name__: stage(spark, config, output) for stage in (ingest, tokenize, weight, rank, train, evaluate)}
+    return output, reports
+
+
+def test_aptemod_counts(spark, run) -> None:
+    output, reports = run
+    ingest_report = reports["ingest"]
+    assert ingest_report.rows_in == 21_578
+    assert ingest_report.set_aside == {"not in the ModApte split": 8_676, "no category of R(90) (ApteMod filter)": 2_113}
+    assert (ingest_report.details["train_documents"], ingest_report.details["test_documents"]) == (7_770, 3_019)
+    categories = spark.read.parquet(f"{output}/categories")
+    assert categories.count() == 90
+    assert categories.filter(F.col("category") == "earn").first()["train_positives"] == 2_877
+    assert categories.filter((F.col("train_positives") == 0) | (F.col("test_positives") == 0)).count() == 0
+    assert spark.read.parquet(f"{output}/rejects").count() == 0
+
+
+def test_every_stage_reconciles(run) -> None:
+    _, reports = run
+    assert reports["tokenize"].rows_in == reports["tokenize"].rows_out == 10_789
+    assert reports["weight"].rows_out == 10_789
+    assert reports["train"].rows_out == 90
+    assert reports["evaluate"].rows_in == reports["evaluate"].rows_out == 3_019
+
+
+def test_plain_one_vs_rest_reaches_the_published_micro_f1(run) -> None:
+    output, _ = run
+    metrics = json.loads(Path(output, "metrics.json").read_text())
+    assert metrics["n_categories"] == 90 and metrics["zero_division"] == 1.0
+    assert metrics["test_documents"] == 3_019
+    # Yang & Liu's SVM: .8599 micro-F1 (REFERENCE.md section 7); the issue asks for >= .855.
+    assert metrics["micro_f1"] >= 0.855
+    assert 0.3 < metrics["macro_f1"] < metrics["micro_f1"]
+
+
+def test_modapte_without_the_aptemod_filter(spark, tmp_path) -> None:
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"),
+                         [f"corpus.path={shared_data('reuters21578')}", "corpus.document_filter=none", "corpus.category_set=R115"])
+    report = ingest(spark, config, str(tmp_path))
+    assert (report.details["train_documents"], report.details["test_documents"]) == (9_603, 3_299)
+    assert report.details["categories"] == 115
