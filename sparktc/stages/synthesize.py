@@ -30,6 +30,9 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
 
+from sparktc.config import Config
+from sparktc.stages.report import StageReport, stage
+
 from sparktc.synthetic import (
     HIERARCHY_FILE,
     QRELS_FILE,
@@ -60,12 +63,13 @@ _STATS_SCHEMA = pa.schema(
         ("train_terms", pa.binary()),
         ("token_bytes", pa.int64()),
         ("qrels_bytes", pa.int64()),
+        ("seconds", pa.float64()),
     ]
 )
 _STATS_DDL = (
     "chunk long, documents long, first_id long, last_id long, tokens long, distinct long, "
     "assignments long, min_topics long, max_topics long, category_counts array<long>, "
-    "train_terms binary, token_bytes long, qrels_bytes long"
+    "train_terms binary, token_bytes long, qrels_bytes long, seconds double"
 )
 _CONCAT_SCHEMA = pa.schema([("file", pa.int64()), ("bytes", pa.int64())])
 
@@ -97,6 +101,7 @@ def plan_chunks(shape: SyntheticShape, chunk_documents: int) -> list[tuple[int, 
 
 def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int, int], level: int) -> dict:
     """Generate one chunk and write its token and qrels members; return its statistics."""
+    began = time.monotonic()
     index, file_index, start, stop = chunk
     shape = model.shape
     v = shape.vocabulary_size
@@ -120,7 +125,8 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
             n = len(batch)
             tokens += len(batch.tokens)
             doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.offsets))
-            distinct += len(np.unique(doc * v + batch.tokens))
+            keys = np.sort(doc * v + batch.tokens)
+            distinct += int(np.count_nonzero(np.diff(keys))) + (len(keys) > 0)
             per_doc = batch.labels.sum(axis=1)
             min_topics, max_topics = min(min_topics, int(per_doc.min())), max(max_topics, int(per_doc.max()))
             counts += batch.labels.sum(axis=0)
@@ -148,6 +154,7 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
         "train_terms": np.packbits(train_terms).tobytes() if train_terms is not None else b"",
         "token_bytes": token_bytes,
         "qrels_bytes": qrels_bytes,
+        "seconds": time.monotonic() - began,
     }
 
 
@@ -174,7 +181,7 @@ def synthesize(
     shape: SyntheticShape,
     hierarchy_path: str | None = None,
     chunk_documents: int = 25_000,
-    compression_level: int = 6,
+    compression_level: int = 1,
 ) -> dict:
     """Write the synthetic corpus of ``shape`` into the directory ``output`` and return counts.
 
@@ -225,6 +232,7 @@ def synthesize(
         .collect()
     )
     rows = sorted(rows, key=lambda r: r["chunk"])
+    generated = time.monotonic()
 
     files = shape.files()
     targets: list[tuple[str, list[str]]] = []
@@ -245,6 +253,7 @@ def synthesize(
     with fs.open_output_stream(_join(base, HIERARCHY_FILE), compression=None) as out:
         out.write(hierarchy_bytes)
     fs.delete_dir(tmp)
+    concatenated = time.monotonic()
 
     # --- statistics (per-chunk rows only; nothing proportional to the corpus) -----------------
     codes = model.tree.codes
@@ -297,4 +306,25 @@ def synthesize(
         "chunks": len(chunks),
         "chunk_documents": chunk_documents,
         "seconds": time.monotonic() - began,
+        "seconds_generate": generated - began,
+        "seconds_concatenate": concatenated - generated,
+        "task_seconds": sum(r["seconds"] for r in rows),
     }
+
+
+def synthesize_stage(spark: SparkSession, config: Config, output: str) -> StageReport:
+    """The ``synthesize`` job: the corpus of ``config.synthesize`` written into ``output``."""
+    settings = config.synthesize
+    shape = SyntheticShape(
+        documents=settings.documents, train_documents=settings.train_documents,
+        vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document),
+        seed=settings.seed,
+    )
+    with stage(spark, "synthesize") as report:
+        counts = synthesize(spark, output, shape, settings.hierarchy or None, settings.chunk_documents)
+        report.rows_in = settings.documents
+        report.rows_out = counts["documents"]
+        report.details = {key: counts[key] for key in (
+            "train_documents", "test_documents", "assignments", "categories", "categories_with_train_positive",
+            "topics_per_document")}
+    return report

@@ -1,0 +1,9 @@
+"""Synthesize: a corpus in the LYRL2004 format (token files, qrels, hierarchy) written into --output."""
+
+import sys
+
+from sparktc.cli import main, plan_stages
+from sparktc.stages.synthesize import synthesize_stage
+
+if __name__ == "__main__":
+    sys.exit(main(__doc__, plan_stages(("synthesize", synthesize_stage))))
