@@ -28,15 +28,22 @@ with zipfile.ZipFile(os.path.join(root, "build", "sparktc.zip"), "w", zipfile.ZI
                 archive.write(path, os.path.relpath(path, root))
 PY
 
-options=()
+options=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$root/conf/log4j2.properties")
+master="local[*]"
 has_master=0
 has_properties=0
+previous=""
 for argument in "$@"; do
   case "$argument" in
-    --master|--master=*) has_master=1 ;;
+    --master=*) has_master=1; master=${argument#--master=} ;;
+    --master) has_master=1 ;;
     --properties-file|--properties-file=*) has_properties=1 ;;
   esac
+  [ "$previous" = "--master" ] && master=$argument
+  previous=$argument
 done
-[ "$has_master" = 1 ] || options+=(--master "local[*]")
+[ "$has_master" = 1 ] || options+=(--master "$master")
+# In local mode nothing needs to be reachable from other hosts: bind to loopback only.
+case "$master" in local*) export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}" ;; esac
 [ "$has_properties" = 1 ] || options+=(--properties-file "$root/conf/spark-defaults.conf")
 exec "$spark_home/bin/spark-submit" "${options[@]}" --py-files "$root/build/sparktc.zip" "$@"

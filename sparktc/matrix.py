@@ -35,7 +35,6 @@ def csr_from_lists(indices: pa.Array | pa.ChunkedArray, values: pa.Array | pa.Ch
 class TrainingSet:
     """Training documents sorted by doc id (so results do not depend on how Spark wrote them)."""
 
-    doc_ids: list[str]
     X: sparse.csr_matrix
     rows_of: dict[str, NDArray[np.int64]]  # category -> rows of its positive documents
 
@@ -65,7 +64,7 @@ def _load(path: str, n_features: int, fingerprint: tuple) -> TrainingSet:
     if not fingerprint:
         raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
     table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "labels", "indices", "values"])
-    table = table.sort_by("doc_id")
+    table = table.sort_by("doc_id")  # LIBLINEAR's result depends on row order; make it the corpus's, not Spark's
     X = csr_from_lists(table.column("indices"), table.column("values"), n_features)
     labels = table.column("labels").combine_chunks()
     lengths = pc.list_value_length(labels).fill_null(0).to_numpy(zero_copy_only=False)
@@ -77,4 +76,4 @@ def _load(path: str, n_features: int, fingerprint: tuple) -> TrainingSet:
         categories, starts = np.unique(flat[order], return_index=True)
         for category, chunk in zip(categories, np.split(rows[order], starts[1:])):
             rows_of[str(category)] = chunk
-    return TrainingSet(table.column("doc_id").to_pylist(), X, rows_of)
+    return TrainingSet(X, rows_of)

@@ -24,6 +24,7 @@ def shared_data(*parts: str) -> Path:
 def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from sparktc.session import build_session
 
     session = build_session(
@@ -33,6 +34,8 @@ def spark():
             "spark.sql.shuffle.partitions": "4",
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
             "spark.sql.session.timeZone": "UTC",
         },
         log_level="ERROR",

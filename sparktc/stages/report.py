@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,8 +56,3 @@ def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
     report.reconcile()
     print(report.line(), flush=True)
 
-
-def count_by(rows: Mapping[str | None, int], kept: str | None = None) -> tuple[int, dict[str, int]]:
-    """Split a ``{disposition: count}`` table into the kept count and the set-aside counts."""
-    aside = {reason: count for reason, count in rows.items() if reason != kept}
-    return rows.get(kept, 0), aside  # type: ignore[return-value]
