@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,6 +11,30 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+# Hand-written fixtures in the LYRL2004 format, stored under short names (the official names are
+# reserved for the real files, which are never committed) and copied under the official names.
+LYRL2004_FIXTURES = REPO / "tests" / "fixtures" / "lyrl2004"
+LYRL2004_NAMES = {
+    "train.dat": "lyrl2004_tokens_train.dat",
+    "test_pt0.dat.gz": "lyrl2004_tokens_test_pt0.dat.gz",
+    "rcv1-v2.topics.qrels": "rcv1-v2.topics.qrels",
+}
+
+
+def lyrl2004_fixture(name: str) -> Path:
+    """The fixture file stored for the official LYRL2004 file ``name``."""
+    stored = {official: short for short, official in LYRL2004_NAMES.items()}
+    return LYRL2004_FIXTURES / stored[name]
+
+
+def lyrl2004_corpus(directory: Path) -> Path:
+    """Write the fixture corpus into ``directory`` under the official file names and return it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for short, official in LYRL2004_NAMES.items():
+        shutil.copy(LYRL2004_FIXTURES / short, directory / official)
+    return directory
 
 
 def shared_data(*parts: str) -> Path:

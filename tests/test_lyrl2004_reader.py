@@ -21,7 +21,8 @@ from sparktc.corpora.lyrl2004 import (
 )
 from sparktc.records import Document, Reject
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lyrl2004"
+from conftest import lyrl2004_fixture
+
 RCV1 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rcv1"
 SRC = "mem.dat"
 
@@ -36,7 +37,7 @@ def doc(doc_id: str, tokens: str, line: int, split: str = "train", source: str =
 
 
 def fixture(name: str) -> list[bytes]:
-    return list(read_lines((FIXTURES / name).read_bytes(), name))
+    return list(read_lines(lyrl2004_fixture(name).read_bytes(), name))
 
 
 @pytest.fixture(scope="module")

@@ -36,9 +36,8 @@ from sparktc.stages.rank import rank
 from sparktc.stages.tokenize import tokenize
 from sparktc.stages.train import train
 from sparktc.stages.weight import weight
-from tests.conftest import shared_data
+from conftest import lyrl2004_corpus, lyrl2004_fixture, shared_data
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lyrl2004"
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
 
@@ -98,7 +97,7 @@ def lyrl_config(path: Path | str, *overrides: str):
 def lyrl(spark, tmp_path_factory):
     """ingest -> tokenize -> weight -> rank on the fixtures (only test part 0 exists)."""
     output = str(tmp_path_factory.mktemp("lyrl_out"))
-    config = lyrl_config(FIXTURES, "corpus.test_parts=[0]")
+    config = lyrl_config(lyrl2004_corpus(tmp_path_factory.mktemp("lyrl2004")), "corpus.test_parts=[0]")
     reports = {}
     for name, run in (("ingest", ingest), ("tokenize", tokenize), ("weight", weight), ("rank", rank)):
         reports[name] = run(spark, config, output)
@@ -115,7 +114,7 @@ def read(spark, output: str, table: str):
 def test_hand_written_labels_match_the_qrels_file():
     """Guard on the hand-written LABELS: they are exactly the qrels fixture's lines."""
     from_file: dict[str, list[str]] = {}
-    for line in (FIXTURES / "rcv1-v2.topics.qrels").read_text().splitlines():
+    for line in lyrl2004_fixture("rcv1-v2.topics.qrels").read_text().splitlines():
         category, doc_id, flag = line.split()
         assert flag == "1"
         from_file.setdefault(doc_id, []).append(category)
@@ -216,9 +215,8 @@ def test_ingest_bad_input_fails_naming_file_line_and_the_reject_option(spark, tm
 def test_ingest_bad_input_qrels_fail_when_token_files_are_clean(spark, tmp_path):
     corpus = tmp_path / "bad_qrels"
     corpus.mkdir()
-    shutil.copy(FIXTURES / TRAIN_NAME, corpus / TRAIN_NAME)
-    shutil.copy(FIXTURES / "lyrl2004_tokens_test_pt0.dat.gz", corpus / "lyrl2004_tokens_test_pt0.dat.gz")
-    qrels = (FIXTURES / QRELS_NAME).read_bytes() + b"XXXX 2286 1\n"
+    lyrl2004_corpus(corpus)
+    qrels = lyrl2004_fixture(QRELS_NAME).read_bytes() + b"XXXX 2286 1\n"
     (corpus / QRELS_NAME).write_bytes(qrels)
     with pytest.raises(IngestError) as caught:
         ingest(spark, lyrl_config(corpus, "corpus.test_parts=[0]"), str(tmp_path / "out"))
