@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
@@ -86,7 +86,8 @@ def parse_files(spark: SparkSession, paths: list[str], parser: Parser) -> DataFr
                 if pending:
                     yield _batch(pending)
 
-    files = spark.read.format("binaryFile").load(paths).select("path", "content")
+    # The binaryFile source packs small files into one task; one file per task parses them in parallel.
+    files = spark.read.format("binaryFile").load(paths).select("path", "content").repartition(len(paths))
     return files.mapInArrow(parse, RECORD_DDL)
 
 
@@ -105,15 +106,23 @@ def _fail_on_rejects(rejects: DataFrame, count: int, what: str) -> None:
 
 
 def _mark_duplicates(records: DataFrame) -> DataFrame:
-    """Reject every repeat of a doc id after its first occurrence (by file, then line)."""
-    first = Window.partitionBy("doc_id").orderBy("source", "line")
-    documents = records.filter(F.col("reason").isNull())
-    ranked = documents.withColumn("_n", F.row_number().over(first)).withColumn(
-        "_first", F.first(F.concat_ws(":", "source", "line")).over(first)
+    """Reject every repeat of a doc id after its first occurrence (by file, then line).
+
+    Only the (doc_id, source, line) keys are shuffled to find repeated ids; the few repeats are
+    broadcast back, so the documents themselves are not moved.
+    """
+    first = F.min(F.struct("source", "line"))
+    repeated = (
+        records.filter(F.col("reason").isNull()).groupBy("doc_id")
+        .agg(F.count("*").alias("_n"), first.alias("_first")).filter(F.col("_n") > 1).drop("_n")
     )
-    duplicate = F.concat(F.lit("duplicate doc id (first at "), F.col("_first"), F.lit("); doc ids must be unique"))
-    marked = ranked.withColumn("reason", F.when(F.col("_n") > 1, duplicate)).drop("_n", "_first")
-    return marked.unionByName(records.filter(F.col("reason").isNotNull()))
+    marked = records.join(F.broadcast(repeated), "doc_id", "left")
+    is_repeat = F.col("reason").isNull() & F.col("_first").isNotNull() & (
+        (F.col("source") != F.col("_first.source")) | (F.col("line") != F.col("_first.line"))
+    )
+    duplicate = F.concat(F.lit("duplicate doc id (first at "), F.col("_first.source"), F.lit(":"),
+                         F.col("_first.line").cast("string"), F.lit("); doc ids must be unique"))
+    return marked.withColumn("reason", F.when(is_repeat, duplicate).otherwise(F.col("reason"))).drop("_first")
 
 
 @dataclass
@@ -142,7 +151,8 @@ def _filter_labels(labels: Column, codes: list[str]) -> Column:
 def _reuters(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
     paths = _files(spark, storage.join(corpus.path, "reut2-*.sgm*"), "Reuters-21578 files (reut2-*.sgm or .sgm.gz)",
                    "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
-    records = _mark_duplicates(parse_files(spark, paths, reuters21578.parse_sgml)).persist()
+    parsed = parse_files(spark, paths, reuters21578.parse_sgml).persist()  # parsing is the costly part: once
+    records = _mark_duplicates(parsed)
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
     positives = (
         in_split.select("split", F.explode(F.array_distinct("labels")).alias("category"))
@@ -162,7 +172,7 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cate
     else:
         aside = F.when(outside, F.lit("set aside: not in the ModApte split"))
     marked = labelled.withColumn("reason", F.coalesce("reason", aside))
-    return marked, Categories(codes, {c: c for c in codes}), {"category_set": set_name, "records": records}
+    return marked, Categories(codes, {c: c for c in codes}), {"category_set": set_name, "parsed": parsed}
 
 
 def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
@@ -183,7 +193,8 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
     def tokens(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
         return lyrl2004.parse_token_file(lines, source, lyrl2004.split_of(source))
 
-    records = _mark_duplicates(parse_files(spark, paths, tokens)).persist()
+    parsed = parse_files(spark, paths, tokens).persist()  # parsing is the costly part: once
+    records = _mark_duplicates(parsed)
 
     def qrels(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
         # An assignment travels as a one-label document row so that the same Arrow path carries it.
@@ -219,7 +230,7 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
         .withColumn("labels", F.coalesce("_labels", F.array().cast("array<string>")))
         .drop("_labels")
     )
-    extra = {"assignments": assignments, "assignment_rejects": assignment_rejects, "records": records,
+    extra = {"assignments": assignments, "assignment_rejects": assignment_rejects, "parsed": parsed,
              "unread_assignments": None if all_parts else unknown_doc}
     return labelled, Categories(list(hierarchy.categories), names), extra
 
@@ -227,7 +238,8 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
 def _jsonl(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
     paths = _files(spark, storage.join(corpus.path, "*.jsonl*"), "JSON Lines files (*.jsonl or *.jsonl.gz)",
                    "set corpus.path to the directory holding them")
-    records = _mark_duplicates(parse_files(spark, paths, jsonl.parse_jsonl)).persist()
+    parsed = parse_files(spark, paths, jsonl.parse_jsonl).persist()  # parsing is the costly part: once
+    records = _mark_duplicates(parsed)
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
@@ -241,7 +253,7 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Catego
         seen = records.filter(F.col("reason").isNull()).select(F.explode("labels").alias("c")).distinct()
         codes = sorted(r.c for r in seen.collect())
         marked = records
-    return marked, Categories(codes, {c: c for c in codes}), {"records": records}
+    return marked, Categories(codes, {c: c for c in codes}), {"parsed": parsed}
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
@@ -302,7 +314,7 @@ def ingest(spark: SparkSession, config: Config, output: str) -> StageReport:
             report.details["qrels_rejected"] = assignment_rejects.count()
             if extra["unread_assignments"] is not None:
                 report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
-        for frame in (marked, extra.get("records"), extra.get("assignments"), assignment_rejects):
+        for frame in (marked, extra["parsed"], extra.get("assignments"), assignment_rejects):
             if frame is not None:
                 frame.unpersist()
     return report
