@@ -117,9 +117,28 @@ class EvaluateConfig:
 
     # F1 (and P, R) when the denominator is 0: 1 as in LYRL2004 and Debole, 0 as in scikit-learn.
     zero_division: float = field(default=1.0, metadata=_choice(0.0, 1.0))
-    average_over: str = field(default="train_positive", metadata=_choice("train_positive", "test_positive", "all"))
-    # How many of a document's highest-scoring categories `predictions` keeps.
-    top_scores: int = field(default=5, metadata=_rule(lambda v: v >= 0, ">= 0"))
+    # The set the headline averages are over: train_positive, test_positive, all, R(10), R(90),
+    # R(115) (Reuters), leaves, internal, branch:<top node> (hierarchies), or a name in `subsets`.
+    average_over: str = "train_positive"
+    # Named category subsets to average over too, e.g. {core = ["earn", "acq"]}.
+    subsets: dict = field(
+        default_factory=dict,
+        metadata=_rule(lambda v: all(isinstance(m, list) and all(isinstance(c, str) for c in m) for m in v.values()),
+                       "a table of name = [category, ...]"),
+    )
+    # Upper edges of the training-frequency bands (Lewis 1991; Yang & Liu Figs 4-5).
+    bands: list = field(
+        default_factory=lambda: [10, 100, 1000],
+        metadata=_rule(lambda v: len(v) > 0 and all(isinstance(e, int) and e > 0 for e in v) and v == sorted(set(v)),
+                       "strictly increasing positive integers"),
+    )
+    # K of the ranking measures P@K, R@K, RP@K, nDCG@K (LibMultiLabel).
+    ranks: list = field(
+        default_factory=lambda: [1, 3, 5],
+        metadata=_rule(lambda v: len(v) > 0 and all(isinstance(k, int) and k > 0 for k in v), "positive integers"),
+    )
+    # How many of a document's highest-scoring categories `predictions` keeps (>= the largest K).
+    top_scores: int = field(default=5, metadata=_rule(lambda v: v >= 1, ">= 1"))
 
 
 @dataclass(frozen=True)
@@ -263,6 +282,15 @@ def _resolve_paths(config: Config) -> Config:
         raise ConfigError(
             f"select.top_k = {config.select.top_k} and select.reduction_factor = {config.select.reduction_factor}: set one, not both"
         )
+    evaluate = config.evaluate
+    named_sets = ("train_positive", "test_positive", "all", "R(10)", "R(90)", "R(115)", "leaves", "internal")
+    if evaluate.average_over not in (*named_sets, *evaluate.subsets) and not evaluate.average_over.startswith("branch:"):
+        allowed = ", ".join(repr(a) for a in (*named_sets, "branch:<top node>", *evaluate.subsets))
+        raise ConfigError(f"evaluate.average_over = {evaluate.average_over!r} is not allowed; allowed values: {allowed}")
+    if max(evaluate.ranks) > evaluate.top_scores:
+        raise ConfigError(
+            f"evaluate.ranks = {evaluate.ranks} needs evaluate.top_scores >= {max(evaluate.ranks)}, got {evaluate.top_scores}"
+        )
     if config.synthesize.train_documents >= config.synthesize.documents:
         raise ConfigError(
             f"synthesize.train_documents = {config.synthesize.train_documents} must be below "
@@ -287,3 +315,14 @@ def check_output(config: Config, output: str) -> str:
     if corpus and (output == corpus or output.startswith(corpus + "/")):
         raise ConfigError(f"--output {output} is inside corpus.path {corpus}; choose a directory outside the corpus")
     return output
+
+
+def load_section(name: str, values: Mapping[str, Any], overrides: Sequence[str] = ()) -> Any:
+    """One section from stored values (e.g. a run's recorded settings) plus ``name.key=value`` overrides."""
+    merged = dict(values)
+    for override in overrides:
+        section, key, value = parse_override(override)
+        if section != name:
+            raise ConfigError(f"--set {override!r}: only [{name}] settings apply here")
+        merged[key] = value
+    return _section(name, merged)

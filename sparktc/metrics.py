@@ -1,18 +1,25 @@
-"""Precision, recall and F1 from per-category contingency tables (REFERENCE.md section 6).
+"""Effectiveness measures from per-category contingency tables (REFERENCE.md section 6).
 
 For category c over the n test documents, TP, FP, FN and TN count the (true, predicted)
-decision pairs (Lewis 1991). Then
+decision pairs (Lewis 1991), and n = TP + FP + FN + TN. Then
 
-* P = TP / (TP + FP),  R = TP / (TP + FN),  F1 = 2 TP / (2 TP + FP + FN);
-* micro-average: sum the tables over the categories, then compute P, R, F1;
-* macro-average: compute P, R, F1 per category, then take the unweighted mean.
+* precision P = TP / (TP + FP),  recall R = TP / (TP + FN),  F1 = 2 TP / (2 TP + FP + FN);
+* fallout = FP / (FP + TN),  overlap = TP / (TP + FP + FN)  (Lewis 1991, equations 3-4);
+* error = (FP + FN) / n,  accuracy = (TP + TN) / n  (Yang & Liu 1999, section 2);
+* micro-average: sum the tables over the categories, then compute the measure;
+* macro-average: compute the measure per category, then take the unweighted mean;
+* Macro*-F1 (LibMultiLabel): the harmonic mean of macro-P and macro-R.
 
 A ratio whose denominator is 0 is set to ``zero_division``, exactly as scikit-learn's
 ``precision_recall_fscore_support(zero_division=...)`` does: P when TP + FP = 0, R when
-TP + FN = 0, F1 when TP + FP + FN = 0. LYRL2004 and Debole & Sebastiani use 1 (a category
-with no test positives that is never predicted is handled perfectly); scikit-learn and
-LibMultiLabel use 0. Reports must state which (REFERENCE.md section 6), so
-:func:`summarize` spells the convention out.
+TP + FN = 0, F1 and overlap when TP + FP + FN = 0, fallout when FP + TN = 0 (every test
+document is a positive), error and accuracy when n = 0 (no test documents). LYRL2004 and
+Debole & Sebastiani use 1 (a category with no test positives that is never predicted is
+handled perfectly); scikit-learn and LibMultiLabel use 0. Reports must state which
+(REFERENCE.md section 6), so :func:`summarize` spells the convention out.
+
+Categories can also be grouped by their number of training positives
+(:func:`frequency_band`), as Lewis 1991 recommends and Yang & Liu 1999 (Figs 4-5) do.
 
 These are pure numpy functions; the Spark evaluation stage computes the tables and calls them.
 """
@@ -30,18 +37,30 @@ __all__ = [
     "macro_average",
     "summarize",
     "contingency_from_sets",
+    "frequency_band",
+    "band_order",
     "CONVENTIONS",
+    "MEASURES",
+    "DEFAULT_BAND_EDGES",
 ]
+
+#: The measures computed per category and averaged, in report order.
+MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "fallout", "overlap", "error", "accuracy")
+
+#: Training-frequency band edges of Lewis 1991 / Yang & Liu 1999 Figs 4-5: 0, 1-10, 11-100, ...
+DEFAULT_BAND_EDGES: tuple[int, ...] = (10, 100, 1000)
 
 #: What each allowed ``zero_division`` means, in words, for reports.
 CONVENTIONS: dict[float, str] = {
     1.0: (
         "P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 "
-        "(LYRL2004, Debole & Sebastiani)"
+        "(LYRL2004, Debole & Sebastiani); likewise overlap, fallout, error and accuracy "
+        "are 1 when their denominator is 0"
     ),
     0.0: (
         "P, R and F1 are 0 when their denominator is 0; F1 = 0 when TP = FP = FN = 0 "
-        "(scikit-learn, LibMultiLabel)"
+        "(scikit-learn, LibMultiLabel); likewise overlap, fallout, error and accuracy "
+        "are 0 when their denominator is 0"
     ),
 }
 
@@ -92,22 +111,34 @@ def _divide(numerator: NDArray, denominator: NDArray, zero_division: float) -> N
     )
 
 
-def _prf(tp: NDArray, fp: NDArray, fn: NDArray, zero_division: float) -> dict[str, NDArray[np.float64]]:
+def _measures(
+    tp: NDArray, fp: NDArray, fn: NDArray, tn: NDArray, zero_division: float
+) -> dict[str, NDArray[np.float64]]:
+    """All of :data:`MEASURES` elementwise, ``zero_division`` wherever a denominator is 0."""
+    n = tp + fp + fn + tn
     return {
         "precision": _divide(tp, tp + fp, zero_division),
         "recall": _divide(tp, tp + fn, zero_division),
         "f1": _divide(2 * tp, 2 * tp + fp + fn, zero_division),
+        "fallout": _divide(fp, fp + tn, zero_division),
+        "overlap": _divide(tp, tp + fp + fn, zero_division),
+        "error": _divide(fp + fn, n, zero_division),
+        "accuracy": _divide(tp + tn, n, zero_division),
     }
 
 
 def per_category(
     tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike, zero_division: float
 ) -> dict[str, NDArray[np.float64]]:
-    """Per-category precision, recall and F1 (REFERENCE.md section 6).
+    """Per-category effectiveness measures (Lewis 1991; REFERENCE.md section 6).
 
-    P = TP / (TP + FP), R = TP / (TP + FN), F1 = 2 TP / (2 TP + FP + FN); each is
-    ``zero_division`` where its denominator is 0, as in scikit-learn's
-    ``precision_recall_fscore_support(average=None, zero_division=...)``.
+    With n = TP + FP + FN + TN, and each ratio ``zero_division`` where its denominator is 0:
+
+    * precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = 2 TP / (2 TP + FP + FN), as in
+      scikit-learn's ``precision_recall_fscore_support(average=None, zero_division=...)``;
+    * fallout = FP / (FP + TN) (0/0 only when every test document is a positive);
+    * overlap = TP / (TP + FP + FN) (scikit-learn's ``jaccard_score``; 0/0 exactly when F1's is);
+    * error = (FP + FN) / n and accuracy = (TP + TN) / n (0/0 only when n = 0).
 
     Parameters
     ----------
@@ -116,34 +147,37 @@ def per_category(
 
     Returns
     -------
-    dict with keys ``"precision"``, ``"recall"``, ``"f1"``, each a float64 array.
+    dict with one float64 array per name in :data:`MEASURES` (``"precision"``, ``"recall"``,
+    ``"f1"``, ``"fallout"``, ``"overlap"``, ``"error"``, ``"accuracy"``).
     """
     zero_division = _check_zero_division(zero_division)
-    tp_, fp_, fn_, _ = _check_table(tp, fp, fn, tn)
-    return _prf(tp_, fp_, fn_, zero_division)
+    return _measures(*_check_table(tp, fp, fn, tn), zero_division)
 
 
 def micro_average(
     tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike, zero_division: float
 ) -> dict[str, float]:
-    """Micro-averaged precision, recall and F1: sum the tables, then compute (REFERENCE.md section 6).
+    """Micro-averaged measures: sum the tables, then compute (Lewis 1991; REFERENCE.md section 6).
 
-    micro-F1 = 2 sum TP / (2 sum TP + sum FP + sum FN), and likewise P and R; a ratio with
-    denominator 0 is ``zero_division``. Matches scikit-learn's ``average="micro"``.
+    micro-F1 = 2 sum TP / (2 sum TP + sum FP + sum FN), micro-fallout = sum FP / sum (FP + TN),
+    micro-error = sum (FP + FN) / sum n, and likewise for every name in :data:`MEASURES`; a ratio
+    with denominator 0 is ``zero_division``. P, R and F1 match scikit-learn's
+    ``average="micro"``, overlap its ``jaccard_score(average="micro")`` and error its
+    ``hamming_loss``.
     """
     zero_division = _check_zero_division(zero_division)
-    tp_, fp_, fn_, _ = _check_table(tp, fp, fn, tn)
-    sums = _prf(tp_.sum(keepdims=True), fp_.sum(keepdims=True), fn_.sum(keepdims=True), zero_division)
-    return {key: float(value[0]) for key, value in sums.items()}
+    sums = [array.sum(keepdims=True) for array in _check_table(tp, fp, fn, tn)]
+    return {key: float(value[0]) for key, value in _measures(*sums, zero_division).items()}
 
 
 def macro_average(
     tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike, zero_division: float
 ) -> dict[str, float]:
-    """Macro-averaged precision, recall and F1: the unweighted means of the per-category values.
+    """Macro-averaged measures: the unweighted means of the per-category values.
 
-    Per-category values follow :func:`per_category`; macro-F1 is the mean of the per-category
-    F1 values (not the harmonic mean of macro-P and macro-R). Matches scikit-learn's
+    Per-category values follow :func:`per_category`, one mean per name in :data:`MEASURES`;
+    macro-F1 is the mean of the per-category F1 values (not the harmonic mean of macro-P and
+    macro-R, which is :func:`summarize`'s ``macro_star_f1``). P, R and F1 match scikit-learn's
     ``average="macro"``. Raises ValueError when there are no categories.
     """
     values = per_category(tp, fp, fn, tn, zero_division)
@@ -160,14 +194,17 @@ def summarize(
     tn: ArrayLike,
     zero_division: float,
 ) -> dict:
-    """Micro and macro P, R, F1 with the per-category table, as plain Python values for a report.
+    """Micro and macro averages with the per-category table, as plain Python values for a report.
 
-    Returns a dict with ``micro_precision``, ``micro_recall``, ``micro_f1``,
-    ``macro_precision``, ``macro_recall``, ``macro_f1``, ``n_categories``, ``zero_division``,
-    ``zero_division_convention`` (in words, see :data:`CONVENTIONS`) and ``per_category``: a
+    Returns a dict with ``micro_<m>`` and ``macro_<m>`` for every ``m`` in :data:`MEASURES`
+    (:func:`micro_average`, :func:`macro_average`); ``macro_star_f1``, LibMultiLabel's Macro*-F1
+    = 2 macro_P macro_R / (macro_P + macro_R), which is 0 when macro_P = macro_R = 0 (under
+    ``zero_division=1`` that happens only when every category has genuine P = R = 0, under
+    ``zero_division=0`` also when every category is 0/0 and macro-F1 is 0 too, so the value agrees
+    with the convention either way); ``n_categories``; ``zero_division``;
+    ``zero_division_convention`` (in words, see :data:`CONVENTIONS`); and ``per_category``: a
     list, in the order of ``categories``, of dicts with ``category``, ``tp``, ``fp``, ``fn``,
-    ``tn``, ``precision``, ``recall``, ``f1``, so any other average can be recomputed
-    (REFERENCE.md section 6).
+    ``tn`` and every measure, so any other average can be recomputed (REFERENCE.md section 6).
 
     Raises ValueError if ``categories`` is empty, has duplicates or does not match the tables.
     """
@@ -184,14 +221,12 @@ def summarize(
                          f"{sorted({c for c in names if names.count(c) > 1})}")
     micro = micro_average(tp_, fp_, fn_, tn_, zero_division)
     macro = macro_average(tp_, fp_, fn_, tn_, zero_division)
-    values = _prf(tp_, fp_, fn_, zero_division)
-    return {
-        "micro_precision": micro["precision"],
-        "micro_recall": micro["recall"],
-        "micro_f1": micro["f1"],
-        "macro_precision": macro["precision"],
-        "macro_recall": macro["recall"],
-        "macro_f1": macro["f1"],
+    values = _measures(tp_, fp_, fn_, tn_, zero_division)
+    macro_p, macro_r = macro["precision"], macro["recall"]
+    report: dict = {f"micro_{m}": micro[m] for m in MEASURES}
+    report.update({f"macro_{m}": macro[m] for m in MEASURES})
+    report.update({
+        "macro_star_f1": 2 * macro_p * macro_r / (macro_p + macro_r) if macro_p + macro_r else 0.0,
         "n_categories": len(names),
         "zero_division": zero_division,
         "zero_division_convention": CONVENTIONS[zero_division],
@@ -202,13 +237,12 @@ def summarize(
                 "fp": int(fp_[j]),
                 "fn": int(fn_[j]),
                 "tn": int(tn_[j]),
-                "precision": float(values["precision"][j]),
-                "recall": float(values["recall"][j]),
-                "f1": float(values["f1"][j]),
+                **{m: float(values[m][j]) for m in MEASURES},
             }
             for j, name in enumerate(names)
         ],
-    }
+    })
+    return report
 
 
 def contingency_from_sets(
@@ -250,3 +284,69 @@ def contingency_from_sets(
             fn[j] += 1
     tn = len(true_labels) - tp - fp - fn
     return tp, fp, fn, tn
+
+
+def _check_edges(edges: Sequence[int]) -> tuple[int, ...]:
+    """``edges`` as a tuple of ints, or ValueError unless non-empty, positive, strictly increasing."""
+    values = tuple(edges)
+    if (
+        not values
+        or any(isinstance(e, bool) or not isinstance(e, (int, np.integer)) for e in values)
+        or values[0] < 1
+        or any(b <= a for a, b in zip(values, values[1:]))
+    ):
+        raise ValueError(
+            f"edges must be a non-empty sequence of strictly increasing positive integers, "
+            f"e.g. (10, 100, 1000); got {edges!r}"
+        )
+    return tuple(int(e) for e in values)
+
+
+def band_order(edges: Sequence[int] = DEFAULT_BAND_EDGES) -> tuple[str, ...]:
+    """The training-frequency band labels for ``edges``, from rarest to most frequent.
+
+    Edges e_1 < ... < e_k give the bands "0" (no training positive), "1-e_1",
+    "(e_1 + 1)-e_2", ..., "(e_{k-1} + 1)-e_k" and ">e_k"; a band holding a single count is
+    labelled by that count alone (edges (1, 10) give "0", "1", "2-10", ">10"). The default
+    edges give "0", "1-10", "11-100", "101-1000", ">1000" (Lewis 1991 section 3; Yang & Liu
+    1999 Figs 4-5). Raises ValueError unless ``edges`` are strictly increasing positive ints.
+    """
+    values = _check_edges(edges)
+    lows = (1,) + tuple(e + 1 for e in values[:-1])
+    inner = tuple(str(hi) if lo == hi else f"{lo}-{hi}" for lo, hi in zip(lows, values))
+    return ("0",) + inner + (f">{values[-1]}",)
+
+
+def frequency_band(
+    train_positives: ArrayLike, edges: Sequence[int] = DEFAULT_BAND_EDGES
+) -> NDArray[np.str_]:
+    """The training-frequency band of each category, for averages by category group.
+
+    Category c with m_c training positives falls in band "0" when m_c = 0, in the band whose
+    upper edge is the first e_i >= m_c otherwise, and in ">e_k" above the last edge; the labels
+    are those of :func:`band_order` (default: "0", "1-10", "11-100", "101-1000", ">1000", so 10
+    is in "1-10" and 11 in "11-100"). Lewis 1991 recommends averaging over such groups; Yang &
+    Liu 1999 (Figs 4-5) plot F1 against training-set frequency.
+
+    Parameters
+    ----------
+    train_positives : 1-D array of non-negative integer counts, one per category.
+    edges : strictly increasing positive integers, the inclusive upper ends of the non-zero bands.
+
+    Returns
+    -------
+    1-D array of band labels (numpy str), one per category.
+    """
+    labels = np.array(band_order(edges))
+    counts = np.asarray(train_positives)
+    if counts.ndim != 1:
+        raise ValueError(
+            f"train_positives must be a 1-D array (one count per category); got ndim={counts.ndim}"
+        )
+    if counts.size and not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(f"train_positives must hold integer counts; got dtype {counts.dtype}")
+    counts = counts.astype(np.int64, copy=False)
+    if np.any(counts < 0):
+        raise ValueError(f"train_positives must hold non-negative counts; got minimum {counts.min()}")
+    band = np.where(counts == 0, 0, np.searchsorted(np.array(_check_edges(edges)), counts) + 1)
+    return labels[band]

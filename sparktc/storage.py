@@ -34,13 +34,18 @@ def read_text(spark: SparkSession, path: str) -> str:
 
 def write_text(spark: SparkSession, path: str, text: str) -> None:
     """Create or replace a small text file."""
-    hadoop_path, fs = _path(spark, path)
-    stream = fs.create(hadoop_path, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
+    write_bytes(spark, path, text.encode("utf-8"))
 
 
 def join(base: str, *parts: str) -> str:
     return "/".join([base.rstrip("/"), *parts])
+
+
+def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:
+    """Create or replace a small binary file (a PNG plot)."""
+    hadoop_path, fs = _path(spark, path)
+    stream = fs.create(hadoop_path, True)
+    try:
+        stream.write(bytearray(data))
+    finally:
+        stream.close()

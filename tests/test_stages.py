@@ -136,9 +136,12 @@ def test_ingest_categories_are_the_103_topics_with_hand_counted_positives(spark,
     train_count = Counter(c for d in TRAIN_IDS for c in LABELS[d])
     test_count = Counter(c for d in TEST_IDS for c in LABELS[d])
     table = read(spark, output, "categories").toPandas()
-    assert list(table.columns) == ["category", "name", "train_positives", "test_positives"]
+    assert list(table.columns) == ["category", "name", "parent", "train_positives", "test_positives"]
     got = {r.category: (r.name, int(r.train_positives), int(r.test_positives)) for r in table.itertuples()}
     assert got == {c: (topics[c], train_count[c], test_count[c]) for c in topics}
+    parents = dict(zip(table["category"], table["parent"]))
+    assert parents["C1511"] == "C151" and parents["C151"] == "C15" and parents["C15"] == "CCAT"
+    assert {c for c, p in parents.items() if p is None} == {"CCAT", "ECAT", "GCAT", "MCAT"}
     assert table["train_positives"].gt(0).sum() == len(set(train_count)) == 20
 
 

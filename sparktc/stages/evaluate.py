@@ -16,13 +16,18 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-from sparktc import storage
+from sparktc import reports, storage
+from sparktc.category_sets import category_subsets
 from sparktc.config import Config
+from sparktc.evaluation import assemble, to_builtin
 from sparktc.matrix import csr_from_lists
-from sparktc.metrics import summarize
+from sparktc.ranking import hits_from_rankings, ranking_measures
 from sparktc.records import TEST
 from sparktc.stages.report import StageReport, stage
+
+RANKING_MEASURES = ("P", "R", "RP", "nDCG")
 
 PREDICTIONS_DDL = (
     "doc_id string, labels array<string>, predicted array<string>, "
@@ -65,12 +70,12 @@ def contingency_tables(predictions: DataFrame, categories: DataFrame) -> DataFra
     assigned = per_category(F.col("predicted"), "assigned")
     hits = per_category(F.array_intersect("labels", "predicted"), "tp")
     table = (
-        categories.select("category", "name", "train_positives")
+        categories.select("category", "name", "parent", "train_positives")
         .join(true, "category", "left").join(assigned, "category", "left").join(hits, "category", "left")
         .fillna(0, ["positives", "assigned", "tp"])
     )
     return table.select(
-        "category", "name", "train_positives", F.col("positives").alias("test_positives"),
+        "category", "name", "parent", "train_positives", F.col("positives").alias("test_positives"),
         F.col("tp").cast("long").alias("tp"),
         (F.col("assigned") - F.col("tp")).cast("long").alias("fp"),
         (F.col("positives") - F.col("tp")).cast("long").alias("fn"),
@@ -78,25 +83,42 @@ def contingency_tables(predictions: DataFrame, categories: DataFrame) -> DataFra
     )
 
 
-AVERAGED = {
-    "train_positive": lambda table: table["train_positives"] > 0,
-    "test_positive": lambda table: table["test_positives"] > 0,
-    "all": lambda table: table["category"].notna(),
-}
+def ranking_averages(predictions: DataFrame, ks: list[int]) -> dict[str, float]:
+    """P@K, R@K, RP@K, nDCG@K per document on the executors (from each document's top-K), averaged by Spark sums."""
+    names = [f"{measure}@{k}" for measure in RANKING_MEASURES for k in ks]
+    schema = StructType([StructField(name, DoubleType()) for name in names] + [StructField("documents", LongType())])
+    k_max = max(ks)
+
+    def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            hits, n_relevant = hits_from_rankings(
+                batch.column("top_categories").to_pylist(), batch.column("labels").to_pylist(), k_max)
+            values = ranking_measures(hits, n_relevant, ks)
+            yield pa.RecordBatch.from_pydict(
+                {**{name: [float(values[name].sum())] for name in names}, "documents": [len(batch)]})
+
+    sums = predictions.select("top_categories", "labels").mapInArrow(measure, schema) \
+        .agg(*[F.sum(F.col(f"`{name}`")).alias(name) for name in [*names, "documents"]]).first()
+    documents = sums["documents"] or 0
+    return {name: (sums[name] / documents if documents else 0.0) for name in names}
+
+
+def write_reports(spark: SparkSession, output: str, metrics: dict, table) -> None:
+    """metrics.json, report.md, per_category.csv and the two plots, through the Hadoop file system."""
+    storage.write_text(spark, storage.join(output, "metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
+    storage.write_text(spark, storage.join(output, "report.md"), reports.report_markdown(metrics, table))
+    storage.write_text(spark, storage.join(output, "per_category.csv"), reports.per_category_csv(table))
+    storage.write_bytes(spark, storage.join(output, "f1_by_training_frequency.png"),
+                        reports.plot_f1_by_training_frequency(table))
+    storage.write_bytes(spark, storage.join(output, "f1_by_band.png"), reports.plot_f1_by_band(metrics["bands"]))
 
 
 def format_table(metrics: dict, table) -> str:
-    lines = [
-        f"{'category':<12} {'train+':>7} {'test+':>7} {'TP':>6} {'FP':>6} {'FN':>6} {'P':>6} {'R':>6} {'F1':>6}",
-    ]
-    rows = {row["category"]: row for row in metrics["per_category"]}
-    for record in table.itertuples():
-        row = rows.get(record.category)
-        scores = f"{row['precision']:6.3f} {row['recall']:6.3f} {row['f1']:6.3f}" if row else f"{'(not averaged)':>20}"
-        lines.append(
-            f"{record.category:<12} {record.train_positives:>7} {record.test_positives:>7} "
-            f"{record.tp:>6} {record.fp:>6} {record.fn:>6} {scores}"
-        )
+    lines = [f"{'category':<12} {'train+':>7} {'test+':>7} {'TP':>6} {'FP':>6} {'FN':>6} {'P':>6} {'R':>6} {'F1':>6}"]
+    for row in table.itertuples():
+        scores = f"{row.precision:6.3f} {row.recall:6.3f} {row.f1:6.3f}" + ("" if row.averaged else "  (not averaged)")
+        lines.append(f"{row.category:<12} {row.train_positives:>7} {row.test_positives:>7} "
+                     f"{row.tp:>6} {row.fp:>6} {row.fn:>6} {scores}")
     lines.append(
         f"micro P {metrics['micro_precision']:.4f}  R {metrics['micro_recall']:.4f}  F1 {metrics['micro_f1']:.4f}   "
         f"macro P {metrics['macro_precision']:.4f}  R {metrics['macro_recall']:.4f}  F1 {metrics['macro_f1']:.4f}   "
@@ -105,44 +127,46 @@ def format_table(metrics: dict, table) -> str:
     return "\n".join(lines)
 
 
+def predict(spark: SparkSession, config: Config, output: str) -> DataFrame:
+    """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
+    models = spark.read.parquet(storage.join(output, "models")).orderBy("category").toPandas()
+    codes = models["category"].to_numpy(dtype=object)
+    W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((0, 0))
+    shared = spark.sparkContext.broadcast(
+        (codes, W, models["bias"].to_numpy(), models["threshold"].to_numpy(), config.evaluate.top_scores)
+    )
+
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield _predict(batch, *shared.value)
+
+    test = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TEST)
+    test.select("doc_id", "labels", "indices", "values").mapInArrow(score, PREDICTIONS_DDL) \
+        .write.mode("overwrite").parquet(storage.join(output, "predictions"))
+    shared.unpersist()
+    return test
+
+
 def evaluate(spark: SparkSession, config: Config, output: str) -> StageReport:
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
-        models = spark.read.parquet(storage.join(output, "models")).orderBy("category").toPandas()
-        codes = models["category"].to_numpy(dtype=object)
-        W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((0, 0))
-        shared = spark.sparkContext.broadcast(
-            (codes, W, models["bias"].to_numpy(), models["threshold"].to_numpy(), settings.top_scores)
-        )
-
-        def predict(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                yield _predict(batch, *shared.value)
-
-        test = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TEST)
-        test.select("doc_id", "labels", "indices", "values").mapInArrow(predict, PREDICTIONS_DDL) \
-            .write.mode("overwrite").parquet(storage.join(output, "predictions"))
-        shared.unpersist()
+        test = predict(spark, config, output)
         predictions = spark.read.parquet(storage.join(output, "predictions"))
         categories = spark.read.parquet(storage.join(output, "categories"))
         contingency_tables(predictions, categories).orderBy("category").coalesce(1) \
             .write.mode("overwrite").parquet(storage.join(output, "contingency"))
-        table = spark.read.parquet(storage.join(output, "contingency")).orderBy("category").toPandas()
-
-        averaged = table[AVERAGED[settings.average_over](table)]
-        metrics = summarize(
-            averaged["category"].tolist(), averaged["tp"].to_numpy(), averaged["fp"].to_numpy(),
-            averaged["fn"].to_numpy(), averaged["tn"].to_numpy(), settings.zero_division,
-        )
-        metrics = {
-            **{key: value for key, value in metrics.items() if key != "per_category"},
-            "averaged_over": settings.average_over,
-            "categories_listed": len(table),
+        contingency = spark.read.parquet(storage.join(output, "contingency")).toPandas()
+        subsets = category_subsets(contingency, config.corpus.format, settings.subsets)
+        metrics, table = assemble(contingency, subsets, settings.average_over, settings.zero_division,
+                                  settings.bands, ranking_averages(predictions, settings.ranks))
+        per_category_rows = metrics.pop("per_category")
+        metrics.update({
+            "corpus": config.corpus.format,
             "test_documents": int(predictions.count()),
             "settings": config.as_dict(),
-            "per_category": metrics["per_category"],
-        }
-        storage.write_text(spark, storage.join(output, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
+            "per_category": per_category_rows,
+        })
+        write_reports(spark, output, metrics, table)
         print(format_table(metrics, table), flush=True)
         report.rows_in = test.count()
         report.rows_out = metrics["test_documents"]

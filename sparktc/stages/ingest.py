@@ -10,7 +10,7 @@ chosen set); the stage report checks that these add up to the records read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -127,10 +127,12 @@ def _mark_duplicates(records: DataFrame) -> DataFrame:
 
 @dataclass
 class Categories:
-    """The category set of the run, with display names; training and averaging follow it."""
+    """The category set of the run, with display names and, for a hierarchy, each category's parent
+    (None for top-level categories and flat category sets); training and averaging follow it."""
 
     codes: list[str]
     names: dict[str, str]
+    parents: dict[str, str] = field(default_factory=dict)
 
 
 def _files(spark: SparkSession, pattern: str, what: str, hint: str) -> list[str]:
@@ -232,7 +234,8 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
     )
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects, "parsed": parsed,
              "unread_assignments": None if all_parts else unknown_doc}
-    return labelled, Categories(list(hierarchy.categories), names), extra
+    parents = {code: parent for code, parent in hierarchy.parent.items() if parent != lyrl2004.ROOT}
+    return labelled, Categories(list(hierarchy.categories), names, parents), extra
 
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
@@ -289,7 +292,8 @@ def ingest(spark: SparkSession, config: Config, output: str) -> StageReport:
             F.sum(F.when(F.col("split") == TEST, 1).otherwise(0)).alias("test_positives"),
         )
         table = spark.createDataFrame(
-            [(c, categories.names.get(c, c)) for c in categories.codes], "category string, name string"
+            [(c, categories.names.get(c, c), categories.parents.get(c)) for c in categories.codes],
+            "category string, name string, parent string",
         )
         (
             table.join(positives, "category", "left").fillna(0, ["train_positives", "test_positives"])

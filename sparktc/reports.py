@@ -1,0 +1,459 @@
+"""Evaluation results as the files a person reads: a per-category CSV, a Markdown report, two PNG plots.
+
+Pure functions, no Spark and no file-system access: each returns ``str`` or PNG ``bytes`` and the
+Spark layer writes them through Hadoop file systems. Inputs (REFERENCE.md sections 6 and 7):
+
+``table``
+    pandas DataFrame, one row per category, columns ``category, name, train_positives,
+    test_positives, tp, fp, fn, tn, precision, recall, f1, band, averaged`` (``averaged``: the
+    category is in the set the headline averages are taken over).
+``metrics``
+    dict of the run's averages: ``micro_*``/``macro_*`` for precision, recall, f1, fallout,
+    overlap, error, accuracy; ``macro_star_f1``; ``n_categories``, ``zero_division``,
+    ``zero_division_convention``, ``averaged_over``, ``test_documents``, ``corpus``, ``settings``
+    (the nested configuration dict) and the optional ``averages`` (per averaging set),
+    ``bands`` (per training-frequency band) and ``ranking`` (P@K, R@K, RP@K, nDCG@K).
+    Missing measures are shown as an em dash; missing optional sections are left out.
+
+The plots are deterministic: fixed figure size and dpi, matplotlib's default style (a user's
+``matplotlibrc`` is ignored), the Agg canvas used directly (pyplot and its global state are never
+touched) and no ``Software`` entry in the PNG metadata, so two calls give identical bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "CSV_HEADER",
+    "F1_BY_TRAINING_FREQUENCY_PNG",
+    "F1_BY_BAND_PNG",
+    "FIGURE_SIZE",
+    "FIGURE_DPI",
+    "ZERO_TRAIN_X",
+    "per_category_csv",
+    "report_markdown",
+    "plot_f1_by_training_frequency",
+    "plot_f1_by_band",
+    "lowess",
+]
+
+#: Header of the per-category CSV: the table LYRL2004 publishes.
+CSV_HEADER = ("category", "name", "train_positives", "test_positives", "TP", "FP", "FN", "TN", "P", "R", "F1")
+#: Relative names the Markdown report links to; the Spark layer writes the PNGs under them.
+F1_BY_TRAINING_FREQUENCY_PNG = "f1_by_training_frequency.png"
+F1_BY_BAND_PNG = "f1_by_band.png"
+#: Every plot is FIGURE_SIZE inches at FIGURE_DPI: 900 x 560 pixels.
+FIGURE_SIZE = (9.0, 5.6)
+FIGURE_DPI = 100
+#: Where categories with no training positive are drawn on the log frequency axis.
+ZERO_TRAIN_X = 0.5
+
+_TABLE_COLUMNS = ("category", "name", "train_positives", "test_positives", "tp", "fp", "fn", "tn",
+                  "precision", "recall", "f1")
+_DASH = "\u2014"
+_NOT_AVERAGED = "\u2020"  # dagger
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _float(value: Any, missing: str) -> str:
+    return missing if _missing(value) else f"{float(value):.4f}"
+
+
+def _int(value: Any, missing: str) -> str:
+    return missing if _missing(value) else str(int(value))
+
+
+def _check_table(table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    absent = [c for c in columns if c not in table.columns]
+    if absent:
+        raise ValueError(f"the per-category table lacks columns {absent}; it has {list(table.columns)}")
+    return table.sort_values("category", kind="stable", key=lambda s: s.astype(str)).reset_index(drop=True)
+
+
+def _cell(value: Any) -> str:
+    """Text for a Markdown table cell: pipes escaped, line breaks flattened."""
+    text = "" if _missing(value) else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: Sequence[str]) -> list[str]:
+    rule = {"l": "---", "r": "---:", "c": ":---:"}
+    return [_row(header), _row([rule[a] for a in align]), *(_row(r) for r in rows)]
+
+
+def _get(mapping: Any, *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if not isinstance(mapping, Mapping) or key not in mapping:
+            return default
+        mapping = mapping[key]
+    return mapping
+
+
+# --------------------------------------------------------------------------------------------
+# CSV
+
+
+def per_category_csv(table: pd.DataFrame) -> str:
+    """The per-category table as CSV, as LYRL2004 publishes it, so any average can be recomputed.
+
+    Header ``category,name,train_positives,test_positives,TP,FP,FN,TN,P,R,F1``; one row per
+    category sorted by category code; counts as integers, P, R, F1 with 4 decimals (an empty
+    field for a missing value); fields quoted only when needed (a name holding a comma or quote),
+    lines ended by ``\\n``. Raises ValueError if a column is missing.
+    """
+    rows = _check_table(table, _TABLE_COLUMNS)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(CSV_HEADER)
+    for r in rows.itertuples(index=False):
+        writer.writerow([
+            r.category, "" if _missing(r.name) else r.name,
+            _int(r.train_positives, ""), _int(r.test_positives, ""),
+            _int(r.tp, ""), _int(r.fp, ""), _int(r.fn, ""), _int(r.tn, ""),
+            _float(r.precision, ""), _float(r.recall, ""), _float(r.f1, ""),
+        ])
+    return out.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown
+
+_MEASURES = (
+    ("Precision", "precision"),
+    ("Recall", "recall"),
+    ("F1", "f1"),
+    ("Fallout", "fallout"),
+    ("Overlap", "overlap"),
+    ("Error", "error"),
+    ("Accuracy", "accuracy"),
+)
+_RANKING_ROWS = ("P", "R", "RP", "nDCG")
+_RANKING_KEY = re.compile(r"^(P|R|RP|nDCG)@(\d+)$")
+
+
+def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
+    s = settings if isinstance(settings, Mapping) else {}
+
+    def val(*keys: str) -> str:
+        v = _get(s, *keys)
+        return _DASH if v is None or v == "" else f"`{v}`"
+
+    select_k, select_xi = _get(s, "select", "top_k"), _get(s, "select", "reduction_factor")
+    if select_k:
+        kept = f"top {select_k} terms"
+    elif select_xi:
+        kept = f"reduction factor xi = {select_xi}"
+    elif select_k is None and select_xi is None:
+        kept = None
+    else:
+        kept = "all terms"
+    score = _get(s, "rank", "global_score")
+    if kept is None and score is None:
+        selection = _DASH
+    else:
+        selection = f"chi-square, global score `{score if score is not None else '?'}`, {kept or '?'}"
+    stop = _get(s, "tokenize", "stop_list")
+    lines = [
+        f"- Solver: {val('train', 'solver')}",
+        f"- C: {val('train', 'C')}; epsilon: {val('train', 'epsilon')}; bias: {val('train', 'bias')}",
+        f"- Decision threshold: {val('train', 'threshold')}",
+        f"- Term selection: {selection}",
+        f"- Weighting: {val('weight', 'scheme')}",
+        f"- Text processing: stemmer {val('tokenize', 'stemmer')}, "
+        f"stop list {'`' + str(stop) + '`' if stop else 'none'}",
+        f"- zero_division: `{metrics.get('zero_division', _DASH)}`; averaged over: "
+        f"`{metrics.get('averaged_over', _DASH)}`",
+    ]
+    corpus = _get(s, "corpus")
+    if isinstance(corpus, Mapping):
+        detail = [f"{k} `{corpus[k]}`" for k in ("format", "path", "category_set", "document_filter",
+                                                  "test_parts") if corpus.get(k) not in (None, "", [])]
+        if detail:
+            lines.append("- Corpus: " + ", ".join(detail))
+    return lines
+
+
+def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
+    """A readable Markdown report of one evaluation (REFERENCE.md section 6).
+
+    Sections, in order: title with the corpus; the 0/0 convention (a quoted line right under the
+    title); the main table (micro and macro precision, recall, F1, fallout, overlap, error,
+    accuracy and Macro*-F1); the averaging sets (skipped without ``metrics["averages"]``); the
+    frequency bands with a link to :data:`F1_BY_BAND_PNG` (skipped without ``metrics["bands"]``);
+    the ranking measures, one column per K (skipped without ``metrics["ranking"]``); F1 against
+    training-set frequency (a link to :data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
+    table with categories outside the averaged set marked by a dagger; the key settings.
+    """
+    rows = _check_table(table, _TABLE_COLUMNS)
+    corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
+    zero = metrics.get("zero_division")
+    convention = metrics.get("zero_division_convention") or "not stated"
+    averaged_over = metrics.get("averaged_over", _DASH)
+    out: list[str] = [f"# Text-categorization evaluation: {corpus}", ""]
+    out += [
+        f"> **0/0 convention: zero_division = {zero if zero is not None else _DASH}.** {convention}. "
+        "Papers differ here (LYRL2004 and Debole & Sebastiani use 1, scikit-learn and LibMultiLabel "
+        "use 0), so compare numbers only under the same convention.",
+        "",
+    ]
+    summary = [
+        f"- Test documents: {_int(metrics.get('test_documents'), _DASH)}",
+        f"- Categories averaged: {_int(metrics.get('n_categories'), _DASH)} "
+        f"(set `{averaged_over}`) of {len(rows)} in the per-category table",
+    ]
+    out += summary + [""]
+
+    # main table
+    out += [f"## Effectiveness (averaged over `{averaged_over}`)", ""]
+    main_rows = [
+        [label, _float(metrics.get(f"micro_{key}"), _DASH), _float(metrics.get(f"macro_{key}"), _DASH)]
+        for label, key in _MEASURES
+    ]
+    main_rows.append(["Macro*-F1 (harmonic mean of macro-P and macro-R)", _DASH,
+                      _float(metrics.get("macro_star_f1"), _DASH)])
+    out += _md_table(["Measure", "Micro", "Macro"], main_rows, "lrr") + [""]
+
+    averages = metrics.get("averages")
+    if isinstance(averages, Mapping) and averages:
+        out += ["## Averaging sets", "",
+                "Which categories are averaged matters (REFERENCE.md section 6); the headline set is "
+                "in bold.", ""]
+        set_rows = []
+        for set_name, values in averages.items():
+            values = values if isinstance(values, Mapping) else {}
+            label = f"**{_cell(set_name)}**" if set_name == averaged_over else _cell(set_name)
+            set_rows.append([label, _int(values.get("n_categories"), _DASH),
+                             _float(values.get("micro_f1"), _DASH), _float(values.get("macro_f1"), _DASH)])
+        out += _md_table(["Set", "#categories", "Micro-F1", "Macro-F1"], set_rows, "lrrr") + [""]
+
+    bands = metrics.get("bands")
+    if isinstance(bands, Sequence) and not isinstance(bands, str) and bands:
+        out += ["## By training-set frequency band", "",
+                "Categories grouped by their number of training positives (Lewis 1991; Yang & Liu 1999).",
+                ""]
+        band_rows = [[_cell(b.get("band")), _int(b.get("n_categories"), _DASH),
+                      _float(b.get("micro_f1"), _DASH), _float(b.get("macro_f1"), _DASH)]
+                     for b in bands if isinstance(b, Mapping)]
+        out += _md_table(["Training positives", "#categories", "Micro-F1", "Macro-F1"], band_rows, "lrrr")
+        out += ["", f"![Micro- and macro-F1 by frequency band]({F1_BY_BAND_PNG})", ""]
+
+    ranking = metrics.get("ranking")
+    if isinstance(ranking, Mapping) and ranking:
+        ks = sorted({int(m.group(2)) for m in map(_RANKING_KEY.match, ranking) if m})
+        if ks:
+            out += ["## Ranking measures", "",
+                    "Per document, averaged over test documents (LibMultiLabel): P@K, R@K (0 for a "
+                    "document without labels), RP@K = hits in top K / min(K, #relevant), nDCG@K.", ""]
+            rank_rows = [[f"{name}@K"] + [_float(ranking.get(f"{name}@{k}"), _DASH) for k in ks]
+                         for name in _RANKING_ROWS]
+            out += _md_table(["Measure"] + [f"K = {k}" for k in ks], rank_rows, "l" + "r" * len(ks)) + [""]
+
+    out += ["## F1 against training-set frequency", "",
+            f"![Per-category F1 against training-set frequency]({F1_BY_TRAINING_FREQUENCY_PNG})", ""]
+
+    out += ["## Per category", "",
+            f"{_NOT_AVERAGED} = not in the averaged set `{averaged_over}`. The same table, with TN, is "
+            "in the per-category CSV.", ""]
+    averaged = rows["averaged"] if "averaged" in rows.columns else pd.Series(True, index=rows.index)
+    cat_rows = []
+    for r, is_averaged in zip(rows.itertuples(index=False), averaged):
+        mark = "" if (not _missing(is_averaged) and bool(is_averaged)) else f" {_NOT_AVERAGED}"
+        cat_rows.append([
+            _cell(r.category) + mark, _cell(r.name),
+            _int(r.train_positives, _DASH), _int(r.test_positives, _DASH),
+            _int(r.tp, _DASH), _int(r.fp, _DASH), _int(r.fn, _DASH),
+            _float(r.precision, _DASH), _float(r.recall, _DASH), _float(r.f1, _DASH),
+        ])
+    out += _md_table(["Category", "Name", "Train+", "Test+", "TP", "FP", "FN", "P", "R", "F1"],
+                     cat_rows, "llrrrrrrrr") + [""]
+
+    out += ["## Settings", ""] + _settings_lines(metrics.get("settings"), metrics) + [""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# plots
+
+
+def lowess(x: Sequence[float], y: Sequence[float], at: Sequence[float], frac: float = 0.5) -> np.ndarray:
+    """Locally weighted linear regression (Cleveland's LOWESS, no robustness passes) in numpy.
+
+    For each point of ``at``, fits a weighted straight line to the ``ceil(frac * n)`` nearest
+    points of ``x`` with tricube weights and returns its value there; where those points share a
+    single x value, their weighted mean. Raises ValueError for empty or unequal inputs.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    at = np.asarray(at, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0:
+        raise ValueError(f"x and y must be non-empty 1-D arrays of one length; got {x.shape} and {y.shape}")
+    if not 0.0 < frac <= 1.0:
+        raise ValueError(f"frac must be in (0, 1]; got {frac}")
+    k = max(2, min(x.size, int(math.ceil(frac * x.size))))
+    fitted = np.empty(at.shape, dtype=np.float64)
+    for i, x0 in enumerate(at.ravel()):
+        distance = np.abs(x - x0)
+        h = np.partition(distance, k - 1)[k - 1]
+        if h <= 0:
+            w = (distance <= 0).astype(np.float64)
+        else:
+            u = np.clip(distance / (h * 1.000001), 0.0, 1.0)
+            w = (1.0 - u**3) ** 3
+        total = w.sum()
+        mean_x = (w * x).sum() / total
+        mean_y = (w * y).sum() / total
+        var_x = (w * (x - mean_x) ** 2).sum()
+        if var_x <= 1e-12 * max(1.0, mean_x * mean_x) * total:
+            fitted.flat[i] = mean_y
+        else:
+            slope = (w * (x - mean_x) * (y - mean_y)).sum() / var_x
+            fitted.flat[i] = mean_y + slope * (x0 - mean_x)
+    return fitted
+
+
+def _new_figure():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGURE_SIZE, dpi=FIGURE_DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _style():
+    import matplotlib.style
+
+    return matplotlib.style.context("default")
+
+
+def plot_f1_by_training_frequency(table: pd.DataFrame) -> bytes:
+    """PNG: per-category F1 against training-set frequency, log x axis, with a LOWESS curve.
+
+    As in LYRL2004 and Yang & Liu 1999 Figs 4-5. Categories with at least one training positive
+    are dots (filled when in the averaged set, hollow otherwise); categories with none cannot sit
+    on a log axis and are drawn as red crosses at x = :data:`ZERO_TRAIN_X`, left of a dotted
+    line, and left out of the curve. The curve is :func:`lowess` (frac 0.5) of F1 over
+    log10(training positives), drawn when there are at least 3 distinct frequencies; it is
+    clipped to [0, 1]. Size :data:`FIGURE_SIZE` at :data:`FIGURE_DPI`; identical bytes per input.
+    """
+    rows = _check_table(table, ("category", "train_positives", "f1"))
+    train = pd.to_numeric(rows["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
+    f1 = pd.to_numeric(rows["f1"], errors="coerce").to_numpy(dtype=np.float64)
+    if "averaged" in rows.columns:
+        averaged = np.array([not _missing(v) and bool(v) for v in rows["averaged"]], dtype=bool)
+    else:
+        averaged = np.ones(len(rows), dtype=bool)
+    known = ~np.isnan(train) & ~np.isnan(f1)
+    positive = known & (train > 0)
+    zero = known & (train <= 0)
+
+    with _style():
+        figure = _new_figure()
+        ax = figure.add_subplot()
+        if positive.any():
+            on = positive & averaged
+            off = positive & ~averaged
+            if on.any():
+                ax.scatter(train[on], f1[on], s=22, color="tab:blue", alpha=0.75, linewidths=0,
+                           label=f"categories ({int(on.sum())})")
+            if off.any():
+                ax.scatter(train[off], f1[off], s=22, facecolors="none", edgecolors="tab:blue",
+                           label=f"not averaged ({int(off.sum())})")
+            logx = np.log10(train[positive])
+            if np.unique(logx).size >= 3:
+                grid = np.linspace(logx.min(), logx.max(), 200)
+                curve = np.clip(lowess(logx, f1[positive], grid, frac=0.5), 0.0, 1.0)
+                ax.plot(10.0**grid, curve, color="tab:orange", linewidth=2.2, label="LOWESS (frac 0.5)")
+        if zero.any():
+            ax.scatter(np.full(int(zero.sum()), ZERO_TRAIN_X), f1[zero], marker="x", s=30, color="tab:red",
+                       label=f"0 training positives ({int(zero.sum())}), at x = {ZERO_TRAIN_X}")
+            ax.axvline(0.75, color="grey", linestyle=":", linewidth=1)
+        if not (positive.any() or zero.any()):
+            ax.text(0.5, 0.5, "no categories with an F1 value", ha="center", va="center",
+                    transform=ax.transAxes)
+        ax.set_xscale("log")
+        right = float(train[positive].max()) * 2.0 if positive.any() else 10.0
+        left = ZERO_TRAIN_X / 1.6 if zero.any() else (float(train[positive].min()) / 1.6 if positive.any() else 1.0)
+        ax.set_xlim(left, max(right, left * 10))
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("training-set frequency (positive training documents, log scale)")
+        ax.set_ylabel("F1 per category")
+        ax.set_title("Per-category F1 against training-set frequency")
+        ax.grid(True, which="major", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="lower right", fontsize="small")
+        return _png(figure)
+
+
+def plot_f1_by_band(bands: Sequence[Mapping[str, Any]]) -> bytes:
+    """PNG: grouped bars of micro- and macro-F1 per training-frequency band, in the given order.
+
+    Each band dict has ``band`` (label), ``n_categories``, ``micro_f1``, ``macro_f1``; a missing
+    F1 (e.g. a band without categories) draws no bar. The number of categories is written above
+    each group. Size :data:`FIGURE_SIZE` at :data:`FIGURE_DPI`; identical bytes per input.
+    """
+    bands = [b for b in bands if isinstance(b, Mapping)]
+    labels = [str(b.get("band", "?")) for b in bands]
+
+    def values(key: str) -> np.ndarray:
+        return np.array([np.nan if _missing(b.get(key)) else float(b[key]) for b in bands], dtype=np.float64)
+
+    micro, macro = values("micro_f1"), values("macro_f1")
+    counts = [b.get("n_categories") for b in bands]
+    with _style():
+        figure = _new_figure()
+        ax = figure.add_subplot()
+        if bands:
+            x = np.arange(len(bands), dtype=np.float64)
+            width = 0.38
+            ax.bar(x - width / 2, np.nan_to_num(micro, nan=0.0), width, color="tab:blue", label="micro-F1")
+            ax.bar(x + width / 2, np.nan_to_num(macro, nan=0.0), width, color="tab:orange", label="macro-F1")
+            for xi, mi, ma, n in zip(x, micro, macro, counts):
+                for offset, v in ((-width / 2, mi), (width / 2, ma)):
+                    if not np.isnan(v):
+                        ax.text(xi + offset, v + 0.01, f"{v:.3f}", ha="center", va="bottom", fontsize="x-small")
+                top = np.nanmax([mi, ma, 0.0])
+                ax.text(xi, top + 0.06, f"n = {_int(n, '?')}", ha="center", va="bottom", fontsize="small",
+                        fontweight="bold")
+            ax.set_xticks(x, labels)
+            ax.legend(loc="upper center", ncols=2, fontsize="small")
+        else:
+            ax.text(0.5, 0.5, "no frequency bands", ha="center", va="center", transform=ax.transAxes)
+        ax.set_ylim(0.0, 1.3)
+        ax.set_yticks(np.linspace(0.0, 1.0, 6))
+        ax.set_xlabel("training-set frequency band (positive training documents)")
+        ax.set_ylabel("F1")
+        ax.set_title("Micro- and macro-F1 by training-frequency band (n = categories per band)")
+        ax.grid(True, axis="y", alpha=0.3)
+        return _png(figure)

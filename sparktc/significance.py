@@ -1,0 +1,273 @@
+"""Significance tests comparing two systems A and B (Yang & Liu 1999, section 4; REFERENCE.md section 6).
+
+* s-test (micro sign test, section 4.1) on the document/category decisions where A and B differ;
+* S-test (macro sign test, section 4.2) on paired per-category F1 values;
+* T-test (macro t-test, section 4.3) on the per-category F1 differences;
+* T'-test (section 4.4): the T-test after replacing the pooled F1 values by their ranks;
+* p-test (section 4.5): difference of two proportions (recall, precision, error, accuracy).
+
+Every test is one-sided in both directions: ``p_value_a_better`` is the P-value against the null
+hypothesis for the alternative "A is better than B", ``p_value_b_better`` for "B is better than
+A". The ``symbol`` is that of Yang & Liu's Tables 2-3: "≫" when A is better with P <= 0.01, ">"
+when 0.01 < P <= 0.05, "<" and "≪" likewise when B is better, and "~" (their ".") otherwise.
+
+Reference distributions follow the paper: the sign tests use the exact binomial tail for
+n <= 12 and the normal approximation z = (k - 0.5 n) / (0.5 sqrt(n)), without continuity
+correction, for n > 12; the T-, T'- and p-tests use Student's t with n - 1 degrees of freedom
+for n <= 40 and the standard normal for n > 40 (the paper's "If n <= 40").
+
+Degenerate comparisons, where the statistic is undefined (no differing pair, a single differing
+pair or differences of zero variance in the T-tests, a pooled proportion of 0 or 1 in the
+p-test), give ``statistic = nan``, both P-values 1.0 and symbol "~": the data cannot show either
+system better.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+__all__ = [
+    "TestResult",
+    "s_test",
+    "S_test",
+    "T_test",
+    "T_prime_test",
+    "p_test",
+    "significance_symbol",
+    "EXACT_SIGN_TEST_MAX_N",
+    "T_DISTRIBUTION_MAX_N",
+    "STRONG_LEVEL",
+    "LEVEL",
+]
+
+#: Sign tests with at most this many differing pairs use the exact binomial tail (section 4.1).
+EXACT_SIGN_TEST_MAX_N = 12
+#: T-, T'- and p-tests with at most this many pairs or trials use Student's t (sections 4.3-4.5).
+T_DISTRIBUTION_MAX_N = 40
+#: Yang & Liu's two significance levels: "≫"/"≪" at or below the first, ">"/"<" at the second.
+STRONG_LEVEL, LEVEL = 0.01, 0.05
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """The outcome of one comparison of systems A and B.
+
+    Attributes
+    ----------
+    name : the test, e.g. "s-test" or "p-test (recall)".
+    n : the sample size the test used: differing decisions (s-test), differing categories (S-,
+        T-, T'-tests) or n_a + n_b trials (p-test).
+    statistic : z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
+        degenerate.
+    p_value_a_better, p_value_b_better : one-sided P-values for "A better" and "B better".
+    symbol : "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: str
+    n: int
+    statistic: float
+    p_value_a_better: float
+    p_value_b_better: float
+    symbol: str
+
+
+def significance_symbol(p_value_a_better: float, p_value_b_better: float) -> str:
+    """Yang & Liu 1999 Table 2's symbol for a pair of one-sided P-values.
+
+    "≫" if p_value_a_better <= 0.01, ">" if 0.01 < p_value_a_better <= 0.05, "≪" and "<"
+    likewise for p_value_b_better, "~" if neither is <= 0.05. Raises ValueError unless both are
+    in [0, 1] and at most one is <= 0.05 (one-sided P-values of the two directions sum to at
+    least 1).
+    """
+    for name, value in (("p_value_a_better", p_value_a_better),
+                        ("p_value_b_better", p_value_b_better)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}")
+    if p_value_a_better <= LEVEL and p_value_b_better <= LEVEL:
+        raise ValueError(
+            f"p_value_a_better and p_value_b_better cannot both be <= {LEVEL}; got "
+            f"{p_value_a_better!r} and {p_value_b_better!r}"
+        )
+    if p_value_a_better <= LEVEL:
+        return "≫" if p_value_a_better <= STRONG_LEVEL else ">"
+    if p_value_b_better <= LEVEL:
+        return "≪" if p_value_b_better <= STRONG_LEVEL else "<"
+    return "~"
+
+
+def _result(name: str, n: int, statistic: float, p_a: float, p_b: float) -> TestResult:
+    p_a, p_b = float(p_a), float(p_b)
+    return TestResult(name, int(n), float(statistic), p_a, p_b, significance_symbol(p_a, p_b))
+
+
+def _degenerate(name: str, n: int) -> TestResult:
+    return TestResult(name, int(n), math.nan, 1.0, 1.0, "~")
+
+
+def _check_count(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The paired per-category scores as float arrays, or ValueError naming the culprit."""
+    arrays = []
+    for name, value in (("f1_a", f1_a), ("f1_b", f1_b)):
+        array = np.asarray(value, dtype=np.float64)
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(
+                f"{name} must be a non-empty 1-D array (one score per category); got shape "
+                f"{array.shape}"
+            )
+        outside = ~((array >= 0.0) & (array <= 1.0))  # NaN is outside too
+        if np.any(outside):
+            raise ValueError(
+                f"{name} must hold scores in [0, 1]; got {float(array[outside][0])!r} at index "
+                f"{int(np.flatnonzero(outside)[0])}"
+            )
+        arrays.append(array)
+    if arrays[0].shape != arrays[1].shape:
+        raise ValueError(
+            f"f1_a and f1_b must pair the same categories (equal lengths); got {arrays[0].size} "
+            f"and {arrays[1].size}"
+        )
+    return arrays[0], arrays[1]
+
+
+def _sign_test(name: str, k: int, n: int) -> TestResult:
+    """Sign test of k successes of A in n differing pairs: Bin(n, 0.5) tails (section 4.1)."""
+    if n == 0:
+        return _degenerate(name, n)
+    z = (k - 0.5 * n) / (0.5 * math.sqrt(n))
+    if n <= EXACT_SIGN_TEST_MAX_N:
+        p_a = stats.binomtest(k, n, 0.5, alternative="greater").pvalue  # P(Z >= k)
+        p_b = stats.binomtest(k, n, 0.5, alternative="less").pvalue  # P(Z <= k)
+    else:
+        p_a, p_b = stats.norm.sf(z), stats.norm.cdf(z)
+    return _result(name, n, z, p_a, p_b)
+
+
+def _t_or_normal(name: str, statistic: float, n: int) -> TestResult:
+    """One-sided P-values of ``statistic``: Student's t, n - 1 d.f., for n <= 40, else normal."""
+    if n <= T_DISTRIBUTION_MAX_N:
+        p_a, p_b = stats.t.sf(statistic, n - 1), stats.t.cdf(statistic, n - 1)
+    else:
+        p_a, p_b = stats.norm.sf(statistic), stats.norm.cdf(statistic)
+    return _result(name, n, statistic, p_a, p_b)
+
+
+def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64]) -> TestResult:
+    """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4)."""
+    d = (a - b)[a != b]
+    n = d.size
+    if n < 2:
+        return _degenerate(name, n)
+    sd = d.std(ddof=1)
+    if sd == 0.0:
+        return _degenerate(name, n)
+    return _t_or_normal(name, d.mean() / (sd / math.sqrt(n)), n)
+
+
+def s_test(k: int, n: int) -> TestResult:
+    """Micro sign test (s-test, Yang & Liu 1999 section 4.1).
+
+    Over all document/category decisions, n counts those where A and B differ (one right, one
+    wrong) and k those where A is right and B wrong. Under the null hypothesis k ~ Bin(n, 0.5);
+    ``p_value_a_better`` = P(Z >= k) and ``p_value_b_better`` = P(Z <= k), exact binomial tails
+    (``scipy.stats.binomtest``) for n <= 12 and, for n > 12, the standard normal tails of
+    z = (k - 0.5 n) / (0.5 sqrt(n)), the reported statistic. n = 0 is degenerate ("~").
+
+    Raises ValueError unless k and n are integers with 0 <= k <= n.
+    """
+    n = _check_count("n", n, 0)
+    k = _check_count("k", k, 0)
+    if k > n:
+        raise ValueError(f"k must be at most n = {n} (A wins only among differing decisions); got {k}")
+    return _sign_test("s-test", k, n)
+
+
+def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+    """Macro sign test (S-test, Yang & Liu 1999 section 4.2) on paired per-category F1 values.
+
+    n = number of categories where ``f1_a`` and ``f1_b`` differ (exact float comparison, so
+    compute both from contingency tables the same way), k = number where ``f1_a`` is higher;
+    P-values and statistic as in :func:`s_test`. Raises ValueError unless both are non-empty 1-D
+    arrays of equal length with values in [0, 1].
+    """
+    a, b = _check_scores(f1_a, f1_b)
+    return _sign_test("S-test", int(np.count_nonzero(a > b)), int(np.count_nonzero(a != b)))
+
+
+def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+    """Macro paired t-test (T-test, Yang & Liu 1999 section 4.3) on per-category F1 values.
+
+    With d_i = a_i - b_i over the n categories where the F1 values differ (the paper keeps the
+    S-test's n, so tied categories are left out), t = mean(d) / (sd(d) / sqrt(n)) with the
+    sample standard deviation (ddof = 1). P-values from Student's t with n - 1 d.f. for
+    n <= 40, else the standard normal. Fewer than 2 differing categories or sd(d) = 0 is
+    degenerate ("~"). Validation as in :func:`S_test`.
+    """
+    a, b = _check_scores(f1_a, f1_b)
+    return _paired_t("T-test", a, b)
+
+
+def T_prime_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+    """Macro t-test after rank transformation (T'-test, Yang & Liu 1999 section 4.4).
+
+    The 2M F1 values of both systems on all M categories are pooled and replaced by their ranks
+    (``scipy.stats.rankdata``, ties get their average rank); then :func:`T_test`'s statistic is
+    computed on the rank differences d'_i = a'_i - b'_i over the n categories where the ranks
+    differ (the same categories where the F1 values differ). Validation as in :func:`S_test`.
+    """
+    a, b = _check_scores(f1_a, f1_b)
+    ranks = stats.rankdata(np.concatenate([a, b]), method="average")
+    return _paired_t("T'-test", ranks[: a.size], ranks[a.size :])
+
+
+def p_test(
+    p_a: float,
+    p_b: float,
+    n_a: int,
+    n_b: int,
+    name: str = "p-test",
+    higher_is_better: bool = True,
+) -> TestResult:
+    """Difference of two proportions (p-test, Yang & Liu 1999 section 4.5).
+
+    With pooled p = (n_a p_a + n_b p_b) / (n_a + n_b),
+    Z = (p_a - p_b) / sqrt(p (1 - p) (1 / n_a + 1 / n_b)). The trials n_a, n_b are the true
+    positives' count for recall, the assigned positives' count for precision, and the number
+    of document/category decisions for error or accuracy. When ``higher_is_better`` (recall,
+    precision, accuracy) ``p_value_a_better`` is the upper tail of Z; set it False for error,
+    where A is better when p_a is lower, and ``p_value_a_better`` is the lower tail. Tails of
+    Student's t with n - 1 d.f. for n = n_a + n_b <= 40, else of the standard normal. A pooled
+    p of 0 or 1 is degenerate ("~").
+
+    Raises ValueError unless p_a and p_b are in [0, 1] and n_a, n_b are integers >= 1.
+    """
+    for label, value in (("p_a", p_a), ("p_b", p_b)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= value <= 1.0:
+            raise ValueError(f"{label} must be a proportion in [0, 1]; got {value!r}")
+    n_a = _check_count("n_a", n_a, 1)
+    n_b = _check_count("n_b", n_b, 1)
+    if not isinstance(higher_is_better, bool):
+        raise ValueError(f"higher_is_better must be True or False; got {higher_is_better!r}")
+    n = n_a + n_b
+    pooled = (n_a * p_a + n_b * p_b) / n
+    variance = pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)
+    if variance <= 0.0:
+        return _degenerate(name, n)
+    z = (p_a - p_b) / math.sqrt(variance)
+    result = _t_or_normal(name, z, n)
+    if higher_is_better:
+        return result
+    return _result(name, n, z, result.p_value_b_better, result.p_value_a_better)

@@ -1,0 +1,127 @@
+"""Compare two runs on the same test set with Yang & Liu's significance tests (REFERENCE.md section 6).
+
+The s-test needs, for every document and category, whether the two runs' decisions differ and
+which one is right: Spark joins the two ``predictions`` tables on doc_id and reduces each
+document's label sets to three counts, so no decision reaches the driver. The S-, T- and T'-tests
+use the per-category F1 of the two contingency tables, and the p-tests the micro-averaged
+recall, precision and error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparktc import storage
+from sparktc.category_sets import category_subsets
+from sparktc.config import EvaluateConfig
+from sparktc.evaluation import category_table, to_builtin
+from sparktc.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
+
+
+class CompareError(ValueError):
+    """The two runs cannot be compared (different test documents, labels or categories)."""
+
+
+def decision_counts(a: DataFrame, b: DataFrame, categories: list[str]) -> dict[str, int]:
+    """Over the documents of both runs and ``categories``: decisions where A and B differ (n),
+    where A is right and B wrong (k_a), and the documents only one run has."""
+    keep = F.array(*[F.lit(c) for c in categories])
+    left = a.select("doc_id", F.col("labels").alias("labels_a"), F.array_intersect("predicted", keep).alias("a"))
+    right = b.select("doc_id", F.col("labels").alias("labels_b"), F.array_intersect("predicted", keep).alias("b"))
+    joined = left.join(right, "doc_id", "full_outer")
+    a_only = F.array_except("a", "b")
+    b_only = F.array_except("b", "a")
+    labels = F.array_intersect("labels_a", keep)
+    # A says yes where B says no: A is right when the category is true; the reverse when B says yes.
+    a_right = F.size(F.array_intersect(a_only, labels)) + F.size(F.array_except(b_only, labels))
+    both = F.col("a").isNotNull() & F.col("b").isNotNull()
+    row = joined.agg(
+        F.sum(F.when(both, F.size(a_only) + F.size(b_only)).otherwise(0)).alias("n"),
+        F.sum(F.when(both, a_right).otherwise(0)).alias("k_a"),
+        F.sum(F.when(F.col("b").isNull(), 1).otherwise(0)).alias("only_a"),
+        F.sum(F.when(F.col("a").isNull(), 1).otherwise(0)).alias("only_b"),
+        F.sum(F.when(both & (F.array_sort("labels_a") != F.array_sort("labels_b")), 1).otherwise(0)).alias("labels_differ"),
+    ).first()
+    return {key: int(row[key] or 0) for key in ("n", "k_a", "only_a", "only_b", "labels_differ")}
+
+
+def _micro(table: pd.DataFrame) -> dict[str, float]:
+    tp, fp, fn, tn = (int(table[c].sum()) for c in ("tp", "fp", "fn", "tn"))
+    return {
+        "recall": tp / (tp + fn) if tp + fn else 0.0, "positives": tp + fn,
+        "precision": tp / (tp + fp) if tp + fp else 0.0, "assigned": tp + fp,
+        "error": (fp + fn) / (tp + fp + fn + tn), "decisions": tp + fp + fn + tn,
+    }
+
+
+def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfig, corpus_format: str) -> dict:
+    """All five tests of A against B, over the categories of ``settings.average_over``."""
+    tables = [spark.read.parquet(storage.join(run, "contingency")).toPandas() for run in (run_a, run_b)]
+    if sorted(tables[0]["category"]) != sorted(tables[1]["category"]):
+        raise CompareError(f"{run_a} and {run_b} have different category sets; compare runs of the same corpus setup")
+    subsets = category_subsets(tables[0], corpus_format, settings.subsets)
+    if settings.average_over not in subsets:
+        raise CompareError(f"evaluate.average_over = {settings.average_over!r} is not a set of these runs: {', '.join(subsets)}")
+    categories = subsets[settings.average_over]
+    table_a, table_b = (category_table(t, settings.zero_division, settings.bands, categories) for t in tables)
+    table_a, table_b = (t[t["averaged"]].sort_values("category").reset_index(drop=True) for t in (table_a, table_b))
+
+    counts = decision_counts(*(spark.read.parquet(storage.join(run, "predictions")) for run in (run_a, run_b)), categories)
+    if counts["only_a"] or counts["only_b"] or counts["labels_differ"]:
+        raise CompareError(
+            f"the runs were not evaluated on the same test documents: {counts['only_a']:,} only in {run_a}, "
+            f"{counts['only_b']:,} only in {run_b}, {counts['labels_differ']:,} with different labels"
+        )
+    micro_a, micro_b = _micro(table_a), _micro(table_b)
+    f1_a, f1_b = table_a["f1"].to_numpy(), table_b["f1"].to_numpy()
+    results: list[TestResult] = [
+        s_test(counts["k_a"], counts["n"]),
+        S_test(f1_a, f1_b),
+        T_test(f1_a, f1_b),
+        T_prime_test(f1_a, f1_b),
+        p_test(micro_a["recall"], micro_b["recall"], micro_a["positives"], micro_b["positives"], "p-test (recall)"),
+        p_test(micro_a["precision"], micro_b["precision"], micro_a["assigned"], micro_b["assigned"], "p-test (precision)"),
+        p_test(micro_a["error"], micro_b["error"], micro_a["decisions"], micro_b["decisions"], "p-test (error)",
+               higher_is_better=False),
+    ]
+    return to_builtin({
+        "run_a": run_a, "run_b": run_b, "averaged_over": settings.average_over, "n_categories": len(categories),
+        "zero_division": settings.zero_division,
+        "micro_f1": {"a": _micro_f1(table_a), "b": _micro_f1(table_b)},
+        "macro_f1": {"a": float(np.mean(f1_a)), "b": float(np.mean(f1_b))},
+        "decisions": counts, "tests": [asdict(result) for result in results],
+    })
+
+
+def _micro_f1(table: pd.DataFrame) -> float:
+    tp, fp, fn = (int(table[c].sum()) for c in ("tp", "fp", "fn"))
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0
+
+
+def format_comparison(result: dict) -> str:
+    """Yang & Liu Table 2 style: one line per test with its statistic, p-values and symbol."""
+    lines = [
+        f"A = {result['run_a']}  (micro-F1 {result['micro_f1']['a']:.4f}, macro-F1 {result['macro_f1']['a']:.4f})",
+        f"B = {result['run_b']}  (micro-F1 {result['micro_f1']['b']:.4f}, macro-F1 {result['macro_f1']['b']:.4f})",
+        f"over {result['n_categories']} categories ({result['averaged_over']})",
+        "",
+        f"| {'test':<20} | {'n':>10} | {'statistic':>10} | {'p (A > B)':>10} | {'p (B > A)':>10} | result |",
+        f"|{'-' * 22}|{'-' * 12}|{'-' * 12}|{'-' * 12}|{'-' * 12}|--------|",
+    ]
+    for test in result["tests"]:
+        lines.append(f"| {test['name']:<20} | {test['n']:>10,} | {test['statistic']:>10.4f} | "
+                     f"{test['p_value_a_better']:>10.4g} | {test['p_value_b_better']:>10.4g} | A {test['symbol']} B |")
+    lines.append("")
+    lines.append("≫ / ≪: significant at p <= 0.01; > / <: at p <= 0.05; ~: not significant (Yang & Liu 1999, Table 2)")
+    return "\n".join(lines)
+
+
+def write_comparison(spark: SparkSession, output: str, result: dict) -> None:
+    storage.write_text(spark, storage.join(output, "comparison.json"), json.dumps(result, indent=2) + "\n")
+    storage.write_text(spark, storage.join(output, "comparison.md"), format_comparison(result) + "\n")

@@ -1,0 +1,238 @@
+"""Reports a person reads: per-category CSV, Markdown report, PNG plots (no Spark)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparktc.reports import (
+    CSV_HEADER,
+    F1_BY_BAND_PNG,
+    F1_BY_TRAINING_FREQUENCY_PNG,
+    FIGURE_DPI,
+    FIGURE_SIZE,
+    lowess,
+    per_category_csv,
+    plot_f1_by_band,
+    plot_f1_by_training_frequency,
+    report_markdown,
+)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+CONVENTION = "P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 (LYRL2004, Debole & Sebastiani)"
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 1.0
+
+
+def _row(category, name, train, tp, fp, fn, n=500, band="1-10"):
+    return {
+        "category": category, "name": name, "train_positives": train, "test_positives": tp + fn,
+        "tp": tp, "fp": fp, "fn": fn, "tn": n - tp - fp - fn,
+        "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn), "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "band": band, "averaged": train > 0,
+    }
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    # Deliberately unsorted; names with a comma, a slash, a quote and a pipe; a 0/0 category.
+    rows = [
+        _row("M14", "COMMODITY MARKETS", 1200, 90, 10, 12, band=">1000"),
+        _row("C11", "STRATEGY/PLANS", 45, 10, 7, 9, band="11-100"),
+        _row("E12", "MONETARY/ECONOMIC, POLICY", 8, 1, 2, 3),
+        _row("G15", 'EUROPEAN "COMMUNITY" | EC', 150, 20, 3, 1, band="101-1000"),
+        _row("GMIL", "MILLENNIUM ISSUES", 0, 0, 0, 0, band="0"),
+        _row("C12", "LITIGATION", 3, 0, 1, 2),
+    ]
+    rng = np.random.default_rng(7)
+    for j in range(30):
+        tp, fp, fn = (int(v) for v in rng.integers(0, 30, size=3))
+        rows.append(_row(f"X{j:02d}", f"synthetic {j}", int(rng.integers(1, 3000)), tp, fp, fn))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def metrics() -> dict:
+    return {
+        "micro_precision": 0.81234, "micro_recall": 0.7, "micro_f1": 0.75123, "micro_fallout": 0.0123,
+        "micro_overlap": 0.6, "micro_error": 0.02, "micro_accuracy": 0.98,
+        "macro_precision": 0.66, "macro_recall": 0.55, "macro_f1": 0.58766, "macro_fallout": 0.01,
+        "macro_overlap": 0.45, "macro_error": 0.021, "macro_accuracy": 0.979, "macro_star_f1": 0.6,
+        "n_categories": 35, "zero_division": 1.0, "zero_division_convention": CONVENTION,
+        "averaged_over": "train_positive", "test_documents": 500, "corpus": "lyrl2004",
+        "averages": {
+            "all": {"n_categories": 36, "micro_f1": 0.7511, "macro_f1": 0.5991},
+            "train_positive": {"n_categories": 35, "micro_f1": 0.75123, "macro_f1": 0.58766},
+            "test_positive": {"n_categories": 34, "micro_f1": 0.7513, "macro_f1": 0.5432},
+        },
+        "bands": [
+            {"band": "0", "n_categories": 1, "micro_f1": 1.0, "macro_f1": 1.0},
+            {"band": "1-10", "n_categories": 3, "micro_f1": 0.2, "macro_f1": 0.1},
+            {"band": "11-100", "n_categories": 1, "micro_f1": 0.5, "macro_f1": 0.5},
+            {"band": "101-1000", "n_categories": 1, "micro_f1": 0.9, "macro_f1": 0.9},
+            {"band": ">1000", "n_categories": 30, "micro_f1": 0.8, "macro_f1": 0.6},
+        ],
+        "ranking": {f"{m}@{k}": round(0.1 * k + i / 100, 4)
+                    for i, m in enumerate(("P", "R", "RP", "nDCG")) for k in (1, 3, 5)},
+        "settings": {
+            "train": {"solver": "l2r_l2loss_svc_dual", "C": 1.0, "epsilon": 0.0001, "bias": 1.0, "threshold": 0.0},
+            "rank": {"global_score": "max"},
+            "select": {"top_k": 5000, "reduction_factor": 0.0},
+            "weight": {"scheme": "ltc"},
+            "tokenize": {"stop_list": "", "stemmer": "porter"},
+            "corpus": {"format": "lyrl2004", "path": "/data/rcv1"},
+        },
+    }
+
+
+# ------------------------------------------------------------------------------------- CSV
+
+
+def test_csv_round_trips_numbers_and_quoting(table):
+    text = per_category_csv(table)
+    rows = list(csv.reader(io.StringIO(text)))
+    assert tuple(rows[0]) == CSV_HEADER
+    body = rows[1:]
+    assert [r[0] for r in body] == sorted(table["category"])
+    by_code = table.set_index("category")
+    for r in body:
+        assert len(r) == len(CSV_HEADER)
+        src = by_code.loc[r[0]]
+        assert r[1] == src["name"]
+        assert [int(v) for v in r[2:8]] == [src[k] for k in
+                                             ("train_positives", "test_positives", "tp", "fp", "fn", "tn")]
+        for got, key in zip(r[8:], ("precision", "recall", "f1")):
+            assert got == f"{src[key]:.4f}"
+            assert float(got) == pytest.approx(src[key], abs=5e-5)
+    # Quoting: a name with a comma is one quoted field; a name with a slash is left unquoted.
+    assert '"MONETARY/ECONOMIC, POLICY"' in text
+    assert "C11,STRATEGY/PLANS,45," in text
+    assert '"EUROPEAN ""COMMUNITY"" | EC"' in text
+
+
+def test_csv_zero_zero_category_and_missing_values(table):
+    table = table.copy()
+    table.loc[table["category"] == "X00", "precision"] = np.nan
+    rows = {r[0]: r for r in csv.reader(io.StringIO(per_category_csv(table)))}
+    assert rows["GMIL"][4:] == ["0", "0", "0", "500", "1.0000", "1.0000", "1.0000"]
+    assert rows["X00"][8] == ""
+
+
+def test_csv_names_missing_column(table):
+    with pytest.raises(ValueError, match="tn"):
+        per_category_csv(table.drop(columns=["tn"]))
+
+
+# -------------------------------------------------------------------------------- Markdown
+
+
+def test_markdown_has_convention_measures_sets_bands_ranking_categories(metrics, table):
+    text = report_markdown(metrics, table)
+    lines = text.splitlines()
+    assert lines[0] == "# Text-categorization evaluation: lyrl2004"
+    convention_line = next(line for line in lines[:6] if "0/0 convention" in line)
+    assert "zero_division = 1.0" in convention_line and CONVENTION in convention_line
+    # Main table: micro and macro of every measure, and Macro*-F1.
+    for label, micro, macro in (("Precision", "0.8123", "0.6600"), ("F1", "0.7512", "0.5877"),
+                                ("Fallout", "0.0123", "0.0100"), ("Overlap", "0.6000", "0.4500"),
+                                ("Error", "0.0200", "0.0210"), ("Accuracy", "0.9800", "0.9790")):
+        assert f"| {label} | {micro} | {macro} |" in lines
+    assert any(line.startswith("| Macro*-F1") and line.endswith("| 0.6000 |") for line in lines)
+    # Averaging sets, headline set in bold.
+    assert "| **train_positive** | 35 | 0.7512 | 0.5877 |" in lines
+    assert "| all | 36 | 0.7511 | 0.5991 |" in lines
+    assert "| test_positive | 34 | 0.7513 | 0.5432 |" in lines
+    # Bands, and the links to both plots.
+    assert "| >1000 | 30 | 0.8000 | 0.6000 |" in lines
+    assert f"]({F1_BY_BAND_PNG})" in text and f"]({F1_BY_TRAINING_FREQUENCY_PNG})" in text
+    # Ranking: K = 1, 3, 5 columns, one row per measure.
+    assert "| Measure | K = 1 | K = 3 | K = 5 |" in lines
+    assert "| nDCG@K | 0.1300 | 0.3300 | 0.5300 |" in lines
+    assert "| RP@K | 0.1200 | 0.3200 | 0.5200 |" in lines
+    # Every category, sorted, the not-averaged one marked; a pipe in a name is escaped.
+    category_rows = [line for line in lines if line.startswith("| ") and line.split(" | ")[0][2:].rstrip(" \u2020")
+                     in set(table["category"])]
+    codes = [line.split(" | ")[0][2:].rstrip(" \u2020") for line in category_rows]
+    assert codes == sorted(table["category"])
+    assert "| GMIL \u2020 | MILLENNIUM ISSUES | 0 | 0 | 0 | 0 | 0 | 1.0000 | 1.0000 | 1.0000 |" in lines
+    assert "| C11 | STRATEGY/PLANS | 45 | 19 | 10 | 7 | 9 |" in text
+    assert 'EUROPEAN "COMMUNITY" \\| EC' in text
+    # Settings.
+    for expected in ("l2r_l2loss_svc_dual", "- C: `1.0`", "- Decision threshold: `0.0`",
+                     "top 5000 terms", "- Weighting: `ltc`", "global score `max`"):
+        assert expected in text
+
+
+def test_markdown_without_optional_sections(metrics, table):
+    for key in ("averages", "bands", "ranking", "macro_star_f1", "micro_fallout", "settings"):
+        metrics.pop(key)
+    text = report_markdown(metrics, table)
+    assert "0/0 convention" in text and CONVENTION in text
+    assert "## Averaging sets" not in text
+    assert "## By training-set frequency band" not in text and F1_BY_BAND_PNG not in text
+    assert "## Ranking measures" not in text
+    assert "| Fallout | \u2014 | 0.0100 |" in text
+    assert "## Settings" in text and "- Solver: \u2014" in text
+    for code in table["category"]:
+        assert f"| {code}" in text
+
+
+def test_markdown_empty_optional_sections_are_skipped(metrics, table):
+    metrics.update(averages={}, bands=[], ranking={})
+    text = report_markdown(metrics, table)
+    assert "## Averaging sets" not in text and "## Ranking measures" not in text
+    assert "## By training-set frequency band" not in text
+
+
+# ------------------------------------------------------------------------------------ PNGs
+
+
+def _decode(png: bytes) -> np.ndarray:
+    import matplotlib.image
+
+    assert png.startswith(PNG_SIGNATURE)
+    return matplotlib.image.imread(io.BytesIO(png), format="png")
+
+
+EXPECTED_SHAPE = (round(FIGURE_SIZE[1] * FIGURE_DPI), round(FIGURE_SIZE[0] * FIGURE_DPI))
+
+
+def test_f1_by_training_frequency_png(table):
+    png = plot_f1_by_training_frequency(table)
+    image = _decode(png)
+    assert image.shape[:2] == EXPECTED_SHAPE
+    assert image.std() > 0.01  # something was drawn
+    assert plot_f1_by_training_frequency(table) == png
+    assert plot_f1_by_training_frequency(table.sample(frac=1.0, random_state=3)) == png  # row order irrelevant
+    assert b"Software" not in png and b"matplotlib version" not in png
+
+
+def test_f1_by_training_frequency_edge_cases(table):
+    for small in (table.iloc[:0], table[table["train_positives"] == 0], table.iloc[:2]):
+        assert _decode(plot_f1_by_training_frequency(small)).shape[:2] == EXPECTED_SHAPE
+
+
+def test_f1_by_band_png(metrics):
+    png = plot_f1_by_band(metrics["bands"])
+    image = _decode(png)
+    assert image.shape[:2] == EXPECTED_SHAPE
+    assert image.std() > 0.01
+    assert plot_f1_by_band(metrics["bands"]) == png
+    bands = [dict(b) for b in metrics["bands"]]
+    bands[1]["micro_f1"] = None  # a band without a micro value draws no bar
+    assert plot_f1_by_band(bands) != png
+    assert _decode(plot_f1_by_band([])).shape[:2] == EXPECTED_SHAPE
+
+
+def test_lowess_recovers_a_line_and_handles_ties():
+    x = np.linspace(0.0, 3.0, 40)
+    assert lowess(x, 0.2 * x + 0.1, [0.0, 1.5, 3.0], frac=0.3) == pytest.approx([0.1, 0.4, 0.7])
+    assert lowess([1.0, 1.0, 1.0], [0.2, 0.4, 0.6], [1.0]) == pytest.approx([0.4])
+    with pytest.raises(ValueError):
+        lowess([], [], [0.0])
