@@ -44,7 +44,8 @@ def test_aptemod_counts(spark, run) -> None:
     assert (ingest_report.details["train_documents"], ingest_report.details["test_documents"]) == (7_770, 3_019)
     categories = spark.read.parquet(f"{output}/categories")
     assert categories.count() == 90
-    assert categories.filter(F.col("category") == "earn").first()["train_positives"] == 2_877
+    earn = categories.filter(F.col("category") == "earn").first()
+    assert (earn["train_positives"], earn["name"]) == (2_877, "Earnings and Earnings Forecasts")
     assert categories.filter((F.col("train_positives") == 0) | (F.col("test_positives") == 0)).count() == 0
     assert spark.read.parquet(f"{output}/rejects").count() == 0
 
@@ -73,3 +74,19 @@ def test_modapte_without_the_aptemod_filter(spark, tmp_path) -> None:
     report = ingest(spark, config, str(tmp_path))
     assert (report.details["train_documents"], report.details["test_documents"]) == (9_603, 3_299)
     assert report.details["categories"] == 115
+
+
+def test_reports_of_the_run(run) -> None:
+    output, _ = run
+    metrics = json.loads(Path(output, "metrics.json").read_text())
+    assert metrics["averages"]["R(10)"]["n_categories"] == 10
+    assert metrics["averages"]["R(90)"]["micro_f1"] == metrics["micro_f1"]
+    assert [band["band"] for band in metrics["bands"]] == ["1-10", "11-100", "101-1000", ">1000"]
+    assert sum(band["n_categories"] for band in metrics["bands"]) == 90
+    assert 0.9 < metrics["ranking"]["P@1"] <= 1.0
+    rows = Path(output, "per_category.csv").read_text().splitlines()
+    assert rows[0] == "category,name,train_positives,test_positives,TP,FP,FN,TN,P,R,F1" and len(rows) == 91
+    assert any(row.startswith("earn,Earnings and Earnings Forecasts,2877,1087,") for row in rows)
+    assert "zero_division = 1.0" in Path(output, "report.md").read_text()
+    for plot in ("f1_by_training_frequency.png", "f1_by_band.png"):
+        assert Path(output, plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

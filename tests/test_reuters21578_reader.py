@@ -257,3 +257,14 @@ def test_aptemod_filter(documents: list[Document]) -> None:
     assert (brief.split, brief.labels, brief.source) == (TRAIN, ("trade",), "reut2-001.sgm.gz")
     assert brief.text == "ROSTENKOWSKI SAYS HE WILL OPPOSE PROTECTIONIST TRADE BILL IN U.S. HOUSE\n"
     assert train["trade"] == 369
+
+
+def test_topic_names_from_the_category_descriptions() -> None:
+    from conftest import shared_data
+    from sparktc.corpora.reuters21578 import topic_names
+
+    names = topic_names(shared_data("reuters21578", "cat-descriptions_120396.txt").read_text())
+    assert names["earn"] == "Earnings and Earnings Forecasts"
+    assert names["acq"] == "Mergers/Acquisitions"
+    assert names["money-fx"] == "Money/Foreign Exchange" and names["crude"] == "Crude Oil"
+    assert len(names) == 57 and "adb-africa" not in names  # organisations are not topics

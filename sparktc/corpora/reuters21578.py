@@ -209,3 +209,24 @@ def category_set(name: str, train_positives: Mapping[str, int], test_positives: 
     if name == "R90":
         return sorted(c for c in trained if test_positives.get(c, 0) >= 1)
     return sorted(trained)
+
+
+DESCRIPTIONS_FILE = "cat-descriptions_120396.txt"
+_DESCRIBED = re.compile(r"^\s*(\S.*?)\s*\(([^()]+)\)\s*$")
+
+
+def topic_names(text: str) -> dict[str, str]:
+    """Topic code -> name from Lewis's ``cat-descriptions_120396.txt`` (lines ``Name (CODE)`` in the
+    TOPICS part, which ends at the first ``____`` rule); codes are lower-cased as in the SGML."""
+    names: dict[str, str] = {}
+    in_topics = False
+    for line in text.splitlines():
+        if line.startswith("****Subject Codes"):
+            in_topics = True
+        elif in_topics and line.startswith("____"):
+            break
+        elif in_topics and not line.startswith("*"):
+            match = _DESCRIBED.match(line)
+            if match:
+                names[match.group(2).strip().lower()] = match.group(1)
+    return names

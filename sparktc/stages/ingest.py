@@ -174,7 +174,11 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cate
     else:
         aside = F.when(outside, F.lit("set aside: not in the ModApte split"))
     marked = labelled.withColumn("reason", F.coalesce("reason", aside))
-    return marked, Categories(codes, {c: c for c in codes}), {"category_set": set_name, "parsed": parsed}
+    # Names from Lewis's category descriptions when they are beside the SGML files; else the codes.
+    descriptions = storage.join(corpus.path, reuters21578.DESCRIPTIONS_FILE)
+    described = reuters21578.topic_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
+    names = {c: described.get(c, c) for c in codes}
+    return marked, Categories(codes, names), {"category_set": set_name, "parsed": parsed}
 
 
 def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
