@@ -249,19 +249,22 @@ def p_test(
     precision, accuracy) ``p_value_a_better`` is the upper tail of Z; set it False for error,
     where A is better when p_a is lower, and ``p_value_a_better`` is the lower tail. Tails of
     Student's t with n - 1 d.f. for n = n_a + n_b <= 40, else of the standard normal. A pooled
-    p of 0 or 1 is degenerate ("~").
+    p of 0 or 1, or a side with no trials (a run that assigns nothing has no precision to test),
+    is degenerate ("~").
 
-    Raises ValueError unless p_a and p_b are in [0, 1] and n_a, n_b are integers >= 1.
+    Raises ValueError unless p_a and p_b are in [0, 1] and n_a, n_b are integers >= 0.
     """
     for label, value in (("p_a", p_a), ("p_b", p_b)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not 0.0 <= value <= 1.0:
             raise ValueError(f"{label} must be a proportion in [0, 1]; got {value!r}")
-    n_a = _check_count("n_a", n_a, 1)
-    n_b = _check_count("n_b", n_b, 1)
+    n_a = _check_count("n_a", n_a, 0)
+    n_b = _check_count("n_b", n_b, 0)
     if not isinstance(higher_is_better, bool):
         raise ValueError(f"higher_is_better must be True or False; got {higher_is_better!r}")
     n = n_a + n_b
+    if n_a == 0 or n_b == 0:
+        return _degenerate(name, n)
     pooled = (n_a * p_a + n_b * p_b) / n
     variance = pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)
     if variance <= 0.0:

@@ -265,7 +265,10 @@ def test_inputs_are_validated():
         T_test([0.5], [np.nan])
     with pytest.raises(ValueError, match=r"p_a must be a proportion in \[0, 1\]; got 1.2"):
         p_test(1.2, 0.5, 10, 10)
-    with pytest.raises(ValueError, match="n_b must be an integer >= 1; got 0"):
-        p_test(0.2, 0.5, 10, 0)
+    with pytest.raises(ValueError, match="n_b must be an integer >= 0; got -1"):
+        p_test(0.2, 0.5, 10, -1)
+    # A run that assigns nothing has no precision: the test is degenerate, not an error.
+    nothing = p_test(0.2, 0.0, 10, 0, "p-test (precision)")
+    assert (nothing.n, nothing.p_value_a_better, nothing.p_value_b_better, nothing.symbol) == (10, 1.0, 1.0, "~")
     with pytest.raises(ValueError, match="higher_is_better must be True or False"):
         p_test(0.2, 0.5, 10, 10, "p-test", "no")

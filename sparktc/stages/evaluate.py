@@ -1,10 +1,12 @@
-"""Predict and evaluate: ``models`` x test ``vectors`` -> ``predictions``, ``contingency``, ``metrics.json``.
+"""Predict and evaluate: ``models`` x test ``vectors`` -> ``predictions``, ``contingency``, metrics and reports.
 
 The weight matrix W (vocabulary x categories, dense) is broadcast; executors score each Arrow
 batch of test documents as sparse X times dense W plus b, assign the categories whose score
 exceeds their threshold, and keep the top-scoring categories. Spark then reduces the predictions
-to one contingency table (TP, FP, FN, TN) per category; only those tables, one row per category,
-come back to the driver for the averages (REFERENCE.md section 6).
+to one contingency table (TP, FP, FN, TN) per category, and the ranking measures to sums over
+documents; only those, one row per category and one row in all, come back to the driver, where
+:mod:`sparktc.evaluation` averages them over every category set (REFERENCE.md section 6) and
+:mod:`sparktc.reports` renders ``report.md``, ``per_category.csv`` and the plots.
 """
 
 from __future__ import annotations
