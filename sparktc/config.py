@@ -100,15 +100,49 @@ class SelectConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One-vs-rest LIBLINEAR (REFERENCE.md section 5; LibMultiLabel defaults)."""
+    """One classifier per category: LIBLINEAR (LibMultiLabel defaults), Rocchio or kNN (REFERENCE.md section 5)."""
 
+    method: str = field(default="liblinear", metadata=_choice("liblinear", "rocchio", "knn"))
     solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
     C: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
     epsilon: float = field(default=0.0001, metadata=_rule(lambda v: v > 0, "> 0"))
     # The bias feature's value B; <= 0 trains without a bias.
     bias: float = 1.0
-    # A document is assigned a category when its decision value w'x + b exceeds this.
+    # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
+    positive_weight: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
+    # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
+    # by k-fold cross-validation on training data (LYRL2004); pcut: the training share of each
+    # category among the test documents; rcut: the `rcut_k` best categories of each document.
+    thresholding: str = field(default="fixed", metadata=_choice("fixed", "scut", "scutfbr", "pcut", "rcut"))
     threshold: float = 0.0
+    fbr: float = field(default=0.1, metadata=_rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
+    rcut_k: int = field(default=1, metadata=_rule(lambda v: v >= 1, ">= 1"))
+    folds: int = field(default=5, metadata=_rule(lambda v: v >= 2, ">= 2"))
+    seed: int = 0
+    rocchio_beta: float = 16.0
+    rocchio_gamma: float = 4.0
+    knn_k: int = field(default=30, metadata=_rule(lambda v: v >= 1, ">= 1"))
+
+
+def _grid(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
+    return _rule(lambda v: all(check(x) for x in v), description)
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """A search space chosen from by k-fold cross-validation on the training data, per category.
+
+    An empty list keeps the [train] value. Each category's choices are recorded with its model.
+    """
+
+    C: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and v > 0, "numbers > 0"))
+    solver: list = field(default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
+    positive_weight: list = field(
+        default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and v > 0, "numbers > 0"))
+    # Numbers of chi-square-ranked terms to try (0 = all terms).
+    terms: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, int) and v >= 0, "integers >= 0"))
+    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation).
+    fbr: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and 0 <= v <= 1, "numbers in [0, 1]"))
 
 
 @dataclass(frozen=True)
@@ -162,6 +196,7 @@ class Config:
     rank: RankConfig = field(default_factory=RankConfig)
     select: SelectConfig = field(default_factory=SelectConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 

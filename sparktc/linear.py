@@ -3,9 +3,11 @@
 Each category c gets its own binary problem on the same training matrix: label +1 for the
 documents in c, -1 for the others, and LIBLINEAR solves
 
-    min_w 1/2 w'w + C sum_i loss(y_i w'x_i)        (l1r_* solvers: ||w||_1 instead of 1/2 w'w)
+    min_w 1/2 w'w + C sum_i c_i loss(y_i w'x_i)    (l1r_* solvers: ||w||_1 instead of 1/2 w'w)
 
-(REFERENCE.md section 5; Fan et al. 2008, JMLR 9). With a bias B > 0 every document gets an
+with c_i = 1 for negative documents and c_i = ``positive_weight`` for positive ones (REFERENCE.md
+section 5; Fan et al. 2008, JMLR 9). ``positive_weight`` > 1 is cost-sensitive learning: LIBLINEAR's
+``-w1``, LibMultiLabel's C(2-t)/t on the loss of positive data, LYRL2004's j-factor of SVM.2. With a bias B > 0 every document gets an
 extra feature of value B, so the decision value is w'x + b with b = B w_{n+1}; the bias weight
 is regularised like the others, as in LIBLINEAR and LibMultiLabel (``-B 1``). A document is
 assigned to c when w'x + b > 0.
@@ -96,7 +98,12 @@ class BinaryProblems:
         self._labels = np.ctypeslib.as_array(self._problem.y, (self.n_docs,))
 
     def train(
-        self, y: NDArray[np.bool_], solver: str, C: float, epsilon: float
+        self,
+        y: NDArray[np.bool_],
+        solver: str,
+        C: float,
+        epsilon: float,
+        positive_weight: float = 1.0,
     ) -> tuple[NDArray[np.float64], float]:
         """Train the binary classifier "True vs False" and return (w, b).
 
@@ -110,6 +117,9 @@ class BinaryProblems:
             Cost parameter, > 0 (``-c``).
         epsilon : float
             Stopping tolerance, > 0 (``-e``; its meaning depends on the solver).
+        positive_weight : float
+            Factor, > 0, on the loss of the True documents (``-w1``): their cost is
+            ``C * positive_weight``, the False documents' cost stays ``C``. 1 is the plain problem.
 
         Returns
         -------
@@ -131,13 +141,17 @@ class BinaryProblems:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}; got {solver!r}")
         C = _check_positive("C", C)
         epsilon = _check_positive("epsilon", epsilon)
+        positive_weight = _check_positive("positive_weight", positive_weight)
 
         n_positive = int(np.count_nonzero(y))
         if n_positive == 0 or n_positive == self.n_docs:
             return np.zeros(self.n_features), -1.0 if n_positive == 0 else 1.0
 
         self._labels[:] = np.where(y, 1.0, -1.0)
-        options = f"-s {SOLVERS[solver]} -c {C!r} -e {epsilon!r} -B {self.bias!r} -q"
+        options = (
+            f"-s {SOLVERS[solver]} -c {C!r} -e {epsilon!r} -B {self.bias!r} "
+            f"-w1 {positive_weight!r} -q"
+        )
         _LIBC.srand(_RAND_SEED)
         model = _liblinearutil.train(self._problem, options)
         n_weights = self.n_features + (1 if self.bias > 0 else 0)

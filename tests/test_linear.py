@@ -61,6 +61,20 @@ def test_l2r_lr_matches_sklearn_liblinear_logistic_regression(data):
     np.testing.assert_allclose(decision_function(X, w, b), lr.decision_function(X), atol=1e-4)
 
 
+@pytest.mark.parametrize("positive_weight", [0.25, 4.0])
+def test_positive_weight_matches_sklearn_class_weight(data, positive_weight):
+    X, y, _ = data
+    problems = BinaryProblems(X, bias=1.0)
+    w, b = problems.train(y, "l2r_l2loss_svc_dual", C=1.0, epsilon=1e-4, positive_weight=positive_weight)
+    svc = LinearSVC(loss="squared_hinge", dual=True, C=1, tol=1e-4, intercept_scaling=1,
+                    class_weight={1: positive_weight, 0: 1}).fit(X, y.astype(int))
+    ours = decision_function(X, w, b)
+    np.testing.assert_allclose(ours, svc.decision_function(X), atol=1e-3)
+    # A heavier loss on the positives assigns more documents, a lighter one fewer.
+    plain = decision_function(X, *problems.train(y, "l2r_l2loss_svc_dual", C=1.0, epsilon=1e-4))
+    assert (np.count_nonzero(ours > 0) > np.count_nonzero(plain > 0)) == (positive_weight > 1)
+
+
 @pytest.mark.parametrize("first_true", [False, True])
 def test_positive_decision_means_true_whatever_the_first_label(data, first_true):
     X, y, _ = data
@@ -121,6 +135,8 @@ def test_accepts_csr_array_and_decision_on_dense(data):
         ({"C": 0.0}, "C must be a finite number > 0; got 0.0"),
         ({"C": float("inf")}, "C must be a finite number > 0; got inf"),
         ({"epsilon": -1e-4}, "epsilon must be a finite number > 0; got -0.0001"),
+        ({"positive_weight": 0}, "positive_weight must be a finite number > 0; got 0"),
+        ({"positive_weight": float("nan")}, "positive_weight must be a finite number > 0; got nan"),
         ({"y": np.zeros(300, dtype=int)}, r"y must be a bool array of shape \(300,\).*got dtype int64"),
         ({"y": np.zeros(299, dtype=bool)}, r"y must be a bool array of shape \(300,\).*shape \(299,\)"),
     ],

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
@@ -24,9 +26,11 @@ from sparktc import reports, storage
 from sparktc.category_sets import category_subsets
 from sparktc.config import Config
 from sparktc.evaluation import assemble, to_builtin
-from sparktc.matrix import csr_from_lists
+from sparktc.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.matrix import csr_from_lists, load_training_set
 from sparktc.ranking import hits_from_rankings, ranking_measures
-from sparktc.records import TEST
+from sparktc.records import TEST, TRAIN
+from sparktc.thresholds import rcut
 from sparktc.stages.report import StageReport, stage
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
@@ -41,12 +45,36 @@ def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
 
 
-def _predict(batch: pa.RecordBatch, codes: np.ndarray, W: np.ndarray, b: np.ndarray, threshold: np.ndarray,
-             top_k: int) -> pa.RecordBatch:
-    X = csr_from_lists(batch.column("indices"), batch.column("values"), W.shape[0])
-    scores = np.asarray(X @ W) + b
+@dataclass(frozen=True)
+class Scorer:
+    """What executors need to score test documents: linear weights, or the kNN training set."""
+
+    codes: np.ndarray
+    n_terms: int
+    W: np.ndarray | None  # vocabulary x categories; None for kNN
+    b: np.ndarray
+    knn_k: int
+    train_path: str
+
+    def scores(self, X) -> np.ndarray:
+        if self.W is not None:
+            return np.asarray(X @ self.W) + self.b
+        neighbours, similarities = knn_topk(X, load_training_set(self.train_path, self.n_terms).X, self.knn_k)
+        return knn_scores_from_neighbours(neighbours, similarities, _knn_labels(self.train_path, self.n_terms, tuple(self.codes)))
+
+
+@lru_cache(maxsize=1)
+def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...]) -> np.ndarray:
+    training = load_training_set(path, n_terms)
+    return np.column_stack([training.positives(code) for code in codes])
+
+
+def _predict(batch: pa.RecordBatch, scorer: Scorer, threshold: np.ndarray, rcut_k: int, top_k: int) -> pa.RecordBatch:
+    codes = scorer.codes
+    X = csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms)
+    scores = scorer.scores(X)
     n = scores.shape[0]
-    rows, cols = np.nonzero(scores > threshold)
+    rows, cols = np.nonzero(rcut(scores, rcut_k) if rcut_k else scores > threshold)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
     k = min(top_k, len(codes))
@@ -59,6 +87,59 @@ def _predict(batch: pa.RecordBatch, codes: np.ndarray, W: np.ndarray, b: np.ndar
          _lists(top_offsets, pa.array(np.take_along_axis(scores, top, axis=1).ravel(), type=pa.float64()))],
         names=["doc_id", "labels", "predicted", "top_categories", "top_scores"],
     )
+
+
+def _pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
+    """PCut (REFERENCE.md section 5): per category, the score of the test document ranked just below
+    the training share of the test set, so that share of documents scores above it."""
+
+    def long(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        scorer = shared.value
+        for batch in batches:
+            scores = scorer.scores(csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms))
+            yield pa.RecordBatch.from_pydict({
+                "c": np.tile(np.arange(scores.shape[1], dtype=np.int32), scores.shape[0]), "score": scores.ravel()})
+
+    n_documents = test.count()
+    assigned = np.rint(train_share * n_documents).astype(np.int64)
+    wanted = test.sparkSession.createDataFrame(
+        [(int(c), int(m) + 1) for c, m in enumerate(assigned) if m < n_documents], "c int, r long")
+    ranked = test.mapInArrow(long, "c int, score double").withColumn(
+        "r", F.row_number().over(Window.partitionBy("c").orderBy(F.col("score").desc())))
+    thresholds = np.full(len(train_share), -np.inf)
+    for row in ranked.join(wanted, ["c", "r"]).select("c", "score").collect():
+        thresholds[row.c] = row.score
+    return thresholds
+
+
+def predict(spark: SparkSession, config: Config, output: str) -> DataFrame:
+    """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
+    settings = config.train
+    models = spark.read.parquet(storage.join(output, "models")).orderBy("category").toPandas()
+    n_terms = spark.read.parquet(storage.join(output, "vocabulary")).count()
+    knn = bool(len(models)) and models["method"].iloc[0] == "knn"
+    scorer = Scorer(
+        codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
+        W=None if knn else (np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))),
+        b=models["bias"].to_numpy(), knn_k=settings.knn_k, train_path=storage.join(output, "vectors", "split=train"),
+    )
+    shared = spark.sparkContext.broadcast(scorer)
+    test = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TEST) \
+        .select("doc_id", "labels", "indices", "values")
+    threshold = models["threshold"].to_numpy()
+    if settings.thresholding == "pcut":
+        n_train = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TRAIN).count()
+        threshold = _pcut_thresholds(test, shared, models["train_positives"].to_numpy() / max(n_train, 1))
+    rcut_k = settings.rcut_k if settings.thresholding == "rcut" else 0
+    top_k = config.evaluate.top_scores
+
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield _predict(batch, shared.value, threshold, rcut_k, top_k)
+
+    test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(storage.join(output, "predictions"))
+    shared.unpersist()
+    return test
 
 
 def contingency_tables(predictions: DataFrame, categories: DataFrame) -> DataFrame:
@@ -127,26 +208,6 @@ def format_table(metrics: dict, table) -> str:
         f"over {metrics['n_categories']} categories ({metrics['averaged_over']}); {metrics['zero_division_convention']}"
     )
     return "\n".join(lines)
-
-
-def predict(spark: SparkSession, config: Config, output: str) -> DataFrame:
-    """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
-    models = spark.read.parquet(storage.join(output, "models")).orderBy("category").toPandas()
-    codes = models["category"].to_numpy(dtype=object)
-    W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((0, 0))
-    shared = spark.sparkContext.broadcast(
-        (codes, W, models["bias"].to_numpy(), models["threshold"].to_numpy(), config.evaluate.top_scores)
-    )
-
-    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield _predict(batch, *shared.value)
-
-    test = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TEST)
-    test.select("doc_id", "labels", "indices", "values").mapInArrow(score, PREDICTIONS_DDL) \
-        .write.mode("overwrite").parquet(storage.join(output, "predictions"))
-    shared.unpersist()
-    return test
 
 
 def evaluate(spark: SparkSession, config: Config, output: str) -> StageReport:

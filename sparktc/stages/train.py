@@ -1,4 +1,7 @@
-"""Train: one LIBLINEAR binary problem per category -> ``models``, via ``groupBy("category").applyInPandas``.
+"""Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``.
+
+LIBLINEAR or Rocchio models, chosen and thresholded by cross-validation on the training data when
+the configuration asks for it (:mod:`sparktc.tuning`), or kNN thresholds from leave-one-out scores.
 
 The grouped DataFrame holds one small row per category (its name and training positives), not
 the training data: each Python worker loads the training split of ``vectors`` once
@@ -10,6 +13,7 @@ needs no term mapping.
 
 from __future__ import annotations
 
+import json
 import time
 from functools import lru_cache
 
@@ -20,56 +24,65 @@ from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config
-from sparktc.linear import BinaryProblems
+from sparktc.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.matrix import load_training_set
 from sparktc.stages.report import StageReport, stage
 from sparktc.term_selection import top_k_from_reduction_factor
+from sparktc.tuning import candidates, fit_category, knn_threshold
 
 MODELS_DDL = (
-    "category string, weights array<double>, bias double, threshold double, train_positives long, "
-    "solver string, C double, epsilon double, B double, features int, seconds double"
+    "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
+    "solver string, C double, positive_weight double, epsilon double, B double, features int, cv_f1 double, "
+    "choices string, seconds double"
 )
 
 
 @lru_cache(maxsize=1)
-def _problems(path: str, n_features: int, selected: tuple[int, ...] | None, bias: float) -> BinaryProblems:
+def _training_neighbours(path: str, n_features: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every training document's k nearest other training documents (leave-one-out), once per worker."""
     X = load_training_set(path, n_features).X
-    return BinaryProblems(X if selected is None else X[:, list(selected)], bias)
+    return knn_topk(X, X, k, exclude_self=np.arange(X.shape[0]))
 
 
-def selected_terms(spark: SparkSession, config: Config, output: str, n_terms: int) -> tuple[int, ...] | None:
-    """Term ids kept for training: the top k of ``term_ranks``, or None for all terms."""
+def term_order(spark: SparkSession, output: str) -> np.ndarray:
+    """Term ids from the best chi-square rank down (vocabulary-sized)."""
+    ranks = spark.read.parquet(storage.join(output, "term_ranks")).select("term_id", "rank").toPandas()
+    return ranks.sort_values("rank")["term_id"].to_numpy(dtype=np.int64)
+
+
+def default_terms(config: Config, n_terms: int) -> int:
+    """Terms training keeps without a search: select.top_k, or the reduction factor's count, or 0 (all)."""
     select = config.select
-    k = select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor) if select.reduction_factor else 0)
-    if not k or k >= n_terms:
-        return None
-    ranks = spark.read.parquet(storage.join(output, "term_ranks"))
-    kept = ranks.filter(F.col("rank") <= k).select("term_id").toPandas()["term_id"].to_numpy()
-    return tuple(int(t) for t in np.sort(kept))
+    return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor) if select.reduction_factor else 0)
 
 
 def train(spark: SparkSession, config: Config, output: str) -> StageReport:
     settings = config.train
     with stage(spark, "train") as report:
         n_terms = spark.read.parquet(storage.join(output, "vocabulary")).count()
-        selected = selected_terms(spark, config, output, n_terms)
-        shared = spark.sparkContext.broadcast(selected)
+        space = candidates(settings, config.tune, default_terms(config, n_terms))
+        shared = spark.sparkContext.broadcast(term_order(spark, output))
         train_path = storage.join(output, "vectors", "split=train")
 
         def fit(group: pd.DataFrame) -> pd.DataFrame:
             started = time.perf_counter()
             category = group["category"].iloc[0]
-            kept = shared.value
-            problems = _problems(train_path, n_terms, kept, settings.bias)
-            y = load_training_set(train_path, n_terms).positives(category)
-            w, b = problems.train(y, settings.solver, settings.C, settings.epsilon)
-            weights = w if kept is None else np.zeros(n_terms)
-            if kept is not None:
-                weights[list(kept)] = w
+            training = load_training_set(train_path, n_terms)
+            y = training.positives(category)
+            if settings.method == "knn":
+                neighbours, similarities = _training_neighbours(train_path, n_terms, settings.knn_k)
+                scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
+                threshold, cv_f1 = knn_threshold(scores, y, settings)
+                weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": settings.knn_k, "cv_f1": cv_f1}
+            else:
+                model = fit_category(training.X, y, shared.value, space, settings.method, settings)
+                weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
+                choices = model.choices()
             return pd.DataFrame({
-                "category": [category], "weights": [weights], "bias": [b], "threshold": [settings.threshold],
-                "train_positives": [int(y.sum())], "solver": [settings.solver], "C": [settings.C],
-                "epsilon": [settings.epsilon], "B": [settings.bias], "features": [n_terms if kept is None else len(kept)],
+                "category": [category], "method": [settings.method], "weights": [weights], "bias": [bias],
+                "threshold": [threshold], "train_positives": [int(y.sum())], "solver": [choice.solver], "C": [choice.C],
+                "positive_weight": [choice.positive_weight], "epsilon": [settings.epsilon], "B": [settings.bias],
+                "features": [choice.terms or n_terms], "cv_f1": [cv_f1], "choices": [json.dumps(choices)],
                 "seconds": [time.perf_counter() - started],
             })
 
@@ -93,10 +106,9 @@ def train(spark: SparkSession, config: Config, output: str) -> StageReport:
         report.rows_out = written.count()
         totals = written.agg(F.sum("seconds").alias("s"), F.max("seconds").alias("m")).first()
         report.details = {
-            "features": n_terms if selected is None else len(selected),
-            "vocabulary": n_terms,
-            "solver": settings.solver, "C": settings.C, "epsilon": settings.epsilon, "B": settings.bias,
-            "liblinear_seconds_total": round(float(totals["s"] or 0), 3),
-            "liblinear_seconds_max": round(float(totals["m"] or 0), 3),
+            "method": settings.method, "thresholding": settings.thresholding, "search_space": len(space),
+            "vocabulary": n_terms, "epsilon": settings.epsilon, "B": settings.bias,
+            "category_seconds_total": round(float(totals["s"] or 0), 3),
+            "category_seconds_max": round(float(totals["m"] or 0), 3),
         }
     return report

@@ -1,0 +1,226 @@
+"""k-nearest-neighbour category scores (Yang & Liu 1999; Debole & Sebastiani 2005).
+
+A document d is scored for category c by the similarities of its k most similar training
+documents that are in c (Debole & Sebastiani 2005, JASIST, equation 3; Yang & Liu 1999, SIGIR,
+section 3.2, without the per-category bias, which thresholding supplies):
+
+    score(d, c) = sum_{d_z in Tr_k(d)} (d . d_z) [d_z in c]
+
+where Tr_k(d) holds the k training documents with the largest dot product d . d_z. The rows
+are L2-normalised ltc vectors (:class:`sparktc.matrix.TrainingSet`), so the dot product *is*
+the cosine similarity; nothing here renormalises (a row that is not unit length simply
+contributes its dot products). k = 30 by default (Debole & Sebastiani; Yang & Liu used 45).
+Scores are thresholded per category elsewhere (REFERENCE.md section 5).
+
+Neighbours are ordered by decreasing similarity, ties by increasing training row, so the
+result is deterministic and the first k' < k columns of :func:`knn_topk` are exactly the k'
+nearest neighbours: one call serves every k' <= k and every category.
+
+Queries are processed in blocks of rows whose dense float64 similarity block (rows x n_train)
+fits in ``block_bytes``; every block is computed as sparse (query block) @ sparse (X_train')
+and densified, and the top k of each row found with ``np.argpartition``. The peak working
+memory per block is about three times ``block_bytes`` (the sparse product before densifying,
+argpartition's int64 index array). Pure numpy/scipy; the Spark stages call these on
+executors, one Arrow batch of documents at a time.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores", "knn_scores_from_neighbours", "knn_topk"]
+
+#: Debole & Sebastiani's k (Yang & Liu 1999 used 45).
+DEFAULT_K = 30
+#: Default budget for one dense float64 block of query-training similarities: 256 MiB.
+DEFAULT_BLOCK_BYTES = 256 * 2**20
+
+
+def _check_int(name: str, value: int, minimum: int) -> int:
+    """``value`` as an int, or ValueError unless it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _check_documents(name: str, X: sparse.spmatrix | sparse.sparray) -> sparse.csr_matrix:
+    """``X`` as CSR float64, or ValueError unless it is a finite 2-D scipy sparse matrix."""
+    if not sparse.issparse(X) or X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D scipy sparse matrix (CSR preferred); got {type(X).__name__}")
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError(f"{name} must hold finite values; got NaN or infinity")
+    return X
+
+
+def _membership(Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_]) -> sparse.csr_matrix:
+    """Category membership (n_train x n_categories) as a CSR float64 0/1 matrix, or ValueError."""
+    if sparse.issparse(Y_train):
+        if Y_train.ndim != 2:
+            raise ValueError(f"Y_train must be 2-D (n_train x n_categories); got shape {Y_train.shape}")
+        return sparse.csr_matrix(Y_train).astype(np.bool_).astype(np.float64)
+    Y_train = np.asarray(Y_train)
+    if Y_train.dtype != np.bool_ or Y_train.ndim != 2:
+        raise ValueError(
+            "Y_train must be a scipy sparse matrix or a 2-D bool array (n_train x n_categories); "
+            f"got dtype {Y_train.dtype} and shape {Y_train.shape}"
+        )
+    return sparse.csr_matrix(Y_train, dtype=np.float64)
+
+
+def _smallest_k(D: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """Columns of the k smallest entries of each row of D, by increasing value, ties by column.
+
+    Called on negated similarities: np.argpartition for a small k-th position is fast even when
+    most of a row is one tied value (the zero similarities of documents sharing no term),
+    whereas selecting the largest entries of the similarities themselves is several times slower.
+    """
+    top = np.argpartition(D, k - 1, axis=1)[:, :k]
+    kth = np.take_along_axis(D, top, axis=1).max(axis=1)[:, None]
+    # argpartition picks arbitrarily among entries equal to the k-th smallest value when not all
+    # of them fit; in those rows take the lowest columns instead.
+    n_below = np.count_nonzero(D < kth, axis=1)
+    tied = np.flatnonzero(np.count_nonzero(D == kth, axis=1) > k - n_below)
+    if tied.size:
+        rows, kth_tied = D[tied], kth[tied]
+        equal = rows == kth_tied
+        first_equal = np.cumsum(equal, axis=1, dtype=np.int64) <= (k - n_below[tied])[:, None]
+        top[tied] = np.nonzero((rows < kth_tied) | (equal & first_equal))[1].reshape(tied.size, k)
+    order = np.lexsort((top, np.take_along_axis(D, top, axis=1)), axis=1)  # value, then column
+    return np.take_along_axis(top, order, axis=1)
+
+
+def knn_topk(
+    X_query: sparse.spmatrix | sparse.sparray,
+    X_train: sparse.spmatrix | sparse.sparray,
+    k: int = DEFAULT_K,
+    exclude_self: NDArray[np.integer] | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The k training documents most similar to each query, and their similarities.
+
+    Parameters
+    ----------
+    X_query : scipy sparse matrix, shape (n_query, n_features)
+        Documents to score, one L2-normalised row each (not renormalised here).
+    X_train : scipy sparse matrix, shape (n_train, n_features)
+        Training documents, one L2-normalised row each; at least one.
+    k : int
+        Neighbours per query, >= 1. More than are available means all of them: k is capped at
+        n_train, or at n_train - 1 when ``exclude_self`` excludes any row.
+    exclude_self : int array, shape (n_query,), optional
+        ``exclude_self[i]`` is a training row that query i may not have as a neighbour (its
+        own row, for leave-one-out scores of the training documents), or -1 for none.
+    block_bytes : int
+        Budget, >= 1, for one dense float64 block of similarities (rows x n_train); a block
+        holds at least one query (see the module docstring for the peak memory).
+
+    Returns
+    -------
+    indices : int64 array, shape (n_query, k_used)
+        Training rows of the neighbours, by decreasing similarity, ties by increasing row.
+    similarities : float64 array, shape (n_query, k_used)
+        Their dot products with the query (cosine similarities for unit rows).
+    """
+    X_query = _check_documents("X_query", X_query)
+    X_train = _check_documents("X_train", X_train)
+    n_query, n_train = X_query.shape[0], X_train.shape[0]
+    if n_train == 0:
+        raise ValueError(f"X_train must have at least one document; got shape {X_train.shape}")
+    if X_query.shape[1] != X_train.shape[1]:
+        raise ValueError(
+            f"X_query must have X_train's {X_train.shape[1]} features; got shape {X_query.shape}"
+        )
+    k = _check_int("k", k, 1)
+    block_bytes = _check_int("block_bytes", block_bytes, 1)
+    excluded = np.full(n_query, -1, dtype=np.int64)
+    if exclude_self is not None:
+        exclude_self = np.asarray(exclude_self)
+        if not np.issubdtype(exclude_self.dtype, np.integer) or exclude_self.shape != (n_query,):
+            raise ValueError(
+                f"exclude_self must be an integer array of shape ({n_query},), one training row "
+                f"(or -1) per query; got dtype {exclude_self.dtype} and shape {exclude_self.shape}"
+            )
+        if n_query and (exclude_self.min() < -1 or exclude_self.max() >= n_train):
+            raise ValueError(
+                f"exclude_self must hold training rows 0..{n_train - 1} or -1 for none; got values "
+                f"from {exclude_self.min()} to {exclude_self.max()}"
+            )
+        excluded[:] = exclude_self
+    k = min(k, n_train - 1 if np.any(excluded >= 0) else n_train)
+
+    indices = np.empty((n_query, k), dtype=np.int64)
+    similarities = np.empty((n_query, k), dtype=np.float64)
+    if k == 0:  # a single training document, excluded
+        return indices, similarities
+    X_train_t = X_train.T.tocsr()  # once, not per block (csr @ csc would convert it every time)
+    block_rows = max(1, block_bytes // (8 * n_train))
+    for start in range(0, n_query, block_rows):
+        stop = min(start + block_rows, n_query)
+        D = (X_query[start:stop] @ X_train_t).toarray()
+        np.negative(D, out=D)  # -similarity: see _smallest_k
+        rows = np.flatnonzero(excluded[start:stop] >= 0)
+        D[rows, excluded[start:stop][rows]] = np.inf
+        top = _smallest_k(D, k)
+        indices[start:stop] = top
+        similarities[start:stop] = -np.take_along_axis(D, top, axis=1)
+    return indices, similarities
+
+
+def knn_scores_from_neighbours(
+    indices: NDArray[np.integer],
+    similarities: NDArray[np.float64],
+    Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_],
+) -> NDArray[np.float64]:
+    """score(d, c) = sum of the similarities of d's neighbours that are in c (module docstring).
+
+    ``indices`` and ``similarities`` are :func:`knn_topk`'s (or their first k' columns);
+    ``Y_train`` (n_train x n_categories) is True/non-zero where a training document is in a
+    category. Returns a float64 array of shape (n_query, n_categories).
+    """
+    indices, similarities = np.asarray(indices), np.asarray(similarities, dtype=np.float64)
+    if indices.ndim != 2 or indices.shape != similarities.shape or not np.issubdtype(indices.dtype, np.integer):
+        raise ValueError(
+            "indices and similarities must be 2-D arrays of one shape (n_query, k), indices integer; "
+            f"got shapes {indices.shape} and {similarities.shape}, dtype {indices.dtype}"
+        )
+    Y = _membership(Y_train)
+    if indices.size and (indices.min() < 0 or indices.max() >= Y.shape[0]):
+        raise ValueError(
+            f"indices must be rows of Y_train, 0..{Y.shape[0] - 1}; got values from "
+            f"{indices.min()} to {indices.max()}"
+        )
+    n_query, k = indices.shape
+    # W[i, indices[i, j]] = similarities[i, j]; then scores = W Y.
+    W = sparse.csr_matrix(
+        (similarities.ravel(), indices.ravel(), np.arange(n_query + 1) * k),
+        shape=(n_query, Y.shape[0]),
+    )
+    return (W @ Y).toarray()
+
+
+def knn_scores(
+    X_query: sparse.spmatrix | sparse.sparray,
+    X_train: sparse.spmatrix | sparse.sparray,
+    Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_],
+    k: int = DEFAULT_K,
+    exclude_self: NDArray[np.integer] | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> NDArray[np.float64]:
+    """kNN scores, shape (n_query, n_categories): :func:`knn_topk` then :func:`knn_scores_from_neighbours`.
+
+    ``Y_train`` (n_train x n_categories, scipy sparse or bool array) marks each training
+    document's categories; the other parameters are :func:`knn_topk`'s.
+    """
+    X_train = _check_documents("X_train", X_train)
+    Y = _membership(Y_train)
+    if Y.shape[0] != X_train.shape[0]:
+        raise ValueError(
+            f"Y_train must have one row per training document ({X_train.shape[0]}); got shape {Y.shape}"
+        )
+    indices, similarities = knn_topk(X_query, X_train, k, exclude_self, block_bytes)
+    return knn_scores_from_neighbours(indices, similarities, Y)

@@ -1,0 +1,116 @@
+"""Rocchio linear classifiers: the positive centroid pushed away from the negative one.
+
+For category c_i with positive training documents POS_i and negative ones NEG_i, the weight
+of term t_k is (Debole & Sebastiani 2005, JASIST, equation 2; after Hull 1994)
+
+    w_ki = beta * sum_{d_j in POS_i} w_kj / |POS_i|  -  gamma * sum_{d_j in NEG_i} w_kj / |NEG_i|
+
+with beta = 16 and gamma = 4 by default ("conforming to common practice"; REFERENCE.md
+section 5). Negative weights are kept (no clipping to zero). A document d is scored by the
+dot product w'd + b with b = 0: Debole & Sebastiani threshold the score per category, and the
+threshold is tuned separately (sparktc's thresholding code), not learnt here.
+
+Degenerate categories follow :meth:`sparktc.linear.BinaryProblems.train`: with no positive
+training document the model is w = 0, b = -1.0 (every score -1, never assigned); with no
+negative one it is w = 0, b = +1.0 (every score +1, always assigned).
+
+Pure numpy/scipy; the Spark stages call these on executors.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from sparktc.linear import decision_function
+
+__all__ = ["rocchio", "rocchio_fit"]
+
+#: A trained scorer: documents (rows of a matrix with the training features) -> one score per row.
+ScoreFunction = Callable[[sparse.spmatrix | sparse.sparray | NDArray[np.float64]], NDArray[np.float64]]
+
+
+def _check_control(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless it is a finite number >= 0."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"{name} must be a finite number >= 0 (Debole & Sebastiani: beta=16, gamma=4); got {value!r}")
+    return float(value)
+
+
+def rocchio(
+    X: sparse.spmatrix | sparse.sparray,
+    y: NDArray[np.bool_],
+    beta: float = 16.0,
+    gamma: float = 4.0,
+) -> tuple[NDArray[np.float64], float]:
+    """The Rocchio classifier (w, b) for one category: w = beta mean(positives) - gamma mean(negatives).
+
+    Parameters
+    ----------
+    X : scipy sparse matrix, shape (n_docs, n_features)
+        Training documents, one row each (e.g. the L2-normalised ltc rows of
+        :class:`sparktc.matrix.TrainingSet`); values must be finite.
+    y : bool array, shape (n_docs,)
+        True for the documents in the category (``TrainingSet.positives(category)``).
+    beta, gamma : float
+        Rocchio's control parameters, finite and >= 0 (defaults 16 and 4, Debole & Sebastiani 2005).
+
+    Returns
+    -------
+    w : float64 array, shape (n_features,)
+    b : float
+        0.0, except for the degenerate categories described in the module docstring
+        (no positives: w = 0, b = -1.0; no negatives: w = 0, b = +1.0).
+        Scores are ``sparktc.linear.decision_function(X, w, b)``.
+    """
+    if not sparse.issparse(X):
+        raise ValueError(f"X must be a scipy sparse matrix (CSR preferred); got {type(X).__name__}")
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have at least one document and one feature; got shape {X.shape}")
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError("X must hold finite values; got NaN or infinity")
+    n_docs, n_features = X.shape
+    y = np.asarray(y)
+    if y.dtype != np.bool_ or y.shape != (n_docs,):
+        raise ValueError(
+            f"y must be a bool array of shape ({n_docs},), one label per training document; "
+            f"got dtype {y.dtype} and shape {y.shape}"
+        )
+    beta = _check_control("beta", beta)
+    gamma = _check_control("gamma", gamma)
+
+    n_positive = int(np.count_nonzero(y))
+    if n_positive == 0 or n_positive == n_docs:
+        return np.zeros(n_features), -1.0 if n_positive == 0 else 1.0
+    # Both centroids in one sparse product: w = X' a, a_j = beta/|POS| or -gamma/|NEG|.
+    coefficients = np.where(y, beta / n_positive, -gamma / (n_docs - n_positive))
+    return np.asarray(X.T @ coefficients, dtype=np.float64).ravel(), 0.0
+
+
+def rocchio_fit(
+    beta: float = 16.0, gamma: float = 4.0
+) -> Callable[[sparse.spmatrix | sparse.sparray, NDArray[np.bool_]], ScoreFunction]:
+    """A trainer for cross-validation: ``rocchio_fit(beta, gamma)(X_train, y_train)(X) == X w + b``.
+
+    ``beta`` and ``gamma`` are validated here, once; ``fit(X_train, y_train)`` runs
+    :func:`rocchio` and returns the score function ``X -> decision_function(X, w, b)``.
+    """
+    beta = _check_control("beta", beta)
+    gamma = _check_control("gamma", gamma)
+
+    def fit(X: sparse.spmatrix | sparse.sparray, y: NDArray[np.bool_]) -> ScoreFunction:
+        w, b = rocchio(X, y, beta, gamma)
+        return lambda X_score: decision_function(X_score, w, b)
+
+    return fit

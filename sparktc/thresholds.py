@@ -1,0 +1,285 @@
+"""Per-category thresholds on decision values: SCut, SCutFBR, PCut and RCut (REFERENCE.md section 5).
+
+A scoring model gives document d a score s(d, c) for category c (a decision value w'x + b for
+the linear models); a thresholding strategy turns the scores into assignments. Throughout the
+project the rule is strict:
+
+    d is assigned to c  <=>  s(d, c) > t_c.
+
+* SCut (Yang 2001; LYRL2004, supervised threshold setting): t_c maximises
+  F1 = 2 TP / (2 TP + FP + FN) of the rule on validation documents (:func:`scut`).
+* SCutFBR (LYRL2004, "SCutFBR.1"): k-fold cross-validation; per fold the SCut threshold on that
+  fold's validation scores, replaced by the score of the top-ranked validation document when
+  the fold's best F1 is below ``fbr``; t_c = mean over the folds
+  (:func:`fold_thresholds`, :func:`scut_fbr`). The folds balance positives and negatives
+  (:func:`balanced_folds`).
+* PCut (Yang 2001): assign to c the round(share_c * n) top-ranked test documents, share_c being
+  c's share of the training documents (:func:`pcut_thresholds`).
+* RCut (Yang 2001): assign each document its k top-scoring categories (:func:`rcut`).
+
+F1 of a threshold is computed from counts; its denominator 2 TP + FP + FN is 0 only when there
+is no positive document and nothing is assigned, and F1 is then 0 (scikit-learn, LibMultiLabel).
+SCut never has to break that tie: with no positive it returns the "assign nothing" threshold.
+
+Pure numpy; the Spark stages call these functions per category.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["scut", "fold_thresholds", "scut_fbr", "balanced_folds", "pcut_thresholds", "rcut"]
+
+
+def _check_scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray[np.float64]:
+    """``scores`` as a non-empty float64 array of ``ndim`` dimensions with finite values."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != ndim or scores.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty {ndim}-D array of decision values; got shape {scores.shape}"
+        )
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(f"{name} must hold finite values; got NaN or infinity")
+    return scores
+
+
+def _check_labels(y: ArrayLike, n_docs: int, name: str = "y") -> NDArray[np.bool_]:
+    """``y`` as a bool array of shape (n_docs,)."""
+    y = np.asarray(y)
+    if y.dtype != np.bool_ or y.shape != (n_docs,):
+        raise ValueError(
+            f"{name} must be a bool array of shape ({n_docs},), one label per score; "
+            f"got dtype {y.dtype} and shape {y.shape}"
+        )
+    return y
+
+
+def _check_fraction(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless it is a number in [0, 1]."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not 0 <= value <= 1
+    ):
+        raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
+    return float(value)
+
+
+def _check_count(name: str, value: int, low: int, high: int) -> int:
+    """``value`` as an int, or ValueError unless it is an integer in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
+    return int(value)
+
+
+def _below(value: float) -> float:
+    """The largest float below ``value``: a threshold that every score >= ``value`` exceeds."""
+    return float(np.nextafter(value, -np.inf))
+
+
+def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
+    """SCut: the threshold t maximising F1 of "score > t" on validation documents.
+
+    F1(t) = 2 TP / (2 TP + FP + FN) with TP = #{y and s > t}, FP = #{not y and s > t},
+    FN = #{y and s <= t} (Yang 2001; LYRL2004, supervised threshold setting; REFERENCE.md section 5).
+
+    Candidates, with u_1 > u_2 > ... > u_m the distinct scores:
+
+    * u_1, the maximum score itself: nothing is assigned (no score exceeds it);
+    * the midpoints (u_j + u_{j+1}) / 2, j = 1..m-1: the documents scoring >= u_j are assigned
+      (when two scores are adjacent floats and the midpoint rounds up to u_j, u_{j+1} is used);
+    * the largest float below u_m: everything is assigned.
+
+    Every distinct set of "score > t" decisions is thus tried once. Ties in F1 go to the
+    candidate closest to 0 (the models' default threshold), and between t and -t to the higher
+    one (fewer assignments). Cost O(n log n): one sort, then cumulative counts of positives and
+    negatives at the end of each run of equal scores.
+
+    Parameters
+    ----------
+    scores : float array, shape (n,)
+        Decision values of the validation documents; finite.
+    y : bool array, shape (n,)
+        True for the validation documents in the category.
+
+    Returns
+    -------
+    threshold : float
+    f1 : float
+        F1 of "score > threshold" on (scores, y). When y has no True entry every threshold has
+        F1 = 0 and the result is (max(scores), 0.0): assign nothing.
+    """
+    scores = _check_scores(scores, 1)
+    y = _check_labels(y, scores.shape[0])
+    n_positive = int(np.count_nonzero(y))
+    top = float(scores.max())
+    if n_positive == 0:
+        return top, 0.0
+
+    order = np.argsort(-scores, kind="stable")
+    ranked, relevant = scores[order], y[order]
+    # Index of the last document of each run of equal scores, in decreasing score order.
+    run_ends = np.flatnonzero(np.append(ranked[1:] != ranked[:-1], True))
+    distinct = ranked[run_ends]
+    true_positives = np.concatenate(([0], np.cumsum(relevant)[run_ends]))
+    assigned = np.concatenate(([0], run_ends + 1))
+    false_positives = assigned - true_positives
+    # 2 TP + FP + FN = TP + FP + n_positive > 0.
+    f1 = 2 * true_positives / (true_positives + false_positives + n_positive)
+
+    upper, lower = distinct[:-1], distinct[1:]
+    midpoints = lower / 2 + upper / 2  # halves first: no overflow
+    midpoints = np.where((midpoints >= lower) & (midpoints < upper), midpoints, lower)
+    candidates = np.concatenate(([top], midpoints, [_below(distinct[-1])]))
+
+    best = np.lexsort((-candidates, np.abs(candidates), -f1))[0]
+    return float(candidates[best]), float(f1[best])
+
+
+def fold_thresholds(
+    fold_scores: Sequence[ArrayLike], fold_y: Sequence[ArrayLike], fbr: float
+) -> NDArray[np.float64]:
+    """The SCutFBR threshold of each fold (LYRL2004, supervised threshold setting, SCutFBR.1).
+
+    For fold f with validation scores s_f and labels y_f: (t_f, F1_f) = :func:`scut`(s_f, y_f);
+    if F1_f < fbr, t_f = max(s_f), the score of the top-ranked validation document.
+
+    LYRL2004 assigns the top-ranked document at that fallback. Here the rule stays
+    "score > t" everywhere, so t_f = max(s_f) assigns none of fold f's documents; on new
+    documents it assigns those scoring above every validation document of the fold. The
+    fallback is the conservative "assign almost nothing" threshold either way; the two readings
+    differ only for documents scoring exactly max(s_f).
+
+    ``fbr = 0`` never falls back: the per-fold SCut thresholds.
+
+    Parameters
+    ----------
+    fold_scores, fold_y : sequences of arrays, one (scores, bool labels) pair per fold
+        Each fold's validation decision values (from the model trained without that fold) and labels.
+    fbr : float
+        The F1 below which the fold falls back, in [0, 1]; LYRL2004 chose it by CV from 0.1..0.8.
+
+    Returns
+    -------
+    float array, shape (n_folds,)
+    """
+    fbr = _check_fraction("fbr", fbr)
+    if len(fold_scores) == 0 or len(fold_scores) != len(fold_y):
+        raise ValueError(
+            f"fold_scores and fold_y must hold one array per fold, at least one fold; got "
+            f"{len(fold_scores)} and {len(fold_y)} arrays"
+        )
+    thresholds = np.empty(len(fold_scores))
+    for f, (scores, y) in enumerate(zip(fold_scores, fold_y)):
+        scores = _check_scores(scores, 1, f"fold_scores[{f}]")
+        threshold, f1 = scut(scores, _check_labels(y, scores.shape[0], f"fold_y[{f}]"))
+        thresholds[f] = threshold if f1 >= fbr else scores.max()
+    return thresholds
+
+
+def scut_fbr(fold_scores: Sequence[ArrayLike], fold_y: Sequence[ArrayLike], fbr: float) -> float:
+    """SCutFBR.1 (LYRL2004): the mean over the folds of :func:`fold_thresholds`.
+
+    t = (1/k) sum_f t_f, with t_f the fold's SCut threshold, or max(s_f) when the fold's best
+    F1 < ``fbr``. With ``fbr = 0`` this is the mean of the per-fold SCut thresholds.
+    """
+    return float(np.mean(fold_thresholds(fold_scores, fold_y, fbr)))
+
+
+def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
+    """Fold index in 0..k-1 per document, spreading positives and negatives evenly (LYRL2004).
+
+    The positives, in a random order, are dealt round-robin to folds 0, 1, ..., k-1, 0, ...;
+    the negatives, in a random order, continue the deal where the positives stopped. So the
+    folds' numbers of positives differ by at most 1, likewise their numbers of negatives and
+    their sizes, and every fold is non-empty (k <= n). The orders come from
+    ``numpy.random.default_rng(seed)``: the same (y, k, seed) gives the same folds.
+
+    Parameters
+    ----------
+    y : bool array, shape (n,)
+        True for the documents in the category.
+    k : int
+        Number of folds, 2 <= k <= n.
+    seed : int
+        Non-negative seed of the random orders.
+    """
+    y = np.asarray(y)
+    if y.dtype != np.bool_ or y.ndim != 1:
+        raise ValueError(f"y must be a 1-D bool array; got dtype {y.dtype} and shape {y.shape}")
+    k = _check_count("k", k, 2, y.shape[0])
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
+    rng = np.random.default_rng(int(seed))
+    positives = rng.permutation(np.flatnonzero(y))
+    negatives = rng.permutation(np.flatnonzero(~y))
+    folds = np.empty(y.shape[0], dtype=np.int64)
+    folds[np.concatenate((positives, negatives))] = np.arange(y.shape[0]) % k
+    return folds
+
+
+def pcut_thresholds(scores: ArrayLike, train_share: ArrayLike) -> NDArray[np.float64]:
+    """PCut (Yang 2001): per category, the threshold assigning round(share * n) top-ranked documents.
+
+    For category c, m_c = floor(train_share_c * n + 1/2) (rounded half up) of the n documents
+    are to be assigned; t_c = the score of the (m_c + 1)-th ranked document, so the m_c
+    documents above it get "score > t_c". m_c = 0 gives t_c = the maximum score (nothing
+    assigned); m_c = n gives the largest float below the minimum score (everything assigned).
+    Documents tied with the (m_c + 1)-th are not assigned, so ties can make fewer than m_c
+    assignments.
+
+    Parameters
+    ----------
+    scores : float array, shape (n_docs, n_categories)
+        Decision values of the documents to classify; finite.
+    train_share : float array, shape (n_categories,)
+        Each category's share of the training documents, in [0, 1].
+
+    Returns
+    -------
+    float array, shape (n_categories,)
+    """
+    scores = _check_scores(scores, 2)
+    n_docs, n_categories = scores.shape
+    share = np.asarray(train_share, dtype=np.float64)
+    if share.shape != (n_categories,) or not np.all((share >= 0) & (share <= 1)):
+        raise ValueError(
+            f"train_share must be an array of shape ({n_categories},), one share in [0, 1] per "
+            f"column of scores; got shape {share.shape}"
+            + (f" and values in [{float(share.min())!r}, {float(share.max())!r}]" if share.size else "")
+        )
+    counts = np.minimum(np.floor(share * n_docs + 0.5).astype(np.int64), n_docs)
+    ranked = -np.sort(-scores, axis=0)
+    thresholds = np.take_along_axis(ranked, np.minimum(counts, n_docs - 1)[None, :], axis=0)[0]
+    everything = np.nextafter(ranked[-1], -np.inf)
+    return np.where(counts < n_docs, thresholds, everything)
+
+
+def rcut(scores: ArrayLike, k: int) -> NDArray[np.bool_]:
+    """RCut (Yang 2001): assign each document its k top-scoring categories.
+
+    Ties are broken by column order: of equal scores, the lower column index ranks first.
+
+    Parameters
+    ----------
+    scores : float array, shape (n_docs, n_categories)
+        Decision values; finite.
+    k : int
+        Categories per document, 1 <= k <= n_categories.
+
+    Returns
+    -------
+    bool array, shape (n_docs, n_categories), with exactly k True entries per row.
+    """
+    scores = _check_scores(scores, 2)
+    k = _check_count("k", k, 1, scores.shape[1])
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    assigned = np.zeros(scores.shape, dtype=bool)
+    np.put_along_axis(assigned, top, True, axis=1)
+    return assigned

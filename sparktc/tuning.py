@@ -1,0 +1,162 @@
+"""One category's classifier, chosen and thresholded by k-fold cross-validation on training data only.
+
+For a search space of candidates (solver, C, positive weight, number of chi-square-ranked terms)
+each candidate gets out-of-fold decision values over folds balanced for positives; its
+per-fold thresholds come from SCut or LYRL2004's SCutFBR on that fold's validation scores, and
+its cross-validated F1 scores every fold's documents with the mean threshold of the *other*
+folds, so no decision is thresholded on its own label. The best candidate (first on ties) is
+retrained on all training documents and gets the mean of its fold thresholds
+(REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's per-label search).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from sparktc.config import TrainConfig, TuneConfig
+from sparktc.linear import BinaryProblems
+from sparktc.rocchio import rocchio
+from sparktc.thresholds import balanced_folds, fold_thresholds
+
+CV_THRESHOLDING = ("scut", "scutfbr")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of the search space; ``terms`` = 0 keeps every term."""
+
+    solver: str
+    C: float
+    positive_weight: float
+    terms: int
+    fbr: float
+
+    @property
+    def model(self) -> tuple:
+        """What the trained model depends on (fbr only moves the threshold)."""
+        return self.solver, self.C, self.positive_weight, self.terms
+
+
+@dataclass
+class CategoryModel:
+    weights: NDArray[np.float64]  # over the whole vocabulary
+    bias: float
+    threshold: float
+    choice: Candidate
+    cv_f1: float | None  # None when nothing was cross-validated
+    searched: list[dict]  # every candidate with its cross-validated F1
+
+    def choices(self) -> dict:
+        return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
+
+
+def candidates(train: TrainConfig, tune: TuneConfig, terms: int) -> list[Candidate]:
+    """The search space: every combination of the [tune] lists, a [train] value where a list is empty."""
+    return [Candidate(*values) for values in itertools.product(
+        tune.solver or [train.solver], [float(c) for c in tune.C or [train.C]],
+        [float(w) for w in tune.positive_weight or [train.positive_weight]], tune.terms or [terms],
+        [float(f) for f in tune.fbr or [train.fbr]])]
+
+
+def needs_cross_validation(train: TrainConfig, space: Sequence[Candidate]) -> bool:
+    return train.thresholding in CV_THRESHOLDING or len(space) > 1
+
+
+def _f1(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> float:
+    tp = int(np.count_nonzero(decisions & y))
+    denominator = int(np.count_nonzero(decisions)) + int(np.count_nonzero(y))
+    return 2 * tp / denominator if denominator else 1.0
+
+
+Fit = Callable[[NDArray[np.bool_], Candidate], tuple[NDArray[np.float64], float]]
+
+# The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it
+# copies every non-zero, training only rewrites the labels. Holds the matrix itself, so a
+# different matrix at the same address can never be mistaken for it.
+_full_problem: list[tuple[sparse.csr_matrix, bytes | None, float, BinaryProblems]] = []
+
+
+def _trainer(method: str, train: TrainConfig, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,
+             rows: NDArray[np.bool_] | None = None) -> Fit:
+    """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for ``method``."""
+    Xc = X if columns is None else X[:, columns]
+    if rows is not None:
+        Xc = Xc[rows]
+    if method == "rocchio":
+        return lambda y, candidate: rocchio(Xc, y, train.rocchio_beta, train.rocchio_gamma)
+    if rows is None:
+        key = None if columns is None else columns.tobytes()
+        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key and _full_problem[0][2] == train.bias):
+            _full_problem[:] = [(X, key, train.bias, BinaryProblems(Xc, train.bias))]
+        problems = _full_problem[0][3]
+    else:
+        problems = BinaryProblems(Xc, train.bias)
+    return lambda y, c: problems.train(y, c.solver, c.C, train.epsilon, positive_weight=c.positive_weight)
+
+
+def _columns(term_order: NDArray[np.int64], terms: int) -> NDArray[np.int64] | None:
+    return None if terms == 0 or terms >= len(term_order) else np.sort(term_order[:terms])
+
+
+def cross_validated_threshold(
+    scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64], train: TrainConfig, fbr: float
+) -> tuple[float, float]:
+    """(final threshold, cross-validated F1) from out-of-fold scores.
+
+    Fixed thresholding keeps ``train.threshold``. SCut/SCutFBR tune one threshold per fold on
+    that fold's scores; the final threshold is their mean, and each fold is scored with the mean
+    of the other folds' thresholds.
+    """
+    if train.thresholding not in CV_THRESHOLDING:
+        return train.threshold, _f1(scores > train.threshold, y)
+    fbr = fbr if train.thresholding == "scutfbr" else 0.0
+    per_fold = fold_thresholds([scores[folds == f] for f in range(train.folds)], [y[folds == f] for f in range(train.folds)], fbr)
+    others = (per_fold.sum() - per_fold) / (train.folds - 1)
+    return float(per_fold.mean()), _f1(scores > others[folds], y)
+
+
+def fit_category(
+    X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64], space: Sequence[Candidate],
+    method: str, train: TrainConfig,
+) -> CategoryModel:
+    """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``."""
+    best, threshold, cv_f1, searched = space[0], train.threshold, None, []
+    if needs_cross_validation(train, space):
+        folds = balanced_folds(y, train.folds, train.seed)
+        out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
+        for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
+                                              key=lambda c: c.terms):
+            group = list(group)
+            columns = _columns(term_order, terms)
+            Xc = X if columns is None else X[:, columns]
+            for fold in range(train.folds):
+                held = folds == fold
+                fit = _trainer(method, train, X, columns, rows=~held)
+                for candidate in group:
+                    w, b = fit(y[~held], candidate)
+                    out_of_fold[candidate.model][held] = Xc[held] @ w + b
+        best_f1 = -1.0
+        for candidate in space:
+            candidate_threshold, f1 = cross_validated_threshold(out_of_fold[candidate.model], y, folds, train, candidate.fbr)
+            searched.append({**asdict(candidate), "cv_f1": f1})
+            if f1 > best_f1:
+                best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, f1, f1
+    columns = _columns(term_order, best.terms)
+    w, b = _trainer(method, train, X, columns)(y, best)
+    weights = w if columns is None else np.zeros(X.shape[1])
+    if columns is not None:
+        weights[columns] = w
+    return CategoryModel(weights, b, threshold, best, cv_f1, searched)
+
+
+def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], train: TrainConfig) -> tuple[float, float | None]:
+    """A kNN category's threshold from leave-one-out training scores (fixed, or SCut/SCutFBR over balanced folds)."""
+    if train.thresholding not in CV_THRESHOLDING:
+        return train.threshold, None
+    return cross_validated_threshold(scores, y, balanced_folds(y, train.folds, train.seed), train, train.fbr)
