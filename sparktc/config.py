@@ -141,6 +141,9 @@ class TuneConfig:
         default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and v > 0, "numbers > 0"))
     # Numbers of chi-square-ranked terms to try (0 = all terms).
     terms: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, int) and v >= 0, "integers >= 0"))
+    # One positive weight for all categories, the one with the best cross-validated micro-F1
+    # (instead of each category's own best); needs positive_weight and no other list.
+    shared_positive_weight: bool = False
     # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation).
     fbr: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and 0 <= v <= 1, "numbers in [0, 1]"))
 
@@ -317,6 +320,11 @@ def _resolve_paths(config: Config) -> Config:
         raise ConfigError(
             f"select.top_k = {config.select.top_k} and select.reduction_factor = {config.select.reduction_factor}: set one, not both"
         )
+    tune = config.tune
+    if tune.shared_positive_weight and (not tune.positive_weight or any(
+            len(getattr(tune, key)) > 1 for key in ("C", "solver", "terms", "fbr"))):
+        raise ConfigError("tune.shared_positive_weight = true needs tune.positive_weight = [w, ...] and at most one "
+                          "value in tune.C, tune.solver, tune.terms and tune.fbr")
     evaluate = config.evaluate
     named_sets = ("train_positive", "test_positive", "all", "R(10)", "R(90)", "R(115)", "leaves", "internal")
     if evaluate.average_over not in (*named_sets, *evaluate.subsets) and not evaluate.average_over.startswith("branch:"):

@@ -44,7 +44,8 @@ class TrainingSet:
         return y
 
 
-def _fingerprint(path: str) -> tuple:
+def fingerprint(path: str) -> tuple:
+    """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
     filesystem, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
     return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
@@ -56,7 +57,7 @@ def load_training_set(path: str, n_features: int) -> TrainingSet:
     The cache key includes the files' sizes and modification times, so a rewritten output is
     read afresh; one training set is kept at a time.
     """
-    return _load(path, n_features, _fingerprint(path))
+    return _load(path, n_features, fingerprint(path))
 
 
 @lru_cache(maxsize=1)

@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.linear import decision_function
 
-__all__ = ["rocchio", "rocchio_fit"]
+__all__ = ["rocchio"]
 
 #: A trained scorer: documents (rows of a matrix with the training features) -> one score per row.
-ScoreFunction = Callable[[sparse.spmatrix | sparse.sparray | NDArray[np.float64]], NDArray[np.float64]]
 
 
 def _check_control(name: str, value: float) -> float:
@@ -97,20 +94,3 @@ def rocchio(
     coefficients = np.where(y, beta / n_positive, -gamma / (n_docs - n_positive))
     return np.asarray(X.T @ coefficients, dtype=np.float64).ravel(), 0.0
 
-
-def rocchio_fit(
-    beta: float = 16.0, gamma: float = 4.0
-) -> Callable[[sparse.spmatrix | sparse.sparray, NDArray[np.bool_]], ScoreFunction]:
-    """A trainer for cross-validation: ``rocchio_fit(beta, gamma)(X_train, y_train)(X) == X w + b``.
-
-    ``beta`` and ``gamma`` are validated here, once; ``fit(X_train, y_train)`` runs
-    :func:`rocchio` and returns the score function ``X -> decision_function(X, w, b)``.
-    """
-    beta = _check_control("beta", beta)
-    gamma = _check_control("gamma", gamma)
-
-    def fit(X: sparse.spmatrix | sparse.sparray, y: NDArray[np.bool_]) -> ScoreFunction:
-        w, b = rocchio(X, y, beta, gamma)
-        return lambda X_score: decision_function(X_score, w, b)
-
-    return fit

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["scut", "fold_thresholds", "scut_fbr", "balanced_folds", "pcut_thresholds", "rcut"]
+__all__ = ["scut", "fold_thresholds", "scut_fbr", "balanced_folds", "pcut_counts", "pcut_thresholds", "rcut"]
 
 
 def _check_scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray[np.float64]:
@@ -224,6 +224,12 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
     return folds
 
 
+def pcut_counts(train_share: NDArray[np.float64], n_docs: int) -> NDArray[np.int64]:
+    """PCut's m_c = floor(train_share_c * n + 1/2) (rounded half up), at most n: how many of n
+    documents category c is assigned to."""
+    return np.minimum(np.floor(np.asarray(train_share, dtype=np.float64) * n_docs + 0.5).astype(np.int64), n_docs)
+
+
 def pcut_thresholds(scores: ArrayLike, train_share: ArrayLike) -> NDArray[np.float64]:
     """PCut (Yang 2001): per category, the threshold assigning round(share * n) top-ranked documents.
 
@@ -254,7 +260,7 @@ def pcut_thresholds(scores: ArrayLike, train_share: ArrayLike) -> NDArray[np.flo
             f"column of scores; got shape {share.shape}"
             + (f" and values in [{float(share.min())!r}, {float(share.max())!r}]" if share.size else "")
         )
-    counts = np.minimum(np.floor(share * n_docs + 0.5).astype(np.int64), n_docs)
+    counts = pcut_counts(share, n_docs)
     ranked = -np.sort(-scores, axis=0)
     thresholds = np.take_along_axis(ranked, np.minimum(counts, n_docs - 1)[None, :], axis=0)[0]
     everything = np.nextafter(ranked[-1], -np.inf)

@@ -68,10 +68,16 @@ def needs_cross_validation(train: TrainConfig, space: Sequence[Candidate]) -> bo
     return train.thresholding in CV_THRESHOLDING or len(space) > 1
 
 
-def _f1(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> float:
+def _counts(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> dict[str, int]:
+    """The cross-validated contingency counts of one category's decisions."""
     tp = int(np.count_nonzero(decisions & y))
-    denominator = int(np.count_nonzero(decisions)) + int(np.count_nonzero(y))
-    return 2 * tp / denominator if denominator else 1.0
+    return {"tp": tp, "fp": int(np.count_nonzero(decisions)) - tp, "fn": int(np.count_nonzero(y)) - tp}
+
+
+def f1(counts: dict[str, int]) -> float:
+    """2TP / (2TP + FP + FN), 1 when the denominator is 0 (REFERENCE.md section 6)."""
+    denominator = 2 * counts["tp"] + counts["fp"] + counts["fn"]
+    return 2 * counts["tp"] / denominator if denominator else 1.0
 
 
 Fit = Callable[[NDArray[np.bool_], Candidate], tuple[NDArray[np.float64], float]]
@@ -106,19 +112,19 @@ def _columns(term_order: NDArray[np.int64], terms: int) -> NDArray[np.int64] | N
 
 def cross_validated_threshold(
     scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64], train: TrainConfig, fbr: float
-) -> tuple[float, float]:
-    """(final threshold, cross-validated F1) from out-of-fold scores.
+) -> tuple[float, dict[str, int]]:
+    """(final threshold, cross-validated TP/FP/FN counts) from out-of-fold scores.
 
     Fixed thresholding keeps ``train.threshold``. SCut/SCutFBR tune one threshold per fold on
     that fold's scores; the final threshold is their mean, and each fold is scored with the mean
     of the other folds' thresholds.
     """
     if train.thresholding not in CV_THRESHOLDING:
-        return train.threshold, _f1(scores > train.threshold, y)
+        return train.threshold, _counts(scores > train.threshold, y)
     fbr = fbr if train.thresholding == "scutfbr" else 0.0
     per_fold = fold_thresholds([scores[folds == f] for f in range(train.folds)], [y[folds == f] for f in range(train.folds)], fbr)
     others = (per_fold.sum() - per_fold) / (train.folds - 1)
-    return float(per_fold.mean()), _f1(scores > others[folds], y)
+    return float(per_fold.mean()), _counts(scores > others[folds], y)
 
 
 def fit_category(
@@ -143,10 +149,11 @@ def fit_category(
                     out_of_fold[candidate.model][held] = Xc[held] @ w + b
         best_f1 = -1.0
         for candidate in space:
-            candidate_threshold, f1 = cross_validated_threshold(out_of_fold[candidate.model], y, folds, train, candidate.fbr)
-            searched.append({**asdict(candidate), "cv_f1": f1})
-            if f1 > best_f1:
-                best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, f1, f1
+            candidate_threshold, counts = cross_validated_threshold(out_of_fold[candidate.model], y, folds, train, candidate.fbr)
+            score = f1(counts)
+            searched.append({**asdict(candidate), "cv_f1": score, **counts})
+            if score > best_f1:
+                best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, score, score
     columns = _columns(term_order, best.terms)
     w, b = _trainer(method, train, X, columns)(y, best)
     weights = w if columns is None else np.zeros(X.shape[1])
@@ -159,4 +166,22 @@ def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], train: Trai
     """A kNN category's threshold from leave-one-out training scores (fixed, or SCut/SCutFBR over balanced folds)."""
     if train.thresholding not in CV_THRESHOLDING:
         return train.threshold, None
-    return cross_validated_threshold(scores, y, balanced_folds(y, train.folds, train.seed), train, train.fbr)
+    threshold, counts = cross_validated_threshold(scores, y, balanced_folds(y, train.folds, train.seed), train, train.fbr)
+    return threshold, f1(counts)
+
+
+def shared_weight(searched_per_category: list[list[dict]]) -> tuple[float, dict[float, float]]:
+    """The one positive weight for all categories with the best cross-validated micro-F1 (first on ties).
+
+    Each category's ``searched`` list holds its candidates' cross-validated TP, FP, FN; the counts
+    are summed per weight over categories, as micro-averaging does (REFERENCE.md section 6).
+    """
+    totals: dict[float, dict[str, int]] = {}
+    for searched in searched_per_category:
+        for row in searched:
+            total = totals.setdefault(row["positive_weight"], {"tp": 0, "fp": 0, "fn": 0})
+            for key in total:
+                total[key] += row[key]
+    micro = {weight: f1(counts) for weight, counts in totals.items()}
+    best = max(micro, key=lambda weight: (micro[weight], -list(micro).index(weight)))
+    return best, micro

@@ -27,10 +27,10 @@ from sparktc.category_sets import category_subsets
 from sparktc.config import Config
 from sparktc.evaluation import assemble, to_builtin
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.matrix import csr_from_lists, load_training_set
+from sparktc.matrix import csr_from_lists, fingerprint, load_training_set
 from sparktc.ranking import hits_from_rankings, ranking_measures
 from sparktc.records import TEST, TRAIN
-from sparktc.thresholds import rcut
+from sparktc.thresholds import pcut_counts, rcut
 from sparktc.stages.report import StageReport, stage
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
@@ -60,11 +60,13 @@ class Scorer:
         if self.W is not None:
             return np.asarray(X @ self.W) + self.b
         neighbours, similarities = knn_topk(X, load_training_set(self.train_path, self.n_terms).X, self.knn_k)
-        return knn_scores_from_neighbours(neighbours, similarities, _knn_labels(self.train_path, self.n_terms, tuple(self.codes)))
+        labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes), fingerprint(self.train_path))
+        return knn_scores_from_neighbours(neighbours, similarities, labels)
 
 
 @lru_cache(maxsize=1)
-def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...]) -> np.ndarray:
+def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...], files: tuple) -> np.ndarray:
+    """Training labels as a documents x categories matrix, once per worker and training set ``files``."""
     training = load_training_set(path, n_terms)
     return np.column_stack([training.positives(code) for code in codes])
 
@@ -101,7 +103,7 @@ def _pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.nda
                 "c": np.tile(np.arange(scores.shape[1], dtype=np.int32), scores.shape[0]), "score": scores.ravel()})
 
     n_documents = test.count()
-    assigned = np.rint(train_share * n_documents).astype(np.int64)
+    assigned = pcut_counts(train_share, n_documents)
     wanted = test.sparkSession.createDataFrame(
         [(int(c), int(m) + 1) for c, m in enumerate(assigned) if m < n_documents], "c int, r long")
     ranked = test.mapInArrow(long, "c int, score double").withColumn(

@@ -13,22 +13,25 @@ needs no term mapping.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
-from sparktc.config import Config
+from sparktc.config import Config, TrainConfig
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.matrix import load_training_set
+from sparktc.matrix import fingerprint, load_training_set
 from sparktc.stages.report import StageReport, stage
 from sparktc.term_selection import top_k_from_reduction_factor
-from sparktc.tuning import candidates, fit_category, knn_threshold
+from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, shared_weight
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
@@ -37,9 +40,13 @@ MODELS_DDL = (
 )
 
 
-@lru_cache(maxsize=1)
 def _training_neighbours(path: str, n_features: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Every training document's k nearest other training documents (leave-one-out), once per worker."""
+    return _neighbours(path, n_features, k, fingerprint(path))
+
+
+@lru_cache(maxsize=1)
+def _neighbours(path: str, n_features: int, k: int, files: tuple) -> tuple[np.ndarray, np.ndarray]:
     X = load_training_set(path, n_features).X
     return knn_topk(X, X, k, exclude_self=np.arange(X.shape[0]))
 
@@ -56,58 +63,80 @@ def default_terms(config: Config, n_terms: int) -> int:
     return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor) if select.reduction_factor else 0)
 
 
+def fit_models(spark: SparkSession, output: str, settings: TrainConfig, space: list[Candidate], n_terms: int,
+               order) -> DataFrame:
+    """The grouped UDF over one row per category: each group fits that category on the worker's training set."""
+    train_path = storage.join(output, "vectors", "split=train")
+
+    def fit(group: pd.DataFrame) -> pd.DataFrame:
+        started = time.perf_counter()
+        category = group["category"].iloc[0]
+        training = load_training_set(train_path, n_terms)
+        y = training.positives(category)
+        if settings.method == "knn":
+            neighbours, similarities = _training_neighbours(train_path, n_terms, settings.knn_k)
+            scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
+            threshold, cv_f1 = knn_threshold(scores, y, settings)
+            weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": settings.knn_k, "cv_f1": cv_f1}
+        else:
+            model = fit_category(training.X, y, order.value, space, settings.method, settings)
+            weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
+            choices = model.choices()
+        return pd.DataFrame({
+            "category": [category], "method": [settings.method], "weights": [weights], "bias": [bias],
+            "threshold": [threshold], "train_positives": [int(y.sum())], "solver": [choice.solver], "C": [choice.C],
+            "positive_weight": [choice.positive_weight], "epsilon": [settings.epsilon], "B": [settings.bias],
+            "features": [choice.terms or n_terms], "cv_f1": [cv_f1], "choices": [json.dumps(choices)],
+            "seconds": [time.perf_counter() - started],
+        })
+
+    categories = spark.read.parquet(storage.join(output, "categories")).select("category", "train_positives")
+    return categories.groupBy("category").applyInPandas(fit, MODELS_DDL)
+
+
+@contextmanager
+def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[None]:
+    """One task per category up to twice the cores; AQE must not merge the tiny groups into one task."""
+    tasks = max(1, min(n_categories, 2 * spark.sparkContext.defaultParallelism))
+    keys = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.enabled")
+    previous = {key: spark.conf.get(key) for key in keys}
+    spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            spark.conf.set(key, value)
+
+
 def train(spark: SparkSession, config: Config, output: str) -> StageReport:
-    settings = config.train
+    settings, tune = config.train, config.tune
     with stage(spark, "train") as report:
         n_terms = spark.read.parquet(storage.join(output, "vocabulary")).count()
-        space = candidates(settings, config.tune, default_terms(config, n_terms))
-        shared = spark.sparkContext.broadcast(term_order(spark, output))
-        train_path = storage.join(output, "vectors", "split=train")
-
-        def fit(group: pd.DataFrame) -> pd.DataFrame:
-            started = time.perf_counter()
-            category = group["category"].iloc[0]
-            training = load_training_set(train_path, n_terms)
-            y = training.positives(category)
-            if settings.method == "knn":
-                neighbours, similarities = _training_neighbours(train_path, n_terms, settings.knn_k)
-                scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
-                threshold, cv_f1 = knn_threshold(scores, y, settings)
-                weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": settings.knn_k, "cv_f1": cv_f1}
-            else:
-                model = fit_category(training.X, y, shared.value, space, settings.method, settings)
-                weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
-                choices = model.choices()
-            return pd.DataFrame({
-                "category": [category], "method": [settings.method], "weights": [weights], "bias": [bias],
-                "threshold": [threshold], "train_positives": [int(y.sum())], "solver": [choice.solver], "C": [choice.C],
-                "positive_weight": [choice.positive_weight], "epsilon": [settings.epsilon], "B": [settings.bias],
-                "features": [choice.terms or n_terms], "cv_f1": [cv_f1], "choices": [json.dumps(choices)],
-                "seconds": [time.perf_counter() - started],
-            })
-
-        categories = spark.read.parquet(storage.join(output, "categories")).select("category", "train_positives")
-        n_categories = categories.count()
-        # One task per category up to twice the cores; AQE must not merge the tiny groups into one task.
-        tasks = max(1, min(n_categories, 2 * spark.sparkContext.defaultParallelism))
-        previous = {key: spark.conf.get(key) for key in
-                    ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.enabled")}
-        spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
-        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        try:
-            models = categories.groupBy("category").applyInPandas(fit, MODELS_DDL)
-            models.write.mode("overwrite").parquet(storage.join(output, "models"))
-        finally:
-            for key, value in previous.items():
-                spark.conf.set(key, value)
-        shared.unpersist()
+        n_categories = spark.read.parquet(storage.join(output, "categories")).count()
+        order = spark.sparkContext.broadcast(term_order(spark, output))
+        details: dict = {}
+        with one_task_per_category(spark, n_categories):
+            if tune.shared_positive_weight:
+                # First pass: every category's cross-validated counts for every weight; one row per category back.
+                space = candidates(settings, tune, default_terms(config, n_terms))
+                searched = [json.loads(row.choices)["searched"] for row in
+                            fit_models(spark, output, settings, space, n_terms, order).select("choices").collect()]
+                weight, micro = shared_weight(searched)
+                settings = dataclasses.replace(settings, positive_weight=weight)
+                tune = dataclasses.replace(tune, positive_weight=[])
+                details["shared_positive_weight"] = {"chosen": weight, "cv_micro_f1": micro}
+            space = candidates(settings, tune, default_terms(config, n_terms))
+            fit_models(spark, output, settings, space, n_terms, order).write.mode("overwrite").parquet(
+                storage.join(output, "models"))
+        order.unpersist()
         written = spark.read.parquet(storage.join(output, "models"))
         report.rows_in = n_categories
         report.rows_out = written.count()
         totals = written.agg(F.sum("seconds").alias("s"), F.max("seconds").alias("m")).first()
         report.details = {
             "method": settings.method, "thresholding": settings.thresholding, "search_space": len(space),
-            "vocabulary": n_terms, "epsilon": settings.epsilon, "B": settings.bias,
+            "vocabulary": n_terms, "epsilon": settings.epsilon, "B": settings.bias, **details,
             "category_seconds_total": round(float(totals["s"] or 0), 3),
             "category_seconds_max": round(float(totals["m"] or 0), 3),
         }

@@ -1,0 +1,108 @@
+"""Reuters-21578 ModApte benchmark: every method of BENCHMARKS.md on R(10), R(90) (ApteMod) and R(115).
+
+    ./spark-submit.sh benchmarks/reuters21578.py --output runs/benchmark-reuters21578 [--corpus DIR]
+
+For each category set the corpus stages (ingest, tokenize, weight, rank) run once; each method then
+runs train and evaluate on a copy of those outputs, in the same Spark session. Every row is the run
+that its printed one-line command would produce (the stages are the same code); the table of
+micro-/macro-F1 and training times is printed and written to OUTPUT/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from sparktc.config import load_config
+from sparktc.session import build_session
+from sparktc.stages.evaluate import evaluate
+from sparktc.stages.ingest import ingest
+from sparktc.stages.rank import rank
+from sparktc.stages.tokenize import tokenize
+from sparktc.stages.train import train
+from sparktc.stages.weight import weight
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = "conf/reuters21578.toml"
+BEST = "conf/reuters21578-best.toml"
+GRID = "[1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]"
+
+SETS = {
+    "R(10)": ["corpus.category_set=R10", "corpus.document_filter=none"],
+    "R(90)": ["corpus.category_set=R90", "corpus.document_filter=aptemod"],
+    "R(115)": ["corpus.category_set=R115", "corpus.document_filter=none"],
+}
+METHODS = [
+    ("SVM, threshold 0", BASE, []),
+    ("SVM + SCutFBR.1", BASE, ["train.thresholding=scutfbr", "train.fbr=0.1"]),
+    ("cost-sensitive SVM (weight per category by 5-fold CV)", BASE, [f"tune.positive_weight={GRID}"]),
+    ("best by CV (conf/reuters21578-best.toml)", BEST, []),
+    ("Rocchio (beta 16, gamma 4) + SCut", BASE, ["train.method=rocchio", "train.thresholding=scut"]),
+    ("kNN (k = 30) + SCut", BASE, ["train.method=knn", "train.thresholding=scut"]),
+]
+# REFERENCE.md section 7, shown beside the rows they compare with.
+PUBLISHED = {
+    ("R(90)", "SVM, threshold 0"): "Yang & Liu SVM (10k chi2 terms) .8599 / .5251",
+    ("R(90)", "kNN (k = 30) + SCut"): "Yang & Liu kNN (k = 45) .8567 / .5242",
+}
+# Debole & Sebastiani's mean over their 48 setups, per category set.
+DEBOLE_MEAN = {"R(10)": ".852 / .715", "R(90)": ".787 / .468", "R(115)": ".784 / .494"}
+
+def command(config: str, overrides: list[str], output: str) -> str:
+    sets = " ".join(f"--set '{o}'" if " " in o else f"--set {o}" for o in overrides)
+    return f"./spark-submit.sh jobs/pipeline.py --config {config} --set corpus.path=$CORPUS {sets} --output {output}".replace("  ", " ")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
+    arguments = parser.parse_args()
+    output = Path(arguments.output).resolve()
+    spark = build_session("sparktc-benchmark-reuters21578", {})
+    rows = []
+    for set_name, set_overrides in SETS.items():
+        base = output / set_name.strip("()").replace("(", "") / "corpus-stages"
+        corpus = [f"corpus.path={arguments.corpus}", *set_overrides]
+        config = load_config(str(REPO / BASE), corpus)
+        for stage in (ingest, tokenize, weight, rank):
+            stage(spark, config, str(base))
+        for method, config_file, overrides in METHODS:
+            run = base.parent / method.split(" (")[0].replace(" ", "-").replace(",", "").replace("+", "plus").lower()
+            shutil.rmtree(run, ignore_errors=True)
+            shutil.copytree(base, run)
+            config = load_config(str(REPO / config_file), [*corpus, *overrides])
+            started = time.perf_counter()
+            report = train(spark, config, str(run))
+            train_seconds = time.perf_counter() - started
+            evaluate(spark, config, str(run))
+            metrics = json.loads((run / "metrics.json").read_text())
+            rows.append({
+                "set": set_name, "method": method, "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
+                "n_categories": metrics["n_categories"], "train_seconds": round(train_seconds, 1),
+                "category_seconds": report.details["category_seconds_total"],
+                "published": PUBLISHED.get((set_name, method), ""),
+                "command": command(config_file, [*set_overrides, *overrides], f"runs/{run.parent.name}-{run.name}"),
+            })
+    spark.stop()
+    lines = ["| set | method | micro-F1 | macro-F1 | categories | train (s) | published (micro / macro) |",
+             "|---|---|---|---|---|---|---|"]
+    for set_name in SETS:
+        lines.append(f"| {set_name} | *Debole & Sebastiani, mean of 48 setups* | | | | | {DEBOLE_MEAN[set_name]} |")
+        lines += [f"| {r['set']} | {r['method']} | {r['micro_f1']:.4f} | {r['macro_f1']:.4f} | {r['n_categories']} | "
+                  f"{r['train_seconds']} | {r['published']} |" for r in rows if r["set"] == set_name]
+    lines += ["", "Commands (CORPUS = the directory of reut2-*.sgm.gz):", ""]
+    lines += [f"- {r['set']}, {r['method']}: `{r['command']}`" for r in rows]
+    text = "\n".join(lines) + "\n"
+    (output / "benchmark.md").write_text(text)
+    (output / "benchmark.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+"""Rocchio, kNN and the thresholding strategies through the Spark stages (REFERENCE.md section 5).
+
+One seeded JSON Lines corpus (160 training and 40 test documents, 5 categories) goes through
+ingest -> tokenize -> weight -> rank once; then, each on its own copy of that output:
+
+* Rocchio with SCut: the models' weights against beta * mean(positives) - gamma * mean(negatives)
+  in numpy, their thresholds against brute-force SCut on exact out-of-fold Rocchio scores, and the
+  predictions against "score > threshold" recomputed here;
+* kNN (k = 5) with SCut: the predictions' top scores against a brute-force kNN over the stored
+  unit vectors, and the thresholds against brute-force SCut over balanced folds of leave-one-out
+  training scores;
+* LIBLINEAR with SCutFBR and a small C search: the choices recorded per category;
+* RCut (k = 2) and PCut: the LIBLINEAR models' predictions redone (evaluate's ``predict`` on copies
+  of that run) with those strategies, which only act at prediction time.
+
+The training counts are chosen so that two categories have train_share * n_test exactly x.5 (the
+rounding case of PCut). The runs happen once per module; the tests only read their tables.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from pyspark.sql import functions as F
+from scipy import sparse
+
+from sparktc.config import load_config
+from sparktc.stages.evaluate import evaluate, predict
+from sparktc.stages.ingest import ingest
+from sparktc.stages.rank import rank
+from sparktc.stages.tokenize import tokenize
+from sparktc.stages.train import train
+from sparktc.stages.weight import weight
+from sparktc.thresholds import balanced_folds, pcut_thresholds
+
+CATEGORIES = ["acq", "crude", "earn", "grain", "trade"]
+N_TRAIN, N_TEST = 160, 40
+# Training positives per category; 50/160*40 = 12.5 and 18/160*40 = 4.5 are PCut's rounding case.
+TRAIN_POSITIVES = {"acq": 50, "crude": 37, "earn": 62, "grain": 18, "trade": 29}
+KNN_K = 5
+FOLDS, SEED = 5, 0  # train.folds and train.seed defaults
+
+
+# --- the corpus and the runs ------------------------------------------------------------------------
+
+
+def write_corpus(directory: Path, seed: int = 20240612) -> None:
+    rng = np.random.default_rng(seed)
+    letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")
+    words: set[str] = set()
+    while len(words) < 380:
+        syllables = rng.integers(2, 4)
+        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
+    pool = sorted(words)
+    general, topical = pool[:300], pool[300:]
+    topic_words = {c: topical[16 * i: 16 * (i + 1)] for i, c in enumerate(CATEGORIES)}
+    labels = [[] for _ in range(N_TRAIN + N_TEST)]
+    for c in CATEGORIES:
+        for i in rng.choice(N_TRAIN, size=TRAIN_POSITIVES[c], replace=False):
+            labels[i].append(c)
+    for i in range(N_TRAIN, N_TRAIN + N_TEST):
+        labels[i] = [c for c in CATEGORIES if rng.random() < 0.3] or [str(rng.choice(CATEGORIES))]
+    lines = {"train": [], "test": []}
+    for i, doc_labels in enumerate(labels):
+        tokens = list(rng.choice(general, size=25))
+        for c in doc_labels:
+            tokens += list(rng.choice(topic_words[c], size=int(rng.integers(1, 6))))
+        tokens += list(rng.choice(topical, size=3))  # noise from any topic
+        rng.shuffle(tokens)
+        split = "train" if i < N_TRAIN else "test"
+        lines[split].append(json.dumps({"id": f"d{i:04d}", "text": " ".join(tokens) + f" {i}.",
+                                        "labels": sorted(doc_labels), "split": split}))
+    directory.mkdir()
+    for split, content in lines.items():
+        (directory / f"{split}.jsonl").write_text("\n".join(content) + "\n")
+
+
+def corpus_config(path: Path, *overrides: str):
+    return load_config(None, ["corpus.format=jsonl", f"corpus.path={path}",
+                              f"corpus.categories={json.dumps(CATEGORIES)}", *overrides])
+
+
+def vectors(spark, output: str, split: str):
+    """(CSR matrix, label indicator) of one split, rows sorted by doc id (the training set's order)."""
+    n_terms = spark.read.parquet(f"{output}/vocabulary").count()
+    rows = spark.read.parquet(f"{output}/vectors").filter(F.col("split") == split).orderBy("doc_id").collect()
+    indptr = np.cumsum([0] + [len(r.indices) for r in rows])
+    X = sparse.csr_matrix((np.array([v for r in rows for v in r.values], dtype=np.float64),
+                           np.array([i for r in rows for i in r.indices], dtype=np.int64), indptr),
+                          shape=(len(rows), n_terms))
+    Y = np.array([[c in r.labels for c in CATEGORIES] for r in rows], dtype=bool)
+    return [r.doc_id for r in rows], X, Y
+
+
+def read_run(spark, output: str) -> SimpleNamespace:
+    models = {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
+    predictions = spark.read.parquet(f"{output}/predictions").orderBy("doc_id").collect()
+    return SimpleNamespace(
+        output=output, models=models, predictions=predictions,
+        P=np.array([[c in r.predicted for c in CATEGORIES] for r in predictions], dtype=bool),
+        thresholds=np.array([models[c].threshold for c in CATEGORIES]),
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("methods")
+    corpus = base / "corpus"
+    write_corpus(corpus)
+    prepared = str(base / "prepared")
+    config = corpus_config(corpus)
+    for stage in (ingest, tokenize, weight, rank):
+        stage(spark, config, prepared)
+    settings = {
+        "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
+        "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
+        "svm": ["train.thresholding=scutfbr", "tune.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
+    }
+    outputs = {}
+    for name, overrides in settings.items():
+        outputs[name] = str(base / name)
+        shutil.copytree(prepared, outputs[name])
+        run_config = corpus_config(corpus, *overrides)
+        train(spark, run_config, outputs[name])
+        evaluate(spark, run_config, outputs[name])
+    # RCut and PCut act at prediction time only: predict again on copies of the LIBLINEAR run
+    # (evaluate's predict step; the contingency tables and reports on top are tested elsewhere).
+    for name, overrides in (("rcut", ["train.thresholding=rcut", "train.rcut_k=2"]), ("pcut", ["train.thresholding=pcut"])):
+        outputs[name] = str(base / name)
+        shutil.copytree(outputs["svm"], outputs[name])
+        predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), outputs[name])
+    train_ids, X_train, Y_train = vectors(spark, prepared, "train")
+    test_ids, X_test, Y_test = vectors(spark, prepared, "test")
+    return SimpleNamespace(
+        X_train=X_train, Y_train=Y_train, X_test=X_test, Y_test=Y_test, test_ids=test_ids,
+        **{name: read_run(spark, output) for name, output in outputs.items()},
+    )
+
+
+# --- independent computations ----------------------------------------------------------------------
+
+
+def f1_of(scores, y, threshold) -> float:
+    assigned = scores > threshold
+    tp = np.count_nonzero(assigned & y)
+    denominator = np.count_nonzero(assigned) + np.count_nonzero(y)
+    return 2 * tp / denominator if denominator else 0.0
+
+
+def brute_force_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Every candidate (top score, midpoints, below the lowest) by its decisions; ties to small |t|, then larger t."""
+    distinct = np.unique(scores)[::-1]
+    thresholds = [distinct[0], *((a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])),
+                  np.nextafter(distinct[-1], -np.inf)]
+    f1, _, t = max((f1_of(scores, y, t), -abs(t), t) for t in thresholds)
+    return float(t), f1
+
+
+def cv_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Mean of the folds' SCut thresholds; F1 with each fold at the mean of the other folds' thresholds."""
+    folds = balanced_folds(y, FOLDS, SEED)
+    per_fold = np.array([brute_force_scut(scores[folds == f], y[folds == f])[0] for f in range(FOLDS)])
+    others = np.array([np.delete(per_fold, f).mean() for f in range(FOLDS)])
+    return float(per_fold.mean()), f1_of(scores, y, others[folds])
+
+
+def rocchio(X, y, beta: float = 16.0, gamma: float = 4.0) -> np.ndarray:
+    dense = X.toarray()
+    return beta * dense[y].mean(axis=0) - gamma * dense[~y].mean(axis=0)
+
+
+def brute_force_knn(similarities: np.ndarray, Y_train: np.ndarray, k: int) -> np.ndarray:
+    """Per query row: the k most similar training documents (ties to the lower row), similarities summed per category."""
+    scores = np.zeros((similarities.shape[0], Y_train.shape[1]))
+    for q, row in enumerate(similarities):
+        nearest = sorted(range(len(row)), key=lambda j: (-row[j], j))[:k]
+        for j in nearest:
+            scores[q] += row[j] * Y_train[j]
+    return scores
+
+
+def linear_scores(runs, run) -> np.ndarray:
+    W = np.column_stack([np.asarray(run.models[c].weights, dtype=np.float64) for c in CATEGORIES])
+    return np.asarray(runs.X_test @ W) + np.array([run.models[c].bias for c in CATEGORIES])
+
+
+# --- the tests ------------------------------------------------------------------------------------
+
+
+def test_corpus_has_the_planned_training_counts(runs):
+    assert runs.X_train.shape[0] == N_TRAIN and runs.X_test.shape[0] == N_TEST
+    assert dict(zip(CATEGORIES, runs.Y_train.sum(axis=0).tolist())) == TRAIN_POSITIVES
+    assert np.allclose(np.sqrt(np.asarray(runs.X_train.multiply(runs.X_train).sum(axis=1))), 1.0)  # unit rows: dot product = cosine
+    for run in (runs.rocchio, runs.knn, runs.svm):
+        assert sorted(run.models) == CATEGORIES
+        assert [run.models[c].train_positives for c in CATEGORIES] == list(TRAIN_POSITIVES.values())
+
+
+def test_rocchio_weights_are_the_centroid_formula(runs):
+    for j, c in enumerate(CATEGORIES):
+        model = runs.rocchio.models[c]
+        assert model.method == "rocchio"
+        np.testing.assert_allclose(np.asarray(model.weights), rocchio(runs.X_train, runs.Y_train[:, j]),
+                                   rtol=1e-9, atol=1e-12, err_msg=c)
+        assert model.bias == 0.0
+
+
+def test_rocchio_thresholds_are_scut_over_exact_out_of_fold_scores(runs):
+    for j, c in enumerate(CATEGORIES):
+        y = runs.Y_train[:, j]
+        folds = balanced_folds(y, FOLDS, SEED)
+        scores = np.empty(N_TRAIN)
+        for f in range(FOLDS):
+            held = folds == f
+            scores[held] = runs.X_train[held] @ rocchio(runs.X_train[~held], y[~held])
+        threshold, cv_f1 = cv_scut(scores, y)
+        model = runs.rocchio.models[c]
+        assert model.threshold == pytest.approx(threshold, abs=1e-9), c
+        assert model.cv_f1 == pytest.approx(cv_f1, abs=1e-12), c
+
+
+def test_rocchio_predictions_are_the_scores_above_threshold(runs):
+    scores = linear_scores(runs, runs.rocchio)
+    assert [r.doc_id for r in runs.rocchio.predictions] == runs.test_ids
+    np.testing.assert_array_equal(runs.rocchio.P, scores > runs.rocchio.thresholds)
+    assert runs.rocchio.P.any() and not runs.rocchio.P.all()
+    top = np.array([r.top_scores for r in runs.rocchio.predictions])
+    np.testing.assert_allclose(top, -np.sort(-scores, axis=1), rtol=0, atol=1e-9)
+
+
+def test_knn_top_scores_equal_a_brute_force_knn(runs):
+    expected = brute_force_knn((runs.X_test @ runs.X_train.T).toarray(), runs.Y_train, KNN_K)
+    got = np.array([r.top_scores for r in runs.knn.predictions])
+    np.testing.assert_allclose(got, -np.sort(-expected, axis=1), rtol=0, atol=1e-12)
+    for row, prediction in zip(expected, runs.knn.predictions):
+        if len(np.unique(row)) == len(row):  # the ranking of the categories is unambiguous
+            assert list(prediction.top_categories) == [CATEGORIES[j] for j in np.argsort(-row)]
+    np.testing.assert_array_equal(runs.knn.P, expected > runs.knn.thresholds)
+    assert runs.knn.P.any() and not runs.knn.P.all()
+    assert all(not np.any(runs.knn.models[c].weights) for c in CATEGORIES)
+
+
+def test_knn_thresholds_are_scut_over_leave_one_out_training_scores(runs):
+    similarities = (runs.X_train @ runs.X_train.T).toarray()
+    np.fill_diagonal(similarities, -np.inf)  # leave one out: a document is not its own neighbour
+    loo = brute_force_knn(similarities, runs.Y_train, KNN_K)
+    for j, c in enumerate(CATEGORIES):
+        threshold, cv_f1 = cv_scut(loo[:, j], runs.Y_train[:, j])
+        model = runs.knn.models[c]
+        assert model.threshold == pytest.approx(threshold, abs=1e-9), c
+        assert model.cv_f1 == pytest.approx(cv_f1, abs=1e-12), c
+        assert json.loads(model.choices) == {"k": KNN_K, "cv_f1": model.cv_f1}
+
+
+def test_rcut_predicts_exactly_the_two_top_scoring_categories(runs):
+    scores = linear_scores(runs, runs.rcut)
+    assert (runs.rcut.P.sum(axis=1) == 2).all()
+    for row, predicted in zip(scores, runs.rcut.P):
+        assert set(np.flatnonzero(predicted)) == set(np.argsort(-row, kind="stable")[:2])
+
+
+def round_half_up(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+def test_pcut_assigns_the_training_share_of_the_test_documents(runs):
+    scores = linear_scores(runs, runs.pcut)
+    assert (scores == linear_scores(runs, runs.svm)).all()  # the same models, thresholded differently
+    wrong = {}
+    for j, c in enumerate(CATEGORIES):
+        wanted = round_half_up(TRAIN_POSITIVES[c] / N_TRAIN * N_TEST)
+        assigned = runs.pcut.P[:, j]
+        ranked = np.sort(scores[:, j])[::-1]
+        distinct_at_cut = wanted in (0, N_TEST) or ranked[wanted - 1] > ranked[wanted]
+        # Whatever is assigned is the top of the ranking.
+        if assigned.any() and not assigned.all():
+            assert scores[assigned, j].min() > scores[~assigned, j].max(), c
+        if distinct_at_cut:
+            if assigned.sum() != wanted:
+                wrong[c] = (TRAIN_POSITIVES[c] / N_TRAIN * N_TEST, wanted, int(assigned.sum()))
+        else:
+            assert assigned.sum() <= wanted, c
+    # category: (train_share * n_test, round half up, documents assigned). sparktc.thresholds.pcut_thresholds
+    # rounds half up as documented; the evaluate stage's _pcut_thresholds uses np.rint (half to even).
+    assert wrong == {}
+    share = np.array([TRAIN_POSITIVES[c] / N_TRAIN for c in CATEGORIES])
+    np.testing.assert_array_equal(runs.pcut.P, scores > pcut_thresholds(scores, share))
+
+
+def test_svm_scutfbr_records_its_choices_and_tunes_thresholds(runs):
+    space = [(C, fbr) for C in (0.5, 2.0) for fbr in (0.1, 0.5)]
+    for c in CATEGORIES:
+        model = runs.svm.models[c]
+        choices = json.loads(model.choices)
+        assert {"solver", "C", "positive_weight", "terms", "fbr", "cv_f1", "searched"} <= set(choices)
+        assert choices["cv_f1"] == model.cv_f1 and 0 < model.cv_f1 <= 1
+        assert (choices["solver"], choices["C"], choices["positive_weight"]) == (model.solver, model.C, model.positive_weight)
+        assert [(s["C"], s["fbr"]) for s in choices["searched"]] == space
+        f1s = [s["cv_f1"] for s in choices["searched"]]
+        best = choices["searched"][int(np.argmax(f1s))]
+        assert (choices["C"], choices["fbr"], choices["cv_f1"]) == (best["C"], best["fbr"], best["cv_f1"])
+    assert any(runs.svm.models[c].threshold != 0 for c in CATEGORIES)
+    scores = linear_scores(runs, runs.svm)
+    np.testing.assert_array_equal(runs.svm.P, scores > runs.svm.thresholds)

@@ -1,0 +1,37 @@
+"""One positive weight for all categories, chosen by cross-validated micro-F1 (LibMultiLabel's shared choice)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktc.config import ConfigError, load_config
+from sparktc.tuning import f1, shared_weight
+
+from conftest import REPO
+
+
+def row(weight: float, tp: int, fp: int, fn: int) -> dict:
+    return {"positive_weight": weight, "tp": tp, "fp": fp, "fn": fn, "cv_f1": f1({"tp": tp, "fp": fp, "fn": fn})}
+
+
+def test_micro_f1_sums_counts_over_categories() -> None:
+    # Category a prefers weight 1 on its own (F1 .8 vs .75), category b weight 3 (.5 vs .8);
+    # summed: weight 1 -> 2*9/(18+2+5) = .72, weight 3 -> 2*10/(20+4+2) = .769.
+    searched = [[row(1.0, 8, 2, 2), row(3.0, 9, 4, 2)],
+                [row(1.0, 1, 0, 3), row(3.0, 1, 0, 0)]]
+    chosen, micro = shared_weight(searched)
+    assert chosen == 3.0
+    assert micro == pytest.approx({1.0: 18 / 25, 3.0: 20 / 26})
+
+
+def test_ties_keep_the_first_weight() -> None:
+    assert shared_weight([[row(1.0, 1, 1, 1), row(2.0, 1, 1, 1)]])[0] == 1.0
+
+
+def test_shared_weight_needs_a_weight_list_and_nothing_else_searched() -> None:
+    base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "tune.shared_positive_weight=true"]
+    with pytest.raises(ConfigError, match="needs tune.positive_weight"):
+        load_config(None, base)
+    with pytest.raises(ConfigError, match="at most one value in tune.C"):
+        load_config(None, [*base, "tune.positive_weight=[1, 2]", "tune.C=[1, 2]"])
+    assert load_config(None, [*base, "tune.positive_weight=[1, 2]"]).tune.shared_positive_weight
