@@ -40,6 +40,8 @@ METHODS = [
     ("SVM, threshold 0", BASE, []),
     ("SVM + SCutFBR.1", BASE, ["train.thresholding=scutfbr", "train.fbr=0.1"]),
     ("cost-sensitive SVM (weight per category by 5-fold CV)", BASE, [f"tune.positive_weight={GRID}"]),
+    ("cost-sensitive SVM (one weight for all, by CV micro-F1)", BASE,
+     [f"tune.positive_weight={GRID}", "tune.shared_positive_weight=true"]),
     ("best by CV (conf/reuters21578-best.toml)", BEST, []),
     ("Rocchio (beta 16, gamma 4) + SCut", BASE, ["train.method=rocchio", "train.thresholding=scut"]),
     ("kNN (k = 30) + SCut", BASE, ["train.method=knn", "train.thresholding=scut"]),
@@ -71,8 +73,8 @@ def main() -> int:
         config = load_config(str(REPO / BASE), corpus)
         for stage in (ingest, tokenize, weight, rank):
             stage(spark, config, str(base))
-        for method, config_file, overrides in METHODS:
-            run = base.parent / method.split(" (")[0].replace(" ", "-").replace(",", "").replace("+", "plus").lower()
+        for number, (method, config_file, overrides) in enumerate(METHODS, 1):
+            run = base.parent / f"method-{number}"
             shutil.rmtree(run, ignore_errors=True)
             shutil.copytree(base, run)
             config = load_config(str(REPO / config_file), [*corpus, *overrides])
