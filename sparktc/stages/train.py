@@ -136,7 +136,7 @@ def train(spark: SparkSession, config: Config, output: str) -> StageReport:
         totals = written.agg(F.sum("seconds").alias("s"), F.max("seconds").alias("m")).first()
         report.details = {
             "method": settings.method, "thresholding": settings.thresholding, "search_space": len(space),
-            "vocabulary": n_terms, "epsilon": settings.epsilon, "B": settings.bias, **details,
+            "features": default_terms(config, n_terms) or n_terms, "vocabulary": n_terms, "epsilon": settings.epsilon, "B": settings.bias, **details,
             "category_seconds_total": round(float(totals["s"] or 0), 3),
             "category_seconds_max": round(float(totals["m"] or 0), 3),
         }
