@@ -20,6 +20,9 @@ def test_project_configs_load() -> None:
     assert config.train.solver == "l2r_l2loss_svc_dual" and config.train.C == 1.0 and config.train.bias == 1.0
     assert Path(config.tokenize.stop_list).is_absolute()
     assert load_config(str(REPO / "conf" / "synthetic.toml")).synthesize.documents == 30000
+    best = load_config(str(REPO / "conf" / "reuters21578-best.toml"), [f"corpus.path={REPO}"])
+    assert best.train.thresholding == "scutfbr" and len(best.tune.positive_weight) == 7  # a search space
+    assert best.tune.terms == [0, 10000] and len(best.tune.solver) == 2
 
 
 @pytest.mark.parametrize(
