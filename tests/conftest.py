@@ -67,3 +67,13 @@ def spark():
     )
     yield session
     session.stop()
+
+
+def invented_words(rng, count: int) -> list[str]:
+    """``count`` distinct made-up words (consonant-vowel syllables), sorted, for seeded test corpora."""
+    letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")
+    words: set[str] = set()
+    while len(words) < count:
+        syllables = rng.integers(2, 4)
+        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
+    return sorted(words)

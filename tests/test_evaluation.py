@@ -48,7 +48,7 @@ from sparktc.stages.rank import rank
 from sparktc.stages.tokenize import tokenize
 from sparktc.stages.train import train
 from sparktc.stages.weight import weight
-from conftest import REPO
+from conftest import REPO, invented_words
 
 # --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------
 
@@ -65,13 +65,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def write_corpus(directory: Path, seed: int = 20240611) -> list[dict]:
     rng = np.random.default_rng(seed)
-    letters = list("bcdfghjklmnpqrstvwxz")
-    vowels = list("aeiou")
-    words: set[str] = set()
-    while len(words) < 400:
-        syllables = rng.integers(2, 4)
-        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
-    pool = sorted(words)
+    pool = invented_words(rng, 400)
     general, topical = pool[:300], pool[300:]
     topic_words = {c: topical[15 * i: 15 * (i + 1)] for i, c in enumerate([*TOPICS, RARE])}
     noise = topical[: 15 * len(TOPICS)]  # never the rare category's words

@@ -39,6 +39,8 @@ from sparktc.stages.train import train
 from sparktc.stages.weight import weight
 from sparktc.thresholds import balanced_folds, pcut_thresholds
 
+from conftest import invented_words
+
 CATEGORIES = ["acq", "crude", "earn", "grain", "trade"]
 N_TRAIN, N_TEST = 160, 40
 # Training positives per category; 50/160*40 = 12.5 and 18/160*40 = 4.5 are PCut's rounding case.
@@ -52,12 +54,7 @@ FOLDS, SEED = 5, 0  # train.folds and train.seed defaults
 
 def write_corpus(directory: Path, seed: int = 20240612) -> None:
     rng = np.random.default_rng(seed)
-    letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")
-    words: set[str] = set()
-    while len(words) < 380:
-        syllables = rng.integers(2, 4)
-        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
-    pool = sorted(words)
+    pool = invented_words(rng, 380)
     general, topical = pool[:300], pool[300:]
     topic_words = {c: topical[16 * i: 16 * (i + 1)] for i, c in enumerate(CATEGORIES)}
     labels = [[] for _ in range(N_TRAIN + N_TEST)]

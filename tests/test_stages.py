@@ -36,7 +36,7 @@ from sparktc.stages.rank import rank
 from sparktc.stages.tokenize import tokenize
 from sparktc.stages.train import train
 from sparktc.stages.weight import weight
-from conftest import lyrl2004_corpus, lyrl2004_fixture, shared_data
+from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
 
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
@@ -404,13 +404,7 @@ N_TRAIN, N_TEST = 160, 40
 
 def write_jsonl_corpus(directory: Path, seed: int = 20240611) -> None:
     rng = np.random.default_rng(seed)
-    letters = list("bcdfghjklmnpqrstvwxz")
-    vowels = list("aeiou")
-    words: set[str] = set()
-    while len(words) < 400:
-        syllables = rng.integers(2, 4)
-        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
-    pool = sorted(words)
+    pool = invented_words(rng, 400)
     general, topical = pool[:300], pool[300:]
     topic_words = {c: topical[15 * i: 15 * (i + 1)] for i, c in enumerate(TOPIC_CATEGORIES)}
     lines = {"train.jsonl": [], "test.jsonl": []}
