@@ -77,3 +77,25 @@ def invented_words(rng, count: int) -> list[str]:
         syllables = rng.integers(2, 4)
         words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
     return sorted(words)
+
+
+def f1_of(scores, y, threshold) -> float:
+    """Reference F1 of "score > threshold" (one threshold, or one per document); 0 when 2TP + FP + FN = 0."""
+    import numpy as np
+
+    assigned = scores > threshold
+    tp = np.count_nonzero(assigned & y)
+    denominator = np.count_nonzero(assigned) + np.count_nonzero(y)
+    return 2 * tp / denominator if denominator else 0.0
+
+
+def brute_force_scut(scores, y) -> tuple[float, float]:
+    """O(n^2) reference SCut: every candidate threshold (top score, midpoints, below the lowest) rated
+    by its decisions; ties in F1 go to the smallest |t|, then the larger t (sparktc.thresholds.scut's rule)."""
+    import numpy as np
+
+    distinct = np.unique(scores)[::-1]
+    thresholds = [distinct[0], *((a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])),
+                  np.nextafter(distinct[-1], -np.inf)]
+    f1, _, t = max((f1_of(scores, y, t), -abs(t), t) for t in thresholds)
+    return float(t), f1

@@ -39,7 +39,7 @@ from sparktc.stages.train import train
 from sparktc.stages.weight import weight
 from sparktc.thresholds import balanced_folds, pcut_thresholds
 
-from conftest import invented_words
+from conftest import brute_force_scut, f1_of, invented_words
 
 CATEGORIES = ["acq", "crude", "earn", "grain", "trade"]
 N_TRAIN, N_TEST = 160, 40
@@ -141,22 +141,6 @@ def runs(spark, tmp_path_factory):
 
 
 # --- independent computations ----------------------------------------------------------------------
-
-
-def f1_of(scores, y, threshold) -> float:
-    assigned = scores > threshold
-    tp = np.count_nonzero(assigned & y)
-    denominator = np.count_nonzero(assigned) + np.count_nonzero(y)
-    return 2 * tp / denominator if denominator else 0.0
-
-
-def brute_force_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Every candidate (top score, midpoints, below the lowest) by its decisions; ties to small |t|, then larger t."""
-    distinct = np.unique(scores)[::-1]
-    thresholds = [distinct[0], *((a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])),
-                  np.nextafter(distinct[-1], -np.inf)]
-    f1, _, t = max((f1_of(scores, y, t), -abs(t), t) for t in thresholds)
-    return float(t), f1
 
 
 def cv_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:

@@ -14,24 +14,7 @@ from sparktc.thresholds import (
     scut_fbr,
 )
 
-
-def f1_of(scores: np.ndarray, y: np.ndarray, threshold: float) -> float:
-    """F1 of "score > threshold", 0 when 2 TP + FP + FN = 0."""
-    assigned = scores > threshold
-    tp = np.count_nonzero(assigned & y)
-    denominator = np.count_nonzero(assigned) + np.count_nonzero(y)
-    return 2 * tp / denominator if denominator else 0.0
-
-
-def brute_force_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """O(n^2): F1 of every candidate by its actual decisions; ties to |t| smallest, then t largest."""
-    distinct = np.unique(scores)[::-1]
-    candidates = [distinct[0]]
-    candidates += [(a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])]
-    candidates += [np.nextafter(distinct[-1], -np.inf)]
-    rated = [(f1_of(scores, y, t), -abs(t), t) for t in candidates]
-    f1, _, t = max(rated)
-    return t, f1
+from conftest import brute_force_scut, f1_of
 
 
 @pytest.mark.parametrize("seed", range(80))

@@ -25,30 +25,13 @@ from sparktc.config import TrainConfig, TuneConfig
 from sparktc.thresholds import balanced_folds
 from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
 
+from conftest import brute_force_scut, f1_of
+
 SOLVER = "l2r_l2loss_svc_dual"
 N_DOCS, N_FEATURES = 300, 200
 
 
 # --- independent helpers ------------------------------------------------------------------------
-
-
-def f1_of(scores: np.ndarray, y: np.ndarray, threshold) -> float:
-    """F1 of "score > threshold" (threshold a number or one per document); y always has a positive here."""
-    assigned = scores > threshold
-    tp = np.count_nonzero(assigned & y)
-    return 2 * tp / (np.count_nonzero(assigned) + np.count_nonzero(y))
-
-
-def brute_force_scut(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """O(n^2): every candidate threshold (top score, midpoints, below the lowest) rated by its decisions.
-
-    Ties in F1 go to the smallest |t|, then the larger t (sparktc.thresholds.scut's documented rule).
-    """
-    distinct = np.unique(scores)[::-1]
-    thresholds = [distinct[0], *((a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])),
-                  np.nextafter(distinct[-1], -np.inf)]
-    f1, _, t = max((f1_of(scores, y, t), -abs(t), t) for t in thresholds)
-    return float(t), f1
 
 
 def cv_threshold_and_f1(scores: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int, fbr: float = 0.0):
