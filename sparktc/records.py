@@ -8,7 +8,11 @@ in the ``rejects`` table, and the counts of records in and out always add up.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
 
 TRAIN = "train"
 TEST = "test"
@@ -46,3 +50,69 @@ class Reject:
         where = f"{self.source}:{self.line}" if self.line else self.source
         who = f" (doc {self.doc_id})" if self.doc_id is not None else ""
         return f"{where}{who}: {self.reason}"
+
+
+# Readers' records in Arrow form, as the ingest stage moves them from Python workers to Spark: a
+# document row has ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null.
+RECORD_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("split", pa.string()),
+        ("labels", pa.list_(pa.string())),
+        ("text", pa.string()),
+        ("tokens", pa.list_(pa.string())),
+        ("source", pa.string()),
+        ("line", pa.int32()),
+        ("reason", pa.string()),
+    ]
+)
+BATCH_ROWS = 4096
+
+
+def record_batch(records: Sequence[Document | Reject]) -> pa.RecordBatch:
+    """``records`` as one Arrow batch of :data:`RECORD_SCHEMA`."""
+    columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
+    for record in records:
+        is_document = isinstance(record, Document)
+        columns["doc_id"].append(record.doc_id)
+        columns["split"].append(record.split if is_document else None)
+        columns["labels"].append(list(record.labels) if is_document else None)
+        columns["text"].append(record.text if is_document else None)
+        columns["tokens"].append(list(record.tokens) if is_document and record.tokens is not None else None)
+        columns["source"].append(record.source)
+        columns["line"].append(record.line)
+        columns["reason"].append(None if is_document else record.reason)
+    return pa.RecordBatch.from_pydict(columns, schema=RECORD_SCHEMA)
+
+
+def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """``records`` as Arrow batches of at most ``rows`` rows each."""
+    pending: list[Document | Reject] = []
+    for record in records:
+        pending.append(record)
+        if len(pending) == rows:
+            yield record_batch(pending)
+            pending = []
+    if pending:
+        yield record_batch(pending)
+
+
+def tokenized_documents(
+    doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
+) -> pa.Table:
+    """Documents read in columnar form (already tokenized, no labels yet) as a :data:`RECORD_SCHEMA` table."""
+    n = len(doc_ids)
+    no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
+    return pa.Table.from_arrays(
+        [
+            doc_ids,
+            pa.array(np.full(n, split, dtype=object), pa.string()),
+            no_labels,
+            pa.nulls(n, pa.string()),
+            tokens,
+            pa.array(np.full(n, source, dtype=object), pa.string()),
+            pa.array(lines, pa.int32()),
+            pa.nulls(n, pa.string()),
+        ],
+        schema=RECORD_SCHEMA,
+    )

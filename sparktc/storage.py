@@ -49,3 +49,9 @@ def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:
         stream.write(bytearray(data))
     finally:
         stream.close()
+
+
+def delete(spark: SparkSession, path: str) -> None:
+    """Remove a file or a directory tree; nothing happens when it does not exist."""
+    hadoop_path, fs = _path(spark, path)
+    fs.delete(hadoop_path, True)

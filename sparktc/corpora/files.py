@@ -1,14 +1,19 @@
-"""Bytes of a corpus file to lines, gunzipping ``.gz`` files as a stream."""
+"""Bytes of a corpus file to lines (gunzipping ``.gz`` files as a stream), and to records through a line parser."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+
+from sparktc.records import Document, Reject
 
 # What a damaged gzip stream raises part-way through iteration.
 CORRUPT_GZIP_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
+
+#: A reader of one file's lines: (lines, source) -> records.
+Parser = Callable[[Iterable[bytes], str], Iterator[Document | Reject]]
 
 
 def read_lines(data: bytes, source: str) -> Iterator[bytes]:
@@ -23,3 +28,12 @@ def read_lines(data: bytes, source: str) -> Iterator[bytes]:
         stream = io.BytesIO(data)
     with stream:
         yield from stream
+
+
+def read_records(parser: Parser, data: bytes, source: str) -> Iterator[Document | Reject]:
+    """Run a line parser over a file's bytes; a corrupt gzip stream ends the file with a Reject (line 0)
+    after the records read before the break."""
+    try:
+        yield from parser(read_lines(data, source), source)
+    except CORRUPT_GZIP_ERRORS as error:
+        yield Reject(source, 0, None, f"corrupt gzip stream ({error}); records after this point are lost: re-fetch the file")

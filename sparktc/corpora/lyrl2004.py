@@ -73,7 +73,9 @@ class _Record:
         self.problem = problem
 
 
-def parse_token_file(lines: Iterable[bytes], source: str, split: str) -> Iterator[Document | Reject]:
+def parse_token_file(
+    lines: Iterable[bytes], source: str, split: str, *, first_line: int = 1, accepted: set[str] | None = None
+) -> Iterator[Document | Reject]:
     """Yield one Document (``tokens`` set, ``text=None``, ``labels=()``) or Reject per ``.I`` record.
 
     A record runs from its ``.I`` line to the next ``.I`` or the end of the file; blank lines and
@@ -83,10 +85,14 @@ def parse_token_file(lines: Iterable[bytes], source: str, split: str) -> Iterato
     without ``.W``, a ``.W`` without tokens ("empty document"), and an id already accepted earlier
     in this file. Tokens on the ``.W`` line itself are kept. ``labels`` stay empty: they come from
     the qrels file.
+
+    ``lines`` may be a piece of a file that starts at a ``.I`` line: ``first_line`` is then the
+    number of its first line and ``accepted`` the ids accepted in the file so far (updated here).
     """
     if split not in (TRAIN, TEST):
         raise ValueError(f"split must be {TRAIN!r} or {TEST!r}, not {split!r}")
-    accepted: set[str] = set()
+    if accepted is None:
+        accepted = set()
     record: _Record | None = None
     preamble_rejected = False
 
@@ -104,10 +110,10 @@ def parse_token_file(lines: Iterable[bytes], source: str, split: str) -> Iterato
                 source, rec.line, rec.doc_id,
                 f"duplicate doc id {rec.doc_id} (already read earlier in this file); keep one record per id",
             )
-        accepted.add(rec.doc_id)  # type: ignore[arg-type]  # ids of records without problem are set
+        accepted.add(rec.doc_id)  # type: ignore[arg-type, union-attr]  # ids of records without problem are set
         return Document(rec.doc_id, split, (), None, tuple(rec.tokens), source, rec.line)  # type: ignore[arg-type]
 
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(lines, first_line):
         try:
             text = raw.decode("utf-8")
             bad_encoding = False
@@ -155,9 +161,10 @@ class Assignment:
     line: int
 
 
-def parse_qrels(lines: Iterable[bytes], source: str) -> Iterator[Assignment | Reject]:
-    """Yield an Assignment or a Reject per non-blank ``CATEGORY DOCID 1`` line of a qrels file."""
-    for number, raw in enumerate(lines, 1):
+def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> Iterator[Assignment | Reject]:
+    """Yield an Assignment or a Reject per non-blank ``CATEGORY DOCID 1`` line of a qrels file
+    (or of a piece of one whose first line is number ``first_line``)."""
+    for number, raw in enumerate(lines, first_line):
         try:
             parts = raw.decode("utf-8").split()
         except UnicodeDecodeError:

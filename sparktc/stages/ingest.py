@@ -9,86 +9,93 @@ chosen set); the stage report checks that these add up to the records read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config, CorpusConfig
-from sparktc.corpora import jsonl, lyrl2004, reuters21578
-from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_lines
-from sparktc.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
+from sparktc.corpora.files import Parser, read_records
+from sparktc.matrix import fingerprint
+from sparktc.records import TEST, TRAIN, Reject, record_batches
 from sparktc.stages.report import StageReport, stage
 
-RECORD_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("split", pa.string()),
-        ("labels", pa.list_(pa.string())),
-        ("text", pa.string()),
-        ("tokens", pa.list_(pa.string())),
-        ("source", pa.string()),
-        ("line", pa.int32()),
-        ("reason", pa.string()),
-    ]
-)
 RECORD_DDL = (
     "doc_id string, split string, labels array<string>, text string, tokens array<string>, "
     "source string, line int, reason string"
 )
-REJECTS_DDL = "source string, line int, doc_id string, reason string"
-BATCH_ROWS = 4096
+ASSIGNMENT_DDL = "doc_id string, category string, source string, line int, reason string"
 
-Parser = Callable[[Iterable[bytes], str], Iterator[Document | Reject]]
+#: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
+Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
 
 
 class IngestError(ValueError):
     """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing."""
 
 
-def _guarded(parser: Parser, content: bytes, source: str) -> Iterator[Document | Reject]:
-    try:
-        yield from parser(read_lines(content, source), source)
-    except CORRUPT_GZIP_ERRORS as error:
-        yield Reject(source, 0, None, f"corrupt gzip stream ({error}); records after this point are lost: re-fetch the file")
+def line_reader(parser: Parser) -> Reader:
+    """A whole-file reader from a line parser (records to Arrow batches)."""
+    return lambda content, source: record_batches(read_records(parser, content, source))
 
 
-def _batch(records: list[Document | Reject]) -> pa.RecordBatch:
-    columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
-    for record in records:
-        is_document = isinstance(record, Document)
-        columns["doc_id"].append(record.doc_id)
-        columns["split"].append(record.split if is_document else None)
-        columns["labels"].append(list(record.labels) if is_document else None)
-        columns["text"].append(record.text if is_document else None)
-        columns["tokens"].append(list(record.tokens) if is_document and record.tokens is not None else None)
-        columns["source"].append(record.source)
-        columns["line"].append(record.line)
-        columns["reason"].append(None if is_document else record.reason)
-    return pa.RecordBatch.from_pydict(columns, schema=RECORD_SCHEMA)
-
-
-def parse_files(spark: SparkSession, paths: list[str], parser: Parser) -> DataFrame:
-    """One row per record of every file: a document (``reason`` null) or a rejected record."""
+def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str = RECORD_DDL) -> DataFrame:
+    """One row per record of every file (by default a document, ``reason`` null, or a rejected record)."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for source, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
-                pending: list[Document | Reject] = []
-                for record in _guarded(parser, content, source):
-                    pending.append(record)
-                    if len(pending) == BATCH_ROWS:
-                        yield _batch(pending)
-                        pending = []
-                if pending:
-                    yield _batch(pending)
+                yield from reader(content, source)
 
     # The binaryFile source packs small files into one task; one file per task parses them in parallel.
     files = spark.read.format("binaryFile").load(paths).select("path", "content").repartition(len(paths))
-    return files.mapInArrow(parse, RECORD_DDL)
+    return files.mapInArrow(parse, ddl)
+
+
+@dataclass(frozen=True)
+class LabelIndex:
+    """Each document's sorted label codes, as a parsing worker reads them from a staged
+    ``(doc_id, labels)`` table, so documents get their labels while they are parsed instead of
+    being shuffled with their tokens to meet them. The table holds only ids and a few codes per
+    document; each Python worker reads it once (like the training matrix in the train stage)."""
+
+    row_of: dict[str, int]
+    labels: pa.ListArray  # one extra empty list at the end, for documents without labels
+
+    @staticmethod
+    def load(path: str) -> LabelIndex:
+        return _load_labels(path, fingerprint(path))
+
+    def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels."""
+        no_labels = len(self.labels) - 1
+        reasons = batch.column("reason").to_pylist()
+        rows = [None if reason is not None else self.row_of.get(doc_id, no_labels)
+                for doc_id, reason in zip(batch.column("doc_id").to_pylist(), reasons)]
+        labels = self.labels.take(pa.array(rows, pa.int64()))
+        return batch.set_column(batch.schema.get_field_index("labels"), "labels", labels)
+
+
+@lru_cache(maxsize=1)
+def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
+    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "labels"])
+    labels = table.column("labels").combine_chunks()
+    empty = pa.array([[]], labels.type)
+    return LabelIndex({doc_id: row for row, doc_id in enumerate(table.column("doc_id").to_pylist())},
+                      pa.concat_arrays([labels, empty]))
+
+
+def _staged(spark: SparkSession, frame: DataFrame, path: str) -> DataFrame:
+    """Write ``frame`` to Parquet at ``path`` and read it back: parsed once, then scanned column by
+    column (keys for duplicates and counts, tokens only for the final write), never held in memory."""
+    frame.write.mode("overwrite").parquet(path)
+    return spark.read.parquet(path)
 
 
 def _first_rejects(rejects: DataFrame, limit: int = 5) -> list[str]:
@@ -150,11 +157,10 @@ def _filter_labels(labels: Column, codes: list[str]) -> Column:
 # --- per-format readers: each returns (records with a `reason` for rejected or set-aside rows, categories)
 
 
-def _reuters(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
+def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths = _files(spark, storage.join(corpus.path, "reut2-*.sgm*"), "Reuters-21578 files (reut2-*.sgm or .sgm.gz)",
                    "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
-    parsed = parse_files(spark, paths, reuters21578.parse_sgml).persist()  # parsing is the costly part: once
-    records = _mark_duplicates(parsed)
+    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(reuters21578.parse_sgml)), staging))
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
     positives = (
         in_split.select("split", F.explode(F.array_distinct("labels")).alias("category"))
@@ -176,12 +182,14 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cate
     marked = labelled.withColumn("reason", F.coalesce("reason", aside))
     # Names from Lewis's category descriptions when they are beside the SGML files; else the codes.
     descriptions = storage.join(corpus.path, reuters21578.DESCRIPTIONS_FILE)
-    described = reuters21578.topic_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
+    described = (
+        reuters21578.topic_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
+    )
     names = {c: described.get(c, c) for c in codes}
-    return marked, Categories(codes, names), {"category_set": set_name, "parsed": parsed}
+    return marked, Categories(codes, names), {"category_set": set_name}
 
 
-def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
+def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     base = corpus.path
     hierarchy_path = corpus.hierarchy or storage.join(base, lyrl2004.HIERARCHY_FILE)
     if not storage.exists(spark, hierarchy_path):
@@ -196,30 +204,23 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
         paths += _files(spark, storage.join(base, lyrl2004.TEST_FILES[part] + "*"), lyrl2004.TEST_FILES[part], hint)
     qrels_paths = _files(spark, storage.join(base, lyrl2004.QRELS_FILE + "*"), lyrl2004.QRELS_FILE, hint)
 
-    def tokens(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
-        return lyrl2004.parse_token_file(lines, source, lyrl2004.split_of(source))
-
-    parsed = parse_files(spark, paths, tokens).persist()  # parsing is the costly part: once
-    records = _mark_duplicates(parsed)
-
-    def qrels(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
-        # An assignment travels as a one-label document row so that the same Arrow path carries it.
-        for item in lyrl2004.parse_qrels(lines, source):
-            if isinstance(item, Reject):
-                yield item
-            else:
-                yield Document(item.doc_id, None, (item.category,), None, None, item.source, item.line)
-
     known = F.array(*[F.lit(c) for c in hierarchy.categories])
-    assignments = parse_files(spark, qrels_paths, qrels).select(
-        "doc_id", F.col("labels")[0].alias("category"), "source", "line",
-        F.coalesce(
-            "reason",
-            F.when(~F.array_contains(known, F.col("labels")[0]),
-                   F.concat(F.lit("unknown category "), F.col("labels")[0], F.lit(f" (not in {hierarchy_path})"))),
-        ).alias("reason"),
-    ).persist()
+    assignments = parse_files(spark, qrels_paths, lyrl2004_columnar.read_qrels_file, ASSIGNMENT_DDL).withColumn(
+        "reason",
+        F.coalesce("reason", F.when(~F.array_contains(known, F.col("category")), F.concat(
+            F.lit("unknown category "), F.col("category"), F.lit(f" (not in {hierarchy_path})")))),
+    )
+    assignments = _staged(spark, assignments, storage.join(staging, "qrels"))
     good = assignments.filter(F.col("reason").isNull())
+    labels_path = storage.join(staging, "labels")
+    good.groupBy("doc_id").agg(F.array_sort(F.collect_set("category")).alias("labels")).write.parquet(labels_path)
+
+    def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        labels = LabelIndex.load(labels_path)
+        for batch in lyrl2004_columnar.read_token_file(content, source, lyrl2004.split_of(source)):
+            yield labels.attach(batch)
+
+    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, tokens), storage.join(staging, "tokens")))
     # With every test part read, a qrels line for a document not among them is an error; with a
     # subset, lines for the parts left out are expected and only counted.
     document_ids = records.filter(F.col("reason").isNull()).select("doc_id")
@@ -230,23 +231,16 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Cat
         assignment_rejects = assignment_rejects.unionByName(unknown_doc.withColumn(
             "reason", F.lit("qrels line for a document not among the accepted documents of the token files")
         ))
-    labels = good.groupBy("doc_id").agg(F.array_sort(F.collect_set("category")).alias("_labels"))
-    labelled = (
-        records.join(labels, "doc_id", "left")
-        .withColumn("labels", F.coalesce("_labels", F.array().cast("array<string>")))
-        .drop("_labels")
-    )
-    extra = {"assignments": assignments, "assignment_rejects": assignment_rejects, "parsed": parsed,
+    extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
              "unread_assignments": None if all_parts else unknown_doc}
     parents = {code: parent for code, parent in hierarchy.parent.items() if parent != lyrl2004.ROOT}
-    return labelled, Categories(list(hierarchy.categories), names, parents), extra
+    return records, Categories(list(hierarchy.categories), names, parents), extra
 
 
-def _jsonl(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Categories, dict]:
+def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths = _files(spark, storage.join(corpus.path, "*.jsonl*"), "JSON Lines files (*.jsonl or *.jsonl.gz)",
                    "set corpus.path to the directory holding them")
-    parsed = parse_files(spark, paths, jsonl.parse_jsonl).persist()  # parsing is the costly part: once
-    records = _mark_duplicates(parsed)
+    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(jsonl.parse_jsonl)), staging))
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
@@ -260,7 +254,7 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig) -> tuple[DataFrame, Catego
         seen = records.filter(F.col("reason").isNull()).select(F.explode("labels").alias("c")).distinct()
         codes = sorted(r.c for r in seen.collect())
         marked = records
-    return marked, Categories(codes, {c: c for c in codes}), {"parsed": parsed}
+    return marked, Categories(codes, {c: c for c in codes}), {}
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
@@ -269,61 +263,72 @@ READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
 def ingest(spark: SparkSession, config: Config, output: str) -> StageReport:
     """Read the corpus named by ``config.corpus`` and write ``documents``, ``categories``, ``rejects``."""
     corpus = config.corpus
+    staging = storage.join(output, "_ingest-staging")
     with stage(spark, "ingest") as report:
-        marked, categories, extra = READERS[corpus.format](spark, corpus)
-        marked = marked.persist()
-        is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
-        rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
-        assignment_rejects = extra.get("assignment_rejects")
-        if assignment_rejects is not None:
-            assignment_rejects = assignment_rejects.select("source", "line", "doc_id", "reason").persist()
-        dispositions = {
-            r.reason: r["count"] for r in marked.groupBy(
-                F.when(is_reject, F.lit("rejected")).otherwise(F.col("reason")).alias("reason")
-            ).count().collect()
-        }
-        if corpus.on_error == "fail":
-            _fail_on_rejects(rejects, dispositions.get("rejected", 0), "records")
-            if assignment_rejects is not None:
-                _fail_on_rejects(assignment_rejects, assignment_rejects.count(), "qrels lines")
-        documents = marked.filter(F.col("reason").isNull()).select("doc_id", "split", "labels", "text", "tokens")
-        documents.write.mode("overwrite").parquet(storage.join(output, "documents"))
-        all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
-        all_rejects.write.mode("overwrite").parquet(storage.join(output, "rejects"))
-        written = spark.read.parquet(storage.join(output, "documents"))
-        positives = written.select("split", F.explode("labels").alias("category")).groupBy("category").agg(
-            F.sum(F.when(F.col("split") == TRAIN, 1).otherwise(0)).alias("train_positives"),
-            F.sum(F.when(F.col("split") == TEST, 1).otherwise(0)).alias("test_positives"),
-        )
-        table = spark.createDataFrame(
-            [(c, categories.names.get(c, c), categories.parents.get(c)) for c in categories.codes],
-            "category string, name string, parent string",
-        )
-        (
-            table.join(positives, "category", "left").fillna(0, ["train_positives", "test_positives"])
-            .orderBy("category").coalesce(1)
-            .write.mode("overwrite").parquet(storage.join(output, "categories"))
-        )
-        report.rows_in = sum(dispositions.values())
-        report.rows_out = written.count()
-        report.set_aside = {reason.removeprefix("set aside: "): n for reason, n in dispositions.items() if reason is not None}
-        by_split = {r.split: r["count"] for r in written.groupBy("split").count().collect()}
-        report.details = {
-            "format": corpus.format,
-            "train_documents": by_split.get(TRAIN, 0),
-            "test_documents": by_split.get(TEST, 0),
-            "categories": len(categories.codes),
-            "documents_without_labels": written.filter(F.size("labels") == 0).count(),
-        }
-        if "category_set" in extra:
-            report.details["category_set"] = extra["category_set"]
-        if assignment_rejects is not None:
-            report.details["qrels_lines"] = extra["assignments"].count()
-            report.details["qrels_rejected"] = assignment_rejects.count()
-            if extra["unread_assignments"] is not None:
-                report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
-        for frame in (marked, extra["parsed"], extra.get("assignments"), assignment_rejects):
-            if frame is not None:
-                frame.unpersist()
+        try:
+            _ingest(spark, corpus, output, staging, report)
+        finally:
+            storage.delete(spark, staging)
     return report
 
+
+def _ingest(spark: SparkSession, corpus: CorpusConfig, output: str, staging: str, report: StageReport) -> None:
+    marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
+    is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
+    rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
+    assignment_rejects = extra.get("assignment_rejects")
+    if assignment_rejects is not None:
+        assignment_rejects = assignment_rejects.select("source", "line", "doc_id", "reason")
+    # Only the reason column is needed here, so Spark reads keys, never texts or tokens.
+    dispositions = {
+        r.reason: r["count"] for r in marked.groupBy(
+            F.when(is_reject, F.lit("rejected")).otherwise(F.col("reason")).alias("reason")
+        ).count().collect()
+    }
+    assignments_rejected = assignment_rejects.count() if assignment_rejects is not None else 0
+    if corpus.on_error == "fail":
+        _fail_on_rejects(rejects, dispositions.get("rejected", 0), "records")
+        if assignment_rejects is not None:
+            _fail_on_rejects(assignment_rejects, assignments_rejected, "qrels lines")
+    documents = marked.filter(F.col("reason").isNull()).select("doc_id", "split", "labels", "text", "tokens")
+    documents.write.mode("overwrite").parquet(storage.join(output, "documents"))
+    all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
+    all_rejects.write.mode("overwrite").parquet(storage.join(output, "rejects"))
+    written = spark.read.parquet(storage.join(output, "documents"))
+    per_split = F.struct(*[F.sum(F.when(F.col("split") == s, 1).otherwise(0)).alias(s) for s in (TRAIN, TEST)])
+    positives = written.select("split", F.explode("labels").alias("category")).groupBy("category").agg(
+        per_split.alias("positives")
+    ).select("category", F.col(f"positives.{TRAIN}").alias("train_positives"),
+             F.col(f"positives.{TEST}").alias("test_positives"))
+    table = spark.createDataFrame(
+        [(c, categories.names.get(c, c), categories.parents.get(c)) for c in categories.codes],
+        "category string, name string, parent string",
+    )
+    (
+        table.join(positives, "category", "left").fillna(0, ["train_positives", "test_positives"])
+        .orderBy("category").coalesce(1)
+        .write.mode("overwrite").parquet(storage.join(output, "categories"))
+    )
+    counts = written.agg(
+        F.count("*").alias("documents"), per_split.alias("by_split"),
+        F.sum(F.when(F.size("labels") == 0, 1).otherwise(0)).alias("without_labels"),
+    ).first()
+    report.rows_in = sum(dispositions.values())
+    report.rows_out = counts["documents"]
+    report.set_aside = {
+        reason.removeprefix("set aside: "): n for reason, n in dispositions.items() if reason is not None
+    }
+    report.details = {
+        "format": corpus.format,
+        "train_documents": counts["by_split"][TRAIN] or 0,
+        "test_documents": counts["by_split"][TEST] or 0,
+        "categories": len(categories.codes),
+        "documents_without_labels": counts["without_labels"] or 0,
+    }
+    if "category_set" in extra:
+        report.details["category_set"] = extra["category_set"]
+    if assignment_rejects is not None:
+        report.details["qrels_lines"] = extra["assignments"].count()
+        report.details["qrels_rejected"] = assignments_rejected
+        if extra["unread_assignments"] is not None:
+            report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()

@@ -28,12 +28,7 @@ def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
     def analyze(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
-            tokens = batch.column("tokens").to_pylist()
-            raw = [i for i, t in enumerate(tokens) if t is None]
-            if raw:
-                texts = batch.column("text").to_pylist()
-                for i, analyzed in zip(raw, analyzer.analyze([texts[i] or "" for i in raw])):
-                    tokens[i] = analyzed
+            tokens = analyzer.analyze([text or "" for text in batch.column("text").to_pylist()])
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
                  pa.array(tokens, type=pa.list_(pa.string()))],
@@ -42,7 +37,10 @@ def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
 
     with stage(spark, "tokenize") as report:
         documents = spark.read.parquet(storage.join(output, "documents"))
-        documents.mapInArrow(analyze, TOKENS_DDL).write.mode("overwrite").parquet(storage.join(output, "tokens"))
+        # Tokenized documents are copied by Spark alone; only raw texts visit the Python analyzer.
+        given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
+        analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
+        given.unionByName(analyzed).write.mode("overwrite").parquet(storage.join(output, "tokens"))
         written = spark.read.parquet(storage.join(output, "tokens"))
         report.rows_in = documents.count()
         report.rows_out = written.count()

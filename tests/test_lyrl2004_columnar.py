@@ -1,0 +1,171 @@
+"""The columnar LYRL2004 readers give exactly what the line readers give, on clean and on bad files."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from sparktc.corpora import lyrl2004
+from sparktc.corpora.files import read_lines, read_records
+from sparktc.corpora.lyrl2004_columnar import (
+    _assignment_batch,
+    read_clean_piece,
+    read_clean_qrels_piece,
+    read_qrels_file,
+    read_token_file,
+)
+from sparktc.records import RECORD_SCHEMA, record_batches
+
+from conftest import invented_words, lyrl2004_fixture
+
+
+def line_tokens(content: bytes, source: str, split: str = "test") -> pa.Table:
+    records = read_records(lambda lines, name: lyrl2004.parse_token_file(lines, name, split), content, source)
+    return pa.Table.from_batches(list(record_batches(records)), schema=RECORD_SCHEMA)
+
+
+def columnar_tokens(content: bytes, source: str, split: str = "test", piece_bytes: int = 1 << 24) -> pa.Table:
+    return pa.Table.from_batches(list(read_token_file(content, source, split, piece_bytes)), schema=RECORD_SCHEMA)
+
+
+def line_qrels(content: bytes, source: str) -> pa.Table:
+    items = list(lyrl2004.parse_qrels(read_lines(content, source), source))
+    return pa.Table.from_batches([_assignment_batch(items)])
+
+
+def columnar_qrels(content: bytes, source: str, piece_bytes: int = 1 << 24) -> pa.Table:
+    batches = list(read_qrels_file(content, source, piece_bytes))
+    return pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
+
+
+def clean_token_file(n_documents: int, seed: int) -> bytes:
+    """A well-formed token file with ragged lines, CRLF and extra blank lines here and there."""
+    rng = random.Random(seed)
+    words = invented_words(np.random.default_rng(seed), 300)
+    out = []
+    for i in range(n_documents):
+        tokens = [rng.choice(words) for _ in range(rng.randint(1, 40))]
+        lines, at = [], 0
+        while at < len(tokens):
+            width = rng.randint(1, 12)
+            lines.append(" ".join(tokens[at : at + width]))
+            at += width
+        end = "\r\n" if rng.random() < 0.1 else "\n"
+        w_line = ".W " + lines.pop(0) if rng.random() < 0.1 else ".W"
+        out.append(end.join([f".I {1000 + 3 * i}", w_line, *lines]) + end + "\n" * rng.randint(1, 3))
+    return "".join(out).encode("ascii")
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 24, 64, 1000])
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_clean_file_equals_line_reader(piece_bytes, gzipped):
+    content = clean_token_file(400, seed=piece_bytes)
+    source = "lyrl2004_tokens_test_pt1.dat" + (".gz" if gzipped else "")
+    if gzipped:
+        content = gzip.compress(content)
+    expected = line_tokens(content, source)
+    assert expected.num_rows == 400 and expected.column("reason").null_count == 400
+    assert columnar_tokens(content, source, piece_bytes=piece_bytes).equals(expected)
+
+
+def test_fixtures_equal_line_reader():
+    for official in [lyrl2004.TRAIN_FILE, lyrl2004.TEST_FILES[0] + ".gz"]:
+        content = lyrl2004_fixture(official).read_bytes()
+        split = lyrl2004.split_of(official)
+        expected = line_tokens(content, official, split)
+        assert expected.num_rows > 0
+        assert columnar_tokens(content, official, split).equals(expected)
+
+
+def test_clean_piece_is_read_columnar():
+    piece = b".I 7\n.W\na b\nc\n\n.I 8\n.W d\n"
+    doc_ids, tokens, lines = read_clean_piece(piece, 10)
+    assert doc_ids.to_pylist() == ["7", "8"]
+    assert tokens.to_pylist() == [["a", "b", "c"], ["d"]]
+    assert lines.tolist() == [10, 15]
+
+
+BAD_PIECES = {
+    "preamble": b"junk\n.I 1\n.W\na\n",
+    "non-numeric id": b".I x1\n.W\na\n",
+    "leading zero": b".I 01\n.W\na\n",
+    "id missing": b".I\n.W\na\n",
+    "two ids": b".I 1 2\n.W\na\n",
+    "text before .W": b".I 1\nb\n.W\na\n",
+    "no .W": b".I 1\na\n",
+    "no .W at the end": b".I 1\n.W\na\n.I 2\n",
+    "second .W": b".I 1\n.W\na\n.W\nb\n",
+    "empty document": b".I 1\n.W\n\n.I 2\n.W\nb\n",
+    "duplicate id": b".I 1\n.W\na\n.I 1\n.W\nb\n",
+    "non-ASCII": ".I 1\n.W\ncaf\u00e9\n".encode(),
+    "non-UTF-8": b".I 1\n.W\nab\xff\n",
+    "unit separator": b".I 1\n.W\na\x1fb\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PIECES))
+def test_bad_piece_goes_to_line_reader_with_same_result(case):
+    piece = BAD_PIECES[case]
+    if case != "unit separator":  # Python splits on \x1f too: the columnar path must not read it
+        assert read_clean_piece(piece, 1) is None
+    good = clean_token_file(30, seed=3)
+    for content in (piece, good + piece, piece + b"\n" + good.replace(b".I 10", b".I 90")):
+        source = "lyrl2004_tokens_train.dat"
+        expected = line_tokens(content, source, "train")
+        assert columnar_tokens(content, source, "train", piece_bytes=16).equals(expected), case
+
+
+def test_duplicate_id_across_pieces_is_rejected_as_the_line_reader_does():
+    content = b".I 1\n.W\na\n\n.I 2\n.W\nb\n\n.I 1\n.W\nc\n"
+    expected = line_tokens(content, "lyrl2004_tokens_train.dat", "train")
+    assert expected.column("reason").null_count == 2
+    assert columnar_tokens(content, "lyrl2004_tokens_train.dat", "train", piece_bytes=4).equals(expected)
+
+
+def test_corrupt_gzip_keeps_records_before_the_break():
+    content = gzip.compress(clean_token_file(2000, seed=5))
+    broken = content[: len(content) // 2]
+    source = "lyrl2004_tokens_test_pt2.dat.gz"
+    expected = line_tokens(broken, source)
+    assert expected.column("reason").to_pylist()[-1].startswith("corrupt gzip stream")
+    assert columnar_tokens(broken, source).equals(expected)
+
+
+# --- qrels ------------------------------------------------------------------------------------------
+
+
+def clean_qrels(n_lines: int, seed: int) -> bytes:
+    rng = random.Random(seed)
+    return "".join(
+        f"{rng.choice(['CCAT', 'C15', 'GSPO', 'E11'])} {rng.randint(1, 900000)} 1" + ("\r\n" if i % 7 == 0 else "\n")
+        + ("\n" if i % 11 == 0 else "")
+        for i in range(n_lines)
+    ).encode("ascii")
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 24, 50])
+def test_clean_qrels_equal_line_reader(piece_bytes):
+    content = gzip.compress(clean_qrels(500, seed=piece_bytes))
+    expected = line_qrels(content, "rcv1-v2.topics.qrels.gz")
+    assert expected.num_rows == 500
+    assert columnar_qrels(content, "rcv1-v2.topics.qrels.gz", piece_bytes).equals(expected)
+
+
+def test_qrels_fixture_equals_line_reader():
+    content = lyrl2004_fixture("rcv1-v2.topics.qrels").read_bytes()
+    assert columnar_qrels(content, "rcv1-v2.topics.qrels").equals(line_qrels(content, "rcv1-v2.topics.qrels"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"CCAT 12 1 extra\n", b"CCAT 12\n", b"CCAT 012 1\n", b"CCAT x 1\n", b"CCAT 12 0\n", b"CCAT 12 1 C15 13 1\n",
+     "CCAT 12 1 \u00e9\n".encode(), b"CCAT 12 \xff\n"],
+)
+def test_bad_qrels_lines_go_to_line_reader(bad):
+    assert read_clean_qrels_piece(bad, 1) is None
+    content = clean_qrels(40, seed=1) + bad + clean_qrels(40, seed=2)
+    assert columnar_qrels(content, "q", piece_bytes=30).equals(line_qrels(content, "q"))
