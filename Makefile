@@ -4,3 +4,10 @@ test:
 	./scripts/ensure-env.sh
 	PYSPARK_PYTHON=$(CURDIR)/.venv/bin/python PYSPARK_DRIVER_PYTHON=$(CURDIR)/.venv/bin/python \
 		.venv/bin/python -m pytest
+
+# `make benchmark-rcv1` runs the RCV1-v2-scale benchmark with its defaults (100k to 804,414 synthetic
+# documents, local[2] and local[1], the single-process and MLlib peers): see benchmarks/rcv1_scale.py.
+.PHONY: benchmark-rcv1
+benchmark-rcv1:
+	./scripts/ensure-env.sh
+	.venv/bin/python benchmarks/rcv1_scale.py --output runs/benchmark-rcv1

@@ -1,0 +1,465 @@
+"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
+
+    .venv/bin/python benchmarks/rcv1_scale.py --output runs/benchmark-rcv1 \\
+        [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \\
+        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1]
+
+(``make benchmark-rcv1`` runs it with these defaults.) Run it from anywhere; the commands it starts
+run from the repository root, exactly as a user would type them:
+
+1. For each size N, synthesize a corpus once into OUTPUT/corpus-N (reused when it is already there
+   with all its files): ``./spark-submit.sh --master local[2] jobs/synthesize.py --config
+   conf/synthetic.toml --set synthesize.documents=N --set synthesize.train_documents=T --set
+   synthesize.vocabulary_size=47236 [--set synthesize.hierarchy=H] --output OUTPUT/corpus-N`` with
+   T = round(23149 N / 804414), RCV1-v2's training share. Its time is recorded apart: it is data
+   generation, not part of the pipeline.
+2. For each size on the first master, and on every master at the speed-up sizes, run
+   ``./spark-submit.sh --master M jobs/pipeline.py --config conf/rcv1.toml --set corpus.path=OUTPUT/corpus-N
+   --output OUTPUT/runs/N-M-r`` into a fresh directory, ``--repeat`` times.
+3. Meanwhile a thread samples the command's process tree from /proc every 0.2 s (see
+   ``benchmarks/measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
+   the Python workers, cut into segments at the ``sparktc: <stage>`` lines.
+4. At the peers size, run the peers under the same sampler: ``benchmarks/single_process.py`` (one
+   Python process, scikit-learn + LIBLINEAR) and ``benchmarks/mllib_linearsvc.py`` (Spark MLlib
+   LinearSVC on the first master's run directory, 8 categories timed and extrapolated). A peer
+   script that does not exist is skipped with a message; one that fails stops the benchmark.
+5. Write OUTPUT/benchmark.json (every figure, every run, raw) and OUTPUT/benchmark.md (the tables
+   of ``benchmarks/tables.py`` and the targets), and print the markdown. Each subprocess's output
+   is kept in OUTPUT/logs/.
+
+With ``--repeat R`` every pipeline configuration runs R times and the tables show medians.
+Exit code 0 when every command succeeded, 1 when one failed (the partial results are written and
+the failing command, with the last 40 lines of its output, is printed), 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # benchmarks/ and sparktc/ are imported from the checkout
+
+from benchmarks import tables
+from benchmarks.measure import Measured, run_measured
+from sparktc.synthetic import HIERARCHY_FILE, QRELS_FILE, TEST_FILES, TRAIN_FILE
+
+RCV1_DOCUMENTS = 804_414
+RCV1_TRAIN_DOCUMENTS = 23_149
+RCV1_VOCABULARY = 47_236
+CORPUS_FILES = (TRAIN_FILE, *TEST_FILES, QRELS_FILE, HIERARCHY_FILE)
+PYTHON = ".venv/bin/python"
+SINGLE_PROCESS = "benchmarks/single_process.py"
+MLLIB = "benchmarks/mllib_linearsvc.py"
+MLLIB_CATEGORIES = 8
+SAMPLE_SECONDS = 0.2
+
+
+class HarnessError(RuntimeError):
+    """A command of the benchmark failed; ``detail`` holds the command and the tail of its output."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+def train_documents(size: int) -> int:
+    """RCV1-v2's training share of ``size`` documents (23,149 of 804,414), at least 1."""
+    return max(1, round(RCV1_TRAIN_DOCUMENTS * size / RCV1_DOCUMENTS))
+
+
+def plan_runs(sizes: Sequence[int], masters: Sequence[str], speedup_sizes: Sequence[int], peers_size: int,
+              repeat: int) -> list[tuple[int, str, int]]:
+    """(size, master, repeat number) of every pipeline run, by size then master then repeat.
+
+    Every size runs on the first master; the speed-up sizes on every master; the peers size on the
+    first master (the MLlib peer reads that run's vectors).
+    """
+    wanted = {(size, masters[0]) for size in (*sizes, peers_size)}
+    wanted |= {(size, master) for size in speedup_sizes for master in masters}
+    order = {master: index for index, master in enumerate(masters)}
+    return [(size, master, r) for size, master in sorted(wanted, key=lambda sm: (sm[0], order[sm[1]]))
+            for r in range(1, repeat + 1)]
+
+
+def slug(master: str) -> str:
+    """A directory-friendly name for a master URL: local[2] -> local2."""
+    return "".join(c for c in master if c.isalnum() or c in "-_") or "master"
+
+
+def relative(path: Path) -> str:
+    """``path`` relative to the repository when inside it (shorter commands), else absolute."""
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+# --- running commands --------------------------------------------------------------------------
+
+def measured(command: list[str], log: Path, driver_script: str | None) -> Measured:
+    """Run ``command`` from the repository root under the /proc sampler; raise HarnessError if it fails."""
+    print(f"rcv1_scale: $ {shlex.join(command)}", flush=True)
+    result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
+                          echo=lambda line: print(f"    {line}", flush=True))
+    if result.returncode != 0:
+        tail = "\n".join(result.tail)
+        raise HarnessError(
+            f"command failed with exit code {result.returncode}: {shlex.join(command)} (full output: {log})",
+            f"command (run from {REPO}):\n  {shlex.join(command)}\nexit code {result.returncode}; "
+            f"last {len(result.tail)} lines of its output (all of it in {log}):\n{tail}")
+    print(f"rcv1_scale:   done in {result.seconds:.1f} s", flush=True)
+    return result
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise HarnessError(f"cannot read {path}: {error}") from error
+
+
+def corpus_is_complete(directory: Path, size: int) -> bool:
+    """Whether ``directory`` holds all the files of a synthesized corpus of ``size`` documents."""
+    report = directory / "reports" / "synthesize.json"
+    if not all((directory / name).is_file() for name in CORPUS_FILES) or not report.is_file():
+        return False
+    try:
+        return json.loads(report.read_text()).get("rows_out") == size
+    except ValueError:
+        return False
+
+
+def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[str, Any]:
+    """Synthesize the corpus of ``size`` documents into OUTPUT/corpus-N, or reuse the one already there."""
+    directory = output / f"corpus-{size}"
+    record_file = output / f"corpus-{size}.json"
+    command = [
+        "./spark-submit.sh", "--master", master, "jobs/synthesize.py", "--config", "conf/synthetic.toml",
+        "--set", f"synthesize.documents={size}", "--set", f"synthesize.train_documents={train_documents(size)}",
+        "--set", f"synthesize.vocabulary_size={RCV1_VOCABULARY}",
+        *(["--set", f"synthesize.hierarchy={hierarchy}"] if hierarchy else []),
+        "--output", relative(directory),
+    ]
+    settings = {"documents": size, "train_documents": train_documents(size), "vocabulary_size": RCV1_VOCABULARY,
+                "hierarchy": hierarchy or "generated"}
+    if corpus_is_complete(directory, size):
+        previous = json.loads(record_file.read_text()) if record_file.is_file() else {}
+        if previous.get("settings", settings) != settings:
+            raise HarnessError(f"{directory} was synthesized with {previous.get('settings')}, not {settings}; "
+                               f"remove it or choose another --output")
+        report = read_json(directory / "reports" / "synthesize.json")
+        print(f"rcv1_scale: reusing the corpus of {size:,} documents in {directory}", flush=True)
+        return {**previous, "size": size, "path": str(directory), "reused": True,
+                "train_documents": report["details"]["train_documents"],
+                "seconds": previous.get("seconds"), "stage_seconds": report["seconds"],
+                "command": previous.get("command", shlex.join(command))}
+    shutil.rmtree(directory, ignore_errors=True)
+    result = measured(command, output / "logs" / f"synthesize-{size}.log", "jobs/synthesize.py")
+    report = read_json(directory / "reports" / "synthesize.json")
+    record = {"size": size, "path": str(directory), "reused": False, "settings": settings,
+              "train_documents": report["details"]["train_documents"],
+              "seconds": round(result.seconds, 3), "stage_seconds": report["seconds"],
+              "cpu_seconds": round(result.cpu_seconds, 3), "peak_rss_mb": rounded(result.peak_rss_mb()),
+              "details": report["details"], "command": shlex.join(command)}
+    record_file.write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
+    return {key: round(value, digits) for key, value in values.items()}
+
+
+def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int) -> dict[str, Any]:
+    """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1."""
+    size = corpus["size"]
+    run_dir = output / "runs" / f"{size}-{slug(master)}-{repeat}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    command = ["./spark-submit.sh", "--master", master, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
+               "--set", f"corpus.path={relative(Path(corpus['path']))}", "--output", relative(run_dir)]
+    result = measured(command, output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log", "jobs/pipeline.py")
+    stages: dict[str, dict[str, Any]] = {}
+    for segment in result.segments():
+        entry: dict[str, Any] = {"segment_seconds": round(segment.wall_seconds, 3),
+                                 "cpu_seconds": round(segment.cpu_seconds, 3),
+                                 "peak_rss_mb": rounded(segment.peak_rss_mb), "samples": segment.samples}
+        report_file = run_dir / "reports" / f"{segment.name}.json"
+        if segment.name in tables.STAGES:
+            report = read_json(report_file)
+            entry.update(wall_seconds=report["seconds"], rows_in=report["rows_in"], rows_out=report["rows_out"],
+                         set_aside=report.get("set_aside", {}))
+        else:
+            entry["wall_seconds"] = entry["segment_seconds"]
+        stages[segment.name] = entry
+    missing = [stage for stage in tables.STAGES if stage not in stages]
+    if missing:
+        raise HarnessError(f"{shlex.join(command)} exited 0 but printed no line for the stages {missing}")
+    metrics = read_json(run_dir / "metrics.json")
+    return {
+        "size": size, "master": master, "repeat": repeat, "run_dir": str(run_dir), "command": shlex.join(command),
+        "log": str(output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log"),
+        "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+        "stages": stages, "peak_rss_mb": rounded(result.peak_rss_mb()),
+        "metrics": {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")},
+        "samples": len(result.samples), "processes": process_summary(result),
+    }
+
+
+def process_summary(result: Measured) -> list[dict[str, Any]]:
+    """Each distinct (role, command line) seen in the tree, with how many processes had it: to check the roles."""
+    seen: dict[tuple[str, str], int] = {}
+    for role, cmdline in result.commands.values():
+        seen[(role, cmdline[:160])] = seen.get((role, cmdline[:160]), 0) + 1
+    return [{"role": role, "processes": n, "cmdline": cmdline} for (role, cmdline), n in sorted(seen.items())]
+
+
+def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The median of the numeric figures of repeated runs of one configuration (the runs themselves listed)."""
+    def med(values: list[Any]) -> Any:
+        present = [v for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    first = runs[0]
+    stages = {}
+    for name, entry in first["stages"].items():
+        entries = [run["stages"].get(name, {}) for run in runs]
+        stages[name] = {key: ({role: med([e.get(key, {}).get(role) for e in entries]) for role in value}
+                              if isinstance(value, dict) and key == "peak_rss_mb"
+                              else med([e.get(key) for e in entries]) if isinstance(value, (int, float))
+                              else value)
+                        for key, value in entry.items()}
+    return {
+        "size": first["size"], "master": first["master"], "repeats": len(runs),
+        "run_dirs": [run["run_dir"] for run in runs],
+        "end_to_end_seconds": med([run["end_to_end_seconds"] for run in runs]),
+        "end_to_end_seconds_all": [run["end_to_end_seconds"] for run in runs],
+        "cpu_seconds": med([run["cpu_seconds"] for run in runs]),
+        "stages": stages,
+        "peak_rss_mb": {role: med([run["peak_rss_mb"].get(role) for run in runs]) for role in first["peak_rss_mb"]},
+        "metrics": {key: med([run["metrics"].get(key) for run in runs]) for key in first["metrics"]},
+    }
+
+
+def aggregate(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One median record per (size, master), in the order the configurations first ran."""
+    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault((run["size"], run["master"]), []).append(run)
+    return [median_record(group) for group in groups.values()]
+
+
+def run_peer(name: str, script: str, command: list[str], output_file: Path, output: Path, size: int,
+             driver_script: str) -> dict[str, Any]:
+    """Run one peer under the sampler; skipped (with a message) when its script does not exist."""
+    if not (REPO / script).is_file():
+        reason = f"{script} does not exist yet: skipped"
+        print(f"rcv1_scale: {reason}", flush=True)
+        return {"status": "skipped", "reason": reason, "size": size}
+    output_file.unlink(missing_ok=True)
+    log = output / "logs" / f"{name}-{size}.log"
+    result = measured(command, log, driver_script)
+    return {"status": "ok", "size": size, "command": shlex.join(command), "log": str(log),
+            "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+            "peak_rss_mb": rounded(result.peak_rss_mb()), "processes": process_summary(result),
+            "result": read_json(output_file)}
+
+
+def run_peers(output: Path, corpus: dict[str, Any], master: str, run_dir: str) -> dict[str, Any]:
+    """The single-process and MLlib peers at the peers size."""
+    size = corpus["size"]
+    peers_dir = output / "peers"
+    peers_dir.mkdir(parents=True, exist_ok=True)
+    single_file, mllib_file = peers_dir / f"single_process-{size}.json", peers_dir / f"mllib_linearsvc-{size}.json"
+    single = run_peer("single_process", SINGLE_PROCESS,
+                      [PYTHON, SINGLE_PROCESS, "--corpus", relative(Path(corpus["path"])), "--output",
+                       relative(single_file)], single_file, output, size, SINGLE_PROCESS)
+    mllib = run_peer("mllib", MLLIB,
+                     ["./spark-submit.sh", "--master", master, MLLIB, "--run", relative(Path(run_dir)), "--output",
+                      relative(mllib_file), "--categories", str(MLLIB_CATEGORIES)], mllib_file, output, size, MLLIB)
+    return {"single_process": single, "mllib": mllib}
+
+
+# --- the machine -------------------------------------------------------------------------------
+
+def first_line(command: list[str]) -> str:
+    """The first line a command prints (stdout, else stderr), or why it could not run."""
+    try:
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unavailable ({error})"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
+def proc_field(path: str, key: str) -> str:
+    """The value of the first ``key: value`` line of a /proc file."""
+    try:
+        with open(path) as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name.strip() == key:
+                    return value.strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "unknown"
+
+
+def spark_defaults() -> dict[str, str]:
+    """conf/spark-defaults.conf as spark-submit.sh passes it."""
+    values = {}
+    for line in (REPO / "conf" / "spark-defaults.conf").read_text().splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2 and not line.lstrip().startswith("#"):
+            values[parts[0]] = parts[1].strip()
+    return values
+
+
+def machine_info() -> dict[str, Any]:
+    """Cores, memory, CPU, and the versions the jobs run with (the project's .venv, the java Spark uses)."""
+    versions = first_line([PYTHON, "-c",
+                           "import platform, pyspark; print(platform.python_version(), pyspark.__version__)"])
+    python, _, pyspark = versions.partition(" ")
+    java_home = os.environ.get("JAVA_HOME")
+    java = first_line([os.path.join(java_home, "bin", "java") if java_home else "java", "-version"])
+    memory_kb = proc_field("/proc/meminfo", "MemTotal").split()[0]
+    git = first_line(["git", "rev-parse", "--short", "HEAD"])
+    try:
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                                    capture_output=True, text=True, timeout=60, check=False).stdout.strip())
+    except (OSError, subprocess.TimeoutExpired):
+        dirty = False
+    return {
+        "cores": os.cpu_count(), "memory_gb": int(memory_kb) / 1024 / 1024 if memory_kb.isdigit() else 0.0,
+        "cpu_model": proc_field("/proc/cpuinfo", "model name"), "python": python, "pyspark": pyspark or "unknown",
+        "java": java, "platform": platform.platform(), "spark_defaults": spark_defaults(), "load_start": load_average(),
+        "git": f"commit {git}" + (" with uncommitted changes to tracked files" if dirty else ""),
+    }
+
+
+# --- main --------------------------------------------------------------------------------------
+
+def integers(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from error
+    if not values or any(v < 10 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes >= 10, got {text!r}")
+    return values
+
+
+def masters(text: str) -> list[str]:
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one Spark master, e.g. local[2]")
+    return values
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", required=True, help="directory for corpora, runs, logs and benchmark.json/.md")
+    parser.add_argument("--sizes", type=integers, default=[100_000, 200_000, 400_000, RCV1_DOCUMENTS],
+                        help="corpus sizes in documents (default 100000,200000,400000,804414)")
+    parser.add_argument("--masters", type=masters, default=["local[2]", "local[1]"],
+                        help='Spark masters; the first runs every size and the peers (default "local[2],local[1]")')
+    parser.add_argument("--speedup-sizes", type=integers, default=[RCV1_DOCUMENTS],
+                        help="sizes also run on the other masters (default 804414)")
+    parser.add_argument("--peers-size", type=int, default=RCV1_DOCUMENTS,
+                        help="size the single-process and MLlib peers run at (default 804414)")
+    parser.add_argument("--hierarchy", default="",
+                        help="rcv1.topics.hier.orig to synthesize with (default: a generated tree of its shape)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per pipeline configuration; medians reported")
+    arguments = parser.parse_args(argv)
+    if arguments.repeat < 1:
+        parser.error("--repeat must be >= 1")
+    if arguments.peers_size < 10:
+        parser.error("--peers-size must be >= 10")
+    if arguments.hierarchy:
+        hierarchy = Path(arguments.hierarchy).resolve()
+        if not hierarchy.is_file():
+            parser.error(f"--hierarchy {arguments.hierarchy}: no such file")
+        arguments.hierarchy = str(hierarchy)
+    return arguments
+
+
+def write_outputs(output: Path, result: dict[str, Any]) -> str:
+    """benchmark.json and benchmark.md; returns the markdown."""
+    result["pipelines"] = aggregate(result["runs"])
+    result["targets"] = tables.check_targets(result)
+    markdown = tables.render(result)
+    (output / "benchmark.json").write_text(json.dumps(result, indent=2) + "\n")
+    (output / "benchmark.md").write_text(markdown)
+    return markdown
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = parse_arguments(argv)
+    output = Path(arguments.output).resolve()
+    output.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    plan = plan_runs(arguments.sizes, arguments.masters, arguments.speedup_sizes, arguments.peers_size,
+                     arguments.repeat)
+    result: dict[str, Any] = {
+        "command": shlex.join([PYTHON, "benchmarks/rcv1_scale.py", *argv]),
+        "cwd": os.getcwd(),
+        "repository": str(REPO),
+        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(),
+        "settings": {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
+                     "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
+                     "hierarchy": arguments.hierarchy or "generated", "repeat": arguments.repeat,
+                     "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]},
+        "corpora": [], "runs": [], "peers": {},
+    }
+    status = 0
+    try:
+        corpora = {}
+        for size in sorted({size for size, _, _ in plan}):
+            corpora[size] = ensure_corpus(output, size, arguments.masters[0], arguments.hierarchy)
+            result["corpora"].append(corpora[size])
+            for _, master, repeat in (entry for entry in plan if entry[0] == size):
+                result["runs"].append(run_pipeline(output, corpora[size], master, repeat))
+                write_outputs(output, result)  # partial results survive a later failure
+        peers_run = next(run for run in result["runs"]
+                         if run["size"] == arguments.peers_size and run["master"] == arguments.masters[0])
+        result["peers"] = run_peers(output, corpora[arguments.peers_size], arguments.masters[0], peers_run["run_dir"])
+    except HarnessError as error:
+        result["error"] = str(error)
+        print(f"rcv1_scale: error: {error}\n{error.detail}", file=sys.stderr, flush=True)
+        status = 1
+    finally:
+        result["machine"]["load_end"] = load_average()
+        result["harness_seconds"] = round(time.monotonic() - began, 1)
+        own = os.times()
+        result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
+        markdown = write_outputs(output, result)
+    print(markdown)
+    print(f"rcv1_scale: wrote {output / 'benchmark.json'} and {output / 'benchmark.md'}", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
