@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 TRAIN = "train"
 TEST = "test"
@@ -54,13 +55,16 @@ class Reject:
 
 # Readers' records in Arrow form, as the ingest stage moves them from Python workers to Spark: a
 # document row has ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null.
+# Tokens travel and are stored as one string, separated by single spaces (tokens never contain
+# whitespace; LYRL2004's token files use the same convention): Spark moves one string per document
+# several times faster than an array of a hundred strings.
 RECORD_SCHEMA = pa.schema(
     [
         ("doc_id", pa.string()),
         ("split", pa.string()),
         ("labels", pa.list_(pa.string())),
         ("text", pa.string()),
-        ("tokens", pa.list_(pa.string())),
+        ("tokens", pa.string()),
         ("source", pa.string()),
         ("line", pa.int32()),
         ("reason", pa.string()),
@@ -78,11 +82,28 @@ def record_batch(records: Sequence[Document | Reject]) -> pa.RecordBatch:
         columns["split"].append(record.split if is_document else None)
         columns["labels"].append(list(record.labels) if is_document else None)
         columns["text"].append(record.text if is_document else None)
-        columns["tokens"].append(list(record.tokens) if is_document and record.tokens is not None else None)
+        columns["tokens"].append(join_tokens(record.tokens) if is_document and record.tokens is not None else None)
         columns["source"].append(record.source)
         columns["line"].append(record.line)
         columns["reason"].append(None if is_document else record.reason)
     return pa.RecordBatch.from_pydict(columns, schema=RECORD_SCHEMA)
+
+
+def join_tokens(tokens: Sequence[str]) -> str:
+    """A document's tokens as stored: one string, single spaces between tokens."""
+    return " ".join(tokens)
+
+
+def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
+    """Stored token strings back to one list of tokens per document (null and "" give an empty list)."""
+    if isinstance(tokens, pa.ChunkedArray):
+        tokens = tokens.combine_chunks()
+    present = pc.if_else(pc.equal(tokens, ""), pa.scalar(None, pa.string()), tokens)
+    lists = pc.split_pattern(present, " ")
+    lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(lists))
 
 
 def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
@@ -100,7 +121,7 @@ def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS)
 def tokenized_documents(
     doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
 ) -> pa.Table:
-    """Documents read in columnar form (already tokenized, no labels yet) as a :data:`RECORD_SCHEMA` table."""
+    """Documents read in columnar form (a token list each, no labels yet) as a :data:`RECORD_SCHEMA` table."""
     n = len(doc_ids)
     no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
     return pa.Table.from_arrays(
@@ -109,7 +130,7 @@ def tokenized_documents(
             pa.array(np.full(n, split, dtype=object), pa.string()),
             no_labels,
             pa.nulls(n, pa.string()),
-            tokens,
+            pc.binary_join(tokens, " "),
             pa.array(np.full(n, source, dtype=object), pa.string()),
             pa.array(lines, pa.int32()),
             pa.nulls(n, pa.string()),

@@ -55,3 +55,14 @@ def delete(spark: SparkSession, path: str) -> None:
     """Remove a file or a directory tree; nothing happens when it does not exist."""
     hadoop_path, fs = _path(spark, path)
     fs.delete(hadoop_path, True)
+
+
+def copy(spark: SparkSession, source: str, target: str) -> None:
+    """Copy a file or directory tree byte for byte, replacing ``target``."""
+    source_path, source_fs = _path(spark, source)
+    target_path, target_fs = _path(spark, target)
+    target_fs.delete(target_path, True)
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    if not jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source_path, target_fs, target_path, False, conf):
+        raise OSError(f"could not copy {source} to {target}")

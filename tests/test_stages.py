@@ -123,8 +123,9 @@ def test_hand_written_labels_match_the_qrels_file():
 
 def test_ingest_documents_equal_the_fixture_records(spark, lyrl):
     output, reports = lyrl
-    schema = "doc_id string, split string, labels array<string>, text string, tokens array<string>"
-    rows = [(d, "train" if d in TRAIN_IDS else "test", LABELS[d], None, TOKENS[d].split()) for d in TOKENS]
+    # No text column: the corpus comes tokenized. Tokens are stored as one string, single spaces between.
+    schema = "doc_id string, split string, labels array<string>, tokens string"
+    rows = [(d, "train" if d in TRAIN_IDS else "test", LABELS[d], " ".join(TOKENS[d].split())) for d in TOKENS]
     expected = spark.createDataFrame(rows, schema)
     assert_df_equality(read(spark, output, "documents"), expected, ignore_row_order=True, ignore_nullable=True)
 
@@ -256,7 +257,7 @@ def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
     full_sources = [r.source for r in read(spark, output, "rejects").collect()]
     assert all(s.endswith((TRAIN_NAME, QRELS_NAME, "pt1.dat.gz")) for s in full_sources)
 
-    documents = {r.doc_id: (r.split, list(r.labels), list(r.tokens)) for r in read(spark, output, "documents").collect()}
+    documents = {r.doc_id: (r.split, list(r.labels), r.tokens.split()) for r in read(spark, output, "documents").collect()}
     assert documents == {
         "100": ("train", ["C15", "CCAT"], ["alpha", "beta", "gamma"]),
         "103": ("train", ["ECAT"], ["beta", "gamma", "zeta"]),

@@ -10,10 +10,13 @@ chosen set); the stage report checks that these add up to the records read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -27,9 +30,10 @@ from sparktc.records import TEST, TRAIN, Reject, record_batches
 from sparktc.stages.report import StageReport, stage
 
 RECORD_DDL = (
-    "doc_id string, split string, labels array<string>, text string, tokens array<string>, "
+    "doc_id string, split string, labels array<string>, text string, tokens string, "
     "source string, line int, reason string"
 )
+TOKENIZED_FORMATS = ("lyrl2004",)
 ASSIGNMENT_DDL = "doc_id string, category string, source string, line int, reason string"
 
 #: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
@@ -53,17 +57,29 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str 
             for source, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
                 yield from reader(content, source)
 
-    # The binaryFile source packs small files into one task; one file per task parses them in parallel.
-    files = spark.read.format("binaryFile").load(paths).select("path", "content").repartition(len(paths))
+    files = spark.read.format("binaryFile").load(paths).select("path", "content")
     return files.mapInArrow(parse, ddl)
+
+
+@contextmanager
+def _one_file_per_task(spark: SparkSession) -> Iterator[None]:
+    """Plan file scans run inside with one task per file: the binaryFile source would otherwise pack
+    several files into one task, and a shuffle to spread them out can put two big ones together."""
+    key = "spark.sql.files.maxPartitionBytes"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "1")
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
 
 
 @dataclass(frozen=True)
 class LabelIndex:
-    """Each document's sorted label codes, as a parsing worker reads them from a staged
-    ``(doc_id, labels)`` table, so documents get their labels while they are parsed instead of
-    being shuffled with their tokens to meet them. The table holds only ids and a few codes per
-    document; each Python worker reads it once (like the training matrix in the train stage)."""
+    """Each document's sorted, distinct label codes, as a parsing worker reads them from the staged
+    qrels (the accepted assignments: ``reason`` null), so documents get their labels while they are
+    parsed instead of being shuffled with their tokens to meet them. The qrels hold only ids and
+    codes; each Python worker reads them once (like the training matrix in the train stage)."""
 
     row_of: dict[str, int]
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
@@ -84,17 +100,27 @@ class LabelIndex:
 
 @lru_cache(maxsize=1)
 def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
-    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "labels"])
-    labels = table.column("labels").combine_chunks()
-    empty = pa.array([[]], labels.type)
-    return LabelIndex({doc_id: row for row, doc_id in enumerate(table.column("doc_id").to_pylist())},
-                      pa.concat_arrays([labels, empty]))
+    accepted = ds.field("reason").is_null()
+    assignments = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "category"], filter=accepted)
+    ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")]).combine_chunks()
+    doc_ids, categories = ordered.column("doc_id").chunk(0), ordered.column("category").chunk(0)
+    new_doc = np.ones(len(doc_ids), dtype=bool)
+    new_doc[1:] = pc.not_equal(doc_ids[1:], doc_ids[:-1]).to_numpy(zero_copy_only=False)
+    keep = new_doc.copy()  # a repeated (doc, category) line counts once
+    keep[1:] |= pc.not_equal(categories[1:], categories[:-1]).to_numpy(zero_copy_only=False)
+    first = new_doc[keep]
+    offsets = np.append(np.flatnonzero(first), first.size).astype(np.int32)
+    labels = pa.ListArray.from_arrays(pa.array(offsets), categories.filter(pa.array(keep)))
+    ids = doc_ids.filter(pa.array(new_doc)).to_pylist()
+    no_labels = pa.array([[]], labels.type)
+    return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]))
 
 
 def _staged(spark: SparkSession, frame: DataFrame, path: str) -> DataFrame:
     """Write ``frame`` to Parquet at ``path`` and read it back: parsed once, then scanned column by
     column (keys for duplicates and counts, tokens only for the final write), never held in memory."""
-    frame.write.mode("overwrite").parquet(path)
+    with _one_file_per_task(spark):
+        frame.write.mode("overwrite").parquet(path)
     return spark.read.parquet(path)
 
 
@@ -212,11 +238,10 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
     )
     assignments = _staged(spark, assignments, storage.join(staging, "qrels"))
     good = assignments.filter(F.col("reason").isNull())
-    labels_path = storage.join(staging, "labels")
-    good.groupBy("doc_id").agg(F.array_sort(F.collect_set("category")).alias("labels")).write.parquet(labels_path)
+    qrels_path = storage.join(staging, "qrels")
 
     def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        labels = LabelIndex.load(labels_path)
+        labels = LabelIndex.load(qrels_path)
         for batch in lyrl2004_columnar.read_token_file(content, source, lyrl2004.split_of(source)):
             yield labels.attach(batch)
 
@@ -290,7 +315,10 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, output: str, staging: str
         _fail_on_rejects(rejects, dispositions.get("rejected", 0), "records")
         if assignment_rejects is not None:
             _fail_on_rejects(assignment_rejects, assignments_rejected, "qrels lines")
-    documents = marked.filter(F.col("reason").isNull()).select("doc_id", "split", "labels", "text", "tokens")
+    # Corpora that come tokenized have no text column, so tokenize can take their documents as they are.
+    columns = ["doc_id", "split", "labels", "tokens"] if corpus.format in TOKENIZED_FORMATS else \
+        ["doc_id", "split", "labels", "text", "tokens"]
+    documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(storage.join(output, "documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
     all_rejects.write.mode("overwrite").parquet(storage.join(output, "rejects"))

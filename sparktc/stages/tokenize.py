@@ -1,5 +1,8 @@
 """Tokenize: ``documents`` -> ``tokens`` (doc_id, split, labels, tokens) by the LYRL2004 recipe.
 
+``tokens`` is one string per document, tokens separated by single spaces (see
+:data:`sparktc.records.RECORD_SCHEMA`); :func:`token_array` is the same list in Spark.
+
 Documents that arrive tokenized (LYRL2004 token files: already stop-listed and stemmed) pass
 through unchanged; raw texts go through :class:`sparktc.text.Analyzer` on the executors.
 """
@@ -9,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config
+from sparktc.records import join_tokens
 from sparktc.stages.report import StageReport, stage
 from sparktc.text import Analyzer, parse_stop_list
 
-TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens array<string>"
+TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
+
+
+def token_array(tokens: Column) -> Column:
+    """A stored token string as an array of tokens ("" is no token at all)."""
+    return F.when(tokens == "", F.array().cast("array<string>")).otherwise(F.split(tokens, " "))
 
 
 def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
@@ -31,22 +40,26 @@ def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
             tokens = analyzer.analyze([text or "" for text in batch.column("text").to_pylist()])
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
-                 pa.array(tokens, type=pa.list_(pa.string()))],
+                 pa.array([join_tokens(t) for t in tokens], type=pa.string())],
                 names=["doc_id", "split", "labels", "tokens"],
             )
 
     with stage(spark, "tokenize") as report:
         documents = spark.read.parquet(storage.join(output, "documents"))
-        # Tokenized documents are copied by Spark alone; only raw texts visit the Python analyzer.
-        given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
-        analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
-        given.unionByName(analyzed).write.mode("overwrite").parquet(storage.join(output, "tokens"))
+        if "text" not in documents.columns:
+            # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file.
+            storage.copy(spark, storage.join(output, "documents"), storage.join(output, "tokens"))
+        else:
+            # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
+            given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
+            analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
+            given.unionByName(analyzed).write.mode("overwrite").parquet(storage.join(output, "tokens"))
         written = spark.read.parquet(storage.join(output, "tokens"))
         report.rows_in = documents.count()
         report.rows_out = written.count()
         stats = written.agg(
-            F.sum(F.size("tokens")).alias("tokens"),
-            F.sum(F.when(F.size("tokens") == 0, 1).otherwise(0)).alias("empty"),
+            F.sum(F.size(token_array(F.col("tokens")))).alias("tokens"),
+            F.sum(F.when(F.col("tokens") == "", 1).otherwise(0)).alias("empty"),
         ).first()
         report.details = {
             "tokens": int(stats["tokens"] or 0),

@@ -17,8 +17,9 @@ from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config
-from sparktc.records import TRAIN
+from sparktc.records import TRAIN, split_tokens
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.tokenize import token_array
 from sparktc.weighting import idf, ltc_rows
 
 VECTORS_DDL = "doc_id string, split string, labels array<string>, indices array<int>, values array<float>"
@@ -31,7 +32,7 @@ def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
         n_train = train.count()
         if n_train == 0:
             raise ValueError("no training documents: ltc needs N and df from the training split")
-        df = train.select(F.explode(F.array_distinct("tokens")).alias("term")).groupBy("term").agg(F.count("*").alias("df"))
+        df = train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term")).groupBy("term").agg(F.count("*").alias("df"))
         vocabulary = (
             df.withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
             .withColumn("idf", F.log(F.lit(float(n_train)) / F.col("df")))
@@ -47,7 +48,7 @@ def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
             vocabulary_terms, idf_array = shared.value
             lookup = pc.SetLookupOptions(value_set=vocabulary_terms)
             for batch in batches:
-                token_lists = batch.column("tokens")
+                token_lists = split_tokens(batch.column("tokens"))
                 lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
                 rows = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
                 term_ids = pc.index_in(pc.list_flatten(token_lists), options=lookup).fill_null(-1)
