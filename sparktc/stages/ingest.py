@@ -102,8 +102,8 @@ class LabelIndex:
 def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
     accepted = ds.field("reason").is_null()
     assignments = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "category"], filter=accepted)
-    ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")]).combine_chunks()
-    doc_ids, categories = ordered.column("doc_id").chunk(0), ordered.column("category").chunk(0)
+    ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")])
+    doc_ids, categories = ordered.column("doc_id").combine_chunks(), ordered.column("category").combine_chunks()
     new_doc = np.ones(len(doc_ids), dtype=bool)
     new_doc[1:] = pc.not_equal(doc_ids[1:], doc_ids[:-1]).to_numpy(zero_copy_only=False)
     keep = new_doc.copy()  # a repeated (doc, category) line counts once
