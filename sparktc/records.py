@@ -8,12 +8,15 @@ in the ``rejects`` table, and the counts of records in and out always add up.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+T = TypeVar("T")
 
 TRAIN = "train"
 TEST = "test"
@@ -106,16 +109,23 @@ def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(lists))
 
 
-def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
-    """``records`` as Arrow batches of at most ``rows`` rows each."""
-    pending: list[Document | Reject] = []
-    for record in records:
-        pending.append(record)
+def batches_of(
+    items: Iterable[T], to_batch: Callable[[list[T]], pa.RecordBatch], rows: int = BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
+    """``items`` converted ``rows`` at a time by ``to_batch``."""
+    pending: list[T] = []
+    for item in items:
+        pending.append(item)
         if len(pending) == rows:
-            yield record_batch(pending)
+            yield to_batch(pending)
             pending = []
     if pending:
-        yield record_batch(pending)
+        yield to_batch(pending)
+
+
+def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """``records`` as Arrow batches of at most ``rows`` rows each."""
+    return batches_of(records, record_batch, rows)
 
 
 def tokenized_documents(

@@ -28,7 +28,14 @@ import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_lines, read_records
-from sparktc.records import BATCH_ROWS, Document, Reject, record_batches, tokenized_documents
+from sparktc.records import (
+    BATCH_ROWS,
+    Document,
+    Reject,
+    batches_of,
+    record_batches,
+    tokenized_documents,
+)
 
 PIECE_BYTES = 16 << 20
 
@@ -202,14 +209,7 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
             yield Reject(name, 0, None, f"corrupt gzip stream ({error}); lines after this point are lost: re-fetch the file")
 
     def batches(rows: Iterable[lyrl2004.Assignment | Reject]) -> Iterator[pa.RecordBatch]:
-        pending: list[lyrl2004.Assignment | Reject] = []
-        for row in rows:
-            pending.append(row)
-            if len(pending) == BATCH_ROWS:
-                yield _assignment_batch(pending)
-                pending = []
-        if pending:
-            yield _assignment_batch(pending)
+        return batches_of(rows, _assignment_batch)
 
     try:
         text = gzip.decompress(content) if source.endswith(".gz") else content
