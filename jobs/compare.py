@@ -10,6 +10,7 @@ import json
 import sys
 
 from sparktc import storage
+from sparktc.cli import fail
 from sparktc.config import ConfigError, absolute, load_section, parse_override
 from sparktc.session import build_session
 from sparktc.stages.compare import CompareError, compare, format_comparison, write_comparison
@@ -26,8 +27,7 @@ def main() -> int:
         for override in arguments.set:
             parse_override(override)
     except ConfigError as error:
-        print(f"sparktc: configuration error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     run_a, run_b, output = (absolute(path) for path in (arguments.run_a, arguments.run_b, arguments.output))
     spark = build_session("sparktc-compare", {})
     try:
@@ -39,12 +39,8 @@ def main() -> int:
         result = compare(spark, run_a, run_b, settings, recorded["corpus"]["format"])
         write_comparison(spark, output, result)
         print(format_comparison(result), flush=True)
-    except ConfigError as error:
-        print(f"sparktc: configuration error: {error}", file=sys.stderr)
-        return 2
-    except (CompareError, ValueError) as error:
-        print(f"sparktc: error: {error}", file=sys.stderr)
-        return 1
+    except ValueError as error:  # ConfigError (exit 2) and CompareError (exit 1) are ValueErrors
+        return fail(error)
     finally:
         spark.stop()
     return 0

@@ -49,14 +49,22 @@ def _bind(run: Stage, config: Config, output: str) -> Callable[[SparkSession], S
     return lambda spark: run(spark, config, output)
 
 
+def fail(error: Exception) -> int:
+    """Tell the user what went wrong, as every job does; the exit code: 2 for bad configuration, 1 for bad input."""
+    if isinstance(error, ConfigError):
+        print(f"sparktc: configuration error: {error}", file=sys.stderr)
+        return 2
+    print(f"sparktc: error: {error}", file=sys.stderr)
+    return 1
+
+
 def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int:
     """Parse, check, run the planned stages in one session; exit code 2 for bad configuration, 1 for bad input."""
     try:
         config, output = parse_arguments(description, argv)
         planned = plan(config, output)
     except ConfigError as error:
-        print(f"sparktc: configuration error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     spark = session(config)
     try:
         for name, run in planned:
@@ -64,8 +72,7 @@ def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int
             record = {"sparktc_version": __version__, **report.as_dict()}
             storage.write_text(spark, storage.join(output, "reports", f"{name}.json"), json.dumps(record, indent=2) + "\n")
     except (ValueError, FileNotFoundError) as error:
-        print(f"sparktc: error: {error}", file=sys.stderr)
-        return 1
+        return fail(error)
     finally:
         spark.stop()
     return 0
