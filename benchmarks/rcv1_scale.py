@@ -136,7 +136,7 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def corpus_is_complete(directory: Path, size: int) -> bool:
     """Whether ``directory`` holds all the files of a synthesized corpus of ``size`` documents."""
-    report = directory / "reports" / "synthesize.json"
+    report = directory / "manifests" / "synthesize.json"
     if not all((directory / name).is_file() for name in CORPUS_FILES) or not report.is_file():
         return False
     try:
@@ -163,7 +163,7 @@ def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[
         if previous.get("settings", settings) != settings:
             raise HarnessError(f"{directory} was synthesized with {previous.get('settings')}, not {settings}; "
                                f"remove it or choose another --output")
-        report = read_json(directory / "reports" / "synthesize.json")
+        report = read_json(directory / "manifests" / "synthesize.json")
         print(f"rcv1_scale: reusing the corpus of {size:,} documents in {directory}", flush=True)
         return {**previous, "size": size, "path": str(directory), "reused": True,
                 "train_documents": report["details"]["train_documents"],
@@ -171,7 +171,7 @@ def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[
                 "command": previous.get("command", shlex.join(command))}
     shutil.rmtree(directory, ignore_errors=True)
     result = measured(command, output / "logs" / f"synthesize-{size}.log", "jobs/synthesize.py")
-    report = read_json(directory / "reports" / "synthesize.json")
+    report = read_json(directory / "manifests" / "synthesize.json")
     record = {"size": size, "path": str(directory), "reused": False, "settings": settings,
               "train_documents": report["details"]["train_documents"],
               "seconds": round(result.seconds, 3), "stage_seconds": report["seconds"],
@@ -198,7 +198,7 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int)
         entry: dict[str, Any] = {"segment_seconds": round(segment.wall_seconds, 3),
                                  "cpu_seconds": round(segment.cpu_seconds, 3),
                                  "peak_rss_mb": rounded(segment.peak_rss_mb), "samples": segment.samples}
-        report_file = run_dir / "reports" / f"{segment.name}.json"
+        report_file = run_dir / "manifests" / f"{segment.name}.json"
         if segment.name in tables.STAGES:
             report = read_json(report_file)
             entry.update(wall_seconds=report["seconds"], rows_in=report["rows_in"], rows_out=report["rows_out"],

@@ -19,12 +19,7 @@ from pathlib import Path
 
 from sparktc.config import load_config
 from sparktc.session import build_session
-from sparktc.stages.evaluate import evaluate
-from sparktc.stages.ingest import ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
-from sparktc.stages.weight import weight
+from sparktc.stages.pipeline import run as run_stages
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = "conf/reuters21578.toml"
@@ -71,22 +66,20 @@ def main() -> int:
         base = output / set_name.strip("()").replace("(", "") / "corpus-stages"
         corpus = [f"corpus.path={arguments.corpus}", *set_overrides]
         config = load_config(str(REPO / BASE), corpus)
-        for stage in (ingest, tokenize, weight, rank):
-            stage(spark, config, str(base))
+        run_stages(spark, config, str(base), "ingest", "tokenize", "weight", "rank")
         for number, (method, config_file, overrides) in enumerate(METHODS, 1):
             run = base.parent / f"method-{number}"
             shutil.rmtree(run, ignore_errors=True)
             shutil.copytree(base, run)
             config = load_config(str(REPO / config_file), [*corpus, *overrides])
             started = time.perf_counter()
-            report = train(spark, config, str(run))
+            [report, _] = run_stages(spark, config, str(run), "train", "evaluate")
             train_seconds = time.perf_counter() - started
-            evaluate(spark, config, str(run))
             metrics = json.loads((run / "metrics.json").read_text())
             rows.append({
                 "set": set_name, "method": method, "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
                 "n_categories": metrics["n_categories"], "train_seconds": round(train_seconds, 1),
-                "category_seconds": report.details["category_seconds_total"],
+                "category_seconds": report["details"]["category_seconds_total"],
                 "published": PUBLISHED.get((set_name, method), ""),
                 "command": command(config_file, [*set_overrides, *overrides], f"runs/{run.parent.name}-{run.name}"),
             })

@@ -364,7 +364,7 @@ def render(result: dict[str, Any]) -> str:
         "# sparktc at RCV1-v2 scale (synthetic LYRL2004-format corpora)",
         machine_section(result),
         f"## Table 1. Wall seconds per stage, {master}",
-        (f"Each stage's own time (reports/<stage>.json); pipeline sum = the six stages; end to end = the whole "
+        (f"Each stage's own time (manifests/<stage>.json); pipeline sum = the six stages; end to end = the whole "
          f"`./spark-submit.sh jobs/pipeline.py` command from spawn to exit (JVM start-up and shutdown included); "
          f"× = ratio to the smallest size.{median}"),
         sizes_table(result),

@@ -2,8 +2,8 @@
 
 import sys
 
-from sparktc.cli import main, plan_stages
-from sparktc.stages.evaluate import evaluate
+from sparktc.cli import main
+from sparktc.stages.pipeline import plan
 
 if __name__ == "__main__":
-    sys.exit(main(__doc__, plan_stages(("evaluate", evaluate))))
+    sys.exit(main(__doc__, lambda config, output: plan(config, output, ["evaluate"])))

@@ -1,30 +1,13 @@
 """The whole experiment: ingest -> tokenize -> weight -> rank -> train -> evaluate (and, for the
-embedded default ``corpus.format = "synthetic"``, synthesize a LYRL2004-format corpus first)."""
+embedded default ``corpus.format = "synthetic"``, synthesize a LYRL2004-format corpus first).
+
+Rerun with the same --output after a failure or a change of settings: stages whose manifests are
+current are skipped, the rest recomputed; --force recomputes everything."""
 
 import sys
 
-from sparktc import storage
-from sparktc.cli import main, plan_stages, with_corpus
-from sparktc.stages.evaluate import evaluate
-from sparktc.stages.ingest import ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.synthesize import synthesize_stage
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
-from sparktc.stages.weight import weight
-
-STAGES = (("ingest", ingest), ("tokenize", tokenize), ("weight", weight), ("rank", rank), ("train", train),
-          ("evaluate", evaluate))
-
-
-def plan(config, output):
-    if config.corpus.format != "synthetic":
-        return plan_stages(*STAGES)(config, output)
-    corpus = storage.join(output, "corpus")
-    synthesized = with_corpus(config, format="lyrl2004", path=corpus, hierarchy="")
-    return [("synthesize", lambda spark: synthesize_stage(spark, config, corpus)),
-            *plan_stages(*STAGES)(synthesized, output)]
-
+from sparktc.cli import main
+from sparktc.stages.pipeline import plan
 
 if __name__ == "__main__":
     sys.exit(main(__doc__, plan))

@@ -2,8 +2,8 @@
 
 import sys
 
-from sparktc.cli import main, plan_stages
+from sparktc.cli import main
 from sparktc.stages.synthesize import synthesize_stage
 
 if __name__ == "__main__":
-    sys.exit(main(__doc__, plan_stages(("synthesize", synthesize_stage))))
+    sys.exit(main(__doc__, lambda config, output: [(synthesize_stage(), config)]))

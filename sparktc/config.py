@@ -206,6 +206,9 @@ class Config:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def with_corpus(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, corpus=dataclasses.replace(self.corpus, **changes))
+
 
 SECTIONS: dict[str, type] = get_type_hints(Config)
 

@@ -57,6 +57,32 @@ def delete(spark: SparkSession, path: str) -> None:
     fs.delete(hadoop_path, True)
 
 
+def rename(spark: SparkSession, source: str, target: str) -> None:
+    """Move ``source`` (a file or a directory) to ``target``, replacing it: the publishing step of a stage."""
+    source_path, fs = _path(spark, source)
+    target_path, _ = _path(spark, target)
+    fs.delete(target_path, True)
+    fs.mkdirs(target_path.getParent())
+    if not fs.rename(source_path, target_path):
+        raise OSError(f"could not move {source} to {target}")
+
+
+def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
+    """(path relative to ``path``, size, modification time in ms) of every file under ``path``, sorted;
+    a file lists itself with the relative path ""; None when ``path`` does not exist."""
+    hadoop_path, fs = _path(spark, path)
+    if not fs.exists(hadoop_path):
+        return None
+    root = fs.getFileStatus(hadoop_path).getPath().toString().rstrip("/")
+    files = fs.listFiles(hadoop_path, True)
+    found = []
+    while files.hasNext():
+        status = files.next()
+        relative = status.getPath().toString()[len(root):].lstrip("/")
+        found.append((relative, int(status.getLen()), int(status.getModificationTime())))
+    return sorted(found)
+
+
 def copy(spark: SparkSession, source: str, target: str) -> None:
     """Copy a file or directory tree byte for byte, replacing ``target``."""
     source_path, source_fs = _path(spark, source)

@@ -42,12 +42,7 @@ from sklearn.metrics import hamming_loss, jaccard_score, multilabel_confusion_ma
 from sparktc import significance
 from sparktc.config import load_config
 from sparktc.stages.compare import CompareError, compare, decision_counts, format_comparison
-from sparktc.stages.evaluate import evaluate
-from sparktc.stages.ingest import ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
-from sparktc.stages.weight import weight
+from sparktc.stages.pipeline import run as run_stages
 from conftest import REPO, invented_words
 
 # --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------
@@ -140,14 +135,12 @@ def runs(spark, tmp_path_factory):
     config_a = corpus_config(corpus)
     config_b = corpus_config(corpus, "train.threshold=-0.3")
     config_a0 = corpus_config(corpus, "evaluate.zero_division=0")
-    for run in (ingest, tokenize, weight, rank):
-        run(spark, config_a, out_a)
+    run_stages(spark, config_a, out_a, "ingest", "tokenize", "weight", "rank")
     shutil.copytree(out_a, out_b)  # the same vectors and term ranks; B differs in train.threshold only
     for config, output in ((config_a, out_a), (config_b, out_b)):
-        train(spark, config, output)
-        evaluate(spark, config, output)
+        run_stages(spark, config, output, "train", "evaluate")
     shutil.copytree(out_a, out_a0)  # evaluate overwrites its outputs: re-evaluate a copy of A
-    evaluate(spark, config_a0, out_a0)
+    run_stages(spark, config_a0, out_a0, "evaluate")
     return SimpleNamespace(
         base=base, records=records, config_a=config_a, config_b=config_b,
         a=read_run(spark, out_a, records), b=read_run(spark, out_b, records), a0=read_run(spark, out_a0, records),

@@ -31,12 +31,9 @@ from pyspark.sql import functions as F
 from scipy import sparse
 
 from sparktc.config import load_config
-from sparktc.stages.evaluate import evaluate, predict
-from sparktc.stages.ingest import ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
-from sparktc.stages.weight import weight
+from sparktc.stages.evaluate import predict
+from sparktc.stages.pipeline import run as run_stages
+from sparktc.stages.runner import Tables
 from sparktc.thresholds import balanced_folds, pcut_thresholds
 
 from conftest import brute_force_scut, f1_of, invented_words
@@ -112,8 +109,7 @@ def runs(spark, tmp_path_factory):
     write_corpus(corpus)
     prepared = str(base / "prepared")
     config = corpus_config(corpus)
-    for stage in (ingest, tokenize, weight, rank):
-        stage(spark, config, prepared)
+    run_stages(spark, config, prepared, "ingest", "tokenize", "weight", "rank")
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
         "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
@@ -124,14 +120,13 @@ def runs(spark, tmp_path_factory):
         outputs[name] = str(base / name)
         shutil.copytree(prepared, outputs[name])
         run_config = corpus_config(corpus, *overrides)
-        train(spark, run_config, outputs[name])
-        evaluate(spark, run_config, outputs[name])
+        run_stages(spark, run_config, outputs[name], "train", "evaluate")
     # RCut and PCut act at prediction time only: predict again on copies of the LIBLINEAR run
     # (evaluate's predict step; the contingency tables and reports on top are tested elsewhere).
     for name, overrides in (("rcut", ["train.thresholding=rcut", "train.rcut_k=2"]), ("pcut", ["train.thresholding=pcut"])):
         outputs[name] = str(base / name)
         shutil.copytree(outputs["svm"], outputs[name])
-        predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), outputs[name])
+        predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), Tables(outputs[name], outputs[name]))
     train_ids, X_train, Y_train = vectors(spark, prepared, "train")
     test_ids, X_test, Y_test = vectors(spark, prepared, "test")
     return SimpleNamespace(

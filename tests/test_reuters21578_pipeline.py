@@ -16,12 +16,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparktc.config import load_config
-from sparktc.stages.evaluate import evaluate
-from sparktc.stages.ingest import ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
-from sparktc.stages.weight import weight
+from sparktc.stages.pipeline import run as run_pipeline
 
 from conftest import REPO, shared_data
 
@@ -32,16 +27,16 @@ def run(spark, tmp_path_factory):
     config = load_config(str(REPO / "conf" / "reuters21578.toml"), [f"corpus.path={corpus}",
                          f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"])
     output = str(tmp_path_factory.mktemp("reuters21578"))
-    reports = {stage.__name__: stage(spark, config, output) for stage in (ingest, tokenize, weight, rank, train, evaluate)}
+    reports = {m["stage"]: m for m in run_pipeline(spark, config, output)}
     return output, reports
 
 
 def test_aptemod_counts(spark, run) -> None:
     output, reports = run
     ingest_report = reports["ingest"]
-    assert ingest_report.rows_in == 21_578
-    assert ingest_report.set_aside == {"not in the ModApte split": 8_676, "no category of R(90) (ApteMod filter)": 2_113}
-    assert (ingest_report.details["train_documents"], ingest_report.details["test_documents"]) == (7_770, 3_019)
+    assert ingest_report["rows_in"] == 21_578
+    assert ingest_report["set_aside"] == {"not in the ModApte split": 8_676, "no category of R(90) (ApteMod filter)": 2_113}
+    assert (ingest_report["details"]["train_documents"], ingest_report["details"]["test_documents"]) == (7_770, 3_019)
     categories = spark.read.parquet(f"{output}/categories")
     assert categories.count() == 90
     earn = categories.filter(F.col("category") == "earn").first()
@@ -52,10 +47,10 @@ def test_aptemod_counts(spark, run) -> None:
 
 def test_every_stage_reconciles(run) -> None:
     _, reports = run
-    assert reports["tokenize"].rows_in == reports["tokenize"].rows_out == 10_789
-    assert reports["weight"].rows_out == 10_789
-    assert reports["train"].rows_out == 90
-    assert reports["evaluate"].rows_in == reports["evaluate"].rows_out == 3_019
+    assert reports["tokenize"]["rows_in"] == reports["tokenize"]["rows_out"] == 10_789
+    assert reports["weight"]["rows_out"] == 10_789
+    assert reports["train"]["rows_out"] == 90
+    assert reports["evaluate"]["rows_in"] == reports["evaluate"]["rows_out"] == 3_019
 
 
 def test_plain_one_vs_rest_reaches_the_published_micro_f1(run) -> None:
@@ -71,9 +66,9 @@ def test_plain_one_vs_rest_reaches_the_published_micro_f1(run) -> None:
 def test_modapte_without_the_aptemod_filter(spark, tmp_path) -> None:
     config = load_config(str(REPO / "conf" / "reuters21578.toml"),
                          [f"corpus.path={shared_data('reuters21578')}", "corpus.document_filter=none", "corpus.category_set=R115"])
-    report = ingest(spark, config, str(tmp_path))
-    assert (report.details["train_documents"], report.details["test_documents"]) == (9_603, 3_299)
-    assert report.details["categories"] == 115
+    [report] = run_pipeline(spark, config, str(tmp_path), "ingest")
+    assert (report["details"]["train_documents"], report["details"]["test_documents"]) == (9_603, 3_299)
+    assert report["details"]["categories"] == 115
 
 
 def test_reports_of_the_run(run) -> None:

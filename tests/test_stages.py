@@ -30,11 +30,9 @@ from sklearn.metrics import f1_score, multilabel_confusion_matrix
 from sklearn.svm import LinearSVC
 
 from sparktc.config import load_config
-from sparktc.stages.evaluate import evaluate
-from sparktc.stages.ingest import IngestError, ingest
-from sparktc.stages.rank import rank
-from sparktc.stages.tokenize import tokenize
-from sparktc.stages.train import train
+from sparktc.stages.ingest import IngestError
+from sparktc.stages.pipeline import run as run_stages
+from sparktc.stages.runner import Tables
 from sparktc.stages.weight import weight
 from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
 
@@ -98,9 +96,7 @@ def lyrl(spark, tmp_path_factory):
     """ingest -> tokenize -> weight -> rank on the fixtures (only test part 0 exists)."""
     output = str(tmp_path_factory.mktemp("lyrl_out"))
     config = lyrl_config(lyrl2004_corpus(tmp_path_factory.mktemp("lyrl2004")), "corpus.test_parts=[0]")
-    reports = {}
-    for name, run in (("ingest", ingest), ("tokenize", tokenize), ("weight", weight), ("rank", rank)):
-        reports[name] = run(spark, config, output)
+    reports = {m["stage"]: m for m in run_stages(spark, config, output, "ingest", "tokenize", "weight", "rank")}
     return output, reports
 
 
@@ -149,13 +145,13 @@ def test_ingest_categories_are_the_103_topics_with_hand_counted_positives(spark,
 def test_ingest_report_counts_add_up(spark, lyrl):
     output, reports = lyrl
     report = reports["ingest"]
-    assert report.rows_in == 10 and report.rows_out == 10 and sum(report.set_aside.values()) == 0
-    assert report.details["train_documents"] == 6 and report.details["test_documents"] == 4
-    assert report.details["categories"] == 103
-    assert report.details["qrels_lines"] == 37 and report.details["qrels_rejected"] == 0
-    assert report.details["qrels_lines_for_test_parts_not_read"] == 0
+    assert report["rows_in"] == 10 and report["rows_out"] == 10 and sum(report["set_aside"].values()) == 0
+    assert report["details"]["train_documents"] == 6 and report["details"]["test_documents"] == 4
+    assert report["details"]["categories"] == 103
+    assert report["details"]["qrels_lines"] == 37 and report["details"]["qrels_rejected"] == 0
+    assert report["details"]["qrels_lines_for_test_parts_not_read"] == 0
     assert read(spark, output, "rejects").count() == 0
-    assert reports["tokenize"].rows_in == reports["tokenize"].rows_out == 10
+    assert reports["tokenize"]["rows_in"] == reports["tokenize"]["rows_out"] == 10
     assert read(spark, output, "tokens").count() == 10
 
 
@@ -206,7 +202,7 @@ def write_bad_corpus(directory: Path, corrupt_part1: bool) -> Path:
 def test_ingest_bad_input_fails_naming_file_line_and_the_reject_option(spark, tmp_path):
     corpus = write_bad_corpus(tmp_path / "bad", corrupt_part1=False)
     with pytest.raises(IngestError) as caught:
-        ingest(spark, lyrl_config(corpus), str(tmp_path / "out"))
+        run_stages(spark, lyrl_config(corpus), str(tmp_path / "out"), "ingest")
     message = str(caught.value)
     # Five bad token records (lines 5, 7, 15, 19, 24 of the training file); the first is line 5.
     assert "5 bad records" in message
@@ -223,7 +219,7 @@ def test_ingest_bad_input_qrels_fail_when_token_files_are_clean(spark, tmp_path)
     qrels = lyrl2004_fixture(QRELS_NAME).read_bytes() + b"XXXX 2286 1\n"
     (corpus / QRELS_NAME).write_bytes(qrels)
     with pytest.raises(IngestError) as caught:
-        ingest(spark, lyrl_config(corpus, "corpus.test_parts=[0]"), str(tmp_path / "out"))
+        run_stages(spark, lyrl_config(corpus, "corpus.test_parts=[0]"), str(tmp_path / "out"), "ingest")
     message = str(caught.value)
     assert "1 bad qrels lines" in message
     assert f"{QRELS_NAME}:38 (doc 2286): unknown category XXXX" in message
@@ -233,7 +229,7 @@ def test_ingest_bad_input_qrels_fail_when_token_files_are_clean(spark, tmp_path)
 def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
     corpus = write_bad_corpus(tmp_path / "bad", corrupt_part1=True)
     output = str(tmp_path / "out")
-    report = ingest(spark, lyrl_config(corpus, "corpus.on_error=reject"), output)
+    [report] = run_stages(spark, lyrl_config(corpus, "corpus.on_error=reject"), output, "ingest")
 
     rejects = sorted(
         ((r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in read(spark, output, "rejects").collect()),
@@ -270,12 +266,12 @@ def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
 
     # Records read (token files): 8 in train, 2 in pt0, the lost pt1 file counted once, 1 + 1 in pt2, pt3.
     token_rejects = [r for r in rejects if r[0] != QRELS_NAME]
-    assert report.rows_in == 13
-    assert report.rows_out == len(documents) == 7
-    assert report.set_aside == {"rejected": len(token_rejects)} == {"rejected": 6}
-    assert report.rows_out + sum(report.set_aside.values()) == report.rows_in
-    assert report.details["train_documents"] == 3 and report.details["test_documents"] == 4
-    assert report.details["qrels_lines"] == 10 and report.details["qrels_rejected"] == 2
+    assert report["rows_in"] == 13
+    assert report["rows_out"] == len(documents) == 7
+    assert report["set_aside"] == {"rejected": len(token_rejects)} == {"rejected": 6}
+    assert report["rows_out"] + sum(report["set_aside"].values()) == report["rows_in"]
+    assert report["details"]["train_documents"] == 3 and report["details"]["test_documents"] == 4
+    assert report["details"]["qrels_lines"] == 10 and report["details"]["qrels_rejected"] == 2
     categories = read(spark, output, "categories").toPandas().set_index("category")
     assert len(categories) == 103
     assert categories.loc["CCAT", "train_positives"] == 1 and categories.loc["CCAT", "test_positives"] == 2
@@ -323,8 +319,8 @@ def test_weight_vectors_equal_an_independent_ltc(spark, lyrl):
         assert math.isclose(float(np.linalg.norm(np.asarray(got.values, dtype=np.float64))), 1.0, abs_tol=1e-6)
     # 26151 "merg acquisit compan bid takeov share offer": only compan, share, offer are training terms.
     assert [terms[i] for i in vectors["26151"].indices] == ["compan", "offer", "share"]
-    assert reports["weight"].details["vocabulary"] == len(terms)
-    assert reports["weight"].rows_in == reports["weight"].rows_out == 10
+    assert reports["weight"]["details"]["vocabulary"] == len(terms)
+    assert reports["weight"]["rows_in"] == reports["weight"]["rows_out"] == 10
 
 
 # --- 4. rank -------------------------------------------------------------------------------------
@@ -439,10 +435,7 @@ def synthetic(spark, tmp_path_factory):
     write_jsonl_corpus(corpus)
     output = str(base / "out")
     config = jsonl_config(corpus)
-    reports = {}
-    for name, run in (("ingest", ingest), ("tokenize", tokenize), ("weight", weight), ("rank", rank),
-                      ("train", train), ("evaluate", evaluate)):
-        reports[name] = run(spark, config, output)
+    reports = {m["stage"]: m for m in run_stages(spark, config, output)}
     return corpus, output, reports
 
 
@@ -471,9 +464,9 @@ def sklearn_svm(X, y):
 
 def test_synthetic_corpus_ingested_whole(synthetic):
     _, _, reports = synthetic
-    assert reports["ingest"].rows_in == reports["ingest"].rows_out == N_TRAIN + N_TEST
-    assert reports["ingest"].details["train_documents"] == N_TRAIN
-    assert reports["train"].rows_out == len(TOPIC_CATEGORIES) + 2
+    assert reports["ingest"]["rows_in"] == reports["ingest"]["rows_out"] == N_TRAIN + N_TEST
+    assert reports["ingest"]["details"]["train_documents"] == N_TRAIN
+    assert reports["train"]["rows_out"] == len(TOPIC_CATEGORIES) + 2
 
 
 def test_train_agrees_with_sklearn_linearsvc(spark, synthetic):
@@ -510,8 +503,8 @@ def test_train_top_k_keeps_exactly_the_k_best_ranked_terms(spark, synthetic, tmp
     k = 25
     copy = tmp_path / "top_k"
     shutil.copytree(output, copy)
-    report = train(spark, jsonl_config(corpus, f"select.top_k={k}"), str(copy))
-    assert report.details["features"] == k
+    [report] = run_stages(spark, jsonl_config(corpus, f"select.top_k={k}"), str(copy), "train")
+    assert report["details"]["features"] == k
     ranks = read(spark, str(copy), "term_ranks").toPandas()
     best = np.sort(ranks.loc[ranks["rank"] <= k, "term_id"].to_numpy())
     assert len(best) == k
@@ -600,7 +593,7 @@ def test_weight_does_not_depend_on_partitioning(spark, synthetic, tmp_path):
         out = str(tmp_path / f"p{partitions}")
         tokens.repartition(partitions).write.parquet(f"{out}/tokens")
         assert read(spark, out, "tokens").rdd.getNumPartitions() >= 1
-        weight(spark, config, out)
+        weight(spark, config, Tables(out, out))
         results.append(out)
     columns = ["doc_id", "split", "labels", "indices", "values"]
     original = read(spark, output, "vectors").select(columns)

@@ -27,7 +27,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     assert job.returncode == 0, job.stderr[-3000:]
     lines = [line for line in job.stdout.splitlines() if line.startswith("sparktc: ")]
     assert [line.split()[1] for line in lines] == STAGES
-    reports = {stage: json.loads((output / "reports" / f"{stage}.json").read_text()) for stage in STAGES}
+    reports = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in STAGES}
     assert reports["synthesize"]["rows_out"] == 4000
     assert reports["ingest"]["rows_in"] == reports["ingest"]["rows_out"] == 4000
     assert reports["ingest"]["details"]["train_documents"] == 1000

@@ -32,8 +32,12 @@ from sparktc.ranking import hits_from_rankings, ranking_measures
 from sparktc.records import TEST, TRAIN
 from sparktc.thresholds import pcut_counts, rcut
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
+#: The configuration sections ``metrics.json`` records, and so the ones evaluate's outputs depend on
+#: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
+SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune", "evaluate")
 
 PREDICTIONS_DDL = (
     "doc_id string, labels array<string>, predicted array<string>, "
@@ -114,23 +118,23 @@ def _pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.nda
     return thresholds
 
 
-def predict(spark: SparkSession, config: Config, output: str) -> DataFrame:
+def predict(spark: SparkSession, config: Config, tables: Tables) -> DataFrame:
     """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
     settings = config.train
-    models = spark.read.parquet(storage.join(output, "models")).orderBy("category").toPandas()
-    n_terms = spark.read.parquet(storage.join(output, "vocabulary")).count()
+    models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
+    n_terms = spark.read.parquet(tables.input("vocabulary")).count()
     knn = bool(len(models)) and models["method"].iloc[0] == "knn"
     scorer = Scorer(
         codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
         W=None if knn else (np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))),
-        b=models["bias"].to_numpy(), knn_k=settings.knn_k, train_path=storage.join(output, "vectors", "split=train"),
+        b=models["bias"].to_numpy(), knn_k=settings.knn_k, train_path=storage.join(tables.input("vectors"), "split=train"),
     )
     shared = spark.sparkContext.broadcast(scorer)
-    test = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TEST) \
+    test = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TEST) \
         .select("doc_id", "labels", "indices", "values")
     threshold = models["threshold"].to_numpy()
     if settings.thresholding == "pcut":
-        n_train = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TRAIN).count()
+        n_train = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN).count()
         threshold = _pcut_thresholds(test, shared, models["train_positives"].to_numpy() / max(n_train, 1))
     rcut_k = settings.rcut_k if settings.thresholding == "rcut" else 0
     top_k = config.evaluate.top_scores
@@ -139,7 +143,7 @@ def predict(spark: SparkSession, config: Config, output: str) -> DataFrame:
         for batch in batches:
             yield _predict(batch, shared.value, threshold, rcut_k, top_k)
 
-    test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(storage.join(output, "predictions"))
+    test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(tables.output("predictions"))
     shared.unpersist()
     return test
 
@@ -188,14 +192,13 @@ def ranking_averages(predictions: DataFrame, ks: list[int]) -> dict[str, float]:
     return {name: (sums[name] / documents if documents else 0.0) for name in names}
 
 
-def write_reports(spark: SparkSession, output: str, metrics: dict, table) -> None:
+def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:
     """metrics.json, report.md, per_category.csv and the two plots, through the Hadoop file system."""
-    storage.write_text(spark, storage.join(output, "metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
-    storage.write_text(spark, storage.join(output, "report.md"), reports.report_markdown(metrics, table))
-    storage.write_text(spark, storage.join(output, "per_category.csv"), reports.per_category_csv(table))
-    storage.write_bytes(spark, storage.join(output, "f1_by_training_frequency.png"),
-                        reports.plot_f1_by_training_frequency(table))
-    storage.write_bytes(spark, storage.join(output, "f1_by_band.png"), reports.plot_f1_by_band(metrics["bands"]))
+    storage.write_text(spark, tables.output("metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
+    storage.write_text(spark, tables.output("report.md"), reports.report_markdown(metrics, table))
+    storage.write_text(spark, tables.output("per_category.csv"), reports.per_category_csv(table))
+    storage.write_bytes(spark, tables.output("f1_by_training_frequency.png"), reports.plot_f1_by_training_frequency(table))
+    storage.write_bytes(spark, tables.output("f1_by_band.png"), reports.plot_f1_by_band(metrics["bands"]))
 
 
 def format_table(metrics: dict, table) -> str:
@@ -212,15 +215,15 @@ def format_table(metrics: dict, table) -> str:
     return "\n".join(lines)
 
 
-def evaluate(spark: SparkSession, config: Config, output: str) -> StageReport:
+def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
-        test = predict(spark, config, output)
-        predictions = spark.read.parquet(storage.join(output, "predictions"))
-        categories = spark.read.parquet(storage.join(output, "categories"))
+        test = predict(spark, config, tables)
+        predictions = spark.read.parquet(tables.output("predictions"))
+        categories = spark.read.parquet(tables.input("categories"))
         contingency_tables(predictions, categories).orderBy("category").coalesce(1) \
-            .write.mode("overwrite").parquet(storage.join(output, "contingency"))
-        contingency = spark.read.parquet(storage.join(output, "contingency")).toPandas()
+            .write.mode("overwrite").parquet(tables.output("contingency"))
+        contingency = spark.read.parquet(tables.output("contingency")).toPandas()
         subsets = category_subsets(contingency, config.corpus.format, settings.subsets)
         metrics, table = assemble(contingency, subsets, settings.average_over, settings.zero_division,
                                   settings.bands, ranking_averages(predictions, settings.ranks))
@@ -228,12 +231,20 @@ def evaluate(spark: SparkSession, config: Config, output: str) -> StageReport:
         metrics.update({
             "corpus": config.corpus.format,
             "test_documents": int(predictions.count()),
-            "settings": config.as_dict(),
+            "settings": {section: config.as_dict()[section] for section in SETTINGS},
             "per_category": per_category_rows,
         })
-        write_reports(spark, output, metrics, table)
+        write_reports(spark, tables, metrics, table)
         print(format_table(metrics, table), flush=True)
         report.rows_in = test.count()
         report.rows_out = metrics["test_documents"]
         report.details = {k: metrics[k] for k in ("micro_f1", "macro_f1", "n_categories")}
     return report
+
+
+STAGE = Stage(
+    "evaluate", evaluate, reads=("models", "vocabulary", "vectors", "categories"),
+    writes=("predictions", "contingency", "metrics.json", "report.md", "per_category.csv",
+            "f1_by_training_frequency.png", "f1_by_band.png"),
+    sections=SETTINGS,
+)

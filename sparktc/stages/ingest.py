@@ -28,6 +28,7 @@ from sparktc.corpora.files import Parser, read_records
 from sparktc.matrix import fingerprint
 from sparktc.records import TEST, TRAIN, Reject, record_batches
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 
 RECORD_DDL = (
     "doc_id string, split string, labels array<string>, text string, tokens string, "
@@ -285,19 +286,27 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[Dat
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
 
 
-def ingest(spark: SparkSession, config: Config, output: str) -> StageReport:
+def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     """Read the corpus named by ``config.corpus`` and write ``documents``, ``categories``, ``rejects``."""
     corpus = config.corpus
-    staging = storage.join(output, "_ingest-staging")
+    staging = tables.output("parsed")
     with stage(spark, "ingest") as report:
         try:
-            _ingest(spark, corpus, output, staging, report)
+            _ingest(spark, corpus, tables, staging, report)
         finally:
             storage.delete(spark, staging)
     return report
 
 
-def _ingest(spark: SparkSession, corpus: CorpusConfig, output: str, staging: str, report: StageReport) -> None:
+def corpus_files(config: Config) -> list[str]:
+    """The files outside the run that ingest reads: the corpus directory, the hierarchy, the topic names."""
+    return [config.corpus.path, config.corpus.hierarchy, config.corpus.topic_names]
+
+
+STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files)
+
+
+def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
     marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
     is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
     rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
@@ -319,10 +328,10 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, output: str, staging: str
     columns = ["doc_id", "split", "labels", "tokens"] if corpus.format in TOKENIZED_FORMATS else \
         ["doc_id", "split", "labels", "text", "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
-    documents.write.mode("overwrite").parquet(storage.join(output, "documents"))
+    documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
-    all_rejects.write.mode("overwrite").parquet(storage.join(output, "rejects"))
-    written = spark.read.parquet(storage.join(output, "documents"))
+    all_rejects.write.mode("overwrite").parquet(tables.output("rejects"))
+    written = spark.read.parquet(tables.output("documents"))
     per_split = F.struct(*[F.sum(F.when(F.col("split") == s, 1).otherwise(0)).alias(s) for s in (TRAIN, TEST)])
     positives = written.select("split", F.explode("labels").alias("category")).groupBy("category").agg(
         per_split.alias("positives")
@@ -335,7 +344,7 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, output: str, staging: str
     (
         table.join(positives, "category", "left").fillna(0, ["train_positives", "test_positives"])
         .orderBy("category").coalesce(1)
-        .write.mode("overwrite").parquet(storage.join(output, "categories"))
+        .write.mode("overwrite").parquet(tables.output("categories"))
     )
     counts = written.agg(
         F.count("*").alias("documents"), per_split.alias("by_split"),

@@ -16,20 +16,20 @@ import pandas as pd
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
-from sparktc import storage
 from sparktc.config import Config
 from sparktc.records import TRAIN
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 from sparktc.term_selection import chi2, contingency_2x2, global_avg, global_max
 
 SCORES_DDL = "term_id int, chi2_max double, chi2_avg double"
 
 
-def rank(spark: SparkSession, config: Config, output: str) -> StageReport:
+def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "rank") as report:
-        vectors = spark.read.parquet(storage.join(output, "vectors")).filter(F.col("split") == TRAIN)
-        vocabulary = spark.read.parquet(storage.join(output, "vocabulary"))
-        categories = spark.read.parquet(storage.join(output, "categories")).orderBy("category").toPandas()
+        vectors = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN)
+        vocabulary = spark.read.parquet(tables.input("vocabulary"))
+        categories = spark.read.parquet(tables.input("categories")).orderBy("category").toPandas()
         codes = categories["category"].tolist()
         n_positive = categories["train_positives"].to_numpy(dtype=np.int64)
         n_train = vectors.count()
@@ -66,8 +66,11 @@ def rank(spark: SparkSession, config: Config, output: str) -> StageReport:
             .withColumn("rank", F.row_number().over(Window.orderBy(order.desc(), F.col("term_id"))).cast("int"))
             .select("term_id", "term", "df", "chi2_max", "chi2_avg", "rank")
         )
-        ranked.coalesce(1).write.mode("overwrite").parquet(storage.join(output, "term_ranks"))
+        ranked.coalesce(1).write.mode("overwrite").parquet(tables.output("term_ranks"))
         report.rows_in = vocabulary.count()
-        report.rows_out = spark.read.parquet(storage.join(output, "term_ranks")).count()
+        report.rows_out = spark.read.parquet(tables.output("term_ranks")).count()
         report.details = {"global_score": config.rank.global_score, "categories": len(codes), "train_documents": n_train}
     return report
+
+
+STAGE = Stage("rank", rank, reads=("vectors", "vocabulary", "categories"), writes=("term_ranks",), sections=("rank",))

@@ -32,11 +32,14 @@ from pyspark.sql import SparkSession
 
 from sparktc.config import Config
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 
 from sparktc.synthetic import (
     HIERARCHY_FILE,
     QRELS_FILE,
     SyntheticModel,
+    TEST_FILES,
+    TRAIN_FILE,
     SyntheticShape,
     build_model,
     format_batch,
@@ -312,19 +315,26 @@ def synthesize(
     }
 
 
-def synthesize_stage(spark: SparkSession, config: Config, output: str) -> StageReport:
-    """The ``synthesize`` job: the corpus of ``config.synthesize`` written into ``output``."""
-    settings = config.synthesize
-    shape = SyntheticShape(
-        documents=settings.documents, train_documents=settings.train_documents,
-        vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document),
-        seed=settings.seed,
-    )
-    with stage(spark, "synthesize") as report:
-        counts = synthesize(spark, output, shape, settings.hierarchy or None, settings.chunk_documents)
-        report.rows_in = settings.documents
-        report.rows_out = counts["documents"]
-        report.details = {key: counts[key] for key in (
-            "train_documents", "test_documents", "assignments", "categories", "categories_with_train_positive",
-            "topics_per_document")}
-    return report
+def synthesize_stage(into: str = "") -> Stage:
+    """The stage writing the corpus of ``config.synthesize`` into ``into`` under the output (the
+    pipeline's ``corpus``), or, with ``into`` empty, as the output's own files (the synthesize job)."""
+
+    def run(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+        settings = config.synthesize
+        shape = SyntheticShape(
+            documents=settings.documents, train_documents=settings.train_documents,
+            vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document),
+            seed=settings.seed,
+        )
+        with stage(spark, "synthesize") as report:
+            target = tables.output(into) if into else tables.staging
+            counts = synthesize(spark, target, shape, settings.hierarchy or None, settings.chunk_documents)
+            report.rows_in = settings.documents
+            report.rows_out = counts["documents"]
+            report.details = {key: counts[key] for key in (
+                "train_documents", "test_documents", "assignments", "categories", "categories_with_train_positive",
+                "topics_per_document")}
+        return report
+
+    return Stage("synthesize", run, writes=(into,) if into else (TRAIN_FILE, *TEST_FILES, QRELS_FILE, HIERARCHY_FILE),
+                 sections=("synthesize",), files=lambda config: [config.synthesize.hierarchy])

@@ -19,6 +19,7 @@ from sparktc import storage
 from sparktc.config import Config
 from sparktc.records import join_tokens
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 from sparktc.text import Analyzer, parse_stop_list
 
 TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
@@ -29,7 +30,7 @@ def token_array(tokens: Column) -> Column:
     return F.when(tokens == "", F.array().cast("array<string>")).otherwise(F.split(tokens, " "))
 
 
-def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
+def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.tokenize
     stop_words = parse_stop_list(storage.read_text(spark, settings.stop_list)) if settings.stop_list else frozenset()
     stemmer = settings.stemmer
@@ -45,16 +46,16 @@ def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
             )
 
     with stage(spark, "tokenize") as report:
-        documents = spark.read.parquet(storage.join(output, "documents"))
+        documents = spark.read.parquet(tables.input("documents"))
         if "text" not in documents.columns:
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file.
-            storage.copy(spark, storage.join(output, "documents"), storage.join(output, "tokens"))
+            storage.copy(spark, tables.input("documents"), tables.output("tokens"))
         else:
             # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
             given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
             analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
-            given.unionByName(analyzed).write.mode("overwrite").parquet(storage.join(output, "tokens"))
-        written = spark.read.parquet(storage.join(output, "tokens"))
+            given.unionByName(analyzed).write.mode("overwrite").parquet(tables.output("tokens"))
+        written = spark.read.parquet(tables.output("tokens"))
         report.rows_in = documents.count()
         report.rows_out = written.count()
         stats = written.agg(
@@ -68,3 +69,7 @@ def tokenize(spark: SparkSession, config: Config, output: str) -> StageReport:
             "stemmer": stemmer,
         }
     return report
+
+
+STAGE = Stage("tokenize", tokenize, reads=("documents",), writes=("tokens",), sections=("tokenize",),
+              files=lambda config: [config.tokenize.stop_list])

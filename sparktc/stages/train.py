@@ -30,6 +30,7 @@ from sparktc.config import Config, TrainConfig
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.matrix import fingerprint, load_training_set
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 from sparktc.term_selection import top_k_from_reduction_factor
 from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, shared_weight
 
@@ -51,9 +52,9 @@ def _neighbours(path: str, n_features: int, k: int, files: tuple) -> tuple[np.nd
     return knn_topk(X, X, k, exclude_self=np.arange(X.shape[0]))
 
 
-def term_order(spark: SparkSession, output: str) -> np.ndarray:
+def term_order(spark: SparkSession, tables: Tables) -> np.ndarray:
     """Term ids from the best chi-square rank down (vocabulary-sized)."""
-    ranks = spark.read.parquet(storage.join(output, "term_ranks")).select("term_id", "rank").toPandas()
+    ranks = spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank").toPandas()
     return ranks.sort_values("rank")["term_id"].to_numpy(dtype=np.int64)
 
 
@@ -63,10 +64,10 @@ def default_terms(config: Config, n_terms: int) -> int:
     return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor) if select.reduction_factor else 0)
 
 
-def fit_models(spark: SparkSession, output: str, settings: TrainConfig, space: list[Candidate], n_terms: int,
+def fit_models(spark: SparkSession, tables: Tables, settings: TrainConfig, space: list[Candidate], n_terms: int,
                order) -> DataFrame:
     """The grouped UDF over one row per category: each group fits that category on the worker's training set."""
-    train_path = storage.join(output, "vectors", "split=train")
+    train_path = storage.join(tables.input("vectors"), "split=train")
 
     def fit(group: pd.DataFrame) -> pd.DataFrame:
         started = time.perf_counter()
@@ -90,7 +91,7 @@ def fit_models(spark: SparkSession, output: str, settings: TrainConfig, space: l
             "seconds": [time.perf_counter() - started],
         })
 
-    categories = spark.read.parquet(storage.join(output, "categories")).select("category", "train_positives")
+    categories = spark.read.parquet(tables.input("categories")).select("category", "train_positives")
     return categories.groupBy("category").applyInPandas(fit, MODELS_DDL)
 
 
@@ -109,28 +110,28 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
             spark.conf.set(key, value)
 
 
-def train(spark: SparkSession, config: Config, output: str) -> StageReport:
+def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings, tune = config.train, config.tune
     with stage(spark, "train") as report:
-        n_terms = spark.read.parquet(storage.join(output, "vocabulary")).count()
-        n_categories = spark.read.parquet(storage.join(output, "categories")).count()
-        order = spark.sparkContext.broadcast(term_order(spark, output))
+        n_terms = spark.read.parquet(tables.input("vocabulary")).count()
+        n_categories = spark.read.parquet(tables.input("categories")).count()
+        order = spark.sparkContext.broadcast(term_order(spark, tables))
         details: dict = {}
         with one_task_per_category(spark, n_categories):
             if tune.shared_positive_weight:
                 # First pass: every category's cross-validated counts for every weight; one row per category back.
                 space = candidates(settings, tune, default_terms(config, n_terms))
                 searched = [json.loads(row.choices)["searched"] for row in
-                            fit_models(spark, output, settings, space, n_terms, order).select("choices").collect()]
+                            fit_models(spark, tables, settings, space, n_terms, order).select("choices").collect()]
                 weight, micro = shared_weight(searched)
                 settings = dataclasses.replace(settings, positive_weight=weight)
                 tune = dataclasses.replace(tune, positive_weight=[])
                 details["shared_positive_weight"] = {"chosen": weight, "cv_micro_f1": micro}
             space = candidates(settings, tune, default_terms(config, n_terms))
-            fit_models(spark, output, settings, space, n_terms, order).write.mode("overwrite").parquet(
-                storage.join(output, "models"))
+            fit_models(spark, tables, settings, space, n_terms, order).write.mode("overwrite").parquet(
+                tables.output("models"))
         order.unpersist()
-        written = spark.read.parquet(storage.join(output, "models"))
+        written = spark.read.parquet(tables.output("models"))
         report.rows_in = n_categories
         report.rows_out = written.count()
         totals = written.agg(F.sum("seconds").alias("s"), F.max("seconds").alias("m")).first()
@@ -141,3 +142,7 @@ def train(spark: SparkSession, config: Config, output: str) -> StageReport:
             "category_seconds_max": round(float(totals["m"] or 0), 3),
         }
     return report
+
+
+STAGE = Stage("train", train, reads=("vocabulary", "categories", "term_ranks", "vectors"), writes=("models",),
+              sections=("select", "train", "tune"))

@@ -15,19 +15,19 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
-from sparktc import storage
 from sparktc.config import Config
 from sparktc.records import TRAIN, split_tokens
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import Stage, Tables
 from sparktc.stages.tokenize import token_array
 from sparktc.weighting import idf, ltc_rows
 
 VECTORS_DDL = "doc_id string, split string, labels array<string>, indices array<int>, values array<float>"
 
 
-def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
+def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "weight") as report:
-        tokens = spark.read.parquet(storage.join(output, "tokens"))
+        tokens = spark.read.parquet(tables.input("tokens"))
         train = tokens.filter(F.col("split") == TRAIN)
         n_train = train.count()
         if n_train == 0:
@@ -38,8 +38,8 @@ def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
             .withColumn("idf", F.log(F.lit(float(n_train)) / F.col("df")))
             .select("term_id", "term", "df", "idf")
         )
-        vocabulary.coalesce(1).write.mode("overwrite").parquet(storage.join(output, "vocabulary"))
-        vocabulary = spark.read.parquet(storage.join(output, "vocabulary")).orderBy("term_id").toPandas()
+        vocabulary.coalesce(1).write.mode("overwrite").parquet(tables.output("vocabulary"))
+        vocabulary = spark.read.parquet(tables.output("vocabulary")).orderBy("term_id").toPandas()
         terms = pa.array(vocabulary["term"].tolist(), type=pa.string())
         idf_values = idf(vocabulary["df"].to_numpy(), n_train)
         shared = spark.sparkContext.broadcast((terms, idf_values))
@@ -62,9 +62,9 @@ def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
                 )
 
         vectors = tokens.mapInArrow(vectorize, VECTORS_DDL)
-        vectors.write.mode("overwrite").partitionBy("split").parquet(storage.join(output, "vectors"))
+        vectors.write.mode("overwrite").partitionBy("split").parquet(tables.output("vectors"))
         shared.unpersist()
-        written = spark.read.parquet(storage.join(output, "vectors"))
+        written = spark.read.parquet(tables.output("vectors"))
         report.rows_in = tokens.count()
         report.rows_out = written.count()
         report.details = {
@@ -73,3 +73,6 @@ def weight(spark: SparkSession, config: Config, output: str) -> StageReport:
             "documents_without_terms": written.filter(F.size("indices") == 0).count(),
         }
     return report
+
+
+STAGE = Stage("weight", weight, reads=("tokens",), writes=("vocabulary", "vectors"), sections=("weight",))

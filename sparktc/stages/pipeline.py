@@ -1,0 +1,43 @@
+"""The stages in order, which stage writes which output, and the plans the jobs run.
+
+``ingest -> tokenize -> weight -> rank -> train -> evaluate``, preceded by ``synthesize`` for the
+embedded default (``corpus.format = "synthetic"``), which writes a LYRL2004-format corpus into
+``OUTPUT/corpus`` and reads it from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from sparktc import storage
+from sparktc.config import Config, ConfigError
+from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
+from sparktc.stages.runner import Stage, run_stages
+from sparktc.stages.synthesize import synthesize_stage
+
+PIPELINE: tuple[Stage, ...] = (ingest.STAGE, tokenize.STAGE, weight.STAGE, rank.STAGE, train.STAGE, evaluate.STAGE)
+#: The stage that writes each output, so a stage finds the manifest of what it reads.
+OWNERS: dict[str, Stage] = {table: stage for stage in PIPELINE for table in stage.writes}
+BY_NAME: dict[str, Stage] = {stage.name: stage for stage in PIPELINE}
+SYNTHESIZED_CORPUS = "corpus"
+
+
+def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[Stage, Config]]:
+    """The stages ``names`` (default: all, with synthesize first for a synthetic corpus) and their configurations."""
+    unknown = [name for name in names if name not in BY_NAME]
+    if unknown:
+        raise ConfigError(f"unknown stage {', '.join(unknown)}; stages: {', '.join(BY_NAME)}")
+    stages = [BY_NAME[name] for name in names] if names else list(PIPELINE)
+    if config.corpus.format != "synthetic":
+        return [(stage, config) for stage in stages]
+    synthesized = config.with_corpus(format="lyrl2004", path=storage.join(output, SYNTHESIZED_CORPUS), hierarchy="")
+    head = [] if names else [(synthesize_stage(SYNTHESIZED_CORPUS), config)]
+    return head + [(stage, synthesized) for stage in stages]
+
+
+def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
+    """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current."""
+    return run_stages(spark, plan(config, output, names), output, OWNERS, force)
