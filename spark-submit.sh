@@ -5,7 +5,8 @@
 #
 # Creates .venv on first use, points PYSPARK_PYTHON at it (unless already set), packages the
 # sparktc library as build/sparktc.zip and passes it with --py-files so executors on a cluster
-# import the same code, and defaults to --master local[*]. Any spark-submit option goes through:
+# import the same code, and defaults to --master local[*,4] (every core; a failed task gets up to
+# 4 attempts, as spark.task.maxFailures gives on a cluster). Any spark-submit option goes through:
 # --master yarn | spark://host:7077 | k8s://..., --deploy-mode, --executor-memory, --conf ...
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,7 @@ with zipfile.ZipFile(os.path.join(root, "build", "sparktc.zip"), "w", zipfile.ZI
 PY
 
 options=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$root/conf/log4j2.properties")
-master="local[*]"
+master="local[*,4]"
 has_master=0
 has_properties=0
 previous=""

@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from sparktc.config import Config, ConfigError, check_output, load_config
 from sparktc.stages.pipeline import OWNERS
+from sparktc.stages.resources import ResourceLimitError
 from sparktc.stages.runner import Stage, run_stages
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
@@ -59,7 +60,7 @@ def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int
     spark = session(config)
     try:
         run_stages(spark, planned, output, OWNERS, force)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, ResourceLimitError) as error:
         return fail(error)
     finally:
         spark.stop()

@@ -1,11 +1,11 @@
 """Stage manifests: what a stage's outputs were computed from, and whether they still stand.
 
 A stage's *identity* is a SHA-256 over everything its results depend on: the stage, the sparktc
-version, the settings of the configuration sections it reads, the digests of the earlier stages'
-outputs it reads, and the (path, size, modification time) of the files outside the run it reads
+version, the settings of the configuration sections it reads, the identities and output digests
+of the earlier stages whose outputs it reads, and the (path, size, modification time) of the files outside the run it reads
 (the corpus, the hierarchy, the stop list). Its *outputs digest* is a SHA-256 over the files it
-published (relative path and size), so a stage downstream is recomputed whenever an upstream
-output is rewritten, and only then.
+published (relative path and size). A stage downstream is therefore recomputed whenever an
+upstream stage's settings or inputs change or its outputs are rewritten, and only then.
 
 A manifest is current when it was written by this sparktc version, its identity is the one the
 stage would have now, and the files under each output are exactly the ones it lists.
@@ -26,7 +26,7 @@ def _sha256(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def identity(stage: str, version: str, settings: Mapping[str, Any], inputs: Mapping[str, str],
+def identity(stage: str, version: str, settings: Mapping[str, Any], inputs: Mapping[str, Any],
              files: Mapping[str, list]) -> str:
     """The digest of what ``stage``'s results depend on: settings, upstream output digests, outside files."""
     return _sha256({"stage": stage, "version": version, "settings": settings, "inputs": inputs, "files": files})

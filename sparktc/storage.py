@@ -28,8 +28,24 @@ def exists(spark: SparkSession, path: str) -> bool:
 
 
 def read_text(spark: SparkSession, path: str) -> str:
-    """The whole of a small text file (a hierarchy, a stop list, a manifest)."""
-    return "\n".join(spark.sparkContext.textFile(path, minPartitions=1).collect())
+    """The whole of a small UTF-8 text file (a hierarchy, a stop list, a manifest), gzipped or not,
+    read by the driver without a Spark job."""
+    hadoop_path, fs = _path(spark, path)
+    jvm = spark.sparkContext._jvm
+    codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
+        spark.sparkContext._jsc.hadoopConfiguration()).getCodec(hadoop_path)
+    stream = fs.open(hadoop_path)
+    try:
+        if codec is not None:
+            stream = codec.createInputStream(stream)
+        data = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+    finally:
+        stream.close()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                         "save it as UTF-8") from None
 
 
 def write_text(spark: SparkSession, path: str, text: str) -> None:

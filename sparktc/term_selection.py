@@ -190,7 +190,9 @@ def global_avg(scores: ArrayLike, p_c: ArrayLike) -> NDArray[np.float64]:
     outside = ~((weights >= 0) & (weights <= 1))
     if np.any(outside):
         raise ValueError(f"p_c must hold probabilities in [0, 1]; got {float(weights[outside][0])!r}")
-    return matrix @ weights
+    # A row-by-row sum, not BLAS's matrix @ weights: that result depends on how many terms are scored
+    # together, and the ranking must not depend on how Spark splits the vocabulary into batches.
+    return (matrix * weights).sum(axis=1)
 
 
 def global_mean(scores: ArrayLike) -> NDArray[np.float64]:

@@ -54,11 +54,12 @@ def spark():
 
     session = build_session(
         app_name="sparktc-tests",
-        master="local[2]",
+        master="local[2,4]",  # up to 4 attempts per task, as on a cluster
         conf={
             "spark.sql.shuffle.partitions": "4",
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.sql.session.timeZone": "UTC",
@@ -99,3 +100,22 @@ def brute_force_scut(scores, y) -> tuple[float, float]:
                   np.nextafter(distinct[-1], -np.inf)]
     f1, _, t = max((f1_of(scores, y, t), -abs(t), t) for t in thresholds)
     return float(t), f1
+
+
+#: The small corpus of the recovery and determinism tests: synthetic, in the LYRL2004 format.
+SMALL_CORPUS = ["synthesize.documents=1200", "synthesize.train_documents=400", "synthesize.vocabulary_size=1000",
+                "synthesize.chunk_documents=300", "synthesize.seed=7"]
+
+
+@pytest.fixture(scope="session")
+def small_corpus(spark, tmp_path_factory) -> Path:
+    """A 1,200-document LYRL2004-format corpus (400 training documents) written by the synthesize stage."""
+    from sparktc.config import load_config
+    from sparktc.stages.pipeline import OWNERS
+    from sparktc.stages.runner import run_stage
+    from sparktc.stages.synthesize import synthesize_stage
+
+    directory = tmp_path_factory.mktemp("small") / "corpus"
+    run_stage(spark, synthesize_stage(), load_config(None, ["corpus.format=synthetic", *SMALL_CORPUS]),
+              str(directory), OWNERS)
+    return directory

@@ -30,10 +30,28 @@ def read_lines(data: bytes, source: str) -> Iterator[bytes]:
         yield from stream
 
 
-def read_records(parser: Parser, data: bytes, source: str) -> Iterator[Document | Reject]:
+def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "record") -> Reject:
+    """The Reject (line 0: the file, not one of its records) for a gzip stream that broke after ``lines_read``
+    lines; the record still open at the break is lost with everything after it."""
+    if lines_read:
+        where = f"after line {lines_read}; the {what} being read there and every {what} after it are lost"
+    else:
+        where = "before its first line; nothing in the file could be read"
+    return Reject(source, 0, None, f"corrupt gzip stream ({error}) {where}: re-fetch the file")
+
+
+def read_records(parser: Parser, data: bytes, source: str, what: str = "record") -> Iterator[Document | Reject]:
     """Run a line parser over a file's bytes; a corrupt gzip stream ends the file with a Reject (line 0)
-    after the records read before the break."""
+    after the records read before the break, naming the last line read."""
+    lines_read = 0
+
+    def counted() -> Iterator[bytes]:
+        nonlocal lines_read
+        for line in read_lines(data, source):
+            lines_read += 1
+            yield line
+
     try:
-        yield from parser(read_lines(data, source), source)
+        yield from parser(counted(), source)
     except CORRUPT_GZIP_ERRORS as error:
-        yield Reject(source, 0, None, f"corrupt gzip stream ({error}); records after this point are lost: re-fetch the file")
+        yield corrupt_gzip(source, error, lines_read, what)

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
-from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_lines, read_records
+from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_records
 from sparktc.records import (
     BATCH_ROWS,
     Document,
@@ -202,19 +202,13 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
     """The lines of a qrels file (``.gz`` or not) as :data:`ASSIGNMENT_SCHEMA` batches, identical to
     :func:`~sparktc.corpora.lyrl2004.parse_qrels` over the same file (blank lines give no row)."""
 
-    def line_reader(lines: Iterable[bytes], name: str) -> Iterator[lyrl2004.Assignment | Reject]:
-        try:
-            yield from lyrl2004.parse_qrels(lines, name)
-        except CORRUPT_GZIP_ERRORS as error:
-            yield Reject(name, 0, None, f"corrupt gzip stream ({error}); lines after this point are lost: re-fetch the file")
-
     def batches(rows: Iterable[lyrl2004.Assignment | Reject]) -> Iterator[pa.RecordBatch]:
         return batches_of(rows, _assignment_batch)
 
     try:
         text = gzip.decompress(content) if source.endswith(".gz") else content
     except CORRUPT_GZIP_ERRORS:
-        yield from batches(line_reader(read_lines(content, source), source))
+        yield from batches(read_records(lyrl2004.parse_qrels, content, source, "line"))  # type: ignore[arg-type]
         return
     for piece, first_line in _pieces(text, piece_bytes, b"\n"):
         clean = read_clean_qrels_piece(piece, first_line)

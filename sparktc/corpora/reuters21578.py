@@ -13,7 +13,8 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
   ``text`` is the whole TEXT content with its tags stripped. Character entities (``&lt;``
   ``&gt;`` ``&amp;`` ``&quot;`` ``&apos;`` ``&#N;`` ``&#xN;``) are decoded, other ``&`` and ``<``
   are kept as written, and control characters (``&#2;``, ``&#3;``, DEL, ...) are dropped; tab
-  and newline are kept. An empty text is still a Document: tokenizing decides what to do with it.
+  and newline are kept. An empty text is still a Document (the collection has one, NEWID 12793):
+  tokenizing decides what to do with it; an element with no TEXT at all is rejected (an empty record).
 - ``split`` is ModApte: ``"train"`` for LEWISSPLIT="TRAIN" TOPICS="YES", ``"test"`` for
   LEWISSPLIT="TEST" TOPICS="YES", ``None`` (unused) otherwise.
 - Bytes are decoded as UTF-8 per element, falling back to Latin-1 (the collection is ASCII but
@@ -52,6 +53,7 @@ _TAG = re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?>")
 _ENTITY = re.compile(r"&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(lt|gt|amp|quot|apos));")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _DIGITS = re.compile(r"[0-9]+")
+_DAMAGED = "the file is truncated or damaged: restore it from the Reuters-21578 distribution"
 
 # C0 controls but tab and newline, DEL and the C1 block; carriage returns go too (CRLF copies).
 _CONTROL = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n"}
@@ -62,15 +64,22 @@ def parse_sgml(lines: Iterable[bytes], source: str) -> Iterator[Document | Rejec
 
     ``lines`` are the file's lines as bytes (e.g. from :func:`sparktc.corpora.files.read_lines`);
     ``source`` names the file in records and messages. An element still open at the next
-    ``<REUTERS`` tag or at the end of the file is rejected as truncated.
+    ``<REUTERS`` tag or at the end of the file is rejected as truncated. Text outside every element
+    (other than ``<!...>`` declarations such as the DOCTYPE line) is a record whose ``<REUTERS`` line
+    was lost or damaged (a file cut at its start, two elements run together on one line): it is
+    rejected at its first line, one Reject per stretch ending at a ``</REUTERS>`` or at the next element.
     """
     start = 0  # line of the open element's <REUTERS tag; 0 when none is open
     element: list[bytes] = []
+    stray = 0  # first line of text outside any element, not yet reported; 0 when none
     number = 0
     for number, raw in enumerate(lines, start=1):
         if raw.lstrip().startswith(_OPEN):
             if start:
                 yield _truncated(element, source, start, f"before the next <REUTERS> tag on line {number}")
+            if stray:
+                yield _outside(source, stray, number - 1, closed=False)
+                stray = 0
             start, element = number, [raw]
         elif start:
             end = raw.find(_CLOSE)
@@ -80,8 +89,26 @@ def parse_sgml(lines: Iterable[bytes], source: str) -> Iterator[Document | Rejec
                 element.append(raw[:end])
                 yield _parse_element(_decode(b"".join(element)), source, start)
                 start, element = 0, []
+                if raw[end + len(_CLOSE):].strip():
+                    stray = number
+        elif _CLOSE in raw:
+            yield _outside(source, stray or number, number, closed=True)
+            stray = 0
+        elif not stray and raw.strip() and not raw.lstrip().startswith(b"<!"):
+            stray = number
     if start:
         yield _truncated(element, source, start, f"before the end of the file (line {number})")
+    if stray:
+        yield _outside(source, stray, number, closed=False)
+
+
+def _outside(source: str, first: int, last: int, closed: bool) -> Reject:
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    if closed:
+        what = f"a record without a <REUTERS ...> line ({lines}, up to its </REUTERS>)"
+    else:
+        what = f"text outside any <REUTERS> element ({lines})"
+    return Reject(source, first, None, f"{what}; {_DAMAGED}")
 
 
 def _decode(data: bytes) -> str:
@@ -111,8 +138,7 @@ def _truncated(element: list[bytes], source: str, line: int, where: str) -> Reje
         source,
         line,
         _newid(attributes),
-        f"<REUTERS> element has no closing </REUTERS> {where}; the file is truncated or damaged: "
-        "restore it from the Reuters-21578 distribution",
+        f"<REUTERS> element has no closing </REUTERS> {where}; {_DAMAGED}",
     )
 
 
@@ -134,6 +160,9 @@ def _parse_element(element: str, source: str, line: int) -> Document | Reject:
     if topics not in TOPICS_VALUES:
         return Reject(source, line, doc_id, _bad_value("TOPICS", topics, TOPICS_VALUES))
 
+    if _TEXT.search(element) is None:
+        return Reject(source, line, doc_id, "empty record: the element has no <TEXT> (lewis.dtd requires one); "
+                      "restore it from the Reuters-21578 distribution")
     topic_list = _TOPICS.search(element)
     labels = tuple(
         label for d in (_D.findall(topic_list[1]) if topic_list else ()) if (label := _clean(d).strip())

@@ -20,21 +20,26 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 from sparktc import reports, storage
 from sparktc.category_sets import category_subsets
 from sparktc.config import Config
 from sparktc.evaluation import assemble, to_builtin
+from sparktc.faults import inject
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.matrix import csr_from_lists, fingerprint, load_training_set
 from sparktc.ranking import hits_from_rankings, ranking_measures
 from sparktc.records import TEST, TRAIN
 from sparktc.thresholds import pcut_counts, rcut
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.resources import explained_failures, out_of_memory
 from sparktc.stages.runner import Stage, Tables
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
+#: Per-document ranking measures are summed as integers in units of 2^-40, so the averages do
+#: not depend on the order Spark adds them in (floating-point addition is not associative).
+FIXED_POINT = float(2**40)
 #: The configuration sections ``metrics.json`` records, and so the ones evaluate's outputs depend on
 #: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
 SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune", "evaluate")
@@ -141,9 +146,15 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> DataFrame:
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            yield _predict(batch, shared.value, threshold, rcut_k, top_k)
+            try:
+                inject("score")
+                predicted = _predict(batch, shared.value, threshold, rcut_k, top_k)
+            except MemoryError:
+                raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
+            yield predicted
 
-    test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(tables.output("predictions"))
+    with explained_failures("evaluate"):
+        test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(tables.output("predictions"))
     shared.unpersist()
     return test
 
@@ -175,7 +186,7 @@ def contingency_tables(predictions: DataFrame, categories: DataFrame) -> DataFra
 def ranking_averages(predictions: DataFrame, ks: list[int]) -> dict[str, float]:
     """P@K, R@K, RP@K, nDCG@K per document on the executors (from each document's top-K), averaged by Spark sums."""
     names = [f"{measure}@{k}" for measure in RANKING_MEASURES for k in ks]
-    schema = StructType([StructField(name, DoubleType()) for name in names] + [StructField("documents", LongType())])
+    schema = StructType([StructField(name, LongType()) for name in [*names, "documents"]])
     k_max = max(ks)
 
     def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -184,12 +195,13 @@ def ranking_averages(predictions: DataFrame, ks: list[int]) -> dict[str, float]:
                 batch.column("top_categories").to_pylist(), batch.column("labels").to_pylist(), k_max)
             values = ranking_measures(hits, n_relevant, ks)
             yield pa.RecordBatch.from_pydict(
-                {**{name: [float(values[name].sum())] for name in names}, "documents": [len(batch)]})
+                {**{name: [int(np.rint(values[name] * FIXED_POINT).astype(np.int64).sum())] for name in names},
+                 "documents": [len(batch)]})
 
     sums = predictions.select("top_categories", "labels").mapInArrow(measure, schema) \
         .agg(*[F.sum(F.col(f"`{name}`")).alias(name) for name in [*names, "documents"]]).first()
     documents = sums["documents"] or 0
-    return {name: (sums[name] / documents if documents else 0.0) for name in names}
+    return {name: (sums[name] / FIXED_POINT / documents if documents else 0.0) for name in names}
 
 
 def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from sparktc import __version__, storage
@@ -79,8 +80,8 @@ def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any
         return None
     try:
         return json.loads(storage.read_text(spark, path))
-    except json.JSONDecodeError:
-        return None  # a manifest cut short is no manifest
+    except (Py4JJavaError, ValueError):  # JSONDecodeError is a ValueError
+        return None  # a manifest cut short or damaged (a Hadoop checksum error) is no manifest
 
 
 def _listings(spark: SparkSession, output: str, names: Sequence[str]) -> dict[str, list[tuple[str, int]] | None]:
@@ -133,7 +134,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
                 f"{stage.name} reads {table}, which has no complete output in {output} (no current "
                 f"{MANIFESTS}/{owner.name}.json); run the {owner.name} stage there first, or jobs/pipeline.py"
             )
-        inputs[table] = upstream["outputs_digest"]
+        # Its identity (settings and inputs) and its files: either changing recomputes this stage.
+        inputs[table] = {"identity": upstream["identity"], "outputs": upstream["outputs_digest"]}
     files = _outside_files(spark, stage.files(config))
     settings = _settings(config, stage.sections)
     expected = identity(stage.name, __version__, settings, inputs, files)

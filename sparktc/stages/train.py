@@ -27,12 +27,15 @@ from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config, TrainConfig
+from sparktc.faults import inject
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.matrix import fingerprint, load_training_set
+from sparktc.records import TRAIN
 from sparktc.stages.report import StageReport, stage
+from sparktc.stages.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.stages.runner import Stage, Tables
 from sparktc.term_selection import top_k_from_reduction_factor
-from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, shared_weight
+from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation, shared_weight
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
@@ -72,17 +75,21 @@ def fit_models(spark: SparkSession, tables: Tables, settings: TrainConfig, space
     def fit(group: pd.DataFrame) -> pd.DataFrame:
         started = time.perf_counter()
         category = group["category"].iloc[0]
-        training = load_training_set(train_path, n_terms)
-        y = training.positives(category)
-        if settings.method == "knn":
-            neighbours, similarities = _training_neighbours(train_path, n_terms, settings.knn_k)
-            scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
-            threshold, cv_f1 = knn_threshold(scores, y, settings)
-            weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": settings.knn_k, "cv_f1": cv_f1}
-        else:
-            model = fit_category(training.X, y, order.value, space, settings.method, settings)
-            weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
-            choices = model.choices()
+        try:
+            inject("train")
+            training = load_training_set(train_path, n_terms)
+            y = training.positives(category)
+            if settings.method == "knn":
+                neighbours, similarities = _training_neighbours(train_path, n_terms, settings.knn_k)
+                scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
+                threshold, cv_f1 = knn_threshold(scores, y, settings)
+                weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": settings.knn_k, "cv_f1": cv_f1}
+            else:
+                model = fit_category(training.X, y, order.value, space, settings.method, settings)
+                weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
+                choices = model.choices()
+        except MemoryError:
+            raise out_of_memory("train", f"category {category}, training set {train_path}") from None
         return pd.DataFrame({
             "category": [category], "method": [settings.method], "weights": [weights], "bias": [bias],
             "threshold": [threshold], "train_positives": [int(y.sum())], "solver": [choice.solver], "C": [choice.C],
@@ -115,9 +122,14 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "train") as report:
         n_terms = spark.read.parquet(tables.input("vocabulary")).count()
         n_categories = spark.read.parquet(tables.input("categories")).count()
+        training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \
+            .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
+        check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
+                              int(training["nonzeros"] or 0),
+                              needs_cross_validation(settings, candidates(settings, tune, default_terms(config, n_terms))))
         order = spark.sparkContext.broadcast(term_order(spark, tables))
         details: dict = {}
-        with one_task_per_category(spark, n_categories):
+        with one_task_per_category(spark, n_categories), explained_failures("train"):
             if tune.shared_positive_weight:
                 # First pass: every category's cross-validated counts for every weight; one row per category back.
                 space = candidates(settings, tune, default_terms(config, n_terms))

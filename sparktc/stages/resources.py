@@ -1,0 +1,99 @@
+"""Memory in the Python workers: checked before training starts, and named when a worker runs out.
+
+Every Python worker that trains (or scores kNN) holds the whole training split of ``vectors``
+(:func:`sparktc.matrix.load_training_set`), so its memory grows with the training set, not with
+the category: one worker per executor core, each with its own copy. Spark bounds a worker by
+``spark.executor.pyspark.memory`` divided by ``spark.executor.cores``; beyond it Python raises
+``MemoryError``. Without that setting the worker is bounded only by the machine or the
+container (``spark.executor.memoryOverhead`` on YARN and Kubernetes), which kills it instead.
+Either way the user is told the size of the training set and which settings to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+PYSPARK_MEMORY = "spark.executor.pyspark.memory"
+EXECUTOR_CORES = "spark.executor.cores"
+SETTINGS_ADVICE = (
+    f"raise {PYSPARK_MEMORY} (with spark.executor.memoryOverhead on YARN or Kubernetes), or lower "
+    f"{EXECUTOR_CORES} so fewer workers share an executor, or keep fewer terms (select.top_k)"
+)
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+class ResourceLimitError(RuntimeError):
+    """A stage needs more memory than its workers may use; the message says which setting to change."""
+
+
+def parse_memory(text: str) -> int:
+    """Bytes of a Spark memory setting ("512m", "2g", "1t"; a bare number is MiB, as for pyspark memory)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", text.lower())
+    if match is None:
+        raise ValueError(f"{text!r} is not a Spark memory size such as 512m or 2g")
+    return int(match.group(1)) * _UNITS[match.group(2) or "m"]
+
+
+def training_set_bytes(n_documents: int, nonzeros: int, cross_validation: bool) -> int:
+    """Estimated peak bytes one worker holds for the training set.
+
+    Per nonzero: 8 (Arrow int32 index + float32 value, as read) + 16 (CSR float64 value + int64
+    index) + 16 (a LIBLINEAR feature_node), plus 32 more while cross-validation builds the fold
+    problems; per document two more feature nodes (bias and terminator) and the row pointers.
+    """
+    per_nonzero = 40 + (32 if cross_validation else 0)
+    return per_nonzero * nonzeros + 48 * n_documents
+
+
+def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
+    """Bytes each Python worker may use under ``spark.executor.pyspark.memory``; None when unbounded."""
+    memory = conf.get(PYSPARK_MEMORY)
+    if not memory:
+        return None
+    return parse_memory(memory) // max(1, int(conf.get(EXECUTOR_CORES) or 1))
+
+
+def check_training_memory(conf: Mapping[str, str], n_documents: int, nonzeros: int, cross_validation: bool) -> None:
+    """Refuse to start training when the training set cannot fit in a worker's memory limit."""
+    limit = worker_memory_limit(conf)
+    needed = training_set_bytes(n_documents, nonzeros, cross_validation)
+    if limit is not None and needed > limit:
+        raise ResourceLimitError(
+            f"training needs about {needed / 2**20:,.0f} MiB in each Python worker ({n_documents:,} training "
+            f"documents, {nonzeros:,} nonzero weights), but {PYSPARK_MEMORY} = {conf[PYSPARK_MEMORY]} over "
+            f"{conf.get(EXECUTOR_CORES) or 1} core(s) allows {limit / 2**20:,.0f} MiB; {SETTINGS_ADVICE}"
+        )
+
+
+def out_of_memory(stage: str, where: str) -> ResourceLimitError:
+    """The error a worker raises in place of ``MemoryError``."""
+    return ResourceLimitError(f"a Python worker ran out of memory in {stage} ({where}); {SETTINGS_ADVICE}")
+
+
+def explain_worker_failure(error: Exception, stage: str) -> ResourceLimitError | None:
+    """The user's message for a Spark job that failed because a Python worker ran out of memory or died."""
+    text = str(error)
+    found = re.search(rf"{ResourceLimitError.__name__}: (.*)", text)
+    if found:
+        return ResourceLimitError(found.group(1).strip())
+    if "Python worker exited unexpectedly" in text:
+        return ResourceLimitError(
+            f"a Python worker died in {stage} on every attempt of a task; when the operating system or the "
+            f"cluster kills workers for memory, {SETTINGS_ADVICE}. Spark's message: "
+            + text.strip().splitlines()[0][:500]
+        )
+    return None
+
+
+@contextmanager
+def explained_failures(stage: str) -> Iterator[None]:
+    """Run Spark jobs whose failures for worker memory are reported with the settings to change."""
+    try:
+        yield
+    except Exception as error:
+        explained = explain_worker_failure(error, stage)
+        if explained is None:
+            raise
+        raise explained from None

@@ -1,0 +1,670 @@
+"""Bad input, end to end: malformed records of every kind the readers meet, and bad configuration.
+
+The requirement: a corpus with malformed records gives either a clear error naming file and line
+(``corpus.on_error = "fail"``, the default) or, with ``corpus.on_error = "reject"``, a ``rejects``
+table whose counts, added to the accepted documents and the set-aside counts, equal the input; bad
+configuration stops the job before Spark starts with a message naming the problem.
+
+Every corpus here is written byte by byte in its documented format: a small well-formed base corpus
+per format, and per case one malformed record (or file) between well-formed ones. The cases:
+
+- truncated record: Reuters-21578 element cut off at the end of the file, without </REUTERS> before
+  the next element, in a file cut at its start, run into the previous element's last line; JSON
+  Lines line cut off at the end of the file (a LYRL2004 record simply runs to the next .I);
+- .I without .W (LYRL2004), and its JSON Lines counterpart, a line without "text";
+- non-numeric id: ``.I 10x2``, ``NEWID="50x2"``; in JSON Lines (string or integer ids) ``"id": 2.5``;
+- duplicate doc id: within a file (LYRL2004, JSON Lines) and across files (all three);
+- qrels line for an unknown document, qrels line with a category not in the hierarchy (LYRL2004);
+  a label not in corpus.categories (JSON Lines; Reuters-21578 takes its categories from the data);
+- empty text / record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>;
+- bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
+- non-UTF-8 bytes (LYRL2004, JSON Lines).
+
+1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
+   exactly as the user reads it, and the corpus.on_error=reject option. Cases in different files
+   share a corpus, up to five (the message lists the first five).
+2. Reject mode, one corpus per format holding all its cases at once (one ingest run each, shared by
+   the module): the exact ``rejects`` and ``documents`` tables; the records written here reconciled
+   with documents + rejects + set-aside and with the manifest, and the qrels lines likewise; then
+   per case, its reject rows and the well-formed records around it.
+3. Not rejected, by design, pinned here: Reuters-21578 non-UTF-8 bytes are read as Latin-1 and an
+   empty TEXT is a document (the real collection has both: 0xFC in reut2-017, NEWID 12793); a JSON
+   Lines ``"text": ""`` is a document (the reader's contract, tests/test_jsonl_reader.py).
+4. The command line: bad input exits 1 with that message; bad configuration (unknown section or key,
+   wrong type or value, missing path, missing --config file, --output inside corpus.path) exits 2
+   with a message naming it, before Spark starts (``sparktc.cli.session`` fails the test if called).
+
+A corrupt gzip stream is one reject for its whole file (line 0: the message names the file, the
+reason the last line read). The records it loses cannot be counted, so the input counted here is
+what the stream held before the break, plus one for the break.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+
+from sparktc import cli
+from sparktc.config import load_config
+from sparktc.stages.ingest import IngestError
+from sparktc.stages.pipeline import plan, run
+
+from conftest import shared_data
+
+Row = tuple[str, int, "str | None", str]  # a reject: (file name, line, doc_id, reason)
+
+REJECT_OPTION = "Fix the input, or set corpus.on_error=reject to set such records aside in the `rejects` table."
+NOT_GZIP = b"this is not a gzip stream\n"
+NOT_GZIP_REASON = ("corrupt gzip stream (Not a gzipped file (b'th')) before its first line; "
+                   "nothing in the file could be read: re-fetch the file")
+
+
+def cut_short_reason(last_line: int) -> str:
+    return (f"corrupt gzip stream (Compressed file ended before the end-of-stream marker was reached) after line "
+            f"{last_line}; the record being read there and every record after it are lost: re-fetch the file")
+
+
+def gzip_cut(text: bytes, keep: int) -> bytes:
+    """A gzip stream of ``text`` that breaks off after its first ``keep`` bytes. The stream is stored
+    (compresslevel 0: a 10-byte gzip header, a 5-byte block header, then the bytes as they are), so
+    the cut falls exactly there, as zlib confirms."""
+    stream = gzip.compress(text, compresslevel=0, mtime=0)[: 10 + 5 + keep]
+    assert zlib.decompressobj(31).decompress(stream) == text[:keep]
+    return stream
+
+
+@dataclass(frozen=True)
+class Case:
+    """One malformed record (or file) between well-formed ones.
+
+    ``files`` join the format's base corpus (in place of ``replaces``); ``reject`` is the one reject
+    they give; ``counted`` is what the failure message counts. Reuters-21578 and JSON Lines cases have
+    files of their own, whose well-formed records (``accepted``: doc id -> split) and records in all
+    (``written``) reconcile case by case.
+    """
+
+    format: str
+    name: str
+    files: dict[str, bytes]
+    reject: Row
+    replaces: tuple[str, ...] = ()
+    counted: str = "records"
+    accepted: dict[str, str] = field(default_factory=dict)
+    written: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.format}-{self.name}"
+
+
+# --- Reuters-21578 ----------------------------------------------------------------------------------
+
+DOCTYPE = b'<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
+DAMAGED = "the file is truncated or damaged: restore it from the Reuters-21578 distribution"
+
+
+def story(newid: str, split: str = "TRAIN", topics: str = "YES", body: bytes = b"Profit rose.") -> bytes:
+    """One <REUTERS> element on five lines, as in the collection (README.txt VI.A), labelled earn;
+    its text is its TITLE "STORY <newid>", a newline and its BODY."""
+    tag = f'<REUTERS TOPICS="{topics}" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" OLDID="{newid}" NEWID="{newid}">'
+    return (f"{tag}\n<TOPICS><D>earn</D></TOPICS>\n<TEXT>&#2;\n<TITLE>STORY {newid}</TITLE><BODY>".encode()
+            + body + b"</BODY></TEXT>\n</REUTERS>\n")
+
+
+REUTERS_BASE = {
+    "reut2-000.sgm": (
+        DOCTYPE                                              # line 1
+        + story("1")                                         # lines 2-6
+        + story("2", "TEST")                                 # lines 7-11
+        + story("3", "NOT-USED", topics="NO")                # lines 12-16: set aside, not in ModApte
+        + story("4", body=b"M\xfcnchen profit rose.")        # lines 17-21: a Latin-1 byte
+        + b'<REUTERS TOPICS="YES" LEWISSPLIT="TRAIN" CGISPLIT="TRAINING-SET" OLDID="5" NEWID="5">\n'
+          b'<TOPICS><D>earn</D></TOPICS>\n<TEXT TYPE="UNPROC">&#2;\n&#3;</TEXT>\n'
+          b"</REUTERS>\n"                                    # lines 22-26: an empty TEXT, like NEWID 12793
+    ),
+}
+REUTERS_BASE_RECORDS = 5
+REUTERS_BASE_DOCUMENTS = {  # doc id -> split, text
+    "1": ("train", "STORY 1\nProfit rose."), "2": ("test", "STORY 2\nProfit rose."),
+    "4": ("train", "STORY 4\nM\u00fcnchen profit rose."), "5": ("train", "\n"),
+}
+
+
+def reuters_case(name: str, file: str, content: bytes, line: int, doc_id: str | None, reason: str,
+                 accepted: dict[str, str], written: int = 3) -> Case:
+    return Case("reuters21578", name, {file: content}, (file, line, doc_id, reason), accepted=accepted, written=written)
+
+
+CUT_SGML = DOCTYPE + story("901") + story("902", "TEST") + story("903")
+
+REUTERS_CASES = [
+    # 101 and 102 on lines 2-11; 103 from line 12, the file ending inside its BODY on line 15
+    reuters_case("truncated_at_end_of_file", "reut2-001.sgm",
+                 DOCTYPE + story("101") + story("102", "TEST") + story("103").partition(b"rose")[0], 12, "103",
+                 f"<REUTERS> element has no closing </REUTERS> before the end of the file (line 15); {DAMAGED}",
+                 {"101": "train", "102": "test"}),
+    # 202 on lines 7-10 without its </REUTERS>; 203 starts on line 11
+    reuters_case("missing_close_tag", "reut2-002.sgm",
+                 DOCTYPE + story("201") + story("202").replace(b"</REUTERS>\n", b"") + story("203", "TEST"), 7, "202",
+                 f"<REUTERS> element has no closing </REUTERS> before the next <REUTERS> tag on line 11; {DAMAGED}",
+                 {"201": "train", "203": "test"}),
+    # the file starts inside 301 (its DOCTYPE and <REUTERS> lines lost): lines 1-4
+    reuters_case("cut_at_start", "reut2-003.sgm",
+                 story("301").split(b"\n", 1)[1] + story("302") + story("303", "TEST"), 1, None,
+                 f"a record without a <REUTERS ...> line (lines 1-4, up to its </REUTERS>); {DAMAGED}",
+                 {"302": "train", "303": "test"}),
+    # line 6 reads '</REUTERS><REUTERS ... NEWID="402">'; 402 runs to its </REUTERS> on line 10
+    reuters_case("run_into_the_previous_element", "reut2-004.sgm",
+                 DOCTYPE + story("401")[:-1] + story("402") + story("403", "TEST"), 6, None,
+                 f"a record without a <REUTERS ...> line (lines 6-10, up to its </REUTERS>); {DAMAGED}",
+                 {"401": "train", "403": "test"}),
+    reuters_case("non_numeric_id", "reut2-005.sgm",
+                 DOCTYPE + story("501") + story("50x2") + story("503", "TEST"), 7, None,
+                 'NEWID="50x2" is not a number; every document needs a numeric NEWID="n" to be identified',
+                 {"501": "train", "503": "test"}),
+    # NEWID 1 again: the copy in reut2-000.sgm (line 2) comes first and stays
+    reuters_case("duplicate_id", "reut2-006.sgm",
+                 DOCTYPE + story("601") + story("1", "TEST") + story("603", "TEST"), 7, "1",
+                 "duplicate doc id (first at <corpus>/reut2-000.sgm:2); doc ids must be unique",
+                 {"601": "train", "603": "test"}),
+    # 702 on lines 7-9 has no <TEXT> at all
+    reuters_case("empty_record", "reut2-007.sgm",
+                 DOCTYPE + story("701")
+                 + b'<REUTERS TOPICS="YES" LEWISSPLIT="TRAIN" CGISPLIT="TRAINING-SET" OLDID="702" NEWID="702">\n'
+                   b"<TOPICS><D>earn</D></TOPICS>\n</REUTERS>\n"
+                 + story("703", "TEST"), 7, "702",
+                 "empty record: the element has no <TEXT> (lewis.dtd requires one); "
+                 "restore it from the Reuters-21578 distribution",
+                 {"701": "train", "703": "test"}),
+    reuters_case("not_gzip", "reut2-008.sgm.gz", NOT_GZIP, 0, None, NOT_GZIP_REASON, {}, written=1),
+    # 903 is on lines 12-16; the stream breaks inside its BODY, after line 14
+    reuters_case("gzip_cut_short", "reut2-009.sgm.gz", gzip_cut(CUT_SGML, CUT_SGML.rindex(b"rose")), 0, None,
+                 cut_short_reason(14), {"901": "train", "902": "test"}),
+]
+
+
+# --- JSON Lines --------------------------------------------------------------------------------------
+
+
+def jline(doc_id: str, split: str = "train", labels: tuple[str, ...] = ("earn",), text: str = "Profit rose.") -> bytes:
+    return json.dumps({"id": doc_id, "text": text, "labels": list(labels), "split": split}).encode() + b"\n"
+
+
+JSONL_CATEGORIES = ["acq", "earn"]
+JSONL_BASE = {
+    "base.jsonl": (
+        jline("b1")                                          # line 1
+        + jline("b2", "test", ("acq",), "Shares bought.")    # line 2
+        + jline("b3", text="")                               # line 3: an empty text, a document
+        + b"\n"                                              # line 4: a blank line is no record
+    ),
+}
+JSONL_BASE_RECORDS = 3
+JSONL_BASE_DOCUMENTS = {  # doc id -> split, labels, text
+    "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."), "b3": ("train", ["earn"], ""),
+}
+EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
+
+
+def jsonl_case(name: str, file: str, bad: bytes, doc_id: str | None, reason: str, first: str, last: str) -> Case:
+    """A file of three lines: ``first`` (train), the ``bad`` record on line 2, ``last`` (test)."""
+    return Case("jsonl", name, {file: jline(first) + bad + jline(last, "test")}, (file, 2, doc_id, reason),
+                accepted={first: "train", last: "test"}, written=3)
+
+
+CUT_JSONL = jline("g1") + jline("g2", "test") + jline("g3")
+
+JSONL_CASES = [
+    # The file ends inside line 3, whose text value opens with the quote in column 22.
+    Case("jsonl", "truncated_at_end_of_file",
+         {"truncated.jsonl": jline("t1") + jline("t2", "test") + b'{"id": "t3", "text": "Profit ro'},
+         ("truncated.jsonl", 3, None,
+          "invalid JSON (Unterminated string starting at at column 22); one object per line"),
+         accepted={"t1": "train", "t2": "test"}, written=3),
+    jsonl_case("missing_text", "missing_text.jsonl", b'{"id": "m2", "labels": ["earn"], "split": "train"}\n',
+               "m2", f"missing field 'text'; each line must look like {EXAMPLE}", "m1", "m3"),
+    jsonl_case("bad_id", "bad_id.jsonl", b'{"id": 2.5, "text": "Profit rose.", "labels": ["earn"], "split": "train"}\n',
+               None, "field 'id' must be a non-empty string or an integer, got 2.5", "i1", "i3"),
+    jsonl_case("duplicate_id_in_file", "duplicate_in_file.jsonl", jline("d1", "test"),
+               "d1", "duplicate id 'd1' (already read earlier in this file); keep one line per id", "d1", "d3"),
+    # b1 again: base.jsonl sorts first, so its copy stays
+    jsonl_case("duplicate_id_across_files", "duplicate_across_files.jsonl", jline("b1", "test"),
+               "b1", "duplicate doc id (first at <corpus>/base.jsonl:1); doc ids must be unique", "x1", "x3"),
+    jsonl_case("unknown_category", "unknown_category.jsonl", jline("u2", labels=("earn", "zzz")),
+               "u2", "unknown categories zzz (not in corpus.categories)", "u1", "u3"),
+    jsonl_case("non_utf8", "non_utf8.jsonl",
+               b'{"id": "n2", "text": "M\xfcnchen profit rose.", "labels": ["earn"], "split": "train"}\n',
+               None, "line is not valid UTF-8; re-encode the file as UTF-8", "n1", "n3"),
+    Case("jsonl", "not_gzip", {"not_gzip.jsonl.gz": NOT_GZIP}, ("not_gzip.jsonl.gz", 0, None, NOT_GZIP_REASON),
+         written=1),
+    # The stream breaks inside line 3.
+    Case("jsonl", "gzip_cut_short", {"cut_short.jsonl.gz": gzip_cut(CUT_JSONL, CUT_JSONL.rindex(b"Profit"))},
+         ("cut_short.jsonl.gz", 0, None, cut_short_reason(2)), accepted={"g1": "train", "g2": "test"}, written=3),
+]
+
+
+# --- LYRL2004 -----------------------------------------------------------------------------------------
+
+TRAIN = "lyrl2004_tokens_train.dat"
+PT = "lyrl2004_tokens_test_pt{}.dat".format
+QRELS = "rcv1-v2.topics.qrels"
+FORMAT_HINT = "each record is '.I <id>', '.W', token lines, blank line (REFERENCE.md section 1)"
+UNKNOWN_DOCUMENT = "qrels line for a document not among the accepted documents of the token files"
+UNKNOWN_XXXX = "unknown category XXXX (not in <hierarchy>)"
+
+CUT_PT2 = b".I 12\n.W\nlambda mu\n\n.I 22\n.W\nnu xi omicron\n\n"
+# Broken inside 22's tokens, after six whole lines: 12 ends where .I 22 starts and is kept; 22 is lost.
+CUT_PT2_GZ = gzip_cut(CUT_PT2, CUT_PT2.index(b"xi"))
+LYRL_QRELS = b"C15 1 1\nCCAT 1 1\nECAT 2 1\nGCAT 3 1\nCCAT 10 1\nECAT 11 1\nGCAT 12 1\nMCAT 13 1\n"  # lines 1-8
+LYRL_BASE = {  # each token file starts with a record on lines 1-4; a case puts its record on line 5
+    TRAIN: b".I 1\n.W\nalpha beta\n\n.I 2\n.W\ngamma delta\n\n.I 3\n.W\nepsilon zeta\n\n",
+    PT(0): b".I 10\n.W\neta theta\n\n.I 20\n.W\nphi chi\n\n",
+    PT(1): b".I 11\n.W\niota kappa\n\n",
+    PT(2): b".I 12\n.W\nlambda mu\n\n",
+    PT(3): b".I 13\n.W\nrho sigma\n\n.I 23\n.W\ntau upsilon\n\n",
+    QRELS: LYRL_QRELS,  # 20 and 23 have no topics: documents without labels are fine
+}
+
+
+def token_case(name: str, file: str, record: bytes, line: int, doc_id: str | None, reason: str) -> Case:
+    """``record`` put into token file ``file`` after its first record, so on line 5."""
+    first, rest = LYRL_BASE[file].split(b"\n\n", 1)
+    return Case("lyrl2004", name, {file: first + b"\n\n" + record + rest}, (file, line, doc_id, reason))
+
+
+LYRL_CASES = [
+    token_case("no_w", TRAIN, b".I 100\n\n", 5, "100", f".I 100 has no .W line; {FORMAT_HINT}"),
+    token_case("non_numeric_id", PT(0), b".I 10x2\n.W\nomega\n\n", 5, None,
+               "doc id '10x2' is not a number; LYRL2004 ids are decimal numbers"),
+    token_case("empty_document", PT(3), b".I 101\n.W\n\n", 5, "101",
+               "empty document: no tokens after .W; drop the record or add its tokens"),
+    Case("lyrl2004", "not_gzip", {PT(1) + ".gz": NOT_GZIP}, (PT(1) + ".gz", 0, None, NOT_GZIP_REASON),
+         replaces=(PT(1),)),
+    Case("lyrl2004", "gzip_cut_short", {PT(2) + ".gz": CUT_PT2_GZ}, (PT(2) + ".gz", 0, None, cut_short_reason(6)),
+         replaces=(PT(2),)),
+    token_case("duplicate_id_in_file", TRAIN, b".I 1\n.W\nomega\n\n", 5, "1",
+               "duplicate doc id 1 (already read earlier in this file); keep one record per id"),
+    token_case("non_utf8", PT(0), b".I 102\n.W\nomega \xff\xfe psi\n\n", 7, "102",
+               "line 7 is not valid UTF-8; re-encode the file as UTF-8"),
+    # 10 is test_pt0's first record too; ".../lyrl2004_tokens_test_pt0.dat" sorts first, so that copy stays.
+    token_case("duplicate_id_across_files", PT(3), b".I 10\n.W\nomega\n\n", 5, "10",
+               f"duplicate doc id (first at <corpus>/{PT(0)}:1); doc ids must be unique"),
+    Case("lyrl2004", "qrels_unknown_document", {QRELS: LYRL_QRELS + b"CCAT 99999 1\n"},
+         (QRELS, 9, "99999", UNKNOWN_DOCUMENT), counted="qrels lines"),
+    Case("lyrl2004", "qrels_unknown_category", {QRELS: LYRL_QRELS + b"XXXX 3 1\n"},
+         (QRELS, 9, "3", UNKNOWN_XXXX), counted="qrels lines"),
+]
+
+# Every LYRL2004 case at once. The token cases share one training file, so their lines differ from
+# above; a rejected or lost document's qrels lines are rejected in turn.
+LYRL_ALL_KINDS = {
+    TRAIN: (
+        b".I 1\n.W\nalpha beta\n\n"               # lines 1-4
+        b".I 100\n\n"                             # line 5: no .W
+        b".I 10x2\n.W\nomega\n\n"                 # line 7: non-numeric id
+        b".I 2\n.W\ngamma delta\n\n"              # lines 11-14
+        b".I 2\n.W\nomega\n\n"                    # line 15: duplicate in this file
+        b".I 10\n.W\nomega\n\n"                   # line 19: duplicate of test_pt0's 10
+        b".I 101\n.W\n\n"                         # line 23: empty document
+        b".I 102\n.W\nomega \xff\xfe psi\n\n"     # line 26, bad bytes on line 28
+        b".I 3\n.W\nepsilon zeta\n\n"             # lines 30-33
+    ),
+    PT(0): b".I 10\n.W\neta theta\n\n",
+    PT(1) + ".gz": NOT_GZIP,                      # 11 is lost with it
+    PT(2) + ".gz": CUT_PT2_GZ,
+    PT(3): b".I 13\n.W\nrho sigma\n\n",
+    QRELS: LYRL_QRELS + (                         # lines 1-8, then
+        b"CCAT 99999 1\n"                         # line 9: no such document
+        b"XXXX 3 1\n"                             # line 10: no such category
+        b"CCAT 100 1\n"                           # line 11: 100 was rejected (no .W)
+    ),
+}
+LYRL_ALL_KINDS_RECORDS = 9 + 1 + 1 + 2 + 1  # train, pt0, pt1 (unreadable: one), pt2 (12, and 22 lost), pt3
+LYRL_ALL_KINDS_QRELS_LINES = 11
+LYRL_ALL_KINDS_REJECTS: dict[str, list[Row]] = {
+    "no_w": [(TRAIN, 5, "100", f".I 100 has no .W line; {FORMAT_HINT}"), (QRELS, 11, "100", UNKNOWN_DOCUMENT)],
+    "non_numeric_id": [(TRAIN, 7, None, "doc id '10x2' is not a number; LYRL2004 ids are decimal numbers")],
+    "empty_document": [(TRAIN, 23, "101", "empty document: no tokens after .W; drop the record or add its tokens")],
+    "not_gzip": [(PT(1) + ".gz", 0, None, NOT_GZIP_REASON), (QRELS, 6, "11", UNKNOWN_DOCUMENT)],
+    "gzip_cut_short": [(PT(2) + ".gz", 0, None, cut_short_reason(6))],
+    "duplicate_id_in_file": [
+        (TRAIN, 15, "2", "duplicate doc id 2 (already read earlier in this file); keep one record per id")],
+    "non_utf8": [(TRAIN, 28, "102", "line 28 is not valid UTF-8; re-encode the file as UTF-8")],
+    "duplicate_id_across_files": [
+        (TRAIN, 19, "10", f"duplicate doc id (first at <corpus>/{PT(0)}:1); doc ids must be unique")],
+    "qrels_unknown_document": [(QRELS, 9, "99999", UNKNOWN_DOCUMENT)],
+    "qrels_unknown_category": [(QRELS, 10, "3", UNKNOWN_XXXX)],
+}
+LYRL_ALL_KINDS_DOCUMENTS = [  # doc_id, split, labels (from the qrels, sorted), tokens
+    ("1", "train", ["C15", "CCAT"], "alpha beta"), ("2", "train", ["ECAT"], "gamma delta"),
+    ("3", "train", ["GCAT"], "epsilon zeta"), ("10", "test", ["CCAT"], "eta theta"),
+    ("12", "test", ["GCAT"], "lambda mu"), ("13", "test", ["MCAT"], "rho sigma"),
+]
+
+CASES = REUTERS_CASES + JSONL_CASES + LYRL_CASES
+BASES = {"reuters21578": REUTERS_BASE, "jsonl": JSONL_BASE, "lyrl2004": LYRL_BASE}
+
+
+# --- corpora, runs and the messages they give ----------------------------------------------------------
+
+
+def hierarchy() -> str:
+    return str(shared_data("rcv1", "rcv1.topics.hier.orig"))
+
+
+def settings(fmt: str, corpus: Path, on_error: str = "fail") -> list[str]:
+    extra = {"lyrl2004": [f"corpus.hierarchy={hierarchy()}"],
+             "jsonl": [f"corpus.categories={json.dumps(JSONL_CATEGORIES)}"], "reuters21578": []}[fmt]
+    return [f"corpus.format={fmt}", f"corpus.path={corpus}", f"corpus.on_error={on_error}", *extra]
+
+
+def write(directory: Path, files: dict[str, bytes]) -> Path:
+    directory.mkdir(parents=True)
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    return directory
+
+
+def corpus_of(cases: list[Case], directory: Path) -> Path:
+    """The base corpus of the cases' format with every case's files in it."""
+    replaced = {name for case in cases for name in case.replaces}
+    files = {name: data for name, data in BASES[cases[0].format].items() if name not in replaced}
+    for case in cases:
+        files |= case.files
+    return write(directory, files)
+
+
+def resolved(row: Row, corpus: Path) -> Row:
+    """``row`` with its reason's placeholders filled in: the corpus directory as Spark names it, the hierarchy."""
+    name, line, doc_id, reason = row
+    return name, line, doc_id, reason.replace("<corpus>", f"file:{corpus}").replace("<hierarchy>", hierarchy())
+
+
+def shown(row: Row, corpus: Path) -> str:
+    """A reject as the failure message shows it: ``file:line (doc id): reason``; no line for a whole file."""
+    name, line, doc_id, reason = resolved(row, corpus)
+    where = f"file:{corpus}/{name}" + (f":{line}" if line else "")
+    return where + (f" (doc {doc_id})" if doc_id is not None else "") + f": {reason}"
+
+
+@pytest.fixture(scope="module")
+def small_queries(spark):
+    """Plans for tiny inputs while this module's ingest runs go (a few records each): adaptive execution
+    and four shuffle partitions cost more jobs and tasks than they save here. Restored afterwards."""
+    tuned = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
+    before = {key: spark.conf.get(key) for key in tuned}
+    for key, value in tuned.items():
+        spark.conf.set(key, value)
+    yield spark
+    for key, value in before.items():
+        spark.conf.set(key, value)
+
+
+# --- 1. fail mode ------------------------------------------------------------------------------------
+# Cases in different files share a corpus, up to five (the message lists five records): each is shown
+# exactly as it would be alone, since a reader sees one file at a time and no case's record is another's.
+
+
+def fail_groups(cases: list[Case], size: int = 5) -> list[list[Case]]:
+    """``cases`` packed in order into groups of at most ``size`` of one format that touch disjoint files
+    and count the same thing (qrels lines are checked only once the records are clean)."""
+    groups: list[list[Case]] = []
+    for case in cases:
+        touched = {*case.files, *case.replaces}
+        for group in groups:
+            if (len(group) < size and (group[0].format, group[0].counted) == (case.format, case.counted)
+                    and not any(touched & {*other.files, *other.replaces} for other in group)):
+                group.append(case)
+                break
+        else:
+            groups.append([case])
+    return groups
+
+
+FAIL_GROUPS = fail_groups(CASES)
+
+
+@pytest.fixture(scope="module")
+def failures(small_queries, tmp_path_factory):
+    """Ingest in fail mode over each group's corpus, once, on first use: case -> (message, corpus)."""
+    spark, done = small_queries, {}
+
+    def failure(case: Case) -> tuple[str, Path]:
+        index = next(i for i, group in enumerate(FAIL_GROUPS) if str(case) in map(str, group))
+        if index not in done:
+            root = tmp_path_factory.mktemp(f"fail_{case.format}")
+            corpus = corpus_of(FAIL_GROUPS[index], root / "corpus")
+            with pytest.raises(IngestError) as caught:
+                run(spark, load_config(None, settings(case.format, corpus)), str(root / "out"), "ingest")
+            assert not (root / "out" / "documents").exists()  # nothing published
+            done[index] = str(caught.value), corpus
+        return done[index]
+
+    return failure
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_fail_mode_names_file_line_and_the_reject_option(failures, case):
+    message, corpus = failures(case)
+    header, *records, option = message.split("\n")
+    assert re.fullmatch(rf"\d+ bad {case.counted}; the first:", header), header
+    assert f"  {shown(case.reject, corpus)}" in records, records
+    assert option == REJECT_OPTION
+
+
+def test_fail_mode_message_in_full(failures):
+    """The count of bad records, each (five at most) by file and line, and what to do."""
+    group = FAIL_GROUPS[0]
+    message, corpus = failures(group[0])
+    assert [case.format for case in group] == ["reuters21578"] * 5
+    expected = ["5 bad records; the first:", *(f"  {shown(case.reject, corpus)}" for case in group), REJECT_OPTION]
+    assert message.split("\n") == expected
+
+
+# --- 2. reject mode: all the cases of a format in one corpus --------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One reject-mode ingest run: its corpus, manifest and tables."""
+
+    corpus: Path
+    manifest: dict
+    rejects: list[Row]  # by file name
+    documents: dict[str, tuple]  # doc id -> the other columns
+    tables: dict
+
+
+@pytest.fixture(scope="module")
+def all_kinds(small_queries, tmp_path_factory):
+    """Ingest in reject mode over the corpus of all a format's cases, once, on first use: format -> Outcome."""
+    spark, outcomes = small_queries, {}
+
+    def outcome(fmt: str) -> Outcome:
+        if fmt not in outcomes:
+            root = tmp_path_factory.mktemp(f"all_kinds_{fmt}")
+            if fmt == "lyrl2004":
+                corpus = write(root / "corpus", LYRL_ALL_KINDS)
+            else:
+                corpus = corpus_of([case for case in CASES if case.format == fmt], root / "corpus")
+            [manifest] = run(spark, load_config(None, settings(fmt, corpus, "reject")), str(root / "out"), "ingest")
+            rejects, documents = (spark.read.parquet(f"{root}/out/{table}") for table in ("rejects", "documents"))
+            rows = [(r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in rejects.collect()]
+            by_id = {r.doc_id: tuple(r)[1:] for r in documents.collect()}
+            outcomes[fmt] = Outcome(corpus, manifest, rows, by_id, {"rejects": rejects, "documents": documents})
+        return outcomes[fmt]
+
+    return outcome
+
+
+def assert_rejects_table(spark, outcome: Outcome, expected: list[Row]) -> None:
+    rows = [resolved(row, outcome.corpus) for row in expected]
+    table = spark.createDataFrame([(f"file:{outcome.corpus}/{name}", *rest) for name, *rest in rows],
+                                  "source string, line int, doc_id string, reason string")
+    assert_df_equality(outcome.tables["rejects"], table, ignore_row_order=True, ignore_nullable=True)
+
+
+def reconcile(outcome: Outcome, written: int, set_aside: dict[str, int]) -> None:
+    """Records written here = documents + record rejects + set aside; the manifest says the same."""
+    record_rejects = sum(1 for row in outcome.rejects if row[0] != QRELS)
+    assert written == len(outcome.documents) + record_rejects + sum(set_aside.values())
+    assert outcome.manifest["rows_in"] == written
+    assert outcome.manifest["rows_out"] == len(outcome.documents)
+    assert outcome.manifest["set_aside"] == {"rejected": record_rejects, **set_aside}
+
+
+def test_reuters21578_all_kinds_at_once(spark, all_kinds):
+    outcome = all_kinds("reuters21578")
+    assert_rejects_table(spark, outcome, [case.reject for case in REUTERS_CASES])
+    documents = dict(REUTERS_BASE_DOCUMENTS)
+    for case in REUTERS_CASES:
+        documents |= {doc_id: (split, f"STORY {doc_id}\nProfit rose.") for doc_id, split in case.accepted.items()}
+    expected = spark.createDataFrame([(d, split, ["earn"], text, None) for d, (split, text) in documents.items()],
+                                     "doc_id string, split string, labels array<string>, text string, tokens string")
+    assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
+    written = REUTERS_BASE_RECORDS + sum(case.written for case in REUTERS_CASES)
+    assert written == 5 + 8 * 3 + 1
+    reconcile(outcome, written, {"not in the ModApte split": 1})
+
+
+def test_jsonl_all_kinds_at_once(spark, all_kinds):
+    outcome = all_kinds("jsonl")
+    assert_rejects_table(spark, outcome, [case.reject for case in JSONL_CASES])
+    documents = dict(JSONL_BASE_DOCUMENTS)
+    for case in JSONL_CASES:
+        documents |= {doc_id: (split, ["earn"], "Profit rose.") for doc_id, split in case.accepted.items()}
+    expected = spark.createDataFrame([(d, *columns, None) for d, columns in documents.items()],
+                                     "doc_id string, split string, labels array<string>, text string, tokens string")
+    assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
+    written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
+    assert written == 3 + 8 * 3 + 1
+    reconcile(outcome, written, {})
+
+
+def test_lyrl2004_all_kinds_at_once(spark, all_kinds):
+    outcome = all_kinds("lyrl2004")
+    assert_rejects_table(spark, outcome, [row for rows in LYRL_ALL_KINDS_REJECTS.values() for row in rows])
+    expected = spark.createDataFrame(LYRL_ALL_KINDS_DOCUMENTS,
+                                     "doc_id string, split string, labels array<string>, tokens string")
+    assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
+    reconcile(outcome, LYRL_ALL_KINDS_RECORDS, {})
+    # qrels lines are assignments, not documents: lines written = accepted (the documents' labels) + rejected.
+    qrels_rejects = sum(1 for row in outcome.rejects if row[0] == QRELS)
+    accepted = sum(len(labels) for _, labels, _ in outcome.documents.values())
+    assert LYRL_ALL_KINDS_QRELS_LINES == accepted + qrels_rejects == 7 + 4
+    details = outcome.manifest["details"]
+    assert (details["qrels_lines"], details["qrels_rejected"]) == (LYRL_ALL_KINDS_QRELS_LINES, qrels_rejects)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_reject_mode_sets_the_case_aside_and_keeps_its_neighbours(all_kinds, case):
+    outcome = all_kinds(case.format)
+    if case.format == "lyrl2004":
+        # The token cases share the training file here: their rows, and the qrels lines they cost, are above.
+        expected = {resolved(row, outcome.corpus) for row in LYRL_ALL_KINDS_REJECTS[case.name]}
+        assert expected <= set(outcome.rejects), outcome.rejects
+        assert {"1", "2", "3"} <= outcome.documents.keys()  # the training file's well-formed records
+        return
+    # Reuters-21578 and JSON Lines: the case's own files, unchanged from fail mode.
+    rows = [row for row in outcome.rejects if row[0] in case.files]
+    assert rows == [resolved(case.reject, outcome.corpus)]
+    assert {doc_id: outcome.documents.get(doc_id, (None,))[0] for doc_id in case.accepted} == case.accepted
+    assert case.written == len(case.accepted) + len(rows)
+
+
+# --- 3. not rejected, by design --------------------------------------------------------------------------
+
+
+def test_reuters21578_non_utf8_bytes_are_read_as_latin1(all_kinds):
+    """The collection itself has a stray 0xFC (reut2-017): rejecting it would stop every real run."""
+    assert all_kinds("reuters21578").documents["4"] == ("train", ["earn"], "STORY 4\nM\u00fcnchen profit rose.", None)
+
+
+def test_empty_texts_are_documents_in_reuters21578_and_jsonl(all_kinds):
+    """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one) and ``"text": ""`` a JSON Lines
+    document by the reader's contract; tokenize counts them as documents without tokens. Rejected are
+    a Reuters-21578 element with no TEXT at all (an empty record) and a LYRL2004 .W without tokens."""
+    assert all_kinds("reuters21578").documents["5"] == ("train", ["earn"], "\n", None)
+    assert all_kinds("jsonl").documents["b3"] == ("train", ["earn"], "", None)
+
+
+# --- 4. the command line --------------------------------------------------------------------------------
+
+
+def ingest_plan(config, output):
+    return plan(config, output, ["ingest"])
+
+
+def test_cli_bad_input_exits_1_with_the_message(small_queries, tmp_path, monkeypatch, capsys):
+    spark = small_queries
+    [case] = [case for case in REUTERS_CASES if case.name == "missing_close_tag"]
+    corpus = corpus_of([case], tmp_path / "corpus")
+    monkeypatch.setattr(cli, "session", lambda config: spark)
+    monkeypatch.setattr(spark, "stop", lambda: None)  # the suite's session outlives this job
+    argv = ["--set", "corpus.format=reuters21578", "--set", f"corpus.path={corpus}", "--output", str(tmp_path / "out")]
+    assert cli.main("ingest", ingest_plan, argv) == 1
+    assert capsys.readouterr().err == (
+        f"sparktc: error: 1 bad records; the first:\n  {shown(case.reject, corpus)}\n{REJECT_OPTION}\n"
+    )
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    def session(config):
+        pytest.fail("Spark was started for a configuration that should have been refused")
+
+    monkeypatch.setattr(cli, "session", session)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("train.bogus=1", "unknown key train.bogus; keys of [train]: method, solver, C, "),
+        ("bogus.key=1", "unknown section [bogus]; sections: corpus, synthesize, "),
+        ("train.C=abc", "train.C = 'abc': expected float, got str"),
+        ("train.folds=1.5", "train.folds = 1.5: expected int, got float"),
+        ("corpus.on_error=skip", "corpus.on_error = 'skip' is not allowed; allowed values: 'fail', 'reject'"),
+        ("corpus.path=/nonexistent", "corpus.path = '/nonexistent': no such file or directory"),
+        ("corpus.hierarchy=/nonexistent/rcv1.topics.hier.orig",
+         "corpus.hierarchy = '/nonexistent/rcv1.topics.hier.orig': no such file or directory"),
+    ],
+    ids=["unknown_key", "unknown_section", "float_given_text", "int_given_fraction", "bad_on_error",
+         "missing_corpus_path", "missing_hierarchy"],
+)
+def test_bad_setting_exits_2_before_spark_starts(tmp_path, capsys, no_spark, setting, message):
+    corpus, out = write(tmp_path / "corpus", JSONL_BASE), tmp_path / "out"
+    argv = ["--set", "corpus.format=jsonl", "--set", f"corpus.path={corpus}", "--set", setting, "--output", str(out)]
+    assert cli.main("ingest", ingest_plan, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sparktc: configuration error: {message}"), err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_bad_key_in_a_config_file_exits_2_before_spark_starts(tmp_path, capsys, no_spark):
+    corpus, config = write(tmp_path / "corpus", JSONL_BASE), tmp_path / "job.toml"
+    config.write_text(f'[corpus]\nformat = "jsonl"\npath = "{corpus}"\n\n[train]\nbogus = 1\n')
+    assert cli.main("ingest", ingest_plan, ["--config", str(config), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sparktc: configuration error: unknown key train.bogus; keys of [train]: "), err
+
+
+def test_missing_config_file_exits_2_before_spark_starts(tmp_path, capsys, no_spark):
+    missing = tmp_path / "missing.toml"
+    assert cli.main("ingest", ingest_plan, ["--config", str(missing), "--output", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"sparktc: configuration error: --config {missing}: file not found\n"
+
+
+def test_output_inside_the_corpus_exits_2_before_spark_starts(tmp_path, capsys, no_spark):
+    corpus = write(tmp_path / "corpus", JSONL_BASE)
+    out = corpus / "out"
+    argv = ["--set", "corpus.format=jsonl", "--set", f"corpus.path={corpus}", "--output", str(out)]
+    assert cli.main("ingest", ingest_plan, argv) == 2
+    assert capsys.readouterr().err == (f"sparktc: configuration error: --output {out} is inside corpus.path {corpus}; "
+                                       "choose a directory outside the corpus\n")
+    assert not out.exists()

@@ -1,0 +1,109 @@
+"""Same input and configuration, same results: whatever the number of partitions, and on every rerun.
+
+A small synthetic corpus in the LYRL2004 format goes through ingest -> evaluate four times, with
+1, 2, 8 and 64 shuffle partitions, and the Parquet files written and read in matching numbers of
+pieces (row groups and read splits) and Arrow batches of different sizes; then once more with 2
+partitions and ``--force``. Vectors, vocabulary, term ranks, models (with cross-validated SCutFBR
+thresholds over a C grid, so the folds are exercised), predictions, contingency tables and
+``metrics.json`` must be identical to the last bit in every run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+
+from sparktc.config import load_config
+from sparktc.stages.pipeline import run as run_stages
+
+PARTITIONS = (1, 2, 8, 64)
+#: Session settings per partition count: shuffle partitions, Parquet row-group bytes and read-split
+#: bytes (so tables are written and read in about that many pieces), rows per Arrow batch.
+LAYOUTS = {
+    1: {"spark.sql.shuffle.partitions": "1", "parquet.block.size": str(128 << 20),
+        "spark.sql.files.maxPartitionBytes": str(1 << 30), "spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
+    2: {"spark.sql.shuffle.partitions": "2", "parquet.block.size": str(128 << 10),
+        "spark.sql.files.maxPartitionBytes": str(128 << 10), "spark.sql.execution.arrow.maxRecordsPerBatch": "1000"},
+    8: {"spark.sql.shuffle.partitions": "8", "parquet.block.size": str(32 << 10),
+        "spark.sql.files.maxPartitionBytes": str(32 << 10), "spark.sql.execution.arrow.maxRecordsPerBatch": "97"},
+    64: {"spark.sql.shuffle.partitions": "64", "parquet.block.size": str(4 << 10),
+         "spark.sql.files.maxPartitionBytes": str(4 << 10), "spark.sql.execution.arrow.maxRecordsPerBatch": "13"},
+}
+COMMON = {"spark.sql.adaptive.coalescePartitions.enabled": "false", "spark.sql.files.openCostInBytes": "0"}
+SORT_KEYS = {"vocabulary": "term_id", "vectors": "doc_id", "term_ranks": "term_id", "models": "category",
+             "predictions": "doc_id", "contingency": "category", "documents": "doc_id", "categories": "category"}
+
+
+def corpus_config(corpus: Path):
+    return load_config(None, [
+        "corpus.format=lyrl2004", f"corpus.path={corpus}", "tokenize.stemmer=none",
+        "train.thresholding=scutfbr", "train.folds=3", "tune.C=[0.5, 2.0]",
+    ])
+
+
+def run_with_layout(spark, config, output: str, layout: dict[str, str], force: bool = False) -> int:
+    """The whole pipeline under ``layout``; the number of pieces the test vectors are read in."""
+    previous = {key: spark.conf.get(key, None) for key in {**layout, **COMMON}}
+    for key, value in {**layout, **COMMON}.items():
+        spark.conf.set(key, value)
+    try:
+        run_stages(spark, config, output, force=force)
+        return spark.read.parquet(f"{output}/vectors").rdd.getNumPartitions()
+    finally:
+        for key, value in previous.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
+@pytest.fixture(scope="module")
+def runs(spark, small_corpus, tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp("layouts")
+    config = corpus_config(small_corpus)
+    outputs, pieces = {}, {}
+    for partitions in PARTITIONS:
+        outputs[partitions] = str(base / f"p{partitions}")
+        pieces[partitions] = run_with_layout(spark, config, outputs[partitions], LAYOUTS[partitions])
+    outputs["rerun"] = outputs[2]
+    pieces["rerun"] = run_with_layout(spark, config, outputs[2], LAYOUTS[2], force=True)
+    return {"outputs": outputs, "pieces": pieces}
+
+
+def table(spark, output: str, name: str):
+    frame = spark.read.parquet(f"{output}/{name}")
+    if name == "models":
+        frame = frame.drop("seconds")  # wall time, the one column that may differ
+    if name == "vectors":
+        frame = frame.select("doc_id", "split", "labels", "indices", "values")  # the partition column last
+    return frame.orderBy(SORT_KEYS[name])
+
+
+def test_the_layouts_really_differ(runs):
+    pieces = runs["pieces"]
+    assert pieces[1] < pieces[2] < pieces[8] < pieces[64], pieces
+
+
+@pytest.mark.parametrize("name", ["documents", "categories", "vocabulary", "vectors", "term_ranks", "models",
+                                  "predictions", "contingency"])
+def test_tables_do_not_depend_on_partitions(spark, runs, name):
+    outputs = runs["outputs"]
+    reference = table(spark, outputs[1], name)
+    assert reference.count() > 0
+    for partitions in PARTITIONS[1:]:
+        assert_df_equality(table(spark, outputs[partitions], name), reference)
+
+
+def test_metrics_do_not_depend_on_partitions(runs):
+    outputs = runs["outputs"]
+    reference = json.loads(Path(outputs[1], "metrics.json").read_text())
+    assert reference["micro_f1"] > 0.2 and reference["ranking"]["nDCG@3"] > 0
+    for partitions in PARTITIONS[1:]:
+        assert json.loads(Path(outputs[partitions], "metrics.json").read_text()) == reference
+
+
+def test_the_two_partition_run_was_recomputed_by_force(runs):
+    # So the tables compared above for 2 partitions are the rerun's, and equal those of the first run
+    # with 1 partition: a second computation agrees with the first.
+    manifest = json.loads(Path(runs["outputs"]["rerun"], "manifests", "train.json").read_text())
+    assert manifest["recomputed_because"] == "--force"

@@ -1,0 +1,298 @@
+"""Runs that can be trusted: manifests, resume, exact invalidation, task failures and memory limits.
+
+* every stage publishes its outputs with a manifest (settings, version, inputs, outputs, rows, times);
+* a rerun skips every stage and touches no file; a changed setting recomputes exactly the stages
+  from the one that reads it onwards; ``force`` recomputes all; a tampered, cut-short or
+  other-version output is recomputed; a stage whose input is incomplete says which stage to run;
+* a Python worker that dies in the training UDF, and a scoring task that fails, are retried by
+  Spark (``spark.sparktc.fault``, :mod:`sparktc.faults`) and the results equal a run without failures;
+* a worker out of memory is reported with the settings to change, and the half-done stage is not
+  mistaken for finished;
+* a whole run killed in the middle of a stage resumes from the last finished stage
+  (``spark-submit``, in a process of its own) with the results of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+
+from conftest import REPO, SMALL_CORPUS
+from sparktc.config import load_config
+from sparktc.faults import SETTING as FAULT
+from sparktc.stages.pipeline import run as run_stages
+from sparktc.stages.resources import ResourceLimitError, check_training_memory, parse_memory, training_set_bytes
+from sparktc.stages.runner import MissingInputError
+
+STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
+
+
+def corpus_config(corpus: Path, *overrides: str):
+    return load_config(None, ["corpus.format=lyrl2004", f"corpus.path={corpus}", "tokenize.stemmer=none",
+                              "train.thresholding=scut", "train.folds=3", *overrides])
+
+
+def files(output: str) -> dict[str, tuple[int, int]]:
+    """Every file under ``output``: relative path -> (size, modification time in ns)."""
+    root = Path(output)
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def manifests_of(output: str) -> dict[str, dict]:
+    return {stage: json.loads(Path(output, "manifests", f"{stage}.json").read_text()) for stage in STAGES}
+
+
+@pytest.fixture(scope="module")
+def reference(spark, small_corpus, tmp_path_factory) -> str:
+    output = str(tmp_path_factory.mktemp("recovery") / "reference")
+    run_stages(spark, corpus_config(small_corpus), output)
+    return output
+
+
+@pytest.fixture
+def copy(reference, tmp_path) -> str:
+    """A copy of the reference run (manifests and all) to rerun and change."""
+    target = str(tmp_path / "run")
+    shutil.copytree(reference, target)
+    return target
+
+
+def table(spark, output: str, name: str, key: str):
+    frame = spark.read.parquet(f"{output}/{name}")
+    return (frame.drop("seconds") if name == "models" else frame).orderBy(key)
+
+
+def metrics(output: str) -> dict:
+    """metrics.json without the corpus path (runs on copies of a corpus are compared)."""
+    values = json.loads(Path(output, "metrics.json").read_text())
+    values["settings"]["corpus"].pop("path")
+    return values
+
+
+def assert_same_results(spark, output: str, reference: str) -> None:
+    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
+        assert_df_equality(table(spark, output, name, key), table(spark, reference, name, key))
+    assert metrics(output) == metrics(reference)
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Change a file behind Hadoop's back, its checksum file too (as an editor would leave it)."""
+    path.write_text(text)
+    path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
+
+
+# --- manifests ------------------------------------------------------------------------------------
+
+
+def test_every_stage_has_a_manifest_describing_its_outputs(reference, small_corpus):
+    manifests = manifests_of(reference)
+    from sparktc import __version__
+
+    for stage, manifest in manifests.items():
+        assert manifest["stage"] == stage and manifest["sparktc_version"] == __version__
+        assert manifest["rows_out"] + sum(manifest["set_aside"].values()) == manifest["rows_in"]
+        assert manifest["seconds"] > 0 and manifest["started"] <= manifest["finished"]
+        for name, output in manifest["outputs"].items():
+            listed = {path: size for path, size in output["files"]}
+            on_disk = {path: size for path, (size, _) in files(str(Path(reference, name))).items()
+                       if not Path(path).name.startswith(".")} \
+                if Path(reference, name).is_dir() else {"": Path(reference, name).stat().st_size}
+            assert listed == on_disk, (stage, name)
+    assert manifests["ingest"]["settings"]["corpus"]["path"] == str(small_corpus)
+    assert str(small_corpus) in manifests["ingest"]["inputs"]["files"]
+    assert manifests["ingest"]["outputs"]["documents"]["rows"] == 1200
+    assert manifests["weight"]["inputs"]["outputs"] == {
+        "tokens": {"identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]}}
+    assert manifests["train"]["settings"]["train"]["thresholding"] == "scut"
+    assert set(manifests["evaluate"]["outputs"]) >= {"predictions", "contingency", "metrics.json", "report.md"}
+    assert not Path(reference, "_incomplete").exists() or not any(Path(reference, "_incomplete").iterdir())
+
+
+# --- resume and invalidation ------------------------------------------------------------------------
+
+
+def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy, capsys):
+    before = files(copy)
+    run_stages(spark, corpus_config(small_corpus), copy)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("sparktc: ")]
+    assert [line.split()[1] for line in lines] == STAGES
+    assert all("up to date, skipped" in line for line in lines)
+    assert files(copy) == before
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("tokenize.stemmer=porter", STAGES[1:]),
+    ("rank.global_score=avg", ["rank", "train", "evaluate"]),
+    ("train.C=0.5", ["train", "evaluate"]),
+    ("evaluate.ranks=[1, 2]", ["evaluate"]),
+    ("spark.app_name=renamed", []),
+])
+def test_a_changed_setting_recomputes_exactly_the_stages_downstream(spark, small_corpus, copy, setting, expected):
+    before = manifests_of(copy)
+    run_stages(spark, corpus_config(small_corpus, setting), copy)
+    after = manifests_of(copy)
+    assert [stage for stage in STAGES if after[stage]["started"] != before[stage]["started"]] == expected
+    for stage in expected:
+        assert after[stage]["recomputed_because"] == "settings or inputs changed"
+
+
+def test_force_recomputes_everything(spark, small_corpus, copy, reference):
+    before = manifests_of(copy)
+    run_stages(spark, corpus_config(small_corpus), copy, force=True)
+    after = manifests_of(copy)
+    assert all(after[stage]["started"] != before[stage]["started"] for stage in STAGES)
+    assert all(after[stage]["recomputed_because"] == "--force" for stage in STAGES)
+    assert_same_results(spark, copy, reference)
+
+
+@pytest.mark.parametrize(("damage", "first_recomputed", "reason"), [
+    ("delete a file of vectors", "weight", "output vectors differs from the files its manifest lists"),
+    ("delete metrics.json", "evaluate", "output metrics.json is missing"),
+    ("cut the rank manifest short", "rank", "no manifest"),
+    ("claim another version", "train", "written by sparktc 0.0.1, this is"),
+])
+def test_a_damaged_output_is_recomputed_with_what_follows(spark, small_corpus, copy, damage, first_recomputed, reason):
+    before = manifests_of(copy)
+    if damage == "delete a file of vectors":
+        next(Path(copy, "vectors").rglob("*.parquet")).unlink()
+    elif damage == "delete metrics.json":
+        Path(copy, "metrics.json").unlink()
+    elif damage == "cut the rank manifest short":
+        path = Path(copy, "manifests", "rank.json")
+        rewrite(path, path.read_text()[:100])
+    else:
+        path = Path(copy, "manifests", "train.json")
+        rewrite(path, path.read_text().replace(before["train"]["sparktc_version"], "0.0.1", 1))
+    run_stages(spark, corpus_config(small_corpus), copy)
+    after = manifests_of(copy)
+    changed = [stage for stage in STAGES if after[stage]["started"] != before[stage]["started"]]
+    assert changed == STAGES[STAGES.index(first_recomputed):]
+    assert after[first_recomputed]["recomputed_because"].startswith(reason)
+
+
+def test_a_stage_whose_input_is_incomplete_names_the_stage_to_run(spark, small_corpus, copy):
+    Path(copy, "manifests", "rank.json").unlink()
+    with pytest.raises(MissingInputError, match=r"train reads term_ranks, which has no complete output .* "
+                                                r"run the rank stage there first"):
+        run_stages(spark, corpus_config(small_corpus), copy, "train")
+
+
+# --- task failures ------------------------------------------------------------------------------------
+
+
+def failed_tasks(spark, group: str) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    stages = {stage for job in tracker.getJobIdsForGroup(group) for stage in tracker.getJobInfo(job).stageIds}
+    return sum(info.numFailedTasks for info in map(tracker.getStageInfo, stages) if info is not None)
+
+
+@pytest.mark.parametrize(("fault", "group"), [("train:0:exit", "sparktc-train"), ("score:1:raise", "sparktc-evaluate")])
+def test_a_failed_task_is_retried_and_the_results_are_identical(spark, small_corpus, copy, reference, fault, group):
+    failed_before = failed_tasks(spark, group)
+    spark.conf.set(FAULT, fault)
+    try:
+        run_stages(spark, corpus_config(small_corpus), copy, "train", "evaluate", force=True)
+    finally:
+        spark.conf.unset(FAULT)
+    assert failed_tasks(spark, group) == failed_before + 1  # the injected failure happened, once
+    assert_same_results(spark, copy, reference)
+
+
+# --- memory -----------------------------------------------------------------------------------------------
+
+
+def test_a_worker_out_of_memory_names_the_setting_and_leaves_no_finished_output(spark, small_corpus, copy):
+    spark.conf.set(FAULT, "train:0:memory")
+    try:
+        with pytest.raises(ResourceLimitError, match=r"ran out of memory in train \(category .*\); raise "
+                                                     r"spark\.executor\.pyspark\.memory"):
+            run_stages(spark, corpus_config(small_corpus, "train.C=0.5"), copy)
+    finally:
+        spark.conf.unset(FAULT)
+    assert not Path(copy, "manifests", "train.json").exists()
+    # The next run recomputes train (and evaluate, whose input changed), not the stages before it.
+    before = manifests_of_existing(copy)
+    run_stages(spark, corpus_config(small_corpus, "train.C=0.5"), copy)
+    after = manifests_of(copy)
+    assert [stage for stage in STAGES if before.get(stage, {}).get("started") != after[stage]["started"]] == \
+        ["train", "evaluate"]
+
+
+def manifests_of_existing(output: str) -> dict[str, dict]:
+    return {path.stem: json.loads(path.read_text()) for path in Path(output, "manifests").glob("*.json")}
+
+
+def test_parse_memory_reads_spark_sizes():
+    assert parse_memory("512m") == 512 << 20 and parse_memory("2g") == 2 << 30 and parse_memory("300") == 300 << 20
+    with pytest.raises(ValueError, match="not a Spark memory size"):
+        parse_memory("two gigs")
+
+
+def test_training_that_cannot_fit_is_refused_before_it_starts():
+    # 23,149 RCV1 training documents with ~1.9 M nonzeros: 40 bytes per nonzero + 48 per document.
+    needed = training_set_bytes(23_149, 1_900_000, cross_validation=False)
+    assert needed == 40 * 1_900_000 + 48 * 23_149
+    conf = {"spark.executor.pyspark.memory": "256m", "spark.executor.cores": "4"}  # 64 MiB per worker
+    with pytest.raises(ResourceLimitError) as caught:
+        check_training_memory(conf, 23_149, 1_900_000, cross_validation=False)
+    message = str(caught.value)
+    assert "training needs about 74 MiB in each Python worker (23,149 training documents, 1,900,000 nonzero" in message
+    assert "spark.executor.pyspark.memory = 256m over 4 core(s) allows 64 MiB" in message
+    assert "raise spark.executor.pyspark.memory" in message and "select.top_k" in message
+    check_training_memory({**conf, "spark.executor.cores": "1"}, 23_149, 1_900_000, cross_validation=False)
+    check_training_memory({}, 23_149, 1_900_000, cross_validation=True)  # unbounded: nothing to check
+
+
+# --- a whole run killed in the middle of a stage ------------------------------------------------------------
+
+
+def submit(output: Path, *options: str) -> subprocess.Popen:
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    return subprocess.Popen(
+        ["./spark-submit.sh", "--master", "local[2,4]", *options, "jobs/pipeline.py", "--config", "conf/synthetic.toml",
+         *[f"--set={setting}" for setting in SMALL_CORPUS], "--set", "train.thresholding=scut", "--set", "train.folds=3",
+         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\"}", "--output", str(output)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment, start_new_session=True,
+    )
+
+
+def test_a_run_killed_mid_stage_resumes_with_the_results_of_an_uninterrupted_run(spark, tmp_path, reference):
+    output = tmp_path / "killed"
+    job = submit(output, "--conf", f"{FAULT}=train:0:hang")
+    lines = []
+    try:
+        for line in job.stdout:
+            lines.append(line)
+            if line.startswith("sparktc: rank"):
+                break
+        deadline = time.monotonic() + 120
+        while not (output / "_incomplete" / "train").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # the other training tasks finish and write their part of models
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    assert [line.split()[1] for line in lines if line.startswith("sparktc: ")] == \
+        ["synthesize", "ingest", "tokenize", "weight", "rank"]
+    assert (output / "_incomplete" / "train").exists()
+    assert not (output / "manifests" / "train.json").exists() and not (output / "models").exists()
+
+    resumed = submit(output)
+    out, _ = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, out[-3000:]
+    stage_lines = [line for line in out.splitlines() if line.startswith("sparktc: ")]
+    assert [line.split()[1] for line in stage_lines] == ["synthesize", *STAGES]
+    assert all("up to date, skipped" in line for line in stage_lines[:5])
+    assert not any("skipped" in line for line in stage_lines[5:])
+    assert not (output / "_incomplete" / "train").exists()
+
+    # The reference ran in this process, uninterrupted, on a corpus synthesized with the same settings.
+    assert_same_results(spark, str(output), reference)
