@@ -109,8 +109,10 @@ def test_every_stage_has_a_manifest_describing_its_outputs(reference, small_corp
     assert manifests["ingest"]["settings"]["corpus"]["path"] == str(small_corpus)
     assert str(small_corpus) in manifests["ingest"]["inputs"]["files"]
     assert manifests["ingest"]["outputs"]["documents"]["rows"] == 1200
-    assert manifests["weight"]["inputs"]["outputs"] == {
-        "tokens": {"identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]}}
+    assert manifests["weight"]["inputs"]["tables"] == {"tokens": {
+        "path": f"{reference}/tokens", "stage": "tokenize",
+        "identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]}}
+    assert manifests["weight"]["configuration"]["train"]["thresholding"] == "scut"  # the whole configuration
     assert manifests["train"]["settings"]["train"]["thresholding"] == "scut"
     assert set(manifests["evaluate"]["outputs"]) >= {"predictions", "contingency", "metrics.json", "report.md"}
     assert not Path(reference, "_incomplete").exists() or not any(Path(reference, "_incomplete").iterdir())

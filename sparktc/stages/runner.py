@@ -125,7 +125,7 @@ def _now() -> str:
 def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, owners: Mapping[str, Stage],
               force: bool = False) -> dict[str, Any]:
     """Run ``stage`` into ``output`` unless its manifest is current; return its manifest."""
-    inputs = {}
+    inputs, tables = {}, {}
     for table in stage.reads:
         owner = owners[table]
         upstream = current_manifest(spark, output, owner.name)
@@ -136,6 +136,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
             )
         # Its identity (settings and inputs) and its files: either changing recomputes this stage.
         inputs[table] = {"identity": upstream["identity"], "outputs": upstream["outputs_digest"]}
+        tables[table] = {"path": storage.join(output, table), "stage": owner.name, **inputs[table]}
     files = _outside_files(spark, stage.files(config))
     settings = _settings(config, stage.sections)
     expected = identity(stage.name, __version__, settings, inputs, files)
@@ -167,7 +168,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
         "outputs_digest": outputs_digest(listings),
         "recomputed_because": reason,
         "settings": settings,
-        "inputs": {"outputs": inputs, "files": files},
+        "configuration": config.as_dict(),
+        "inputs": {"tables": tables, "files": files},
         "outputs": outputs,
         **report.as_dict(),
         "seconds_publishing": round(time.perf_counter() - published, 3),
