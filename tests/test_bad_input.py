@@ -16,7 +16,8 @@ per format, and per case one malformed record (or file) between well-formed ones
 - duplicate doc id: within a file (LYRL2004, JSON Lines) and across files (all three);
 - qrels line for an unknown document, qrels line with a category not in the hierarchy (LYRL2004);
   a label not in corpus.categories (JSON Lines; Reuters-21578 takes its categories from the data);
-- empty text / record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>;
+- empty text / record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>, JSON Lines
+  text of white space only;
 - bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
 - non-UTF-8 bytes (LYRL2004, JSON Lines).
 
@@ -28,8 +29,7 @@ per format, and per case one malformed record (or file) between well-formed ones
    with documents + rejects + set-aside and with the manifest, and the qrels lines likewise; then
    per case, its reject rows and the well-formed records around it.
 3. Not rejected, by design, pinned here: Reuters-21578 non-UTF-8 bytes are read as Latin-1 and an
-   empty TEXT is a document (the real collection has both: 0xFC in reut2-017, NEWID 12793); a JSON
-   Lines ``"text": ""`` is a document (the reader's contract, tests/test_jsonl_reader.py).
+   empty TEXT is a document (the real collection has both: 0xFC in reut2-017, NEWID 12793).
 4. The command line: bad input exits 1 with that message; bad configuration (unknown section or key,
    wrong type or value, missing path, missing --config file, --output inside corpus.path) exits 2
    with a message naming it, before Spark starts (``sparktc.cli.session`` fails the test if called).
@@ -201,13 +201,13 @@ JSONL_BASE = {
     "base.jsonl": (
         jline("b1")                                          # line 1
         + jline("b2", "test", ("acq",), "Shares bought.")    # line 2
-        + jline("b3", text="")                               # line 3: an empty text, a document
+        + jline("b3", text="Loss.")                          # line 3
         + b"\n"                                              # line 4: a blank line is no record
     ),
 }
 JSONL_BASE_RECORDS = 3
 JSONL_BASE_DOCUMENTS = {  # doc id -> split, labels, text
-    "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."), "b3": ("train", ["earn"], ""),
+    "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."), "b3": ("train", ["earn"], "Loss."),
 }
 EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 
@@ -225,7 +225,7 @@ JSONL_CASES = [
     Case("jsonl", "truncated_at_end_of_file",
          {"truncated.jsonl": jline("t1") + jline("t2", "test") + b'{"id": "t3", "text": "Profit ro'},
          ("truncated.jsonl", 3, None,
-          "invalid JSON (Unterminated string starting at at column 22); one object per line"),
+          "invalid JSON (Unterminated string starting at: column 22); one object per line"),
          accepted={"t1": "train", "t2": "test"}, written=3),
     jsonl_case("missing_text", "missing_text.jsonl", b'{"id": "m2", "labels": ["earn"], "split": "train"}\n',
                "m2", f"missing field 'text'; each line must look like {EXAMPLE}", "m1", "m3"),
@@ -238,6 +238,9 @@ JSONL_CASES = [
                "b1", "duplicate doc id (first at <corpus>/base.jsonl:1); doc ids must be unique", "x1", "x3"),
     jsonl_case("unknown_category", "unknown_category.jsonl", jline("u2", labels=("earn", "zzz")),
                "u2", "unknown categories zzz (not in corpus.categories)", "u1", "u3"),
+    jsonl_case("empty_text", "empty_text.jsonl", jline("e2", text=" \n "), "e2",
+               "empty text: field 'text' holds nothing but white space; drop the line or give the document its text",
+               "e1", "e3"),
     jsonl_case("non_utf8", "non_utf8.jsonl",
                b'{"id": "n2", "text": "M\xfcnchen profit rose.", "labels": ["earn"], "split": "train"}\n',
                None, "line is not valid UTF-8; re-encode the file as UTF-8", "n1", "n3"),
@@ -453,7 +456,7 @@ def failures(small_queries, tmp_path_factory):
 def test_fail_mode_names_file_line_and_the_reject_option(failures, case):
     message, corpus = failures(case)
     header, *records, option = message.split("\n")
-    assert re.fullmatch(rf"\d+ bad {case.counted}; the first:", header), header
+    assert re.fullmatch(rf"\d+ bad {case.counted.removesuffix('s')}s?; the first:", header), header
     assert f"  {shown(case.reject, corpus)}" in records, records
     assert option == REJECT_OPTION
 
@@ -543,7 +546,7 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
                                      "doc_id string, split string, labels array<string>, text string, tokens string")
     assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
     written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
-    assert written == 3 + 8 * 3 + 1
+    assert written == 3 + 9 * 3 + 1
     reconcile(outcome, written, {})
 
 
@@ -586,12 +589,11 @@ def test_reuters21578_non_utf8_bytes_are_read_as_latin1(all_kinds):
     assert all_kinds("reuters21578").documents["4"] == ("train", ["earn"], "STORY 4\nM\u00fcnchen profit rose.", None)
 
 
-def test_empty_texts_are_documents_in_reuters21578_and_jsonl(all_kinds):
-    """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one) and ``"text": ""`` a JSON Lines
-    document by the reader's contract; tokenize counts them as documents without tokens. Rejected are
-    a Reuters-21578 element with no TEXT at all (an empty record) and a LYRL2004 .W without tokens."""
+def test_an_empty_reuters21578_text_is_a_document(all_kinds):
+    """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one); tokenize counts it as a document
+    without tokens. Rejected are a Reuters-21578 element with no TEXT at all (an empty record), a
+    LYRL2004 .W without tokens and a JSON Lines text of white space only."""
     assert all_kinds("reuters21578").documents["5"] == ("train", ["earn"], "\n", None)
-    assert all_kinds("jsonl").documents["b3"] == ("train", ["earn"], "", None)
 
 
 # --- 4. the command line --------------------------------------------------------------------------------
@@ -610,7 +612,7 @@ def test_cli_bad_input_exits_1_with_the_message(small_queries, tmp_path, monkeyp
     argv = ["--set", "corpus.format=reuters21578", "--set", f"corpus.path={corpus}", "--output", str(tmp_path / "out")]
     assert cli.main("ingest", ingest_plan, argv) == 1
     assert capsys.readouterr().err == (
-        f"sparktc: error: 1 bad records; the first:\n  {shown(case.reject, corpus)}\n{REJECT_OPTION}\n"
+        f"sparktc: error: 1 bad record; the first:\n  {shown(case.reject, corpus)}\n{REJECT_OPTION}\n"
     )
 
 

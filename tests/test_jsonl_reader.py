@@ -18,12 +18,12 @@ def test_documents_exact_with_blank_lines_crlf_and_int_ids():
         b'{"id": "d1", "text": "Oil prices rose.", "labels": ["crude", "ship"], "split": "train"}\r\n'
         b"\n"
         b'   \n'
-        b'{"id": 42, "text": "", "labels": [], "split": "test", "extra": 1}\n'
+        b'{"id": 42, "text": "x", "labels": [], "split": "test", "extra": 1}\n'
         b'{"split": "test", "labels": ["earn"], "text": "caf\xc3\xa9 profit", "id": "d3"}'
     )
     assert parse(data) == [
         Document("d1", "train", ("crude", "ship"), "Oil prices rose.", None, SRC, 1),
-        Document("42", "test", (), "", None, SRC, 4),
+        Document("42", "test", (), "x", None, SRC, 4),
         Document("d3", "test", ("earn",), "caf\u00e9 profit", None, SRC, 5),
     ]
 
@@ -44,6 +44,7 @@ def test_rejects_with_line_numbers():
         b'{"id": "a", "text": "again", "labels": [], "split": "test"}',  # 12 duplicate
         b'{"id": 7, "text": "t", "labels": [], "split": "test"}',  # 13 ok
         b'{"id": "7", "text": "t", "labels": [], "split": "test"}',  # 14 duplicate of int 7
+        b'{"id": "j", "text": " \\t ", "labels": [], "split": "test"}',  # 15 empty text
     ]
     result = parse(b"\n".join(lines) + b"\n")
     assert result[0] == Document("a", "train", (), "t", None, SRC, 1)
@@ -51,7 +52,7 @@ def test_rejects_with_line_numbers():
     rejects = result[1:12] + result[13:]
     assert all(isinstance(r, Reject) and r.source == SRC for r in rejects)
     assert [(r.line, r.doc_id, r.reason) for r in rejects] == [
-        (2, None, "invalid JSON (Expecting ',' delimiter at column 56); one object per line"),
+        (2, None, "invalid JSON (Expecting ',' delimiter: column 56); one object per line"),
         (3, None, 'expected a JSON object like {"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}, got list'),
         (4, "c", "missing field 'text'; each line must look like "
                  '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'),
@@ -64,4 +65,5 @@ def test_rejects_with_line_numbers():
         (11, None, "line is not valid UTF-8; re-encode the file as UTF-8"),
         (12, "a", "duplicate id 'a' (already read earlier in this file); keep one line per id"),
         (14, "7", "duplicate id '7' (already read earlier in this file); keep one line per id"),
+        (15, "j", "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"),
     ]

@@ -221,7 +221,7 @@ def test_ingest_bad_input_qrels_fail_when_token_files_are_clean(spark, tmp_path)
     with pytest.raises(IngestError) as caught:
         run_stages(spark, lyrl_config(corpus, "corpus.test_parts=[0]"), str(tmp_path / "out"), "ingest")
     message = str(caught.value)
-    assert "1 bad qrels lines" in message
+    assert "1 bad qrels line;" in message
     assert f"{QRELS_NAME}:38 (doc 2286): unknown category XXXX" in message
     assert "corpus.on_error=reject" in message
 

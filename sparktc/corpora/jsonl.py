@@ -40,6 +40,8 @@ def _problem(record: Any) -> str | None:
         return f"field 'id' must be a non-empty string or an integer, got {record['id']!r}"
     if not isinstance(record["text"], str):
         return f"field 'text' must be a string, got {type(record['text']).__name__}"
+    if not record["text"].strip():
+        return "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"
     labels = record["labels"]
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         return f"field 'labels' must be a list of strings, got {labels!r}"
@@ -52,7 +54,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Document | Reje
     """Yield a Document (``text`` set, ``tokens=None``) or a Reject per non-blank line.
 
     Rejected, with the line number: non-UTF-8 bytes, invalid JSON, a missing or wrongly typed
-    field, a split other than train/test, and an id already accepted earlier in the file.
+    field, an empty text, a split other than train/test, and an id already accepted earlier in the file.
     """
     accepted: set[str] = set()
     for number, raw in enumerate(lines, 1):
@@ -67,7 +69,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Document | Reje
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield Reject(source, number, None, f"invalid JSON ({exc.msg} at column {exc.colno}); one object per line")
+            yield Reject(source, number, None, f"invalid JSON ({exc.msg}: column {exc.colno}); one object per line")
             continue
         problem = _problem(record)
         if problem is not None:

@@ -134,7 +134,7 @@ def _fail_on_rejects(rejects: DataFrame, count: int, what: str) -> None:
     if count:
         shown = "\n  ".join(_first_rejects(rejects))
         raise IngestError(
-            f"{count:,} bad {what}; the first:\n  {shown}\n"
+            f"{count:,} bad {what if count > 1 else what.removesuffix('s')}; the first:\n  {shown}\n"
             "Fix the input, or set corpus.on_error=reject to set such records aside in the `rejects` table."
         )
 
