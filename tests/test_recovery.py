@@ -29,7 +29,13 @@ from conftest import REPO, SMALL_CORPUS
 from sparktc.config import load_config
 from sparktc.faults import SETTING as FAULT
 from sparktc.stages.pipeline import run as run_stages
-from sparktc.stages.resources import ResourceLimitError, check_training_memory, parse_memory, training_set_bytes
+from sparktc.stages.resources import (
+    ResourceLimitError,
+    check_training_memory,
+    check_worker_memory,
+    parse_memory,
+    training_set_bytes,
+)
 from sparktc.stages.runner import MissingInputError
 
 STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
@@ -242,15 +248,24 @@ def test_training_that_cannot_fit_is_refused_before_it_starts():
     # 23,149 RCV1 training documents with ~1.9 M nonzeros: 40 bytes per nonzero + 48 per document.
     needed = training_set_bytes(23_149, 1_900_000, cross_validation=False)
     assert needed == 40 * 1_900_000 + 48 * 23_149
-    conf = {"spark.executor.pyspark.memory": "256m", "spark.executor.cores": "4"}  # 64 MiB per worker
+    conf = {"spark.executor.pyspark.memory": "6g", "spark.executor.cores": "4"}  # 1,536 MiB per worker
     with pytest.raises(ResourceLimitError) as caught:
         check_training_memory(conf, 23_149, 1_900_000, cross_validation=False)
     message = str(caught.value)
-    assert "training needs about 74 MiB in each Python worker (23,149 training documents, 1,900,000 nonzero" in message
-    assert "spark.executor.pyspark.memory = 256m over 4 core(s) allows 64 MiB" in message
+    assert ("training needs about 1,574 MiB in each Python worker (1,500 for Python and its libraries, 74 for "
+            "23,149 training documents with 1,900,000 nonzero weights)") in message
+    assert "spark.executor.pyspark.memory = 6g over 4 core(s) allows 1,536 MiB" in message
     assert "raise spark.executor.pyspark.memory" in message and "select.top_k" in message
-    check_training_memory({**conf, "spark.executor.cores": "1"}, 23_149, 1_900_000, cross_validation=False)
+    check_training_memory({**conf, "spark.executor.cores": "3"}, 23_149, 1_900_000, cross_validation=False)
     check_training_memory({}, 23_149, 1_900_000, cross_validation=True)  # unbounded: nothing to check
+
+
+def test_a_limit_no_python_worker_can_start_under_is_refused():
+    with pytest.raises(ResourceLimitError, match=r"spark\.executor\.pyspark\.memory = 16m over 1 core\(s\) allows 16 "
+                                                 r"MiB per Python worker, less than the 1,500 MiB"):
+        check_worker_memory({"spark.executor.pyspark.memory": "16m"})
+    check_worker_memory({"spark.executor.pyspark.memory": "2g"})
+    check_worker_memory({})
 
 
 # --- a whole run killed in the middle of a stage ------------------------------------------------------------

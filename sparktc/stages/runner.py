@@ -30,6 +30,7 @@ from sparktc import __version__, storage
 from sparktc.config import Config
 from sparktc.manifest import identity, outputs_digest, stale_reason
 from sparktc.stages.report import StageReport
+from sparktc.stages.resources import check_worker_memory
 
 INCOMPLETE = "_incomplete"
 MANIFESTS = "manifests"
@@ -187,4 +188,5 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
 def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], output: str, owners: Mapping[str, Stage],
                force: bool = False) -> list[dict[str, Any]]:
     """Every planned stage in order (see :func:`run_stage`); their manifests."""
+    check_worker_memory(dict(spark.sparkContext.getConf().getAll()))
     return [run_stage(spark, stage, config, output, owners, force) for stage, config in plan]
