@@ -9,12 +9,13 @@ manifest to ``OUTPUT/manifests/``, or is skipped when its manifest is current.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from pyspark.sql import SparkSession
 
-from sparktc.config import Config, ConfigError, check_output, load_config
+from sparktc.config import Config, ConfigError, check_output, is_uri, load_config
 from sparktc.stages.pipeline import OWNERS
 from sparktc.stages.resources import ResourceLimitError
 from sparktc.stages.runner import Stage, run_stages
@@ -35,10 +36,20 @@ def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tupl
     return config, check_output(config, arguments.output), arguments.force
 
 
+def session_conf(config: Config) -> dict[str, str]:
+    """The session settings of ``[spark]``: ``conf`` as given, and the event log when ``event_log`` is set."""
+    conf = {key: str(value) for key, value in config.spark.conf.items()}
+    if config.spark.event_log:
+        conf |= {"spark.eventLog.enabled": "true", "spark.eventLog.dir": config.spark.event_log}
+    return conf
+
+
 def session(config: Config) -> SparkSession:
     from sparktc.session import build_session
 
-    return build_session(config.spark.app_name, {k: str(v) for k, v in config.spark.conf.items()}, config.spark.log_level)
+    if config.spark.event_log and not is_uri(config.spark.event_log):
+        os.makedirs(config.spark.event_log, exist_ok=True)  # Spark refuses to start without it
+    return build_session(config.spark.app_name, session_conf(config), config.spark.log_level)
 
 
 def fail(error: Exception) -> int:

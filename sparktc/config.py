@@ -184,6 +184,8 @@ class SparkConfig:
 
     app_name: str = "sparktc"
     log_level: str = field(default="WARN", metadata=_choice("ERROR", "WARN", "INFO", "DEBUG"))
+    # A directory for Spark's event log (local path or Hadoop URI), for the history server; "" = off.
+    event_log: str = ""
     conf: dict = field(
         default_factory=dict,
         metadata=_rule(lambda v: all(k.startswith("spark.") for k in v), "a table whose keys start with 'spark.'"),
@@ -349,6 +351,7 @@ def _resolve_paths(config: Config) -> Config:
         ),
         tokenize=dataclasses.replace(config.tokenize, stop_list=absolute(config.tokenize.stop_list)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
+        spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
     )
 
 

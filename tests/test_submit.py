@@ -15,13 +15,14 @@ STAGES = ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evalua
 
 
 def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
-    output = tmp_path / "run"
+    output, events = tmp_path / "run", tmp_path / "events"
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     job = subprocess.run(
         ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/synthetic.toml",
          "--set", "synthesize.documents=4000", "--set", "synthesize.train_documents=1000",
          "--set", "synthesize.vocabulary_size=3000", "--set", "synthesize.chunk_documents=1000",
-         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\"}", "--output", str(output)],
+         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\"}", "--set", f"spark.event_log={events}",
+         "--output", str(output)],
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
     assert job.returncode == 0, job.stderr[-3000:]
@@ -39,3 +40,11 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     assert metrics["n_categories"] == int((categories["train_positives"] > 0).sum())
     assert 0.3 < metrics["micro_f1"] <= 1.0
     assert "micro P" in job.stdout  # the readable table
+    # The event log for the history server, with every stage's jobs named after it.
+    [log] = events.iterdir()
+    descriptions = set()
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        if event["Event"] == "SparkListenerJobStart":
+            descriptions.add(event["Properties"].get("spark.job.description"))
+    assert {f"sparktc: {stage}" for stage in STAGES} <= descriptions

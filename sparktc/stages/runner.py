@@ -109,8 +109,10 @@ def _outside_files(spark: SparkSession, paths: Sequence[str]) -> dict[str, list]
 
 
 def _rows(spark: SparkSession, path: str, listing: list[tuple[str, int]]) -> int | None:
-    """Rows of a Parquet output (from its footers); None for other outputs (files, a corpus)."""
-    if not any(name.endswith(".parquet") for name, _ in listing):
+    """Rows of a Parquet output (from its footers); None for other outputs (files, a corpus, a model
+    bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are."""
+    data = [name for name, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
+    if not data or not all(name.endswith(".parquet") for name in data):
         return None
     return spark.read.parquet(path).count()
 
@@ -154,6 +156,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
     started = _now()
     report = stage.run(spark, config, Tables(output, staging))
     published = time.perf_counter()
+    spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
     for name in stage.writes:
         if not storage.exists(spark, storage.join(staging, name)):
             raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
@@ -162,6 +165,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
     listings = _listings(spark, output, stage.writes)
     outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), listings[name])}
                for name in stage.writes}
+    spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    spark.sparkContext.setLocalProperty("spark.job.description", None)
     manifest = {
         "stage": stage.name,
         "sparktc_version": __version__,
