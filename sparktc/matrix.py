@@ -44,9 +44,23 @@ class TrainingSet:
         return y
 
 
+def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system and path for a path as Spark writes it, read on an executor:
+    ``file:`` URIs are local paths, Hadoop's ``s3a://`` / ``s3n://`` are pyarrow's ``s3://``
+    (credentials from the executor's environment or instance role), ``hdfs://`` needs libhdfs."""
+    scheme, _, rest = path.partition(":")
+    if not rest or len(scheme) == 1:  # a plain local path (or a Windows drive letter)
+        return pafs.LocalFileSystem(), path
+    if scheme == "file":
+        return pafs.LocalFileSystem(), "/" + rest.lstrip("/")
+    if scheme in ("s3a", "s3n"):
+        path = "s3" + path[len(scheme):]
+    return pafs.FileSystem.from_uri(path)
+
+
 def fingerprint(path: str) -> tuple:
     """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
-    filesystem, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    filesystem, root = arrow_filesystem(path)
     infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
     return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
 
@@ -64,7 +78,9 @@ def load_training_set(path: str, n_features: int) -> TrainingSet:
 def _load(path: str, n_features: int, fingerprint: tuple) -> TrainingSet:
     if not fingerprint:
         raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
-    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "labels", "indices", "values"])
+    filesystem, root = arrow_filesystem(path)
+    table = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
+        columns=["doc_id", "labels", "indices", "values"])
     table = table.sort_by("doc_id")  # LIBLINEAR's result depends on row order; make it the corpus's, not Spark's
     X = csr_from_lists(table.column("indices"), table.column("values"), n_features)
     labels = table.column("labels").combine_chunks()

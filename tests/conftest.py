@@ -70,6 +70,26 @@ def spark():
     session.stop()
 
 
+def reuters21578_overrides() -> list[str]:
+    """The settings that point conf/reuters21578.toml at the real corpus and stop list in ../shared/data."""
+    return [f"corpus.path={shared_data('reuters21578')}",
+            f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"]
+
+
+@pytest.fixture(scope="session")
+def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
+    """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
+    (output directory, each stage's manifest by stage name). tests/test_reuters21578_pipeline.py
+    checks it against the published figures, tests/test_cluster.py against a standalone-cluster run."""
+    from sparktc.config import load_config
+    from sparktc.stages.pipeline import run as run_pipeline
+
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
+    output = str(tmp_path_factory.mktemp("reuters21578"))
+    reports = {m["stage"]: m for m in run_pipeline(spark, config, output)}
+    return output, reports
+
+
 def invented_words(rng, count: int) -> list[str]:
     """``count`` distinct made-up words (consonant-vowel syllables), sorted, for seeded test corpora."""
     letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")

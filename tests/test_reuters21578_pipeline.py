@@ -22,13 +22,9 @@ from conftest import REPO, shared_data
 
 
 @pytest.fixture(scope="module")
-def run(spark, tmp_path_factory):
-    corpus = shared_data("reuters21578")
-    config = load_config(str(REPO / "conf" / "reuters21578.toml"), [f"corpus.path={corpus}",
-                         f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"])
-    output = str(tmp_path_factory.mktemp("reuters21578"))
-    reports = {m["stage"]: m for m in run_pipeline(spark, config, output)}
-    return output, reports
+def run(reuters21578_run):
+    """The suite's one local-mode run of the pipeline (conftest.py; tests/test_cluster.py compares with it)."""
+    return reuters21578_run
 
 
 def test_aptemod_counts(spark, run) -> None:

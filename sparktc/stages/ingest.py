@@ -25,7 +25,7 @@ from sparktc import storage
 from sparktc.config import Config, CorpusConfig
 from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
 from sparktc.corpora.files import Parser, read_records
-from sparktc.matrix import fingerprint
+from sparktc.matrix import arrow_filesystem, fingerprint
 from sparktc.records import TEST, TRAIN, Reject, record_batches
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
@@ -102,7 +102,9 @@ class LabelIndex:
 @lru_cache(maxsize=1)
 def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
     accepted = ds.field("reason").is_null()
-    assignments = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "category"], filter=accepted)
+    filesystem, root = arrow_filesystem(path)
+    assignments = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
+        columns=["doc_id", "category"], filter=accepted)
     ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")])
     doc_ids, categories = ordered.column("doc_id").combine_chunks(), ordered.column("category").combine_chunks()
     new_doc = np.ones(len(doc_ids), dtype=bool)

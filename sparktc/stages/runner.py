@@ -162,6 +162,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
             raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
         storage.rename(spark, storage.join(staging, name), storage.join(output, name))
     storage.delete(spark, staging)
+    if storage.list_files(spark, storage.join(output, INCOMPLETE)) == []:
+        storage.delete(spark, storage.join(output, INCOMPLETE))
     listings = _listings(spark, output, stage.writes)
     outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), listings[name])}
                for name in stage.writes}

@@ -1,0 +1,263 @@
+"""The Reuters-21578 pipeline on a real Spark standalone cluster, submitted as a user would.
+
+A master and two workers (one core, 2 GB each) are started from the pyspark installation, on
+127.0.0.1 only, in an environment where sparktc cannot be imported (no PYTHONPATH, a scratch
+working directory; checked first), so the executors can only run sparktc code that
+``./spark-submit.sh`` ships (build/sparktc.zip through --py-files). The job runs with two
+executors of 1 GB, one per worker, and its tables and metrics must equal those of the suite's
+local-mode run (``reuters21578_run`` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+
+from conftest import REPO, reuters21578_overrides
+
+SPARK_HOME = Path(__import__("pyspark").__file__).parent
+VENV_PYTHON = REPO / ".venv" / "bin" / "python"
+WORKERS = 2
+START_TIMEOUT = 180  # seconds for the master and both workers to register (JVM start-up on a busy 2-core box)
+SUBMIT_TIMEOUT = 1200
+STOP_GRACE = 20  # seconds between SIGTERM and SIGKILL
+
+
+def free_port() -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def cluster_environment() -> dict[str, str]:
+    """The daemons' environment: loopback only, and nothing that would let Python find sparktc."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # The master's REST submission server would take the fixed port 6066; nothing here uses it.
+    environment["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"
+    return environment
+
+
+def group_members(pgid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every live (non-zombie) process in process group ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            state, _, group = stat[stat.rindex(")") + 2:].split()[:3]
+            if int(group) == pgid and state != "Z":
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                members.append((int(entry.name), command[:200]))
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return members
+
+
+def stop_group(process: subprocess.Popen) -> list[tuple[int, str]]:
+    """SIGTERM the process and its group (it leads a session of its own), SIGKILL after the grace
+    period; the processes of the group still alive afterwards (none expected)."""
+    pgid = process.pid  # start_new_session=True: its pid is its process group id
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + (STOP_GRACE if sig == signal.SIGTERM else 10)
+        while time.monotonic() < deadline:
+            if process.poll() is not None and not group_members(pgid):
+                return []
+            time.sleep(0.2)
+    process.poll()
+    return group_members(pgid)
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        return f"--- {path.name} ---\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as error:
+        return f"--- {path.name}: {error}"
+
+
+def master_state(web_port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/json/", timeout=5) as response:
+        return json.load(response)
+
+
+@dataclass
+class Cluster:
+    url: str
+    web_port: int
+    environment: dict[str, str]
+    scratch: Path  # the daemons' working directory
+    work_dirs: list[Path]
+    logs: list[Path]
+
+    def state(self) -> dict:
+        return master_state(self.web_port)
+
+    def log_tails(self) -> str:
+        return "\n".join(tail(log) for log in self.logs)
+
+
+def test_sparktc_is_not_importable_where_the_cluster_runs(tmp_path: Path) -> None:
+    """The precondition of the cluster run: in the daemons' environment and working directory,
+    the project's interpreter cannot import sparktc (it is not installed in .venv)."""
+    probe = subprocess.run([str(VENV_PYTHON), "-c", "import sparktc"], cwd=tmp_path, env=cluster_environment(),
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode != 0 and "ModuleNotFoundError: No module named 'sparktc'" in probe.stderr, probe.stderr
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A standalone master and two one-core workers on 127.0.0.1, stopped (with everything they
+    started) when the module ends, also after a failure."""
+    base = tmp_path_factory.mktemp("cluster")
+    scratch = base / "cwd"
+    scratch.mkdir()
+    environment = cluster_environment()
+    probe = subprocess.run([str(VENV_PYTHON), "-c", "import sparktc"], cwd=scratch, env=environment,
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr, \
+        f"sparktc is importable where the workers run, so the cluster run would prove nothing: {probe.stderr}"
+
+    port, web_port = free_port(), free_port()
+    url = f"spark://127.0.0.1:{port}"
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    commands = [("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                            "--port", str(port), "--webui-port", str(web_port)])]
+    work_dirs = []
+    for number in range(1, WORKERS + 1):
+        work_dir = base / f"worker{number}"
+        work_dir.mkdir()
+        work_dirs.append(work_dir)
+        commands.append((f"worker{number}", [
+            spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
+            "--memory", "2g", "--webui-port", str(free_port()), "--work-dir", str(work_dir), url]))
+    logs = [base / f"{name}.log" for name, _ in commands]
+    started: list[subprocess.Popen] = []
+    leftovers = []
+    try:
+        for (name, command), log in zip(commands, logs):
+            with open(log, "wb") as handle:
+                started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
+                                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
+        the_cluster = Cluster(url, web_port, environment, scratch, work_dirs, logs)
+        deadline = time.monotonic() + START_TIMEOUT
+        alive = 0
+        while True:
+            exited = [(name, process.returncode) for (name, _), process in zip(commands, started)
+                      if process.poll() is not None]
+            if exited:
+                pytest.fail(f"cluster daemons exited: {exited}\n{the_cluster.log_tails()}")
+            try:
+                alive = sum(worker["state"] == "ALIVE" for worker in the_cluster.state()["workers"])
+            except OSError:
+                alive = 0  # the master's web UI is not up yet
+            if alive == WORKERS:
+                break
+            if time.monotonic() > deadline:
+                pytest.fail(f"{alive} of {WORKERS} workers registered with {url} after {START_TIMEOUT} s\n"
+                            f"{the_cluster.log_tails()}")
+            time.sleep(1)
+        yield the_cluster
+    finally:
+        for process in reversed(started):  # workers first, then the master
+            leftovers += stop_group(process)
+    assert not leftovers, f"processes of the test cluster still running after SIGKILL: {leftovers}"
+
+
+@pytest.fixture(scope="module")
+def cluster_run(cluster: Cluster, tmp_path_factory):
+    """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds)."""
+    output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
+    command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
+               "--conf", "spark.driver.host=127.0.0.1", "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
+               *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
+               "--output", str(output)]
+    # spark-submit.sh binds to loopback by itself only in local mode; the driver must too.
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    began = time.monotonic()
+    job = subprocess.Popen(command, cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = job.communicate(timeout=SUBMIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        stop_group(job)
+        stdout, stderr = job.communicate()
+        pytest.fail(f"spark-submit did not finish in {SUBMIT_TIMEOUT} s\n{stderr[-3000:]}\n{cluster.log_tails()}")
+    finally:
+        leftovers = stop_group(job)  # nothing of the submit (driver JVM, Python driver) may outlive it
+    seconds = time.monotonic() - began
+    assert not leftovers, f"processes of spark-submit still running after SIGKILL: {leftovers}"
+    executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs for log in work_dir.glob("app-*/*/stderr"))
+    assert job.returncode == 0, f"{stderr[-4000:]}\n{executor_logs}\n{cluster.log_tails()}"
+    print(f"cluster run: {seconds:.1f} s")
+    return output, stdout, seconds
+
+
+def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
+    """Not local mode: the master lists the application as finished with 2 cores of 1 GB, the
+    stages' manifests name that application and master, and each worker ran one executor that
+    fetched build/sparktc.zip and finished tasks."""
+    output, stdout, _ = cluster_run
+    stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ")]
+    assert stages == ["ingest", "tokenize", "weight", "rank", "train", "evaluate"], stdout
+    manifests = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in stages}
+    [application] = {manifest["spark"]["application_id"] for manifest in manifests.values()}
+    assert {manifest["spark"]["master"] for manifest in manifests.values()} == {cluster.url}
+    assert application.startswith("app-"), application  # local mode names its application local-...
+    deadline = time.monotonic() + 30
+    while True:  # the master may take a moment to move the application to the completed list
+        completed = {app["id"]: app for app in cluster.state()["completedapps"]}
+        if application in completed or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert application in completed, cluster.state()
+    app = completed[application]
+    assert (app["name"], app["state"], app["cores"], app["memoryperexecutor"]) == \
+        ("sparktc-reuters21578", "FINISHED", 2, 1024), app
+    for work_dir in cluster.work_dirs:  # one executor directory per executor the worker launched
+        executors = sorted((work_dir / application).iterdir())
+        assert executors and all((executor / "sparktc.zip").is_file() for executor in executors), executors
+        finished = sum((executor / "stderr").read_text(errors="replace").count("Finished task") for executor in executors)
+        assert finished > 0, "\n".join(tail(executor / "stderr") for executor in executors)
+
+
+def test_metrics_equal_the_local_run(cluster_run, reuters21578_run) -> None:
+    cluster_output, _, _ = cluster_run
+    local_output, _ = reuters21578_run
+    cluster_metrics = json.loads((cluster_output / "metrics.json").read_text())
+    local_metrics = json.loads(Path(local_output, "metrics.json").read_text())
+    assert cluster_metrics["micro_f1"] >= 0.855
+    assert cluster_metrics == local_metrics
+
+
+@pytest.mark.parametrize(("name", "key"), [("models", "category"), ("predictions", "doc_id"),
+                                           ("contingency", "category")])
+def test_tables_equal_the_local_run(spark, cluster_run, reuters21578_run, name: str, key: str) -> None:
+    cluster_output, _, _ = cluster_run
+    local_output, _ = reuters21578_run
+
+    def table(output):
+        frame = spark.read.parquet(f"{output}/{name}")
+        return frame.drop("seconds").orderBy(key)  # models.seconds: wall time, the one column that may differ
+
+    reference = table(local_output)
+    assert reference.count() == (90 if name != "predictions" else 3_019)
+    assert_df_equality(table(cluster_output), reference)
