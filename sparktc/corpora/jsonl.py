@@ -29,11 +29,11 @@ def _usable_id(record: Any) -> str | None:
     return str(doc_id)
 
 
-def _problem(record: Any) -> str | None:
+def _problem(record: Any, labelled: bool) -> str | None:
     """What is wrong with a decoded line, or None when it is a valid document."""
     if not isinstance(record, dict):
         return f"expected a JSON object like {_EXAMPLE}, got {type(record).__name__}"
-    for key in ("id", "text", "labels", "split"):
+    for key in ("id", "text", "labels", "split") if labelled else ("id", "text"):
         if key not in record:
             return f"missing field {key!r}; each line must look like {_EXAMPLE}"
     if _usable_id(record) is None:
@@ -42,19 +42,20 @@ def _problem(record: Any) -> str | None:
         return f"field 'text' must be a string, got {type(record['text']).__name__}"
     if not record["text"].strip():
         return "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"
-    labels = record["labels"]
+    labels = record.get("labels", [])
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         return f"field 'labels' must be a list of strings, got {labels!r}"
-    if record["split"] not in (TRAIN, TEST):
+    if (labelled or "split" in record) and record["split"] not in (TRAIN, TEST):
         return f"field 'split' must be {TRAIN!r} or {TEST!r}, got {record['split']!r}"
     return None
 
 
-def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
+def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> Iterator[Document | Reject]:
     """Yield a Document (``text`` set, ``tokens=None``) or a Reject per non-blank line.
 
     Rejected, with the line number: non-UTF-8 bytes, invalid JSON, a missing or wrongly typed
     field, an empty text, a split other than train/test, and an id already accepted earlier in the file.
+    ``labelled=False`` (documents to classify) makes ``labels`` and ``split`` optional: no labels, no split.
     """
     accepted: set[str] = set()
     for number, raw in enumerate(lines, 1):
@@ -71,7 +72,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Document | Reje
         except json.JSONDecodeError as exc:
             yield Reject(source, number, None, f"invalid JSON ({exc.msg}: column {exc.colno}); one object per line")
             continue
-        problem = _problem(record)
+        problem = _problem(record, labelled)
         if problem is not None:
             yield Reject(source, number, _usable_id(record), problem)
             continue
@@ -81,4 +82,4 @@ def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Document | Reje
             yield Reject(source, number, doc_id, reason)
         else:
             accepted.add(doc_id)
-            yield Document(doc_id, record["split"], tuple(record["labels"]), record["text"], None, source, number)
+            yield Document(doc_id, record.get("split"), tuple(record.get("labels", ())), record["text"], None, source, number)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -24,7 +25,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from sparktc import reports, storage
 from sparktc.category_sets import category_subsets
-from sparktc.config import Config
+from sparktc.config import Config, TrainConfig
 from sparktc.evaluation import assemble, to_builtin
 from sparktc.faults import inject
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
@@ -65,6 +66,15 @@ class Scorer:
     knn_k: int
     train_path: str
 
+    @staticmethod
+    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str) -> Scorer:
+        """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
+        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN."""
+        knn = bool(len(models)) and models["method"].iloc[0] == "knn"
+        W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
+        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, W=None if knn else W,
+                      b=models["bias"].to_numpy(), knn_k=knn_k, train_path=train_path)
+
     def scores(self, X) -> np.ndarray:
         if self.W is not None:
             return np.asarray(X @ self.W) + self.b
@@ -80,7 +90,9 @@ def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...], files: tuple) -
     return np.column_stack([training.positives(code) for code in codes])
 
 
-def _predict(batch: pa.RecordBatch, scorer: Scorer, threshold: np.ndarray, rcut_k: int, top_k: int) -> pa.RecordBatch:
+def predict_batch(batch: pa.RecordBatch, scorer: Scorer, threshold: np.ndarray, rcut_k: int, top_k: int) -> pa.RecordBatch:
+    """A batch of vectors (doc_id, labels, indices, values) to predictions: the categories above their
+    threshold (or the ``rcut_k`` best), and the ``top_k`` best categories with their scores."""
     codes = scorer.codes
     X = csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms)
     scores = scorer.scores(X)
@@ -100,7 +112,7 @@ def _predict(batch: pa.RecordBatch, scorer: Scorer, threshold: np.ndarray, rcut_
     )
 
 
-def _pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
+def pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
     """PCut (REFERENCE.md section 5): per category, the score of the test document ranked just below
     the training share of the test set, so that share of documents scores above it."""
 
@@ -123,32 +135,34 @@ def _pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.nda
     return thresholds
 
 
+def decision_rule(settings: TrainConfig, models: pd.DataFrame, n_train: int, documents: DataFrame,
+                  shared) -> tuple[np.ndarray, int]:
+    """Per-category thresholds and RCut's k (0 when thresholds decide) for ``documents``: the models'
+    own thresholds, or PCut's over ``documents`` (``n_train`` training documents give each category's share)."""
+    threshold = models["threshold"].to_numpy()
+    if settings.thresholding == "pcut":
+        threshold = pcut_thresholds(documents, shared, models["train_positives"].to_numpy() / max(n_train, 1))
+    return threshold, settings.rcut_k if settings.thresholding == "rcut" else 0
+
+
 def predict(spark: SparkSession, config: Config, tables: Tables) -> DataFrame:
     """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
     settings = config.train
     models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
-    knn = bool(len(models)) and models["method"].iloc[0] == "knn"
-    scorer = Scorer(
-        codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
-        W=None if knn else (np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))),
-        b=models["bias"].to_numpy(), knn_k=settings.knn_k, train_path=storage.join(tables.input("vectors"), "split=train"),
-    )
+    scorer = Scorer.of(models, n_terms, settings.knn_k, storage.join(tables.input("vectors"), "split=train"))
     shared = spark.sparkContext.broadcast(scorer)
     test = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TEST) \
         .select("doc_id", "labels", "indices", "values")
-    threshold = models["threshold"].to_numpy()
-    if settings.thresholding == "pcut":
-        n_train = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN).count()
-        threshold = _pcut_thresholds(test, shared, models["train_positives"].to_numpy() / max(n_train, 1))
-    rcut_k = settings.rcut_k if settings.thresholding == "rcut" else 0
+    n_train = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN).count()
+    threshold, rcut_k = decision_rule(settings, models, n_train, test, shared)
     top_k = config.evaluate.top_scores
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             try:
                 inject("score")
-                predicted = _predict(batch, shared.value, threshold, rcut_k, top_k)
+                predicted = predict_batch(batch, shared.value, threshold, rcut_k, top_k)
             except MemoryError:
                 raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
             yield predicted

@@ -16,7 +16,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
-from sparktc.config import Config
+from sparktc.config import Config, TokenizeConfig
 from sparktc.records import join_tokens
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
@@ -30,18 +30,29 @@ def token_array(tokens: Column) -> Column:
     return F.when(tokens == "", F.array().cast("array<string>")).otherwise(F.split(tokens, " "))
 
 
+def stop_words_of(spark: SparkSession, settings: TokenizeConfig) -> frozenset[str]:
+    """The words of ``tokenize.stop_list`` (none when it is not set)."""
+    return parse_stop_list(storage.read_text(spark, settings.stop_list)) if settings.stop_list else frozenset()
+
+
+def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
+    """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
+    recipe, shared with the classification of new documents."""
+    tokens = analyzer.analyze([text or "" for text in texts.to_pylist()])
+    return pa.array([join_tokens(t) for t in tokens], type=pa.string())
+
+
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.tokenize
-    stop_words = parse_stop_list(storage.read_text(spark, settings.stop_list)) if settings.stop_list else frozenset()
+    stop_words = stop_words_of(spark, settings)
     stemmer = settings.stemmer
 
     def analyze(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
-            tokens = analyzer.analyze([text or "" for text in batch.column("text").to_pylist()])
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
-                 pa.array([join_tokens(t) for t in tokens], type=pa.string())],
+                 token_strings(analyzer, batch.column("text"))],
                 names=["doc_id", "split", "labels", "tokens"],
             )
 

@@ -8,7 +8,8 @@ the training data: each Python worker loads the training split of ``vectors`` on
 (:func:`sparktc.matrix.load_training_set`) and trains every category Spark sends it, so the
 matrix is never replicated per category and nothing proportional to the corpus reaches the driver.
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
-needs no term mapping.
+needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
+documents on its own (:mod:`sparktc.stages.bundle`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sparktc.faults import inject
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.matrix import fingerprint, load_training_set
 from sparktc.records import TRAIN
+from sparktc.stages.bundle import MODEL, MODEL_SETTINGS, write_bundle
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.stages.runner import Stage, Tables
@@ -143,6 +145,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             fit_models(spark, tables, settings, space, n_terms, order).write.mode("overwrite").parquet(
                 tables.output("models"))
         order.unpersist()
+        write_bundle(spark, config, tables, training["documents"])
         written = spark.read.parquet(tables.output("models"))
         report.rows_in = n_categories
         report.rows_out = written.count()
@@ -156,5 +159,5 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     return report
 
 
-STAGE = Stage("train", train, reads=("vocabulary", "categories", "term_ranks", "vectors"), writes=("models",),
-              sections=("select", "train", "tune"))
+STAGE = Stage("train", train, reads=("vocabulary", "categories", "term_ranks", "vectors"), writes=("models", MODEL),
+              sections=MODEL_SETTINGS, files=lambda config: [config.tokenize.stop_list])

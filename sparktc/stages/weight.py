@@ -25,6 +25,19 @@ from sparktc.weighting import idf, ltc_rows
 VECTORS_DDL = "doc_id string, split string, labels array<string>, indices array<int>, values array<float>"
 
 
+def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
+                idf_values: np.ndarray) -> tuple[pa.ListArray, pa.ListArray]:
+    """Stored token strings to ltc vectors over the vocabulary ``terms`` (in term_id order): the
+    ``indices`` and ``values`` list columns. Shared with the classification of new documents."""
+    token_lists = split_tokens(tokens)
+    lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+    term_ids = pc.index_in(pc.list_flatten(token_lists), options=pc.SetLookupOptions(value_set=terms)).fill_null(-1)
+    offsets, indices, values = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(token_lists), idf_values)
+    offsets32 = pa.array(offsets.astype(np.int32))
+    return pa.ListArray.from_arrays(offsets32, pa.array(indices)), pa.ListArray.from_arrays(offsets32, pa.array(values))
+
+
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "weight") as report:
         tokens = spark.read.parquet(tables.input("tokens"))
@@ -46,18 +59,10 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
 
         def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             vocabulary_terms, idf_array = shared.value
-            lookup = pc.SetLookupOptions(value_set=vocabulary_terms)
             for batch in batches:
-                token_lists = split_tokens(batch.column("tokens"))
-                lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
-                rows = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
-                term_ids = pc.index_in(pc.list_flatten(token_lists), options=lookup).fill_null(-1)
-                offsets, indices, values = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(batch), idf_array)
-                offsets32 = pa.array(offsets.astype(np.int32))
+                indices, values = ltc_vectors(batch.column("tokens"), vocabulary_terms, idf_array)
                 yield pa.RecordBatch.from_arrays(
-                    [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
-                     pa.ListArray.from_arrays(offsets32, pa.array(indices)),
-                     pa.ListArray.from_arrays(offsets32, pa.array(values))],
+                    [batch.column("doc_id"), batch.column("split"), batch.column("labels"), indices, values],
                     names=["doc_id", "split", "labels", "indices", "values"],
                 )
 

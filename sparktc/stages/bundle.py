@@ -1,0 +1,130 @@
+"""The model bundle: everything needed to classify new documents, written by the train stage as ``OUTPUT/model``.
+
+Layout (small files read through Hadoop file systems, tables in Parquet)::
+
+    model/bundle.json    format number, sparktc version, the settings that shaped the model, the
+                         tokenization (stop words themselves, stemmer, whether the corpus came
+                         tokenized), the weighting (scheme, N) and the decision rule (method,
+                         thresholding, RCut's k, kNN's k)
+    model/vocabulary/    term_id, term, df, idf, rank (the chi-square rank: the term selection), in term_id order
+    model/categories/    category, name, parent, train_positives, method, weights (over the
+                         vocabulary, zero outside the category's selected terms), bias, threshold, features
+    model/training/      kNN only: the training vectors (doc_id, labels, indices, values) kNN scores against
+
+Compatibility: a bundle is read only by a sparktc whose :data:`BUNDLE_FORMAT` equals the bundle's
+``bundle_format``; the number changes whenever the layout or the meaning of a part changes
+(tokenization, weighting, scoring), whatever the sparktc version that wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import SparkSession
+
+from sparktc import __version__, storage
+from sparktc.config import Config, TrainConfig, load_section
+from sparktc.stages.evaluate import SETTINGS, Scorer
+from sparktc.stages.ingest import TOKENIZED_FORMATS
+from sparktc.stages.runner import Tables
+from sparktc.stages.tokenize import stop_words_of
+from sparktc.weighting import idf
+
+#: The train stage's output holding the bundle.
+MODEL = "model"
+BUNDLE_FORMAT = 1
+DESCRIPTION = "bundle.json"
+VOCABULARY, CATEGORIES, TRAINING = "vocabulary", "categories", "training"
+#: The configuration sections that shape a model ([evaluate] and [spark] do not).
+MODEL_SETTINGS = tuple(section for section in SETTINGS if section != "evaluate")
+
+
+class BundleError(ValueError):
+    """A model bundle that cannot be used: missing, incomplete, or of another bundle format."""
+
+
+def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: int) -> None:
+    """Write ``model`` beside the train stage's ``models``, from it and the tables training read."""
+    target = tables.output(MODEL)
+    ranks = spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank")
+    spark.read.parquet(tables.input("vocabulary")).join(ranks, "term_id").orderBy("term_id").coalesce(1) \
+        .write.mode("overwrite").parquet(storage.join(target, VOCABULARY))
+    models = spark.read.parquet(tables.output("models")).select(
+        "category", "method", "weights", "bias", "threshold", "features")
+    spark.read.parquet(tables.input("categories")).select("category", "name", "parent", "train_positives") \
+        .join(models, "category").orderBy("category").coalesce(1) \
+        .write.mode("overwrite").parquet(storage.join(target, CATEGORIES))
+    if config.train.method == "knn":
+        storage.copy(spark, storage.join(tables.input("vectors"), "split=train"), storage.join(target, TRAINING))
+    settings = config.as_dict()
+    description = {
+        "bundle_format": BUNDLE_FORMAT,
+        "sparktc_version": __version__,
+        "settings": {section: settings[section] for section in MODEL_SETTINGS},
+        "tokenize": {"tokenized_corpus": config.corpus.format in TOKENIZED_FORMATS, "stemmer": config.tokenize.stemmer,
+                     "stop_words": sorted(stop_words_of(spark, config.tokenize))},
+        "weight": {"scheme": config.weight.scheme, "train_documents": n_train},
+    }
+    storage.write_text(spark, storage.join(target, DESCRIPTION), json.dumps(description, indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A model bundle as the driver holds it: small (vocabulary and category sized, plus kNN's training path)."""
+
+    path: str
+    stop_words: frozenset[str]
+    stemmer: str
+    terms: pa.StringArray  # in term_id order
+    idf: np.ndarray
+    train: TrainConfig
+    n_train: int
+    categories: pd.DataFrame  # one row per category, ordered by category
+    scorer: Scorer
+
+    @property
+    def names(self) -> dict[str, str]:
+        return dict(zip(self.categories["category"], self.categories["name"]))
+
+
+def _require(spark: SparkSession, path: str, part: str) -> str:
+    found = storage.join(path, part)
+    if not storage.exists(spark, found):
+        raise BundleError(f"the model bundle {path} is incomplete: {part} is missing; copy the whole {MODEL} "
+                          "directory the train stage wrote, or train again")
+    return found
+
+
+def load_bundle(spark: SparkSession, path: str) -> Bundle:
+    """Read and check the bundle at ``path`` (a train stage's ``OUTPUT/model``)."""
+    if not storage.exists(spark, path):
+        raise BundleError(f"no model bundle at {path}; give the {MODEL} directory a training run wrote "
+                          "(jobs/pipeline.py or jobs/train.py --output OUTPUT writes OUTPUT/model)")
+    try:
+        description = json.loads(storage.read_text(spark, _require(spark, path, DESCRIPTION)))
+    except (Py4JJavaError, json.JSONDecodeError) as error:  # a Hadoop checksum error, a file cut short
+        raise BundleError(f"the model bundle {path} is damaged: {DESCRIPTION} cannot be read "
+                          f"({type(error).__name__}); copy the bundle again, or train again") from None
+    found = description.get("bundle_format")
+    if found != BUNDLE_FORMAT:
+        raise BundleError(
+            f"the model bundle {path} has bundle format {found} (written by sparktc {description.get('sparktc_version')}); "
+            f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
+            "version, or classify with the version that wrote it")
+    train = load_section("train", description["settings"]["train"])
+    vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
+    categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
+    training = _require(spark, path, TRAINING) if train.method == "knn" else ""
+    n_train = description["weight"]["train_documents"]
+    tokenize = description["tokenize"]
+    return Bundle(
+        path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
+        terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
+        idf=idf(vocabulary["df"].to_numpy(), n_train), train=train, n_train=n_train, categories=categories,
+        scorer=Scorer.of(categories, len(vocabulary), train.knn_k, training),
+    )

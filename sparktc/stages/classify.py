@@ -1,0 +1,136 @@
+"""Classify new documents with a model bundle: files -> ``OUTPUT/predictions`` and ``OUTPUT/rejects``.
+
+The same code as the pipeline, step for step: files are read by Spark's ``binaryFile`` source and
+parsed on the executors by the corpus readers; raw texts are analyzed by the tokenize stage's
+recipe with the bundle's stop words and stemmer (token files are taken as they are, as the tokenize
+stage takes them); vectors are weighted by the weight stage's ltc with the bundle's vocabulary, df
+and N; scores and decisions come from the evaluate stage (PCut's thresholds over the documents
+classified, as evaluate computes them over the test set). The bundle is broadcast; the driver only
+sees counts and the first few rejected ids.
+
+Documents with no term of the bundle's vocabulary (and records the readers reject) are not
+classified: they go to ``rejects`` (source, line, doc_id, reason), and the job says how many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparktc import storage
+from sparktc.config import ConfigError
+from sparktc.corpora import jsonl, lyrl2004_columnar
+from sparktc.corpora.plain_text import read_text_file
+from sparktc.records import TEST, Reject
+from sparktc.stages.bundle import Bundle
+from sparktc.stages.evaluate import PREDICTIONS_DDL, decision_rule, predict_batch
+from sparktc.stages.ingest import Reader, line_reader, parse_files
+from sparktc.stages.report import StageReport, stage
+from sparktc.stages.runner import INCOMPLETE
+from sparktc.stages.tokenize import token_strings
+from sparktc.stages.weight import ltc_vectors
+from sparktc.text import Analyzer
+
+#: How documents arrive: JSON Lines (id, text; labels and split optional), plain text files (one
+#: document per file, id = file name), or LYRL2004 token files (``.I``/``.W`` records, any file name).
+READERS: dict[str, Reader] = {
+    "jsonl": line_reader(partial(jsonl.parse_jsonl, labelled=False)),
+    "text": read_text_file,
+    "lyrl2004": lambda content, source: lyrl2004_columnar.read_token_file(content, source, TEST),
+}
+OUTPUT_FORMATS = ("parquet", "jsonl")
+NO_TERMS = "no term of the model's vocabulary: nothing to classify by"
+VECTORS_DDL = "doc_id string, labels array<string>, indices array<int>, values array<float>, " \
+              "source string, line int, reason string"
+SHOWN = 5
+
+
+class ClassifyError(ValueError):
+    """Input to classify that is missing."""
+
+
+def check_arguments(input_format: str, output_format: str, top_k: int) -> None:
+    """Refuse an unknown input or output format, or a top-K below 1, before Spark starts."""
+    if input_format not in READERS:
+        raise ConfigError(f"--input-format {input_format!r} is not known; formats: {', '.join(READERS)}")
+    if output_format not in OUTPUT_FORMATS:
+        raise ConfigError(f"--format {output_format!r} is not known; formats: {', '.join(OUTPUT_FORMATS)}")
+    if top_k < 1:
+        raise ConfigError(f"--top-k {top_k}: expected an integer >= 1")
+
+
+def _write(frame: DataFrame, path: str, output_format: str) -> None:
+    writer = frame.write.mode("overwrite")
+    writer.parquet(path) if output_format == "parquet" else writer.json(path)
+
+
+def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -> DataFrame:
+    """Every record under ``path`` as a vector over the bundle's vocabulary, or with the reason it is rejected."""
+    shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
+    stop_words, stemmer = bundle.stop_words, bundle.stemmer
+
+    def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        terms, idf_values = shared.value
+        analyzer = Analyzer(stop_words, stemmer)
+        for batch in batches:
+            given = batch.column("tokens")
+            tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text")), given)
+            indices, values = ltc_vectors(tokens, terms, idf_values)
+            empty = pc.and_(pc.is_null(batch.column("reason")), pc.equal(pc.list_value_length(indices), 0))
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc_id"), batch.column("labels"), indices, values, batch.column("source"),
+                 batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
+                names=["doc_id", "labels", "indices", "values", "source", "line", "reason"])
+
+    return parse_files(spark, [path], READERS[input_format]).mapInArrow(vectorize, VECTORS_DDL)
+
+
+def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
+             output_format: str = "parquet", top_k: int = 5) -> StageReport:
+    """Classify the documents under ``path`` into ``output``/predictions (doc_id, labels, predicted,
+    predicted_names, top_categories, top_scores); rejected records and documents without a vocabulary
+    term into ``output``/rejects. Both are written aside and moved into ``output`` when complete."""
+    check_arguments(input_format, output_format, top_k)
+    if not storage.exists(spark, path):
+        raise ClassifyError(f"no input at {path}; give a file or a directory of {input_format} files")
+    staging = storage.join(output, INCOMPLETE)
+    with stage(spark, "classify") as report:
+        vectors(spark, bundle, path, input_format).write.mode("overwrite").parquet(storage.join(staging, "vectors"))
+        staged = spark.read.parquet(storage.join(staging, "vectors"))
+        documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values")
+        scorer = spark.sparkContext.broadcast(bundle.scorer)
+        threshold, rcut_k = decision_rule(bundle.train, bundle.categories, bundle.n_train, documents, scorer)
+
+        def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                yield predict_batch(batch, scorer.value, threshold, rcut_k, top_k)
+
+        names = F.create_map(*[F.lit(value) for pair in bundle.names.items() for value in pair])
+        predictions = documents.mapInArrow(score, PREDICTIONS_DDL).withColumn(
+            "predicted_names", F.transform("predicted", lambda code: F.element_at(names, code))) \
+            .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
+        _write(predictions, storage.join(staging, "predictions"), output_format)
+        rejects = staged.filter(F.col("reason").isNotNull()).select("source", "line", "doc_id", "reason")
+        _write(rejects, storage.join(staging, "rejects"), output_format)
+        counts = {row.reason: row["count"] for row in staged.groupBy(
+            F.when(F.col("reason") == NO_TERMS, "no vocabulary term").when(F.col("reason").isNotNull(), "rejected")
+            .alias("reason")).count().collect()}
+        first = [Reject(r.source, r.line, r.doc_id, r.reason).message()
+                 for r in rejects.orderBy("source", "line").limit(SHOWN).collect()]
+        for name in ("predictions", "rejects"):
+            storage.rename(spark, storage.join(staging, name), storage.join(output, name))
+        storage.delete(spark, staging)
+        scorer.unpersist()
+        report.rows_in = sum(counts.values())
+        report.rows_out = counts.pop(None, 0)
+        report.set_aside = counts
+        if first:
+            print(f"sparktc: {sum(counts.values()):,} records not classified, in {storage.join(output, 'rejects')}; "
+                  "the first:\n  " + "\n  ".join(first), flush=True)
+        report.details = {"bundle": bundle.path, "input": path, "input_format": input_format}
+    return report

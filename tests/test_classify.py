@@ -1,0 +1,195 @@
+"""Classifying new documents with a model bundle (OUTPUT/model, written by the train stage).
+
+* Reuters-21578 R(10): the test documents as JSON Lines, through ``./spark-submit.sh jobs/classify.py``,
+  get exactly the pipeline's own predictions (evaluate's ``predictions`` table) and top scores;
+  the same texts as plain text files likewise, written as JSON Lines;
+* the synthetic LYRL2004-format corpus (tokenized): its test token files get the pipeline's
+  predictions, with PCut (thresholds over the documents classified) and with kNN (training vectors
+  in the bundle);
+* clear errors: a bundle of another format, a part of the bundle missing, a missing input, an
+  unknown input format (exit 2 before Spark starts); documents without a vocabulary term go to rejects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO, shared_data
+from sparktc.config import load_config
+from sparktc.stages.bundle import BundleError, load_bundle
+from sparktc.stages.classify import NO_TERMS, ClassifyError, classify
+from sparktc.stages.pipeline import run as run_pipeline
+
+
+@pytest.fixture(scope="module")
+def reuters(spark, tmp_path_factory) -> Path:
+    """A pipeline run on Reuters-21578 R(10), ApteMod."""
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"), [
+        f"corpus.path={shared_data('reuters21578')}", "corpus.category_set=R10",
+        f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"])
+    output = tmp_path_factory.mktemp("reuters-r10")
+    run_pipeline(spark, config, str(output))
+    return output
+
+
+@pytest.fixture(scope="module")
+def test_documents(spark, reuters) -> pd.DataFrame:
+    """The pipeline's test documents (id, text) with whether their vector is empty."""
+    documents = spark.read.parquet(str(reuters / "documents")).filter("split = 'test'").select("doc_id", "text")
+    vectors = spark.read.parquet(str(reuters / "vectors")).filter("split = 'test'").selectExpr(
+        "doc_id", "size(indices) = 0 AS empty")
+    return documents.join(vectors, "doc_id").orderBy("doc_id").toPandas()
+
+
+def pipeline_predictions(spark, run: Path) -> pd.DataFrame:
+    return spark.read.parquet(str(run / "predictions")).toPandas().set_index("doc_id")
+
+
+def assert_same_predictions(classified: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """Same predicted categories and top categories per document, top scores to 1e-9."""
+    expected = expected.loc[classified.index]
+    assert [list(p) for p in classified["predicted"]] == [list(p) for p in expected["predicted"]]
+    assert [list(c) for c in classified["top_categories"]] == [list(c) for c in expected["top_categories"]]
+    np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(expected["top_scores"]), rtol=0, atol=1e-9)
+
+
+def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents, tmp_path):
+    source = tmp_path / "documents.jsonl"
+    with source.open("w") as handle:
+        for row in test_documents.itertuples():
+            handle.write(json.dumps({"id": row.doc_id, "text": row.text}) + "\n")
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    job = subprocess.run(
+        ["./spark-submit.sh", "--master", "local[2]", "jobs/classify.py", "--model", str(reuters / "model"),
+         "--input", str(source), "--output", str(tmp_path / "classified")],
+        cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
+    assert job.returncode == 0, job.stderr[-3000:]
+    classified = pd.read_parquet(tmp_path / "classified" / "predictions").set_index("doc_id")
+    rejects = pd.read_parquet(tmp_path / "classified" / "rejects")
+    expected = pipeline_predictions(spark, reuters)
+    empty = set(test_documents.loc[test_documents["empty"], "doc_id"])
+    # Every test document is classified, but those the pipeline scored with an empty vector, which are rejected.
+    assert set(classified.index) == set(expected.index) - empty and len(classified) + len(empty) == len(test_documents)
+    assert set(rejects["doc_id"]) == empty and set(rejects["reason"]) <= {NO_TERMS}
+    assert_same_predictions(classified, expected)
+    names = load_bundle(spark, str(reuters / "model")).names
+    assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
+    print(f"Reuters R(10): {len(test_documents)} test documents, {len(classified)} classified, "
+          f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
+    assert "sparktc: classify" in job.stdout
+
+
+def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_documents, tmp_path):
+    directory = tmp_path / "texts"
+    directory.mkdir()
+    chosen = test_documents[~test_documents["empty"]].iloc[::25]
+    for row in chosen.itertuples():
+        (directory / row.doc_id).write_text(row.text, encoding="utf-8")
+    report = classify(spark, load_bundle(spark, str(reuters / "model")), str(directory), str(tmp_path / "out"),
+                      input_format="text", output_format="jsonl", top_k=3)
+    assert report.rows_in == report.rows_out == len(chosen)
+    parts = sorted((tmp_path / "out" / "predictions").glob("part-*.json"))
+    classified = pd.concat([pd.read_json(part, lines=True, dtype={"doc_id": str}) for part in parts]).set_index("doc_id")
+    expected = pipeline_predictions(spark, reuters)
+    expected["top_categories"] = expected["top_categories"].map(lambda c: list(c)[:3])
+    expected["top_scores"] = expected["top_scores"].map(lambda s: list(s)[:3])
+    assert sorted(classified.index) == sorted(chosen["doc_id"])
+    assert_same_predictions(classified, expected)
+
+
+def test_documents_without_vocabulary_terms_and_bad_lines_are_rejected(spark, reuters, tmp_path):
+    source = tmp_path / "documents.jsonl"
+    source.write_text("\n".join([
+        json.dumps({"id": "oil", "text": "Crude oil prices rose as OPEC cut output", "labels": ["crude"]}),
+        json.dumps({"id": "stop", "text": "the and of it was"}),
+        json.dumps({"id": "unknown", "text": "zzqx qqzv 12345"}),
+        "{not json",
+    ]) + "\n")
+    report = classify(spark, load_bundle(spark, str(reuters / "model")), str(source), str(tmp_path / "out"))
+    assert (report.rows_in, report.rows_out, report.set_aside) == (4, 1, {"no vocabulary term": 2, "rejected": 1})
+    rejects = pd.read_parquet(tmp_path / "out" / "rejects").sort_values("line")
+    assert list(rejects["line"]) == [2, 3, 4] and list(rejects["doc_id"][:2]) == ["stop", "unknown"]
+    assert list(rejects["reason"][:2]) == [NO_TERMS] * 2 and "invalid JSON" in rejects["reason"].iloc[2]
+    predictions = pd.read_parquet(tmp_path / "out" / "predictions")
+    assert list(predictions["doc_id"]) == ["oil"] and list(predictions["labels"][0]) == ["crude"]
+    assert "crude" in predictions["predicted"][0]
+
+
+@pytest.fixture(scope="module")
+def synthetic(spark, small_corpus, tmp_path_factory) -> Path:
+    """A PCut pipeline run on the synthetic LYRL2004-format corpus (tokenized, no stemming)."""
+    output = tmp_path_factory.mktemp("synthetic") / "run"
+    config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none",
+                                "train.thresholding=pcut"])
+    run_pipeline(spark, config, str(output))
+    return output
+
+
+def token_files(small_corpus: Path, directory: Path) -> Path:
+    """The corpus's test token files alone, in a directory of their own."""
+    directory.mkdir()
+    for path in small_corpus.glob("lyrl2004_tokens_test_pt*"):
+        shutil.copy(path, directory / path.name)
+    return directory
+
+
+@pytest.mark.parametrize("method", ["liblinear", "knn"])
+def test_lyrl2004_token_files_get_the_pipeline_predictions(spark, small_corpus, synthetic, tmp_path, method):
+    run = synthetic
+    if method == "knn":
+        run = tmp_path / "knn"
+        shutil.copytree(synthetic, run)
+        config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none",
+                                    "train.thresholding=scut", "train.method=knn", "train.knn_k=10"])
+        run_pipeline(spark, config, str(run), "train", "evaluate")
+        assert (run / "model" / "training").is_dir()
+    inputs = token_files(small_corpus, tmp_path / "tokens")
+    report = classify(spark, load_bundle(spark, str(run / "model")), str(inputs), str(tmp_path / "out"),
+                      input_format="lyrl2004")
+    expected = pipeline_predictions(spark, run)
+    assert report.rows_in == report.rows_out == len(expected) == 800
+    classified = pd.read_parquet(tmp_path / "out" / "predictions").set_index("doc_id")
+    assert sorted(classified.index) == sorted(expected.index)
+    assert_same_predictions(classified, expected)
+
+
+def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, tmp_path):
+    bundle = tmp_path / "model"
+    shutil.copytree(synthetic / "model", bundle)
+    description = json.loads((bundle / "bundle.json").read_text())
+    (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
+    (bundle / "bundle.json").write_text(json.dumps({**description, "bundle_format": 0, "sparktc_version": "0.0.1"}))
+    with pytest.raises(BundleError, match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 1"):
+        load_bundle(spark, str(bundle))
+    (bundle / "bundle.json").write_text('{"bundle_format": ')
+    with pytest.raises(BundleError, match="damaged: bundle.json cannot be read"):
+        load_bundle(spark, str(bundle))
+    (bundle / "bundle.json").write_text(json.dumps(description))
+    shutil.rmtree(bundle / "categories")
+    with pytest.raises(BundleError, match="incomplete: categories is missing"):
+        load_bundle(spark, str(bundle))
+    with pytest.raises(BundleError, match="no model bundle at"):
+        load_bundle(spark, str(tmp_path / "nowhere"))
+
+
+def test_a_missing_input_is_an_error(spark, synthetic, tmp_path):
+    with pytest.raises(ClassifyError, match="no input at .*nowhere"):
+        classify(spark, load_bundle(spark, str(synthetic / "model")), str(tmp_path / "nowhere"), str(tmp_path / "out"))
+
+
+def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):
+    job = subprocess.run(
+        [sys.executable, "jobs/classify.py", "--model", str(tmp_path), "--input", str(tmp_path),
+         "--output", str(tmp_path / "out"), "--input-format", "xml"],
+        cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert job.returncode == 2
+    assert "sparktc: configuration error: --input-format 'xml' is not known; formats: jsonl, text, lyrl2004" in job.stderr
