@@ -21,7 +21,9 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
         ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/synthetic.toml",
          "--set", "synthesize.documents=4000", "--set", "synthesize.train_documents=1000",
          "--set", "synthesize.vocabulary_size=3000", "--set", "synthesize.chunk_documents=1000",
-         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\"}", "--set", f"spark.event_log={events}",
+         # An uncompressed event log, so this test can read it (Spark compresses with zstd by default).
+         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\", \"spark.eventLog.compress\" = \"false\"}",
+         "--set", f"spark.event_log={events}",
          "--output", str(output)],
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
