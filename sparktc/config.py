@@ -1,21 +1,54 @@
 """Run configuration: TOML files plus ``--set section.key=value`` overrides, checked before Spark starts.
 
 Every section is a frozen dataclass; every field carries its rule (allowed values or a range)
-in its metadata, so an unknown section or key, a wrong type or a bad value stops the job with a
-message that names the key, the bad value and what is allowed.
+in its metadata, and its type hint is checked item by item (``list[float]``: every item a finite
+number), so an unknown section or key, a wrong type or a bad value stops the job with a message
+that names the key, the bad value and what is allowed. Every float is finite and every integer
+bounded; settings that cannot work together, local paths of the wrong kind and unknown
+``spark.sparktc.*`` keys are refused too, all before Spark starts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 from urllib.parse import urlparse
 
+from sparktc.faults import MODES as FAULT_MODES
+from sparktc.faults import SETTING as FAULT_SETTING
 from sparktc.linear import SOLVERS
+
+#: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
+MAX_COUNT = 2**31 - 1
+#: Categories per document (rcut_k, ranks, top_scores): ``predictions`` keeps and the ranking measures
+#: hold that many per document; far above any category set here (R(115), RCV1-v2's 103 topics).
+MAX_PER_DOCUMENT = 1000
+#: Seeds go to numpy (``default_rng`` for the folds, ``SeedSequence`` for synthetic corpora; LIBLINEAR is
+#: always reseeded with 1): 0 <= seed < 2**32, the range every numpy seeding API (RandomState too) takes.
+SEEDS = 2**32
+#: sparktc's own Spark settings; any other ``spark.*`` key goes to Spark as it is.
+SPARKTC_KEYS = (FAULT_SETTING,)
+#: The points :func:`sparktc.faults.inject` is called at.
+FAULT_POINTS = ("train", "score")
+#: Settings a training method does not use, and why: set with it, they would be silently ignored.
+UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
+    "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
+             "select.top_k", "select.reduction_factor"),
+            "kNN compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr"),
+    "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
+                "Rocchio has no solver, C or positive weight"),
+}
+#: The category sets evaluate averages over (sparktc.category_sets): every corpus's, Reuters-21578's, a hierarchy's.
+BASIC_SETS = ("train_positive", "test_positive", "all")
+REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
+HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
+HIERARCHICAL_FORMATS = ("lyrl2004", "synthetic")
 
 
 class ConfigError(ValueError):
@@ -28,6 +61,19 @@ def _choice(*allowed: Any) -> dict[str, Any]:
 
 def _rule(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
     return {"check": check, "description": description}
+
+
+def _between(low: int, high: int) -> dict[str, Any]:
+    return _rule(lambda v: low <= v <= high, f"an integer in [{low:_}, {high:_}]")
+
+
+def _grid(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
+    """A rule for every item of a list (the items' types are checked by the field's type hint)."""
+    return _rule(lambda v: all(check(x) for x in v), description)
+
+
+def _distinct(v: list) -> bool:
+    return len(set(v)) == len(v)
 
 
 @dataclass(frozen=True)
@@ -43,28 +89,33 @@ class CorpusConfig:
     category_set: str = field(default="R90", metadata=_choice("R10", "R90", "R115"))
     document_filter: str = field(default="none", metadata=_choice("none", "aptemod"))
     # RCV1-v2 (LYRL2004): which test parts to read; hierarchy and names files ("" = in corpus.path).
-    test_parts: list = field(
+    # A part listed twice would be read twice, every document of it a duplicate.
+    test_parts: list[int] = field(
         default_factory=lambda: [0, 1, 2, 3],
-        metadata=_rule(lambda v: len(v) > 0 and all(p in (0, 1, 2, 3) for p in v), "a non-empty list drawn from 0, 1, 2, 3"),
+        metadata=_rule(lambda v: len(v) > 0 and _distinct(v) and all(p in (0, 1, 2, 3) for p in v),
+                       "a non-empty list of distinct parts from 0, 1, 2, 3"),
     )
     hierarchy: str = ""
     topic_names: str = ""
-    # JSON Lines: the category list; empty means every label seen in the corpus.
-    categories: list = field(default_factory=list, metadata=_rule(lambda v: all(isinstance(c, str) for c in v), "a list of strings"))
+    # JSON Lines: the category list; empty means every label seen in the corpus. A category listed
+    # twice would be trained and counted twice.
+    categories: list[str] = field(default_factory=list, metadata=_rule(_distinct, "a list of distinct strings"))
 
 
 @dataclass(frozen=True)
 class SynthesizeConfig:
     """Shape of the synthetic LYRL2004-format corpus (defaults: the real RCV1-v2 shape)."""
 
-    documents: int = field(default=804_414, metadata=_rule(lambda v: v >= 10, ">= 10"))
-    train_documents: int = field(default=23_149, metadata=_rule(lambda v: v >= 1, ">= 1"))
-    vocabulary_size: int = field(default=47_236, metadata=_rule(lambda v: v >= 100, ">= 100"))
-    tokens_per_document: int = field(default=120, metadata=_rule(lambda v: v >= 5, ">= 5"))
-    seed: int = 0
+    # Within the limits of sparktc.synthetic.SyntheticShape and of synthesize()'s chunk_documents;
+    # train_documents is at most documents - 4 (each of the 4 test files gets a document).
+    documents: int = field(default=804_414, metadata=_between(10, 100_000_000))
+    train_documents: int = field(default=23_149, metadata=_between(1, 100_000_000))
+    vocabulary_size: int = field(default=47_236, metadata=_between(1_000, 2_000_000))
+    tokens_per_document: int = field(default=120, metadata=_between(10, 5_000))
+    seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
     # The real rcv1.topics.hier.orig to use as the category tree; "" generates a tree of its shape.
     hierarchy: str = ""
-    chunk_documents: int = field(default=25_000, metadata=_rule(lambda v: v >= 100, ">= 100"))
+    chunk_documents: int = field(default=25_000, metadata=_between(100, 10_000_000))
 
 
 @dataclass(frozen=True)
@@ -94,7 +145,8 @@ class RankConfig:
 class SelectConfig:
     """Which ranked terms training keeps: the top k, a reduction factor xi, or all (both 0)."""
 
-    top_k: int = field(default=0, metadata=_rule(lambda v: v >= 0, ">= 0 (0 keeps all terms)"))
+    top_k: int = field(
+        default=0, metadata=_rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
     reduction_factor: float = field(default=0.0, metadata=_rule(lambda v: 0.0 <= v < 1.0, "0 <= xi < 1 (0 keeps all terms)"))
 
 
@@ -104,9 +156,11 @@ class TrainConfig:
 
     method: str = field(default="liblinear", metadata=_choice("liblinear", "rocchio", "knn"))
     solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
+    # Every float is finite (checked for all fields); C and epsilon are LIBLINEAR's -c and -e, > 0,
+    # and C * positive_weight (the cost of positive documents) must be finite too.
     C: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
     epsilon: float = field(default=0.0001, metadata=_rule(lambda v: v > 0, "> 0"))
-    # The bias feature's value B; <= 0 trains without a bias.
+    # The bias feature's value B; <= 0 trains without a bias, so any finite number is valid.
     bias: float = 1.0
     # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
     positive_weight: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
@@ -114,18 +168,19 @@ class TrainConfig:
     # by k-fold cross-validation on training data (LYRL2004); pcut: the training share of each
     # category among the test documents; rcut: the `rcut_k` best categories of each document.
     thresholding: str = field(default="fixed", metadata=_choice("fixed", "scut", "scutfbr", "pcut", "rcut"))
+    # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
     fbr: float = field(default=0.1, metadata=_rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
-    rcut_k: int = field(default=1, metadata=_rule(lambda v: v >= 1, ">= 1"))
-    folds: int = field(default=5, metadata=_rule(lambda v: v >= 2, ">= 2"))
-    seed: int = 0
-    rocchio_beta: float = 16.0
-    rocchio_gamma: float = 4.0
-    knn_k: int = field(default=30, metadata=_rule(lambda v: v >= 1, ">= 1"))
-
-
-def _grid(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
-    return _rule(lambda v: all(check(x) for x in v), description)
+    rcut_k: int = field(default=1, metadata=_between(1, MAX_PER_DOCUMENT))
+    # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
+    folds: int = field(default=5, metadata=_between(2, 100))
+    seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
+    # w = beta * mean(positives) - gamma * mean(negatives): beta = 0 would ignore the category's own
+    # documents; gamma = 0 is the plain centroid classifier; negative values would invert the pull.
+    rocchio_beta: float = field(default=16.0, metadata=_rule(lambda v: v > 0, "> 0"))
+    rocchio_gamma: float = field(default=4.0, metadata=_rule(lambda v: v >= 0, ">= 0"))
+    # Neighbours beyond the training documents mean all of them (knn_topk caps k).
+    knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
 
 
 @dataclass(frozen=True)
@@ -135,17 +190,17 @@ class TuneConfig:
     An empty list keeps the [train] value. Each category's choices are recorded with its model.
     """
 
-    C: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and v > 0, "numbers > 0"))
-    solver: list = field(default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
-    positive_weight: list = field(
-        default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and v > 0, "numbers > 0"))
-    # Numbers of chi-square-ranked terms to try (0 = all terms).
-    terms: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, int) and v >= 0, "integers >= 0"))
+    C: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
+    solver: list[str] = field(default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
+    positive_weight: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
+    # Numbers of chi-square-ranked terms to try (0 = all terms); they replace select.top_k.
+    terms: list[int] = field(
+        default_factory=list, metadata=_grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]"))
     # One positive weight for all categories, the one with the best cross-validated micro-F1
     # (instead of each category's own best); needs positive_weight and no other list.
     shared_positive_weight: bool = False
     # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation).
-    fbr: list = field(default_factory=list, metadata=_grid(lambda v: isinstance(v, (int, float)) and 0 <= v <= 1, "numbers in [0, 1]"))
+    fbr: list[float] = field(default_factory=list, metadata=_grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]"))
 
 
 @dataclass(frozen=True)
@@ -157,25 +212,24 @@ class EvaluateConfig:
     # The set the headline averages are over: train_positive, test_positive, all, R(10), R(90),
     # R(115) (Reuters), leaves, internal, branch:<top node> (hierarchies), or a name in `subsets`.
     average_over: str = "train_positive"
-    # Named category subsets to average over too, e.g. {core = ["earn", "acq"]}.
-    subsets: dict = field(
-        default_factory=dict,
-        metadata=_rule(lambda v: all(isinstance(m, list) and all(isinstance(c, str) for c in m) for m in v.values()),
-                       "a table of name = [category, ...]"),
+    # Named category subsets to average over too, e.g. {core = ["earn", "acq"]} (an empty one averages nothing).
+    subsets: dict[str, list[str]] = field(
+        default_factory=dict, metadata=_rule(lambda v: all(v.values()), "a table of name = [category, ...], no list empty"),
     )
     # Upper edges of the training-frequency bands (Lewis 1991; Yang & Liu Figs 4-5).
-    bands: list = field(
+    bands: list[int] = field(
         default_factory=lambda: [10, 100, 1000],
-        metadata=_rule(lambda v: len(v) > 0 and all(isinstance(e, int) and e > 0 for e in v) and v == sorted(set(v)),
-                       "strictly increasing positive integers"),
+        metadata=_rule(lambda v: len(v) > 0 and v[0] > 0 and v[-1] <= MAX_COUNT and v == sorted(set(v)),
+                       f"strictly increasing integers in [1, {MAX_COUNT:_}]"),
     )
-    # K of the ranking measures P@K, R@K, RP@K, nDCG@K (LibMultiLabel).
-    ranks: list = field(
+    # K of the ranking measures P@K, R@K, RP@K, nDCG@K (LibMultiLabel); a K twice would name two measures alike.
+    ranks: list[int] = field(
         default_factory=lambda: [1, 3, 5],
-        metadata=_rule(lambda v: len(v) > 0 and all(isinstance(k, int) and k > 0 for k in v), "positive integers"),
+        metadata=_rule(lambda v: len(v) > 0 and _distinct(v) and all(1 <= k <= MAX_PER_DOCUMENT for k in v),
+                       f"distinct integers in [1, {MAX_PER_DOCUMENT:_}]"),
     )
     # How many of a document's highest-scoring categories `predictions` keeps (>= the largest K).
-    top_scores: int = field(default=5, metadata=_rule(lambda v: v >= 1, ">= 1"))
+    top_scores: int = field(default=5, metadata=_between(1, MAX_PER_DOCUMENT))
 
 
 @dataclass(frozen=True)
@@ -215,9 +269,25 @@ class Config:
 SECTIONS: dict[str, type] = get_type_hints(Config)
 
 
-def _check_type(key: str, value: Any, expected: type) -> Any:
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+def _check_type(key: str, value: Any, expected: Any) -> Any:
+    """``value`` as the type hint ``expected``: an integer where a float is expected becomes a float, every
+    float must be finite, and each item of a ``list[...]`` or ``dict[str, ...]`` is checked under its own key."""
+    container = get_origin(expected)
+    if container is not None:
+        if not isinstance(value, container):
+            raise ConfigError(f"{key} = {value!r}: expected {container.__name__}, got {type(value).__name__}")
+        item = get_args(expected)[-1]
+        if container is list:
+            return [_check_type(f"{key}[{index}]", v, item) for index, v in enumerate(value)]
+        return {name: _check_type(f"{key}.{name}", v, item) for name, v in value.items()}
+    if expected is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the floats
+            number = math.inf
+        if not math.isfinite(number):
+            raise ConfigError(f"{key} = {value!r} is out of range; expected a finite number")
+        return number
     if expected is int and isinstance(value, bool):
         raise ConfigError(f"{key} = {value!r}: expected an integer")
     if not isinstance(value, expected):
@@ -271,17 +341,29 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     return parts[0], parts[1], value
 
 
+def _read_toml(path: str) -> dict[str, Any]:
+    """The settings in the TOML file ``path``; a file that cannot be read or parsed is a ConfigError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise ConfigError(f"--config {path}: file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"--config {path} is a directory; expected a TOML file") from None
+    except OSError as error:  # permission denied, an I/O error ...
+        raise ConfigError(f"--config {path}: cannot be read: {error.strerror or error}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"--config {path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                          "save it as UTF-8, as TOML requires") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"--config {path}: not valid TOML: {error}") from None
+
+
 def load_config(path: str | None, overrides: Sequence[str] = ()) -> Config:
     """Read a TOML file (or nothing), apply overrides in order, and validate everything."""
-    raw: dict[str, dict[str, Any]] = {}
-    if path is not None:
-        try:
-            with open(path, "rb") as handle:
-                raw = tomllib.load(handle)
-        except FileNotFoundError:
-            raise ConfigError(f"--config {path}: file not found") from None
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"--config {path}: not valid TOML: {error}") from None
+    raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
     for override in overrides:
         section, key, value = parse_override(override)
         raw.setdefault(section, {})
@@ -294,6 +376,7 @@ def load_config(path: str | None, overrides: Sequence[str] = ()) -> Config:
         if not isinstance(values, dict):
             raise ConfigError(f"{name} = {values!r}: expected a [{name}] table")
     config = Config(**{name: _section(name, raw.get(name, {})) for name in SECTIONS})
+    _check_combinations(config)
     return _resolve_paths(config)
 
 
@@ -307,43 +390,101 @@ def absolute(path: str) -> str:
     return path if not path or is_uri(path) else os.path.abspath(path)
 
 
-def _require_local(key: str, path: str) -> None:
-    if path and not is_uri(path) and not os.path.exists(path):
+def _require_local(key: str, path: str, kind: str) -> None:
+    """A local ``path`` must exist and be a ``kind`` ("file" or "directory"); URIs are checked later, through Hadoop."""
+    if not path or is_uri(path):
+        return
+    if not os.path.exists(path):
         raise ConfigError(f"{key} = {path!r}: no such file or directory")
+    if not (os.path.isdir(path) if kind == "directory" else os.path.isfile(path)):
+        found = "a directory" if os.path.isdir(path) else "a file" if os.path.isfile(path) else "neither a file nor a directory"
+        raise ConfigError(f"{key} = {path!r} is {found}; expected a {kind}")
+    if not os.access(path, os.R_OK | (os.X_OK if kind == "directory" else 0)):
+        raise ConfigError(f"{key} = {path!r}: permission denied; the {kind} must be readable")
 
 
-def _resolve_paths(config: Config) -> Config:
-    corpus = config.corpus
-    if corpus.format != "synthetic":
-        if not corpus.path:
-            raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files (--set corpus.path=DIR)")
-        _require_local("corpus.path", corpus.path)
-    for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
-                       ("tokenize.stop_list", config.tokenize.stop_list), ("synthesize.hierarchy", config.synthesize.hierarchy)):
-        _require_local(key, value)
-    if config.select.top_k and config.select.reduction_factor:
+def _check_combinations(config: Config) -> None:
+    """The rules that span settings: each refuses a configuration a stage would fail on or silently ignore part of."""
+    select, train, tune, evaluate = config.select, config.train, config.tune, config.evaluate
+    if select.top_k and select.reduction_factor:
         raise ConfigError(
-            f"select.top_k = {config.select.top_k} and select.reduction_factor = {config.select.reduction_factor}: set one, not both"
-        )
-    tune = config.tune
+            f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
+    keys, reason = UNUSED_BY_METHOD.get(train.method, ((), ""))
+    unused = {key: _setting(config, key) for key in keys if _setting(config, key)}
+    if unused:
+        raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
+                          f"train.method = {train.method!r} ({reason}); remove {'it' if len(unused) == 1 else 'them'}")
+    if tune.terms and (select.top_k or select.reduction_factor):
+        given = f"select.top_k = {select.top_k}" if select.top_k else f"select.reduction_factor = {select.reduction_factor}"
+        raise ConfigError(f"tune.terms = {tune.terms} and {given}: tune.terms replaces the term selection; set one, not both")
     if tune.shared_positive_weight and (not tune.positive_weight or any(
             len(getattr(tune, key)) > 1 for key in ("C", "solver", "terms", "fbr"))):
         raise ConfigError("tune.shared_positive_weight = true needs tune.positive_weight = [w, ...] and at most one "
                           "value in tune.C, tune.solver, tune.terms and tune.fbr")
-    evaluate = config.evaluate
-    named_sets = ("train_positive", "test_positive", "all", "R(10)", "R(90)", "R(115)", "leaves", "internal")
-    if evaluate.average_over not in (*named_sets, *evaluate.subsets) and not evaluate.average_over.startswith("branch:"):
-        allowed = ", ".join(repr(a) for a in (*named_sets, "branch:<top node>", *evaluate.subsets))
-        raise ConfigError(f"evaluate.average_over = {evaluate.average_over!r} is not allowed; allowed values: {allowed}")
+    cost = max(tune.C or [train.C]) * max(tune.positive_weight or [train.positive_weight])
+    if train.method == "liblinear" and not math.isfinite(cost):
+        names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
+        raise ConfigError(f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number")
+    _check_average_over(config.corpus.format, evaluate)
     if max(evaluate.ranks) > evaluate.top_scores:
         raise ConfigError(
             f"evaluate.ranks = {evaluate.ranks} needs evaluate.top_scores >= {max(evaluate.ranks)}, got {evaluate.top_scores}"
         )
-    if config.synthesize.train_documents >= config.synthesize.documents:
+    synthesize = config.synthesize
+    if synthesize.train_documents > synthesize.documents - 4:
         raise ConfigError(
-            f"synthesize.train_documents = {config.synthesize.train_documents} must be below "
-            f"synthesize.documents = {config.synthesize.documents}"
+            f"synthesize.train_documents = {synthesize.train_documents} must be at most synthesize.documents - 4 = "
+            f"{synthesize.documents - 4}, so that each of the 4 test files gets a document"
         )
+    _check_spark_conf(config.spark.conf)
+
+
+def _setting(config: Config, key: str) -> Any:
+    section, name = key.split(".")
+    return getattr(getattr(config, section), name)
+
+
+def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
+    """evaluate.average_over is a category set this corpus has (:mod:`sparktc.category_sets`) or a subset's name;
+    a subset may not take a built-in set's name (it would replace that set)."""
+    for name in evaluate.subsets:
+        if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith("branch:"):
+            raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; choose another")
+    sets = BASIC_SETS + (REUTERS_SETS if corpus_format == "reuters21578" else ()) + (
+        HIERARCHY_SETS if corpus_format in HIERARCHICAL_FORMATS else ())
+    average_over = evaluate.average_over
+    if average_over not in (*sets, *evaluate.subsets) and not (
+            average_over.startswith("branch:") and corpus_format in HIERARCHICAL_FORMATS):
+        allowed = ", ".join(repr(a) for a in (*sets, *evaluate.subsets))
+        raise ConfigError(f"evaluate.average_over = {average_over!r} is not allowed with corpus.format = {corpus_format!r}; "
+                          f"allowed values: {allowed}")
+
+
+def _check_spark_conf(conf: Mapping[str, Any]) -> None:
+    """Any ``spark.*`` key goes to Spark as it is; a ``spark.sparktc.*`` key is sparktc's own and must be known."""
+    for key in conf:
+        if key.startswith("spark.sparktc.") and key not in SPARKTC_KEYS:
+            raise ConfigError(f"unknown key {key!r} in spark.conf; sparktc's own keys: {', '.join(SPARKTC_KEYS)}")
+    fault = conf.get(FAULT_SETTING)
+    if fault is not None and not (isinstance(fault, str) and re.fullmatch(
+            rf"({'|'.join(FAULT_POINTS)}):\d+:({'|'.join(FAULT_MODES)})", fault)):
+        raise ConfigError(f"spark.conf {FAULT_SETTING!r} = {fault!r} is not allowed; expected '<point>:<partition>:<mode>' "
+                          f"with point {' or '.join(FAULT_POINTS)}, a partition number and mode {', '.join(FAULT_MODES)}")
+
+
+def _resolve_paths(config: Config) -> Config:
+    """Local paths checked (they exist and are files or directories as each setting needs) and made absolute."""
+    corpus = config.corpus
+    if corpus.format != "synthetic":
+        if not corpus.path:
+            raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files (--set corpus.path=DIR)")
+        _require_local("corpus.path", corpus.path, "directory")
+    for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
+                       ("tokenize.stop_list", config.tokenize.stop_list), ("synthesize.hierarchy", config.synthesize.hierarchy)):
+        _require_local(key, value, "file")
+    event_log = config.spark.event_log
+    if event_log and not is_uri(event_log) and os.path.exists(event_log):  # created when missing
+        _require_local("spark.event_log", event_log, "directory")
     return dataclasses.replace(
         config,
         corpus=dataclasses.replace(
@@ -353,17 +494,6 @@ def _resolve_paths(config: Config) -> Config:
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
     )
-
-
-def check_output(config: Config, output: str) -> str:
-    """The absolute output directory; refuse one inside the corpus so a run never overwrites its input."""
-    if not output:
-        raise ConfigError("--output is required: the directory the stages write their Parquet tables to")
-    output = absolute(output)
-    corpus = config.corpus.path.rstrip("/")
-    if corpus and (output == corpus or output.startswith(corpus + "/")):
-        raise ConfigError(f"--output {output} is inside corpus.path {corpus}; choose a directory outside the corpus")
-    return output
 
 
 def load_section(name: str, values: Mapping[str, Any], overrides: Sequence[str] = ()) -> Any:

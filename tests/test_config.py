@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
-from sparktc.config import ConfigError, check_output, load_config, parse_override
+import sparktc.config
+from sparktc.config import SECTIONS, ConfigError, load_config, parse_override
+from sparktc.synthetic import SyntheticShape
 
 REPO = Path(__file__).resolve().parents[1]
 REUTERS = ["corpus.format=reuters21578", f"corpus.path={REPO}"]
+
+
+def settings_of_type(hint) -> list[str]:
+    """Every section.key whose type hint is ``hint`` (float, int, list[float] ...)."""
+    return [f"{section}.{key}" for section, cls in SECTIONS.items() for key, h in get_type_hints(cls).items() if h == hint]
+
+
+def refused(overrides: list[str], path: str | None = None) -> str:
+    with pytest.raises(ConfigError) as error:
+        load_config(path, overrides)
+    return str(error.value)
 
 
 def test_project_configs_load() -> None:
@@ -67,13 +82,6 @@ def test_overrides_are_toml_values_or_plain_strings() -> None:
     assert (config.train.C, config.train.epsilon) == (2.0, 1.0)
 
 
-def test_output_inside_the_corpus_is_refused(tmp_path: Path) -> None:
-    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tmp_path}"])
-    with pytest.raises(ConfigError, match="inside corpus.path"):
-        check_output(config, str(tmp_path / "out"))
-    assert check_output(config, str(tmp_path.parent / "elsewhere")) == str(tmp_path.parent / "elsewhere")
-
-
 def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
     """The job's exit code is 2 and its message names the key; no Spark session is created."""
     job = subprocess.run(
@@ -84,3 +92,228 @@ def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
     assert job.returncode == 2
     assert "sparktc: configuration error: unknown key train.loss" in job.stderr
     assert "SparkContext" not in job.stderr and not Path("/tmp/never-written").exists()
+
+
+# --- issue 12: the configuration is checked completely before Spark starts
+
+
+@pytest.mark.parametrize("key", settings_of_type(float))
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_every_float_setting_must_be_finite(key: str, value: str) -> None:
+    """train.threshold = nan used to run to micro-F1 0; train.C = inf and train.bias = nan failed deep in training."""
+    assert refused(REUTERS + [f"{key}={value}"]) == f"{key} = {float(value)!r} is out of range; expected a finite number"
+
+
+@pytest.mark.parametrize("key", settings_of_type(list[float]))
+def test_every_number_in_a_float_list_must_be_finite(key: str) -> None:
+    assert refused(REUTERS + [f"{key}=[0.5, nan]"]) == f"{key}[1] = nan is out of range; expected a finite number"
+    assert refused(REUTERS + [f"{key}=[inf]"]) == f"{key}[0] = inf is out of range; expected a finite number"
+    assert refused(REUTERS + [f"{key}=[0.5, true]"]) == f"{key}[1] = True: expected float, got bool"
+
+
+def test_an_integer_beyond_the_floats_is_out_of_range() -> None:
+    assert refused(REUTERS + [f"train.C={10**400}"]) == f"train.C = {10**400} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"tune.C=[{10**400}]"]) == f"tune.C[0] = {10**400} is out of range; expected a finite number"
+
+
+@pytest.mark.parametrize("key", settings_of_type(int) + settings_of_type(list[int]))
+@pytest.mark.parametrize("value", [2**63, -(2**63)])
+def test_every_integer_setting_is_bounded(key: str, value: int) -> None:
+    """No integer reaches numpy, LIBLINEAR or a Spark int column unbounded (train.folds = 10**30 failed in training)."""
+    given = f"[{value}]" if key in settings_of_type(list[int]) else str(value)
+    assert f"{key} = {given} is out of range; expected " in refused(REUTERS + [f"{key}={given}"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["train.seed=-1"], "train.seed = -1 is out of range; expected an integer in [0, 4_294_967_295]"),
+        (["synthesize.seed=-1"], "synthesize.seed = -1 is out of range; expected an integer in [0, 4_294_967_295]"),
+        (["train.seed=4294967296"], "train.seed = 4294967296 is out of range; expected an integer in [0, 4_294_967_295]"),
+        ([f"train.folds={10**30}"], f"train.folds = {10**30} is out of range; expected an integer in [2, 100]"),
+        ([f"synthesize.documents={10**30}"],
+         f"synthesize.documents = {10**30} is out of range; expected an integer in [10, 100_000_000]"),
+        (["select.top_k=2147483648"], "select.top_k = 2147483648 is out of range; expected an integer in [0, 2_147_483_647] "
+                                      "(0 keeps all terms)"),
+        (["tune.terms=[0, 2147483648]"], "tune.terms = [0, 2147483648] is out of range; expected integers in [0, 2_147_483_647]"),
+        (["train.rcut_k=1001"], "train.rcut_k = 1001 is out of range; expected an integer in [1, 1_000]"),
+        (["evaluate.ranks=[1, 1]"], "evaluate.ranks = [1, 1] is out of range; expected distinct integers in [1, 1_000]"),
+        (["train.rocchio_beta=0"], "train.rocchio_beta = 0.0 is out of range; expected > 0"),
+        (["train.rocchio_gamma=-1"], "train.rocchio_gamma = -1.0 is out of range; expected >= 0"),
+        (["train.C=1e300", "train.positive_weight=1e300"],
+         "train.C * train.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
+        (["tune.C=[1, 1e300]", "tune.positive_weight=[1e10]"],
+         "tune.C * tune.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
+        (["tune.terms=[0, true]"], "tune.terms[1] = True: expected an integer"),
+        (["corpus.test_parts=[0, 0]"],
+         "corpus.test_parts = [0, 0] is out of range; expected a non-empty list of distinct parts from 0, 1, 2, 3"),
+        (["corpus.test_parts=[true]"], "corpus.test_parts[0] = True: expected an integer"),
+        (['corpus.categories=["earn", "earn"]'],
+         "corpus.categories = ['earn', 'earn'] is out of range; expected a list of distinct strings"),
+        (["evaluate.subsets={core = [1]}"], "evaluate.subsets.core[0] = 1: expected str, got int"),
+        (["tune.C=2"], "tune.C = 2: expected list, got int"),
+    ],
+    ids=["train_seed_negative", "synthesize_seed_negative", "seed_beyond_32_bits", "folds_huge", "documents_huge",
+         "top_k_beyond_int", "terms_beyond_int", "rcut_k", "ranks_twice", "rocchio_beta_0", "rocchio_gamma_negative",
+         "cost_overflow", "tuned_cost_overflow", "bool_in_int_list", "test_part_twice", "bool_test_part",
+         "category_twice", "subset_member_type", "list_given_number"],
+)
+def test_bad_numbers_are_refused(overrides: list[str], message: str) -> None:
+    assert refused(REUTERS + overrides) == message
+
+
+def test_seeds_take_the_32_bit_range() -> None:
+    config = load_config(None, REUTERS + ["train.seed=4294967295", "synthesize.seed=0"])
+    assert (config.train.seed, config.synthesize.seed) == (2**32 - 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["synthesize.vocabulary_size=999"],
+         "synthesize.vocabulary_size = 999 is out of range; expected an integer in [1_000, 2_000_000]"),
+        (["synthesize.tokens_per_document=9"],
+         "synthesize.tokens_per_document = 9 is out of range; expected an integer in [10, 5_000]"),
+        (["synthesize.chunk_documents=10000001"],
+         "synthesize.chunk_documents = 10000001 is out of range; expected an integer in [100, 10_000_000]"),
+        (["synthesize.documents=100", "synthesize.train_documents=97"],
+         "synthesize.train_documents = 97 must be at most synthesize.documents - 4 = 96, so that each of the 4 test "
+         "files gets a document"),
+    ],
+    ids=["vocabulary", "tokens", "chunk", "test_documents"],
+)
+def test_synthesize_settings_the_generator_refuses_are_refused_first(overrides: list[str], message: str) -> None:
+    """SyntheticShape and synthesize() refused these in the synthesize stage, after Spark had started."""
+    assert refused(["corpus.format=synthetic", *overrides]) == message
+
+
+def test_synthesize_limits_are_the_generators() -> None:
+    """The largest and smallest settings load_config accepts are shapes the generator accepts."""
+    for bounds in (["synthesize.documents=100000000", "synthesize.train_documents=99999996", "synthesize.seed=4294967295",
+                    "synthesize.vocabulary_size=2000000", "synthesize.tokens_per_document=5000"],
+                   ["synthesize.documents=10", "synthesize.train_documents=1", "synthesize.vocabulary_size=1000",
+                    "synthesize.tokens_per_document=10"]):
+        settings = load_config(None, ["corpus.format=synthetic", *bounds]).synthesize
+        SyntheticShape(documents=settings.documents, train_documents=settings.train_documents, seed=settings.seed,
+                       vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document))
+
+
+def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert refused([], str(tmp_path)) == f"--config {tmp_path} is a directory; expected a TOML file"
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes('[train]\nsolver = "caf\u00e9"\n'.encode("latin-1"))
+    assert refused([], str(latin1)) == (f"--config {latin1}: not UTF-8 text (byte 21: b'\\xe9'); "
+                                        "save it as UTF-8, as TOML requires")
+    locked = tmp_path / "locked.toml"
+    locked.write_text("[train]\n")
+
+    def denied(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(sparktc.config, "open", denied, raising=False)  # chmod does not stop root
+    assert refused([], str(locked)) == f"--config {locked}: cannot be read: Permission denied"
+
+
+@pytest.mark.parametrize("key", ["tokenize.stop_list", "corpus.hierarchy", "corpus.topic_names", "synthesize.hierarchy"])
+def test_a_file_setting_naming_a_directory_is_refused(tmp_path: Path, key: str) -> None:
+    """tokenize.stop_list naming a directory spent 7 minutes listing it before failing."""
+    assert refused(REUTERS + [f"{key}={tmp_path}"]) == f"{key} = '{tmp_path}' is a directory; expected a file"
+
+
+def test_directory_settings_naming_a_file_are_refused(tmp_path: Path) -> None:
+    file = tmp_path / "reut2-000.sgm"
+    file.write_text("")
+    assert refused(["corpus.format=reuters21578", f"corpus.path={file}"]) == \
+        f"corpus.path = '{file}' is a file; expected a directory"
+    assert refused(REUTERS + [f"spark.event_log={file}"]) == f"spark.event_log = '{file}' is a file; expected a directory"
+
+
+def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stop_list = tmp_path / "stop.list"
+    stop_list.write_text("the\n")
+    uris = ["corpus.hierarchy=hdfs://namenode:8020/rcv1", "tokenize.stop_list=s3a://bucket/dir/"]  # checked through Hadoop
+    assert load_config(None, REUTERS + [f"tokenize.stop_list={stop_list}"]).tokenize.stop_list == str(stop_list)
+    assert load_config(None, REUTERS + uris).corpus.hierarchy == "hdfs://namenode:8020/rcv1"
+    monkeypatch.setattr(os, "access", lambda path, mode: path != str(stop_list))  # chmod does not stop root
+    assert refused(REUTERS + [f"tokenize.stop_list={stop_list}"]) == \
+        f"tokenize.stop_list = '{stop_list}': permission denied; the file must be readable"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["train.method=knn", "tune.C=[1, 2]", "select.top_k=100"],
+         "tune.C = [1.0, 2.0], select.top_k = 100: not used by train.method = 'knn' (kNN compares whole training vectors "
+         "and has nothing to tune; SCutFBR uses train.fbr); remove them"),
+        (["train.method=knn", "tune.fbr=[0.1, 0.5]"],
+         "tune.fbr = [0.1, 0.5]: not used by train.method = 'knn' (kNN compares whole training vectors and has nothing "
+         "to tune; SCutFBR uses train.fbr); remove it"),
+        (["train.method=knn", "select.reduction_factor=0.5"],
+         "select.reduction_factor = 0.5: not used by train.method = 'knn' (kNN compares whole training vectors and has "
+         "nothing to tune; SCutFBR uses train.fbr); remove it"),
+        (["train.method=knn", "tune.positive_weight=[1, 2]", "tune.shared_positive_weight=true"],
+         "tune.positive_weight = [1.0, 2.0], tune.shared_positive_weight = True: not used by train.method = 'knn' (kNN "
+         "compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr); remove them"),
+        (["train.method=rocchio", "tune.shared_positive_weight=true"],
+         "tune.shared_positive_weight = True: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive "
+         "weight); remove it"),
+        (["train.method=rocchio", "tune.solver=['l2r_lr']", "tune.terms=[0, 100]"],
+         "tune.solver = ['l2r_lr']: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive weight); "
+         "remove it"),
+        (["tune.terms=[0, 100]", "select.top_k=100"],
+         "tune.terms = [0, 100] and select.top_k = 100: tune.terms replaces the term selection; set one, not both"),
+        (["tune.terms=[0, 100]", "select.reduction_factor=0.9"],
+         "tune.terms = [0, 100] and select.reduction_factor = 0.9: tune.terms replaces the term selection; set one, not both"),
+    ],
+    ids=["knn_tune_and_select", "knn_tune_fbr", "knn_reduction", "knn_shared_weight", "rocchio_shared_weight",
+         "rocchio_solver", "terms_top_k", "terms_reduction"],
+)
+def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:
+    """kNN and Rocchio ignored these silently (kNN with a shared weight failed in training); tune.terms ignored select."""
+    assert refused(REUTERS + overrides) == message
+
+
+def test_settings_that_work_together_load() -> None:
+    rocchio = load_config(None, REUTERS + ["train.method=rocchio", "train.thresholding=scutfbr", "tune.terms=[0, 100]",
+                                           "tune.fbr=[0.1, 0.5]"])
+    assert rocchio.tune.terms == [0, 100] and rocchio.tune.fbr == [0.1, 0.5]
+    knn = load_config(None, REUTERS + ["train.method=knn", "train.thresholding=scutfbr", "train.knn_k=45"])
+    assert knn.train.knn_k == 45
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["corpus.format=jsonl", f"corpus.path={REPO}", "evaluate.average_over=R(10)"],
+         "evaluate.average_over = 'R(10)' is not allowed with corpus.format = 'jsonl'; allowed values: 'train_positive', "
+         "'test_positive', 'all'"),
+        ([*REUTERS, "evaluate.average_over=branch:CCAT"],
+         "evaluate.average_over = 'branch:CCAT' is not allowed with corpus.format = 'reuters21578'; allowed values: "
+         "'train_positive', 'test_positive', 'all', 'R(10)', 'R(90)', 'R(115)'"),
+        ([*REUTERS, "evaluate.subsets={all = ['earn']}"],
+         "evaluate.subsets.all: 'all' is the name of a built-in category set; choose another"),
+        ([*REUTERS, "evaluate.subsets={core = []}", "evaluate.average_over=core"],
+         "evaluate.subsets = {'core': []} is out of range; expected a table of name = [category, ...], no list empty"),
+    ],
+    ids=["reuters_set_of_jsonl", "branch_of_reuters", "subset_hides_all", "empty_subset"],
+)
+def test_average_over_names_a_set_the_corpus_has(overrides: list[str], message: str) -> None:
+    """evaluate failed on these after training ("not a category set of this run", "selects no category")."""
+    assert refused(overrides) == message
+
+
+def test_hierarchy_sets_are_allowed_for_hierarchical_corpora() -> None:
+    for average_over in ("leaves", "branch:CCAT"):
+        assert load_config(None, ["corpus.format=synthetic", f"evaluate.average_over={average_over}"])
+    assert load_config(None, [*REUTERS, "evaluate.subsets={core = ['earn']}", "evaluate.average_over=core"])
+
+
+def test_sparktc_spark_keys_must_be_known() -> None:
+    assert refused(REUTERS + ['spark.conf={"spark.sparktc.faults" = "train:0:exit"}']) == \
+        "unknown key 'spark.sparktc.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault"
+    assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "trian:0:exit"}']) == (
+        "spark.conf 'spark.sparktc.fault' = 'trian:0:exit' is not allowed; expected '<point>:<partition>:<mode>' with "
+        "point train or score, a partition number and mode exit, raise, hang, memory")
+    conf = {"spark.sparktc.fault": "score:3:raise", "spark.anything.else": 1}
+    assert load_config(None, REUTERS + ['spark.conf={"spark.sparktc.fault" = "score:3:raise", "spark.anything.else" = 1}'
+                                        ]).spark.conf == conf
