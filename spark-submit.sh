@@ -6,7 +6,8 @@
 # Creates .venv on first use, points PYSPARK_PYTHON at it (unless already set), packages the
 # sparktc library as build/sparktc.zip and passes it with --py-files so executors on a cluster
 # import the same code, and defaults to --master local[*,4] (every core; a failed task gets up to
-# 4 attempts, as spark.task.maxFailures gives on a cluster). Any spark-submit option goes through:
+# 4 attempts, as spark.task.maxFailures gives on a cluster), and sends Spark's log to
+# logs/<time>-<pid>-<job>.log (SPARKTC_LOG_DIR or SPARKTC_LOG to change it). Any spark-submit option goes through:
 # --master yarn | spark://host:7077 | k8s://..., --deploy-mode, --executor-memory, --conf ...
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,14 @@ with zipfile.ZipFile(os.path.join(root, "build", "sparktc.zip"), "w", zipfile.ZI
                 archive.write(path, os.path.relpath(path, root))
 PY
 
-options=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$root/conf/log4j2.properties")
+# Spark's own log goes to a file per job, not to the console: the stages print one line each, and a
+# failure prints one `sparktc: error:` line that names this file (the job appends its trace to it).
+log_dir="${SPARKTC_LOG_DIR:-$root/logs}"
+mkdir -p "$log_dir"
+job=""
+for argument in "$@"; do case "$argument" in *.py) job=$(basename "$argument" .py); break ;; esac; done
+export SPARKTC_LOG="${SPARKTC_LOG:-$log_dir/$(date -u +%Y%m%dT%H%M%SZ)-$$-${job:-job}.log}"
+options=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$root/conf/log4j2.properties -Dsparktc.log=$SPARKTC_LOG")
 master="local[*,4]"
 has_master=0
 has_properties=0

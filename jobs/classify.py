@@ -5,17 +5,19 @@
 
 Writes OUTPUT/predictions (doc_id, labels, predicted, predicted_names, top_categories, top_scores)
 and OUTPUT/rejects (records that could not be read, documents with no term of the model's vocabulary).
-Exit code 2 for bad arguments (before Spark starts), 1 for a bad bundle or input.
+Exit code 2 for bad arguments or an --output that may not be written (before Spark starts), 1 for a bad
+bundle or input, 75 when another run holds the output.
 """
 
 import argparse
 import sys
 
-from sparktc.cli import fail
+from sparktc.cli import fail, run_job
 from sparktc.config import ConfigError, absolute
+from sparktc.outputs import check_output
 from sparktc.session import build_session
 from sparktc.stages.bundle import load_bundle
-from sparktc.stages.classify import OUTPUT_FORMATS, READERS, check_arguments, classify
+from sparktc.stages.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
 
 
 def main() -> int:
@@ -27,20 +29,15 @@ def main() -> int:
     parser.add_argument("--input-format", default="jsonl", help=f"input format: {', '.join(READERS)}")
     parser.add_argument("--top-k", type=int, default=5, help="how many best categories to keep with their scores")
     arguments = parser.parse_args()
+    model, documents = absolute(arguments.model), absolute(arguments.input)
     try:
         check_arguments(arguments.input_format, arguments.format, arguments.top_k)
+        output = check_output(arguments.output, {"--model": model, "--input": documents}, "classify")
     except ConfigError as error:
         return fail(error)
-    spark = build_session("sparktc-classify", {})
-    try:
-        classify(spark, load_bundle(spark, absolute(arguments.model)), absolute(arguments.input),
-                 absolute(arguments.output), arguments.input_format, arguments.format, arguments.top_k)
-    except ValueError as error:  # BundleError, ClassifyError, unreadable files
-        return fail(error)
-    finally:
-        spark.stop()
-    return 0
-
+    return run_job(output, "classify", lambda: build_session("sparktc-classify", {}),
+                   lambda spark, held: classify_into(spark, load_bundle(spark, model), documents, held,
+                                                     arguments.input_format, arguments.format, arguments.top_k))
 
 if __name__ == "__main__":
     sys.exit(main())

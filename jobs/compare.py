@@ -9,9 +9,12 @@ import argparse
 import json
 import sys
 
+from pyspark.sql import SparkSession
+
 from sparktc import storage
-from sparktc.cli import fail
+from sparktc.cli import fail, run_job
 from sparktc.config import ConfigError, absolute, load_section, parse_override
+from sparktc.outputs import check_output
 from sparktc.session import build_session
 from sparktc.stages.compare import CompareError, compare, format_comparison, write_comparison
 
@@ -23,28 +26,26 @@ def main() -> int:
     parser.add_argument("--output", required=True, help="directory for comparison.json and comparison.md")
     parser.add_argument("--set", action="append", default=[], metavar="evaluate.KEY=VALUE")
     arguments = parser.parse_args()
+    run_a, run_b = absolute(arguments.run_a), absolute(arguments.run_b)
     try:
         for override in arguments.set:
             parse_override(override)
+        output = check_output(arguments.output, {"RUN_A": run_a, "RUN_B": run_b}, "compare")
     except ConfigError as error:
         return fail(error)
-    run_a, run_b, output = (absolute(path) for path in (arguments.run_a, arguments.run_b, arguments.output))
-    spark = build_session("sparktc-compare", {})
-    try:
-        for run in (run_a, run_b):
-            if not storage.exists(spark, storage.join(run, "metrics.json")):
-                raise CompareError(f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first")
-        recorded = json.loads(storage.read_text(spark, storage.join(run_a, "metrics.json")))["settings"]
-        settings = load_section("evaluate", recorded["evaluate"], arguments.set)
-        result = compare(spark, run_a, run_b, settings, recorded["corpus"]["format"])
-        write_comparison(spark, output, result)
-        print(format_comparison(result), flush=True)
-    except ValueError as error:  # ConfigError (exit 2) and CompareError (exit 1) are ValueErrors
-        return fail(error)
-    finally:
-        spark.stop()
-    return 0
+    return run_job(output, "compare", lambda: build_session("sparktc-compare", {}),
+                   lambda spark, held: _compare(spark, run_a, run_b, held.output, arguments.set))
 
+
+def _compare(spark: SparkSession, run_a: str, run_b: str, output: str, overrides: list[str]) -> None:
+    for run in (run_a, run_b):
+        if not storage.exists(spark, storage.join(run, "metrics.json")):
+            raise CompareError(f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first")
+    recorded = json.loads(storage.read_text(spark, storage.join(run_a, "metrics.json")))["settings"]
+    settings = load_section("evaluate", recorded["evaluate"], overrides)
+    result = compare(spark, run_a, run_b, settings, recorded["corpus"]["format"])
+    write_comparison(spark, output, result)
+    print(format_comparison(result), flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())

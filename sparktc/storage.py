@@ -6,6 +6,8 @@ stop-list files, ``metrics.json``) between the driver and the store the executor
 
 from __future__ import annotations
 
+import time
+
 from pyspark.sql import SparkSession
 
 
@@ -74,10 +76,12 @@ def delete(spark: SparkSession, path: str) -> None:
 
 
 def rename(spark: SparkSession, source: str, target: str) -> None:
-    """Move ``source`` (a file or a directory) to ``target``, replacing it: the publishing step of a stage."""
+    """Move ``source`` (a file or a directory) to ``target``, which must not exist: the publishing step of
+    a stage. Nothing is replaced here; callers remove first what is theirs to remove."""
     source_path, fs = _path(spark, source)
     target_path, _ = _path(spark, target)
-    fs.delete(target_path, True)
+    if fs.exists(target_path):
+        raise OSError(f"cannot move {source} to {target}: something is already there")
     fs.mkdirs(target_path.getParent())
     if not fs.rename(source_path, target_path):
         raise OSError(f"could not move {source} to {target}")
@@ -108,3 +112,43 @@ def copy(spark: SparkSession, source: str, target: str) -> None:
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     if not jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source_path, target_fs, target_path, False, conf):
         raise OSError(f"could not copy {source} to {target}")
+
+
+def create_new(spark: SparkSession, path: str, text: str) -> bool:
+    """Create a small text file only if nothing is at ``path`` (atomic on HDFS); False when something is."""
+    hadoop_path, fs = _path(spark, path)
+    try:
+        stream = fs.create(hadoop_path, False)
+    except Exception as error:  # py4j wraps FileAlreadyExistsException
+        if "FileAlreadyExistsException" in str(error) or fs.exists(hadoop_path):
+            return False
+        raise
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+    return True
+
+
+def modified(spark: SparkSession, path: str) -> int:
+    """The modification time of ``path`` in ms since the epoch."""
+    hadoop_path, fs = _path(spark, path)
+    return int(fs.getFileStatus(hadoop_path).getModificationTime())
+
+
+def touch(spark: SparkSession, path: str) -> None:
+    """Set the modification time of ``path`` to now (a lease renewal)."""
+    hadoop_path, fs = _path(spark, path)
+    fs.setTimes(hadoop_path, int(time.time() * 1000), -1)
+
+
+def sha256(spark: SparkSession, path: str) -> str:
+    """The SHA-256 of a file's bytes, streamed by the JVM (nothing crosses to Python but the digest).
+    On the local file system Hadoop checks the file against its ``.crc`` sidecar while reading, and a
+    file that fails that check raises."""
+    hadoop_path, fs = _path(spark, path)
+    stream = fs.open(hadoop_path)
+    try:
+        return str(spark.sparkContext._jvm.org.apache.commons.codec.digest.DigestUtils.sha256Hex(stream))
+    finally:
+        stream.close()

@@ -131,11 +131,13 @@ SMALL_CORPUS = ["synthesize.documents=1200", "synthesize.train_documents=400", "
 def small_corpus(spark, tmp_path_factory) -> Path:
     """A 1,200-document LYRL2004-format corpus (400 training documents) written by the synthesize stage."""
     from sparktc.config import load_config
+    from sparktc.outputs import claim
     from sparktc.stages.pipeline import OWNERS
-    from sparktc.stages.runner import run_stage
+    from sparktc.stages.runner import run_stages
     from sparktc.stages.synthesize import synthesize_stage
 
     directory = tmp_path_factory.mktemp("small") / "corpus"
-    run_stage(spark, synthesize_stage(), load_config(None, ["corpus.format=synthetic", *SMALL_CORPUS]),
-              str(directory), OWNERS)
+    with claim(str(directory)) as held:
+        run_stages(spark, [(synthesize_stage(), load_config(None, ["corpus.format=synthetic", *SMALL_CORPUS]))],
+                   held, OWNERS)
     return directory

@@ -107,7 +107,7 @@ def test_every_stage_has_a_manifest_describing_its_outputs(reference, small_corp
         assert manifest["rows_out"] + sum(manifest["set_aside"].values()) == manifest["rows_in"]
         assert manifest["seconds"] > 0 and manifest["started"] <= manifest["finished"]
         for name, output in manifest["outputs"].items():
-            listed = {path: size for path, size in output["files"]}
+            listed = {path: size for path, size, _, _ in output["files"]}
             on_disk = {path: size for path, (size, _) in files(str(Path(reference, name))).items()
                        if not Path(path).name.startswith(".")} \
                 if Path(reference, name).is_dir() else {"": Path(reference, name).stat().st_size}
@@ -133,7 +133,10 @@ def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("sparktc: ")]
     assert [line.split()[1] for line in lines] == STAGES
     assert all("up to date, skipped" in line for line in lines)
-    assert files(copy) == before
+    after = files(copy)
+    assert after.pop(".sparktc.lock")[0] > 0  # the lock file names each run's holder; nothing else changes
+    before.pop(".sparktc.lock")
+    assert after == before
 
 
 @pytest.mark.parametrize(("setting", "expected"), [
@@ -148,8 +151,10 @@ def test_a_changed_setting_recomputes_exactly_the_stages_downstream(spark, small
     run_stages(spark, corpus_config(small_corpus, setting), copy)
     after = manifests_of(copy)
     assert [stage for stage in STAGES if after[stage]["started"] != before[stage]["started"]] == expected
-    for stage in expected:
-        assert after[stage]["recomputed_because"] == "settings or inputs changed"
+    if expected:
+        assert after[expected[0]]["recomputed_because"] == "settings or inputs changed"
+    for stage in expected[1:]:  # invalidated when the first was recomputed: their manifests were removed then
+        assert after[stage]["recomputed_because"] == f"{expected[0]} was recomputed (settings or inputs changed)"
 
 
 def test_force_recomputes_everything(spark, small_corpus, copy, reference):
@@ -162,10 +167,10 @@ def test_force_recomputes_everything(spark, small_corpus, copy, reference):
 
 
 @pytest.mark.parametrize(("damage", "first_recomputed", "reason"), [
-    ("delete a file of vectors", "weight", "output vectors differs from the files its manifest lists"),
+    ("delete a file of vectors", "weight", "output vectors: split="),
     ("delete metrics.json", "evaluate", "output metrics.json is missing"),
     ("cut the rank manifest short", "rank", "no manifest"),
-    ("claim another version", "train", "written by sparktc 0.0.1, this is"),
+    ("claim other code", "train", "written by other code (sparktc"),
 ])
 def test_a_damaged_output_is_recomputed_with_what_follows(spark, small_corpus, copy, damage, first_recomputed, reason):
     before = manifests_of(copy)
@@ -178,7 +183,7 @@ def test_a_damaged_output_is_recomputed_with_what_follows(spark, small_corpus, c
         rewrite(path, path.read_text()[:100])
     else:
         path = Path(copy, "manifests", "train.json")
-        rewrite(path, path.read_text().replace(before["train"]["sparktc_version"], "0.0.1", 1))
+        rewrite(path, path.read_text().replace(before["train"]["code"], "0" * 64, 1))
     run_stages(spark, corpus_config(small_corpus), copy)
     after = manifests_of(copy)
     changed = [stage for stage in STAGES if after[stage]["started"] != before[stage]["started"]]
@@ -291,7 +296,7 @@ def test_a_run_killed_mid_stage_resumes_with_the_results_of_an_uninterrupted_run
             if line.startswith("sparktc: rank"):
                 break
         deadline = time.monotonic() + 120
-        while not (output / "_incomplete" / "train").exists() and time.monotonic() < deadline:
+        while not list(output.glob("_incomplete/*/train")) and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(2)  # the other training tasks finish and write their part of models
     finally:
@@ -299,8 +304,10 @@ def test_a_run_killed_mid_stage_resumes_with_the_results_of_an_uninterrupted_run
         job.wait()
     assert [line.split()[1] for line in lines if line.startswith("sparktc: ")] == \
         ["synthesize", "ingest", "tokenize", "weight", "rank"]
-    assert (output / "_incomplete" / "train").exists()
+    assert list(output.glob("_incomplete/*/train"))  # the killed run's private staging
     assert not (output / "manifests" / "train.json").exists() and not (output / "models").exists()
+    killed = json.loads((output / ".sparktc.lock").read_text())
+    assert killed["pid"] != os.getpid() and killed["run_id"] in str(list(output.glob("_incomplete/*"))[0])
 
     resumed = submit(output)
     out, _ = resumed.communicate(timeout=600)
@@ -309,7 +316,7 @@ def test_a_run_killed_mid_stage_resumes_with_the_results_of_an_uninterrupted_run
     assert [line.split()[1] for line in stage_lines] == ["synthesize", *STAGES]
     assert all("up to date, skipped" in line for line in stage_lines[:5])
     assert not any("skipped" in line for line in stage_lines[5:])
-    assert not (output / "_incomplete" / "train").exists()
+    assert not (output / "_incomplete").exists()  # the killed run's lock held nothing back; its staging is gone
 
     # The reference ran in this process, uninterrupted, on a corpus synthesized with the same settings.
     assert_same_results(spark, str(output), reference)

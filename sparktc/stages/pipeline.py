@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from sparktc import storage
 from sparktc.config import Config, ConfigError
+from sparktc.outputs import check_output, claim
 from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
 from sparktc.stages.runner import Stage, run_stages
 from sparktc.stages.synthesize import synthesize_stage
@@ -38,6 +39,16 @@ def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[S
     return head + [(stage, synthesized) for stage in stages]
 
 
+def run_inputs(config: Config) -> dict[str, str]:
+    """The paths outside the run that it reads, by the setting that names them: ``--output`` may not touch them."""
+    return {"corpus.path": config.corpus.path, "corpus.hierarchy": config.corpus.hierarchy,
+            "corpus.topic_names": config.corpus.topic_names, "tokenize.stop_list": config.tokenize.stop_list,
+            "synthesize.hierarchy": config.synthesize.hierarchy}
+
+
 def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
-    """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current."""
-    return run_stages(spark, plan(config, output, names), output, OWNERS, force)
+    """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current;
+    the output is checked and held as by the jobs (:mod:`sparktc.outputs`)."""
+    output = check_output(output, run_inputs(config))
+    with claim(output, "run", spark) as held:
+        return run_stages(spark, plan(config, output, names), held, OWNERS, force)

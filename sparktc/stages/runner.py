@@ -1,16 +1,21 @@
 """Running a stage so that its outputs can be trusted: written aside, published whole, described, resumable.
 
-1. A stage writes everything under ``OUTPUT/_incomplete/<stage>/`` (:class:`Tables` gives it the
-   paths). Its old manifest is removed first, so a run that dies from here on leaves nothing that
-   passes for finished.
-2. When the stage has finished, each output it declares is moved into ``OUTPUT`` (one rename per
-   output), and then ``OUTPUT/manifests/<stage>.json`` is written (to a temporary name, then
-   renamed): the configuration sections the stage reads, the sparktc version, its inputs (earlier
-   stages' output digests; paths, sizes and modification times of files outside the run), the
-   files and rows of every output, its report (rows in and out, set aside, details) and its times.
+The run holds ``OUTPUT`` (:mod:`sparktc.outputs`: its lock, and the marker that makes the
+directory sparktc's) for as long as its stages run.
+
+1. A stage whose manifest is not current is recomputed. First its manifest and those of every
+   stage downstream of it are removed, then their outputs: from here on nothing of the old
+   settings is left to pass for finished (a ``metrics.json`` or a model bundle of another C).
+2. The stage writes everything under the run's private ``OUTPUT/_incomplete/<run id>/<stage>/``
+   (:class:`Tables` gives it the paths). When it has finished, each output it declares is moved
+   into ``OUTPUT`` (one rename per output, never over an existing file), each published file is
+   hashed, and then ``OUTPUT/manifests/<stage>.json`` is written (to a temporary name, then
+   renamed): the configuration sections the stage reads, sparktc's version and code digest, its
+   inputs (earlier stages' identities and output digests; the content digests of files outside the
+   run), the files (path, size, modification time, SHA-256) and rows of every output, its report
+   (rows in and out, set aside, details), its times and the run id.
 3. On a rerun, a stage whose manifest is current (:func:`sparktc.manifest.stale_reason`) is
-   skipped; any other is recomputed, which changes its outputs digest and so recomputes exactly
-   the stages downstream of it. ``force`` recomputes every stage.
+   skipped. ``force`` recomputes every stage.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from pyspark.sql import SparkSession
 
 from sparktc import __version__, storage
 from sparktc.config import Config
-from sparktc.manifest import identity, outputs_digest, stale_reason
+from sparktc.manifest import Found, code_digest, identity, outputs_digest, stale_reason
+from sparktc.outputs import INCOMPLETE, Claim
 from sparktc.stages.report import StageReport
 from sparktc.stages.resources import check_worker_memory
 
-INCOMPLETE = "_incomplete"
 MANIFESTS = "manifests"
+#: SHA-256 of the files outside the run, by path, size and modification time (under manifests/).
+DIGESTS = "_file_digests.json"
 
 
 @dataclass(frozen=True)
@@ -75,22 +82,66 @@ def manifest_path(output: str, stage: str) -> str:
     return storage.join(output, MANIFESTS, f"{stage}.json")
 
 
-def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
-    path = manifest_path(output, stage)
+def _read_json(spark: SparkSession, path: str) -> dict[str, Any] | None:
     if not storage.exists(spark, path):
         return None
     try:
-        return json.loads(storage.read_text(spark, path))
+        value = json.loads(storage.read_text(spark, path))
     except (Py4JJavaError, ValueError):  # JSONDecodeError is a ValueError
-        return None  # a manifest cut short or damaged (a Hadoop checksum error) is no manifest
+        return None  # a file cut short or damaged (a Hadoop checksum error) is no file
+    return value if isinstance(value, dict) else None
 
 
-def _listings(spark: SparkSession, output: str, names: Sequence[str]) -> dict[str, list[tuple[str, int]] | None]:
-    listings = {}
-    for name in names:
-        found = storage.list_files(spark, storage.join(output, name))
-        listings[name] = None if found is None else [(path, size) for path, size, _ in found]
-    return listings
+def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
+    return _read_json(spark, manifest_path(output, stage))
+
+
+def _hash(spark: SparkSession, path: str) -> str:
+    """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has."""
+    try:
+        return storage.sha256(spark, path)
+    except Py4JJavaError as error:
+        return f"unreadable: {str(error.java_exception)[:200]}"
+
+
+class Digests:
+    """SHA-256 of files outside the run, kept in ``OUTPUT/manifests/_file_digests.json`` by path, size
+    and modification time, so an unchanged corpus is hashed once, not on every run."""
+
+    def __init__(self, spark: SparkSession, output: str):
+        self.spark, self.path = spark, storage.join(output, MANIFESTS, DIGESTS)
+        self.known: dict[str, list] = _read_json(spark, self.path) or {}
+        self.changed = False
+
+    def of(self, path: str, size: int, mtime: int) -> str:
+        entry = self.known.get(path)
+        if entry is None or entry[:2] != [size, mtime]:
+            entry = self.known[path] = [size, mtime, _hash(self.spark, path)]
+            self.changed = True
+        return entry[2]
+
+    def save(self) -> None:
+        if self.changed:
+            _write_json(self.spark, self.path, self.known)
+            self.changed = False
+
+
+def _write_json(spark: SparkSession, path: str, value: Any) -> None:
+    """Write ``path`` whole: to a temporary name beside it, then renamed over the old file."""
+    folder, name = path.rsplit("/", 1)
+    written = storage.join(folder, f"_{name}.writing")
+    storage.write_text(spark, written, json.dumps(value, indent=2) + "\n")
+    storage.delete(spark, path)
+    storage.rename(spark, written, path)
+
+
+def _found(spark: SparkSession, output: str, names: Sequence[str]) -> dict[str, Found | None]:
+    return {name: storage.list_files(spark, storage.join(output, name)) for name in names}
+
+
+def _output_hash(spark: SparkSession, output: str) -> Callable[[str, str], str]:
+    return lambda name, relative: _hash(spark, storage.join(output, name, relative) if relative
+                                        else storage.join(output, name))
 
 
 def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
@@ -98,20 +149,22 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
     manifest = read_manifest(spark, output, stage)
     if manifest is None:
         return None
-    reason = stale_reason(manifest, __version__, manifest.get("identity", ""),
-                          _listings(spark, output, list(manifest.get("outputs", {}))))
+    reason = stale_reason(manifest, manifest.get("identity", ""),
+                          _found(spark, output, list(manifest.get("outputs", {}))), _output_hash(spark, output))
     return None if reason else manifest
 
 
-def _outside_files(spark: SparkSession, paths: Sequence[str]) -> dict[str, list]:
-    """(relative path, size, modification time) of every file under each path outside the run."""
-    return {path: [list(entry) for entry in storage.list_files(spark, path) or []] for path in paths if path}
+def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
+    """(relative path, size, SHA-256) of every file under each path outside the run."""
+    return {path: [[relative, size, digests.of(storage.join(path, relative) if relative else path, size, mtime)]
+                   for relative, size, mtime in storage.list_files(spark, path) or []]
+            for path in paths if path}
 
 
-def _rows(spark: SparkSession, path: str, listing: list[tuple[str, int]]) -> int | None:
+def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
     """Rows of a Parquet output (from its footers); None for other outputs (files, a corpus, a model
     bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are."""
-    data = [name for name, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
+    data = [name for name, _, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
     if not data or not all(name.endswith(".parquet") for name in data):
         return None
     return spark.read.parquet(path).count()
@@ -125,9 +178,35 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, owners: Mapping[str, Stage],
-              force: bool = False) -> dict[str, Any]:
-    """Run ``stage`` into ``output`` unless its manifest is current; return its manifest."""
+def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:
+    """The stages that read ``stage``'s outputs, directly or through others, in pipeline order; a stage
+    that writes no pipeline table (synthesize: the corpus every stage is computed from) feeds them all."""
+    stages = list(dict.fromkeys(owners.values()))
+    if stage not in stages:
+        return stages
+    tables, found = set(stage.writes), []
+    for other in stages:
+        if other is not stage and tables & set(other.reads):
+            found.append(other)
+            tables |= set(other.writes)
+    return found
+
+
+def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> None:
+    """Remove the manifests of ``stages`` (all of them first: from then on none passes for current),
+    then their outputs, so nothing computed from the old settings or inputs stays in ``output``."""
+    for stage in stages:
+        storage.delete(spark, manifest_path(output, stage.name))
+    for stage in stages:
+        for name in stage.writes:
+            storage.delete(spark, storage.join(output, name))
+
+
+def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, owners: Mapping[str, Stage],
+              digests: Digests, invalidated: dict[str, str], force: bool = False) -> dict[str, Any]:
+    """Run ``stage`` into the claimed output unless its manifest is current; return its manifest.
+    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it."""
+    output = claim.output
     inputs, tables = {}, {}
     for table in stage.reads:
         owner = owners[table]
@@ -140,18 +219,24 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
         # Its identity (settings and inputs) and its files: either changing recomputes this stage.
         inputs[table] = {"identity": upstream["identity"], "outputs": upstream["outputs_digest"]}
         tables[table] = {"path": storage.join(output, table), "stage": owner.name, **inputs[table]}
-    files = _outside_files(spark, stage.files(config))
+    files = _outside_files(spark, stage.files(config), digests)
+    digests.save()
     settings = _settings(config, stage.sections)
-    expected = identity(stage.name, __version__, settings, inputs, files)
+    expected = identity(stage.name, code_digest(), settings, inputs, files)
     existing = read_manifest(spark, output, stage.name)
-    reason = "--force" if force else stale_reason(existing, __version__, expected,
-                                                   _listings(spark, output, stage.writes))
+    reason = "--force" if force else stale_reason(existing, expected, _found(spark, output, stage.writes),
+                                                   _output_hash(spark, output))
     if reason is None:
         print(f"sparktc: {stage.name:<9} up to date, skipped (manifest of {existing['finished']})", flush=True)
         return existing
+    if reason == "no manifest" and stage.name in invalidated:
+        reason = invalidated[stage.name]
 
-    staging = storage.join(output, INCOMPLETE, stage.name)
-    storage.delete(spark, manifest_path(output, stage.name))
+    following = downstream(stage, owners)
+    invalidate(spark, output, [stage, *following])
+    for other in following:  # the first cause is kept: "tokenize was recomputed", not "weight was"
+        invalidated.setdefault(other.name, f"{stage.name} was recomputed ({reason})")
+    staging = storage.join(claim.staging, stage.name)
     storage.delete(spark, staging)
     started = _now()
     report = stage.run(spark, config, Tables(output, staging))
@@ -162,19 +247,21 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
             raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
         storage.rename(spark, storage.join(staging, name), storage.join(output, name))
     storage.delete(spark, staging)
-    if storage.list_files(spark, storage.join(output, INCOMPLETE)) == []:
-        storage.delete(spark, storage.join(output, INCOMPLETE))
-    listings = _listings(spark, output, stage.writes)
-    outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), listings[name])}
+    found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
+    listings = {name: [[relative, size, mtime, hash_output(name, relative)] for relative, size, mtime in found[name] or []]
+                for name in stage.writes}
+    outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), found[name] or [])}
                for name in stage.writes}
     spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     spark.sparkContext.setLocalProperty("spark.job.description", None)
     manifest = {
         "stage": stage.name,
         "sparktc_version": __version__,
+        "code": code_digest(),
         "identity": expected,
         "outputs_digest": outputs_digest(listings),
         "recomputed_because": reason,
+        "run_id": claim.run_id,
         "settings": settings,
         "configuration": config.as_dict(),
         "inputs": {"tables": tables, "files": files},
@@ -186,14 +273,16 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, output: str, ow
         "spark": {"master": spark.sparkContext.master, "application_id": spark.sparkContext.applicationId,
                   "default_parallelism": spark.sparkContext.defaultParallelism},
     }
-    written = storage.join(output, MANIFESTS, f"_{stage.name}.json.writing")
-    storage.write_text(spark, written, json.dumps(manifest, indent=2) + "\n")
-    storage.rename(spark, written, manifest_path(output, stage.name))
+    _write_json(spark, manifest_path(output, stage.name), manifest)
     return manifest
 
 
-def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], output: str, owners: Mapping[str, Stage],
+def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim: Claim, owners: Mapping[str, Stage],
                force: bool = False) -> list[dict[str, Any]]:
-    """Every planned stage in order (see :func:`run_stage`); their manifests."""
+    """Every planned stage in order into the claimed output (see :func:`run_stage`); their manifests."""
     check_worker_memory(dict(spark.sparkContext.getConf().getAll()))
-    return [run_stage(spark, stage, config, output, owners, force) for stage, config in plan]
+    digests = Digests(spark, claim.output)
+    invalidated: dict[str, str] = {}
+    manifests = [run_stage(spark, stage, config, claim, owners, digests, invalidated, force) for stage, config in plan]
+    storage.delete(spark, storage.join(claim.output, INCOMPLETE))  # the lock is held: no other run stages here
+    return manifests

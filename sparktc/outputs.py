@@ -1,0 +1,292 @@
+"""The run's output directory: whose it is, who is writing it, and what it may never be.
+
+sparktc writes only into directories it owns and only one run at a time:
+
+* **Safety** (:func:`check_output`): ``--output`` may not be ``/`` or a home directory, and may not
+  equal, contain or lie inside any input of the run (the corpus, the hierarchy, the stop list, a
+  model bundle ...), compared after resolving symbolic links. An existing regular file is refused.
+* **Ownership** (:data:`MARKER`): the first run writes ``OUTPUT/.sparktc`` (what kind of output it is).
+  A non-empty directory without it is the user's and is refused, so sparktc never deletes or
+  replaces what it did not write; a directory of another kind (a training run given to classify)
+  is refused too.
+* **The run lock** (:data:`LOCK`): a run holds ``OUTPUT/.sparktc.lock`` from before its first write
+  to its end, and the file names the holder (run id, host, process id, start time, command). On a
+  local file system the lock is a kernel ``flock``: it dies with its process, so a killed run
+  (``kill -9``, a lost machine's NFS client aside) never leaves it stuck. On a Hadoop file system
+  (``hdfs://``, ``s3a://``) it is a lease: the file is created only if absent and its holder renews
+  its modification time every :data:`LEASE_RENEWAL` seconds; one older than :data:`LEASE_SECONDS`
+  is taken over. Creation is atomic on HDFS; on object stores it is not, and the lock is then
+  advisory (the README says so).
+
+The lock's run id names the run's private staging directory (``OUTPUT/_incomplete/<run id>/``);
+everything under ``_incomplete`` belongs to runs that are over once the lock is held, and is removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pwd
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sparktc.config import ConfigError, absolute, is_uri
+
+MARKER = ".sparktc"
+INCOMPLETE = "_incomplete"
+LOCK = ".sparktc.lock"
+#: What a directory holds: a pipeline or single-stage run, classify's predictions, or a comparison of two runs.
+KINDS = ("run", "classify", "compare")
+LEASE_SECONDS = 300
+LEASE_RENEWAL = 30
+#: Exit status of a job refused because another run holds the output (EX_TEMPFAIL: try again later).
+BUSY_EXIT = 75
+
+
+class OutputError(ConfigError):
+    """An ``--output`` that sparktc must not write to (unsafe, not its own, or of another kind)."""
+
+
+class OutputBusyError(RuntimeError):
+    """Another live run holds the output directory's lock."""
+
+
+def _home_directories() -> set[str]:
+    homes = {os.path.realpath(os.path.expanduser("~"))}
+    homes.update(os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/"))
+    return homes
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
+    """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
+    user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
+    its path; local paths are compared after resolving symbolic links, URIs as written."""
+    if not output:
+        raise OutputError("--output is required: the directory the stages write their tables to")
+    output = absolute(output)
+    if is_uri(output):
+        real = output.rstrip("/")
+        resolved_inputs = {key: path.rstrip("/") for key, path in inputs.items() if path and is_uri(path)}
+    else:
+        real = os.path.realpath(output)
+        resolved_inputs = {key: os.path.realpath(path) for key, path in inputs.items() if path and not is_uri(path)}
+        if real == "/" or real in _home_directories():
+            raise OutputError(f"--output {output} is {'the root directory' if real == '/' else 'a home directory'}; "
+                              "give a directory of its own, e.g. runs/NAME")
+        if os.path.exists(real) and not os.path.isdir(real):
+            raise OutputError(f"--output {output} is an existing file, not a directory; give a directory path")
+    for key, path in resolved_inputs.items():
+        if _inside(real, path):
+            raise OutputError(f"--output {output} is inside {key} {path}; write outputs outside the run's inputs")
+        if _inside(path, real):
+            raise OutputError(f"--output {output} contains {key} {path}; write outputs outside the run's inputs")
+    if not is_uri(output):
+        check_owner(_LocalFiles(), real, kind)
+    return output
+
+
+class _LocalFiles:
+    """The few file operations ownership needs, on the local file system."""
+
+    def entries(self, path: str) -> list[str] | None:
+        return os.listdir(path) if os.path.isdir(path) else None
+
+    def read(self, path: str) -> str | None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+
+
+def _marker_kind(text: str | None) -> str | None:
+    try:
+        return json.loads(text).get("kind") if text else None
+    except (ValueError, AttributeError):
+        return None
+
+
+def check_owner(files: Any, output: str, kind: str) -> None:
+    """Refuse a non-empty directory that is not a sparktc output of ``kind`` (``files``: entries, read)."""
+    entries = [name for name in files.entries(output) or () if name != LOCK]
+    if not entries:
+        return
+    found = _marker_kind(files.read(f"{output}/{MARKER}")) if MARKER in entries else None
+    if found is None:
+        shown = ", ".join(sorted(entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        raise OutputError(f"--output {output} is not empty ({shown}) and is not a sparktc output directory (no "
+                          f"{MARKER} file): sparktc never writes over files it did not write; give a new or empty "
+                          "directory")
+    if found != kind:
+        what = {"run": "a training run (jobs/pipeline.py)", "classify": "a classify output",
+                "compare": "a comparison (jobs/compare.py)"}.get(found, found)
+        raise OutputError(f"--output {output} holds {what}; writing {kind} outputs there would replace its "
+                          "files: give another directory")
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock: as written into the lock file and quoted in a refusal."""
+
+    run_id: str
+    host: str
+    pid: int
+    started: str
+    command: str
+
+    @staticmethod
+    def of_this_process() -> Holder:
+        now = datetime.now(timezone.utc)
+        run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}"
+        return Holder(run_id, socket.gethostname(), os.getpid(), now.isoformat(timespec="seconds"),
+                      " ".join(sys.argv)[:500])
+
+    def text(self) -> str:
+        return json.dumps(self.__dict__, indent=2) + "\n"
+
+    @staticmethod
+    def parse(text: str) -> str:
+        """The holder described for a refusal (whatever the file holds, it is only quoted)."""
+        try:
+            holder = json.loads(text)
+            return (f"run {holder['run_id']} (host {holder['host']}, process {holder['pid']}, "
+                    f"started {holder['started']}: {holder['command']})")
+        except (ValueError, KeyError, TypeError):
+            return "another run (its lock file could not be read)"
+
+
+def _busy(output: str, holder: str) -> OutputBusyError:
+    return OutputBusyError(f"--output {output} is in use by {holder}; two runs never share an output: wait for it "
+                           "to finish, or give another --output")
+
+
+@dataclass
+class Claim:
+    """A held output directory: the run id and its private staging directory."""
+
+    output: str
+    holder: Holder
+
+    @property
+    def run_id(self) -> str:
+        return self.holder.run_id
+
+    @property
+    def staging(self) -> str:
+        return f"{self.output.rstrip('/')}/{INCOMPLETE}/{self.run_id}"
+
+
+def _marker_text(kind: str, holder: Holder) -> str:
+    return json.dumps({"kind": kind, "created": holder.started, "created_by": holder.run_id}, indent=2) + "\n"
+
+
+def _write_marker(path: str, kind: str, holder: Holder) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(_marker_text(kind, holder))
+
+
+@contextmanager
+def _local_claim(output: str, kind: str) -> Iterator[Claim]:
+    check_owner(_LocalFiles(), output, kind)  # before the first write: the lock file
+    os.makedirs(output, exist_ok=True)
+    holder = Holder.of_this_process()
+    descriptor = os.open(os.path.join(output, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(output, Holder.parse(os.pread(descriptor, 65536, 0).decode("utf-8", "replace"))) from None
+        # Checked again under the lock: another run may have marked the directory since check_output.
+        check_owner(_LocalFiles(), output, kind)
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, holder.text().encode("utf-8"), 0)
+        marker = os.path.join(output, MARKER)
+        if not os.path.exists(marker):
+            _write_marker(marker, kind, holder)
+        shutil.rmtree(os.path.join(output, INCOMPLETE), ignore_errors=True)  # staging of runs that are over
+        yield Claim(output, holder)
+    finally:
+        os.close(descriptor)  # releases the flock
+
+
+class _HadoopFiles:
+    """Ownership's file operations through Hadoop (``hdfs://``, ``s3a://``, ``file://`` URIs)."""
+
+    def __init__(self, spark: Any):
+        from sparktc import storage
+
+        self.spark, self.storage = spark, storage
+
+    def entries(self, path: str) -> list[str] | None:
+        listing = self.storage.list_files(self.spark, path)
+        if listing is None:
+            return None
+        return sorted({relative.split("/", 1)[0] for relative, _, _ in listing if relative})
+
+    def read(self, path: str) -> str | None:
+        return self.storage.read_text(self.spark, path) if self.storage.exists(self.spark, path) else None
+
+
+@contextmanager
+def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
+    from sparktc import storage
+
+    files = _HadoopFiles(spark)
+    check_owner(files, output, kind)
+    holder = Holder.of_this_process()
+    lock = f"{output.rstrip('/')}/{LOCK}"
+    if not storage.create_new(spark, lock, holder.text()):
+        age = time.time() - storage.modified(spark, lock) / 1000
+        if age < LEASE_SECONDS:
+            raise _busy(output, Holder.parse(files.read(lock) or ""))
+        # The holder stopped renewing its lease: its run is over. Take the lock over.
+        storage.delete(spark, lock)
+        if not storage.create_new(spark, lock, holder.text()):
+            raise _busy(output, Holder.parse(files.read(lock) or ""))
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(LEASE_RENEWAL):
+            storage.touch(spark, lock)
+
+    renewer = threading.Thread(target=renew, name="sparktc-lease", daemon=True)
+    renewer.start()
+    try:
+        marker = f"{output.rstrip('/')}/{MARKER}"
+        if not storage.exists(spark, marker):
+            storage.write_text(spark, marker, _marker_text(kind, holder))
+        storage.delete(spark, f"{output.rstrip('/')}/{INCOMPLETE}")  # staging of runs that are over
+        yield Claim(output, holder)
+    finally:
+        stop.set()
+        renewer.join()
+        storage.delete(spark, lock)
+
+
+@contextmanager
+def claim(output: str, kind: str = "run", spark: Any = None) -> Iterator[Claim]:
+    """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
+    are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed."""
+    if kind not in KINDS:
+        raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
+    if is_uri(output):
+        if spark is None:
+            raise ValueError(f"claiming {output} needs a Spark session (it is a Hadoop URI)")
+        held = _hadoop_claim(spark, output, kind)
+    else:
+        held = _local_claim(output, kind)
+    with held as claimed:
+        yield claimed
