@@ -38,6 +38,9 @@ Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
 #: Errors that are the input's or the environment's, whose message says all: no trace is needed.
 INPUT_ERRORS = (ValueError, OSError, ResourceLimitError)
 LOG = "SPARKTC_LOG"
+DISK_FULL_CAUSE = "No space left on device"
+DISK_FULL = ("the disk is full (No space left on device): free space on the file system of --output and of "
+             "spark.local.dir, or give an --output elsewhere, then run the same command again")
 
 
 def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tuple[Config, str, bool]:
@@ -74,7 +77,7 @@ def fail(error: Exception) -> int:
     if isinstance(error, ConfigError):
         print(f"sparktc: configuration error: {error}", file=sys.stderr)
         return 2
-    print(f"sparktc: error: {error}", file=sys.stderr)
+    print(f"sparktc: error: {DISK_FULL if DISK_FULL_CAUSE in str(error) else error}", file=sys.stderr)
     return 1
 
 
@@ -94,9 +97,8 @@ def summarize(error: BaseException) -> str:
     elif isinstance(error, PySparkException):
         worker = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith(" ")]
         text = worker[-1] if worker else text
-    if "No space left on device" in str(error):
-        return ("the disk is full (No space left on device): free space on the file system of --output and of "
-                "spark.local.dir, or give an --output elsewhere, then run the same command again")
+    if DISK_FULL_CAUSE in str(error):
+        return DISK_FULL
     return _first_line(text)[:500] or type(error).__name__
 
 

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 from urllib.parse import urlparse
 
-from sparktc.faults import MODES as FAULT_MODES
-from sparktc.faults import SETTING as FAULT_SETTING
+from sparktc import faults
 from sparktc.linear import SOLVERS
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
@@ -32,10 +31,6 @@ MAX_PER_DOCUMENT = 1000
 #: Seeds go to numpy (``default_rng`` for the folds, ``SeedSequence`` for synthetic corpora; LIBLINEAR is
 #: always reseeded with 1): 0 <= seed < 2**32, the range every numpy seeding API (RandomState too) takes.
 SEEDS = 2**32
-#: sparktc's own Spark settings; any other ``spark.*`` key goes to Spark as it is.
-SPARKTC_KEYS = (FAULT_SETTING,)
-#: The points :func:`sparktc.faults.inject` is called at.
-FAULT_POINTS = ("train", "score")
 #: Settings a training method does not use, and why: set with it, they would be silently ignored.
 UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
@@ -462,14 +457,9 @@ def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
 
 def _check_spark_conf(conf: Mapping[str, Any]) -> None:
     """Any ``spark.*`` key goes to Spark as it is; a ``spark.sparktc.*`` key is sparktc's own and must be known."""
-    for key in conf:
-        if key.startswith("spark.sparktc.") and key not in SPARKTC_KEYS:
-            raise ConfigError(f"unknown key {key!r} in spark.conf; sparktc's own keys: {', '.join(SPARKTC_KEYS)}")
-    fault = conf.get(FAULT_SETTING)
-    if fault is not None and not (isinstance(fault, str) and re.fullmatch(
-            rf"({'|'.join(FAULT_POINTS)}):\d+:({'|'.join(FAULT_MODES)})", fault)):
-        raise ConfigError(f"spark.conf {FAULT_SETTING!r} = {fault!r} is not allowed; expected '<point>:<partition>:<mode>' "
-                          f"with point {' or '.join(FAULT_POINTS)}, a partition number and mode {', '.join(FAULT_MODES)}")
+    problem = faults.problem(conf)
+    if problem:
+        raise ConfigError(problem)
 
 
 def _resolve_paths(config: Config) -> Config:

@@ -11,28 +11,22 @@ import time
 from pyspark.sql import SparkSession
 
 
-def _path(spark: SparkSession, path: str):
+def file_system(spark: SparkSession, path: str):
+    """The Hadoop Path of ``path`` and the file system that holds it."""
     jvm = spark.sparkContext._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
-def glob(spark: SparkSession, pattern: str) -> list[str]:
-    """Files matching a Hadoop glob pattern, sorted; empty when nothing matches."""
-    hadoop_path, fs = _path(spark, pattern)
-    statuses = fs.globStatus(hadoop_path) or []
-    return sorted(status.getPath().toString() for status in statuses if status.isFile())
-
-
 def exists(spark: SparkSession, path: str) -> bool:
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     return bool(fs.exists(hadoop_path))
 
 
 def read_text(spark: SparkSession, path: str) -> str:
     """The whole of a small UTF-8 text file (a hierarchy, a stop list, a manifest), gzipped or not,
     read by the driver without a Spark job."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     jvm = spark.sparkContext._jvm
     codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
         spark.sparkContext._jsc.hadoopConfiguration()).getCodec(hadoop_path)
@@ -61,7 +55,7 @@ def join(base: str, *parts: str) -> str:
 
 def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:
     """Create or replace a small binary file (a PNG plot)."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     stream = fs.create(hadoop_path, True)
     try:
         stream.write(bytearray(data))
@@ -71,15 +65,15 @@ def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:
 
 def delete(spark: SparkSession, path: str) -> None:
     """Remove a file or a directory tree; nothing happens when it does not exist."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     fs.delete(hadoop_path, True)
 
 
 def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move ``source`` (a file or a directory) to ``target``, which must not exist: the publishing step of
     a stage. Nothing is replaced here; callers remove first what is theirs to remove."""
-    source_path, fs = _path(spark, source)
-    target_path, _ = _path(spark, target)
+    source_path, fs = file_system(spark, source)
+    target_path, _ = file_system(spark, target)
     if fs.exists(target_path):
         raise OSError(f"cannot move {source} to {target}: something is already there")
     fs.mkdirs(target_path.getParent())
@@ -90,7 +84,7 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
 def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
     """(path relative to ``path``, size, modification time in ms) of every file under ``path``, sorted;
     a file lists itself with the relative path ""; None when ``path`` does not exist."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     if not fs.exists(hadoop_path):
         return None
     root = fs.getFileStatus(hadoop_path).getPath().toString().rstrip("/")
@@ -105,8 +99,8 @@ def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | N
 
 def copy(spark: SparkSession, source: str, target: str) -> None:
     """Copy a file or directory tree byte for byte, replacing ``target``."""
-    source_path, source_fs = _path(spark, source)
-    target_path, target_fs = _path(spark, target)
+    source_path, source_fs = file_system(spark, source)
+    target_path, target_fs = file_system(spark, target)
     target_fs.delete(target_path, True)
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
@@ -116,7 +110,7 @@ def copy(spark: SparkSession, source: str, target: str) -> None:
 
 def create_new(spark: SparkSession, path: str, text: str) -> bool:
     """Create a small text file only if nothing is at ``path`` (atomic on HDFS); False when something is."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     try:
         stream = fs.create(hadoop_path, False)
     except Exception as error:  # py4j wraps FileAlreadyExistsException
@@ -132,13 +126,13 @@ def create_new(spark: SparkSession, path: str, text: str) -> bool:
 
 def modified(spark: SparkSession, path: str) -> int:
     """The modification time of ``path`` in ms since the epoch."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     return int(fs.getFileStatus(hadoop_path).getModificationTime())
 
 
 def touch(spark: SparkSession, path: str) -> None:
     """Set the modification time of ``path`` to now (a lease renewal)."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     fs.setTimes(hadoop_path, int(time.time() * 1000), -1)
 
 
@@ -146,7 +140,7 @@ def sha256(spark: SparkSession, path: str) -> str:
     """The SHA-256 of a file's bytes, streamed by the JVM (nothing crosses to Python but the digest).
     On the local file system Hadoop checks the file against its ``.crc`` sidecar while reading, and a
     file that fails that check raises."""
-    hadoop_path, fs = _path(spark, path)
+    hadoop_path, fs = file_system(spark, path)
     stream = fs.open(hadoop_path)
     try:
         return str(spark.sparkContext._jvm.org.apache.commons.codec.digest.DigestUtils.sha256Hex(stream))

@@ -19,7 +19,10 @@ per format, and per case one malformed record (or file) between well-formed ones
 - empty text / record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>, JSON Lines
   text of white space only;
 - bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
-- non-UTF-8 bytes (LYRL2004, JSON Lines).
+- non-UTF-8 bytes (LYRL2004, JSON Lines);
+- valid JSON the JSON Lines reader cannot take: a label repeated in one record, nesting deeper than
+  Python's parser goes (in a file whose name has glob characters, which Spark must read as a name,
+  not a pattern), a number longer than Python converts, an unpaired surrogate escape.
 
 1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
    exactly as the user reads it, and the corpus.on_error=reject option. Cases in different files
@@ -28,8 +31,15 @@ per format, and per case one malformed record (or file) between well-formed ones
    the module): the exact ``rejects`` and ``documents`` tables; the records written here reconciled
    with documents + rejects + set-aside and with the manifest, and the qrels lines likewise; then
    per case, its reject rows and the well-formed records around it.
-3. Not rejected, by design, pinned here: Reuters-21578 non-UTF-8 bytes are read as Latin-1 and an
-   empty TEXT is a document (the real collection has both: 0xFC in reut2-017, NEWID 12793).
+   Each reject-mode corpus also holds other versions of its corpus files (backups, an editor's
+   copy): they are not read, and the manifest names them.
+3. Not rejected, by design, pinned here: Reuters-21578 non-UTF-8 bytes are read as Latin-1, an
+   empty TEXT is a document, and a topic repeated in one element counts once (the real collection has
+   all three: 0xFC in reut2-017, NEWID 12793, NEWID 5467 and 19918).
+   Then, without Spark jobs: readers given numbers longer than Python converts; the corpus files
+   ingest lists (exactly the format's names, ``NAME`` or ``NAME.gz``; an entry of such a name that is
+   no regular file, or ``NAME`` beside ``NAME.gz``, stops it; other versions are named as ignored);
+   the message for a corpus file Spark may not read; the console line counting rejected qrels lines.
 4. The command line: bad input exits 1 with that message; bad configuration (unknown section or key,
    wrong type or value, missing path, missing --config file, --output inside corpus.path) exits 2
    with a message naming it, before Spark starts (``sparktc.cli.session`` fails the test if called).
@@ -43,7 +53,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import socket
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +65,18 @@ from chispa import assert_df_equality
 
 from sparktc import cli
 from sparktc.config import load_config
-from sparktc.stages.ingest import IngestError
+from sparktc.corpora.files import read_lines
+from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
+from sparktc.corpora.reuters21578 import parse_sgml
+from sparktc.stages.ingest import (
+    JSONL_NAMES,
+    LYRL2004_NAMES,
+    REUTERS21578_NAMES,
+    IngestError,
+    list_corpus,
+    permission_denied,
+    rejected_line,
+)
 from sparktc.stages.pipeline import plan, run
 
 from conftest import shared_data
@@ -244,6 +267,21 @@ JSONL_CASES = [
     jsonl_case("non_utf8", "non_utf8.jsonl",
                b'{"id": "n2", "text": "M\xfcnchen profit rose.", "labels": ["earn"], "split": "train"}\n',
                None, "line is not valid UTF-8; re-encode the file as UTF-8", "n1", "n3"),
+    jsonl_case("repeated_label", "repeated_label.jsonl", jline("r2", labels=("earn", "earn")),
+               "r2", "label 'earn' repeated in field 'labels'; list each label once", "r1", "r3"),
+    # json.loads raises RecursionError here; the file's name is a glob pattern that matches no file.
+    jsonl_case("deep_nesting", "deep[1].jsonl", b"[" * 100_000 + b"\n", None,
+               "JSON nested too deeply (Python's parser stops at its recursion limit, about 1,000 levels); "
+               "flatten the record", "p1", "p3"),
+    # json.loads raises ValueError: int() converts at most 4,300 digits
+    jsonl_case("long_number", "long_number.jsonl",
+               b'{"id": ' + b"1" * 5000 + b', "text": "Profit rose.", "labels": ["earn"], "split": "train"}\n', None,
+               "number too long: over 4,300 digits (Python's int conversion limit); write it as a string", "l1", "l3"),
+    # Valid JSON, but UTF-8 (and so Arrow) cannot hold the string.
+    jsonl_case("unpaired_surrogate", "surrogate.jsonl",
+               b'{"id": "s2", "text": "caf\\udce9", "labels": ["earn"], "split": "train"}\n', "s2",
+               "field 'text' holds an unpaired surrogate escape ('caf\\udce9'), which is no character and cannot be "
+               "stored as UTF-8; fix or drop the escape", "s1", "s3"),
     Case("jsonl", "not_gzip", {"not_gzip.jsonl.gz": NOT_GZIP}, ("not_gzip.jsonl.gz", 0, None, NOT_GZIP_REASON),
          written=1),
     # The stream breaks inside line 3.
@@ -352,6 +390,15 @@ LYRL_ALL_KINDS_DOCUMENTS = [  # doc_id, split, labels (from the qrels, sorted), 
 
 CASES = REUTERS_CASES + JSONL_CASES + LYRL_CASES
 BASES = {"reuters21578": REUTERS_BASE, "jsonl": JSONL_BASE, "lyrl2004": LYRL_BASE}
+# Other versions of corpus files beside them in the reject-mode corpora: never read (their records
+# would be duplicates), named in the manifest. Files of other names, like README.txt, go unmentioned.
+BACKUPS = {
+    "reuters21578": {"reut2-000.sgm.bak": REUTERS_BASE["reut2-000.sgm"],
+                     "reut2-001.sgm~": REUTERS_BASE["reut2-000.sgm"], "README.txt": b"Reuters-21578\n"},
+    "jsonl": {"base.jsonl.bak": JSONL_BASE["base.jsonl"], "base.jsonl.tmp": JSONL_BASE["base.jsonl"],
+              "README.txt": b"JSON Lines\n"},
+    "lyrl2004": {TRAIN + ".orig": LYRL_ALL_KINDS[TRAIN], QRELS + ".gz.part": gzip.compress(LYRL_QRELS)},
+}
 
 
 # --- corpora, runs and the messages they give ----------------------------------------------------------
@@ -496,6 +543,8 @@ def all_kinds(small_queries, tmp_path_factory):
                 corpus = write(root / "corpus", LYRL_ALL_KINDS)
             else:
                 corpus = corpus_of([case for case in CASES if case.format == fmt], root / "corpus")
+            for name, data in BACKUPS[fmt].items():
+                (corpus / name).write_bytes(data)
             [manifest] = run(spark, load_config(None, settings(fmt, corpus, "reject")), str(root / "out"), "ingest")
             rejects, documents = (spark.read.parquet(f"{root}/out/{table}") for table in ("rejects", "documents"))
             rows = [(r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in rejects.collect()]
@@ -546,7 +595,7 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
                                      "doc_id string, split string, labels array<string>, text string, tokens string")
     assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
     written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
-    assert written == 3 + 9 * 3 + 1
+    assert written == 3 + 13 * 3 + 1
     reconcile(outcome, written, {})
 
 
@@ -581,6 +630,13 @@ def test_reject_mode_sets_the_case_aside_and_keeps_its_neighbours(all_kinds, cas
     assert case.written == len(case.accepted) + len(rows)
 
 
+@pytest.mark.parametrize("fmt", BASES)
+def test_other_versions_of_corpus_files_are_named_not_read(all_kinds, fmt):
+    outcome = all_kinds(fmt)
+    assert outcome.manifest["details"]["ignored_files"] == sorted(set(BACKUPS[fmt]) - {"README.txt"})
+    assert not {row[0] for row in outcome.rejects} & set(BACKUPS[fmt])  # their duplicates would be rejects
+
+
 # --- 3. not rejected, by design --------------------------------------------------------------------------
 
 
@@ -594,6 +650,115 @@ def test_an_empty_reuters21578_text_is_a_document(all_kinds):
     without tokens. Rejected are a Reuters-21578 element with no TEXT at all (an empty record), a
     LYRL2004 .W without tokens and a JSON Lines text of white space only."""
     assert all_kinds("reuters21578").documents["5"] == ("train", ["earn"], "\n", None)
+
+
+def test_a_reuters21578_topic_repeated_in_an_element_counts_once():
+    """Two elements of the collection list a topic twice; the reader keeps the first of each, in file order.
+    Counted twice, NEWID 5467 would be two training positives of corn."""
+    expected = {"5467": ("grain", "wheat", "corn", "cotton", "sorghum", "barley"), "19918": ("trade",)}
+    found = {}
+    for name in ("reut2-005.sgm.gz", "reut2-019.sgm.gz"):
+        path = shared_data("reuters21578", name)
+        found |= {d.doc_id: d.labels for d in parse_sgml(read_lines(path.read_bytes(), name), name)
+                  if d.doc_id in expected}
+    assert found == expected
+
+
+# --- readers, corpus files and messages, without Spark jobs ------------------------------------------------
+
+
+def test_readers_take_numbers_longer_than_python_converts():
+    """int() refuses decimals of over 4,300 digits; a reader meeting one must not raise."""
+    digits = "1" * 5000
+    # Reuters-21578: a character entity that long is past U+10FFFF: kept as written.
+    sgml = DOCTYPE + story("8", body=f"Profit &#{digits}; rose.".encode())
+    [document] = parse_sgml(read_lines(sgml, "reut2-000.sgm"), "reut2-000.sgm")
+    assert document.text == f"STORY 8\nProfit &#{digits}; rose."
+    # LYRL2004: a canonical id however long, and an id with leading zeros named as such.
+    tokens = [f".I {digits}\n".encode(), b".W\n", b"alpha\n", f".I 0{digits}\n".encode(), b".W\n", b"beta\n"]
+    [first, second] = parse_token_file(tokens, TRAIN, "train")
+    assert (first.doc_id, first.tokens) == (digits, ("alpha",))
+    assert second.reason == f"doc id '0{digits}' has leading zeros; write it as '{digits}'; " \
+                            "LYRL2004 ids are decimal numbers"
+    assert list(parse_qrels([f"CCAT {digits} 1\n".encode()], QRELS)) == [Assignment("CCAT", digits, QRELS, 1)]
+
+
+def test_corpus_files_are_exactly_the_format_names(spark, tmp_path, capsys):
+    """``NAME`` and ``NAME.gz`` are read; other names starting like a corpus file are named as ignored;
+    hidden files (checksums, editors' swap files) and other names go unmentioned."""
+    listings = [
+        (REUTERS21578_NAMES, ["reut2-000.sgm", "reut2-001.sgm.gz"],
+         ["reut2-000.sgm.bak", "reut2-001.sgm.gz~", "reut2-1.sgm"], [".reut2-000.sgm.crc", "README.txt"]),
+        (JSONL_NAMES, ["a.jsonl", "b.jsonl.gz"], ["a.jsonl.orig", "a.jsonl.tmp", "b.jsonl.gz.1"],
+         [".a.jsonl.swp", "_SUCCESS", "notes.txt"]),
+        (LYRL2004_NAMES, [PT(0) + ".gz", TRAIN, QRELS], [TRAIN + "~", QRELS + ".bak"],
+         ["rcv1.topics.hier.orig", "lyrl2004_tokens_test_pt4.dat"]),
+    ]
+    for index, (names, read, ignored, unmentioned) in enumerate(listings):
+        corpus = write(tmp_path / str(index), dict.fromkeys([*read, *ignored, *unmentioned], b""))
+        assert list_corpus(spark, str(corpus), names, "a hint") == ([f"file:{corpus}/{name}" for name in read], ignored)
+        assert capsys.readouterr().out == (f"sparktc: ingest: ignoring {len(ignored)} file(s) in corpus.path that are "
+                                           f"not corpus files: {', '.join(ignored)}\n")
+
+
+def test_a_corpus_file_name_on_what_is_no_file_stops_ingest(spark, tmp_path, monkeypatch):
+    """Hadoop's local listing drops the dangling link and calls the FIFO and the socket files (Spark would
+    wait on the FIFO forever); every such entry is named, with what to do."""
+    corpus = write(tmp_path / "corpus", {"a.jsonl": jline("a1")})
+    monkeypatch.chdir(corpus)  # a short socket path
+    (corpus / "dir.jsonl").mkdir()
+    os.mkfifo("fifo.jsonl")
+    os.symlink(tmp_path / "gone.jsonl", "gone.jsonl")
+    os.symlink("a.jsonl", "link.jsonl")  # a link to a file is that file
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("socket.jsonl")
+        with pytest.raises(IngestError) as caught:
+            list_corpus(spark, str(corpus), JSONL_NAMES, "a hint")
+    what_to_do = "not a file; replace it with the file itself, or move it out of corpus.path"
+    assert str(caught.value).split("\n") == [
+        f"file:{corpus}/dir.jsonl is a directory, {what_to_do}",
+        f"file:{corpus}/fifo.jsonl is a FIFO (named pipe), {what_to_do}",
+        f"file:{corpus}/gone.jsonl is a symbolic link to {tmp_path}/gone.jsonl, which does not exist; "
+        "restore that file, or remove the link",
+        f"file:{corpus}/socket.jsonl is a socket, {what_to_do}",
+    ]
+
+
+def test_a_corpus_file_beside_its_gz_copy_stops_ingest(spark, tmp_path):
+    corpus = write(tmp_path / "corpus", dict.fromkeys([TRAIN, TRAIN + ".gz", PT(0), QRELS, QRELS + ".gz"], b""))
+    with pytest.raises(IngestError) as caught:
+        list_corpus(spark, str(corpus), LYRL2004_NAMES, "a hint")
+    assert str(caught.value).split("\n") == [
+        f"both file:{corpus}/{name} and file:{corpus}/{name}.gz are in corpus.path: the same records would be read "
+        "twice; keep one" for name in (TRAIN, QRELS)]
+
+
+def test_a_file_spark_may_not_read_is_named_with_what_to_do():
+    """The Java exceptions py4j gave for a real run: ingest of a JSON Lines corpus with a file of mode 000,
+    as root without CAP_DAC_OVERRIDE (``capsh --drop=cap_dac_override,cap_dac_read_search``): Spark 4.3
+    says "File does not exist", its cause says "Permission denied". A file that is really gone (deleted
+    after Spark listed it) is not a permission problem."""
+    spark_says = ("[FAILED_READ_FILE.FILE_NOT_EXIST] Encountered error while reading file file:///tmp/perm/corpus/{}. "
+                  "File does not exist. It is possible the underlying files have been updated.\nYou can explicitly "
+                  "invalidate the cache in Spark by running 'REFRESH TABLE tableName' command in SQL or by recreating "
+                  "the Dataset/DataFrame involved. SQLSTATE: KD001")
+    denied = [("org.apache.spark.SparkException", spark_says.format("b.jsonl")),
+              ("java.io.FileNotFoundException", "/tmp/perm/corpus/b.jsonl (Permission denied)")]
+    gone = [("org.apache.spark.SparkException", spark_says.format("a.jsonl")),
+            ("java.io.FileNotFoundException", "File file:/tmp/perm/corpus/a.jsonl does not exist")]
+    assert permission_denied(denied) == "cannot read file:///tmp/perm/corpus/b.jsonl: permission denied"
+    assert permission_denied(gone) is None
+
+
+def test_the_console_counts_rejected_qrels_lines(all_kinds):
+    """The stage line counts records; the qrels lines rejected get a line of their own."""
+    manifest = all_kinds("lyrl2004").manifest
+    assert rejected_line(manifest["set_aside"], manifest["details"]) == (
+        "sparktc: ingest    rejected 8 records, 4 of 11 qrels lines (all in the rejects table)")
+    assert rejected_line({"rejected": 1}, {"qrels_lines": 11, "qrels_rejected": 1}) == (
+        "sparktc: ingest    rejected 1 record, 1 of 11 qrels lines (all in the rejects table)")
+    jsonl_manifest = all_kinds("jsonl").manifest
+    assert rejected_line(jsonl_manifest["set_aside"], jsonl_manifest["details"]) is None
 
 
 # --- 4. the command line --------------------------------------------------------------------------------
@@ -668,5 +833,5 @@ def test_output_inside_the_corpus_exits_2_before_spark_starts(tmp_path, capsys, 
     argv = ["--set", "corpus.format=jsonl", "--set", f"corpus.path={corpus}", "--output", str(out)]
     assert cli.main("ingest", ingest_plan, argv) == 2
     assert capsys.readouterr().err == (f"sparktc: configuration error: --output {out} is inside corpus.path {corpus}; "
-                                       "choose a directory outside the corpus\n")
+                                       "write outputs outside the run's inputs\n")
     assert not out.exists()

@@ -6,8 +6,9 @@
 * the synthetic LYRL2004-format corpus (tokenized): its test token files get the pipeline's
   predictions, with PCut (thresholds over the documents classified) and with kNN (training vectors
   in the bundle);
-* clear errors: a bundle of another format, a part of the bundle missing, a missing input, an
-  unknown input format (exit 2 before Spark starts); documents without a vocabulary term go to rejects.
+* clear errors: a bundle of another format, a part of the bundle or a file of one missing or changed,
+  a missing input or one without documents, an unknown input format (exit 2 before Spark starts);
+  documents without a vocabulary term, bad lines and repeated doc ids go to rejects.
 """
 
 from __future__ import annotations
@@ -106,19 +107,28 @@ def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_docu
     assert_same_predictions(classified, expected)
 
 
-def test_documents_without_vocabulary_terms_and_bad_lines_are_rejected(spark, reuters, tmp_path):
-    source = tmp_path / "documents.jsonl"
-    source.write_text("\n".join([
-        json.dumps({"id": "oil", "text": "Crude oil prices rose as OPEC cut output", "labels": ["crude"]}),
+def test_documents_without_vocabulary_terms_bad_lines_and_repeated_ids_are_rejected(spark, reuters, tmp_path):
+    source = tmp_path / "documents"
+    source.mkdir()
+    oil = {"id": "oil", "text": "Crude oil prices rose as OPEC cut output", "labels": ["crude"]}
+    (source / "a.jsonl").write_text("\n".join([
+        json.dumps(oil),
         json.dumps({"id": "stop", "text": "the and of it was"}),
         json.dumps({"id": "unknown", "text": "zzqx qqzv 12345"}),
         "{not json",
+        json.dumps({"id": "wheat", "text": "Wheat exports rose", "labels": ["wheat", "wheat"]}),
     ]) + "\n")
+    (source / "b.jsonl").write_text(json.dumps({**oil, "text": "Oil output fell"}) + "\n")  # "oil" again
     report = classify(spark, load_bundle(spark, str(reuters / "model")), str(source), str(tmp_path / "out"))
-    assert (report.rows_in, report.rows_out, report.set_aside) == (4, 1, {"no vocabulary term": 2, "rejected": 1})
-    rejects = pd.read_parquet(tmp_path / "out" / "rejects").sort_values("line")
-    assert list(rejects["line"]) == [2, 3, 4] and list(rejects["doc_id"][:2]) == ["stop", "unknown"]
+    assert (report.rows_in, report.rows_out, report.set_aside) == (6, 1, {"no vocabulary term": 2, "rejected": 3})
+    rejects = pd.read_parquet(tmp_path / "out" / "rejects").sort_values(["source", "line"])
+    assert [(s.rsplit("/", 1)[-1], line) for s, line in zip(rejects["source"], rejects["line"])] == [
+        ("a.jsonl", 2), ("a.jsonl", 3), ("a.jsonl", 4), ("a.jsonl", 5), ("b.jsonl", 1)]
+    assert list(rejects["doc_id"]) == ["stop", "unknown", None, "wheat", "oil"]
     assert list(rejects["reason"][:2]) == [NO_TERMS] * 2 and "invalid JSON" in rejects["reason"].iloc[2]
+    assert list(rejects["reason"][3:]) == [
+        "label 'wheat' repeated in field 'labels'; list each label once",
+        f"duplicate doc id (first at file:{source}/a.jsonl:1); doc ids must be unique"]
     predictions = pd.read_parquet(tmp_path / "out" / "predictions")
     assert list(predictions["doc_id"]) == ["oil"] and list(predictions["labels"][0]) == ["crude"]
     assert "crude" in predictions["predicted"][0]
@@ -168,12 +178,27 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
     description = json.loads((bundle / "bundle.json").read_text())
     (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
     (bundle / "bundle.json").write_text(json.dumps({**description, "bundle_format": 0, "sparktc_version": "0.0.1"}))
-    with pytest.raises(BundleError, match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 1"):
+    with pytest.raises(BundleError, match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 2"):
         load_bundle(spark, str(bundle))
     (bundle / "bundle.json").write_text('{"bundle_format": ')
     with pytest.raises(BundleError, match="damaged: bundle.json cannot be read"):
         load_bundle(spark, str(bundle))
     (bundle / "bundle.json").write_text(json.dumps(description))
+    # A part's data file missing, cut short, or added: never read as a smaller model or an unreadable one.
+    [vocabulary] = (bundle / "vocabulary").glob("part-*.parquet")
+    [categories] = (bundle / "categories").glob("part-*.parquet")
+    categories.rename(tmp_path / categories.name)
+    with pytest.raises(BundleError, match=rf"damaged: categories/{categories.name} is missing; restore the whole model "
+                                          "directory from a good copy, or train again"):
+        load_bundle(spark, str(bundle))
+    categories.with_name("part-extra.parquet").write_bytes((tmp_path / categories.name).read_bytes())
+    size = vocabulary.stat().st_size
+    with vocabulary.open("r+b") as handle:
+        handle.truncate(size - 1)
+    with pytest.raises(BundleError, match=rf"{categories.name} is missing; vocabulary/{vocabulary.name} has "
+                                          rf"{size - 1:,} bytes, {size:,} when written; categories/part-extra.parquet "
+                                          "was not written with it; restore"):
+        load_bundle(spark, str(bundle))
     shutil.rmtree(bundle / "categories")
     with pytest.raises(BundleError, match="incomplete: categories is missing"):
         load_bundle(spark, str(bundle))
@@ -181,9 +206,27 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
         load_bundle(spark, str(tmp_path / "nowhere"))
 
 
-def test_a_missing_input_is_an_error(spark, synthetic, tmp_path):
+def test_a_missing_input_or_one_without_documents_is_an_error(spark, synthetic, tmp_path):
+    bundle = load_bundle(spark, str(synthetic / "model"))
     with pytest.raises(ClassifyError, match="no input at .*nowhere"):
-        classify(spark, load_bundle(spark, str(synthetic / "model")), str(tmp_path / "nowhere"), str(tmp_path / "out"))
+        classify(spark, bundle, str(tmp_path / "nowhere"), str(tmp_path / "out"))
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "blank.jsonl").write_text("\n  \n")
+    for empty in (tmp_path / "empty", tmp_path / "blank.jsonl"):
+        with pytest.raises(ClassifyError, match=f"no documents in {empty} .*; give a file or a directory of jsonl"):
+            classify(spark, bundle, str(empty), str(tmp_path / "out"))
+        assert not (tmp_path / "out" / "predictions").exists()
+
+
+def test_an_input_of_rejects_only_is_classified_into_rejects(spark, synthetic, tmp_path, capsys):
+    """No document to score (PCut's thresholds over none), yet every record is accounted for and shown."""
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"id": "a", "text": ""}\n{not json\n')
+    report = classify(spark, load_bundle(spark, str(synthetic / "model")), str(source), str(tmp_path / "out"))
+    assert (report.rows_in, report.rows_out, report.set_aside) == (2, 0, {"rejected": 2})
+    assert len(pd.read_parquet(tmp_path / "out" / "predictions")) == 0
+    assert list(pd.read_parquet(tmp_path / "out" / "rejects").sort_values("line")["line"]) == [1, 2]
+    assert "sparktc: 2 records not classified" in capsys.readouterr().out
 
 
 def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):

@@ -310,10 +310,15 @@ def test_hierarchy_sets_are_allowed_for_hierarchical_corpora() -> None:
 
 def test_sparktc_spark_keys_must_be_known() -> None:
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.faults" = "train:0:exit"}']) == \
-        "unknown key 'spark.sparktc.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault"
-    assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "trian:0:exit"}']) == (
-        "spark.conf 'spark.sparktc.fault' = 'trian:0:exit' is not allowed; expected '<point>:<partition>:<mode>' with "
-        "point train or score, a partition number and mode exit, raise, hang, memory")
+        "unknown key 'spark.sparktc.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault, " \
+        "spark.sparktc.driver_fault"
+    assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "train:0:exit,trian:0:exit"}']) == (
+        "spark.conf 'spark.sparktc.fault' = 'train:0:exit,trian:0:exit' is not allowed; expected "
+        "'<point>:<partition>:<mode>' (several separated by commas) with point synthesize, parse, tokenize, weight, "
+        "rank, train, score and mode exit, raise, hang, memory")
+    assert refused(REUTERS + ['spark.conf={"spark.sparktc.driver_fault" = "train:publish:explode"}']) == (
+        "spark.conf 'spark.sparktc.driver_fault' = 'train:publish:explode' is not allowed; expected "
+        "'<stage>:<point>:<mode>' with point start, publish, manifest and mode kill, raise, disk-full")
     conf = {"spark.sparktc.fault": "score:3:raise", "spark.anything.else": 1}
     assert load_config(None, REUTERS + ['spark.conf={"spark.sparktc.fault" = "score:3:raise", "spark.anything.else" = 1}'
                                         ]).spark.conf == conf

@@ -1,10 +1,13 @@
-"""The JSON Lines corpus reader: exact documents and every reject with its line."""
+"""The JSON Lines corpus reader: exact documents and every reject with its line, valid JSON it cannot take included."""
 
 from __future__ import annotations
 
+import json
+
+from sparktc.corpora import jsonl
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.jsonl import parse_jsonl
-from sparktc.records import Document, Reject
+from sparktc.records import Document, Reject, record_batch
 
 SRC = "corpus.jsonl"
 
@@ -66,4 +69,63 @@ def test_rejects_with_line_numbers():
         (12, "a", "duplicate id 'a' (already read earlier in this file); keep one line per id"),
         (14, "7", "duplicate id '7' (already read earlier in this file); keep one line per id"),
         (15, "j", "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"),
+    ]
+
+
+def test_a_repeated_label_is_rejected_naming_it():
+    """A label listed twice would count the document twice among its category's positives."""
+    lines = [
+        b'{"id": "a", "text": "t", "labels": ["wheat", "grain", "wheat"], "split": "train"}',
+        b'{"id": "b", "text": "t", "labels": ["corn", "oat", "corn", "oat"], "split": "train"}',
+        b'{"id": "c", "text": "t", "labels": ["wheat", "wheat"]}',
+    ]
+    assert [(r.line, r.doc_id, r.reason) for r in parse(b"\n".join(lines[:2]))] == [
+        (1, "a", "label 'wheat' repeated in field 'labels'; list each label once"),
+        (2, "b", "labels 'corn', 'oat' repeated in field 'labels'; list each label once"),
+    ]
+    # Documents to classify (labels optional) follow the same rule.
+    [reject] = parse_jsonl(read_lines(lines[2], SRC), SRC, labelled=False)
+    assert reject == Reject(SRC, 1, "c", "label 'wheat' repeated in field 'labels'; list each label once")
+
+
+def test_valid_json_the_parser_cannot_take_is_a_reject_with_its_line():
+    """json.loads raises RecursionError on deep nesting and ValueError on a number of over 4,300 digits;
+    Arrow cannot store a string with an unpaired surrogate escape. Each is one line's reject, the lines
+    around it are read, and a reason never quotes a value at length."""
+    good = b'{"id": "g", "text": "t", "labels": [], "split": "train"}'
+    lines = [
+        b"[" * 100_000,  # 1
+        b'{"id": "n", "text": "t", "labels": [], "split": "train", "count": ' + b"7" * 5000 + b"}",  # 2
+        good,  # 3
+        b'{"id": "s", "text": "caf\\udce9", "labels": [], "split": "train"}',  # 4
+        b'{"id": "x\\ud800", "text": "t", "labels": [], "split": "train"}',  # 5
+        b'{"id": "l", "text": "t", "labels": ["ok", "\\udfff"], "split": "train"}',  # 6
+        b'{"id": "p", "text": "t", "labels": ' + json.dumps("x" * 10_000).encode() + b', "split": "train"}',  # 7
+    ]
+    result = parse(b"\n".join(lines) + b"\n")
+    assert result[2] == Document("g", "train", (), "t", None, SRC, 3)
+    surrogate = "holds an unpaired surrogate escape ({}), which is no character and cannot be stored as UTF-8; " \
+                "fix or drop the escape"
+    assert [(r.line, r.doc_id, r.reason) for r in result[:2] + result[3:]] == [
+        (1, None, "JSON nested too deeply (Python's parser stops at its recursion limit, about 1,000 levels); "
+                  "flatten the record"),
+        (2, None, "number too long: over 4,300 digits (Python's int conversion limit); write it as a string"),
+        (4, "s", "field 'text' " + surrogate.format("'caf\\udce9'")),
+        (5, None, "field 'id' " + surrogate.format("'x\\ud800'")),
+        (6, "l", "field 'labels' " + surrogate.format("'\\udfff'")),
+        (7, "p", "field 'labels' must be a list of strings, got 'xxxxxxxxxxxx...xxxxxxxxxxxxx'"),
+    ]
+    assert record_batch(result).num_rows == len(lines)  # every reject can be stored
+
+
+def test_a_line_over_the_limit_is_rejected_unparsed(monkeypatch):
+    assert jsonl.MAX_LINE_BYTES == 64 << 20
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1 << 20)
+    short = b'{"id": "a", "text": "t", "labels": [], "split": "train"}\n'
+    long = b'{"id": "b", "text": "' + b"t" * (1 << 20) + b'", "labels": [], "split": "train"}\n'
+    assert parse(short + long + short.replace(b'"a"', b'"c"')) == [
+        Document("a", "train", (), "t", None, SRC, 1),
+        Reject(SRC, 2, None, f"line of {len(long):,} bytes, over the limit of 1 MiB per record "
+                             "(sparktc.corpora.jsonl.MAX_LINE_BYTES); shorten the record"),
+        Document("c", "train", (), "t", None, SRC, 3),
     ]

@@ -1,31 +1,25 @@
-"""Runs that can be trusted: manifests, resume, exact invalidation, task failures and memory limits.
+"""Runs that can be trusted: manifests, resume, exact invalidation and memory limits.
 
-* every stage publishes its outputs with a manifest (settings, version, inputs, outputs, rows, times);
-* a rerun skips every stage and touches no file; a changed setting recomputes exactly the stages
-  from the one that reads it onwards; ``force`` recomputes all; a tampered, cut-short or
-  other-version output is recomputed; a stage whose input is incomplete says which stage to run;
-* a Python worker that dies in the training UDF, and a scoring task that fails, are retried by
-  Spark (``spark.sparktc.fault``, :mod:`sparktc.faults`) and the results equal a run without failures;
-* a worker out of memory is reported with the settings to change, and the half-done stage is not
-  mistaken for finished;
-* a whole run killed in the middle of a stage resumes from the last finished stage
-  (``spark-submit``, in a process of its own) with the results of an uninterrupted run.
+* every stage publishes its outputs with a manifest (settings, version, code, inputs, outputs, rows, times);
+* a rerun skips every stage and touches no file but the lock's; a changed setting recomputes exactly
+  the stages from the one that reads it onwards; ``force`` recomputes all; a cut-short, deleted or
+  other-code output is recomputed; a stage whose input is incomplete says which stage to run;
+* a worker out of memory is reported with the settings to change, and neither the half-done stage
+  nor anything computed from the old settings downstream (``metrics.json``, the model bundle) is
+  left to be mistaken for finished.
+
+Killed drivers and workers, damaged files, full disks and concurrent runs: tests/test_fault_matrix.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
 
-from conftest import REPO, SMALL_CORPUS
 from sparktc.config import load_config
 from sparktc.faults import SETTING as FAULT
 from sparktc.stages.pipeline import run as run_stages
@@ -167,16 +161,13 @@ def test_force_recomputes_everything(spark, small_corpus, copy, reference):
 
 
 @pytest.mark.parametrize(("damage", "first_recomputed", "reason"), [
-    ("delete a file of vectors", "weight", "output vectors: split="),
     ("delete metrics.json", "evaluate", "output metrics.json is missing"),
     ("cut the rank manifest short", "rank", "no manifest"),
     ("claim other code", "train", "written by other code (sparktc"),
 ])
 def test_a_damaged_output_is_recomputed_with_what_follows(spark, small_corpus, copy, damage, first_recomputed, reason):
     before = manifests_of(copy)
-    if damage == "delete a file of vectors":
-        next(Path(copy, "vectors").rglob("*.parquet")).unlink()
-    elif damage == "delete metrics.json":
+    if damage == "delete metrics.json":
         Path(copy, "metrics.json").unlink()
     elif damage == "cut the rank manifest short":
         path = Path(copy, "manifests", "rank.json")
@@ -201,24 +192,6 @@ def test_a_stage_whose_input_is_incomplete_names_the_stage_to_run(spark, small_c
 # --- task failures ------------------------------------------------------------------------------------
 
 
-def failed_tasks(spark, group: str) -> int:
-    tracker = spark.sparkContext.statusTracker()
-    stages = {stage for job in tracker.getJobIdsForGroup(group) for stage in tracker.getJobInfo(job).stageIds}
-    return sum(info.numFailedTasks for info in map(tracker.getStageInfo, stages) if info is not None)
-
-
-@pytest.mark.parametrize(("fault", "group"), [("train:0:exit", "sparktc-train"), ("score:1:raise", "sparktc-evaluate")])
-def test_a_failed_task_is_retried_and_the_results_are_identical(spark, small_corpus, copy, reference, fault, group):
-    failed_before = failed_tasks(spark, group)
-    spark.conf.set(FAULT, fault)
-    try:
-        run_stages(spark, corpus_config(small_corpus), copy, "train", "evaluate", force=True)
-    finally:
-        spark.conf.unset(FAULT)
-    assert failed_tasks(spark, group) == failed_before + 1  # the injected failure happened, once
-    assert_same_results(spark, copy, reference)
-
-
 # --- memory -----------------------------------------------------------------------------------------------
 
 
@@ -231,6 +204,9 @@ def test_a_worker_out_of_memory_names_the_setting_and_leaves_no_finished_output(
     finally:
         spark.conf.unset(FAULT)
     assert not Path(copy, "manifests", "train.json").exists()
+    # What C = 1 computed downstream of train is gone too, not left beside the new settings' manifests.
+    assert not any(Path(copy, name).exists() for name in ("models", "model", "metrics.json", "predictions"))
+    assert not Path(copy, "manifests", "evaluate.json").exists()
     # The next run recomputes train (and evaluate, whose input changed), not the stages before it.
     before = manifests_of_existing(copy)
     run_stages(spark, corpus_config(small_corpus, "train.C=0.5"), copy)
@@ -271,52 +247,3 @@ def test_a_limit_no_python_worker_can_start_under_is_refused():
         check_worker_memory({"spark.executor.pyspark.memory": "16m"})
     check_worker_memory({"spark.executor.pyspark.memory": "2g"})
     check_worker_memory({})
-
-
-# --- a whole run killed in the middle of a stage ------------------------------------------------------------
-
-
-def submit(output: Path, *options: str) -> subprocess.Popen:
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    return subprocess.Popen(
-        ["./spark-submit.sh", "--master", "local[2,4]", *options, "jobs/pipeline.py", "--config", "conf/synthetic.toml",
-         *[f"--set={setting}" for setting in SMALL_CORPUS], "--set", "train.thresholding=scut", "--set", "train.folds=3",
-         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\"}", "--output", str(output)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment, start_new_session=True,
-    )
-
-
-def test_a_run_killed_mid_stage_resumes_with_the_results_of_an_uninterrupted_run(spark, tmp_path, reference):
-    output = tmp_path / "killed"
-    job = submit(output, "--conf", f"{FAULT}=train:0:hang")
-    lines = []
-    try:
-        for line in job.stdout:
-            lines.append(line)
-            if line.startswith("sparktc: rank"):
-                break
-        deadline = time.monotonic() + 120
-        while not list(output.glob("_incomplete/*/train")) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(2)  # the other training tasks finish and write their part of models
-    finally:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.wait()
-    assert [line.split()[1] for line in lines if line.startswith("sparktc: ")] == \
-        ["synthesize", "ingest", "tokenize", "weight", "rank"]
-    assert list(output.glob("_incomplete/*/train"))  # the killed run's private staging
-    assert not (output / "manifests" / "train.json").exists() and not (output / "models").exists()
-    killed = json.loads((output / ".sparktc.lock").read_text())
-    assert killed["pid"] != os.getpid() and killed["run_id"] in str(list(output.glob("_incomplete/*"))[0])
-
-    resumed = submit(output)
-    out, _ = resumed.communicate(timeout=600)
-    assert resumed.returncode == 0, out[-3000:]
-    stage_lines = [line for line in out.splitlines() if line.startswith("sparktc: ")]
-    assert [line.split()[1] for line in stage_lines] == ["synthesize", *STAGES]
-    assert all("up to date, skipped" in line for line in stage_lines[:5])
-    assert not any("skipped" in line for line in stage_lines[5:])
-    assert not (output / "_incomplete").exists()  # the killed run's lock held nothing back; its staging is gone
-
-    # The reference ran in this process, uninterrupted, on a corpus synthesized with the same settings.
-    assert_same_results(spark, str(output), reference)

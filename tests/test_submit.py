@@ -17,6 +17,7 @@ STAGES = ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evalua
 def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     output, events = tmp_path / "run", tmp_path / "events"
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
     job = subprocess.run(
         ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/synthetic.toml",
          "--set", "synthesize.documents=4000", "--set", "synthesize.train_documents=1000",
@@ -28,6 +29,9 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
     assert job.returncode == 0, job.stderr[-3000:]
+    # Spark's log went to the job's log file, not to the console.
+    [log_file] = (tmp_path / "logs").glob("*-pipeline.log")
+    assert " WARN " in log_file.read_text() and " WARN " not in job.stderr
     lines = [line for line in job.stdout.splitlines() if line.startswith("sparktc: ")]
     assert [line.split()[1] for line in lines] == STAGES
     reports = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in STAGES}

@@ -7,7 +7,9 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
   outside an element (the ``<!DOCTYPE>`` line) are skipped.
 - ``doc_id`` is the NEWID attribute as written; ``line`` is the 1-based line of the ``<REUTERS`` tag.
 - ``labels`` are the ``<TOPICS><D>..</D></TOPICS>`` values in file order, unfiltered: no category
-  set is applied here (see :func:`category_set`).
+  set is applied here (see :func:`category_set`). A value repeated in one element is kept once: the
+  collection has two such elements (NEWID 5467 lists ``corn`` twice, NEWID 19918 ``trade``), and a
+  category is a document's or not, so a repeat must not count the document twice.
 - ``text`` is TITLE and BODY joined by ``"\\n"`` (only those present; a BRIEF story has a TITLE
   only, its "Blah blah blah." filler is not text). When TEXT has neither (most UNPROC stories),
   ``text`` is the whole TEXT content with its tags stripped. Character entities (``&lt;``
@@ -164,9 +166,9 @@ def _parse_element(element: str, source: str, line: int) -> Document | Reject:
         return Reject(source, line, doc_id, "empty record: the element has no <TEXT> (lewis.dtd requires one); "
                       "restore it from the Reuters-21578 distribution")
     topic_list = _TOPICS.search(element)
-    labels = tuple(
+    labels = tuple(dict.fromkeys(
         label for d in (_D.findall(topic_list[1]) if topic_list else ()) if (label := _clean(d).strip())
-    )
+    ))
     return Document(
         doc_id=doc_id,
         split=_modapte(lewissplit, topics),
@@ -208,6 +210,9 @@ def _entity(match: re.Match[str]) -> str:
     decimal, hexadecimal, name = match.groups()
     if name is not None:
         return _NAMED[name]
+    # Over 7 significant digits is past U+10FFFF either way, and int() refuses decimals of over 4,300 digits.
+    if len((decimal or hexadecimal).lstrip("0")) > 7:
+        return match[0]
     code = int(decimal) if decimal is not None else int(hexadecimal, 16)
     # Out-of-range or surrogate code points cannot be characters; keep the entity as written.
     return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match[0]

@@ -4,8 +4,10 @@ Layout (small files read through Hadoop file systems, tables in Parquet)::
 
     model/bundle.json    format number, sparktc version, the settings that shaped the model, the
                          tokenization (stop words themselves, stemmer, whether the corpus came
-                         tokenized), the weighting (scheme, N) and the decision rule (method,
-                         thresholding, RCut's k, kNN's k)
+                         tokenized), the weighting (scheme, N), the decision rule (method,
+                         thresholding, RCut's k, kNN's k) and the data files of the parts below
+                         with their sizes, which loading checks: a part file missing, cut short or
+                         added is refused, never read as a smaller model
     model/vocabulary/    term_id, term, df, idf, rank (the chi-square rank: the term selection), in term_id order
     model/categories/    category, name, parent, train_positives, method, weights (over the
                          vocabulary, zero outside the category's selected terms), bias, threshold, features
@@ -37,7 +39,7 @@ from sparktc.weighting import idf
 
 #: The train stage's output holding the bundle.
 MODEL = "model"
-BUNDLE_FORMAT = 1
+BUNDLE_FORMAT = 2  # 2: bundle.json records the parts' data files and sizes
 DESCRIPTION = "bundle.json"
 VOCABULARY, CATEGORIES, TRAINING = "vocabulary", "categories", "training"
 #: The configuration sections that shape a model ([evaluate] and [spark] do not).
@@ -62,6 +64,7 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
     if config.train.method == "knn":
         storage.copy(spark, storage.join(tables.input("vectors"), "split=train"), storage.join(target, TRAINING))
     settings = config.as_dict()
+    parts = {name: size for name, size, _ in storage.list_files(spark, target) or [] if _is_part_data(name)}
     description = {
         "bundle_format": BUNDLE_FORMAT,
         "sparktc_version": __version__,
@@ -69,6 +72,7 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         "tokenize": {"tokenized_corpus": config.corpus.format in TOKENIZED_FORMATS, "stemmer": config.tokenize.stemmer,
                      "stop_words": sorted(stop_words_of(spark, config.tokenize))},
         "weight": {"scheme": config.weight.scheme, "train_documents": n_train},
+        "parts": parts,
     }
     storage.write_text(spark, storage.join(target, DESCRIPTION), json.dumps(description, indent=2) + "\n")
 
@@ -90,6 +94,29 @@ class Bundle:
     @property
     def names(self) -> dict[str, str]:
         return dict(zip(self.categories["category"], self.categories["name"]))
+
+
+def _is_part_data(name: str) -> bool:
+    """Whether a file under the bundle (path relative to it) is data of a part: not bundle.json, not a
+    hidden file (``_SUCCESS``, Hadoop's ``.crc`` checksums), which copying tools may leave out."""
+    return name != DESCRIPTION and not name.rsplit("/", 1)[-1].startswith(("_", "."))
+
+
+def _check_parts(spark: SparkSession, path: str, recorded: dict[str, int]) -> None:
+    """Refuse a bundle whose parts' data files are not those bundle.json records, byte count for byte count
+    (other files beside the parts are not the model's)."""
+    parts = sorted({name.split("/", 1)[0] for name in recorded})
+    for part in parts:
+        _require(spark, path, part)
+    found = {name: size for name, size, _ in storage.list_files(spark, path) or []
+             if _is_part_data(name) and name.split("/", 1)[0] in parts}
+    problems = [f"{name} is missing" for name in sorted(recorded.keys() - found.keys())]
+    problems += [f"{name} has {found[name]:,} bytes, {recorded[name]:,} when written"
+                 for name in sorted(recorded.keys() & found.keys()) if found[name] != recorded[name]]
+    problems += [f"{name} was not written with it" for name in sorted(found.keys() - recorded.keys())]
+    if problems:
+        raise BundleError(f"the model bundle {path} is damaged: {'; '.join(problems)}; restore the whole {MODEL} "
+                          "directory from a good copy, or train again")
 
 
 def _require(spark: SparkSession, path: str, part: str) -> str:
@@ -116,6 +143,7 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
             f"the model bundle {path} has bundle format {found} (written by sparktc {description.get('sparktc_version')}); "
             f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
             "version, or classify with the version that wrote it")
+    _check_parts(spark, path, description["parts"])
     train = load_section("train", description["settings"]["train"])
     vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()

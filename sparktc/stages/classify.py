@@ -8,8 +8,9 @@ and N; scores and decisions come from the evaluate stage (PCut's thresholds over
 classified, as evaluate computes them over the test set). The bundle is broadcast; the driver only
 sees counts and the first few rejected ids.
 
-Documents with no term of the bundle's vocabulary (and records the readers reject) are not
-classified: they go to ``rejects`` (source, line, doc_id, reason), and the job says how many.
+Documents with no term of the bundle's vocabulary, repeats of a doc id, and records the readers
+reject are not classified: they go to ``rejects`` (source, line, doc_id, reason), and the job says
+how many. Input without a single record is an error.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ from sparktc import storage
 from sparktc.config import ConfigError
 from sparktc.corpora import jsonl, lyrl2004_columnar
 from sparktc.corpora.plain_text import read_text_file
+from sparktc.outputs import Claim, check_output, claim
 from sparktc.records import TEST, Reject
 from sparktc.stages.bundle import Bundle
 from sparktc.stages.evaluate import PREDICTIONS_DDL, decision_rule, predict_batch
-from sparktc.stages.ingest import Reader, line_reader, parse_files
+from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
 from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import INCOMPLETE
 from sparktc.stages.tokenize import token_strings
 from sparktc.stages.weight import ltc_vectors
 from sparktc.text import Analyzer
@@ -51,7 +52,7 @@ SHOWN = 5
 
 
 class ClassifyError(ValueError):
-    """Input to classify that is missing."""
+    """Input to classify that is missing, holds no documents, or cannot be read."""
 
 
 def check_arguments(input_format: str, output_format: str, top_k: int) -> None:
@@ -92,16 +93,35 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
 
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
              output_format: str = "parquet", top_k: int = 5) -> StageReport:
-    """Classify the documents under ``path`` into ``output``/predictions (doc_id, labels, predicted,
+    """Classify the documents under ``path`` into ``output`` (checked and held as by the job:
+    :mod:`sparktc.outputs`); see :func:`classify_into`."""
+    output = check_output(output, {"--model": bundle.path, "--input": path}, "classify")
+    with claim(output, "classify", spark) as held:
+        return classify_into(spark, bundle, path, held, input_format, output_format, top_k)
+
+
+def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, input_format: str = "jsonl",
+                  output_format: str = "parquet", top_k: int = 5) -> StageReport:
+    """Classify the documents under ``path`` into the held output's predictions (doc_id, labels, predicted,
     predicted_names, top_categories, top_scores); rejected records and documents without a vocabulary
-    term into ``output``/rejects. Both are written aside and moved into ``output`` when complete."""
+    term into its rejects. Both are written in the run's staging directory and moved into the output
+    when complete, replacing those of an earlier classify run there."""
+    output = held.output
     check_arguments(input_format, output_format, top_k)
     if not storage.exists(spark, path):
         raise ClassifyError(f"no input at {path}; give a file or a directory of {input_format} files")
-    staging = storage.join(output, INCOMPLETE)
+    staging = held.staging
     with stage(spark, "classify") as report:
-        vectors(spark, bundle, path, input_format).write.mode("overwrite").parquet(storage.join(staging, "vectors"))
-        staged = spark.read.parquet(storage.join(staging, "vectors"))
+        with permission_errors(ClassifyError, "leave it out of --input"):
+            vectors(spark, bundle, path, input_format).write.mode("overwrite").parquet(storage.join(staging, "vectors"))
+        # A doc id met again (in another file) is rejected after its first classifiable occurrence, as by ingest.
+        staged = mark_duplicates(spark.read.parquet(storage.join(staging, "vectors")))
+        counts = {row.reason: row["count"] for row in staged.groupBy(
+            F.when(F.col("reason") == NO_TERMS, "no vocabulary term").when(F.col("reason").isNotNull(), "rejected")
+            .alias("reason")).count().collect()}
+        if not counts:
+            raise ClassifyError(f"no documents in {path} (an empty directory or file, or blank lines only); "
+                                f"give a file or a directory of {input_format} documents")
         documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values")
         scorer = spark.sparkContext.broadcast(bundle.scorer)
         threshold, rcut_k = decision_rule(bundle.train, bundle.categories, bundle.n_train, documents, scorer)
@@ -117,12 +137,10 @@ def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_
         _write(predictions, storage.join(staging, "predictions"), output_format)
         rejects = staged.filter(F.col("reason").isNotNull()).select("source", "line", "doc_id", "reason")
         _write(rejects, storage.join(staging, "rejects"), output_format)
-        counts = {row.reason: row["count"] for row in staged.groupBy(
-            F.when(F.col("reason") == NO_TERMS, "no vocabulary term").when(F.col("reason").isNotNull(), "rejected")
-            .alias("reason")).count().collect()}
         first = [Reject(r.source, r.line, r.doc_id, r.reason).message()
                  for r in rejects.orderBy("source", "line").limit(SHOWN).collect()]
         for name in ("predictions", "rejects"):
+            storage.delete(spark, storage.join(output, name))  # the output is held and of kind classify: ours
             storage.rename(spark, storage.join(staging, name), storage.join(output, name))
         storage.delete(spark, staging)
         scorer.unpersist()

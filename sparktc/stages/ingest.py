@@ -2,14 +2,20 @@
 
 Files are read by Spark's ``binaryFile`` source (any Hadoop file system) and parsed on the
 executors by the pure readers in :mod:`sparktc.corpora`, one file per parser call, so records
-keep their file and line. Every record ends in exactly one place: ``documents``, ``rejects``
+keep their file and line. The files read are exactly those of the format's names in corpus.path
+(``NAME`` or ``NAME.gz``, never both); an entry of such a name that is no file stops ingest, and
+other versions of corpus files (backups, partial copies) are named as ignored, never passed over
+in silence. Every record ends in exactly one place: ``documents``, ``rejects``
 (malformed input), or a set-aside count with its reason (outside the split, no category of the
 chosen set); the stage report checks that these add up to the records read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -25,6 +32,7 @@ from sparktc import storage
 from sparktc.config import Config, CorpusConfig
 from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
 from sparktc.corpora.files import Parser, read_records
+from sparktc.faults import inject
 from sparktc.matrix import arrow_filesystem, fingerprint
 from sparktc.records import TEST, TRAIN, Reject, record_batches
 from sparktc.stages.report import StageReport, stage
@@ -42,7 +50,8 @@ Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
 
 
 class IngestError(ValueError):
-    """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing."""
+    """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
+    given twice (``NAME`` and ``NAME.gz``) or not readable."""
 
 
 def line_reader(parser: Parser) -> Reader:
@@ -50,15 +59,22 @@ def line_reader(parser: Parser) -> Reader:
     return lambda content, source: record_batches(read_records(parser, content, source))
 
 
+# Spark globs every path it loads: unescaped, a file named "a[1].jsonl" would read "a1.jsonl".
+_GLOB_CHARACTERS = re.compile(r"([\\{}\[\]*?])")
+
+
 def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str = RECORD_DDL) -> DataFrame:
-    """One row per record of every file (by default a document, ``reason`` null, or a rejected record)."""
+    """One row per record of every file (by default a document, ``reason`` null, or a rejected record);
+    ``paths`` name files or directories, never patterns."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
+            inject("parse")
             for source, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
                 yield from reader(content, source)
 
-    files = spark.read.format("binaryFile").load(paths).select("path", "content")
+    literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
+    files = spark.read.format("binaryFile").load(literal).select("path", "content")
     return files.mapInArrow(parse, ddl)
 
 
@@ -119,10 +135,46 @@ def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
     return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]))
 
 
+# How Spark names a file it failed to read ([FAILED_READ_FILE.*]; a local "Permission denied" it calls
+# "File does not exist"), and the Java exceptions by which a file system refuses a user a file.
+_READING_FILE = re.compile(r"while reading file (\S+?)\.(?:\s|$)")
+_DENIED = ("java.nio.file.AccessDeniedException", "org.apache.hadoop.security.AccessControlException")
+
+
+def permission_denied(causes: Sequence[tuple[str, str | None]]) -> str | None:
+    """``"cannot read FILE: permission denied"`` when a failed Spark job's Java exceptions ((class name,
+    message), outermost first) say Spark could not read FILE because the file system denied it; else None."""
+    named = next((found[1] for _, message in causes if (found := _READING_FILE.search(message or ""))), None)
+    denied = any(name in _DENIED or "Permission denied" in (message or "") for name, message in causes)
+    return f"cannot read {named}: permission denied" if named and denied else None
+
+
+def java_causes(error: Py4JJavaError) -> list[tuple[str, str | None]]:
+    """(class name, message) of a Java exception and each of its causes, outermost first."""
+    causes, cause = [], error.java_exception
+    while cause is not None:
+        causes.append((cause.getClass().getName(), cause.getMessage()))
+        cause = cause.getCause()
+    return causes
+
+
+@contextmanager
+def permission_errors(error: type[ValueError], elsewhere: str) -> Iterator[None]:
+    """Run a Spark job that reads input files, raising ``error`` with what to do for a file it may not read."""
+    try:
+        yield
+    except Py4JJavaError as failure:
+        denied = permission_denied(java_causes(failure))
+        if denied is None:
+            raise
+        raise error(f"{denied}; give the user that runs Spark (on a cluster, the executors' user) read access "
+                    f"to it, or {elsewhere}") from None
+
+
 def _staged(spark: SparkSession, frame: DataFrame, path: str) -> DataFrame:
     """Write ``frame`` to Parquet at ``path`` and read it back: parsed once, then scanned column by
     column (keys for duplicates and counts, tokens only for the final write), never held in memory."""
-    with _one_file_per_task(spark):
+    with _one_file_per_task(spark), permission_errors(IngestError, "move it out of corpus.path"):
         frame.write.mode("overwrite").parquet(path)
     return spark.read.parquet(path)
 
@@ -132,16 +184,21 @@ def _first_rejects(rejects: DataFrame, limit: int = 5) -> list[str]:
     return [Reject(r.source, r.line, r.doc_id, r.reason).message() for r in rows]
 
 
+def _counted(count: int, what: str) -> str:
+    """``count`` and ``what`` (a plural) in the singular for one: "1 bad record", "3 qrels lines"."""
+    return f"{count:,} {what if count != 1 else what.removesuffix('s')}"
+
+
 def _fail_on_rejects(rejects: DataFrame, count: int, what: str) -> None:
     if count:
         shown = "\n  ".join(_first_rejects(rejects))
         raise IngestError(
-            f"{count:,} bad {what if count > 1 else what.removesuffix('s')}; the first:\n  {shown}\n"
+            f"{_counted(count, 'bad ' + what)}; the first:\n  {shown}\n"
             "Fix the input, or set corpus.on_error=reject to set such records aside in the `rejects` table."
         )
 
 
-def _mark_duplicates(records: DataFrame) -> DataFrame:
+def mark_duplicates(records: DataFrame) -> DataFrame:
     """Reject every repeat of a doc id after its first occurrence (by file, then line).
 
     Only the (doc_id, source, line) keys are shuffled to find repeated ids; the few repeats are
@@ -171,10 +228,102 @@ class Categories:
     parents: dict[str, str] = field(default_factory=dict)
 
 
-def _files(spark: SparkSession, pattern: str, what: str, hint: str) -> list[str]:
-    found = storage.glob(spark, pattern)
+# --- corpus files: exactly the names a format reads; nothing else in corpus.path passed over in silence
+
+
+@dataclass(frozen=True)
+class CorpusNames:
+    """The names of a format's corpus files, as regular expressions over a whole file name: ``accepted``
+    names are read; other names ``resembling`` matches look like another version of a corpus file (a
+    backup, an editor's copy, a partial download) and are reported as ignored. Names starting with
+    ``.`` or ``_`` are hidden, as Hadoop and Spark have them (checksums, ``_SUCCESS``): neither."""
+
+    accepted: str
+    resembling: str
+    what: str
+
+
+_LYRL2004_FILES = "|".join(map(re.escape, (*lyrl2004.TOKEN_FILES, lyrl2004.QRELS_FILE)))
+REUTERS21578_NAMES = CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
+                                 "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)")
+LYRL2004_NAMES = CorpusNames(rf"({_LYRL2004_FILES})(\.gz)?", rf"({_LYRL2004_FILES}).*",
+                             "LYRL2004 token and qrels files")
+JSONL_NAMES = CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)")
+#: How many ignored names the console line shows (the manifest has them all).
+IGNORED_SHOWN = 10
+_REPLACE = "replace it with the file itself, or move it out of corpus.path"
+
+
+def _not_a_file(path: str) -> str | None:
+    """What the local ``path`` is when it is not a regular file (following symbolic links), with what to do."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return f"a symbolic link to {os.readlink(path)}, which does not exist; restore that file, or remove the link"
+    except OSError as error:  # a loop of symbolic links
+        return f"a path that cannot be followed ({error.strerror}); {_REPLACE}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    return f"{kind}, not a file; {_REPLACE}"
+
+
+def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: str) -> tuple[list[str], list[str]]:
+    """The corpus files in ``directory`` (full paths, sorted) and the names of the entries that resemble
+    corpus files but are not read (printed here, for the report's ``ignored_files``).
+
+    Listed through the Hadoop file system (``listStatus``), and on a local disk also with ``os``:
+    Hadoop's local listing drops dangling symbolic links and calls FIFOs and sockets files, which
+    Spark would then wait on forever. IngestError for an entry with a corpus file's name that is not
+    a regular file, for ``NAME`` beside ``NAME.gz`` (the same records twice), and for no corpus file.
+    """
+    hadoop_path, fs = storage.file_system(spark, directory)
+    if not fs.exists(hadoop_path):
+        raise IngestError(f"corpus.path {directory} does not exist; {hint}")
+    status = fs.getFileStatus(hadoop_path)
+    if not status.isDirectory():
+        raise IngestError(f"corpus.path {directory} is a file, not a directory; {hint}")
+    root = status.getPath().toString().rstrip("/")
+    listed = {entry.getPath().getName(): entry for entry in fs.listStatus(hadoop_path)}
+    local = hadoop_path.toUri().getPath() if fs.getScheme() == "file" else None
+    files, unusable, ignored = [], [], []
+    for name in sorted(listed.keys() | set(os.listdir(local) if local else ())):
+        if re.fullmatch(names.accepted, name):
+            path = f"{root}/{name}"
+            if local:
+                problem = _not_a_file(os.path.join(local, name))
+            else:
+                problem = None if listed[name].isFile() else f"not a file; {_REPLACE}"
+            if problem:
+                unusable.append(f"{path} is {problem}")
+            else:
+                files.append(path)
+        elif re.fullmatch(names.resembling, name):
+            ignored.append(name)
+    if unusable:
+        raise IngestError("\n".join(unusable))
+    present = set(files)
+    doubled = [f"{path} and {path}.gz" for path in files if f"{path}.gz" in present]
+    if doubled:
+        raise IngestError("\n".join(f"both {pair} are in corpus.path: the same records would be read twice; keep one"
+                                     for pair in doubled))
+    if not files:
+        raise IngestError(f"no {names.what} found in {directory}; {hint}")
+    if ignored:
+        shown = ", ".join(ignored[:IGNORED_SHOWN])
+        more = f", and {len(ignored) - IGNORED_SHOWN:,} more (all in the ingest manifest)" \
+            if len(ignored) > IGNORED_SHOWN else ""
+        print(f"sparktc: ingest: ignoring {len(ignored):,} file(s) in corpus.path that are not corpus files: "
+              f"{shown}{more}", flush=True)
+    return files, ignored
+
+
+def _named(files: list[str], name: str, directory: str, hint: str) -> list[str]:
+    """The corpus file ``name`` or ``name.gz`` among ``files``; IngestError when it is not there."""
+    found = [path for path in files if path.rsplit("/", 1)[-1] in (name, f"{name}.gz")]
     if not found:
-        raise IngestError(f"no {what} found at {pattern}; {hint}")
+        raise IngestError(f"no {name} (or {name}.gz) found in {directory}; {hint}")
     return found
 
 
@@ -187,9 +336,9 @@ def _filter_labels(labels: Column, codes: list[str]) -> Column:
 
 
 def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    paths = _files(spark, storage.join(corpus.path, "reut2-*.sgm*"), "Reuters-21578 files (reut2-*.sgm or .sgm.gz)",
-                   "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
-    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(reuters21578.parse_sgml)), staging))
+    paths, ignored = list_corpus(spark, corpus.path, REUTERS21578_NAMES,
+                                  "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
+    records = mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(reuters21578.parse_sgml)), staging))
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
     positives = (
         in_split.select("split", F.explode(F.array_distinct("labels")).alias("category"))
@@ -215,7 +364,7 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[D
         reuters21578.topic_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
     )
     names = {c: described.get(c, c) for c in codes}
-    return marked, Categories(codes, names), {"category_set": set_name}
+    return marked, Categories(codes, names), {"category_set": set_name, "ignored_files": ignored}
 
 
 def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
@@ -228,10 +377,10 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
     if corpus.topic_names:
         names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
     hint = "set corpus.path to the directory of the LYRL2004 files, or corpus.test_parts to the parts you have"
-    paths = _files(spark, storage.join(base, lyrl2004.TRAIN_FILE + "*"), lyrl2004.TRAIN_FILE, hint)
-    for part in corpus.test_parts:
-        paths += _files(spark, storage.join(base, lyrl2004.TEST_FILES[part] + "*"), lyrl2004.TEST_FILES[part], hint)
-    qrels_paths = _files(spark, storage.join(base, lyrl2004.QRELS_FILE + "*"), lyrl2004.QRELS_FILE, hint)
+    files, ignored = list_corpus(spark, base, LYRL2004_NAMES, hint)
+    paths = [path for name in (lyrl2004.TRAIN_FILE, *(lyrl2004.TEST_FILES[part] for part in corpus.test_parts))
+             for path in _named(files, name, base, hint)]
+    qrels_paths = _named(files, lyrl2004.QRELS_FILE, base, hint)
 
     known = F.array(*[F.lit(c) for c in hierarchy.categories])
     assignments = parse_files(spark, qrels_paths, lyrl2004_columnar.read_qrels_file, ASSIGNMENT_DDL).withColumn(
@@ -248,7 +397,7 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
         for batch in lyrl2004_columnar.read_token_file(content, source, lyrl2004.split_of(source)):
             yield labels.attach(batch)
 
-    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, tokens), storage.join(staging, "tokens")))
+    records = mark_duplicates(_staged(spark, parse_files(spark, paths, tokens), storage.join(staging, "tokens")))
     # With every test part read, a qrels line for a document not among them is an error; with a
     # subset, lines for the parts left out are expected and only counted.
     document_ids = records.filter(F.col("reason").isNull()).select("doc_id")
@@ -260,15 +409,14 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
             "reason", F.lit("qrels line for a document not among the accepted documents of the token files")
         ))
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
-             "unread_assignments": None if all_parts else unknown_doc}
+             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored}
     parents = {code: parent for code, parent in hierarchy.parent.items() if parent != lyrl2004.ROOT}
     return records, Categories(list(hierarchy.categories), names, parents), extra
 
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    paths = _files(spark, storage.join(corpus.path, "*.jsonl*"), "JSON Lines files (*.jsonl or *.jsonl.gz)",
-                   "set corpus.path to the directory holding them")
-    records = _mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(jsonl.parse_jsonl)), staging))
+    paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
+    records = mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(jsonl.parse_jsonl)), staging))
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
@@ -282,7 +430,7 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[Dat
         seen = records.filter(F.col("reason").isNull()).select(F.explode("labels").alias("c")).distinct()
         codes = sorted(r.c for r in seen.collect())
         marked = records
-    return marked, Categories(codes, {c: c for c in codes}), {}
+    return marked, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored}
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
@@ -297,7 +445,20 @@ def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             _ingest(spark, corpus, tables, staging, report)
         finally:
             storage.delete(spark, staging)
+    rejected = rejected_line(report.set_aside, report.details)
+    if rejected:
+        print(rejected, flush=True)
     return report
+
+
+def rejected_line(set_aside: dict[str, int], details: dict) -> str | None:
+    """The console line under the stage's own (which counts records only) when qrels lines were rejected:
+    the records and the qrels lines the rejects table holds."""
+    lines = details.get("qrels_rejected", 0)
+    if not lines:
+        return None
+    return (f"sparktc: {'ingest':<9} rejected {_counted(set_aside.get('rejected', 0), 'records')}, "
+            f"{lines:,} of {_counted(details['qrels_lines'], 'qrels lines')} (all in the rejects table)")
 
 
 def corpus_files(config: Config) -> list[str]:
@@ -363,6 +524,7 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: 
         "test_documents": counts["by_split"][TEST] or 0,
         "categories": len(categories.codes),
         "documents_without_labels": counts["without_labels"] or 0,
+        "ignored_files": extra["ignored_files"],
     }
     if "category_set" in extra:
         report.details["category_set"] = extra["category_set"]

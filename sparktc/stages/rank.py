@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparktc.config import Config
+from sparktc.faults import inject
 from sparktc.records import TRAIN
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
@@ -46,6 +47,7 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
 
         def score(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             for frame in frames:
+                inject("rank")
                 A = np.zeros((len(frame), len(codes)), dtype=np.int64)
                 for i, pairs in enumerate(frame["a"]):
                     if pairs is not None:

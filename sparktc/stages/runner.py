@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlparse
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from sparktc import __version__, storage
-from sparktc.config import Config
+from sparktc.config import Config, is_uri
+from sparktc.faults import inject_driver
 from sparktc.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.outputs import INCOMPLETE, Claim
 from sparktc.stages.report import StageReport
@@ -97,7 +101,12 @@ def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any
 
 
 def _hash(spark: SparkSession, path: str) -> str:
-    """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has."""
+    """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
+    and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
+    ingest names them)."""
+    local = None if is_uri(path) and not path.startswith("file:") else urlparse(path).path
+    if local is not None and os.path.exists(local) and not stat.S_ISREG(os.stat(local).st_mode):
+        return "not a regular file"
     try:
         return storage.sha256(spark, path)
     except Py4JJavaError as error:
@@ -144,14 +153,17 @@ def _output_hash(spark: SparkSession, output: str) -> Callable[[str, str], str]:
                                         else storage.join(output, name))
 
 
+def damage(spark: SparkSession, output: str, manifest: Mapping[str, Any] | None) -> str | None:
+    """Why ``manifest`` no longer stands for the outputs in ``output`` (None when it does; identity not checked)."""
+    identity_recorded = manifest.get("identity", "") if manifest else ""
+    found = _found(spark, output, list(manifest.get("outputs", {}))) if manifest else {}
+    return stale_reason(manifest, identity_recorded, found, _output_hash(spark, output))
+
+
 def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
     """The stage's manifest if its outputs are still exactly as it lists them (identity not checked)."""
     manifest = read_manifest(spark, output, stage)
-    if manifest is None:
-        return None
-    reason = stale_reason(manifest, manifest.get("identity", ""),
-                          _found(spark, output, list(manifest.get("outputs", {}))), _output_hash(spark, output))
-    return None if reason else manifest
+    return None if damage(spark, output, manifest) else manifest
 
 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
@@ -239,6 +251,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     staging = storage.join(claim.staging, stage.name)
     storage.delete(spark, staging)
     started = _now()
+    inject_driver(spark.conf, stage.name, "start")
     report = stage.run(spark, config, Tables(output, staging))
     published = time.perf_counter()
     spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
@@ -246,6 +259,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         if not storage.exists(spark, storage.join(staging, name)):
             raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
         storage.rename(spark, storage.join(staging, name), storage.join(output, name))
+        inject_driver(spark.conf, stage.name, "publish")
     storage.delete(spark, staging)
     found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
     listings = {name: [[relative, size, mtime, hash_output(name, relative)] for relative, size, mtime in found[name] or []]
@@ -273,6 +287,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         "spark": {"master": spark.sparkContext.master, "application_id": spark.sparkContext.applicationId,
                   "default_parallelism": spark.sparkContext.defaultParallelism},
     }
+    inject_driver(spark.conf, stage.name, "manifest")
     _write_json(spark, manifest_path(output, stage.name), manifest)
     return manifest
 

@@ -31,6 +31,7 @@ from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
 
 from sparktc.config import Config
+from sparktc.faults import inject
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
 
@@ -225,6 +226,7 @@ def synthesize(
 
     def chunk_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for rb in batches:
+            inject("synthesize")
             for i in rb.column("id").to_pylist():
                 stats = _write_chunk(model, tmp_uri, chunks[i], level)
                 yield pa.RecordBatch.from_pylist([stats], schema=_STATS_SCHEMA)

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config, TokenizeConfig
+from sparktc.faults import inject
 from sparktc.records import join_tokens
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
@@ -50,6 +51,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     def analyze(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
+            inject("tokenize")
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
                  token_strings(analyzer, batch.column("text"))],

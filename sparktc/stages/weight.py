@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparktc.config import Config
+from sparktc.faults import inject
 from sparktc.records import TRAIN, split_tokens
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
@@ -60,6 +61,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             vocabulary_terms, idf_array = shared.value
             for batch in batches:
+                inject("weight")
                 indices, values = ltc_vectors(batch.column("tokens"), vocabulary_terms, idf_array)
                 yield pa.RecordBatch.from_arrays(
                     [batch.column("doc_id"), batch.column("split"), batch.column("labels"), indices, values],

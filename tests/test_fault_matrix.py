@@ -1,0 +1,438 @@
+"""The fault matrix: what an operator running sparktc nightly meets, each case then the same command again.
+
+One tiny JSON Lines corpus, one undisturbed reference run (in this process), and per case a run
+that meets the fault, then the next run. Each case asserts the exit status, the one line the job
+prints on stderr, that every stage's counts add up (rows in = out + set aside, in each manifest),
+and that the next run's results (models, predictions, contingency, metrics.json) equal the
+reference's. The faults:
+
+* the driver SIGKILLed in each stage (``spark.sparktc.driver_fault``, a chain of ``spark-submit``
+  runs, each killed in the next stage at a different point, the last one undisturbed), and killed
+  from outside while a training task hangs;
+* the driver failing in each stage while it publishes (in this process);
+* a Python worker killed in every stage that runs one (``spark.sparktc.fault``, all in one run);
+* an output file truncated, corrupted at the same size (with and without its ``.crc``), deleted,
+  and only touched (not recomputed);
+* a full disk (a small tmpfs under ``--output``, or, where mounting is not allowed, the injected
+  ``disk-full``), then space again;
+* two runs at once on one ``--output``; an ``--output`` over user files; classify into a training run;
+* an upgrade (the code digest changed).
+
+Bad input (reader x kind x ``on_error``) has its own table: ``tests/test_bad_input.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from chispa import assert_df_equality
+
+from conftest import REPO, invented_words
+from sparktc import cli, manifest
+from sparktc.config import load_config
+from sparktc.faults import DRIVER_SETTING, SETTING
+from sparktc.outputs import BUSY_EXIT, LOCK, OutputError
+from sparktc.stages.bundle import load_bundle
+from sparktc.stages.classify import classify
+from sparktc.stages.pipeline import plan
+from sparktc.stages.pipeline import run as run_pipeline
+from sparktc.stages.runner import damage, read_manifest
+
+STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
+CATEGORIES = ["alpha", "beta", "gamma", "delta"]
+
+
+def write_corpus(directory: Path) -> Path:
+    """160 training and 80 test documents over 4 categories, each category with its own words."""
+    rng = np.random.default_rng(12)
+    words = invented_words(rng, 400)
+    own = {category: words[i * 60:(i + 1) * 60] for i, category in enumerate(CATEGORIES)}
+    common = words[240:]
+    directory.mkdir(parents=True)
+    for split, count in (("train", 160), ("test", 80)):
+        lines = []
+        for number in range(count):
+            labels = sorted(set(rng.choice(CATEGORIES, size=rng.integers(1, 3)).tolist()))
+            text = [*rng.choice(common, 20), *(w for c in labels for w in rng.choice(own[c], 8))]
+            lines.append(json.dumps({"id": f"{split}-{number}", "text": " ".join(rng.permutation(text)),
+                                     "labels": labels, "split": split}))
+        (directory / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("matrix") / "corpus")
+
+
+def settings(corpus: Path) -> list[str]:
+    return ["corpus.format=jsonl", f"corpus.path={corpus}", "tokenize.stemmer=none"]
+
+
+@pytest.fixture(scope="module")
+def reference(spark, corpus, tmp_path_factory) -> str:
+    output = str(tmp_path_factory.mktemp("matrix") / "reference")
+    run_pipeline(spark, load_config(None, settings(corpus)), output)
+    return output
+
+
+@pytest.fixture
+def copy(reference, tmp_path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(reference, target)
+    return target
+
+
+@pytest.fixture
+def job(spark, corpus, monkeypatch, capsys):
+    """Run jobs/pipeline.py in this process (the suite's session stands in for the job's): (status, stdout, stderr)."""
+    monkeypatch.setattr(cli, "session", lambda config: spark)
+    monkeypatch.setattr(spark, "stop", lambda: None)  # the suite's session outlives each job
+
+    def run(output: Path, *argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        arguments = [*(f"--set={setting}" for setting in settings(corpus)), *argv, "--output", str(output)]
+        status = cli.main("pipeline", plan, arguments)
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+def stage_lines(out: str) -> dict[str, str]:
+    return {line.split()[1]: line for line in out.splitlines() if re.match(r"sparktc: \w+ +(in|up to date)", line)}
+
+
+def recomputed(out: str) -> list[str]:
+    return [stage for stage, line in stage_lines(out).items() if "up to date" not in line]
+
+
+def table(spark, output: Path | str, name: str, key: str):
+    frame = spark.read.parquet(f"{output}/{name}")
+    return (frame.drop("seconds") if name == "models" else frame).orderBy(key)
+
+
+def assert_reconciled(output: Path | str) -> None:
+    for stage in STAGES:
+        recorded = json.loads(Path(output, "manifests", f"{stage}.json").read_text())
+        assert recorded["rows_out"] + sum(recorded["set_aside"].values()) == recorded["rows_in"], stage
+
+
+def assert_same_results(spark, output: Path | str, reference: str) -> None:
+    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
+        assert_df_equality(table(spark, output, name, key), table(spark, reference, name, key))
+    assert json.loads(Path(output, "metrics.json").read_text()) == json.loads(Path(reference, "metrics.json").read_text())
+    assert_reconciled(output)
+
+
+def one_error_line(err: str) -> str:
+    """The job's stderr is exactly one line, ``sparktc: error: ...``; that line."""
+    assert err.count("\n") == 1 and err.startswith("sparktc: "), err
+    return err.rstrip("\n")
+
+
+def files_of(directory: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(directory)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in directory.rglob("*") if p.is_file()}
+
+
+# --- the driver killed (SIGKILL) in each stage, then the same command -------------------------------------
+
+
+def submit(corpus: Path, output: Path, *conf: str) -> subprocess.Popen:
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    options = [option for setting in ("spark.sql.shuffle.partitions=4", *conf) for option in ("--conf", setting)]
+    return subprocess.Popen(
+        ["./spark-submit.sh", "--master", "local[2,4]", *options, "jobs/pipeline.py",
+         *[f"--set={setting}" for setting in settings(corpus)], "--output", str(output)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
+
+
+#: Each run of the chain is killed in the next stage, at another point of it (None: undisturbed).
+CHAIN = ["ingest:publish", "tokenize:manifest", "weight:publish", "rank:start", "train:publish", "evaluate:publish", None]
+
+
+def test_a_driver_killed_in_each_stage_resumes_and_ends_with_the_undisturbed_results(spark, corpus, reference, tmp_path):
+    output = tmp_path / "killed"
+    for number, point in enumerate(CHAIN):
+        conf = [f"{DRIVER_SETTING}={point}:kill"] if point else []
+        out, err = submit(corpus, output, *conf).communicate(timeout=600)
+        lines = stage_lines(out)
+        if point is None:
+            assert "sparktc: error" not in err and list(lines) == STAGES, (out, err)
+            assert all("up to date" in lines[stage] for stage in STAGES[:-1]) and "up to date" not in lines["evaluate"]
+            break
+        stage = point.split(":")[0]
+        done = STAGES[:STAGES.index(stage)]
+        # Earlier stages were finished by earlier runs (skipped) or by this one; the killed stage left no manifest.
+        # This run skips what the runs before it finished, finishes the stage the last run was killed in, and is
+        # killed in the next (a stage prints its line when its work is done, before it publishes).
+        assert list(lines) == done + ([] if point.endswith(":start") else [stage]), (point, out, err[-2000:])
+        assert [earlier for earlier in lines if "up to date" in lines[earlier]] == STAGES[:max(number - 1, 0)], out
+        assert not (output / "manifests" / f"{stage}.json").exists()
+        assert all((output / "manifests" / f"{earlier}.json").exists() for earlier in done)
+        assert json.loads((output / LOCK).read_text())["pid"] != os.getpid()  # the dead run's lock file, not held
+    assert not (output / "_incomplete").exists()
+    assert_same_results(spark, output, reference)
+
+
+def test_a_driver_killed_while_a_task_hangs_resumes_with_the_undisturbed_results(spark, corpus, reference, tmp_path):
+    output = tmp_path / "hung"
+    running = submit(corpus, output, f"{SETTING}=train:0:hang")
+    try:
+        deadline = time.monotonic() + 300
+        while not list(output.glob("_incomplete/*/train")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # the other training tasks finish and write their part of models
+    finally:
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait()
+    assert list(output.glob("_incomplete/*/train"))  # the killed run's private staging
+    assert not (output / "manifests" / "train.json").exists() and not (output / "models").exists()
+    out, err = submit(corpus, output).communicate(timeout=600)
+    assert recomputed(out) == ["train", "evaluate"], (out, err)
+    assert not (output / "_incomplete").exists()
+    assert_same_results(spark, output, reference)
+
+
+# --- the driver failing in each stage while it publishes, in this process ------------------------------------
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_driver_failing_while_publishing_leaves_nothing_that_passes_for_finished(spark, job, copy, reference, stage):
+    (copy / "manifests" / f"{stage}.json").unlink()  # as after a crash: the stage runs again
+    spark.conf.set(DRIVER_SETTING, f"{stage}:publish:raise")
+    try:
+        status, out, err = job(copy)
+    finally:
+        spark.conf.unset(DRIVER_SETTING)
+    assert status == 1
+    line = one_error_line(err)
+    log = re.fullmatch(rf"sparktc: error: injected by {DRIVER_SETTING} = {stage}:publish:raise "
+                       r"\(the trace and Spark's log: (\S+)\)", line).group(1)
+    assert "Traceback" in Path(log).read_text()
+    following = STAGES[STAGES.index(stage):]
+    assert not any((copy / "manifests" / f"{name}.json").exists() for name in following)
+    status, out, err = job(copy)
+    assert (status, err) == (0, "")
+    assert recomputed(out) == following
+    assert_same_results(spark, copy, reference)
+
+
+# --- a Python worker killed in every stage that runs one -------------------------------------------------
+
+
+def failed_tasks(spark, group: str) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    stages = {stage for job in tracker.getJobIdsForGroup(group) for stage in tracker.getJobInfo(job).stageIds}
+    return sum(info.numFailedTasks for info in map(tracker.getStageInfo, stages) if info is not None)
+
+
+def test_a_worker_killed_in_every_stage_is_retried_and_the_results_are_identical(spark, job, copy, reference):
+    groups = {"parse": "ingest", "tokenize": "tokenize", "weight": "weight", "rank": "rank", "train": "train",
+              "score": "evaluate"}
+    before = {point: failed_tasks(spark, f"sparktc-{stage}") for point, stage in groups.items()}
+    # tokenize analyzes raw texts in the partitions that follow those of documents given with tokens (a union):
+    # which partition comes first there depends on the files, so the first eight are named.
+    specs = [f"{point}:0:exit" for point in groups if point != "tokenize"] + [f"tokenize:{p}:exit" for p in range(8)]
+    spark.conf.set(SETTING, ",".join(specs))
+    try:
+        status, out, err = job(copy, "--force")
+    finally:
+        spark.conf.unset(SETTING)
+    assert (status, err) == (0, "")
+    for point, stage in groups.items():  # each injected death happened, and was retried
+        assert failed_tasks(spark, f"sparktc-{stage}") >= before[point] + 1, point
+    assert_same_results(spark, copy, reference)
+
+
+# --- damaged outputs -----------------------------------------------------------------------------------------------
+
+
+def a_part(output: Path, name: str) -> Path:
+    return sorted(Path(output, name).rglob("part-*.parquet"))[0]
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+    path.with_name(f".{path.name}.crc").unlink()
+
+
+def corrupt(path: Path, keep_crc: bool) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size
+    path.write_bytes(bytes(data))
+    if not keep_crc:
+        path.with_name(f".{path.name}.crc").unlink()
+
+
+DAMAGE = {
+    "truncated": (truncate, "models", "train", r"output models: part-\S+ changed size \(\d[\d,]* bytes recorded"),
+    "corrupted at the same size, .crc kept": (lambda p: corrupt(p, keep_crc=True), "vectors", "weight",
+                                              r"output vectors: \S+ changed content"),
+    "corrupted at the same size, .crc removed": (lambda p: corrupt(p, keep_crc=False), "term_ranks", "rank",
+                                                 r"output term_ranks: \S+ changed content"),
+    "deleted": (Path.unlink, "tokens", "tokenize", r"output tokens: \S+ is missing"),
+    "only touched": (lambda p: os.utime(p, (time.time() + 60,) * 2), "vectors", "weight", None),
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_a_damaged_output_file_is_found_by_its_manifest(spark, copy, kind):
+    change, name, stage, reason = DAMAGE[kind]
+    change(a_part(copy, name))
+    found = damage(spark, str(copy), read_manifest(spark, str(copy), stage))
+    assert found is None if reason is None else re.fullmatch(reason + ".*", found), found
+
+
+def test_after_a_same_size_corruption_the_same_command_recomputes_from_there(spark, job, copy, reference):
+    corrupt(a_part(copy, "vectors"), keep_crc=True)
+    status, out, err = job(copy)
+    assert (status, err) == (0, "")
+    assert recomputed(out) == STAGES[STAGES.index("weight"):]
+    assert json.loads((copy / "manifests" / "weight.json").read_text())["recomputed_because"].startswith(
+        "output vectors: ")
+    assert_same_results(spark, copy, reference)
+
+
+# --- a full disk, then space again --------------------------------------------------------------------------------
+
+
+def size_of(directory: str | Path) -> int:
+    return sum(p.stat().st_size for p in Path(directory).rglob("*") if p.is_file())
+
+
+def test_a_full_disk_is_named_in_one_line_and_the_next_run_completes(spark, job, reference, tmp_path):
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    pages = max(16, size_of(reference) // 2 // 4096)  # room for about half of the run's outputs
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={pages * 4096}", "tmpfs", str(mount)],
+                             capture_output=True).returncode == 0
+    output = mount / "run"
+    try:
+        if not mounted:  # no mounting here (no privilege): the failure a full disk gives, injected in the driver
+            spark.conf.set(DRIVER_SETTING, "train:publish:disk-full")
+        try:
+            status, out, err = job(output)
+        finally:
+            spark.conf.unset(DRIVER_SETTING)
+        assert status == 1
+        assert one_error_line(err).startswith(
+            "sparktc: error: the disk is full (No space left on device): free space on the file system of --output and "
+            "of spark.local.dir, or give an --output elsewhere, then run the same command again")
+        finished = [stage for stage in STAGES if (output / "manifests" / f"{stage}.json").exists()]
+        assert len(finished) < len(STAGES)
+        if mounted:
+            subprocess.run(["mount", "-o", "remount,size=256m", str(mount)], check=True)
+        status, out, err = job(output)
+        assert (status, err) == (0, "")
+        assert recomputed(out) == STAGES[len(finished):]
+        assert_same_results(spark, output, reference)
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+# --- two runs at once; outputs over user files; classify into a run -----------------------------------------------
+
+
+HOLD = textwrap.dedent("""
+    import sys, time
+    from sparktc.outputs import claim
+    with claim(sys.argv[1]) as held:
+        print(held.run_id, flush=True)
+        time.sleep(600)
+""")
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(spark, job, copy, reference):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(copy)], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        run_id = holder.stdout.readline().strip()
+        before = files_of(copy)
+        status, out, err = job(copy, "--force")
+        assert status == BUSY_EXIT and out == ""
+        assert re.fullmatch(rf"sparktc: error: --output {copy} is in use by run {run_id} \(host \S+, process "
+                            rf"{holder.pid}, started \S+: -c {copy}\); two runs never share an output: wait for it to "
+                            r"finish, or give another --output", one_error_line(err))
+        assert files_of(copy) == before  # not a byte written
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    status, out, err = job(copy)
+    assert (status, err, recomputed(out)) == (0, "", [])
+    assert_same_results(spark, copy, reference)
+
+
+def test_an_output_over_user_files_is_refused_and_they_are_left_alone(spark, job, corpus, tmp_path):
+    user = tmp_path / "user"
+    (user / "documents").mkdir(parents=True)
+    (user / "documents" / "thesis.tex").write_text("mine")
+    (user / "link").symlink_to(corpus)
+    before = files_of(tmp_path)
+    for output, message in [
+        (corpus.parent, f"--output {corpus.parent} contains corpus.path {corpus}; write outputs outside the run's inputs"),
+        (user / "link" / "out", f"--output {user}/link/out is inside corpus.path {corpus}; write outputs outside the "
+                                "run's inputs"),
+        (user, f"--output {user} is not empty (documents, link) and is not a sparktc output directory (no .sparktc "
+               "file): sparktc never writes over files it did not write; give a new or empty directory"),
+        (Path("/"), "--output / is the root directory; give a directory of its own, e.g. runs/NAME"),
+    ]:
+        status, out, err = job(output)
+        assert (status, one_error_line(err)) == (2, f"sparktc: configuration error: {message}")
+    assert files_of(tmp_path) == before
+
+
+def test_classify_refuses_a_training_run_as_its_output(spark, reference, corpus, tmp_path):
+    bundle = load_bundle(spark, f"{reference}/model")
+    with pytest.raises(OutputError, match=re.escape(f"--output {reference} contains --model {reference}/model")):
+        classify(spark, bundle, str(corpus / "test.jsonl"), reference)
+    other = tmp_path / "other-run"
+    shutil.copytree(reference, other, ignore=shutil.ignore_patterns("model"))
+    with pytest.raises(OutputError, match=re.escape(f"--output {other} holds a training run")):
+        classify(spark, bundle, str(corpus / "test.jsonl"), str(other))
+
+
+# --- an upgrade ---------------------------------------------------------------------------------------------------
+
+
+def test_an_upgrade_makes_every_manifest_stale(spark, copy, monkeypatch):
+    """Another code digest: every stage is recomputed (the recomputation itself is ``--force``'s, whose results
+    tests/test_recovery.py checks against an undisturbed run)."""
+    monkeypatch.setattr(manifest, "code_digest", lambda: "f" * 64)
+    for stage in STAGES:
+        assert damage(spark, str(copy), read_manifest(spark, str(copy), stage)).startswith(
+            "written by other code (sparktc "), stage
+
+
+# --- configurations are code; sparktc's own files are data -----------------------------------------------------------
+
+
+def test_sparktc_reads_its_own_files_as_data_only(spark, reference, tmp_path):
+    # No module unpickles, evaluates or executes anything: manifests, markers, locks and bundles are JSON and Parquet.
+    forbidden = re.compile(r"\bpickle\.loads?\(|\bmarshal\.|\beval\(|\bexec\(|allow_pickle=True|yaml\.load\(")
+    found = {str(path): match.group(0) for path in (REPO / "sparktc").rglob("*.py")
+             if (match := forbidden.search(path.read_text()))}
+    assert found == {}
+    # A bundle's recorded settings are checked like a configuration: a key sparktc does not know is refused.
+    bundle = tmp_path / "model"
+    shutil.copytree(f"{reference}/model", bundle)
+    description = json.loads((bundle / "bundle.json").read_text())
+    description["settings"]["train"]["spark.python.worker.module"] = "elsewhere"
+    (bundle / "bundle.json").write_text(json.dumps(description))
+    (bundle / ".bundle.json.crc").unlink()
+    with pytest.raises(ValueError, match=re.escape("unknown key train.spark.python.worker.module")):
+        load_bundle(spark, str(bundle))
