@@ -6,7 +6,6 @@ settings to its tasks) and the first attempt of task ``<partition>`` at ``<point
 
 * ``exit``: the Python worker dies (``os._exit``), as when it is killed or runs out of memory;
 * ``raise``: the task raises an exception;
-* ``hang``: the task sleeps for an hour (for tests that kill the whole run while a stage is half done);
 * ``memory``: the task raises ``MemoryError``, on every attempt, as a worker over its memory limit does.
 
 Points (:data:`WORKER_POINTS`), one in every stage that runs Python on the executors: ``synthesize``
@@ -29,14 +28,13 @@ import errno
 import os
 import re
 import signal
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from pyspark import TaskContext
 
 SETTING = "spark.sparktc.fault"
-MODES = ("exit", "raise", "hang", "memory")
+MODES = ("exit", "raise", "memory")
 WORKER_POINTS = ("synthesize", "parse", "tokenize", "weight", "rank", "train", "score")
 DRIVER_SETTING = "spark.sparktc.driver_fault"
 DRIVER_POINTS = ("start", "publish", "manifest")
@@ -83,9 +81,7 @@ def inject(point: str) -> None:
             return
         if mode == "exit":
             os._exit(3)
-        if mode == "raise":
-            raise InjectedFault(f"injected by {SETTING} = {spec} (attempt {context.attemptNumber()})")
-        time.sleep(3600)
+        raise InjectedFault(f"injected by {SETTING} = {spec} (attempt {context.attemptNumber()})")
 
 
 def inject_driver(conf: Any, stage: str, point: str) -> None:

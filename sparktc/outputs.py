@@ -201,6 +201,7 @@ def _write_marker(path: str, kind: str, holder: Holder) -> None:
 @contextmanager
 def _local_claim(output: str, kind: str) -> Iterator[Claim]:
     check_owner(_LocalFiles(), output, kind)  # before the first write: the lock file
+    created = not os.path.exists(output)
     os.makedirs(output, exist_ok=True)
     holder = Holder.of_this_process()
     descriptor = os.open(os.path.join(output, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
@@ -217,7 +218,13 @@ def _local_claim(output: str, kind: str) -> Iterator[Claim]:
         if not os.path.exists(marker):
             _write_marker(marker, kind, holder)
         shutil.rmtree(os.path.join(output, INCOMPLETE), ignore_errors=True)  # staging of runs that are over
-        yield Claim(output, holder)
+        try:
+            yield Claim(output, holder)
+        except BaseException:
+            # A first run that failed before publishing anything leaves no directory behind.
+            if created and set(os.listdir(output)) <= {MARKER, LOCK, INCOMPLETE}:
+                shutil.rmtree(output, ignore_errors=True)
+            raise
     finally:
         os.close(descriptor)  # releases the flock
 

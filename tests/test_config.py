@@ -315,7 +315,7 @@ def test_sparktc_spark_keys_must_be_known() -> None:
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "train:0:exit,trian:0:exit"}']) == (
         "spark.conf 'spark.sparktc.fault' = 'train:0:exit,trian:0:exit' is not allowed; expected "
         "'<point>:<partition>:<mode>' (several separated by commas) with point synthesize, parse, tokenize, weight, "
-        "rank, train, score and mode exit, raise, hang, memory")
+        "rank, train, score and mode exit, raise, memory")
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.driver_fault" = "train:publish:explode"}']) == (
         "spark.conf 'spark.sparktc.driver_fault' = 'train:publish:explode' is not allowed; expected "
         "'<stage>:<point>:<mode>' with point start, publish, manifest and mode kill, raise, disk-full")

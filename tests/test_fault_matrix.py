@@ -6,10 +6,10 @@ prints on stderr, that every stage's counts add up (rows in = out + set aside, i
 and that the next run's results (models, predictions, contingency, metrics.json) equal the
 reference's. The faults:
 
-* the driver SIGKILLed in each stage (``spark.sparktc.driver_fault``, a chain of ``spark-submit``
-  runs, each killed in the next stage at a different point, the last one undisturbed), and killed
-  from outside while a training task hangs;
-* the driver failing in each stage while it publishes (in this process);
+* the driver failing in each stage (``spark.sparktc.driver_fault``: before the stage computes,
+  between two of its outputs being published, before its manifest), one run after another on one
+  output, in this process; and a ``spark-submit`` driver SIGKILLed between two outputs, followed by
+  the same command;
 * a Python worker killed in every stage that runs one (``spark.sparktc.fault``, all in one run);
 * an output file truncated, corrupted at the same size (with and without its ``.crc``), deleted,
   and only touched (not recomputed);
@@ -147,7 +147,39 @@ def files_of(directory: Path) -> dict[str, tuple[int, int]]:
             for p in directory.rglob("*") if p.is_file()}
 
 
-# --- the driver killed (SIGKILL) in each stage, then the same command -------------------------------------
+# --- the driver failing in each stage, then the same command -------------------------------------------------------
+
+
+#: Where the driver fails in each stage: before it computes, between two outputs being published, before its manifest.
+FAILING = {"ingest": "publish", "tokenize": "manifest", "weight": "publish", "rank": "start", "train": "publish",
+           "evaluate": "manifest"}
+
+
+def test_the_driver_failing_in_each_stage_then_the_same_command(spark, job, copy, reference):
+    """One output, one command repeated: each run finishes the stage the last one failed in and fails in the next
+    (in this process, ``raise``; the SIGKILLed driver is the next test), the last run is undisturbed."""
+    (copy / "manifests" / "ingest.json").unlink()  # as after a crash in ingest: every stage runs again
+    for number, (stage, point) in enumerate([*FAILING.items(), (None, None)]):
+        if stage:
+            spark.conf.set(DRIVER_SETTING, f"{stage}:{point}:raise")
+        try:
+            status, out, err = job(copy)
+        finally:
+            spark.conf.unset(DRIVER_SETTING)
+        lines = stage_lines(out)
+        assert [name for name in lines if "up to date" in lines[name]] == STAGES[:max(number - 1, 0)], out
+        if stage is None:
+            assert (status, err) == (0, "") and recomputed(out) == ["evaluate"]
+            break
+        assert status == 1
+        log = re.fullmatch(rf"sparktc: error: injected by {DRIVER_SETTING} = {stage}:{point}:raise "
+                           r"\(the trace and Spark's log: (\S+)\)", one_error_line(err)).group(1)
+        assert "Traceback" in Path(log).read_text()
+        # Nothing of the failed stage or after it passes for finished; what came before it does.
+        manifests = {path.stem for path in (copy / "manifests").glob("*.json") if not path.stem.startswith("_")}
+        assert manifests == set(STAGES[:STAGES.index(stage)]), (stage, manifests)
+    assert not (copy / "_incomplete").exists()
+    assert_same_results(spark, copy, reference)
 
 
 def submit(corpus: Path, output: Path, *conf: str) -> subprocess.Popen:
@@ -159,75 +191,22 @@ def submit(corpus: Path, output: Path, *conf: str) -> subprocess.Popen:
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
 
 
-#: Each run of the chain is killed in the next stage, at another point of it (None: undisturbed).
-CHAIN = ["ingest:publish", "tokenize:manifest", "weight:publish", "rank:start", "train:publish", "evaluate:publish", None]
-
-
-def test_a_driver_killed_in_each_stage_resumes_and_ends_with_the_undisturbed_results(spark, corpus, reference, tmp_path):
+def test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_results(spark, job, corpus, reference,
+                                                                                   tmp_path):
     output = tmp_path / "killed"
-    for number, point in enumerate(CHAIN):
-        conf = [f"{DRIVER_SETTING}={point}:kill"] if point else []
-        out, err = submit(corpus, output, *conf).communicate(timeout=600)
-        lines = stage_lines(out)
-        if point is None:
-            assert "sparktc: error" not in err and list(lines) == STAGES, (out, err)
-            assert all("up to date" in lines[stage] for stage in STAGES[:-1]) and "up to date" not in lines["evaluate"]
-            break
-        stage = point.split(":")[0]
-        done = STAGES[:STAGES.index(stage)]
-        # Earlier stages were finished by earlier runs (skipped) or by this one; the killed stage left no manifest.
-        # This run skips what the runs before it finished, finishes the stage the last run was killed in, and is
-        # killed in the next (a stage prints its line when its work is done, before it publishes).
-        assert list(lines) == done + ([] if point.endswith(":start") else [stage]), (point, out, err[-2000:])
-        assert [earlier for earlier in lines if "up to date" in lines[earlier]] == STAGES[:max(number - 1, 0)], out
-        assert not (output / "manifests" / f"{stage}.json").exists()
-        assert all((output / "manifests" / f"{earlier}.json").exists() for earlier in done)
-        assert json.loads((output / LOCK).read_text())["pid"] != os.getpid()  # the dead run's lock file, not held
+    killed = submit(corpus, output, f"{DRIVER_SETTING}=weight:publish:kill")
+    out, err = killed.communicate(timeout=600)
+    assert killed.returncode != 0 and list(stage_lines(out)) == ["ingest", "tokenize", "weight"], (out, err[-2000:])
+    # weight published vocabulary, then its driver died: vectors still staged, no manifest, the lock file left.
+    assert (output / "vocabulary").exists() and not (output / "vectors").exists()
+    assert list(output.glob("_incomplete/*/weight/vectors"))
+    assert sorted(path.stem for path in (output / "manifests").glob("[!_]*.json")) == ["ingest", "tokenize"]
+    holder = json.loads((output / LOCK).read_text())  # names the dead run
+    assert holder["pid"] != os.getpid() and holder["command"].endswith(f"--output {output}")
+    status, out, err = job(output)  # the same command: the dead run's lock holds nothing back
+    assert (status, err) == (0, "") and recomputed(out) == STAGES[2:]
     assert not (output / "_incomplete").exists()
     assert_same_results(spark, output, reference)
-
-
-def test_a_driver_killed_while_a_task_hangs_resumes_with_the_undisturbed_results(spark, corpus, reference, tmp_path):
-    output = tmp_path / "hung"
-    running = submit(corpus, output, f"{SETTING}=train:0:hang")
-    try:
-        deadline = time.monotonic() + 300
-        while not list(output.glob("_incomplete/*/train")) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(2)  # the other training tasks finish and write their part of models
-    finally:
-        os.killpg(running.pid, signal.SIGKILL)
-        running.wait()
-    assert list(output.glob("_incomplete/*/train"))  # the killed run's private staging
-    assert not (output / "manifests" / "train.json").exists() and not (output / "models").exists()
-    out, err = submit(corpus, output).communicate(timeout=600)
-    assert recomputed(out) == ["train", "evaluate"], (out, err)
-    assert not (output / "_incomplete").exists()
-    assert_same_results(spark, output, reference)
-
-
-# --- the driver failing in each stage while it publishes, in this process ------------------------------------
-
-
-@pytest.mark.parametrize("stage", STAGES)
-def test_a_driver_failing_while_publishing_leaves_nothing_that_passes_for_finished(spark, job, copy, reference, stage):
-    (copy / "manifests" / f"{stage}.json").unlink()  # as after a crash: the stage runs again
-    spark.conf.set(DRIVER_SETTING, f"{stage}:publish:raise")
-    try:
-        status, out, err = job(copy)
-    finally:
-        spark.conf.unset(DRIVER_SETTING)
-    assert status == 1
-    line = one_error_line(err)
-    log = re.fullmatch(rf"sparktc: error: injected by {DRIVER_SETTING} = {stage}:publish:raise "
-                       r"\(the trace and Spark's log: (\S+)\)", line).group(1)
-    assert "Traceback" in Path(log).read_text()
-    following = STAGES[STAGES.index(stage):]
-    assert not any((copy / "manifests" / f"{name}.json").exists() for name in following)
-    status, out, err = job(copy)
-    assert (status, err) == (0, "")
-    assert recomputed(out) == following
-    assert_same_results(spark, copy, reference)
 
 
 # --- a Python worker killed in every stage that runs one -------------------------------------------------
@@ -298,12 +277,12 @@ def test_a_damaged_output_file_is_found_by_its_manifest(spark, copy, kind):
 
 
 def test_after_a_same_size_corruption_the_same_command_recomputes_from_there(spark, job, copy, reference):
-    corrupt(a_part(copy, "vectors"), keep_crc=True)
+    corrupt(a_part(copy, "models"), keep_crc=True)
     status, out, err = job(copy)
     assert (status, err) == (0, "")
-    assert recomputed(out) == STAGES[STAGES.index("weight"):]
-    assert json.loads((copy / "manifests" / "weight.json").read_text())["recomputed_because"].startswith(
-        "output vectors: ")
+    assert recomputed(out) == ["train", "evaluate"]
+    assert json.loads((copy / "manifests" / "train.json").read_text())["recomputed_because"].startswith(
+        "output models: ")
     assert_same_results(spark, copy, reference)
 
 

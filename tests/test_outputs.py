@@ -149,3 +149,26 @@ def test_a_killed_holder_leaves_no_stuck_lock_and_its_staging_is_removed(tmp_pat
         except OutputBusyError:
             assert time.monotonic() < deadline
             time.sleep(0.1)
+
+
+def test_on_a_hadoop_file_system_the_lock_is_a_lease(spark, tmp_path: Path) -> None:
+    """``file://`` goes through Hadoop as ``hdfs://`` and ``s3a://`` do: a lock file created only if absent,
+    renewed while held, taken over once not renewed for LEASE_SECONDS, removed at the end."""
+    from sparktc import outputs
+
+    output = tmp_path / "run"
+    uri = f"file://{output}"
+    with claim(uri, "run", spark) as held:
+        assert json.loads((output / LOCK).read_text())["run_id"] == held.run_id
+        with pytest.raises(OutputBusyError, match=f"in use by run {held.run_id} "):
+            with claim(uri, "run", spark):
+                pass
+    assert not (output / LOCK).exists() and json.loads((output / MARKER).read_text())["kind"] == "run"
+    (output / LOCK).write_text('{"run_id": "gone"}')  # a holder that stopped renewing its lease
+    stale = time.time() - outputs.LEASE_SECONDS - 5
+    os.utime(output / LOCK, (stale, stale))
+    with claim(uri, "run", spark) as held:
+        assert json.loads((output / LOCK).read_text())["run_id"] == held.run_id
+    with pytest.raises(OutputError, match="holds a training run"):
+        with claim(uri, "classify", spark):
+            pass
