@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO, shared_data
+from conftest import REPO
 from sparktc.config import load_config
 from sparktc.stages.bundle import BundleError, load_bundle
 from sparktc.stages.classify import NO_TERMS, ClassifyError, classify
@@ -32,14 +32,9 @@ from sparktc.stages.pipeline import run as run_pipeline
 
 
 @pytest.fixture(scope="module")
-def reuters(spark, tmp_path_factory) -> Path:
-    """A pipeline run on Reuters-21578 R(10), ApteMod."""
-    config = load_config(str(REPO / "conf" / "reuters21578.toml"), [
-        f"corpus.path={shared_data('reuters21578')}", "corpus.category_set=R10",
-        f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"])
-    output = tmp_path_factory.mktemp("reuters-r10")
-    run_pipeline(spark, config, str(output))
-    return output
+def reuters(reuters21578_run) -> Path:
+    """The suite's pipeline run on Reuters-21578 R(90), ApteMod (conf/reuters21578.toml)."""
+    return Path(reuters21578_run[0])
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +79,7 @@ def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spar
     assert_same_predictions(classified, expected)
     names = load_bundle(spark, str(reuters / "model")).names
     assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
-    print(f"Reuters R(10): {len(test_documents)} test documents, {len(classified)} classified, "
+    print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
           f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
     assert "sparktc: classify" in job.stdout
 

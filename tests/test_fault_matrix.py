@@ -194,17 +194,17 @@ def submit(corpus: Path, output: Path, *conf: str) -> subprocess.Popen:
 def test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_results(spark, job, corpus, reference,
                                                                                    tmp_path):
     output = tmp_path / "killed"
-    killed = submit(corpus, output, f"{DRIVER_SETTING}=weight:publish:kill")
+    killed = submit(corpus, output, f"{DRIVER_SETTING}=ingest:publish:kill")
     out, err = killed.communicate(timeout=600)
-    assert killed.returncode != 0 and list(stage_lines(out)) == ["ingest", "tokenize", "weight"], (out, err[-2000:])
-    # weight published vocabulary, then its driver died: vectors still staged, no manifest, the lock file left.
-    assert (output / "vocabulary").exists() and not (output / "vectors").exists()
-    assert list(output.glob("_incomplete/*/weight/vectors"))
-    assert sorted(path.stem for path in (output / "manifests").glob("[!_]*.json")) == ["ingest", "tokenize"]
+    assert killed.returncode != 0 and list(stage_lines(out)) == ["ingest"], (out, err[-2000:])
+    # ingest published documents, then its driver died: categories and rejects still staged, no manifest.
+    assert (output / "documents").exists() and not (output / "categories").exists()
+    assert list(output.glob("_incomplete/*/ingest/categories"))
+    assert not list((output / "manifests").glob("[!_]*.json"))
     holder = json.loads((output / LOCK).read_text())  # names the dead run
     assert holder["pid"] != os.getpid() and holder["command"].endswith(f"--output {output}")
     status, out, err = job(output)  # the same command: the dead run's lock holds nothing back
-    assert (status, err) == (0, "") and recomputed(out) == STAGES[2:]
+    assert (status, err) == (0, "") and recomputed(out) == STAGES
     assert not (output / "_incomplete").exists()
     assert_same_results(spark, output, reference)
 

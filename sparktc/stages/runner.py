@@ -29,7 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlparse
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
@@ -38,13 +37,15 @@ from sparktc import __version__, storage
 from sparktc.config import Config, is_uri
 from sparktc.faults import inject_driver
 from sparktc.manifest import Found, code_digest, identity, outputs_digest, stale_reason
-from sparktc.outputs import INCOMPLETE, Claim
+from sparktc.outputs import INCOMPLETE, LOCK, MARKER, Claim
 from sparktc.stages.report import StageReport
 from sparktc.stages.resources import check_worker_memory
 
 MANIFESTS = "manifests"
 #: SHA-256 of the files outside the run, by path, size and modification time (under manifests/).
 DIGESTS = "_file_digests.json"
+#: What a run keeps beside its outputs: rewritten by every run, never an input's content.
+BOOKKEEPING = (MARKER, LOCK, MANIFESTS, INCOMPLETE)
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _hash(spark: SparkSession, path: str) -> str:
     """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
     and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
     ingest names them)."""
-    local = None if is_uri(path) and not path.startswith("file:") else urlparse(path).path
+    local = None if is_uri(path) and not path.startswith("file:") else path.removeprefix("file://").removeprefix("file:")
     if local is not None and os.path.exists(local) and not stat.S_ISREG(os.stat(local).st_mode):
         return "not a regular file"
     try:
@@ -136,7 +137,8 @@ class Digests:
 
 
 def _write_json(spark: SparkSession, path: str, value: Any) -> None:
-    """Write ``path`` whole: to a temporary name beside it, then renamed over the old file."""
+    """Write ``path`` whole: to a temporary name beside it, then, the old file removed, renamed to ``path``
+    (a crash in between leaves no file, never part of one)."""
     folder, name = path.rsplit("/", 1)
     written = storage.join(folder, f"_{name}.writing")
     storage.write_text(spark, written, json.dumps(value, indent=2) + "\n")
@@ -167,9 +169,11 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
 
 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
-    """(relative path, size, SHA-256) of every file under each path outside the run."""
+    """(relative path, size, SHA-256) of every file under each path outside the run; a corpus that is
+    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it."""
     return {path: [[relative, size, digests.of(storage.join(path, relative) if relative else path, size, mtime)]
-                   for relative, size, mtime in storage.list_files(spark, path) or []]
+                   for relative, size, mtime in storage.list_files(spark, path) or []
+                   if relative.split("/", 1)[0] not in BOOKKEEPING]
             for path in paths if path}
 
 
