@@ -230,7 +230,9 @@ def test_a_worker_killed_in_every_stage_is_retried_and_the_results_are_identical
         status, out, err = job(copy, "--force")
     finally:
         spark.conf.unset(SETTING)
-    assert (status, err) == (0, "")
+    assert (status, err) == (0, "") and recomputed(out) == STAGES
+    assert {json.loads((copy / "manifests" / f"{stage}.json").read_text())["recomputed_because"]
+            for stage in STAGES} == {"--force"}
     for point, stage in groups.items():  # each injected death happened, and was retried
         assert failed_tasks(spark, f"sparktc-{stage}") >= before[point] + 1, point
     assert_same_results(spark, copy, reference)

@@ -2,8 +2,9 @@
 
 * every stage publishes its outputs with a manifest (settings, version, code, inputs, outputs, rows, times);
 * a rerun skips every stage and touches no file but the lock's; a changed setting recomputes exactly
-  the stages from the one that reads it onwards; ``force`` recomputes all; a cut-short, deleted or
-  other-code output is recomputed; a stage whose input is incomplete says which stage to run;
+  the stages from the one that reads it onwards; a cut-short, deleted or other-code output is
+  recomputed (``--force``, which recomputes all with the same results: tests/test_fault_matrix.py and
+  tests/test_determinism.py); a stage whose input is incomplete says which stage to run;
 * a worker out of memory is reported with the settings to change, and neither the half-done stage
   nor anything computed from the old settings downstream (``metrics.json``, the model bundle) is
   left to be mistaken for finished.
@@ -152,15 +153,6 @@ def test_a_changed_setting_recomputes_exactly_the_stages_downstream(spark, small
         assert after[expected[0]]["recomputed_because"] == "settings or inputs changed"
     for stage in expected[1:]:  # invalidated when the first was recomputed: their manifests were removed then
         assert after[stage]["recomputed_because"] == f"{expected[0]} was recomputed (settings or inputs changed)"
-
-
-def test_force_recomputes_everything(spark, small_corpus, copy, reference):
-    before = manifests_of(copy)
-    run_stages(spark, corpus_config(small_corpus), copy, force=True)
-    after = manifests_of(copy)
-    assert all(after[stage]["started"] != before[stage]["started"] for stage in STAGES)
-    assert all(after[stage]["recomputed_because"] == "--force" for stage in STAGES)
-    assert_same_results(spark, copy, reference)
 
 
 @pytest.mark.parametrize(("damage", "first_recomputed", "reason"), [
