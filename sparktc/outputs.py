@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from sparktc import storage
 from sparktc.config import ConfigError, absolute, is_uri
 
 MARKER = ".sparktc"
@@ -233,24 +234,20 @@ class _HadoopFiles:
     """Ownership's file operations through Hadoop (``hdfs://``, ``s3a://``, ``file://`` URIs)."""
 
     def __init__(self, spark: Any):
-        from sparktc import storage
-
-        self.spark, self.storage = spark, storage
+        self.spark = spark
 
     def entries(self, path: str) -> list[str] | None:
-        listing = self.storage.list_files(self.spark, path)
+        listing = storage.list_files(self.spark, path)
         if listing is None:
             return None
         return sorted({relative.split("/", 1)[0] for relative, _, _ in listing if relative})
 
     def read(self, path: str) -> str | None:
-        return self.storage.read_text(self.spark, path) if self.storage.exists(self.spark, path) else None
+        return storage.read_text(self.spark, path) if storage.exists(self.spark, path) else None
 
 
 @contextmanager
 def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
-    from sparktc import storage
-
     files = _HadoopFiles(spark)
     check_owner(files, output, kind)
     holder = Holder.of_this_process()
