@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from sparktc import storage
 from sparktc.config import ConfigError, absolute, is_uri
@@ -120,8 +120,16 @@ def _marker_kind(text: str | None) -> str | None:
         return None
 
 
-def check_owner(files: Any, output: str, kind: str) -> None:
-    """Refuse a non-empty directory that is not a sparktc output of ``kind`` (``files``: entries, read)."""
+class Files(Protocol):
+    """The two file operations ownership needs, on the local file system or through Hadoop."""
+
+    def entries(self, path: str) -> list[str] | None: ...
+
+    def read(self, path: str) -> str | None: ...
+
+
+def check_owner(files: Files, output: str, kind: str) -> None:
+    """Refuse a non-empty directory that is not a sparktc output of ``kind``."""
     entries = [name for name in files.entries(output) or () if name != LOCK]
     if not entries:
         return
@@ -159,7 +167,7 @@ class Holder:
         return json.dumps(self.__dict__, indent=2) + "\n"
 
     @staticmethod
-    def parse(text: str) -> str:
+    def describe(text: str) -> str:
         """The holder described for a refusal (whatever the file holds, it is only quoted)."""
         try:
             holder = json.loads(text)
@@ -210,7 +218,7 @@ def _local_claim(output: str, kind: str) -> Iterator[Claim]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _busy(output, Holder.parse(os.pread(descriptor, 65536, 0).decode("utf-8", "replace"))) from None
+            raise _busy(output, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace"))) from None
         # Checked again under the lock: another run may have marked the directory since check_output.
         check_owner(_LocalFiles(), output, kind)
         os.ftruncate(descriptor, 0)
@@ -255,11 +263,11 @@ def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
     if not storage.create_new(spark, lock, holder.text()):
         age = time.time() - storage.modified(spark, lock) / 1000
         if age < LEASE_SECONDS:
-            raise _busy(output, Holder.parse(files.read(lock) or ""))
+            raise _busy(output, Holder.describe(files.read(lock) or ""))
         # The holder stopped renewing its lease: its run is over. Take the lock over.
         storage.delete(spark, lock)
         if not storage.create_new(spark, lock, holder.text()):
-            raise _busy(output, Holder.parse(files.read(lock) or ""))
+            raise _busy(output, Holder.describe(files.read(lock) or ""))
     stop = threading.Event()
 
     def renew() -> None:

@@ -50,7 +50,8 @@ def write_text(spark: SparkSession, path: str, text: str) -> None:
 
 
 def join(base: str, *parts: str) -> str:
-    return "/".join([base.rstrip("/"), *parts])
+    """``base/part/...``; empty parts are left out (a file lists itself under the relative path "")."""
+    return "/".join([base.rstrip("/"), *(part for part in parts if part)])
 
 
 def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:

@@ -151,8 +151,7 @@ def _found(spark: SparkSession, output: str, names: Sequence[str]) -> dict[str, 
 
 
 def _output_hash(spark: SparkSession, output: str) -> Callable[[str, str], str]:
-    return lambda name, relative: _hash(spark, storage.join(output, name, relative) if relative
-                                        else storage.join(output, name))
+    return lambda name, relative: _hash(spark, storage.join(output, name, relative))
 
 
 def damage(spark: SparkSession, output: str, manifest: Mapping[str, Any] | None) -> str | None:
@@ -171,7 +170,7 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
     """(relative path, size, SHA-256) of every file under each path outside the run; a corpus that is
     itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it."""
-    return {path: [[relative, size, digests.of(storage.join(path, relative) if relative else path, size, mtime)]
+    return {path: [[relative, size, digests.of(storage.join(path, relative), size, mtime)]
                    for relative, size, mtime in storage.list_files(spark, path) or []
                    if relative.split("/", 1)[0] not in BOOKKEEPING]
             for path in paths if path}
