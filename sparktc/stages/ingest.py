@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -34,7 +36,8 @@ from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
 from sparktc.corpora.files import Parser, read_records
 from sparktc.faults import inject
 from sparktc.matrix import arrow_filesystem, fingerprint
-from sparktc.records import TEST, TRAIN, Reject, record_batches
+from sparktc.records import RECORD_SCHEMA, TEST, TRAIN, Reject, record_batches
+from sparktc.stages.parts import map_parts, parquet_files, write_parts
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
 
@@ -43,7 +46,6 @@ RECORD_DDL = (
     "source string, line int, reason string"
 )
 TOKENIZED_FORMATS = ("lyrl2004",)
-ASSIGNMENT_DDL = "doc_id string, category string, source string, line int, reason string"
 
 #: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
 Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
@@ -76,19 +78,6 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str 
     literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
     files = spark.read.format("binaryFile").load(literal).select("path", "content")
     return files.mapInArrow(parse, ddl)
-
-
-@contextmanager
-def _one_file_per_task(spark: SparkSession) -> Iterator[None]:
-    """Plan file scans run inside with one task per file: the binaryFile source would otherwise pack
-    several files into one task, and a shuffle to spread them out can put two big ones together."""
-    key = "spark.sql.files.maxPartitionBytes"
-    before = spark.conf.get(key)
-    spark.conf.set(key, "1")
-    try:
-        yield
-    finally:
-        spark.conf.set(key, before)
 
 
 @dataclass(frozen=True)
@@ -171,12 +160,95 @@ def permission_errors(error: type[ValueError], elsewhere: str) -> Iterator[None]
                     f"to it, or {elsewhere}") from None
 
 
-def _staged(spark: SparkSession, frame: DataFrame, path: str) -> DataFrame:
-    """Write ``frame`` to Parquet at ``path`` and read it back: parsed once, then scanned column by
-    column (keys for duplicates and counts, tokens only for the final write), never held in memory."""
-    with _one_file_per_task(spark), permission_errors(IngestError, "move it out of corpus.path"):
-        frame.write.mode("overwrite").parquet(path)
-    return spark.read.parquet(path)
+class RecordTally:
+    """What a parsing task counts in the records it writes (:data:`~sparktc.records.RECORD_SCHEMA`), so
+    that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
+    over the accepted documents those of each split, those without labels and the positives of each
+    (split, category)."""
+
+    def __init__(self) -> None:
+        self.reasons: Counter[str | None] = Counter()
+        self.documents: Counter[str] = Counter()
+        self.without_labels = 0
+        self.positives: Counter[tuple[str, str]] = Counter()
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        reasons = batch.column("reason")
+        self.reasons.update({None: reasons.null_count})
+        if reasons.null_count != len(batch):
+            self.reasons.update(reasons.drop_null().to_pylist())
+        accepted = batch.filter(pc.is_null(reasons))
+        self.documents.update(_counts(accepted.column("split")))
+        labels = accepted.column("labels")
+        self.without_labels += len(labels) - int(pc.sum(pc.greater(pc.list_value_length(labels), 0)).as_py() or 0)
+        pairs = pa.table({"split": accepted.column("split").take(pc.list_parent_indices(labels)),
+                          "category": pc.list_flatten(labels)}).group_by(["split", "category"]).aggregate([([], "count_all")])
+        self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
+                                       pairs.column("count_all").to_pylist())))
+
+    def finish(self) -> None:
+        """Nothing to do: the counts are kept as the batches come."""
+
+
+class AssignmentTally:
+    """What a qrels parsing task counts: lines by reason (None: accepted), and the distinct documents
+    of the accepted lines."""
+
+    def __init__(self) -> None:
+        self.reasons: Counter[str | None] = Counter()
+        self._documents: list[pa.Array] = []
+        self.documents = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        reasons = batch.column("reason")
+        self.reasons.update({None: reasons.null_count})
+        if reasons.null_count != len(batch):
+            self.reasons.update(reasons.drop_null().to_pylist())
+        self._documents.append(batch.column("doc_id").filter(pc.is_null(reasons)))
+
+    def finish(self) -> None:
+        """Count the distinct documents, and keep only the counts (the tally travels to the driver)."""
+        self.documents = pc.count_distinct(pa.chunked_array(self._documents, pa.string())).as_py()
+        self._documents = []
+
+
+def _counts(values: pa.Array) -> dict:
+    counted = pc.value_counts(values)
+    return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
+
+
+def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
+               schema: pa.Schema = RECORD_SCHEMA, tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
+               ) -> tuple[DataFrame, list]:
+    """Parse every file into Parquet at ``directory``, one task per file (:mod:`sparktc.stages.parts`:
+    the executors read the file and write its records with pyarrow; the JVM never holds its bytes);
+    the table read back, to be scanned column by column (keys for duplicates and counts, tokens only
+    for the final write), and each file's tally of what it wrote."""
+
+    def parse(index: int, path: str) -> RecordTally | AssignmentTally:
+        filesystem, file = arrow_filesystem(path)
+        try:
+            with filesystem.open_input_file(file) as source:  # no compression detection: readers gunzip themselves
+                content = source.read()
+        except PermissionError:
+            raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
+                              "cluster, the executors' user) read access to it, or move it out of corpus.path") from None
+        except FileNotFoundError:
+            raise IngestError(f"cannot read {path}: it was removed while ingest ran; put it back and run again") from None
+        inject("parse")
+        counted = tally()
+
+        def tallied() -> Iterator[pa.RecordBatch]:
+            for batch in reader(content, path):
+                counted.add(batch)
+                yield batch
+
+        write_parts(tallied(), schema, directory, index)
+        counted.finish()
+        return counted
+
+    tallies = map_parts(spark, paths, parse, [directory], errors=(IngestError,))
+    return spark.read.parquet(directory), tallies
 
 
 def _first_rejects(rejects: DataFrame, limit: int = 5) -> list[str]:
@@ -338,7 +410,7 @@ def _filter_labels(labels: Column, codes: list[str]) -> Column:
 def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths, ignored = list_corpus(spark, corpus.path, REUTERS21578_NAMES,
                                   "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
-    records = mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(reuters21578.parse_sgml)), staging))
+    records = mark_duplicates(parse_into(spark, paths, line_reader(reuters21578.parse_sgml), staging)[0])
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
     positives = (
         in_split.select("split", F.explode(F.array_distinct("labels")).alias("category"))
@@ -382,13 +454,17 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
              for path in _named(files, name, base, hint)]
     qrels_paths = _named(files, lyrl2004.QRELS_FILE, base, hint)
 
-    known = F.array(*[F.lit(c) for c in hierarchy.categories])
-    assignments = parse_files(spark, qrels_paths, lyrl2004_columnar.read_qrels_file, ASSIGNMENT_DDL).withColumn(
-        "reason",
-        F.coalesce("reason", F.when(~F.array_contains(known, F.col("category")), F.concat(
-            F.lit("unknown category "), F.col("category"), F.lit(f" (not in {hierarchy_path})")))),
-    )
-    assignments = _staged(spark, assignments, storage.join(staging, "qrels"))
+    known = pa.array(list(hierarchy.categories), pa.string())
+
+    def qrels(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        for batch in lyrl2004_columnar.read_qrels_file(content, source):
+            category = batch.column("category")
+            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
+                "unknown category ", category, f" (not in {hierarchy_path})", ""))
+            yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
+
+    assignments, qrels_tallies = parse_into(spark, qrels_paths, qrels, storage.join(staging, "qrels"),
+                                            lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
     good = assignments.filter(F.col("reason").isNull())
     qrels_path = storage.join(staging, "qrels")
 
@@ -397,7 +473,8 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
         for batch in lyrl2004_columnar.read_token_file(content, source, lyrl2004.split_of(source)):
             yield labels.attach(batch)
 
-    records = mark_duplicates(_staged(spark, parse_files(spark, paths, tokens), storage.join(staging, "tokens")))
+    parsed, tallies = parse_into(spark, paths, tokens, storage.join(staging, "tokens"))
+    records = mark_duplicates(parsed)
     # With every test part read, a qrels line for a document not among them is an error; with a
     # subset, lines for the parts left out are expected and only counted.
     document_ids = records.filter(F.col("reason").isNull()).select("doc_id")
@@ -409,14 +486,15 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
             "reason", F.lit("qrels line for a document not among the accepted documents of the token files")
         ))
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
-             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored}
+             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored,
+             "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens"))}
     parents = {code: parent for code, parent in hierarchy.parent.items() if parent != lyrl2004.ROOT}
     return records, Categories(list(hierarchy.categories), names, parents), extra
 
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
-    records = mark_duplicates(_staged(spark, parse_files(spark, paths, line_reader(jsonl.parse_jsonl)), staging))
+    records = mark_duplicates(parse_into(spark, paths, line_reader(jsonl.parse_jsonl), staging)[0])
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
@@ -431,6 +509,39 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[Dat
         codes = sorted(r.c for r in seen.collect())
         marked = records
     return marked, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored}
+
+
+@dataclass(frozen=True)
+class CleanCorpus:
+    """A parsed LYRL2004 corpus in which nothing is to be rejected or set aside: where its records are
+    staged, what the parsing tasks counted in them, and its number of qrels lines."""
+
+    staged: str
+    tally: RecordTally
+    qrels_lines: int
+
+
+def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[AssignmentTally],
+           staged: str) -> CleanCorpus | None:
+    """The corpus as parsed when it is clean: no record or qrels line rejected, no doc id repeated, and
+    every document of the qrels among the documents read (the documents with labels, each of which got
+    them from a distinct qrels document, are as many as the qrels' documents). None otherwise: the
+    general path then finds what is not clean and reports it."""
+    tally = RecordTally()
+    for each in tallies:
+        tally.reasons.update(each.reasons)
+        tally.documents.update(each.documents)
+        tally.without_labels += each.without_labels
+        tally.positives.update(each.positives)
+    qrels_reasons = sum((each.reasons for each in qrels_tallies), Counter())
+    if set(tally.reasons) - {None} or set(qrels_reasons) - {None}:
+        return None
+    labelled = sum(tally.documents.values()) - tally.without_labels
+    if labelled != sum(each.documents for each in qrels_tallies):
+        return None
+    if parsed.groupBy("doc_id").count().filter(F.col("count") > 1).limit(1).count():
+        return None
+    return CleanCorpus(staged, tally, qrels_reasons[None])
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
@@ -469,8 +580,16 @@ def corpus_files(config: Config) -> list[str]:
 STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files)
 
 
+DOCUMENT_COLUMNS = {"lyrl2004": ["doc_id", "split", "labels", "tokens"]}
+REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
+
+
 def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
     marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
+    clean = extra["clean"]() if "clean" in extra else None
+    if clean is not None:
+        _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report)
+        return
     is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
     rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
     assignment_rejects = extra.get("assignment_rejects")
@@ -533,3 +652,40 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: 
         report.details["qrels_rejected"] = assignments_rejected
         if extra["unread_assignments"] is not None:
             report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
+
+
+def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, categories: Categories,
+                 ignored_files: list[str], tables: Tables, report: StageReport) -> None:
+    """The outputs of a clean corpus, the same tables the general path writes for it: every staged
+    record is a document, copied file by file with pyarrow; no rejects; the counts are the tallies'."""
+    columns = DOCUMENT_COLUMNS[corpus.format]
+    schema = pa.schema([RECORD_SCHEMA.field(name) for name in columns])
+    documents = tables.output("documents")
+
+    def copy(index: int, path: str) -> int:
+        filesystem, file = arrow_filesystem(path)
+        with filesystem.open_input_file(file) as source:
+            return write_parts(pq.ParquetFile(source).iter_batches(columns=columns), schema, documents, index)
+
+    written = sum(map_parts(spark, parquet_files(clean.staged), copy, [documents]))
+    write_parts([], REJECTS_SCHEMA, tables.output("rejects"), 0)
+    tally = clean.tally
+    spark.createDataFrame(
+        [(c, categories.names.get(c, c), categories.parents.get(c), tally.positives[(TRAIN, c)],
+          tally.positives[(TEST, c)]) for c in sorted(categories.codes)],
+        "category string, name string, parent string, train_positives long, test_positives long",
+    ).coalesce(1).write.mode("overwrite").parquet(tables.output("categories"))
+    report.rows_in = sum(tally.reasons.values())
+    report.rows_out = written
+    report.details = {
+        "format": corpus.format,
+        "train_documents": tally.documents[TRAIN],
+        "test_documents": tally.documents[TEST],
+        "categories": len(categories.codes),
+        "documents_without_labels": tally.without_labels,
+        "ignored_files": ignored_files,
+        "qrels_lines": clean.qrels_lines,
+        "qrels_rejected": 0,
+    }
+    if sorted(corpus.test_parts) != [0, 1, 2, 3]:
+        report.details["qrels_lines_for_test_parts_not_read"] = 0

@@ -12,13 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc import storage
 from sparktc.config import Config, TokenizeConfig
 from sparktc.faults import inject
+from sparktc.matrix import arrow_filesystem
 from sparktc.records import join_tokens
+from sparktc.stages.parts import map_parts, parquet_files
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
 from sparktc.text import Analyzer, parse_stop_list
@@ -41,6 +45,21 @@ def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.S
     recipe, shared with the classification of new documents."""
     tokens = analyzer.analyze([text or "" for text in texts.to_pylist()])
     return pa.array([join_tokens(t) for t in tokens], type=pa.string())
+
+
+def count_tokens(index: int, path: str) -> tuple[int, int, int]:
+    """Documents, tokens and documents without tokens in one ``tokens`` file (a count of separators:
+    the strings are never split)."""
+    filesystem, file = arrow_filesystem(path)
+    documents = tokens = empty = 0
+    with filesystem.open_input_file(file) as source:
+        for batch in pq.ParquetFile(source).iter_batches(columns=["tokens"]):
+            strings = batch.column("tokens")
+            present = pc.greater(pc.utf8_length(strings), 0)
+            documents += len(strings)
+            empty += len(strings) - int(pc.sum(present).as_py() or 0)
+            tokens += int(pc.sum(pc.add(pc.count_substring(strings, " "), pc.cast(present, pa.int64()))).as_py() or 0)
+    return documents, tokens, empty
 
 
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -68,16 +87,12 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
             analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
             given.unionByName(analyzed).write.mode("overwrite").parquet(tables.output("tokens"))
-        written = spark.read.parquet(tables.output("tokens"))
+        counts = map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
         report.rows_in = documents.count()
-        report.rows_out = written.count()
-        stats = written.agg(
-            F.sum(F.size(token_array(F.col("tokens")))).alias("tokens"),
-            F.sum(F.when(F.col("tokens") == "", 1).otherwise(0)).alias("empty"),
-        ).first()
+        report.rows_out = sum(documents for documents, _, _ in counts)
         report.details = {
-            "tokens": int(stats["tokens"] or 0),
-            "documents_without_tokens": int(stats["empty"] or 0),
+            "tokens": sum(tokens for _, tokens, _ in counts),
+            "documents_without_tokens": sum(empty for _, _, empty in counts),
             "stop_words": len(stop_words),
             "stemmer": stemmer,
         }

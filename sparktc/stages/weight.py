@@ -1,29 +1,29 @@
 """Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (ltc, partitioned by split).
 
 df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
-term_id = position) is broadcast to the executors, which weight each Arrow batch with
-:func:`sparktc.weighting.ltc_rows`.
+term_id = position) is broadcast to the executors, which weight the ``tokens`` files one task per
+file (:mod:`sparktc.stages.parts`: pyarrow reads and writes them, no Spark rows), batch by batch
+with :func:`sparktc.weighting.ltc_rows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparktc.config import Config
 from sparktc.faults import inject
-from sparktc.records import TRAIN, split_tokens
+from sparktc.matrix import arrow_filesystem
+from sparktc.records import TEST, TRAIN, split_tokens
+from sparktc.stages.parts import PartWriter, map_parts, parquet_files
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
 from sparktc.stages.tokenize import token_array
 from sparktc.weighting import idf, ltc_rows
-
-VECTORS_DDL = "doc_id string, split string, labels array<string>, indices array<int>, values array<float>"
 
 
 def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
@@ -37,6 +37,41 @@ def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
     offsets, indices, values = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(token_lists), idf_values)
     offsets32 = pa.array(offsets.astype(np.int32))
     return pa.ListArray.from_arrays(offsets32, pa.array(indices)), pa.ListArray.from_arrays(offsets32, pa.array(values))
+
+
+#: The ``vectors`` files: one directory per split (``split=train``, ``split=test``), as Spark's partitioned
+#: tables have them, so a reader of one split never opens the other's files.
+VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.string())),
+                            ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+SPLITS = (TRAIN, TEST)
+BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small enough for the cache
+
+
+def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, idf_values: np.ndarray) -> dict:
+    """ltc vectors of one ``tokens`` file into ``output/split=<split>/part-<index>-*``; the counts of rows
+    read, written per split and without a vocabulary term. A split other than train or test is a bug
+    upstream (ingest writes only those) and stops the task."""
+    filesystem, file = arrow_filesystem(path)
+    writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
+    read, without_terms = 0, 0
+    with filesystem.open_input_file(file) as source:
+        for batch in pq.ParquetFile(source).iter_batches(BATCH_ROWS, columns=["doc_id", "split", "labels", "tokens"]):
+            inject("weight")
+            read += len(batch)
+            other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
+            if len(other):
+                raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
+                                 f"not {' or '.join(SPLITS)}; please report this as a bug")
+            indices, values = ltc_vectors(batch.column("tokens"), terms, idf_values)
+            without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
+            vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values],
+                                                 schema=VECTORS_SCHEMA)
+            for split, writer in writers.items():
+                writer.write(vectors.filter(pc.equal(batch.column("split"), split)))
+    for writer in writers.values():
+        writer.close()
+    return {"read": read, "written": {split: writer.rows for split, writer in writers.items()},
+            "without_terms": without_terms}
 
 
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -57,27 +92,20 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         terms = pa.array(vocabulary["term"].tolist(), type=pa.string())
         idf_values = idf(vocabulary["df"].to_numpy(), n_train)
         shared = spark.sparkContext.broadcast((terms, idf_values))
+        output = tables.output("vectors")
 
-        def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def vectorize(index: int, path: str) -> dict:
             vocabulary_terms, idf_array = shared.value
-            for batch in batches:
-                inject("weight")
-                indices, values = ltc_vectors(batch.column("tokens"), vocabulary_terms, idf_array)
-                yield pa.RecordBatch.from_arrays(
-                    [batch.column("doc_id"), batch.column("split"), batch.column("labels"), indices, values],
-                    names=["doc_id", "split", "labels", "indices", "values"],
-                )
+            return vectorize_file(index, path, output, vocabulary_terms, idf_array)
 
-        vectors = tokens.mapInArrow(vectorize, VECTORS_DDL)
-        vectors.write.mode("overwrite").partitionBy("split").parquet(tables.output("vectors"))
+        counts = map_parts(spark, parquet_files(tables.input("tokens")), vectorize, [output])
         shared.unpersist()
-        written = spark.read.parquet(tables.output("vectors"))
-        report.rows_in = tokens.count()
-        report.rows_out = written.count()
+        report.rows_in = sum(c["read"] for c in counts)
+        report.rows_out = sum(sum(c["written"].values()) for c in counts)
         report.details = {
             "vocabulary": len(vocabulary),
             "train_documents": n_train,
-            "documents_without_terms": written.filter(F.size("indices") == 0).count(),
+            "documents_without_terms": sum(c["without_terms"] for c in counts),
         }
     return report
 

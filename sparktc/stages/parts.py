@@ -1,0 +1,160 @@
+"""Work done part by part on the executors, with pyarrow reading and writing the Parquet files.
+
+For the stages whose work is one pass over a big table (parsing the corpus, weighting, scoring),
+the rows never need to be Spark rows: Spark schedules one task per part and retries a failed one,
+and each task reads its input and writes its output with pyarrow, on any file system pyarrow
+supports (:func:`sparktc.matrix.arrow_filesystem`). That skips the Arrow -> row -> Parquet
+conversions of the JVM, which cost as much CPU as the work itself.
+
+A task writes its part under a hidden name of its own and renames it into place, so a failed or
+repeated attempt never leaves a partial or doubled part: part names depend only on the part's
+index, and a retried task replaces the first attempt's file with identical content. What a task
+returns (counts, small per-category sums) must be small: it is collected on the driver.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+from sparktc.matrix import arrow_filesystem
+
+__all__ = ["ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "remove_unfinished", "write_parts"]
+
+Unit = TypeVar("Unit")
+Result = TypeVar("Result")
+
+#: Rows per Parquet file a task writes (a later stage's unit of parallelism) and per row group
+#: (the unit a reader decodes at once); chosen by measurement on the 804,414-document corpus
+#: (BENCHMARKS.md): big enough that per-file costs vanish, small enough to spread over cores.
+ROWS_PER_FILE = 100_000
+ROW_GROUP_ROWS = 25_000
+COMPRESSION = "snappy"  # Spark's default codec, so every table is written alike
+_UNFINISHED = re.compile(r"\.part-[0-9]+-[0-9]+\.[0-9a-f]{32}\.tmp")
+
+
+def map_parts(spark: SparkSession, units: Sequence[Unit], work: Callable[[int, Unit], Result],
+              outputs: Sequence[str] = (), errors: tuple[type[Exception], ...] = ()) -> list[Result]:
+    """``work(index, unit)`` for every unit, one Spark task each; the results in the units' order.
+
+    ``outputs`` are the directories the tasks write parts into: what failed attempts left unfinished
+    there is removed once every task has succeeded. A task that raises one of ``errors`` (the user's
+    input is at fault, the message says what to do) fails the job with that error raised again here,
+    its message as the task gave it.
+    """
+    indexed = list(enumerate(units))
+    if indexed:
+        try:
+            results = spark.sparkContext.parallelize(indexed, len(indexed)).map(lambda pair: work(*pair)).collect()
+        except Exception as failure:
+            for kind in errors:
+                found = re.search(rf"\b{kind.__name__}: ([^\n]*)", str(failure))
+                if found:
+                    raise kind(found.group(1).strip()) from None
+            raise
+    else:
+        results = []
+    for directory in outputs:
+        remove_unfinished(directory)
+    return results
+
+
+def remove_unfinished(directory: str) -> None:
+    """Delete the parts that attempts began under ``directory`` (recursively) and never finished."""
+    filesystem, root = arrow_filesystem(directory)
+    if filesystem.get_file_info(root).type != pafs.FileType.Directory:
+        return
+    for info in filesystem.get_file_info(pafs.FileSelector(root, recursive=True)):
+        if info.type == pafs.FileType.File and _UNFINISHED.fullmatch(info.base_name):
+            filesystem.delete_file(info.path)
+
+
+def parquet_files(path: str) -> list[str]:
+    """The Parquet data files of a table (recursively, partition directories included), sorted;
+    hidden files (``_SUCCESS``, ``.crc``, a task's unfinished part) are not data."""
+    filesystem, root = arrow_filesystem(path)
+    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    hidden = lambda info: any(part.startswith(("_", ".")) for part in info.path[len(root):].split("/"))  # noqa: E731
+    return sorted(info.path for info in infos
+                  if info.type == pafs.FileType.File and info.path.endswith(".parquet") and not hidden(info))
+
+
+def write_parts(batches: Iterable[pa.RecordBatch], schema: pa.Schema, directory: str, index: int,
+                rows_per_file: int = ROWS_PER_FILE, row_group_rows: int = ROW_GROUP_ROWS) -> int:
+    """Write ``batches`` as ``directory/part-<index>-<n>.parquet`` files (at least one, so an empty part
+    still carries the schema); the number of rows written."""
+    with PartWriter(schema, directory, index, rows_per_file, row_group_rows, empty_file=True) as writer:
+        for batch in batches:
+            writer.write(batch)
+    return writer.rows
+
+
+class PartWriter:
+    """A task's part of a table: ``directory/part-<index>-<n>.parquet`` files of at most ``rows_per_file``
+    rows in row groups of ``row_group_rows``, each written under a hidden name and renamed into place
+    when complete. No file when nothing is written, unless ``empty_file``."""
+
+    def __init__(self, schema: pa.Schema, directory: str, index: int, rows_per_file: int = ROWS_PER_FILE,
+                 row_group_rows: int = ROW_GROUP_ROWS, empty_file: bool = False):
+        self.schema, self.index, self.empty_file = schema, index, empty_file
+        self.filesystem, self.root = arrow_filesystem(directory)
+        self.rows_per_file, self.row_group_rows = rows_per_file, row_group_rows
+        self.attempt = uuid.uuid4().hex
+        self.rows = 0  # written so far
+        self._files = 0
+        self._buffer: list[pa.RecordBatch] = []
+        self._buffered = 0
+        self._open: tuple[pa.NativeFile, pq.ParquetWriter, str, str] | None = None
+        self._in_file = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        while len(batch):
+            take = min(self.row_group_rows - self._buffered, len(batch))
+            self._buffer.append(batch.slice(0, take))
+            self._buffered += take
+            batch = batch.slice(take)
+            if self._buffered == self.row_group_rows:
+                self._flush()
+
+    def close(self) -> None:
+        if self._buffered or (self.empty_file and not self._files and self._open is None):
+            self._flush()
+        if self._open is not None:
+            sink, writer, temporary, final = self._open
+            writer.close()
+            sink.close()
+            self.filesystem.move(temporary, final)
+            self._open = None
+
+    def __enter__(self) -> PartWriter:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            self.close()
+
+    def _flush(self) -> None:
+        group = pa.Table.from_batches(self._buffer, self.schema)
+        self._buffer, self._buffered = [], 0
+        if self._open is not None and self._in_file + len(group) > self.rows_per_file:
+            self.close()
+        if self._open is None:
+            if not self._files:
+                self.filesystem.create_dir(self.root, recursive=True)
+            name = f"part-{self.index:05d}-{self._files:03d}"
+            temporary = f"{self.root}/.{name}.{self.attempt}.tmp"
+            sink = self.filesystem.open_output_stream(temporary)
+            writer = pq.ParquetWriter(sink, self.schema, compression=COMPRESSION)
+            self._open = (sink, writer, temporary, f"{self.root}/{name}.parquet")
+            self._files += 1
+            self._in_file = 0
+        self._open[1].write_table(group, row_group_size=self.row_group_rows)
+        self._in_file += len(group)
+        self.rows += len(group)

@@ -1,0 +1,78 @@
+"""Work done part by part (sparktc.stages.parts): the files a task writes, what a failed attempt leaves,
+and how a task's error reaches the driver."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark import TaskContext
+
+from sparktc.stages.ingest import IngestError
+from sparktc.stages.parts import PartWriter, map_parts, parquet_files, remove_unfinished, write_parts
+
+SCHEMA = pa.schema([("n", pa.int64())])
+
+
+def batches(total: int, size: int) -> list[pa.RecordBatch]:
+    return [pa.record_batch([pa.array(range(start, min(start + size, total)))], schema=SCHEMA)
+            for start in range(0, total, size)]
+
+
+def test_a_part_is_cut_into_files_and_row_groups_of_the_sizes_asked(tmp_path):
+    written = write_parts(batches(25, 4), SCHEMA, str(tmp_path / "t"), 7, rows_per_file=10, row_group_rows=5)
+    files = parquet_files(str(tmp_path / "t"))
+    assert written == 25
+    assert [os.path.basename(f) for f in files] == ["part-00007-000.parquet", "part-00007-001.parquet",
+                                                     "part-00007-002.parquet"]
+    assert [(pq.ParquetFile(f).metadata.num_rows, pq.ParquetFile(f).metadata.num_row_groups) for f in files] == \
+        [(10, 2), (10, 2), (5, 1)]
+    assert pq.read_table(str(tmp_path / "t")).column("n").to_pylist() == list(range(25))
+
+
+def test_an_empty_part_is_one_file_with_the_schema_only_when_asked(tmp_path):
+    assert write_parts([], SCHEMA, str(tmp_path / "empty"), 0) == 0
+    assert pq.read_table(str(tmp_path / "empty")).schema == SCHEMA
+    with PartWriter(SCHEMA, str(tmp_path / "none"), 0) as writer:
+        writer.write(pa.record_batch([pa.array([], pa.int64())], schema=SCHEMA))
+    assert writer.rows == 0 and not (tmp_path / "none").exists()
+
+
+def test_unfinished_parts_are_hidden_from_readers_and_removed(tmp_path):
+    write_parts(batches(3, 3), SCHEMA, str(tmp_path / "t"), 0)
+    unfinished = tmp_path / "t" / f".part-00001-000.{'0' * 32}.tmp"
+    unfinished.write_bytes(b"half a file")
+    assert [os.path.basename(f) for f in parquet_files(str(tmp_path / "t"))] == ["part-00000-000.parquet"]
+    remove_unfinished(str(tmp_path / "t"))
+    assert sorted(os.listdir(tmp_path / "t")) == ["part-00000-000.parquet"]
+
+
+def test_a_retried_task_leaves_one_copy_of_its_part_and_results_keep_the_units_order(spark, tmp_path):
+    output = str(tmp_path / "t")
+    schema = SCHEMA  # the closure travels to the workers, which cannot import this test module
+
+    def work(index: int, unit: int) -> int:
+        context = TaskContext.get()
+        writer = PartWriter(schema, output, index, rows_per_file=2, row_group_rows=1)
+        for n in range(unit):
+            writer.write(pa.record_batch([pa.array([n])], schema=schema))
+            if index == 1 and context.attemptNumber() == 0 and writer.rows == 3:
+                raise RuntimeError("the first attempt dies half-way through its part")
+        writer.close()
+        return unit * 10
+
+    assert map_parts(spark, [2, 5, 1], work, [output]) == [20, 50, 10]
+    assert sorted(os.listdir(output)) == ["part-00000-000.parquet", "part-00001-000.parquet",
+                                          "part-00001-001.parquet", "part-00001-002.parquet",
+                                          "part-00002-000.parquet"]
+    assert sorted(pq.read_table(output).column("n").to_pylist()) == [0, 0, 0, 1, 1, 2, 3, 4]
+
+
+def test_a_task_error_of_the_users_input_reaches_the_driver_with_its_message(spark):
+    def work(index: int, unit: str) -> None:
+        raise IngestError(f"cannot read {unit}: permission denied; give the user read access")
+
+    with pytest.raises(IngestError, match=r"^cannot read /x/a\.dat: permission denied; give the user read access$"):
+        map_parts(spark, ["/x/a.dat"], work, errors=(IngestError,))
