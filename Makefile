@@ -6,7 +6,7 @@ test:
 		.venv/bin/python -m pytest
 
 # `make benchmark-rcv1` runs the RCV1-v2-scale benchmark with its defaults (100k to 804,414 synthetic
-# documents, local[2] and local[1], the single-process and MLlib peers): see benchmarks/rcv1_scale.py.
+# documents, local[2] and local[1], the lean single-process peer at every size and the MLlib peer): see benchmarks/rcv1_scale.py.
 .PHONY: benchmark-rcv1
 benchmark-rcv1:
 	./scripts/ensure-env.sh

@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/rcv1_scale.py --output runs/benchmark-rcv1 \\
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \\
-        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1]
+        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \\
+        [--memory-runs 3]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from anywhere; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -15,21 +16,27 @@ run from the repository root, exactly as a user would type them:
    generation, not part of the pipeline.
 2. For each size on the first master, and on every master at the speed-up sizes, run
    ``./spark-submit.sh --master M jobs/pipeline.py --config conf/rcv1.toml --set corpus.path=OUTPUT/corpus-N
-   --output OUTPUT/runs/N-M-r`` into a fresh directory, ``--repeat`` times.
+   --output OUTPUT/runs/N-M-r`` into a fresh directory, ``--repeat`` times. The largest size on the
+   first master (804,414 documents, local[2] by default) is the memory configuration: it runs
+   max(``--repeat``, ``--memory-runs``) times in a row, and a run of it that fails (out of memory, say)
+   is recorded as failed instead of stopping the benchmark.
 3. Meanwhile a thread samples the command's process tree from /proc every 0.2 s (see
    ``benchmarks/measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
    the Python workers, cut into segments at the ``sparktc: <stage>`` lines.
-4. At the peers size, run the peers under the same sampler: ``benchmarks/single_process.py`` (one
-   Python process, scikit-learn + LIBLINEAR) and ``benchmarks/mllib_linearsvc.py`` (Spark MLlib
-   LinearSVC on the first master's run directory, 8 categories timed and extrapolated). A peer
-   script that does not exist is skipped with a message; one that fails stops the benchmark.
+4. After the pipeline runs of each size, run the lean single-process peer ``benchmarks/lean_peer.py``
+   (one plain Python process, numpy + scipy + LIBLINEAR; recorded as the ``single_process`` peer) on
+   the same corpus under the same sampler; at the peers size also ``benchmarks/mllib_linearsvc.py``
+   (Spark MLlib LinearSVC on the first master's run directory, 8 categories timed and extrapolated).
+   A peer script that does not exist is skipped with a message; one that fails stops the benchmark.
 5. Write OUTPUT/benchmark.json (every figure, every run, raw) and OUTPUT/benchmark.md (the tables
    of ``benchmarks/tables.py`` and the targets), and print the markdown. Each subprocess's output
    is kept in OUTPUT/logs/.
 
-With ``--repeat R`` every pipeline configuration runs R times and the tables show medians.
-Exit code 0 when every command succeeded, 1 when one failed (the partial results are written and
-the failing command, with the last 40 lines of its output, is printed), 2 for bad arguments.
+With ``--repeat R`` every pipeline configuration runs R times and the tables show medians of the
+times (peak memory: the largest over the runs).
+Exit code 0 when every command succeeded, 1 when one failed (a failed memory run is recorded and the
+benchmark goes on; any other failure stops it; the partial results are written and the failing
+command, with the last 40 lines of its output, is printed), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ RCV1_TRAIN_DOCUMENTS = 23_149
 RCV1_VOCABULARY = 47_236
 CORPUS_FILES = (TRAIN_FILE, *TEST_FILES, QRELS_FILE, HIERARCHY_FILE)
 PYTHON = ".venv/bin/python"
-SINGLE_PROCESS = "benchmarks/single_process.py"
+SINGLE_PROCESS = "benchmarks/lean_peer.py"
 MLLIB = "benchmarks/mllib_linearsvc.py"
 MLLIB_CATEGORIES = 8
 SAMPLE_SECONDS = 0.2
@@ -84,17 +91,25 @@ def train_documents(size: int) -> int:
 
 
 def plan_runs(sizes: Sequence[int], masters: Sequence[str], speedup_sizes: Sequence[int], peers_size: int,
-              repeat: int) -> list[tuple[int, str, int]]:
+              repeat: int, memory_runs: int = 1) -> list[tuple[int, str, int]]:
     """(size, master, repeat number) of every pipeline run, by size then master then repeat.
 
     Every size runs on the first master; the speed-up sizes on every master; the peers size on the
-    first master (the MLlib peer reads that run's vectors).
+    first master (the MLlib peer reads that run's vectors). Each configuration runs ``repeat`` times
+    in a row, the memory configuration (:func:`memory_configuration`) max(repeat, memory_runs) times.
     """
     wanted = {(size, masters[0]) for size in (*sizes, peers_size)}
     wanted |= {(size, master) for size in speedup_sizes for master in masters}
     order = {master: index for index, master in enumerate(masters)}
+    memory = memory_configuration(sizes, masters, speedup_sizes, peers_size)
     return [(size, master, r) for size, master in sorted(wanted, key=lambda sm: (sm[0], order[sm[1]]))
-            for r in range(1, repeat + 1)]
+            for r in range(1, (max(repeat, memory_runs) if (size, master) == memory else repeat) + 1)]
+
+
+def memory_configuration(sizes: Sequence[int], masters: Sequence[str], speedup_sizes: Sequence[int],
+                         peers_size: int) -> tuple[int, str]:
+    """The configuration whose driver memory is checked run after run: the largest size on the first master."""
+    return max((*sizes, *speedup_sizes, peers_size)), masters[0]
 
 
 def slug(master: str) -> str:
@@ -112,19 +127,44 @@ def relative(path: Path) -> str:
 
 # --- running commands --------------------------------------------------------------------------
 
-def measured(command: list[str], log: Path, driver_script: str | None) -> Measured:
-    """Run ``command`` from the repository root under the /proc sampler; raise HarnessError if it fails."""
+def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True) -> Measured:
+    """Run ``command`` from the repository root under the /proc sampler; raise HarnessError if it fails
+    (with ``check``; else the caller looks at the exit code)."""
     print(f"rcv1_scale: $ {shlex.join(command)}", flush=True)
     result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
     if result.returncode != 0:
-        tail = "\n".join(result.tail)
-        raise HarnessError(
-            f"command failed with exit code {result.returncode}: {shlex.join(command)} (full output: {log})",
-            f"command (run from {REPO}):\n  {shlex.join(command)}\nexit code {result.returncode}; "
-            f"last {len(result.tail)} lines of its output (all of it in {log}):\n{tail}")
+        error = failure(command, log, result)
+        if check:
+            raise error
+        print(f"rcv1_scale: {error}\n{error.detail}", file=sys.stderr, flush=True)
+        return result
     print(f"rcv1_scale:   done in {result.seconds:.1f} s", flush=True)
     return result
+
+
+def failure(command: list[str], log: Path, result: Measured) -> HarnessError:
+    """The error naming a failed command, with the last lines of its output."""
+    tail = "\n".join(result.tail)
+    return HarnessError(
+        f"command failed with exit code {result.returncode}: {shlex.join(command)} (full output: {log})",
+        f"command (run from {REPO}):\n  {shlex.join(command)}\nexit code {result.returncode}; "
+        f"last {len(result.tail)} lines of its output (all of it in {log}):\n{tail}")
+
+
+OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "MemoryError", "Cannot allocate memory",
+                 "GC overhead limit exceeded", "insufficient memory")
+
+
+def failure_cause(returncode: int, output: str) -> tuple[bool, str]:
+    """(whether it ran out of memory, why it failed) from a failed command's exit code and output."""
+    for line in output.splitlines():
+        for marker in OUT_OF_MEMORY:
+            if marker in line:
+                return True, f"out of memory: {line.strip()[:200]}"
+    if returncode in (-9, 137):
+        return True, f"killed by SIGKILL (exit code {returncode}; the kernel's out-of-memory killer, presumably)"
+    return False, f"exit code {returncode}"
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -185,14 +225,32 @@ def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
     return {key: round(value, digits) for key, value in values.items()}
 
 
-def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int) -> dict[str, Any]:
-    """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1."""
+def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
+                 tolerate_failure: bool = False) -> dict[str, Any]:
+    """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1.
+
+    A command that fails raises HarnessError, unless ``tolerate_failure`` (a memory run): then the run
+    is returned as ``failed``, with its cause and what was measured until it ended.
+    """
     size = corpus["size"]
     run_dir = output / "runs" / f"{size}-{slug(master)}-{repeat}"
     shutil.rmtree(run_dir, ignore_errors=True)
     command = ["./spark-submit.sh", "--master", master, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
                "--set", f"corpus.path={relative(Path(corpus['path']))}", "--output", relative(run_dir)]
-    result = measured(command, output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log", "jobs/pipeline.py")
+    log = output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log"
+    result = measured(command, log, "jobs/pipeline.py", check=not tolerate_failure)
+    if result.returncode != 0:
+        try:
+            text = log.read_text(errors="replace")
+        except OSError:
+            text = "\n".join(result.tail)
+        out_of_memory, cause = failure_cause(result.returncode, text)
+        return {"size": size, "master": master, "repeat": repeat, "run_dir": str(run_dir),
+                "command": shlex.join(command), "log": str(log), "failed": True, "returncode": result.returncode,
+                "out_of_memory": out_of_memory, "cause": cause, "error": str(failure(command, log, result)),
+                "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+                "peak_rss_mb": rounded(result.peak_rss_mb()), "samples": len(result.samples),
+                "processes": process_summary(result), "tail": result.tail}
     stages: dict[str, dict[str, Any]] = {}
     for segment in result.segments():
         entry: dict[str, Any] = {"segment_seconds": round(segment.wall_seconds, 3),
@@ -212,7 +270,7 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int)
     metrics = read_json(run_dir / "metrics.json")
     return {
         "size": size, "master": master, "repeat": repeat, "run_dir": str(run_dir), "command": shlex.join(command),
-        "log": str(output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log"),
+        "log": str(log), "failed": False,
         "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
         "stages": stages, "peak_rss_mb": rounded(result.peak_rss_mb()),
         "metrics": {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")},
@@ -229,7 +287,8 @@ def process_summary(result: Measured) -> list[dict[str, Any]]:
 
 
 def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The median of the numeric figures of repeated runs of one configuration (the runs themselves listed)."""
+    """The median of the numeric figures of repeated (successful) runs of one configuration (the runs
+    themselves listed); ``peak_rss_mb_max``: the largest peak RSS of each role over the runs."""
     def med(values: list[Any]) -> Any:
         present = [v for v in values if v is not None]
         return statistics.median(present) if present else None
@@ -251,16 +310,36 @@ def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "cpu_seconds": med([run["cpu_seconds"] for run in runs]),
         "stages": stages,
         "peak_rss_mb": {role: med([run["peak_rss_mb"].get(role) for run in runs]) for role in first["peak_rss_mb"]},
+        "peak_rss_mb_max": {role: max((run["peak_rss_mb"].get(role) or 0.0 for run in runs), default=None)
+                            for role in first["peak_rss_mb"]},
         "metrics": {key: med([run["metrics"].get(key) for run in runs]) for key in first["metrics"]},
     }
 
 
 def aggregate(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One median record per (size, master), in the order the configurations first ran."""
+    """One median record per (size, master) over its successful runs, in the order the configurations first ran."""
     groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for run in runs:
-        groups.setdefault((run["size"], run["master"]), []).append(run)
+        if not run.get("failed"):
+            groups.setdefault((run["size"], run["master"]), []).append(run)
     return [median_record(group) for group in groups.values()]
+
+
+def memory_summary(runs: Sequence[dict[str, Any]], size: int, master: str, planned: int) -> dict[str, Any]:
+    """The memory runs (``size`` on ``master``), failed ones included: each one's driver JVM peak RSS and
+    end to end time, the largest peak, the median time of the successful runs, and the failures."""
+    mine = [run for run in runs if run["size"] == size and run["master"] == master]
+    ok = [run["end_to_end_seconds"] for run in mine if not run.get("failed")]
+    peaks = [run["peak_rss_mb"].get("jvm") for run in mine]
+    return {
+        "size": size, "master": master, "planned": planned, "completed": len(mine),
+        "failed": sum(1 for run in mine if run.get("failed")),
+        "jvm_peak_rss_mb": peaks, "jvm_peak_rss_mb_max": max((p for p in peaks if p is not None), default=None),
+        "end_to_end_seconds": [run["end_to_end_seconds"] for run in mine],
+        "end_to_end_seconds_median": statistics.median(ok) if ok else None,
+        "failures": [{"repeat": run["repeat"], "out_of_memory": run.get("out_of_memory", False),
+                      "cause": run.get("cause", ""), "log": run.get("log", "")} for run in mine if run.get("failed")],
+    }
 
 
 def run_peer(name: str, script: str, command: list[str], output_file: Path, output: Path, size: int,
@@ -279,19 +358,29 @@ def run_peer(name: str, script: str, command: list[str], output_file: Path, outp
             "result": read_json(output_file)}
 
 
-def run_peers(output: Path, corpus: dict[str, Any], master: str, run_dir: str) -> dict[str, Any]:
-    """The single-process and MLlib peers at the peers size."""
+def run_lean_peer(output: Path, corpus: dict[str, Any]) -> dict[str, Any]:
+    """The lean single-process peer on ``corpus`` (the corpus sparktc ran on)."""
     size = corpus["size"]
     peers_dir = output / "peers"
     peers_dir.mkdir(parents=True, exist_ok=True)
-    single_file, mllib_file = peers_dir / f"single_process-{size}.json", peers_dir / f"mllib_linearsvc-{size}.json"
-    single = run_peer("single_process", SINGLE_PROCESS,
-                      [PYTHON, SINGLE_PROCESS, "--corpus", relative(Path(corpus["path"])), "--output",
-                       relative(single_file)], single_file, output, size, SINGLE_PROCESS)
-    mllib = run_peer("mllib", MLLIB,
-                     ["./spark-submit.sh", "--master", master, MLLIB, "--run", relative(Path(run_dir)), "--output",
-                      relative(mllib_file), "--categories", str(MLLIB_CATEGORIES)], mllib_file, output, size, MLLIB)
-    return {"single_process": single, "mllib": mllib}
+    single_file = peers_dir / f"lean_peer-{size}.json"
+    return run_peer("lean_peer", SINGLE_PROCESS,
+                    [PYTHON, SINGLE_PROCESS, "--corpus", relative(Path(corpus["path"])), "--output",
+                     relative(single_file)], single_file, output, size, SINGLE_PROCESS)
+
+
+def run_mllib(output: Path, size: int, master: str, run_dir: str | None) -> dict[str, Any]:
+    """The MLlib peer on the vectors of ``run_dir`` (a successful pipeline run of ``size`` documents)."""
+    if run_dir is None:
+        reason = f"no successful pipeline run of {size:,} documents on {master} to read: skipped"
+        print(f"rcv1_scale: {reason}", flush=True)
+        return {"status": "skipped", "reason": reason, "size": size}
+    peers_dir = output / "peers"
+    peers_dir.mkdir(parents=True, exist_ok=True)
+    mllib_file = peers_dir / f"mllib_linearsvc-{size}.json"
+    return run_peer("mllib", MLLIB,
+                    ["./spark-submit.sh", "--master", master, MLLIB, "--run", relative(Path(run_dir)), "--output",
+                     relative(mllib_file), "--categories", str(MLLIB_CATEGORIES)], mllib_file, output, size, MLLIB)
 
 
 # --- the machine -------------------------------------------------------------------------------
@@ -387,13 +476,19 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--speedup-sizes", type=integers, default=[RCV1_DOCUMENTS],
                         help="sizes also run on the other masters (default 804414)")
     parser.add_argument("--peers-size", type=int, default=RCV1_DOCUMENTS,
-                        help="size the single-process and MLlib peers run at (default 804414)")
+                        help="size the MLlib peer runs at (default 804414); the lean single-process peer "
+                             "runs at every size")
     parser.add_argument("--hierarchy", default="",
                         help="rcv1.topics.hier.orig to synthesize with (default: a generated tree of its shape)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per pipeline configuration; medians reported")
+    parser.add_argument("--memory-runs", type=int, default=3,
+                        help="runs in a row of the largest size on the first master, each one's driver memory "
+                             "checked (default 3; at least --repeat)")
     arguments = parser.parse_args(argv)
     if arguments.repeat < 1:
         parser.error("--repeat must be >= 1")
+    if arguments.memory_runs < 1:
+        parser.error("--memory-runs must be >= 1")
     if arguments.peers_size < 10:
         parser.error("--peers-size must be >= 10")
     if arguments.hierarchy:
@@ -407,6 +502,10 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def write_outputs(output: Path, result: dict[str, Any]) -> str:
     """benchmark.json and benchmark.md; returns the markdown."""
     result["pipelines"] = aggregate(result["runs"])
+    settings = result["settings"]
+    size, master = settings["memory_size"], settings["masters"][0]
+    planned = sum(1 for entry in settings["plan"] if entry[0] == size and entry[1] == master)
+    result["memory"] = memory_summary(result["runs"], size, master, planned)
     result["targets"] = tables.check_targets(result)
     markdown = tables.render(result)
     (output / "benchmark.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -421,7 +520,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     plan = plan_runs(arguments.sizes, arguments.masters, arguments.speedup_sizes, arguments.peers_size,
-                     arguments.repeat)
+                     arguments.repeat, arguments.memory_runs)
+    memory_size, first = memory_configuration(arguments.sizes, arguments.masters, arguments.speedup_sizes,
+                                              arguments.peers_size)
+    sizes = sorted({size for size, _, _ in plan})
     result: dict[str, Any] = {
         "command": shlex.join([PYTHON, "benchmarks/rcv1_scale.py", *argv]),
         "cwd": os.getcwd(),
@@ -430,22 +532,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": machine_info(),
         "settings": {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
                      "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
-                     "hierarchy": arguments.hierarchy or "generated", "repeat": arguments.repeat,
+                     "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
+                     "repeat": arguments.repeat, "memory_runs": arguments.memory_runs, "memory_size": memory_size,
                      "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]},
-        "corpora": [], "runs": [], "peers": {},
+        "corpora": [], "runs": [], "peers": {"single_process": []},
     }
     status = 0
     try:
         corpora = {}
-        for size in sorted({size for size, _, _ in plan}):
-            corpora[size] = ensure_corpus(output, size, arguments.masters[0], arguments.hierarchy)
+        for size in sizes:
+            corpora[size] = ensure_corpus(output, size, first, arguments.hierarchy)
             result["corpora"].append(corpora[size])
             for _, master, repeat in (entry for entry in plan if entry[0] == size):
-                result["runs"].append(run_pipeline(output, corpora[size], master, repeat))
+                run = run_pipeline(output, corpora[size], master, repeat,
+                                   tolerate_failure=(size, master) == (memory_size, first))
+                result["runs"].append(run)
+                if run.get("failed"):
+                    status = 1
                 write_outputs(output, result)  # partial results survive a later failure
-        peers_run = next(run for run in result["runs"]
-                         if run["size"] == arguments.peers_size and run["master"] == arguments.masters[0])
-        result["peers"] = run_peers(output, corpora[arguments.peers_size], arguments.masters[0], peers_run["run_dir"])
+            result["peers"]["single_process"].append(run_lean_peer(output, corpora[size]))
+            write_outputs(output, result)
+        peers_run = next((run for run in result["runs"] if run["size"] == arguments.peers_size
+                          and run["master"] == first and not run.get("failed")), None)
+        result["peers"]["mllib"] = run_mllib(output, arguments.peers_size, first,
+                                             peers_run["run_dir"] if peers_run else None)
     except HarnessError as error:
         result["error"] = str(error)
         print(f"rcv1_scale: error: {error}\n{error.detail}", file=sys.stderr, flush=True)

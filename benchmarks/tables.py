@@ -6,17 +6,24 @@ Pure functions of the result record that ``rcv1_scale.py`` writes to ``benchmark
 * ``command``: the command line that produced the record; ``settings``: sizes, masters, speedup_sizes,
   peers_size, hierarchy, repeat;
 * ``corpora``: one record per size (size, train_documents, seconds of synthesis, reused);
-* ``pipelines``: one record per (size, master), the median over repeats: ``end_to_end_seconds``,
-  ``cpu_seconds``, ``stages`` {name: {wall_seconds, cpu_seconds, rows_in, rows_out, peak_rss_mb
-  {jvm, python_driver, python_workers, ...}}} for startup, the six stages and shutdown,
-  ``peak_rss_mb`` of the whole run, ``metrics`` {micro_f1, macro_f1};
-* ``peers``: ``single_process`` and ``mllib``, each {status, size, end_to_end_seconds, peak_rss_mb,
-  result (the peer's own JSON)} or {status: "skipped", reason}.
+* ``pipelines``: one record per (size, master), the median over its successful repeats:
+  ``end_to_end_seconds``, ``cpu_seconds``, ``stages`` {name: {wall_seconds, cpu_seconds, rows_in,
+  rows_out, peak_rss_mb {jvm, python_driver, python_workers, ...}}} for startup, the six stages and
+  shutdown, ``peak_rss_mb`` of the whole run (median) and ``peak_rss_mb_max`` (largest over the runs),
+  ``metrics`` {micro_f1, macro_f1};
+* ``memory``: the memory runs (the largest size on the first master, run after run): size, master,
+  planned, completed, failed, jvm_peak_rss_mb (each run's), jvm_peak_rss_mb_max, end_to_end_seconds
+  (each run's), end_to_end_seconds_median (of the successful ones), failures [{repeat, out_of_memory,
+  cause, log}];
+* ``peers``: ``single_process``, the lean single-process peer (``benchmarks/lean_peer.py``), a list
+  with one record per size, and ``mllib``, at the peers size; each record is {status, size,
+  end_to_end_seconds, cpu_seconds, peak_rss_mb (sampled), result (the peer's own JSON)} or {status:
+  "skipped", reason}. (An older record's ``single_process`` is one record, at the peers size.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 STAGES = ("ingest", "tokenize", "weight", "rank", "train", "evaluate")
@@ -28,6 +35,11 @@ TARGET_JVM_RSS_MB = 2048.0
 TARGET_SCALING = 8.5
 TARGET_MLLIB_RATIO = 20.0
 TARGET_SPEEDUP = 1.7
+TARGET_PEER_WALL_RATIO = 0.8  # sparktc end to end / the lean peer's, at FULL_SIZE
+AIM_PEER_WALL_RATIO = 0.6
+TARGET_PEER_CPU_RATIO = 1.5  # sparktc CPU-seconds / the lean peer's
+TARGET_F1_DIFFERENCE = 0.001  # |sparktc - lean peer|, micro- and macro-F1 each
+PEER_LABEL = "lean single-process Python (benchmarks/lean_peer.py)"
 DASH = "—"
 
 
@@ -47,8 +59,11 @@ def megabytes(value: float | None) -> str:
     return DASH if value is None else f"{value:,.0f}"
 
 
-def count(value: int | None) -> str:
-    return DASH if value is None else f"{value:,}"
+def count(value: float | None) -> str:
+    """A count with thousands separators (a median of an even number of runs may be a float: 2000.0 -> 2,000)."""
+    if value is None:
+        return DASH
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 def divide(numerator: float | None, denominator: float | None) -> float | None:
@@ -100,6 +115,70 @@ def peak(record: dict[str, Any] | None, stage: str | None, role: str) -> float |
     return source.get(role)
 
 
+def peak_max(record: dict[str, Any] | None, role: str) -> float | None:
+    """The largest peak RSS (MB) of ``role`` over the runs of a configuration (one run: its peak)."""
+    if record is None:
+        return None
+    return record.get("peak_rss_mb_max", record.get("peak_rss_mb", {})).get(role)
+
+
+def pair(wall: float | None, cpu: float | None) -> str:
+    """A "wall / CPU" cell."""
+    return DASH if wall is None and cpu is None else f"{seconds(wall)} / {seconds(cpu)}"
+
+
+# --- the lean single-process peer ------------------------------------------------------------------
+
+def lean_peers(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The lean peer's records, one per size it was run (or skipped) at."""
+    single = result.get("peers", {}).get("single_process")
+    if not single:
+        return []
+    if isinstance(single, dict):  # an older record: one run, at the peers size
+        return [{**single, "size": single.get("size", result["settings"]["peers_size"])}]
+    return list(single)
+
+
+def lean_peer(result: dict[str, Any], size: int) -> dict[str, Any] | None:
+    """The lean peer's record at ``size`` (ok or skipped), None when it was not run there."""
+    return next((peer for peer in lean_peers(result) if peer.get("size") == size), None)
+
+
+def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
+    """The lean peer's wall and CPU seconds (its whole command, from the same sampler as sparktc's; its own
+    step total and CPU when the command's are missing), peak RSS (its own ru_maxrss, else the sampled peak)
+    and micro/macro-F1; all None unless it ran."""
+    if not peer or peer.get("status") != "ok":
+        return dict.fromkeys(("wall", "cpu", "rss", "micro_f1", "macro_f1", "steps"))
+    own = peer.get("result", {})
+    wall = peer.get("end_to_end_seconds")
+    cpu = peer.get("cpu_seconds")
+    rss = own.get("peak_rss_mb")
+    return {"wall": wall if wall is not None else own.get("total_seconds"),
+            "cpu": cpu if cpu is not None else own.get("cpu_seconds"),
+            "rss": rss if rss is not None else peer.get("peak_rss_mb", {}).get("total"),
+            "micro_f1": own.get("micro_f1"), "macro_f1": own.get("macro_f1"), "steps": own.get("total_seconds")}
+
+
+def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
+    """sparktc on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
+    sparktc - peer for micro- and macro-F1 (None where either side is missing)."""
+    record = pipeline(result, size, baseline_master(result))
+    peer = peer_figures(lean_peer(result, size))
+    metrics = record.get("metrics", {}) if record else {}
+
+    def difference(key: str) -> float | None:
+        mine, theirs = metrics.get(key), peer[key]
+        return None if mine is None or theirs is None else mine - theirs
+
+    return {"size": size, "record": record, "peer": peer,
+            "wall": record["end_to_end_seconds"] if record else None,
+            "cpu": record.get("cpu_seconds") if record else None,
+            "wall_ratio": divide(record["end_to_end_seconds"] if record else None, peer["wall"]),
+            "cpu_ratio": divide(record.get("cpu_seconds") if record else None, peer["cpu"]),
+            "micro_f1_difference": difference("micro_f1"), "macro_f1_difference": difference("macro_f1")}
+
+
 def machine_section(result: dict[str, Any]) -> str:
     """Where and how the figures were measured."""
     machine, settings = result["machine"], result["settings"]
@@ -122,22 +201,53 @@ def machine_section(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def table_sizes(result: dict[str, Any]) -> list[int]:
+    """The sizes of the main table: every size sparktc or the lean peer ran at."""
+    peers = {peer["size"] for peer in lean_peers(result) if peer.get("status") == "ok"}
+    return sorted(set(sizes_run(result, baseline_master(result))) | peers)
+
+
 def sizes_table(result: dict[str, Any]) -> str:
-    """Table 1: wall seconds per stage for every size at the baseline master, F1 and growth."""
-    master = baseline_master(result)
-    sizes = sizes_run(result, master)
-    smallest = pipeline(result, sizes[0], master) if sizes else None
+    """Table 1, sizes × stages: sparktc on the baseline master (wall / CPU of each stage and end to end, peak
+    RSS, F1) beside the lean peer on the same corpus (wall / CPU, peak RSS, F1) and sparktc / peer."""
     rows = []
-    for size in sizes:
-        record = pipeline(result, size, master)
-        metrics = record.get("metrics", {})
-        rows.append([count(size), *(seconds(stage_value(record, s, "wall_seconds")) for s in STAGES),
-                     seconds(pipeline_sum(record)), seconds(record["end_to_end_seconds"]),
+    for size in table_sizes(result):
+        versus = comparison(result, size)
+        record, peer = versus["record"], versus["peer"]
+        metrics = record.get("metrics", {}) if record else {}
+        rows.append([count(size),
+                     *(pair(stage_value(record, s, "wall_seconds"), stage_value(record, s, "cpu_seconds"))
+                       for s in STAGES),
+                     pair(versus["wall"], versus["cpu"]),
+                     megabytes(peak_max(record, "jvm")), megabytes(peak_max(record, "python_workers")),
                      f1(metrics.get("micro_f1")), f1(metrics.get("macro_f1")),
-                     ratio(size / sizes[0]),
-                     ratio(divide(record["end_to_end_seconds"], smallest["end_to_end_seconds"] if smallest else None))])
-    return table(["documents", *STAGES, "pipeline sum", "end to end", "micro-F1", "macro-F1",
-                  "× documents", "× end to end"], rows)
+                     pair(peer["wall"], peer["cpu"]), megabytes(peer["rss"]), f1(peer["micro_f1"]),
+                     f1(peer["macro_f1"]), ratio(versus["wall_ratio"]), ratio(versus["cpu_ratio"])])
+    header = ["documents", *STAGES, "end to end", "driver JVM peak RSS (MB)", "Python workers peak RSS (MB)",
+              "micro-F1", "macro-F1", "peer end to end", "peer peak RSS (MB)", "peer micro-F1", "peer macro-F1",
+              "sparktc / peer wall", "sparktc / peer CPU"]
+    return table(header, rows) if rows else "not run"
+
+
+def memory_section(result: dict[str, Any]) -> str:
+    """The memory runs: each one's driver JVM peak RSS and time, the largest peak, the failures."""
+    memory = result.get("memory")
+    if not memory or not memory.get("completed"):
+        return "Memory runs: not run."
+    completed, planned = memory["completed"], memory.get("planned", memory["completed"])
+    failed_repeats = {f["repeat"] for f in memory.get("failures", [])}
+    times = " / ".join(seconds(t) + (" (failed)" if index + 1 in failed_repeats else "")
+                       for index, t in enumerate(memory["end_to_end_seconds"]))
+    runs = f"{completed} runs in a row" + (f" ({completed} of the {planned} planned)" if completed < planned else "")
+    text = (f"Memory runs: {count(memory['size'])} documents on {memory['master']}, {runs}: driver JVM peak RSS "
+            f"{' / '.join(megabytes(p) for p in memory['jvm_peak_rss_mb'])} MB (max "
+            f"{megabytes(memory['jvm_peak_rss_mb_max'])} MB); end to end {times} s (median of the successful "
+            f"runs {seconds(memory.get('end_to_end_seconds_median'))} s); ")
+    if not memory.get("failed"):
+        return text + "no run failed."
+    return text + f"{memory['failed']} failed: " + "; ".join(
+        f"run {f['repeat']}: {f['cause']}" + (f" ({f['log']})" if f.get("log") else "")
+        for f in memory["failures"]) + "."
 
 
 def synthesis_line(result: dict[str, Any]) -> str:
@@ -206,8 +316,7 @@ def peers_table(result: dict[str, Any]) -> str:
     settings = result["settings"]
     size, master = settings["peers_size"], baseline_master(result)
     record = pipeline(result, size, master)
-    peers = result.get("peers", {})
-    single, mllib = peers.get("single_process", {}), peers.get("mllib", {})
+    single, mllib = lean_peer(result, size), result.get("peers", {}).get("mllib") or {}
     rows = []
     if record is not None:
         steps = ", ".join(f"{s} {seconds(stage_value(record, s, 'wall_seconds'))}" for s in STAGES)
@@ -221,16 +330,16 @@ def peers_table(result: dict[str, Any]) -> str:
                      f1(metrics.get("macro_f1")), memory])
     else:
         rows.append([f"sparktc, {master}", "not run", DASH, DASH, DASH, DASH, DASH])
-    if single.get("status") == "ok":
+    if single and single.get("status") == "ok":
         own = single["result"]
         steps = ", ".join(f"{name} {seconds(value)}" for name, value in own["steps"].items())
         memory = (f"{megabytes(own.get('peak_rss_mb'))} (its own ru_maxrss); sampled "
                   f"{megabytes(single['peak_rss_mb'].get('total'))}")
-        rows.append([own["tool"], steps, seconds(own["steps"].get("train")),
+        rows.append([PEER_LABEL, steps, seconds(own["steps"].get("train")),
                      f"{seconds(own['total_seconds'])} (steps); {seconds(single['end_to_end_seconds'])} (command)",
                      f1(own["micro_f1"]), f1(own["macro_f1"]), memory])
     else:
-        rows.append(["single-process", single.get("reason", "not run"), DASH, DASH, DASH, DASH, DASH])
+        rows.append([PEER_LABEL, (single or {}).get("reason", "not run"), DASH, DASH, DASH, DASH, DASH])
     if mllib.get("status") == "ok":
         own = mllib["result"]
         steps = (f"setup {seconds(own['setup_seconds'])}; {own['categories_timed']} of {own['categories_total']} "
@@ -256,7 +365,8 @@ def peers_table(result: dict[str, Any]) -> str:
         text += f"\n\nMean F1 over these categories: MLlib {f1(mean_mllib)}, sparktc {f1(mean_sparktc)}."
     ratios = peer_ratios(result)
     text += ("\n\n- MLlib extrapolated training / sparktc train stage: " + ratio(ratios["mllib_over_sparktc_train"])
-             + "\n- single-process total / sparktc end to end: " + ratio(ratios["single_over_sparktc_end_to_end"]))
+             + "\n- sparktc end to end / lean peer command: " + ratio(ratios["sparktc_over_single_wall"])
+             + "\n- sparktc CPU-seconds / lean peer CPU-seconds: " + ratio(ratios["sparktc_over_single_cpu"]))
     return text
 
 
@@ -266,16 +376,16 @@ def mean(values: Sequence[float | None]) -> float | None:
 
 
 def peer_ratios(result: dict[str, Any]) -> dict[str, float | None]:
-    """MLlib's extrapolated training over sparktc's train stage; single-process total over sparktc end to end."""
-    record = pipeline(result, result["settings"]["peers_size"], baseline_master(result))
-    peers = result.get("peers", {})
-    single, mllib = peers.get("single_process", {}), peers.get("mllib", {})
+    """At the peers size: MLlib's extrapolated training over sparktc's train stage; sparktc over the lean
+    peer for wall (end to end / its command) and CPU-seconds."""
+    size = result["settings"]["peers_size"]
+    record = pipeline(result, size, baseline_master(result))
+    mllib = result.get("peers", {}).get("mllib") or {}
     train = stage_value(record, "train", "wall_seconds")
-    end_to_end = record["end_to_end_seconds"] if record else None
     extrapolated = mllib["result"]["extrapolated_train_seconds"] if mllib.get("status") == "ok" else None
-    total = single["result"]["total_seconds"] if single.get("status") == "ok" else None
+    versus = comparison(result, size)
     return {"mllib_over_sparktc_train": divide(extrapolated, train),
-            "single_over_sparktc_end_to_end": divide(total, end_to_end)}
+            "sparktc_over_single_wall": versus["wall_ratio"], "sparktc_over_single_cpu": versus["cpu_ratio"]}
 
 
 def verdict(value: float | None, passes: bool) -> str:
@@ -298,12 +408,7 @@ def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "value": value, "measured": (f"{seconds(value)} s" if value is not None else "not run") + note,
                     "status": verdict(value, value is not None and value <= TARGET_END_TO_END_SECONDS)})
 
-    value = peak(full, None, "jvm")
-    note = "" if full or not largest else f" (largest run: {count(largest['size'])} documents, " \
-        f"{megabytes(peak(largest, None, 'jvm'))} MB)"
-    targets.append({"target": f"driver JVM peak RSS at {count(FULL_SIZE)} documents ≤ {TARGET_JVM_RSS_MB:,.0f} MB",
-                    "value": value, "measured": (f"{megabytes(value)} MB" if value is not None else "not run") + note,
-                    "status": verdict(value, value is not None and value <= TARGET_JVM_RSS_MB)})
+    targets.append(memory_target(result))
 
     value = divide(full["end_to_end_seconds"], base["end_to_end_seconds"]) if full and base else None
     targets.append({"target": f"end to end at {count(FULL_SIZE)} ≤ {TARGET_SCALING} × end to end at {count(BASE_SIZE)}",
@@ -318,11 +423,7 @@ def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "value": value, "measured": f"{ratio(value)} ×" if value is not None else "not run",
                     "status": verdict(value, value is not None and value >= TARGET_MLLIB_RATIO)})
 
-    value = ratios["single_over_sparktc_end_to_end"]
-    targets.append({"target": f"sparktc end to end ≤ single-process total (at {peers_size} documents)",
-                    "value": value,
-                    "measured": f"single-process / sparktc = {ratio(value)}" if value is not None else "not run",
-                    "status": verdict(value, value is not None and value >= 1.0)})
+    targets += peer_targets(result)
 
     masters = settings["masters"]
     value, where = None, ""
@@ -339,6 +440,92 @@ def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
     return targets
 
 
+def memory_target(result: dict[str, Any]) -> dict[str, Any]:
+    """Driver JVM peak RSS ≤ 2,048 MB on every memory run at FULL_SIZE, none of them failed.
+
+    MISS as soon as one run went over or failed; PASS when all the planned runs completed within the
+    limit; not run otherwise (no memory run at FULL_SIZE, or the benchmark stopped before the last one).
+    """
+    settings = result["settings"]
+    memory = result.get("memory") or {}
+    planned = memory.get("planned") or max(settings.get("repeat", 1), settings.get("memory_runs", 1))
+    target = (f"driver JVM peak RSS ≤ {TARGET_JVM_RSS_MB:,.0f} MB on every one of the {planned} memory runs at "
+              f"{count(FULL_SIZE)} documents ({baseline_master(result)}), no failed run")
+    completed, failed, value = memory.get("completed", 0), memory.get("failed", 0), memory.get("jvm_peak_rss_mb_max")
+    if not completed:
+        return {"target": target, "value": None, "measured": "not run", "status": "not run"}
+    runs = f"{completed} runs" if completed >= planned else f"{completed} of {planned} runs"
+    peaks = " / ".join(megabytes(p) for p in memory.get("jvm_peak_rss_mb", []))
+    failures = (f"{failed} failed ({'; '.join(f['cause'] for f in memory.get('failures', []))})" if failed
+                else "none failed")
+    described = f"max {megabytes(value)} MB over {runs} ({peaks} MB), {failures}"
+    if memory.get("size") != FULL_SIZE:
+        return {"target": target, "value": None, "status": "not run",
+                "measured": f"not run (memory runs at {count(memory['size'])} documents: {described})"}
+    over = value is not None and value > TARGET_JVM_RSS_MB
+    status = "MISS" if over or failed else ("PASS" if completed >= planned and value is not None else "not run")
+    return {"target": target, "value": value, "failed": failed, "measured": described, "status": status}
+
+
+def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """sparktc against the lean peer at FULL_SIZE: wall ratio, CPU ratio, F1 differences.
+
+    When either side did not run at FULL_SIZE, the target is not run and its measured text gives the
+    figure at the largest other size where both ran, if any.
+    """
+    master = baseline_master(result)
+    at = f"at {count(FULL_SIZE)} documents"
+    versus = comparison(result, FULL_SIZE)
+    both = [v for v in (comparison(result, size) for size in table_sizes(result))
+            if v["record"] is not None and v["peer"]["wall"] is not None and v["size"] != FULL_SIZE]
+    elsewhere = both[-1] if both else None
+
+    def wall_text(v: dict[str, Any]) -> str | None:
+        if v["wall_ratio"] is None:
+            return None
+        return f"sparktc / peer = {ratio(v['wall_ratio'])} ({seconds(v['wall'])} s / {seconds(v['peer']['wall'])} s)"
+
+    def cpu_text(v: dict[str, Any]) -> str | None:
+        if v["cpu_ratio"] is None:
+            return None
+        return (f"sparktc / peer = {ratio(v['cpu_ratio'])} ({seconds(v['cpu'])} CPU-s / "
+                f"{seconds(v['peer']['cpu'])} CPU-s)")
+
+    def f1_gap(v: dict[str, Any]) -> float | None:
+        differences = (v["micro_f1_difference"], v["macro_f1_difference"])
+        return None if None in differences else max(abs(d) for d in differences)
+
+    def f1_text(v: dict[str, Any]) -> str | None:
+        if f1_gap(v) is None:
+            return None
+        metrics = v["record"].get("metrics", {})
+        return (f"micro {f1(metrics.get('micro_f1'))} vs {f1(v['peer']['micro_f1'])} "
+                f"(Δ {v['micro_f1_difference']:+.4f}), macro {f1(metrics.get('macro_f1'))} vs "
+                f"{f1(v['peer']['macro_f1'])} (Δ {v['macro_f1_difference']:+.4f})")
+
+    def measured(text: Callable[[dict[str, Any]], str | None]) -> str:
+        if text(versus) is not None:
+            return text(versus)  # type: ignore[return-value]
+        there = text(elsewhere) if elsewhere else None
+        return "not run" + (f" (at {count(elsewhere['size'])} documents: {there})" if elsewhere and there else "")
+
+    wall, cpu, gap = versus["wall_ratio"], versus["cpu_ratio"], f1_gap(versus)
+    aim = "" if wall is None else (f"; aim {AIM_PEER_WALL_RATIO}: "
+                                   + ("reached" if wall <= AIM_PEER_WALL_RATIO + 1e-12 else "not yet"))
+    return [
+        {"target": f"sparktc end to end on {master} ≤ {TARGET_PEER_WALL_RATIO} × the lean peer's wall time {at} "
+                   f"(aim {AIM_PEER_WALL_RATIO})",
+         "value": wall, "measured": measured(wall_text) + aim,
+         "status": verdict(wall, wall is not None and wall <= TARGET_PEER_WALL_RATIO + 1e-12)},
+        {"target": f"sparktc CPU-seconds (whole process tree) ≤ {TARGET_PEER_CPU_RATIO} × the lean peer's {at}",
+         "value": cpu, "measured": measured(cpu_text),
+         "status": verdict(cpu, cpu is not None and cpu <= TARGET_PEER_CPU_RATIO + 1e-12)},
+        {"target": f"micro- and macro-F1 each within {TARGET_F1_DIFFERENCE} of the lean peer's {at}",
+         "value": gap, "measured": measured(f1_text),
+         "status": verdict(gap, gap is not None and gap <= TARGET_F1_DIFFERENCE + 1e-9)},
+    ]
+
+
 def targets_table(targets: Sequence[dict[str, Any]]) -> str:
     return table(["target", "measured", "result"], [[t["target"], t["measured"], t["status"]] for t in targets])
 
@@ -348,9 +535,12 @@ def commands_section(result: dict[str, Any]) -> str:
     lines = [f"- synthesize {count(c['size'])}: `{c['command']}`" for c in result.get("corpora", [])]
     lines += [f"- pipeline {count(r['size'])}, {r['master']}, repeat {r['repeat']}: `{r['command']}`"
               for r in result.get("runs", [])]
-    for name, peer in result.get("peers", {}).items():
+    for peer in lean_peers(result):
         if peer.get("command"):
-            lines.append(f"- {name}: `{peer['command']}`")
+            lines.append(f"- lean peer {count(peer['size'])}: `{peer['command']}`")
+    mllib = result.get("peers", {}).get("mllib") or {}
+    if mllib.get("command"):
+        lines.append(f"- mllib {count(mllib['size'])}: `{mllib['command']}`")
     return "\n".join(lines)
 
 
@@ -359,21 +549,32 @@ def render(result: dict[str, Any]) -> str:
     master = baseline_master(result)
     settings = result["settings"]
     repeat = settings.get("repeat", 1)
-    median = f" Each figure is the median of {repeat} runs." if repeat > 1 else ""
+    memory = result.get("memory") or {}
+    runs = [f"{repeat} of each configuration"] if repeat > 1 else []
+    if memory.get("completed", 0) > repeat:
+        runs.append(f"{memory['completed']} at {count(memory['size'])} documents on {memory['master']}")
+    median = (f" Times are medians over the runs ({', '.join(runs)}), peak RSS the largest over them."
+              if runs else "")
     parts = [
         "# sparktc at RCV1-v2 scale (synthetic LYRL2004-format corpora)",
         machine_section(result),
-        f"## Table 1. Wall seconds per stage, {master}",
-        (f"Each stage's own time (manifests/<stage>.json); pipeline sum = the six stages; end to end = the whole "
-         f"`./spark-submit.sh jobs/pipeline.py` command from spawn to exit (JVM start-up and shutdown included); "
-         f"× = ratio to the smallest size.{median}"),
+        f"## Table 1. Sizes × stages: sparktc on {master} beside the {PEER_LABEL}",
+        ("Each time cell is wall seconds / CPU-seconds. sparktc: a stage's wall time is its own "
+         "(manifests/<stage>.json), its CPU the whole process tree's (JVM, Python driver and workers, reaped "
+         "children included, from /proc) over the stage's segment of the run; end to end = the whole "
+         "`./spark-submit.sh jobs/pipeline.py` command from spawn to exit (JVM start-up and shutdown included). "
+         f"Peer: the {PEER_LABEL} on the same corpus in the same harness run, its whole command "
+         "(interpreter start included) measured by the same sampler; its peak RSS is its own ru_maxrss. "
+         f"sparktc / peer above 1: sparktc takes longer or uses more CPU.{median}"),
         sizes_table(result),
+        memory_section(result),
         synthesis_line(result),
         "## Table 2. The largest run, segment by segment",
         ("startup = spawn until ingest begins; shutdown = after the last stage line until exit. CPU = utime + "
          "stime of the whole process tree (reaped children included) from /proc. Peak RSS = the largest of the "
          "samples taken every 0.2 s during the segment (VmRSS); Python workers = the sum over pyspark's daemon "
-         "and the workers it forks, so pages they share are counted in each of them."),
+         "and the workers it forks, so pages they share are counted in each of them."
+         + (" Each figure is the median over the runs." if runs else "")),
         largest_table(result),
         "## Table 3. Speed-up from a second core",
     ]

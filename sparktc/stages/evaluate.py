@@ -1,27 +1,31 @@
 """Predict and evaluate: ``models`` x test ``vectors`` -> ``predictions``, ``contingency``, metrics and reports.
 
-The weight matrix W (vocabulary x categories, dense) is broadcast; executors score each Arrow
-batch of test documents as sparse X times dense W plus b, assign the categories whose score
-exceeds their threshold, and keep the top-scoring categories. Spark then reduces the predictions
-to one contingency table (TP, FP, FN, TN) per category, and the ranking measures to sums over
-documents; only those, one row per category and one row in all, come back to the driver, where
-:mod:`sparktc.evaluation` averages them over every category set (REFERENCE.md section 6) and
-:mod:`sparktc.reports` renders ``report.md``, ``per_category.csv`` and the plots.
+One pass over the test vectors (:mod:`sparktc.stages.parts`): one Spark task per Parquet file of
+the test split reads it with pyarrow, scores each Arrow batch as sparse X times dense W (broadcast)
+plus b, assigns the categories whose score exceeds their threshold, keeps the top-scoring
+categories, writes its part of ``predictions``, and counts as it goes, per category, the
+documents labelled with it, assigned it, and both, and sums the ranking measures. Only those sums,
+a few numbers per category, come back to the driver, which builds the contingency table (TP, FP,
+FN, TN per category), and :mod:`sparktc.evaluation` averages them over every category set
+(REFERENCE.md section 6) and :mod:`sparktc.reports` renders ``report.md``, ``per_category.csv``
+and the plots.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from sparktc import reports, storage
 from sparktc.category_sets import category_subsets
@@ -29,10 +33,11 @@ from sparktc.config import Config, TrainConfig
 from sparktc.evaluation import assemble, to_builtin
 from sparktc.faults import inject
 from sparktc.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.matrix import csr_from_lists, fingerprint, load_training_set
-from sparktc.ranking import hits_from_rankings, ranking_measures
+from sparktc.matrix import arrow_filesystem, csr_from_lists, fingerprint, load_training_set
+from sparktc.ranking import ranking_measures
 from sparktc.records import TEST, TRAIN
 from sparktc.thresholds import pcut_counts, rcut
+from sparktc.stages.parts import ROWS_PER_FILE, map_parts, parquet_files, write_parts
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.resources import explained_failures, out_of_memory
 from sparktc.stages.runner import Stage, Tables
@@ -49,6 +54,21 @@ PREDICTIONS_DDL = (
     "doc_id string, labels array<string>, predicted array<string>, "
     "top_categories array<string>, top_scores array<double>"
 )
+#: ``predictions`` as the scoring tasks write it with pyarrow (PREDICTIONS_DDL).
+PREDICTIONS_SCHEMA = pa.schema([
+    ("doc_id", pa.string()), ("labels", pa.list_(pa.string())), ("predicted", pa.list_(pa.string())),
+    ("top_categories", pa.list_(pa.string())), ("top_scores", pa.list_(pa.float64())),
+])
+VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values"]
+CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
+COUNT_COLUMNS = ["test_positives", "tp", "fp", "fn", "tn"]
+#: ``contingency``: the categories table's columns, then the counts (never null).
+CONTINGENCY_SCHEMA = StructType(
+    [StructField(name, StringType()) for name in CATEGORY_COLUMNS[:3]] + [StructField("train_positives", LongType())]
+    + [StructField(name, LongType(), nullable=False) for name in COUNT_COLUMNS]
+)
+#: Rows per Arrow batch a scoring task reads: Spark's setting for Arrow batches (<= 0: no limit, a file's worth).
+BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
@@ -145,77 +165,158 @@ def decision_rule(settings: TrainConfig, models: pd.DataFrame, n_train: int, doc
     return threshold, settings.rcut_k if settings.thresholding == "rcut" else 0
 
 
-def predict(spark: SparkSession, config: Config, tables: Tables) -> DataFrame:
-    """Score the test vectors with the models and write ``predictions``; return the test vectors read."""
+def ranking_names(ks: Sequence[int]) -> list[str]:
+    """The ranking measures evaluate reports for the cut-offs ``ks``: P@K, R@K, RP@K, nDCG@K."""
+    return [f"{measure}@{k}" for measure in RANKING_MEASURES for k in ks]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What evaluate needs of a set of predictions, summed over its documents: per category (in the
+    order counted) the documents labelled with it (``positives``), assigned it (``assigned``) and both
+    (``tp``); the documents; and per ranking measure (:func:`ranking_names`) the sum of its
+    per-document values, each rounded to an integer in units of 2^-40, so that sums do not depend on
+    the order they are added in (floating-point addition is not associative)."""
+
+    documents: int
+    positives: np.ndarray
+    assigned: np.ndarray
+    tp: np.ndarray
+    ranking: np.ndarray
+
+    @staticmethod
+    def zero(n_categories: int, n_measures: int) -> Counts:
+        empty = np.zeros(n_categories, dtype=np.int64)
+        return Counts(0, empty, empty, empty, np.zeros(n_measures, dtype=np.int64))
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.documents + other.documents, self.positives + other.positives,
+                      self.assigned + other.assigned, self.tp + other.tp, self.ranking + other.ranking)
+
+    def ranking_averages(self, ks: Sequence[int]) -> dict[str, float]:
+        """The ranking measures averaged over the documents (0 without documents)."""
+        return {name: (int(total) / FIXED_POINT / self.documents if self.documents else 0.0)
+                for name, total in zip(ranking_names(ks), self.ranking)}
+
+
+def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Each value's position in ``value_set`` (int64), -1 where it is not there."""
+    return pc.index_in(values, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _per_category(positions: np.ndarray, n_categories: int) -> np.ndarray:
+    return np.bincount(positions[positions >= 0], minlength=n_categories).astype(np.int64)
+
+
+def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[int]) -> Counts:
+    """The counts of a batch of predictions (labels, predicted, top_categories) over ``categories``.
+
+    As Spark's ``explode`` and ``array_intersect`` count: a label listed twice in a document is a
+    positive twice, a category both labelled and predicted is one TP per document, and a label
+    outside ``categories`` is not counted. Ranking measures as :func:`sparktc.ranking.hits_from_rankings`
+    and :func:`sparktc.ranking.ranking_measures` rate each document: its relevant categories are its
+    distinct labels, a hit is a top category among them.
+    """
+    n, n_categories, k_max = len(predictions), len(categories), max(ks)
+    labels = predictions.column("labels")
+    encoded = pc.dictionary_encode(pc.list_flatten(labels), null_encoding="encode")
+    seen = encoded.dictionary  # the batch's distinct labels, numbered
+    width = max(len(seen), 1)
+    category_of_seen = _positions(seen, categories)
+
+    def elements(column: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
+        """A list column's elements, the document of each, its place in the document's list, and its
+        (document, label) key: -1 when it is none of its document's labels."""
+        lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        places = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        values = pc.list_flatten(column)
+        label = _positions(values, seen)
+        return values, rows, places, np.where(label >= 0, rows * width + label, -1)
+
+    *_, label_keys = elements(labels)
+    pairs = np.unique(label_keys)  # each (document, distinct label) once
+    predicted, *_, predicted_keys = elements(predictions.column("predicted"))
+    both = np.intersect1d(pairs, predicted_keys)
+    _, rows, rank, top_keys = elements(predictions.column("top_categories"))
+    kept = rank < k_max
+    hits = np.zeros((n, k_max), dtype=np.bool_)  # a ranking shorter than k_max is padded with misses
+    hits[rows[kept], rank[kept]] = np.isin(top_keys[kept], pairs)
+    values = ranking_measures(hits, np.bincount(pairs // width, minlength=n), ks)
+    return Counts(
+        documents=n,
+        positives=_per_category(category_of_seen[encoded.indices.to_numpy(zero_copy_only=False)], n_categories),
+        assigned=_per_category(_positions(predicted, categories), n_categories),
+        tp=_per_category(category_of_seen[both % width], n_categories),
+        ranking=np.array([np.rint(values[name] * FIXED_POINT).astype(np.int64).sum() for name in ranking_names(ks)],
+                         dtype=np.int64),
+    )
+
+
+def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.DataFrame, Counts]:
+    """Score the test vectors with the models and write ``predictions``, counting them in the same
+    pass: the categories (category, name, parent, train_positives; by category) and their counts."""
     settings = config.train
     models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
+    categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
-    scorer = Scorer.of(models, n_terms, settings.knn_k, storage.join(tables.input("vectors"), "split=train"))
+    scorer = Scorer.of(models, n_terms, settings.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"))
     shared = spark.sparkContext.broadcast(scorer)
-    test = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TEST) \
-        .select("doc_id", "labels", "indices", "values")
-    n_train = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN).count()
+    vectors = spark.read.parquet(tables.input("vectors"))
+    test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
+    # Only PCut reads the test documents (in Spark) to decide, and needs the number of training documents.
+    n_train = vectors.filter(F.col("split") == TRAIN).count() if settings.thresholding == "pcut" else 0
     threshold, rcut_k = decision_rule(settings, models, n_train, test, shared)
-    top_k = config.evaluate.top_scores
+    top_k, ks = config.evaluate.top_scores, config.evaluate.ranks
+    codes = pa.array(categories["category"].tolist(), type=pa.string())
+    none = Counts.zero(len(codes), len(ranking_names(ks)))
+    directory = tables.output("predictions")
+    batch_rows = int(spark.conf.get(BATCH_ROWS, "10000"))
+    batch_rows = batch_rows if batch_rows > 0 else ROWS_PER_FILE
 
-    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            try:
-                inject("score")
-                predicted = predict_batch(batch, shared.value, threshold, rcut_k, top_k)
-            except MemoryError:
-                raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
-            yield predicted
+    def score(index: int, path: str) -> Counts:
+        """Predictions of one file of test vectors, written as part ``index``; their counts."""
+        counted: list[Counts] = []
 
+        def predicted() -> Iterator[pa.RecordBatch]:
+            filesystem, file = arrow_filesystem(path)
+            with filesystem.open_input_file(file) as source:
+                for batch in pq.ParquetFile(source).iter_batches(batch_size=batch_rows, columns=VECTOR_COLUMNS):
+                    try:
+                        predictions = predict_batch(batch, shared.value, threshold, rcut_k, top_k)
+                        counted.append(count_batch(predictions, codes, ks))
+                    except MemoryError:
+                        raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
+                    yield predictions
+
+        try:
+            inject("score")  # once per task, whether or not its file has rows
+        except MemoryError:
+            raise out_of_memory("evaluate", f"scoring the test documents of {path}") from None
+        write_parts(predicted(), PREDICTIONS_SCHEMA, directory, index)
+        return sum(counted, none)
+
+    storage.delete(spark, directory)  # parts of an earlier run there are not overwritten by name
+    split = storage.join(tables.input("vectors"), f"split={TEST}")
+    files = parquet_files(split) if storage.exists(spark, split) else []
     with explained_failures("evaluate"):
-        test.mapInArrow(score, PREDICTIONS_DDL).write.mode("overwrite").parquet(tables.output("predictions"))
+        counts = map_parts(spark, files, score, [directory])
+    if not files:  # no test document: an empty table all the same
+        write_parts([], PREDICTIONS_SCHEMA, directory, 0)
     shared.unpersist()
-    return test
+    return categories, sum(counts, none)
 
 
-def contingency_tables(predictions: DataFrame, categories: DataFrame) -> DataFrame:
-    """Per category: TP, FP, FN, TN over the predicted documents, with training and test positives."""
-    n_documents = predictions.count()
-
-    def per_category(column, name: str) -> DataFrame:
-        return predictions.select(F.explode(column).alias("category")).groupBy("category").agg(F.count("*").alias(name))
-
-    true = per_category(F.col("labels"), "positives")
-    assigned = per_category(F.col("predicted"), "assigned")
-    hits = per_category(F.array_intersect("labels", "predicted"), "tp")
-    table = (
-        categories.select("category", "name", "parent", "train_positives")
-        .join(true, "category", "left").join(assigned, "category", "left").join(hits, "category", "left")
-        .fillna(0, ["positives", "assigned", "tp"])
-    )
-    return table.select(
-        "category", "name", "parent", "train_positives", F.col("positives").alias("test_positives"),
-        F.col("tp").cast("long").alias("tp"),
-        (F.col("assigned") - F.col("tp")).cast("long").alias("fp"),
-        (F.col("positives") - F.col("tp")).cast("long").alias("fn"),
-        (F.lit(n_documents) - F.col("positives") - F.col("assigned") + F.col("tp")).cast("long").alias("tn"),
-    )
-
-
-def ranking_averages(predictions: DataFrame, ks: list[int]) -> dict[str, float]:
-    """P@K, R@K, RP@K, nDCG@K per document on the executors (from each document's top-K), averaged by Spark sums."""
-    names = [f"{measure}@{k}" for measure in RANKING_MEASURES for k in ks]
-    schema = StructType([StructField(name, LongType()) for name in [*names, "documents"]])
-    k_max = max(ks)
-
-    def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            hits, n_relevant = hits_from_rankings(
-                batch.column("top_categories").to_pylist(), batch.column("labels").to_pylist(), k_max)
-            values = ranking_measures(hits, n_relevant, ks)
-            yield pa.RecordBatch.from_pydict(
-                {**{name: [int(np.rint(values[name] * FIXED_POINT).astype(np.int64).sum())] for name in names},
-                 "documents": [len(batch)]})
-
-    sums = predictions.select("top_categories", "labels").mapInArrow(measure, schema) \
-        .agg(*[F.sum(F.col(f"`{name}`")).alias(name) for name in [*names, "documents"]]).first()
-    documents = sums["documents"] or 0
-    return {name: (sums[name] / FIXED_POINT / documents if documents else 0.0) for name in names}
+def contingency_table(categories: pd.DataFrame, counts: Counts) -> pd.DataFrame:
+    """Per category (``categories``: category, name, parent, train_positives): training and test
+    positives, and TP, FP, FN, TN over the documents ``counts`` counted."""
+    table = categories.copy()
+    table["test_positives"] = counts.positives
+    table["tp"] = counts.tp
+    table["fp"] = counts.assigned - counts.tp
+    table["fn"] = counts.positives - counts.tp
+    table["tn"] = counts.documents - counts.positives - counts.assigned + counts.tp
+    return table
 
 
 def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:
@@ -244,26 +345,23 @@ def format_table(metrics: dict, table) -> str:
 def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
-        test = predict(spark, config, tables)
-        predictions = spark.read.parquet(tables.output("predictions"))
-        categories = spark.read.parquet(tables.input("categories"))
-        contingency_tables(predictions, categories).orderBy("category").coalesce(1) \
+        categories, counts = predict(spark, config, tables)
+        contingency = contingency_table(categories, counts)
+        spark.createDataFrame(contingency, CONTINGENCY_SCHEMA).coalesce(1) \
             .write.mode("overwrite").parquet(tables.output("contingency"))
-        contingency = spark.read.parquet(tables.output("contingency")).toPandas()
         subsets = category_subsets(contingency, config.corpus.format, settings.subsets)
         metrics, table = assemble(contingency, subsets, settings.average_over, settings.zero_division,
-                                  settings.bands, ranking_averages(predictions, settings.ranks))
+                                  settings.bands, counts.ranking_averages(settings.ranks))
         per_category_rows = metrics.pop("per_category")
         metrics.update({
             "corpus": config.corpus.format,
-            "test_documents": int(predictions.count()),
+            "test_documents": counts.documents,
             "settings": {section: config.as_dict()[section] for section in SETTINGS},
             "per_category": per_category_rows,
         })
         write_reports(spark, tables, metrics, table)
         print(format_table(metrics, table), flush=True)
-        report.rows_in = test.count()
-        report.rows_out = metrics["test_documents"]
+        report.rows_in = report.rows_out = counts.documents
         report.details = {k: metrics[k] for k in ("micro_f1", "macro_f1", "n_categories")}
     return report
 

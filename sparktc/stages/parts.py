@@ -24,6 +24,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
+from sparktc import faults
 from sparktc.matrix import arrow_filesystem
 
 __all__ = ["ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "remove_unfinished", "write_parts"]
@@ -52,7 +53,8 @@ def map_parts(spark: SparkSession, units: Sequence[Unit], work: Callable[[int, U
     indexed = list(enumerate(units))
     if indexed:
         try:
-            results = spark.sparkContext.parallelize(indexed, len(indexed)).map(lambda pair: work(*pair)).collect()
+            with faults.to_tasks(spark):
+                results = spark.sparkContext.parallelize(indexed, len(indexed)).map(lambda pair: work(*pair)).collect()
         except Exception as failure:
             for kind in errors:
                 found = re.search(rf"\b{kind.__name__}: ([^\n]*)", str(failure))

@@ -1,76 +1,162 @@
 """Rank terms: ``vectors`` (training split) -> ``term_ranks`` by global chi-square (REFERENCE.md section 4).
 
-Spark counts A(t, c), the training documents holding term t in category c, by exploding each
-document's term ids against its labels; df(t) comes from ``vocabulary`` and |c| from
-``categories``. The executors turn each block of terms into 2x2 tables and chi2 scores with
-:mod:`sparktc.term_selection`, and reduce them to f_max and f_avg; a window over the (vocabulary
-sized) result gives the rank.
+A(t, c), the training documents holding term t in category c, is the sparse product X^T Y of the
+binary document x term matrix X and the document x category indicator matrix Y. The executors
+compute it for the training files one task per file (pyarrow reads the ``indices`` and ``labels``
+columns, no Spark rows) and Spark sums the vocabulary x categories counts with a tree reduction,
+so the driver receives a few sparse matrices whatever the number of documents. df(t) comes from
+``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver turns the counts into 2x2 tables and chi2
+scores with :mod:`sparktc.term_selection`, block of terms by block of terms, reduces them to f_max
+and f_avg and ranks the (vocabulary sized) result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
-from pyspark.sql import SparkSession, Window
-from pyspark.sql import functions as F
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+from scipy import sparse
 
+from sparktc import faults, storage
 from sparktc.config import Config
 from sparktc.faults import inject
-from sparktc.records import TRAIN
+from sparktc.matrix import arrow_filesystem
+from sparktc.stages.parts import parquet_files
 from sparktc.stages.report import StageReport, stage
 from sparktc.stages.runner import Stage, Tables
 from sparktc.term_selection import chi2, contingency_2x2, global_avg, global_max
 
-SCORES_DDL = "term_id int, chi2_max double, chi2_avg double"
+#: The ``term_ranks`` table, as Spark typed it when the ranking was a window over a join.
+TERM_RANKS_SCHEMA = T.StructType([
+    T.StructField("term_id", T.IntegerType()), T.StructField("term", T.StringType()),
+    T.StructField("df", T.LongType()), T.StructField("chi2_max", T.DoubleType()),
+    T.StructField("chi2_avg", T.DoubleType()), T.StructField("rank", T.IntegerType(), nullable=False),
+])
+BATCH_ROWS = 32_768  # training documents counted at a time in a task
+BLOCK_TERMS = 2048  # terms scored at a time on the driver: the 2x2 tables of a block stay in the cache
+
+
+def term_category_counts(indices: pa.Array, labels: pa.Array, categories: Sequence[str],
+                         n_terms: int) -> sparse.csr_matrix:
+    """A = X^T Y for one chunk of documents: ``A[t, j]`` = the documents holding term t whose labels
+    include ``categories[j]``, an int64 ``n_terms x len(categories)`` CSR matrix. ``indices`` and
+    ``labels`` are list columns, one list per document (null lists are empty); a term repeated in a
+    document counts once. A term id outside ``[0, n_terms)`` or a label outside ``categories`` is
+    an error."""
+    n_documents = len(indices)
+    term_ids = pc.list_flatten(indices)
+    label_codes = pc.index_in(pc.list_flatten(labels), value_set=pa.array(list(categories), pa.string()))
+    if term_ids.null_count:
+        raise ValueError("vectors: a document's indices hold a null term id")
+    if label_codes.null_count:
+        unknown = pc.filter(pc.list_flatten(labels), pc.is_null(label_codes))[0]
+        raise ValueError(f"vectors: label {unknown} is not in the categories table")
+    columns = term_ids.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    if len(columns) and (columns.min() < 0 or columns.max() >= n_terms):
+        bad = columns[(columns < 0) | (columns >= n_terms)][0]
+        raise ValueError(f"vectors: term id {bad} is outside the vocabulary's {n_terms} terms")
+    X = sparse.csr_matrix((np.ones(len(columns), dtype=np.int64), columns, _offsets(indices)),
+                          shape=(n_documents, n_terms))
+    X.sum_duplicates()
+    X.data[:] = 1
+    codes = label_codes.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    Y = sparse.csr_matrix((np.ones(len(codes), dtype=np.int64), codes, _offsets(labels)),
+                          shape=(n_documents, len(categories)))
+    Y.sum_duplicates()
+    Y.data[:] = 1
+    return sparse.csr_matrix(X.T @ Y, dtype=np.int64)
+
+
+def _offsets(lists: pa.Array) -> np.ndarray:
+    """CSR row pointers of a list column (null lists are empty)."""
+    lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def count_file(path: str, categories: Sequence[str], n_terms: int) -> tuple[int, sparse.csr_matrix]:
+    """(training documents, their A counts) of one ``vectors`` file, batch by batch."""
+    inject("rank")
+    filesystem, file = arrow_filesystem(path)
+    documents = 0
+    counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
+    with filesystem.open_input_file(file) as source:
+        for batch in pq.ParquetFile(source).iter_batches(BATCH_ROWS, columns=["indices", "labels"]):
+            documents += len(batch)
+            counts = counts + term_category_counts(batch.column("indices"), batch.column("labels"), categories, n_terms)
+    return documents, counts
+
+
+def add_counts(left: tuple[int, sparse.csr_matrix] | None,
+               right: tuple[int, sparse.csr_matrix] | None) -> tuple[int, sparse.csr_matrix] | None:
+    """The sum of two (documents, counts) pairs; None is zero."""
+    if left is None or right is None:
+        return right if left is None else left
+    return left[0] + right[0], left[1] + right[1]
+
+
+def scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray,
+           n_train: int) -> tuple[np.ndarray, np.ndarray]:
+    """chi2_max and chi2_avg of every term (a row of ``counts``), a block of terms at a time."""
+    n_terms = counts.shape[0]
+    p_c = n_positive / n_train
+    chi2_max, chi2_avg = np.empty(n_terms), np.empty(n_terms)
+    for start in range(0, n_terms, BLOCK_TERMS):
+        block = slice(start, start + BLOCK_TERMS)
+        table = chi2(*contingency_2x2(counts[block].toarray(), df[block, None], n_positive, n_train))
+        chi2_max[block] = global_max(table)
+        chi2_avg[block] = global_avg(table, p_c)
+    return chi2_max, chi2_avg
+
+
+def read_small(path: str, columns: list[str]) -> pa.Table:
+    """``columns`` of a small table (vocabulary or categories sized), read on the driver with pyarrow."""
+    files = parquet_files(path)
+    if not files:
+        raise FileNotFoundError(f"no Parquet files under {path}")
+    filesystem, _ = arrow_filesystem(path)
+    return pa.concat_tables([pq.read_table(file, columns=columns, filesystem=filesystem) for file in files])
 
 
 def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "rank") as report:
-        vectors = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN)
-        vocabulary = spark.read.parquet(tables.input("vocabulary"))
-        categories = spark.read.parquet(tables.input("categories")).orderBy("category").toPandas()
-        codes = categories["category"].tolist()
-        n_positive = categories["train_positives"].to_numpy(dtype=np.int64)
-        n_train = vectors.count()
-        p_c = n_positive / n_train
-        column = {code: j for j, code in enumerate(codes)}
+        vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df"]).sort_by("term_id")
+        categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
+        codes = categories["category"].to_pylist()
+        n_positive = categories["train_positives"].to_numpy().astype(np.int64)
+        term_ids = vocabulary["term_id"].to_numpy().astype(np.int64)
+        n_terms = int(term_ids.max()) + 1 if len(term_ids) else 0
 
-        a_counts = (
-            vectors.select(F.explode("indices").alias("term_id"), "labels")
-            .select("term_id", F.explode("labels").alias("category"))
-            .groupBy("term_id", "category").count()
-            .groupBy("term_id").agg(F.collect_list(F.struct("category", "count")).alias("a"))
-        )
-        per_term = vocabulary.select("term_id", "df").join(a_counts, "term_id", "left")
+        train_path = storage.join(tables.input("vectors"), "split=train")
+        files = parquet_files(train_path) if storage.exists(spark, train_path) else []
+        with faults.to_tasks(spark):
+            total = spark.sparkContext.parallelize(files, len(files)) \
+                .map(lambda path: count_file(path, codes, n_terms)) \
+                .treeAggregate(None, add_counts, add_counts) if files else None
+        n_train, counts = total or (0, sparse.csr_matrix((n_terms, len(codes)), dtype=np.int64))
 
-        def score(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-            for frame in frames:
-                inject("rank")
-                A = np.zeros((len(frame), len(codes)), dtype=np.int64)
-                for i, pairs in enumerate(frame["a"]):
-                    if pairs is not None:
-                        for pair in pairs:
-                            A[i, column[pair["category"]]] = pair["count"]
-                df = frame["df"].to_numpy(dtype=np.int64)[:, None]
-                scores = chi2(*contingency_2x2(A, df, n_positive, n_train))
-                yield pd.DataFrame({
-                    "term_id": frame["term_id"].to_numpy(dtype=np.int32),
-                    "chi2_max": global_max(scores),
-                    "chi2_avg": global_avg(scores, p_c),
-                })
-
-        order = F.col(f"chi2_{config.rank.global_score}")
-        ranked = (
-            per_term.mapInPandas(score, SCORES_DDL)
-            .join(vocabulary.select("term_id", "term", "df"), "term_id")
-            .withColumn("rank", F.row_number().over(Window.orderBy(order.desc(), F.col("term_id"))).cast("int"))
-            .select("term_id", "term", "df", "chi2_max", "chi2_avg", "rank")
-        )
-        ranked.coalesce(1).write.mode("overwrite").parquet(tables.output("term_ranks"))
-        report.rows_in = vocabulary.count()
-        report.rows_out = spark.read.parquet(tables.output("term_ranks")).count()
+        df = vocabulary["df"].to_numpy().astype(np.int64)
+        chi2_max, chi2_avg = scores(counts[term_ids], df, n_positive, n_train)
+        score = {"max": chi2_max, "avg": chi2_avg}[config.rank.global_score]
+        order = np.lexsort((term_ids, -score))  # rank order: the global score descending, then term_id
+        ranked = pa.table({  # in rank order, as the window over the ranking wrote it
+            "term_id": pa.array(term_ids[order], pa.int32()),
+            "term": vocabulary["term"].take(order),
+            "df": pa.array(df[order], pa.int64()),
+            "chi2_max": pa.array(chi2_max[order], pa.float64()),
+            "chi2_avg": pa.array(chi2_avg[order], pa.float64()),
+            "rank": pa.array(np.arange(1, len(order) + 1), pa.int32()),
+        })
+        spark.createDataFrame(ranked, TERM_RANKS_SCHEMA).coalesce(1) \
+            .write.mode("overwrite").parquet(tables.output("term_ranks"))
+        report.rows_in = vocabulary.num_rows
+        report.rows_out = ranked.num_rows
         report.details = {"global_score": config.rank.global_score, "categories": len(codes), "train_documents": n_train}
     return report
 

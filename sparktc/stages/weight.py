@@ -54,9 +54,9 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, id
     filesystem, file = arrow_filesystem(path)
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
+    inject("weight")  # once per task, whether or not its file has rows
     with filesystem.open_input_file(file) as source:
         for batch in pq.ParquetFile(source).iter_batches(BATCH_ROWS, columns=["doc_id", "split", "labels", "tokens"]):
-            inject("weight")
             read += len(batch)
             other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
             if len(other):
