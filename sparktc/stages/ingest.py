@@ -173,10 +173,7 @@ class RecordTally:
         self.positives: Counter[tuple[str, str]] = Counter()
 
     def add(self, batch: pa.RecordBatch) -> None:
-        reasons = batch.column("reason")
-        self.reasons.update({None: reasons.null_count})
-        if reasons.null_count != len(batch):
-            self.reasons.update(reasons.drop_null().to_pylist())
+        reasons = _count_reasons(self.reasons, batch)
         accepted = batch.filter(pc.is_null(reasons))
         self.documents.update(_counts(accepted.column("split")))
         labels = accepted.column("labels")
@@ -200,16 +197,22 @@ class AssignmentTally:
         self.documents = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
-        reasons = batch.column("reason")
-        self.reasons.update({None: reasons.null_count})
-        if reasons.null_count != len(batch):
-            self.reasons.update(reasons.drop_null().to_pylist())
+        reasons = _count_reasons(self.reasons, batch)
         self._documents.append(batch.column("doc_id").filter(pc.is_null(reasons)))
 
     def finish(self) -> None:
         """Count the distinct documents, and keep only the counts (the tally travels to the driver)."""
         self.documents = pc.count_distinct(pa.chunked_array(self._documents, pa.string())).as_py()
         self._documents = []
+
+
+def _count_reasons(counted: Counter[str | None], batch: pa.RecordBatch) -> pa.Array:
+    """Add a batch's rows to ``counted`` by reason (None: accepted); the reason column."""
+    reasons = batch.column("reason")
+    counted.update({None: reasons.null_count})
+    if reasons.null_count != len(batch):
+        counted.update(reasons.drop_null().to_pylist())
+    return reasons
 
 
 def _counts(values: pa.Array) -> dict:
