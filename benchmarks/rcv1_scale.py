@@ -62,7 +62,7 @@ if str(REPO) not in sys.path:
 
 from benchmarks import tables
 from benchmarks.measure import Measured, run_measured
-from sparktc.synthetic import HIERARCHY_FILE, QRELS_FILE, TEST_FILES, TRAIN_FILE
+from sparktc.corpora.synthetic import HIERARCHY_FILE, QRELS_FILE, TEST_FILES, TRAIN_FILE
 
 RCV1_DOCUMENTS = 804_414
 RCV1_TRAIN_DOCUMENTS = 23_149

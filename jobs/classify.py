@@ -12,12 +12,12 @@ bundle or input, 75 when another run holds the output.
 import argparse
 import sys
 
-from sparktc.cli import fail, run_job
-from sparktc.config import ConfigError, absolute
-from sparktc.outputs import check_output
-from sparktc.session import build_session
-from sparktc.stages.bundle import load_bundle
-from sparktc.stages.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
+from sparktc.apps.cli import fail, run_job
+from sparktc.runtime.config import ConfigError, absolute
+from sparktc.runtime.outputs import check_output
+from sparktc.runtime.session import build_session
+from sparktc.models.bundle import load_bundle
+from sparktc.apps.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
 
 
 def main() -> int:

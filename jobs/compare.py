@@ -11,12 +11,12 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from sparktc import storage
-from sparktc.cli import fail, run_job
-from sparktc.config import ConfigError, absolute, load_section, parse_override
-from sparktc.outputs import check_output
-from sparktc.session import build_session
-from sparktc.stages.compare import CompareError, compare, format_comparison, write_comparison
+from sparktc.runtime import storage
+from sparktc.apps.cli import fail, run_job
+from sparktc.runtime.config import ConfigError, absolute, load_section, parse_override
+from sparktc.runtime.outputs import check_output
+from sparktc.runtime.session import build_session
+from sparktc.apps.compare import CompareError, compare, format_comparison, write_comparison
 
 
 def main() -> int:

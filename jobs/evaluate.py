@@ -2,8 +2,8 @@
 
 import sys
 
-from sparktc.cli import main
-from sparktc.stages.pipeline import plan
+from sparktc.apps.cli import main
+from sparktc.apps.pipeline import plan
 
 if __name__ == "__main__":
     sys.exit(main(__doc__, lambda config, output: plan(config, output, ["evaluate"])))

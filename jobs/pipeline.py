@@ -6,8 +6,8 @@ current are skipped, the rest recomputed; --force recomputes everything."""
 
 import sys
 
-from sparktc.cli import main
-from sparktc.stages.pipeline import plan
+from sparktc.apps.cli import main
+from sparktc.apps.pipeline import plan
 
 if __name__ == "__main__":
     sys.exit(main(__doc__, plan))

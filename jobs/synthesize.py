@@ -2,7 +2,7 @@
 
 import sys
 
-from sparktc.cli import main
+from sparktc.apps.cli import main
 from sparktc.stages.synthesize import synthesize_stage
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from sparktc.session import build_session
+    from sparktc.runtime.session import build_session
 
     session = build_session(
         app_name="sparktc-tests",
@@ -81,8 +81,8 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
     (output directory, each stage's manifest by stage name). tests/test_reuters21578_pipeline.py
     checks it against the published figures, tests/test_cluster.py against a standalone-cluster run."""
-    from sparktc.config import load_config
-    from sparktc.stages.pipeline import run as run_pipeline
+    from sparktc.runtime.config import load_config
+    from sparktc.apps.pipeline import run as run_pipeline
 
     config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
     output = str(tmp_path_factory.mktemp("reuters21578"))
@@ -112,7 +112,7 @@ def f1_of(scores, y, threshold) -> float:
 
 def brute_force_scut(scores, y) -> tuple[float, float]:
     """O(n^2) reference SCut: every candidate threshold (top score, midpoints, below the lowest) rated
-    by its decisions; ties in F1 go to the smallest |t|, then the larger t (sparktc.thresholds.scut's rule)."""
+    by its decisions; ties in F1 go to the smallest |t|, then the larger t (sparktc.models.thresholds.scut's rule)."""
     import numpy as np
 
     distinct = np.unique(scores)[::-1]
@@ -130,10 +130,10 @@ SMALL_CORPUS = ["synthesize.documents=1200", "synthesize.train_documents=400", "
 @pytest.fixture(scope="session")
 def small_corpus(spark, tmp_path_factory) -> Path:
     """A 1,200-document LYRL2004-format corpus (400 training documents) written by the synthesize stage."""
-    from sparktc.config import load_config
-    from sparktc.outputs import claim
-    from sparktc.stages.pipeline import OWNERS
-    from sparktc.stages.runner import run_stages
+    from sparktc.runtime.config import load_config
+    from sparktc.runtime.outputs import claim
+    from sparktc.apps.pipeline import OWNERS
+    from sparktc.runtime.runner import run_stages
     from sparktc.stages.synthesize import synthesize_stage
 
     directory = tmp_path_factory.mktemp("small") / "corpus"

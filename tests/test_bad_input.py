@@ -42,7 +42,7 @@ per format, and per case one malformed record (or file) between well-formed ones
    the message for a corpus file Spark may not read; the console line counting rejected qrels lines.
 4. The command line: bad input exits 1 with that message; bad configuration (unknown section or key,
    wrong type or value, missing path, missing --config file, --output inside corpus.path) exits 2
-   with a message naming it, before Spark starts (``sparktc.cli.session`` fails the test if called).
+   with a message naming it, before Spark starts (``sparktc.apps.cli.session`` fails the test if called).
 
 A corrupt gzip stream is one reject for its whole file (line 0: the message names the file, the
 reason the last line read). The records it loses cannot be counted, so the input counted here is
@@ -63,8 +63,8 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from sparktc import cli
-from sparktc.config import load_config
+from sparktc.apps import cli
+from sparktc.runtime.config import load_config
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
 from sparktc.corpora.reuters21578 import parse_sgml
@@ -77,7 +77,7 @@ from sparktc.stages.ingest import (
     permission_denied,
     rejected_line,
 )
-from sparktc.stages.pipeline import plan, run
+from sparktc.apps.pipeline import plan, run
 
 from conftest import shared_data
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sparktc.category_sets import category_subsets
+from sparktc.evaluation.category_sets import category_subsets
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
 
 from conftest import shared_data

@@ -25,10 +25,10 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from sparktc.config import load_config
-from sparktc.stages.bundle import BundleError, load_bundle
-from sparktc.stages.classify import NO_TERMS, ClassifyError, classify
-from sparktc.stages.pipeline import run as run_pipeline
+from sparktc.runtime.config import load_config
+from sparktc.models.bundle import BundleError, load_bundle
+from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
+from sparktc.apps.pipeline import run as run_pipeline
 
 
 @pytest.fixture(scope="module")

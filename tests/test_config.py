@@ -10,9 +10,9 @@ from typing import get_type_hints
 
 import pytest
 
-import sparktc.config
-from sparktc.config import SECTIONS, ConfigError, load_config, parse_override
-from sparktc.synthetic import SyntheticShape
+import sparktc.runtime.config
+from sparktc.runtime.config import SECTIONS, ConfigError, load_config, parse_override
+from sparktc.corpora.synthetic import SyntheticShape
 
 REPO = Path(__file__).resolve().parents[1]
 REUTERS = ["corpus.format=reuters21578", f"corpus.path={REPO}"]
@@ -210,7 +210,7 @@ def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch:
     def denied(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(sparktc.config, "open", denied, raising=False)  # chmod does not stop root
+    monkeypatch.setattr(sparktc.runtime.config, "open", denied, raising=False)  # chmod does not stop root
     assert refused([], str(locked)) == f"--config {locked}: cannot be read: Permission denied"
 
 
@@ -309,8 +309,8 @@ def test_hierarchy_sets_are_allowed_for_hierarchical_corpora() -> None:
 
 
 def test_sparktc_spark_keys_must_be_known() -> None:
-    assert refused(REUTERS + ['spark.conf={"spark.sparktc.faults" = "train:0:exit"}']) == \
-        "unknown key 'spark.sparktc.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault, " \
+    assert refused(REUTERS + ['spark.conf={"spark.sparktc.runtime.faults" = "train:0:exit"}']) == \
+        "unknown key 'spark.sparktc.runtime.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault, " \
         "spark.sparktc.driver_fault"
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "train:0:exit,trian:0:exit"}']) == (
         "spark.conf 'spark.sparktc.fault' = 'train:0:exit,trian:0:exit' is not allowed; expected "

@@ -1,6 +1,6 @@
 """The evaluate stage's one-pass counts (:func:`sparktc.stages.evaluate.count_batch`) against a
 contingency table worked by hand, scikit-learn's multilabel_confusion_matrix, the ranking measures of
-:mod:`sparktc.ranking` document by document, and the Spark reductions (explode, array_intersect)
+:mod:`sparktc.evaluation.ranking` document by document, and the Spark reductions (explode, array_intersect)
 evaluate used before."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 from sklearn.metrics import multilabel_confusion_matrix
 
-from sparktc.ranking import hits_from_rankings, ranking_measures
+from sparktc.evaluation.ranking import hits_from_rankings, ranking_measures
 from sparktc.stages.evaluate import (
     FIXED_POINT, PREDICTIONS_DDL, PREDICTIONS_SCHEMA, Counts, contingency_table, count_batch, ranking_names,
 )

@@ -12,7 +12,7 @@ all on this corpus, which is the degenerate comparison tested at the end.)
   recomputed here from ``models`` and the test ``vectors`` (REFERENCE.md section 6);
 * report.md, per_category.csv and the two PNG plots;
 * compare: decision counts brute-forced over (document, category) decisions, the s-, S-, T-, T'-
-  and p-tests against sparktc.significance on values computed here, the Table-2 lines, the refusal
+  and p-tests against sparktc.evaluation.significance on values computed here, the Table-2 lines, the refusal
   of runs on different test documents, and jobs/compare.py as a subprocess.
 
 The corpus has a category with a few training positives and no test positive (``gold``, a 0/0
@@ -39,10 +39,10 @@ from pyspark.sql import functions as F
 from scipy import sparse
 from sklearn.metrics import hamming_loss, jaccard_score, multilabel_confusion_matrix, precision_recall_fscore_support
 
-from sparktc import significance
-from sparktc.config import load_config
-from sparktc.stages.compare import CompareError, compare, decision_counts, format_comparison
-from sparktc.stages.pipeline import run as run_stages
+from sparktc.evaluation import significance
+from sparktc.runtime.config import load_config
+from sparktc.apps.compare import CompareError, compare, decision_counts, format_comparison
+from sparktc.apps.pipeline import run as run_stages
 from conftest import REPO, invented_words
 
 # --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------

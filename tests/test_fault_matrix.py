@@ -39,15 +39,16 @@ import pytest
 from chispa import assert_df_equality
 
 from conftest import REPO, invented_words
-from sparktc import cli, manifest
-from sparktc.config import load_config
-from sparktc.faults import DRIVER_SETTING, SETTING
-from sparktc.outputs import BUSY_EXIT, LOCK, OutputError
-from sparktc.stages.bundle import load_bundle
-from sparktc.stages.classify import classify
-from sparktc.stages.pipeline import plan
-from sparktc.stages.pipeline import run as run_pipeline
-from sparktc.stages.runner import damage, read_manifest
+from sparktc.apps import cli
+from sparktc.runtime import manifest
+from sparktc.runtime.config import load_config
+from sparktc.runtime.faults import DRIVER_SETTING, SETTING
+from sparktc.runtime.outputs import BUSY_EXIT, LOCK, OutputError
+from sparktc.models.bundle import load_bundle
+from sparktc.apps.classify import classify
+from sparktc.apps.pipeline import plan
+from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.runtime.runner import damage, read_manifest
 
 STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
 CATEGORIES = ["alpha", "beta", "gamma", "delta"]
@@ -331,7 +332,7 @@ def test_a_full_disk_is_named_in_one_line_and_the_next_run_completes(spark, job,
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from sparktc.outputs import claim
+    from sparktc.runtime.outputs import claim
     with claim(sys.argv[1]) as held:
         print(held.run_id, flush=True)
         time.sleep(600)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from chispa import assert_df_equality
 
-from sparktc.config import load_config
+from sparktc.runtime.config import load_config
 from sparktc.stages import ingest as ingest_stage
-from sparktc.stages.runner import Tables
+from sparktc.runtime.runner import Tables
 
 
 def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import json
 from sparktc.corpora import jsonl
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.jsonl import parse_jsonl
-from sparktc.records import Document, Reject, record_batch
+from sparktc.corpora.records import Document, Reject, record_batch
 
 SRC = "corpus.jsonl"
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
-from sparktc.knn import DEFAULT_K, knn_scores, knn_scores_from_neighbours, knn_topk
+from sparktc.models.knn import DEFAULT_K, knn_scores, knn_scores_from_neighbours, knn_topk
 
 
 def _unit_rows(X: sp.csr_matrix) -> sp.csr_matrix:

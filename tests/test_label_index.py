@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparktc.records import RECORD_SCHEMA, Document, Reject, record_batch
+from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
 from sparktc.stages.ingest import LabelIndex
 
 

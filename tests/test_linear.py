@@ -11,7 +11,7 @@ from liblinear import liblinear, liblinearutil
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
-from sparktc.linear import SOLVERS, BinaryProblems, decision_function
+from sparktc.models.linear import SOLVERS, BinaryProblems, decision_function
 
 
 @pytest.fixture(scope="module")

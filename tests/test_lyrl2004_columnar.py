@@ -18,7 +18,7 @@ from sparktc.corpora.lyrl2004_columnar import (
     read_qrels_file,
     read_token_file,
 )
-from sparktc.records import RECORD_SCHEMA, record_batches
+from sparktc.corpora.records import RECORD_SCHEMA, record_batches
 
 from conftest import invented_words, lyrl2004_fixture
 

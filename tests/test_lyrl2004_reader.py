@@ -19,7 +19,7 @@ from sparktc.corpora.lyrl2004 import (
     load_topic_names,
     split_of,
 )
-from sparktc.records import Document, Reject
+from sparktc.corpora.records import Document, Reject
 
 from conftest import lyrl2004_fixture
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sparktc.matrix import arrow_filesystem, load_training_set
+from sparktc.features.matrix import arrow_filesystem, load_training_set
 
 
 def test_local_paths_and_file_uris_are_the_local_file_system():

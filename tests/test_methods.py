@@ -30,11 +30,11 @@ import pytest
 from pyspark.sql import functions as F
 from scipy import sparse
 
-from sparktc.config import load_config
+from sparktc.runtime.config import load_config
 from sparktc.stages.evaluate import predict
-from sparktc.stages.pipeline import run as run_stages
-from sparktc.stages.runner import Tables
-from sparktc.thresholds import balanced_folds, pcut_thresholds
+from sparktc.apps.pipeline import run as run_stages
+from sparktc.runtime.runner import Tables
+from sparktc.models.thresholds import balanced_folds, pcut_thresholds
 
 from conftest import brute_force_scut, f1_of, invented_words
 
@@ -262,7 +262,7 @@ def test_pcut_assigns_the_training_share_of_the_test_documents(runs):
                 wrong[c] = (TRAIN_POSITIVES[c] / N_TRAIN * N_TEST, wanted, int(assigned.sum()))
         else:
             assert assigned.sum() <= wanted, c
-    # category: (train_share * n_test, round half up, documents assigned). sparktc.thresholds.pcut_thresholds
+    # category: (train_share * n_test, round half up, documents assigned). sparktc.models.thresholds.pcut_thresholds
     # rounds half up as documented; the evaluate stage's _pcut_thresholds uses np.rint (half to even).
     assert wrong == {}
     share = np.array([TRAIN_POSITIVES[c] / N_TRAIN for c in CATEGORIES])

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from sparktc.metrics import (
+from sparktc.evaluation.metrics import (
     CONVENTIONS,
     contingency_from_sets,
     macro_average,

@@ -13,7 +13,7 @@ from sklearn.metrics import (
 )
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from sparktc.metrics import (
+from sparktc.evaluation.metrics import (
     CONVENTIONS,
     DEFAULT_BAND_EDGES,
     MEASURES,

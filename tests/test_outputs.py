@@ -1,4 +1,4 @@
-"""The output directory (sparktc/outputs.py): never over an input or the user's files, one run at a time.
+"""The output directory (sparktc/runtime/outputs.py): never over an input or the user's files, one run at a time.
 
 No Spark here: local outputs are checked and held before a session starts. Each refusal is
 asserted with its whole message, and with what it leaves on disk (nothing written).
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from sparktc.outputs import INCOMPLETE, LOCK, MARKER, OutputBusyError, OutputError, check_output, claim
+from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, OutputBusyError, OutputError, check_output, claim
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_a_second_run_on_a_held_output_is_refused_naming_the_holder(tmp_path: Pa
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from sparktc.outputs import claim
+    from sparktc.runtime.outputs import claim
     with claim(sys.argv[1]) as held:
         print(held.run_id, flush=True)
         time.sleep(600)
@@ -154,7 +154,7 @@ def test_a_killed_holder_leaves_no_stuck_lock_and_its_staging_is_removed(tmp_pat
 def test_on_a_hadoop_file_system_the_lock_is_a_lease(spark, tmp_path: Path) -> None:
     """``file://`` goes through Hadoop as ``hdfs://`` and ``s3a://`` do: a lock file created only if absent,
     renewed while held, taken over once not renewed for LEASE_SECONDS, removed at the end."""
-    from sparktc import outputs
+    from sparktc.runtime import outputs
 
     output = tmp_path / "run"
     uri = f"file://{output}"

@@ -1,4 +1,4 @@
-"""Work done part by part (sparktc.stages.parts): the files a task writes, what a failed attempt leaves,
+"""Work done part by part (sparktc.runtime.parts): the files a task writes, what a failed attempt leaves,
 and how a task's error reaches the driver."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from pyspark import TaskContext
 
 from sparktc.stages.ingest import IngestError
-from sparktc.stages.parts import PartWriter, map_parts, parquet_files, remove_unfinished, write_parts
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, remove_unfinished, write_parts
 
 SCHEMA = pa.schema([("n", pa.int64())])
 

@@ -21,18 +21,18 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from sparktc.config import load_config
-from sparktc.outputs import claim
-from sparktc.faults import SETTING as FAULT
-from sparktc.stages.pipeline import run as run_stages
-from sparktc.stages.resources import (
+from sparktc.runtime.config import load_config
+from sparktc.runtime.outputs import claim
+from sparktc.runtime.faults import SETTING as FAULT
+from sparktc.apps.pipeline import run as run_stages
+from sparktc.runtime.resources import (
     ResourceLimitError,
     check_training_memory,
     check_worker_memory,
     parse_memory,
     training_set_bytes,
 )
-from sparktc.stages.runner import MissingInputError
+from sparktc.runtime.runner import MissingInputError
 
 STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparktc.reports import (
+from sparktc.evaluation.report import (
     CSV_HEADER,
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from sparktc.config import load_config
-from sparktc.stages.pipeline import run as run_pipeline
+from sparktc.runtime.config import load_config
+from sparktc.apps.pipeline import run as run_pipeline
 
 from conftest import REPO, shared_data
 

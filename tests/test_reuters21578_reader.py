@@ -10,7 +10,7 @@ import pytest
 
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.reuters21578 import CATEGORY_SETS, category_set, count_positives, parse_sgml
-from sparktc.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 
 REUTERS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reuters21578"
 

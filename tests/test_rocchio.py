@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparktc.linear import BinaryProblems
-from sparktc.rocchio import rocchio
+from sparktc.models.linear import BinaryProblems
+from sparktc.models.rocchio import rocchio
 
 
 def _random_unit_rows(rng: np.random.Generator, n: int, m: int) -> sp.csr_matrix:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparktc.config import ConfigError, load_config
-from sparktc.tuning import f1, shared_weight
+from sparktc.runtime.config import ConfigError, load_config
+from sparktc.models.tuning import f1, shared_weight
 
 from conftest import REPO
 

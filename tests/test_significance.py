@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparktc.significance import (
+from sparktc.evaluation.significance import (
     T_DISTRIBUTION_MAX_N,
     S_test,
     T_prime_test,

@@ -29,10 +29,10 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics import f1_score, multilabel_confusion_matrix
 from sklearn.svm import LinearSVC
 
-from sparktc.config import load_config
+from sparktc.runtime.config import load_config
 from sparktc.stages.ingest import IngestError
-from sparktc.stages.pipeline import run as run_stages
-from sparktc.stages.runner import Tables
+from sparktc.apps.pipeline import run as run_stages
+from sparktc.runtime.runner import Tables
 from sparktc.stages.weight import weight
 from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
 

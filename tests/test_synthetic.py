@@ -10,9 +10,9 @@ import pytest
 from conftest import shared_data
 
 from sparktc.corpora.lyrl2004 import parse_hierarchy, parse_qrels, parse_token_file
-from sparktc.records import Reject
+from sparktc.corpora.records import Reject
 from sparktc.stages.synthesize import TMP_DIR, synthesize
-from sparktc.synthetic import (
+from sparktc.corpora.synthetic import (
     BLOCK_DOCUMENTS,
     HIERARCHY_FILE,
     QRELS_FILE,

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import chi2_contingency, entropy
 from sklearn.metrics import mutual_info_score
 
-from sparktc.term_selection import (
+from sparktc.features.term_selection import (
     chi2,
     contingency_2x2,
     gain_ratio,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from unittest import mock
 
-from sparktc.text import Analyzer, parse_stop_list, tokenize
+from sparktc.features.text import Analyzer, parse_stop_list, tokenize
 
 from conftest import shared_data
 

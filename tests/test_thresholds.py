@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sparktc.thresholds import (
+from sparktc.models.thresholds import (
     balanced_folds,
     fold_thresholds,
     pcut_thresholds,

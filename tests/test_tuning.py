@@ -1,4 +1,4 @@
-"""Per-category model choice and thresholds by cross-validation (sparktc.tuning; REFERENCE.md section 5).
+"""Per-category model choice and thresholds by cross-validation (sparktc.models.tuning; REFERENCE.md section 5).
 
 Pure numpy/scipy, no Spark. Everything is recomputed here independently of sparktc:
 
@@ -21,9 +21,9 @@ import pytest
 from scipy import sparse
 from sklearn.svm import LinearSVC
 
-from sparktc.config import TrainConfig, TuneConfig
-from sparktc.thresholds import balanced_folds
-from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
+from sparktc.runtime.config import TrainConfig, TuneConfig
+from sparktc.models.thresholds import balanced_folds
+from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
 
 from conftest import brute_force_scut, f1_of
 

@@ -7,7 +7,7 @@ import io
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
-from sparktc.records import Document, Reject
+from sparktc.corpora.records import Document, Reject
 
 # What a damaged gzip stream raises part-way through iteration.
 CORRUPT_GZIP_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)

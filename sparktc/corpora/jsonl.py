@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sparktc.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 
 _EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 #: The longest line read as a record (64 MiB): json.loads holds a line's objects several times over.

@@ -14,7 +14,7 @@ Formats (docs/REFERENCE.md section 1, "RCV1-v2, LYRL2004 split"):
 * ``rcv1.topics.hier.orig``: one line ``parent: P child: C child-description: ...`` per topic, plus
   ``parent: None child: Root``; the 4 top-level topics have parent ``Root``.
 
-The token and qrels readers never raise on bad data: they yield :class:`~sparktc.records.Reject`.
+The token and qrels readers never raise on bad data: they yield :class:`~sparktc.corpora.records.Reject`.
 The hierarchy parser raises, because every later stage depends on a correct hierarchy.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from sparktc.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 
 TRAIN_FILE = "lyrl2004_tokens_train.dat"
 TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{part}.dat" for part in range(4))

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_records
-from sparktc.records import (
+from sparktc.corpora.records import (
     BATCH_ROWS,
     Document,
     Reject,
@@ -129,7 +129,7 @@ def _pieces(text: bytes, piece_bytes: int, boundary: bytes) -> Iterator[tuple[by
 def read_token_file(
     content: bytes, source: str, split: str, piece_bytes: int = PIECE_BYTES
 ) -> Iterator[pa.RecordBatch]:
-    """The records of one token file (``.gz`` or not) as :data:`~sparktc.records.RECORD_SCHEMA` batches,
+    """The records of one token file (``.gz`` or not) as :data:`~sparktc.corpora.records.RECORD_SCHEMA` batches,
     identical to :func:`~sparktc.corpora.lyrl2004.parse_token_file` over the same file."""
 
     def line_reader(lines: Iterable[bytes], name: str) -> Iterator[Document | Reject]:

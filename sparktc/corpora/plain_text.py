@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, corrupt_gzip, read_lines
-from sparktc.records import Document, Reject, record_batches
+from sparktc.corpora.records import Document, Reject, record_batches
 
 
 def read_text_file(content: bytes, source: str) -> Iterator[pa.RecordBatch]:

@@ -21,7 +21,7 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
   LEWISSPLIT="TEST" TOPICS="YES", ``None`` (unused) otherwise.
 - Bytes are decoded as UTF-8 per element, falling back to Latin-1 (the collection is ASCII but
   for one stray byte, 0xFC in reut2-017).
-- Malformed elements become :class:`~sparktc.records.Reject` records; the parser never raises.
+- Malformed elements become :class:`~sparktc.corpora.records.Reject` records; the parser never raises.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 
-from sparktc.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 
 CATEGORY_SETS = ("R10", "R90", "R115")
 

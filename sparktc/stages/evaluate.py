@@ -1,13 +1,13 @@
 """Predict and evaluate: ``models`` x test ``vectors`` -> ``predictions``, ``contingency``, metrics and reports.
 
-One pass over the test vectors (:mod:`sparktc.stages.parts`): one Spark task per Parquet file of
+One pass over the test vectors (:mod:`sparktc.runtime.parts`): one Spark task per Parquet file of
 the test split reads it with pyarrow, scores each Arrow batch as sparse X times dense W (broadcast)
 plus b, assigns the categories whose score exceeds their threshold, keeps the top-scoring
 categories, writes its part of ``predictions``, and counts as it goes, per category, the
 documents labelled with it, assigned it, and both, and sums the ranking measures. Only those sums,
 a few numbers per category, come back to the driver, which builds the contingency table (TP, FP,
-FN, TN per category), and :mod:`sparktc.evaluation` averages them over every category set
-(REFERENCE.md section 6) and :mod:`sparktc.reports` renders ``report.md``, ``per_category.csv``
+FN, TN per category), and :mod:`sparktc.evaluation.summary` averages them over every category set
+(REFERENCE.md section 6) and :mod:`sparktc.evaluation.report` renders ``report.md``, ``per_category.csv``
 and the plots.
 """
 
@@ -27,20 +27,22 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from sparktc import reports, storage
-from sparktc.category_sets import category_subsets
-from sparktc.config import Config, TrainConfig
-from sparktc.evaluation import assemble, to_builtin
-from sparktc.faults import inject
-from sparktc.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.matrix import arrow_filesystem, csr_from_lists, fingerprint, load_training_set
-from sparktc.ranking import ranking_measures
-from sparktc.records import TEST, TRAIN
-from sparktc.thresholds import pcut_counts, rcut
-from sparktc.stages.parts import ROWS_PER_FILE, map_parts, parquet_files, write_parts
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.resources import explained_failures, out_of_memory
-from sparktc.stages.runner import Stage, Tables
+from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
+
+from sparktc.runtime import storage
+from sparktc.evaluation.category_sets import category_subsets
+from sparktc.runtime.config import Config, TrainConfig
+from sparktc.evaluation.summary import assemble, to_builtin
+from sparktc.runtime.faults import inject
+from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.features.matrix import arrow_filesystem, csr_from_lists, fingerprint, load_training_set
+from sparktc.evaluation.ranking import ranking_measures
+from sparktc.corpora.records import TEST, TRAIN
+from sparktc.models.thresholds import pcut_counts, rcut
+from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, write_parts
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.resources import explained_failures, out_of_memory
+from sparktc.runtime.runner import Stage, Tables
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
 #: Per-document ranking measures are summed as integers in units of 2^-40, so the averages do
@@ -213,8 +215,8 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
 
     As Spark's ``explode`` and ``array_intersect`` count: a label listed twice in a document is a
     positive twice, a category both labelled and predicted is one TP per document, and a label
-    outside ``categories`` is not counted. Ranking measures as :func:`sparktc.ranking.hits_from_rankings`
-    and :func:`sparktc.ranking.ranking_measures` rate each document: its relevant categories are its
+    outside ``categories`` is not counted. Ranking measures as :func:`sparktc.evaluation.ranking.hits_from_rankings`
+    and :func:`sparktc.evaluation.ranking.ranking_measures` rate each document: its relevant categories are its
     distinct labels, a hit is a top category among them.
     """
     n, n_categories, k_max = len(predictions), len(categories), max(ks)
@@ -322,10 +324,10 @@ def contingency_table(categories: pd.DataFrame, counts: Counts) -> pd.DataFrame:
 def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:
     """metrics.json, report.md, per_category.csv and the two plots, through the Hadoop file system."""
     storage.write_text(spark, tables.output("metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
-    storage.write_text(spark, tables.output("report.md"), reports.report_markdown(metrics, table))
-    storage.write_text(spark, tables.output("per_category.csv"), reports.per_category_csv(table))
-    storage.write_bytes(spark, tables.output("f1_by_training_frequency.png"), reports.plot_f1_by_training_frequency(table))
-    storage.write_bytes(spark, tables.output("f1_by_band.png"), reports.plot_f1_by_band(metrics["bands"]))
+    storage.write_text(spark, tables.output("report.md"), report_markdown(metrics, table))
+    storage.write_text(spark, tables.output("per_category.csv"), per_category_csv(table))
+    storage.write_bytes(spark, tables.output("f1_by_training_frequency.png"), plot_f1_by_training_frequency(table))
+    storage.write_bytes(spark, tables.output("f1_by_band.png"), plot_f1_by_band(metrics["bands"]))
 
 
 def format_table(metrics: dict, table) -> str:

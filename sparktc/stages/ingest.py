@@ -30,16 +30,16 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc import storage
-from sparktc.config import Config, CorpusConfig
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, CorpusConfig
 from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
 from sparktc.corpora.files import Parser, read_records
-from sparktc.faults import inject
-from sparktc.matrix import arrow_filesystem, fingerprint
-from sparktc.records import RECORD_SCHEMA, TEST, TRAIN, Reject, record_batches
-from sparktc.stages.parts import map_parts, parquet_files, write_parts
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import Stage, Tables
+from sparktc.runtime.faults import inject
+from sparktc.features.matrix import arrow_filesystem, fingerprint
+from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, record_batches
+from sparktc.runtime.parts import map_parts, parquet_files, write_parts
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.runner import Stage, Tables
 
 RECORD_DDL = (
     "doc_id string, split string, labels array<string>, text string, tokens string, "
@@ -161,7 +161,7 @@ def permission_errors(error: type[ValueError], elsewhere: str) -> Iterator[None]
 
 
 class RecordTally:
-    """What a parsing task counts in the records it writes (:data:`~sparktc.records.RECORD_SCHEMA`), so
+    """What a parsing task counts in the records it writes (:data:`~sparktc.corpora.records.RECORD_SCHEMA`), so
     that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
     over the accepted documents those of each split, those without labels and the positives of each
     (split, category)."""
@@ -223,7 +223,7 @@ def _counts(values: pa.Array) -> dict:
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
                schema: pa.Schema = RECORD_SCHEMA, tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
                ) -> tuple[DataFrame, list]:
-    """Parse every file into Parquet at ``directory``, one task per file (:mod:`sparktc.stages.parts`:
+    """Parse every file into Parquet at ``directory``, one task per file (:mod:`sparktc.runtime.parts`:
     the executors read the file and write its records with pyarrow; the JVM never holds its bytes);
     the table read back, to be scanned column by column (keys for duplicates and counts, tokens only
     for the final write), and each file's tally of what it wrote."""

@@ -6,7 +6,7 @@ compute it for the training files one task per file (pyarrow reads the ``indices
 columns, no Spark rows) and Spark sums the vocabulary x categories counts with a tree reduction,
 so the driver receives a few sparse matrices whatever the number of documents. df(t) comes from
 ``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver turns the counts into 2x2 tables and chi2
-scores with :mod:`sparktc.term_selection`, block of terms by block of terms, reduces them to f_max
+scores with :mod:`sparktc.features.term_selection`, block of terms by block of terms, reduces them to f_max
 and f_avg and ranks the (vocabulary sized) result.
 """
 
@@ -22,14 +22,16 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from scipy import sparse
 
-from sparktc import faults, storage
-from sparktc.config import Config
-from sparktc.faults import inject
-from sparktc.matrix import arrow_filesystem
-from sparktc.stages.parts import parquet_files
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import Stage, Tables
-from sparktc.term_selection import chi2, contingency_2x2, global_avg, global_max
+from sparktc.runtime import faults
+
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.features.matrix import arrow_filesystem
+from sparktc.runtime.parts import parquet_files
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.runner import Stage, Tables
+from sparktc.features.term_selection import chi2, contingency_2x2, global_avg, global_max
 
 #: The ``term_ranks`` table, as Spark typed it when the ranking was a window over a join.
 TERM_RANKS_SCHEMA = T.StructType([

@@ -1,6 +1,6 @@
 """Write a synthetic LYRL2004-format corpus with Spark (the project's embedded default corpus).
 
-The documents come from :mod:`sparktc.synthetic`; this module only spreads the work:
+The documents come from :mod:`sparktc.corpora.synthetic`; this module only spreads the work:
 
 1. The driver builds the (small) model, plans the chunks: each output token file is cut into
    ranges of at most ``chunk_documents`` documents.
@@ -30,12 +30,12 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
 
-from sparktc.config import Config
-from sparktc.faults import inject
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import Stage, Tables
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.runner import Stage, Tables
 
-from sparktc.synthetic import (
+from sparktc.corpora.synthetic import (
     HIERARCHY_FILE,
     QRELS_FILE,
     SyntheticModel,

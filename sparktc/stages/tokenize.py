@@ -1,10 +1,10 @@
 """Tokenize: ``documents`` -> ``tokens`` (doc_id, split, labels, tokens) by the LYRL2004 recipe.
 
 ``tokens`` is one string per document, tokens separated by single spaces (see
-:data:`sparktc.records.RECORD_SCHEMA`); :func:`token_array` is the same list in Spark.
+:data:`sparktc.corpora.records.RECORD_SCHEMA`); :func:`token_array` is the same list in Spark.
 
 Documents that arrive tokenized (LYRL2004 token files: already stop-listed and stemmed) pass
-through unchanged; raw texts go through :class:`sparktc.text.Analyzer` on the executors.
+through unchanged; raw texts go through :class:`sparktc.features.text.Analyzer` on the executors.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc import storage
-from sparktc.config import Config, TokenizeConfig
-from sparktc.faults import inject
-from sparktc.matrix import arrow_filesystem
-from sparktc.records import join_tokens
-from sparktc.stages.parts import map_parts, parquet_files
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import Stage, Tables
-from sparktc.text import Analyzer, parse_stop_list
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, TokenizeConfig
+from sparktc.runtime.faults import inject
+from sparktc.features.matrix import arrow_filesystem
+from sparktc.corpora.records import join_tokens
+from sparktc.runtime.parts import map_parts, parquet_files
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.runner import Stage, Tables
+from sparktc.features.text import Analyzer, parse_stop_list
 
 TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
 

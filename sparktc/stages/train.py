@@ -1,15 +1,15 @@
 """Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``.
 
 LIBLINEAR or Rocchio models, chosen and thresholded by cross-validation on the training data when
-the configuration asks for it (:mod:`sparktc.tuning`), or kNN thresholds from leave-one-out scores.
+the configuration asks for it (:mod:`sparktc.models.tuning`), or kNN thresholds from leave-one-out scores.
 
 The grouped DataFrame holds one small row per category (its name and training positives), not
 the training data: each Python worker loads the training split of ``vectors`` once
-(:func:`sparktc.matrix.load_training_set`) and trains every category Spark sends it, so the
+(:func:`sparktc.features.matrix.load_training_set`) and trains every category Spark sends it, so the
 matrix is never replicated per category and nothing proportional to the corpus reaches the driver.
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
-documents on its own (:mod:`sparktc.stages.bundle`).
+documents on its own (:mod:`sparktc.models.bundle`).
 """
 
 from __future__ import annotations
@@ -26,18 +26,18 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc import storage
-from sparktc.config import Config, TrainConfig
-from sparktc.faults import inject
-from sparktc.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.matrix import fingerprint, load_training_set
-from sparktc.records import TRAIN
-from sparktc.stages.bundle import MODEL, MODEL_SETTINGS, write_bundle
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.resources import check_training_memory, explained_failures, out_of_memory
-from sparktc.stages.runner import Stage, Tables
-from sparktc.term_selection import top_k_from_reduction_factor
-from sparktc.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation, shared_weight
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, TrainConfig
+from sparktc.runtime.faults import inject
+from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.features.matrix import fingerprint, load_training_set
+from sparktc.corpora.records import TRAIN
+from sparktc.models.bundle import MODEL, MODEL_SETTINGS, write_bundle
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
+from sparktc.runtime.runner import Stage, Tables
+from sparktc.features.term_selection import top_k_from_reduction_factor
+from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation, shared_weight
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "

@@ -2,8 +2,8 @@
 
 df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
 term_id = position) is broadcast to the executors, which weight the ``tokens`` files one task per
-file (:mod:`sparktc.stages.parts`: pyarrow reads and writes them, no Spark rows), batch by batch
-with :func:`sparktc.weighting.ltc_rows`.
+file (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch
+with :func:`sparktc.features.weighting.ltc_rows`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
-from sparktc.config import Config
-from sparktc.faults import inject
-from sparktc.matrix import arrow_filesystem
-from sparktc.records import TEST, TRAIN, split_tokens
-from sparktc.stages.parts import PartWriter, map_parts, parquet_files
-from sparktc.stages.report import StageReport, stage
-from sparktc.stages.runner import Stage, Tables
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.features.matrix import arrow_filesystem
+from sparktc.corpora.records import TEST, TRAIN, split_tokens
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.runner import Stage, Tables
 from sparktc.stages.tokenize import token_array
-from sparktc.weighting import idf, ltc_rows
+from sparktc.features.weighting import idf, ltc_rows
 
 
 def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,

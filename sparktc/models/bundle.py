@@ -29,13 +29,15 @@ import pyarrow as pa
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from sparktc import __version__, storage
-from sparktc.config import Config, TrainConfig, load_section
+from sparktc import __version__
+
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, TrainConfig, load_section
 from sparktc.stages.evaluate import SETTINGS, Scorer
 from sparktc.stages.ingest import TOKENIZED_FORMATS
-from sparktc.stages.runner import Tables
+from sparktc.runtime.runner import Tables
 from sparktc.stages.tokenize import stop_words_of
-from sparktc.weighting import idf
+from sparktc.features.weighting import idf
 
 #: The train stage's output holding the bundle.
 MODEL = "model"

@@ -10,7 +10,7 @@ section 5). Negative weights are kept (no clipping to zero). A document d is sco
 dot product w'd + b with b = 0: Debole & Sebastiani threshold the score per category, and the
 threshold is tuned separately (sparktc's thresholding code), not learnt here.
 
-Degenerate categories follow :meth:`sparktc.linear.BinaryProblems.train`: with no positive
+Degenerate categories follow :meth:`sparktc.models.linear.BinaryProblems.train`: with no positive
 training document the model is w = 0, b = -1.0 (every score -1, never assigned); with no
 negative one it is w = 0, b = +1.0 (every score +1, always assigned).
 
@@ -56,7 +56,7 @@ def rocchio(
     ----------
     X : scipy sparse matrix, shape (n_docs, n_features)
         Training documents, one row each (e.g. the L2-normalised ltc rows of
-        :class:`sparktc.matrix.TrainingSet`); values must be finite.
+        :class:`sparktc.features.matrix.TrainingSet`); values must be finite.
     y : bool array, shape (n_docs,)
         True for the documents in the category (``TrainingSet.positives(category)``).
     beta, gamma : float
@@ -68,7 +68,7 @@ def rocchio(
     b : float
         0.0, except for the degenerate categories described in the module docstring
         (no positives: w = 0, b = -1.0; no negatives: w = 0, b = +1.0).
-        Scores are ``sparktc.linear.decision_function(X, w, b)``.
+        Scores are ``sparktc.models.linear.decision_function(X, w, b)``.
     """
     if not sparse.issparse(X):
         raise ValueError(f"X must be a scipy sparse matrix (CSR preferred); got {type(X).__name__}")

@@ -19,10 +19,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.config import TrainConfig, TuneConfig
-from sparktc.linear import BinaryProblems
-from sparktc.rocchio import rocchio
-from sparktc.thresholds import balanced_folds, fold_thresholds
+from sparktc.runtime.config import TrainConfig, TuneConfig
+from sparktc.models.linear import BinaryProblems
+from sparktc.models.rocchio import rocchio
+from sparktc.models.thresholds import balanced_folds, fold_thresholds
 
 CV_THRESHOLDING = ("scut", "scutfbr")
 

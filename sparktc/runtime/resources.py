@@ -1,7 +1,7 @@
 """Memory in the Python workers: checked before training starts, and named when a worker runs out.
 
 Every Python worker that trains (or scores kNN) holds the whole training split of ``vectors``
-(:func:`sparktc.matrix.load_training_set`), so its memory grows with the training set, not with
+(:func:`sparktc.features.matrix.load_training_set`), so its memory grows with the training set, not with
 the category: one worker per executor core, each with its own copy. Spark bounds a worker by
 ``spark.executor.pyspark.memory`` divided by ``spark.executor.cores``; beyond it Python raises
 ``MemoryError``. Without that setting the worker is bounded only by the machine or the

@@ -1,6 +1,6 @@
 """Running a stage so that its outputs can be trusted: written aside, published whole, described, resumable.
 
-The run holds ``OUTPUT`` (:mod:`sparktc.outputs`: its lock, and the marker that makes the
+The run holds ``OUTPUT`` (:mod:`sparktc.runtime.outputs`: its lock, and the marker that makes the
 directory sparktc's) for as long as its stages run.
 
 1. A stage whose manifest is not current is recomputed. First its manifest and those of every
@@ -14,7 +14,7 @@ directory sparktc's) for as long as its stages run.
    inputs (earlier stages' identities and output digests; the content digests of files outside the
    run), the files (path, size, modification time, SHA-256) and rows of every output, its report
    (rows in and out, set aside, details), its times and the run id.
-3. On a rerun, a stage whose manifest is current (:func:`sparktc.manifest.stale_reason`) is
+3. On a rerun, a stage whose manifest is current (:func:`sparktc.runtime.manifest.stale_reason`) is
    skipped. ``force`` recomputes every stage.
 """
 
@@ -33,13 +33,15 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from sparktc import __version__, storage
-from sparktc.config import Config, is_uri
-from sparktc.faults import inject_driver
-from sparktc.manifest import Found, code_digest, identity, outputs_digest, stale_reason
-from sparktc.outputs import INCOMPLETE, LOCK, MARKER, Claim
-from sparktc.stages.report import StageReport
-from sparktc.stages.resources import check_worker_memory
+from sparktc import __version__
+
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, is_uri
+from sparktc.runtime.faults import inject_driver
+from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
+from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
+from sparktc.runtime.stage_report import StageReport
+from sparktc.runtime.resources import check_worker_memory
 
 MANIFESTS = "manifests"
 #: SHA-256 of the files outside the run, by path, size and modification time (under manifests/).

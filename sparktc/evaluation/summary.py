@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparktc.metrics import frequency_band, per_category, summarize
+from sparktc.evaluation.metrics import frequency_band, per_category, summarize
 
 # The averages reported for each category set beside the headline ones.
 SET_MEASURES = ("micro_precision", "micro_recall", "micro_f1", "macro_precision", "macro_recall", "macro_f1")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 from urllib.parse import urlparse
 
-from sparktc import faults
-from sparktc.linear import SOLVERS
+from sparktc.runtime import faults
+from sparktc.models.linear import SOLVERS
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -38,7 +38,7 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
 }
-#: The category sets evaluate averages over (sparktc.category_sets): every corpus's, Reuters-21578's, a hierarchy's.
+#: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's, a hierarchy's.
 BASIC_SETS = ("train_positive", "test_positive", "all")
 REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
@@ -100,7 +100,7 @@ class CorpusConfig:
 class SynthesizeConfig:
     """Shape of the synthetic LYRL2004-format corpus (defaults: the real RCV1-v2 shape)."""
 
-    # Within the limits of sparktc.synthetic.SyntheticShape and of synthesize()'s chunk_documents;
+    # Within the limits of sparktc.corpora.synthetic.SyntheticShape and of synthesize()'s chunk_documents;
     # train_documents is at most documents - 4 (each of the 4 test files gets a document).
     documents: int = field(default=804_414, metadata=_between(10, 100_000_000))
     train_documents: int = field(default=23_149, metadata=_between(1, 100_000_000))
@@ -439,7 +439,7 @@ def _setting(config: Config, key: str) -> Any:
 
 
 def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
-    """evaluate.average_over is a category set this corpus has (:mod:`sparktc.category_sets`) or a subset's name;
+    """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a subset's name;
     a subset may not take a built-in set's name (it would replace that set)."""
     for name in evaluate.subsets:
         if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith("branch:"):

@@ -12,11 +12,11 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sparktc import storage
-from sparktc.config import Config, ConfigError
-from sparktc.outputs import check_output, claim
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, ConfigError
+from sparktc.runtime.outputs import check_output, claim
 from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
-from sparktc.stages.runner import Stage, run_stages
+from sparktc.runtime.runner import Stage, run_stages
 from sparktc.stages.synthesize import synthesize_stage
 
 PIPELINE: tuple[Stage, ...] = (ingest.STAGE, tokenize.STAGE, weight.STAGE, rank.STAGE, train.STAGE, evaluate.STAGE)
@@ -48,7 +48,7 @@ def run_inputs(config: Config) -> dict[str, str]:
 
 def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
     """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current;
-    the output is checked and held as by the jobs (:mod:`sparktc.outputs`)."""
+    the output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`)."""
     output = check_output(output, run_inputs(config))
     with claim(output, "run", spark) as held:
         return run_stages(spark, plan(config, output, names), held, OWNERS, force)

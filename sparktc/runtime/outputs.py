@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from sparktc import storage
-from sparktc.config import ConfigError, absolute, is_uri
+from sparktc.runtime import storage
+from sparktc.runtime.config import ConfigError, absolute, is_uri
 
 MARKER = ".sparktc"
 INCOMPLETE = "_incomplete"

@@ -23,19 +23,19 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc import storage
-from sparktc.config import ConfigError
+from sparktc.runtime import storage
+from sparktc.runtime.config import ConfigError
 from sparktc.corpora import jsonl, lyrl2004_columnar
 from sparktc.corpora.plain_text import read_text_file
-from sparktc.outputs import Claim, check_output, claim
-from sparktc.records import TEST, Reject
-from sparktc.stages.bundle import Bundle
+from sparktc.runtime.outputs import Claim, check_output, claim
+from sparktc.corpora.records import TEST, Reject
+from sparktc.models.bundle import Bundle
 from sparktc.stages.evaluate import PREDICTIONS_DDL, decision_rule, predict_batch
 from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
-from sparktc.stages.report import StageReport, stage
+from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.stages.tokenize import token_strings
 from sparktc.stages.weight import ltc_vectors
-from sparktc.text import Analyzer
+from sparktc.features.text import Analyzer
 
 #: How documents arrive: JSON Lines (id, text; labels and split optional), plain text files (one
 #: document per file, id = file name), or LYRL2004 token files (``.I``/``.W`` records, any file name).
@@ -94,7 +94,7 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
              output_format: str = "parquet", top_k: int = 5) -> StageReport:
     """Classify the documents under ``path`` into ``output`` (checked and held as by the job:
-    :mod:`sparktc.outputs`); see :func:`classify_into`."""
+    :mod:`sparktc.runtime.outputs`); see :func:`classify_into`."""
     output = check_output(output, {"--model": bundle.path, "--input": path}, "classify")
     with claim(output, "classify", spark) as held:
         return classify_into(spark, bundle, path, held, input_format, output_format, top_k)

@@ -7,7 +7,7 @@ section 3.2, without the per-category bias, which thresholding supplies):
     score(d, c) = sum_{d_z in Tr_k(d)} (d . d_z) [d_z in c]
 
 where Tr_k(d) holds the k training documents with the largest dot product d . d_z. The rows
-are L2-normalised ltc vectors (:class:`sparktc.matrix.TrainingSet`), so the dot product *is*
+are L2-normalised ltc vectors (:class:`sparktc.features.matrix.TrainingSet`), so the dot product *is*
 the cosine similarity; nothing here renormalises (a row that is not unit length simply
 contributes its dot products). k = 30 by default (Debole & Sebastiani; Yang & Liu used 45).
 Scores are thresholded per category elsewhere (REFERENCE.md section 5).

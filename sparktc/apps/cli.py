@@ -1,9 +1,9 @@
 """Command line shared by every job: ``--config FILE``, repeatable ``--set section.key=value``, ``--output DIR``, ``--force``.
 
 The configuration and the output directory are checked before Spark starts, so a wrong key, value
-or path costs no cluster time. The job then holds the output (:mod:`sparktc.outputs`: refused
+or path costs no cluster time. The job then holds the output (:mod:`sparktc.runtime.outputs`: refused
 with exit status 75 while another run holds it) and the planned stages run in order in one session
-(:mod:`sparktc.stages.runner`): each prints one line with its counts and time, publishes its
+(:mod:`sparktc.runtime.runner`): each prints one line with its counts and time, publishes its
 outputs whole and writes its manifest to ``OUTPUT/manifests/``, or is skipped when its manifest is
 current.
 
@@ -28,11 +28,11 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from sparktc.config import Config, ConfigError, is_uri, load_config
-from sparktc.outputs import BUSY_EXIT, Claim, OutputBusyError, check_output, claim
-from sparktc.stages.pipeline import OWNERS, run_inputs
-from sparktc.stages.resources import ResourceLimitError
-from sparktc.stages.runner import Stage, run_stages
+from sparktc.runtime.config import Config, ConfigError, is_uri, load_config
+from sparktc.runtime.outputs import BUSY_EXIT, Claim, OutputBusyError, check_output, claim
+from sparktc.apps.pipeline import OWNERS, run_inputs
+from sparktc.runtime.resources import ResourceLimitError
+from sparktc.runtime.runner import Stage, run_stages
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
 #: Errors that are the input's or the environment's, whose message says all: no trace is needed.
@@ -65,7 +65,7 @@ def session_conf(config: Config) -> dict[str, str]:
 
 
 def session(config: Config) -> SparkSession:
-    from sparktc.session import build_session
+    from sparktc.runtime.session import build_session
 
     if config.spark.event_log and not is_uri(config.spark.event_log):
         os.makedirs(config.spark.event_log, exist_ok=True)  # Spark refuses to start without it

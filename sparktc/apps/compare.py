@@ -17,11 +17,11 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc import storage
-from sparktc.category_sets import category_subsets
-from sparktc.config import EvaluateConfig
-from sparktc.evaluation import category_table, to_builtin
-from sparktc.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
+from sparktc.runtime import storage
+from sparktc.evaluation.category_sets import category_subsets
+from sparktc.runtime.config import EvaluateConfig
+from sparktc.evaluation.summary import category_table, to_builtin
+from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 
 
 class CompareError(ValueError):

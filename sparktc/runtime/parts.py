@@ -3,7 +3,7 @@
 For the stages whose work is one pass over a big table (parsing the corpus, weighting, scoring),
 the rows never need to be Spark rows: Spark schedules one task per part and retries a failed one,
 and each task reads its input and writes its output with pyarrow, on any file system pyarrow
-supports (:func:`sparktc.matrix.arrow_filesystem`). That skips the Arrow -> row -> Parquet
+supports (:func:`sparktc.features.matrix.arrow_filesystem`). That skips the Arrow -> row -> Parquet
 conversions of the JVM, which cost as much CPU as the work itself.
 
 A task writes its part under a hidden name of its own and renames it into place, so a failed or
@@ -24,8 +24,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from sparktc import faults
-from sparktc.matrix import arrow_filesystem
+from sparktc.runtime import faults
+from sparktc.features.matrix import arrow_filesystem
 
 __all__ = ["ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "remove_unfinished", "write_parts"]
 
