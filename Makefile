@@ -5,9 +5,15 @@ test:
 	PYSPARK_PYTHON=$(CURDIR)/.venv/bin/python PYSPARK_DRIVER_PYTHON=$(CURDIR)/.venv/bin/python \
 		.venv/bin/python -m pytest
 
+# `make lint` checks the code with ruff (rules in pyproject.toml); CI runs it before the tests.
+.PHONY: lint
+lint:
+	./scripts/ensure-env.sh
+	.venv/bin/ruff check .
+
 # `make benchmark-rcv1` runs the RCV1-v2-scale benchmark with its defaults (100k to 804,414 synthetic
 # documents, local[2] and local[1], the lean single-process peer at every size and the MLlib peer): see benchmarks/rcv1_scale.py.
 .PHONY: benchmark-rcv1
 benchmark-rcv1:
 	./scripts/ensure-env.sh
-	.venv/bin/python benchmarks/rcv1_scale.py --output runs/benchmark-rcv1
+	.venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1

@@ -1,11 +1,11 @@
 """RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
 
-    .venv/bin/python benchmarks/rcv1_scale.py --output runs/benchmark-rcv1 \\
+    .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \\
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \\
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \\
         [--memory-runs 3]
 
-(``make benchmark-rcv1`` runs it with these defaults.) Run it from anywhere; the commands it starts
+(``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
 
 1. For each size N, synthesize a corpus once into OUTPUT/corpus-N (reused when it is already there
@@ -56,13 +56,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # benchmarks/ and sparktc/ are imported from the checkout
-
 from benchmarks import tables
 from benchmarks.measure import Measured, run_measured
 from sparktc.corpora.synthetic import HIERARCHY_FILE, QRELS_FILE, TEST_FILES, TRAIN_FILE
+
+REPO = Path(__file__).resolve().parents[1]
 
 RCV1_DOCUMENTS = 804_414
 RCV1_TRAIN_DOCUMENTS = 23_149
@@ -525,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                               arguments.peers_size)
     sizes = sorted({size for size, _, _ in plan})
     result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "benchmarks/rcv1_scale.py", *argv]),
+        "command": shlex.join([PYTHON, "-m", "benchmarks.rcv1_scale", *argv]),
         "cwd": os.getcwd(),
         "repository": str(REPO),
         "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create or refresh the project's virtual environment (.venv) with the pinned dependencies of
-# pyproject.toml (runtime and test). sparktc itself is not installed: spark-submit.sh ships it to
-# the executors and the tests import it from the checkout.
+# pyproject.toml (runtime and test), and sparktc itself installed editable (it imports from this
+# checkout, so benchmarks and tests need no path set). spark-submit.sh still ships sparktc to the
+# executors as build/sparktc.zip, which comes first on their path.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv"
@@ -21,4 +22,5 @@ project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 print("\n".join(project["dependencies"] + project["optional-dependencies"]["test"]))
 PY
 "$venv/bin/python" -m pip install --quiet -r "$venv/requirements.txt"
+"$venv/bin/python" -m pip install --quiet --no-deps --editable "$root"
 echo "$want" > "$stamp"

@@ -1,8 +1,9 @@
 """The Reuters-21578 pipeline on a real Spark standalone cluster, submitted as a user would.
 
 A master and two workers (one core, 2 GB each) are started from the pyspark installation, on
-127.0.0.1 only, in an environment where sparktc cannot be imported (no PYTHONPATH, a scratch
-working directory; checked first), so the executors can only run sparktc code that
+127.0.0.1 only, and the executors run an interpreter that cannot import sparktc (the project's
+Python without its site initialization, so the editable install of sparktc is not seen, with
+the installed libraries on its path; checked first), so they can only run sparktc code that
 ``./spark-submit.sh`` ships (build/sparktc.zip through --py-files). The job runs with two
 executors of 1 GB, one per worker, and its tables and metrics must equal those of the suite's
 local-mode run (``reuters21578_run`` in conftest.py).
@@ -103,6 +104,7 @@ class Cluster:
     web_port: int
     environment: dict[str, str]
     scratch: Path  # the daemons' working directory
+    python: Path  # the executors' interpreter
     work_dirs: list[Path]
     logs: list[Path]
 
@@ -113,11 +115,24 @@ class Cluster:
         return "\n".join(tail(log) for log in self.logs)
 
 
+def executor_python(folder: Path) -> Path:
+    """A script in ``folder`` running the project's interpreter without ``site`` (``-S``), so the
+    ``.pth`` file of sparktc's editable install is never read, with the installed libraries
+    (numpy, liblinear, pyspark, ...) on its path: the executors' Python."""
+    libraries = subprocess.run([str(VENV_PYTHON), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    script = folder / "executor-python"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{libraries}" exec {VENV_PYTHON} -S "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
 def test_sparktc_is_not_importable_where_the_cluster_runs(tmp_path: Path) -> None:
     """The precondition of the cluster run: in the daemons' environment and working directory,
-    the project's interpreter cannot import sparktc (it is not installed in .venv)."""
-    probe = subprocess.run([str(VENV_PYTHON), "-c", "import sparktc"], cwd=tmp_path, env=cluster_environment(),
-                           capture_output=True, text=True, timeout=60)
+    the executors' interpreter imports the libraries but not sparktc."""
+    python = executor_python(tmp_path)
+    probe = subprocess.run([str(python), "-c", "import numpy, liblinear, pyspark, pyarrow; import sparktc"],
+                           cwd=tmp_path, env=cluster_environment(), capture_output=True, text=True, timeout=60)
     assert probe.returncode != 0 and "ModuleNotFoundError: No module named 'sparktc'" in probe.stderr, probe.stderr
 
 
@@ -129,7 +144,8 @@ def cluster(tmp_path_factory):
     scratch = base / "cwd"
     scratch.mkdir()
     environment = cluster_environment()
-    probe = subprocess.run([str(VENV_PYTHON), "-c", "import sparktc"], cwd=scratch, env=environment,
+    python = executor_python(base)
+    probe = subprocess.run([str(python), "-c", "import sparktc"], cwd=scratch, env=environment,
                            capture_output=True, text=True, timeout=60)
     assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr, \
         f"sparktc is importable where the workers run, so the cluster run would prove nothing: {probe.stderr}"
@@ -155,7 +171,7 @@ def cluster(tmp_path_factory):
             with open(log, "wb") as handle:
                 started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
                                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
-        the_cluster = Cluster(url, web_port, environment, scratch, work_dirs, logs)
+        the_cluster = Cluster(url, web_port, environment, scratch, python, work_dirs, logs)
         deadline = time.monotonic() + START_TIMEOUT
         alive = 0
         while True:
@@ -185,7 +201,8 @@ def cluster_run(cluster: Cluster, tmp_path_factory):
     """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds)."""
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
     command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
-               "--conf", "spark.driver.host=127.0.0.1", "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
+               "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.pyspark.python={cluster.python}",
+               "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}", "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
     # spark-submit.sh binds to loopback by itself only in local mode; the driver must too.
