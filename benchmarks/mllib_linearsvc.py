@@ -29,6 +29,8 @@ from pyspark.ml.linalg import SparseVector, VectorUDT
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparktc.evaluation.metrics import f1_score
+
 TOOL = "Spark MLlib LinearSVC, one per category"
 C = 1.0  # LIBLINEAR's -c of sparktc's default run
 MAX_ITER = 100
@@ -89,9 +91,8 @@ def test_counts(test: DataFrame, models: dict[str, LinearSVCModel]) -> dict[str,
 
 
 def f1(counts: pd.Series | dict) -> float:
-    """2 TP / (2 TP + FP + FN), 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
-    denominator = 2 * counts["tp"] + counts["fp"] + counts["fn"]
-    return float(2 * counts["tp"] / denominator) if denominator else 1.0
+    """sparktc's F1 of TP, FP, FN, 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
+    return f1_score(counts["tp"], counts["fp"], counts["fn"], zero_division=1.0)
 
 
 def main() -> int:

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from sparktc.apps.pipeline import run as run_stages
 from sparktc.runtime.config import load_config
 from sparktc.runtime.session import build_session
-from sparktc.apps.pipeline import run as run_stages
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = "conf/reuters21578.toml"

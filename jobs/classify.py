@@ -12,12 +12,12 @@ bundle or input, 75 when another run holds the output.
 import argparse
 import sys
 
-from sparktc.apps.cli import fail, run_job
-from sparktc.runtime.config import ConfigError, absolute
+from sparktc.apps.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
+from sparktc.apps.cli import Job, run_job
+from sparktc.filesystem import absolute
+from sparktc.runtime.bundle import load_bundle
 from sparktc.runtime.outputs import check_output
 from sparktc.runtime.session import build_session
-from sparktc.models.bundle import load_bundle
-from sparktc.apps.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
 
 
 def main() -> int:
@@ -30,14 +30,15 @@ def main() -> int:
     parser.add_argument("--top-k", type=int, default=5, help="how many best categories to keep with their scores")
     arguments = parser.parse_args()
     model, documents = absolute(arguments.model), absolute(arguments.input)
-    try:
+
+    def prepare() -> Job:
         check_arguments(arguments.input_format, arguments.format, arguments.top_k)
         output = check_output(arguments.output, {"--model": model, "--input": documents}, "classify")
-    except ConfigError as error:
-        return fail(error)
-    return run_job(output, "classify", lambda: build_session("sparktc-classify", {}),
+        return Job(output, "classify", lambda: build_session("sparktc-classify", {}),
                    lambda spark, held: classify_into(spark, load_bundle(spark, model), documents, held,
                                                      arguments.input_format, arguments.format, arguments.top_k))
+
+    return run_job(prepare)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,12 +11,13 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from sparktc.apps.cli import Job, run_job
+from sparktc.apps.compare import CompareError, compare, format_comparison, write_comparison
+from sparktc.filesystem import absolute
 from sparktc.runtime import storage
-from sparktc.apps.cli import fail, run_job
-from sparktc.runtime.config import ConfigError, absolute, load_section, parse_override
+from sparktc.runtime.config import load_section, parse_override
 from sparktc.runtime.outputs import check_output
 from sparktc.runtime.session import build_session
-from sparktc.apps.compare import CompareError, compare, format_comparison, write_comparison
 
 
 def main() -> int:
@@ -27,14 +28,15 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="evaluate.KEY=VALUE")
     arguments = parser.parse_args()
     run_a, run_b = absolute(arguments.run_a), absolute(arguments.run_b)
-    try:
+
+    def prepare() -> Job:
         for override in arguments.set:
             parse_override(override)
         output = check_output(arguments.output, {"RUN_A": run_a, "RUN_B": run_b}, "compare")
-    except ConfigError as error:
-        return fail(error)
-    return run_job(output, "compare", lambda: build_session("sparktc-compare", {}),
+        return Job(output, "compare", lambda: build_session("sparktc-compare", {}),
                    lambda spark, held: _compare(spark, run_a, run_b, held.output, arguments.set))
+
+    return run_job(prepare)
 
 
 def _compare(spark: SparkSession, run_a: str, run_b: str, output: str, overrides: list[str]) -> None:

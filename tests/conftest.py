@@ -81,8 +81,8 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
     (output directory, each stage's manifest by stage name). tests/test_reuters21578_pipeline.py
     checks it against the published figures, tests/test_cluster.py against a standalone-cluster run."""
-    from sparktc.runtime.config import load_config
     from sparktc.apps.pipeline import run as run_pipeline
+    from sparktc.runtime.config import load_config
 
     config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
     output = str(tmp_path_factory.mktemp("reuters21578"))
@@ -130,9 +130,9 @@ SMALL_CORPUS = ["synthesize.documents=1200", "synthesize.train_documents=400", "
 @pytest.fixture(scope="session")
 def small_corpus(spark, tmp_path_factory) -> Path:
     """A 1,200-document LYRL2004-format corpus (400 training documents) written by the synthesize stage."""
+    from sparktc.apps.pipeline import OWNERS
     from sparktc.runtime.config import load_config
     from sparktc.runtime.outputs import claim
-    from sparktc.apps.pipeline import OWNERS
     from sparktc.runtime.runner import run_stages
     from sparktc.stages.synthesize import synthesize_stage
 

@@ -43,6 +43,9 @@ per format, and per case one malformed record (or file) between well-formed ones
 4. The command line: bad input exits 1 with that message; bad configuration (unknown section or key,
    wrong type or value, missing path, missing --config file, --output inside corpus.path) exits 2
    with a message naming it, before Spark starts (``sparktc.apps.cli.session`` fails the test if called).
+5. How a job ends (without Spark): each kind of user's or environment's error in its one line and exit status
+   (2 refused before Spark starts, 1 at run time, 75 output busy); a bug (a ZeroDivisionError, a plain ValueError)
+   keeps its traceback, and a job process ends in it with exit status 1.
 
 A corrupt gzip stream is one reject for its whole file (line 0: the message names the file, the
 reason the last line read). The records it loses cannot be counted, so the input counted here is
@@ -56,18 +59,30 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
+import textwrap
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
+from conftest import REPO, shared_data
 
 from sparktc.apps import cli
-from sparktc.runtime.config import load_config
+from sparktc.apps.classify import ClassifyError
+from sparktc.apps.compare import CompareError
+from sparktc.apps.pipeline import plan, run
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
 from sparktc.corpora.reuters21578 import parse_sgml
+from sparktc.errors import InputError, SparktcError
+from sparktc.runtime.bundle import BundleError
+from sparktc.runtime.config import ConfigError, load_config
+from sparktc.runtime.outputs import OutputBusyError, OutputError
+from sparktc.runtime.resources import ResourceLimitError
+from sparktc.runtime.runner import MissingInputError
 from sparktc.stages.ingest import (
     JSONL_NAMES,
     LYRL2004_NAMES,
@@ -77,9 +92,6 @@ from sparktc.stages.ingest import (
     permission_denied,
     rejected_line,
 )
-from sparktc.apps.pipeline import plan, run
-
-from conftest import shared_data
 
 Row = tuple[str, int, "str | None", str]  # a reject: (file name, line, doc_id, reason)
 
@@ -835,3 +847,82 @@ def test_output_inside_the_corpus_exits_2_before_spark_starts(tmp_path, capsys, 
     assert capsys.readouterr().err == (f"sparktc: configuration error: --output {out} is inside corpus.path {corpus}; "
                                        "write outputs outside the run's inputs\n")
     assert not out.exists()
+
+
+# --- 5. how a job ends: a user's or the environment's error in one line with its exit status, a bug with its trace ----
+
+
+class NoSession:
+    """Stands in for a Spark session where the work never uses one."""
+
+    stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def ending_of(error: BaseException, output: Path) -> tuple[int, NoSession]:
+    """Run a job whose work raises ``error`` into ``output``: its exit status and its session."""
+    session = NoSession()
+
+    def work(spark, held):
+        raise error
+
+    return cli.run_job(lambda: cli.Job(str(output), "run", lambda: session, work)), session
+
+
+@pytest.mark.parametrize(("error", "status", "line"), [
+    (ConfigError("train.C = 0: expected a number > 0"), 2, "sparktc: configuration error: train.C = 0: expected a number > 0"),
+    (OutputBusyError("--output x is in use by run r"), 75, "sparktc: error: --output x is in use by run r"),
+    (IngestError("1 bad record; the first:\n  a.jsonl:3"), 1, "sparktc: error: 1 bad record; the first:\n  a.jsonl:3"),
+    (BundleError("no model bundle at m"), 1, "sparktc: error: no model bundle at m"),
+    (ResourceLimitError("a Python worker ran out of memory in train"), 1,
+     "sparktc: error: a Python worker ran out of memory in train"),
+    (MissingInputError("train reads vectors"), 1, "sparktc: error: train reads vectors"),
+    (InputError("no training documents"), 1, "sparktc: error: no training documents"),
+    (OSError(28, "No space left on device"), 1, f"sparktc: error: {cli.DISK_FULL}"),
+], ids=["config", "busy", "ingest", "bundle", "resources", "missing_input", "input", "disk_full"])
+def test_a_users_or_the_environments_error_is_its_message_and_exit_status(tmp_path, capsys, error, status, line):
+    ended, session = ending_of(error, tmp_path / "out")
+    assert (ended, capsys.readouterr().err) == (status, line + "\n")
+    assert session.stopped
+
+
+def test_every_error_sparktc_raises_for_its_users_is_a_sparktc_error():
+    kinds = (ConfigError, OutputError, OutputBusyError, ResourceLimitError, IngestError, BundleError, ClassifyError,
+             CompareError, MissingInputError, InputError)
+    assert all(issubclass(kind, SparktcError) for kind in kinds)
+    assert {kind.exit_code for kind in kinds} == {1, 2, 75}
+    assert [kind.__name__ for kind in kinds if kind.exit_code == 2] == ["ConfigError", "OutputError"]
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError("division by zero"), ValueError("a bug's own check"),
+                                   KeyError("column")], ids=["zero_division", "value_error", "key_error"])
+def test_a_bug_keeps_its_traceback_and_the_session_is_stopped(tmp_path, capsys, error):
+    session = NoSession()
+
+    def work(spark, held):
+        raise error
+
+    with pytest.raises(type(error)) as raised:
+        cli.run_job(lambda: cli.Job(str(tmp_path / "out"), "run", lambda: session, work))
+    assert raised.value is error and session.stopped and capsys.readouterr().err == ""
+
+
+def test_a_bug_in_a_job_ends_in_pythons_traceback(tmp_path):
+    """A job whose plan fails with a plain ValueError (a bug, not a user's mistake): the traceback, exit status 1."""
+    program = textwrap.dedent("""
+        import sys
+        from sparktc.apps import cli
+
+        def plan(config, output):
+            raise ValueError("a bug in planning")
+
+        sys.exit(cli.main("job", plan, ["--set", "corpus.format=synthetic", "--output", sys.argv[1]]))
+    """)
+    job = subprocess.run([sys.executable, "-c", program, str(tmp_path / "out")], capture_output=True, text=True,
+                         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert job.returncode == 1
+    assert job.stderr.startswith("Traceback (most recent call last):") and job.stderr.endswith(
+        "ValueError: a bug in planning\n"), job.stderr
+    assert "sparktc: error" not in job.stderr

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
-from sparktc.evaluation.category_sets import category_subsets
-from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
-
 from conftest import shared_data
+
+from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
+from sparktc.evaluation.category_sets import category_subsets
 
 
 def test_flat_reuters_like_table() -> None:

@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import REPO
-from sparktc.runtime.config import load_config
-from sparktc.models.bundle import BundleError, load_bundle
+
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
 from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.runtime.bundle import BundleError, load_bundle
+from sparktc.runtime.config import load_config
 
 
 @pytest.fixture(scope="module")

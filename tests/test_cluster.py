@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-
 from conftest import REPO, reuters21578_overrides
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent

@@ -11,8 +11,10 @@ from typing import get_type_hints
 import pytest
 
 import sparktc.runtime.config
+from sparktc.apps import cli
+from sparktc.corpora.synthetic import SHAPE_LIMITS, SyntheticShape
 from sparktc.runtime.config import SECTIONS, ConfigError, load_config, parse_override
-from sparktc.corpora.synthetic import SyntheticShape
+from sparktc.stages.synthesize import synthesize_stage
 
 REPO = Path(__file__).resolve().parents[1]
 REUTERS = ["corpus.format=reuters21578", f"corpus.path={REPO}"]
@@ -176,11 +178,13 @@ def test_seeds_take_the_32_bit_range() -> None:
          "synthesize.tokens_per_document = 9 is out of range; expected an integer in [10, 5_000]"),
         (["synthesize.chunk_documents=10000001"],
          "synthesize.chunk_documents = 10000001 is out of range; expected an integer in [100, 10_000_000]"),
+        (["synthesize.vocabulary_size=500"],
+         "synthesize.vocabulary_size = 500 is out of range; expected an integer in [1_000, 2_000_000]"),
         (["synthesize.documents=100", "synthesize.train_documents=97"],
          "synthesize.train_documents = 97 must be at most synthesize.documents - 4 = 96, so that each of the 4 test "
          "files gets a document"),
     ],
-    ids=["vocabulary", "tokens", "chunk", "test_documents"],
+    ids=["vocabulary", "tokens", "chunk", "vocabulary_500", "test_documents"],
 )
 def test_synthesize_settings_the_generator_refuses_are_refused_first(overrides: list[str], message: str) -> None:
     """SyntheticShape and synthesize() refused these in the synthesize stage, after Spark had started."""
@@ -196,6 +200,28 @@ def test_synthesize_limits_are_the_generators() -> None:
         settings = load_config(None, ["corpus.format=synthetic", *bounds]).synthesize
         SyntheticShape(documents=settings.documents, train_documents=settings.train_documents, seed=settings.seed,
                        vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document))
+
+
+def test_synthesize_ranges_are_the_generators_one_definition() -> None:
+    """Each shape setting's range in [synthesize] is SHAPE_LIMITS's (the seed's, every seed's range, lies within it)."""
+    for key in ("documents", "train_documents", "vocabulary_size", "tokens_per_document"):
+        _, low, high = SHAPE_LIMITS[key]
+        for value in (int(low) - 1, int(high) + 1):
+            assert refused(["corpus.format=synthetic", f"synthesize.{key}={value}"]) == (
+                f"synthesize.{key} = {value} is out of range; expected an integer in [{int(low):_}, {int(high):_}]")
+    _, low, high = SHAPE_LIMITS["seed"]
+    assert low == 0 and high >= 2**32 - 1
+
+
+def test_a_synthetic_vocabulary_too_small_stops_the_job_before_spark_starts(tmp_path, monkeypatch, capsys) -> None:
+    """Exit 2 and the key named, as for every setting, not a failure inside the synthesize stage."""
+    monkeypatch.setattr(cli, "session", lambda config: pytest.fail("Spark was started for a refused configuration"))
+    output = tmp_path / "out"
+    argv = ["--set", "corpus.format=synthetic", "--set", "synthesize.vocabulary_size=500", "--output", str(output)]
+    assert cli.main("synthesize", lambda config, out: [(synthesize_stage(), config)], argv) == 2
+    assert capsys.readouterr().err == ("sparktc: configuration error: synthesize.vocabulary_size = 500 is out of range; "
+                                       "expected an integer in [1_000, 2_000_000]\n")
+    assert not output.exists()
 
 
 def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,15 +35,15 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import REPO, invented_words
 from pyspark.sql import functions as F
 from scipy import sparse
 from sklearn.metrics import hamming_loss, jaccard_score, multilabel_confusion_matrix, precision_recall_fscore_support
 
-from sparktc.evaluation import significance
-from sparktc.runtime.config import load_config
 from sparktc.apps.compare import CompareError, compare, decision_counts, format_comparison
 from sparktc.apps.pipeline import run as run_stages
-from conftest import REPO, invented_words
+from sparktc.evaluation import significance
+from sparktc.runtime.config import load_config
 
 # --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------
 

@@ -37,17 +37,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chispa import assert_df_equality
-
 from conftest import REPO, invented_words
+
 from sparktc.apps import cli
-from sparktc.runtime import manifest
-from sparktc.runtime.config import load_config
-from sparktc.runtime.faults import DRIVER_SETTING, SETTING
-from sparktc.runtime.outputs import BUSY_EXIT, LOCK, OutputError
-from sparktc.models.bundle import load_bundle
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import plan
 from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.runtime import manifest
+from sparktc.runtime.bundle import load_bundle
+from sparktc.runtime.config import load_config
+from sparktc.runtime.faults import DRIVER_SETTING, SETTING
+from sparktc.runtime.outputs import BUSY_EXIT, LOCK, OutputError
 from sparktc.runtime.runner import damage, read_manifest
 
 STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]

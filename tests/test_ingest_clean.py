@@ -6,8 +6,8 @@ from __future__ import annotations
 from chispa import assert_df_equality
 
 from sparktc.runtime.config import load_config
-from sparktc.stages import ingest as ingest_stage
 from sparktc.runtime.runner import Tables
+from sparktc.stages import ingest as ingest_stage
 
 
 def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus, tmp_path, monkeypatch):

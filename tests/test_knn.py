@@ -5,9 +5,33 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.neighbors import NearestNeighbors
 
-from sparktc.models.knn import DEFAULT_K, knn_scores, knn_scores_from_neighbours, knn_topk
+from sparktc.models.knn import DEFAULT_BLOCK_BYTES, DEFAULT_K, knn_scores_from_neighbours, knn_topk
+from sparktc.validation import check_matrix
+
+
+def knn_scores(
+    X_query: sp.spmatrix | sp.sparray,
+    X_train: sp.spmatrix | sp.sparray,
+    Y_train: sp.spmatrix | sp.sparray | NDArray[np.bool_],
+    k: int = DEFAULT_K,
+    exclude_self: NDArray[np.integer] | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> NDArray[np.float64]:
+    """kNN scores, shape (n_query, n_categories): :func:`knn_topk` then :func:`knn_scores_from_neighbours`.
+
+    ``Y_train`` (n_train x n_categories, scipy sparse or bool array) marks each training
+    document's categories; the other parameters are :func:`knn_topk`'s.
+    """
+    n_train = check_matrix("X_train", X_train).shape[0]
+    if np.shape(Y_train)[0] != n_train:
+        raise ValueError(
+            f"Y_train must have one row per training document ({n_train}); got shape {np.shape(Y_train)}"
+        )
+    indices, similarities = knn_topk(X_query, X_train, k, exclude_self, block_bytes)
+    return knn_scores_from_neighbours(indices, similarities, Y_train)
 
 
 def _unit_rows(X: sp.csr_matrix) -> sp.csr_matrix:

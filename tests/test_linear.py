@@ -8,10 +8,27 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from liblinear import liblinear, liblinearutil
+from numpy.typing import NDArray
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
-from sparktc.models.linear import SOLVERS, BinaryProblems, decision_function
+from sparktc.models.linear import SOLVERS, BinaryProblems
+
+
+def decision_function(
+    X: sp.spmatrix | sp.sparray | NDArray[np.float64],
+    w: NDArray[np.float64],
+    b: float,
+) -> NDArray[np.float64]:
+    """Decision values X w + b, one per row of X (positive means assigned; REFERENCE.md section 5)."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a 1-D weight vector; got ndim={w.ndim}")
+    if X.ndim != 2 or X.shape[1] != w.shape[0]:
+        raise ValueError(
+            f"X must be 2-D with one column per weight ({w.shape[0]}); got shape {X.shape}"
+        )
+    return np.asarray(X @ w, dtype=np.float64).ravel() + float(b)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import invented_words, lyrl2004_fixture
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import read_lines, read_records
@@ -19,8 +20,6 @@ from sparktc.corpora.lyrl2004_columnar import (
     read_token_file,
 )
 from sparktc.corpora.records import RECORD_SCHEMA, record_batches
-
-from conftest import invented_words, lyrl2004_fixture
 
 
 def line_tokens(content: bytes, source: str, split: str = "test") -> pa.Table:

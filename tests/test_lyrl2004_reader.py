@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import lyrl2004_fixture
 
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import (
@@ -13,15 +14,13 @@ from sparktc.corpora.lyrl2004 import (
     TEST_FILES,
     TRAIN_FILE,
     Assignment,
+    load_topic_names,
     parse_hierarchy,
     parse_qrels,
     parse_token_file,
-    load_topic_names,
     split_of,
 )
 from sparktc.corpora.records import Document, Reject
-
-from conftest import lyrl2004_fixture
 
 RCV1 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rcv1"
 SRC = "mem.dat"

@@ -11,7 +11,8 @@ ingest -> tokenize -> weight -> rank once; then, each on its own copy of that ou
   training scores;
 * LIBLINEAR with SCutFBR and a small C search: the choices recorded per category;
 * RCut (k = 2) and PCut: the LIBLINEAR models' predictions redone (evaluate's ``predict`` on copies
-  of that run) with those strategies, which only act at prediction time.
+  of that run) with those strategies, which only act at prediction time;
+* what ``metrics.json`` and ``report.md`` state of each run's method, thresholding and search space.
 
 The training counts are chosen so that two categories have train_share * n_test exactly x.5 (the
 rounding case of PCut). The runs happen once per module; the tests only read their tables.
@@ -27,16 +28,15 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import brute_force_scut, f1_of, invented_words
 from pyspark.sql import functions as F
 from scipy import sparse
 
-from sparktc.runtime.config import load_config
-from sparktc.stages.evaluate import predict
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.runtime.runner import Tables
 from sparktc.models.thresholds import balanced_folds, pcut_thresholds
-
-from conftest import brute_force_scut, f1_of, invented_words
+from sparktc.runtime.config import load_config
+from sparktc.runtime.runner import Tables
+from sparktc.stages.evaluate import predict
 
 CATEGORIES = ["acq", "crude", "earn", "grain", "trade"]
 N_TRAIN, N_TEST = 160, 40
@@ -263,7 +263,7 @@ def test_pcut_assigns_the_training_share_of_the_test_documents(runs):
         else:
             assert assigned.sum() <= wanted, c
     # category: (train_share * n_test, round half up, documents assigned). sparktc.models.thresholds.pcut_thresholds
-    # rounds half up as documented; the evaluate stage's _pcut_thresholds uses np.rint (half to even).
+    # and the evaluate stage's pcut_thresholds_of_documents both round half up (pcut_counts).
     assert wrong == {}
     share = np.array([TRAIN_POSITIVES[c] / N_TRAIN for c in CATEGORIES])
     np.testing.assert_array_equal(runs.pcut.P, scores > pcut_thresholds(scores, share))
@@ -284,3 +284,26 @@ def test_svm_scutfbr_records_its_choices_and_tunes_thresholds(runs):
     assert any(runs.svm.models[c].threshold != 0 for c in CATEGORIES)
     scores = linear_scores(runs, runs.svm)
     np.testing.assert_array_equal(runs.svm.P, scores > runs.svm.thresholds)
+
+
+def test_metrics_and_report_state_the_method_thresholding_and_search_space(runs):
+    """The Rocchio + SCut run's records say Rocchio and SCut, never LIBLINEAR's solver nor a threshold of 0."""
+    metrics = json.loads(Path(runs.rocchio.output, "metrics.json").read_text())
+    assert metrics["method"] == {"name": "rocchio", "rocchio_beta": 16.0, "rocchio_gamma": 4.0}
+    assert metrics["thresholding"] == {"name": "scut", "folds": FOLDS, "seed": SEED}
+    assert metrics["search_space"] == {}
+    report = Path(runs.rocchio.output, "report.md").read_text()
+    settings = report[report.index("## Settings"):]
+    assert ("- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta `16.0`, gamma `4.0`"
+            in settings)
+    assert "- Thresholding: `scut`, per-category thresholds by SCut over `5`-fold cross-validation" in settings
+    assert "- Search space ([tune]): none" in settings
+    assert "Solver" not in report and "l2r_l2loss_svc_dual" not in report and "Decision threshold" not in report
+    knn = json.loads(Path(runs.knn.output, "metrics.json").read_text())
+    assert (knn["method"], knn["thresholding"]["name"]) == ({"name": "knn", "knn_k": KNN_K}, "scut")
+    svm = json.loads(Path(runs.svm.output, "metrics.json").read_text())
+    assert svm["method"]["name"] == "liblinear" and svm["method"]["C"] == [0.5, 2.0]
+    assert svm["thresholding"] == {"name": "scutfbr", "fbr": [0.1, 0.5], "folds": FOLDS, "seed": SEED}
+    assert svm["search_space"] == {"C": [0.5, 2.0], "fbr": [0.1, 0.5], "folds": FOLDS, "seed": SEED}
+    assert "- Search space ([tune], chosen per category by `5`-fold cross-validation, seed `0`): C `[0.5, 2.0]`, " \
+        "fbr `[0.1, 0.5]`" in Path(runs.svm.output, "report.md").read_text()

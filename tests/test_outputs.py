@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, OutputBusyError, OutputError, check_output, claim
 
 

@@ -1,5 +1,5 @@
-"""Work done part by part (sparktc.runtime.parts): the files a task writes, what a failed attempt leaves,
-and how a task's error reaches the driver."""
+"""Work done part by part (sparktc.runtime.parts): the files a task writes, how a task reads one back, what a
+failed attempt leaves, and how a task's error reaches the driver."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark import TaskContext
 
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, remove_unfinished, write_parts
 from sparktc.stages.ingest import IngestError
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, remove_unfinished, write_parts
 
 SCHEMA = pa.schema([("n", pa.int64())])
 
@@ -19,6 +19,16 @@ SCHEMA = pa.schema([("n", pa.int64())])
 def batches(total: int, size: int) -> list[pa.RecordBatch]:
     return [pa.record_batch([pa.array(range(start, min(start + size, total)))], schema=SCHEMA)
             for start in range(0, total, size)]
+
+
+def test_a_file_is_read_back_in_batches_of_the_columns_asked(tmp_path):
+    table = pa.table({"n": range(10), "m": [str(i) for i in range(10)]})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=4)
+    for path in (str(tmp_path / "t.parquet"), f"file:{tmp_path}/t.parquet"):
+        read = list(read_batches(path, ["m"], batch_size=3))
+        assert [len(batch) for batch in read] == [3, 3, 3, 1]
+        assert pa.Table.from_batches(read) == table.select(["m"])
+    assert sum(len(batch) for batch in read_batches(str(tmp_path / "t.parquet"), ["n", "m"])) == 10
 
 
 def test_a_part_is_cut_into_files_and_row_groups_of_the_sizes_asked(tmp_path):

@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.stats import chi2_contingency
 
+from sparktc.features.term_selection import chi2, contingency_2x2
 from sparktc.runtime.config import load_config
+from sparktc.runtime.runner import Tables
 from sparktc.stages import rank as rank_stage
 from sparktc.stages.rank import add_counts, count_file, rank, term_category_counts
-from sparktc.runtime.runner import Tables
-from sparktc.features.term_selection import chi2, contingency_2x2
 
 CATEGORIES = ["C15", "ECAT", "GCAT", "M14"]  # sorted, as the categories table orders them
 TERMS = ["bond", "goal", "oil", "price", "share", "vote"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference import hits_from_rankings
 from sklearn.metrics import ndcg_score
 
-from sparktc.evaluation.ranking import DEFAULT_KS, hits_from_rankings, ranking_measures
+from sparktc.evaluation.ranking import DEFAULT_KS, ranking_measures
 
 L1, L2, L3 = 1.0, 1 / np.log2(3), 1 / np.log2(4)  # discounts of ranks 1, 2, 3
 

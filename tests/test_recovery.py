@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from sparktc.runtime.config import load_config
-from sparktc.runtime.outputs import claim
-from sparktc.runtime.faults import SETTING as FAULT
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.runtime.config import load_config
+from sparktc.runtime.faults import SETTING as FAULT
+from sparktc.runtime.outputs import claim
 from sparktc.runtime.resources import (
     ResourceLimitError,
     check_training_memory,

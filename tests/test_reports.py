@@ -21,6 +21,7 @@ from sparktc.evaluation.report import (
     plot_f1_by_training_frequency,
     report_markdown,
 )
+from sparktc.models.decision import decision_record
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CONVENTION = "P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 (LYRL2004, Debole & Sebastiani)"
@@ -57,9 +58,15 @@ def table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def with_decision_record(metrics: dict) -> dict:
+    """``metrics`` with the decision rule its settings describe, as the evaluate stage records it."""
+    settings = metrics["settings"]
+    return {**metrics, **decision_record(settings["train"], settings.get("tune", {}))}
+
+
 @pytest.fixture
 def metrics() -> dict:
-    return {
+    return with_decision_record({
         "micro_precision": 0.81234, "micro_recall": 0.7, "micro_f1": 0.75123, "micro_fallout": 0.0123,
         "micro_overlap": 0.6, "micro_error": 0.02, "micro_accuracy": 0.98,
         "macro_precision": 0.66, "macro_recall": 0.55, "macro_f1": 0.58766, "macro_fallout": 0.01,
@@ -88,7 +95,7 @@ def metrics() -> dict:
             "tokenize": {"stop_list": "", "stemmer": "porter"},
             "corpus": {"format": "lyrl2004", "path": "/data/rcv1"},
         },
-    }
+    })
 
 
 # ------------------------------------------------------------------------------------- CSV
@@ -169,8 +176,33 @@ def test_markdown_has_convention_measures_sets_bands_ranking_categories(metrics,
         assert expected in text
 
 
+def test_markdown_states_the_method_thresholding_and_search_space_of_the_run(metrics, table):
+    """Rocchio + SCut: its beta, gamma and folds, never LIBLINEAR's solver nor a fixed threshold."""
+    metrics["settings"]["train"] = {"method": "rocchio", "solver": "l2r_l2loss_svc_dual", "C": 1.0, "threshold": 0.0,
+                                    "thresholding": "scut", "folds": 5, "seed": 0, "fbr": 0.1,
+                                    "rocchio_beta": 16.0, "rocchio_gamma": 4.0}
+    metrics["settings"]["tune"] = {"C": [], "terms": [100, 0], "fbr": []}
+    lines = report_markdown(with_decision_record(metrics), table).splitlines()
+    settings = lines[lines.index("## Settings"):]
+    assert "- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta `16.0`, gamma `4.0`" \
+        in settings
+    assert ("- Thresholding: `scut`, per-category thresholds by SCut over `5`-fold cross-validation on the training "
+            "documents (seed `0`)") in settings
+    assert ("- Search space ([tune], chosen per category by `5`-fold cross-validation, seed `0`): terms `[100, 0]`"
+            in settings)
+    text = "\n".join(settings)
+    assert "Solver" not in text and "l2r_l2loss_svc_dual" not in text and "threshold: `0.0`" not in text
+    metrics["settings"]["train"].update(method="knn", knn_k=45, thresholding="rcut", rcut_k=2)
+    metrics["settings"]["tune"] = {}
+    text = report_markdown(with_decision_record(metrics), table)
+    assert "- Method: `knn`, the summed similarities of the k = `45` nearest training documents" in text
+    assert "- Thresholding: `rcut`, the `2` best categories of each document" in text
+    assert "- Search space ([tune]): none" in text
+
+
 def test_markdown_without_optional_sections(metrics, table):
-    for key in ("averages", "bands", "ranking", "macro_star_f1", "micro_fallout", "settings"):
+    for key in ("averages", "bands", "ranking", "macro_star_f1", "micro_fallout", "settings", "method",
+                "thresholding", "search_space"):
         metrics.pop(key)
     text = report_markdown(metrics, table)
     assert "0/0 convention" in text and CONVENTION in text

@@ -13,12 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO, shared_data
 from pyspark.sql import functions as F
 
-from sparktc.runtime.config import load_config
 from sparktc.apps.pipeline import run as run_pipeline
-
-from conftest import REPO, shared_data
+from sparktc.runtime.config import load_config
 
 
 @pytest.fixture(scope="module")

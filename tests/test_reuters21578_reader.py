@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import gzip
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from sparktc.corpora.files import read_lines
-from sparktc.corpora.reuters21578 import CATEGORY_SETS, category_set, count_positives, parse_sgml
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.reuters21578 import CATEGORY_SETS, category_set, parse_sgml
 
 REUTERS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reuters21578"
 
 HEAD = b'<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
+
+
+def count_positives(documents: Iterable[Document], split: str) -> Counter[str]:
+    """Number of documents of ``split`` (``"train"``/``"test"``) having each category (positives)."""
+    counts: Counter[str] = Counter()
+    for document in documents:
+        if document.split == split:
+            counts.update(set(document.labels))
+    return counts
 
 
 def parse(data: bytes, source: str = "reut2-test.sgm") -> list[Document | Reject]:
@@ -261,6 +271,7 @@ def test_aptemod_filter(documents: list[Document]) -> None:
 
 def test_topic_names_from_the_category_descriptions() -> None:
     from conftest import shared_data
+
     from sparktc.corpora.reuters21578 import topic_names
 
     names = topic_names(shared_data("reuters21578", "cat-descriptions_120396.txt").read_text())

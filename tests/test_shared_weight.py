@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-
-from sparktc.runtime.config import ConfigError, load_config
-from sparktc.models.tuning import f1, shared_weight
-
 from conftest import REPO
+
+from sparktc.evaluation.metrics import f1_score
+from sparktc.models.tuning import ZERO_DIVISION, shared_weight
+from sparktc.runtime.config import ConfigError, load_config
 
 
 def row(weight: float, tp: int, fp: int, fn: int) -> dict:
-    return {"positive_weight": weight, "tp": tp, "fp": fp, "fn": fn, "cv_f1": f1({"tp": tp, "fp": fp, "fn": fn})}
+    return {"positive_weight": weight, "tp": tp, "fp": fp, "fn": fn, "cv_f1": f1_score(tp, fp, fn, ZERO_DIVISION)}
 
 
 def test_micro_f1_sums_counts_over_categories() -> None:

@@ -245,7 +245,7 @@ def test_result_is_frozen():
         "name", "n", "statistic", "p_value_a_better", "p_value_b_better", "symbol",
     ]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        got.symbol = ">"  # type: ignore[misc]
+        got.symbol = ">"
 
 
 def test_inputs_are_validated():

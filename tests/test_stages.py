@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chispa import assert_df_equality
+from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
 from pyspark.sql import functions as F
 from scipy import sparse
 from scipy.stats import chi2_contingency
@@ -29,13 +30,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics import f1_score, multilabel_confusion_matrix
 from sklearn.svm import LinearSVC
 
-from sparktc.runtime.config import load_config
-from sparktc.stages.ingest import IngestError
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
+from sparktc.stages.ingest import IngestError
 from sparktc.stages.weight import weight
-from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
-
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
 

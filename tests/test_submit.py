@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
-
 from conftest import REPO
 
 STAGES = ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -11,24 +12,24 @@ from conftest import shared_data
 
 from sparktc.corpora.lyrl2004 import parse_hierarchy, parse_qrels, parse_token_file
 from sparktc.corpora.records import Reject
-from sparktc.stages.synthesize import TMP_DIR, synthesize
 from sparktc.corpora.synthetic import (
     BLOCK_DOCUMENTS,
     HIERARCHY_FILE,
+    LINE_WIDTH,
     QRELS_FILE,
     RCV1_TEST_PARTS,
     TEST_FILES,
     TRAIN_FILE,
+    Batch,
     SyntheticModel,
     SyntheticShape,
     format_batch,
     format_hierarchy,
-    format_record,
     generate_documents,
     generate_hierarchy,
-    iter_batch,
     parse_hierarchy_text,
 )
+from sparktc.stages.synthesize import TMP_DIR, synthesize
 
 SMALL = SyntheticShape(documents=3000, train_documents=300, vocabulary_size=2000, seed=7)
 TOKEN_FILES = (TRAIN_FILE, *TEST_FILES)
@@ -156,6 +157,29 @@ def test_generated_hierarchy_shape():
     # same line layout as the real file
     real = Path(_hier_path()).read_text()
     assert format_hierarchy(parse_hierarchy_text(real)) == real
+
+
+def iter_batch(model: SyntheticModel, batch: Batch) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
+    vocab, codes = model.vocabulary, model.tree.codes
+    for i in range(len(batch)):
+        toks = batch.tokens[batch.offsets[i]:batch.offsets[i + 1]].tolist()
+        labels = tuple(codes[j] for j in np.flatnonzero(batch.labels[i]))
+        yield int(batch.doc_ids[i]), [vocab[t] for t in toks], labels
+
+
+def format_record(doc_id: int, tokens: Sequence[str], width: int = LINE_WIDTH) -> str:
+    """One LYRL2004 record: ``.I id``, ``.W``, the tokens wrapped greedily to ``width``, a blank line."""
+    lines, line = [], ""
+    for t in tokens:
+        if line and len(line) + 1 + len(t) > width:
+            lines.append(line)
+            line = t
+        else:
+            line = f"{line} {t}" if line else t
+    if line:
+        lines.append(line)
+    body = "".join(x + "\n" for x in lines)
+    return f".I {doc_id}\n.W\n{body}\n"
 
 
 def test_vectorised_formatting_matches_format_record():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from unittest import mock
 
-from sparktc.features.text import Analyzer, parse_stop_list, tokenize
-
 from conftest import shared_data
+
+from sparktc.features.text import Analyzer, parse_stop_list, tokenize
 
 
 def test_tokenize_recipe() -> None:

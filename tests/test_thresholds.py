@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
+from conftest import brute_force_scut, f1_of
+from numpy.typing import ArrayLike
 
 from sparktc.models.thresholds import (
     balanced_folds,
@@ -11,10 +15,16 @@ from sparktc.models.thresholds import (
     pcut_thresholds,
     rcut,
     scut,
-    scut_fbr,
 )
 
-from conftest import brute_force_scut, f1_of
+
+def scut_fbr(fold_scores: Sequence[ArrayLike], fold_y: Sequence[ArrayLike], fbr: float) -> float:
+    """SCutFBR.1 (LYRL2004): the mean over the folds of :func:`fold_thresholds`.
+
+    t = (1/k) sum_f t_f, with t_f the fold's SCut threshold, or max(s_f) when the fold's best
+    F1 < ``fbr``. With ``fbr = 0`` this is the mean of the per-fold SCut thresholds.
+    """
+    return float(np.mean(fold_thresholds(fold_scores, fold_y, fbr)))
 
 
 @pytest.mark.parametrize("seed", range(80))

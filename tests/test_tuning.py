@@ -11,27 +11,37 @@ Pure numpy/scipy, no Spark. Everything is recomputed here independently of spark
   best F1 is below fbr falls back to its top validation score;
 * Rocchio through ``fit_category`` against beta * mean(positives) - gamma * mean(negatives);
 * tune.terms: the weights live on the top-k terms of the given order only;
-* ``knn_threshold`` with fixed thresholding.
+* ``knn_threshold`` with fixed thresholding;
+* the decision rule's dispatch (stored thresholds, RCut, PCut) and the record reports state of it.
+
+The method, thresholding and [train] values come as the run's decision rule (:mod:`sparktc.models.decision`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from conftest import brute_force_scut, f1_of
 from scipy import sparse
 from sklearn.svm import LinearSVC
 
-from sparktc.runtime.config import TrainConfig, TuneConfig
+from sparktc.models.decision import DecisionRule, decision_record
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
-
-from conftest import brute_force_scut, f1_of
+from sparktc.runtime.config import TrainConfig, TuneConfig
 
 SOLVER = "l2r_l2loss_svc_dual"
 N_DOCS, N_FEATURES = 300, 200
 
 
 # --- independent helpers ------------------------------------------------------------------------
+
+
+def rule(**train) -> DecisionRule:
+    """The decision rule of a [train] section with these settings."""
+    return TrainConfig(**train).decision_rule()
 
 
 def cv_threshold_and_f1(scores: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int, fbr: float = 0.0):
@@ -100,23 +110,23 @@ def problem():
 
 
 def test_candidates_are_the_product_of_the_tune_lists_in_order():
-    train = TrainConfig(C=3.0, positive_weight=2.0, fbr=0.3)
+    train = rule(C=3.0, positive_weight=2.0, fbr=0.3)
     tune = TuneConfig(C=[1, 0.5], solver=["l2r_lr", SOLVER], terms=[10, 0])
     expected = [Candidate(solver, C, 2.0, terms, 0.3)
                 for solver in ("l2r_lr", SOLVER) for C in (1.0, 0.5) for terms in (10, 0)]
     got = candidates(train, tune, terms=99)
     assert got == expected
     assert all(isinstance(c.C, float) and isinstance(c.positive_weight, float) for c in got)
-    assert needs_cross_validation(TrainConfig(thresholding="fixed"), got)
+    assert needs_cross_validation(rule(thresholding="fixed"), got)
 
 
 def test_candidates_default_to_the_train_values_when_the_lists_are_empty():
-    train = TrainConfig(solver="l2r_lr", C=0.25, positive_weight=4.0, fbr=0.6)
+    train = rule(solver="l2r_lr", C=0.25, positive_weight=4.0, fbr=0.6)
     assert candidates(train, TuneConfig(), terms=17) == [Candidate("l2r_lr", 0.25, 4.0, 17, 0.6)]
     assert candidates(train, TuneConfig(positive_weight=[1, 8], fbr=[0.1, 0.2]), terms=0) == [
         Candidate("l2r_lr", 0.25, w, 0, f) for w in (1.0, 8.0) for f in (0.1, 0.2)]
-    assert not needs_cross_validation(TrainConfig(thresholding="fixed"), candidates(train, TuneConfig(), 0))
-    assert needs_cross_validation(TrainConfig(thresholding="scut"), candidates(train, TuneConfig(), 0))
+    assert not needs_cross_validation(rule(thresholding="fixed"), candidates(train, TuneConfig(), 0))
+    assert needs_cross_validation(rule(thresholding="scut"), candidates(train, TuneConfig(), 0))
 
 
 # --- fit_category with SCut against scikit-learn ----------------------------------------------------
@@ -132,8 +142,8 @@ def sklearn_cross_validation(X, y, folds, C, positive_weight, k=5):
 
 def test_fit_category_scut_threshold_and_cv_f1_equal_sklearn_folds_and_brute_force_scut(problem):
     X, y = problem
-    train = TrainConfig(thresholding="scut")
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), "liblinear", train)
+    train = rule(thresholding="scut")
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), train)
     folds = balanced_folds(y, train.folds, train.seed)
     scores = sklearn_cross_validation(X, y, folds, 1.0, 1.0)
     threshold, cv_f1, per_fold = cv_threshold_and_f1(scores, y, folds, train.folds)
@@ -153,10 +163,10 @@ def test_fit_category_scut_threshold_and_cv_f1_equal_sklearn_folds_and_brute_for
 
 def test_fit_category_search_chooses_the_best_cv_f1_and_retrains_it_on_everything(problem):
     X, y = problem
-    train = TrainConfig(thresholding="scut")
+    train = rule(thresholding="scut")
     tune = TuneConfig(C=[0.1, 1, 10], positive_weight=[1, 3])
     space = candidates(train, tune, 0)
-    model = fit_category(X, y, np.arange(N_FEATURES), space, "liblinear", train)
+    model = fit_category(X, y, np.arange(N_FEATURES), space, train)
     assert [candidate_of(s) for s in model.searched] == [
         {"solver": c.solver, "C": c.C, "positive_weight": c.positive_weight, "terms": c.terms, "fbr": c.fbr}
         for c in space]
@@ -184,7 +194,7 @@ def test_fit_category_search_chooses_the_best_cv_f1_and_retrains_it_on_everythin
 def test_scutfbr_a_fold_below_fbr_falls_back_to_its_top_score():
     # Few positives and much noise: the folds' best F1 differ widely.
     X, y = planted_problem(seed=11, noise=3.0, positives=0.08)
-    train = TrainConfig(method="rocchio", thresholding="scutfbr")
+    train = rule(method="rocchio", thresholding="scutfbr")
     folds = balanced_folds(y, train.folds, train.seed)
     scores = np.empty(N_DOCS)
     for f in range(train.folds):
@@ -194,7 +204,7 @@ def test_scutfbr_a_fold_below_fbr_falls_back_to_its_top_score():
     fbr = float(np.median(best_f1))
     assert (best_f1 < fbr).any() and (best_f1 >= fbr).any(), best_f1  # the case is constructed: both happen
     tune = TuneConfig(fbr=[0.0, fbr])
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, tune, 0), "rocchio", train)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, tune, 0), train)
     for searched, value in zip(model.searched, (0.0, fbr)):
         threshold, cv_f1, per_fold, counts = cv_details(scores, y, folds, train.folds, fbr=value)
         assert searched["fbr"] == value
@@ -222,7 +232,7 @@ def test_scutfbr_constructed_fold_with_no_separable_positive_uses_its_top_score(
     rng = np.random.default_rng(3)
     value = rng.uniform(0.1, 1.0, size=n)
     X = sparse.csr_matrix(np.column_stack([np.eye(n), value]))
-    train = TrainConfig(method="rocchio", thresholding="scutfbr", folds=5, fbr=1.0)
+    train = rule(method="rocchio", thresholding="scutfbr", folds=5, fbr=1.0)
     folds = balanced_folds(y, 5, 0)
     scores = np.empty(n)
     for f in range(5):
@@ -235,7 +245,7 @@ def test_scutfbr_constructed_fold_with_no_separable_positive_uses_its_top_score(
         t, best = brute_force_scut(scores[held], y[held])
         expected_per_fold.append(t if best >= 1.0 else scores[held].max())
     assert any(brute_force_scut(scores[folds == f], y[folds == f])[1] < 1.0 for f in range(5))
-    model = fit_category(X, y, np.arange(n + 1), candidates(train, TuneConfig(), 0), "rocchio", train)
+    model = fit_category(X, y, np.arange(n + 1), candidates(train, TuneConfig(), 0), train)
     assert model.threshold == pytest.approx(np.mean(expected_per_fold), abs=1e-12)
 
 
@@ -244,13 +254,13 @@ def test_scutfbr_constructed_fold_with_no_separable_positive_uses_its_top_score(
 
 def test_rocchio_through_fit_category_is_the_centroid_formula(problem):
     X, y = problem
-    train = TrainConfig(method="rocchio", rocchio_beta=16.0, rocchio_gamma=4.0, threshold=0.25)
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), "rocchio", train)
+    train = rule(method="rocchio", rocchio_beta=16.0, rocchio_gamma=4.0, threshold=0.25)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), train)
     np.testing.assert_allclose(model.weights, rocchio_formula(X, y, 16.0, 4.0), rtol=1e-12, atol=1e-12)
     assert model.bias == 0.0
     assert model.threshold == 0.25 and model.cv_f1 is None and model.searched == []
-    other = TrainConfig(method="rocchio", rocchio_beta=2.0, rocchio_gamma=0.5)
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(other, TuneConfig(), 0), "rocchio", other)
+    other = rule(method="rocchio", rocchio_beta=2.0, rocchio_gamma=0.5)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(other, TuneConfig(), 0), other)
     np.testing.assert_allclose(model.weights, rocchio_formula(X, y, 2.0, 0.5), rtol=1e-12, atol=1e-12)
 
 
@@ -260,16 +270,16 @@ def test_terms_keep_the_weights_on_the_top_k_terms_of_the_order(problem):
     order = np.random.default_rng(2).permutation(N_FEATURES)
     top = np.sort(order[:k])
     outside = np.setdiff1d(np.arange(N_FEATURES), top)
-    train = TrainConfig()
-    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[k]), 0), "liblinear", train)
+    train = rule()
+    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[k]), 0), train)
     assert model.choice.terms == k
     assert len(model.weights) == N_FEATURES
     assert not np.any(model.weights[outside])
     assert np.count_nonzero(model.weights[top]) > k // 2
     final = sklearn_svm(X[:, top], y, 1.0, 1.0).decision_function(X[:, top])
     np.testing.assert_allclose(X @ model.weights + model.bias, final, rtol=0, atol=1e-3)
-    rocchio_train = TrainConfig(method="rocchio")
-    model = fit_category(X, y, order, candidates(rocchio_train, TuneConfig(terms=[k]), 0), "rocchio", rocchio_train)
+    rocchio_train = rule(method="rocchio")
+    model = fit_category(X, y, order, candidates(rocchio_train, TuneConfig(terms=[k]), 0), rocchio_train)
     expected = np.zeros(N_FEATURES)
     expected[top] = rocchio_formula(X[:, top], y, 16.0, 4.0)
     np.testing.assert_allclose(model.weights, expected, rtol=1e-12, atol=1e-12)
@@ -278,8 +288,8 @@ def test_terms_keep_the_weights_on_the_top_k_terms_of_the_order(problem):
 def test_terms_searched_by_cross_validation_use_the_chosen_terms_only(problem):
     X, y = problem
     order = np.random.default_rng(4).permutation(N_FEATURES)
-    train = TrainConfig(thresholding="scut")
-    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[20, 0]), 0), "liblinear", train)
+    train = rule(thresholding="scut")
+    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[20, 0]), 0), train)
     assert [s["terms"] for s in model.searched] == [20, 0]
     assert model.choice.terms == (20, 0)[int(np.argmax([s["cv_f1"] for s in model.searched]))]
     if model.choice.terms:
@@ -289,17 +299,68 @@ def test_terms_searched_by_cross_validation_use_the_chosen_terms_only(problem):
 def test_knn_threshold_fixed_returns_the_train_threshold_and_no_cv_f1():
     scores = np.array([0.0, 0.4, 1.2, 0.9, 0.1, 2.0])
     y = np.array([False, True, True, False, False, True])
-    assert knn_threshold(scores, y, TrainConfig(method="knn", thresholding="fixed", threshold=0.7)) == (0.7, None)
+    assert knn_threshold(scores, y, rule(method="knn", thresholding="fixed", threshold=0.7)) == (0.7, None)
     for thresholding in ("pcut", "rcut"):
-        assert knn_threshold(scores, y, TrainConfig(method="knn", thresholding=thresholding)) == (0.0, None)
+        assert knn_threshold(scores, y, rule(method="knn", thresholding=thresholding)) == (0.0, None)
 
 
 def test_knn_threshold_scut_is_the_mean_of_brute_force_fold_thresholds():
     rng = np.random.default_rng(9)
     scores = np.round(rng.uniform(0, 3, size=60), 2)
     y = scores + rng.normal(scale=0.8, size=60) > 2.0
-    train = TrainConfig(method="knn", thresholding="scut", folds=4, seed=3)
+    train = rule(method="knn", thresholding="scut", folds=4, seed=3)
     threshold, cv_f1 = knn_threshold(scores, y, train)
     expected, expected_f1, _ = cv_threshold_and_f1(scores, y, balanced_folds(y, 4, 3), 4)
     assert threshold == pytest.approx(expected, abs=1e-12)
     assert cv_f1 == pytest.approx(expected_f1, abs=1e-12)
+
+
+# --- the decision rule's dispatch and record ----------------------------------------------------------
+
+
+def test_the_decision_rule_is_the_train_section():
+    train = TrainConfig(method="rocchio", thresholding="rcut", rcut_k=3, rocchio_gamma=1.5)
+    assert dataclasses.asdict(train.decision_rule()) == dataclasses.asdict(train)
+
+
+def test_cut_thresholds_or_rcut_and_pcut_only_when_asked():
+    scores = np.array([[0.5, -1.0, 2.0], [0.1, 0.3, -0.2]])
+    stored, pcut = np.array([0.2, 0.0, 1.0]), np.array([0.0, 0.2, -1.0])
+
+    def never() -> np.ndarray:
+        raise AssertionError("PCut's thresholds computed for another thresholding")
+
+    for thresholding in ("fixed", "scut", "scutfbr"):
+        cut = rule(thresholding=thresholding).cut(stored, never)
+        np.testing.assert_array_equal(cut.assign(scores), scores > stored)
+    cut = rule(thresholding="rcut", rcut_k=2).cut(stored, never)
+    np.testing.assert_array_equal(cut.assign(scores), [[True, False, True], [True, True, False]])
+    np.testing.assert_array_equal(rule(thresholding="pcut").cut(stored, lambda: pcut).assign(scores), scores > pcut)
+
+
+def test_learned_threshold_fixed_keeps_the_threshold_and_counts_its_decisions():
+    scores = np.array([0.0, 0.4, 1.2, 0.9, 0.1, 2.0])
+    y = np.array([False, True, True, False, False, True])
+    folds = balanced_folds(y, 2, 0)
+    for thresholding in ("fixed", "pcut", "rcut"):
+        assert rule(thresholding=thresholding, threshold=0.5).learned_threshold(scores, y, folds, 0.1) == (
+            0.5, {"tp": 2, "fp": 1, "fn": 1})
+
+
+def test_decision_record_states_method_thresholding_and_search_space():
+    train, tune = TrainConfig(method="rocchio", thresholding="scut"), TuneConfig()
+    assert decision_record(dataclasses.asdict(train), dataclasses.asdict(tune)) == {
+        "method": {"name": "rocchio", "rocchio_beta": 16.0, "rocchio_gamma": 4.0},
+        "thresholding": {"name": "scut", "folds": 5, "seed": 0},
+        "search_space": {},
+    }
+    train, tune = TrainConfig(thresholding="scutfbr", folds=3), TuneConfig(C=[0.5, 2.0], terms=[10, 0])
+    assert decision_record(dataclasses.asdict(train), dataclasses.asdict(tune)) == {
+        "method": {"name": "liblinear", "solver": SOLVER, "C": [0.5, 2.0], "positive_weight": 1.0, "epsilon": 0.0001,
+                   "bias": 1.0},
+        "thresholding": {"name": "scutfbr", "fbr": 0.1, "folds": 3, "seed": 0},
+        "search_space": {"C": [0.5, 2.0], "terms": [10, 0], "folds": 3, "seed": 0},
+    }
+    train = TrainConfig(method="knn", knn_k=7, thresholding="rcut", rcut_k=2)
+    assert decision_record(dataclasses.asdict(train), {}) == {
+        "method": {"name": "knn", "knn_k": 7}, "thresholding": {"name": "rcut", "rcut_k": 2}, "search_space": {}}

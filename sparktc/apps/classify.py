@@ -4,8 +4,9 @@ The same code as the pipeline, step for step: files are read by Spark's ``binary
 parsed on the executors by the corpus readers; raw texts are analyzed by the tokenize stage's
 recipe with the bundle's stop words and stemmer (token files are taken as they are, as the tokenize
 stage takes them); vectors are weighted by the weight stage's ltc with the bundle's vocabulary, df
-and N; scores and decisions come from the evaluate stage (PCut's thresholds over the documents
-classified, as evaluate computes them over the test set). The bundle is broadcast; the driver only
+and N; scores and decisions come from the evaluate stage's code (:mod:`sparktc.models.scoring`, the
+run's :mod:`sparktc.models.decision` rule; PCut's thresholds over the documents classified, as evaluate
+computes them over the test set). The bundle is broadcast; the driver only
 sees counts and the first few rejected ids.
 
 Documents with no term of the bundle's vocabulary, repeats of a doc id, and records the readers
@@ -23,19 +24,22 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.runtime import storage
-from sparktc.runtime.config import ConfigError
 from sparktc.corpora import jsonl, lyrl2004_columnar
 from sparktc.corpora.plain_text import read_text_file
-from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.corpora.records import TEST, Reject
-from sparktc.models.bundle import Bundle
-from sparktc.stages.evaluate import PREDICTIONS_DDL, decision_rule, predict_batch
-from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
+from sparktc.errors import InputError
+from sparktc.features.text import Analyzer
+from sparktc.models.scoring import predict_batch
+from sparktc.runtime import storage
+from sparktc.runtime.bundle import Bundle
+from sparktc.runtime.config import ConfigError
+from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import CLASSIFY_VECTORS_SPARK_SCHEMA, PREDICTIONS_SPARK_SCHEMA
+from sparktc.stages.evaluate import cut_of
+from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
 from sparktc.stages.tokenize import token_strings
 from sparktc.stages.weight import ltc_vectors
-from sparktc.features.text import Analyzer
 
 #: How documents arrive: JSON Lines (id, text; labels and split optional), plain text files (one
 #: document per file, id = file name), or LYRL2004 token files (``.I``/``.W`` records, any file name).
@@ -46,12 +50,10 @@ READERS: dict[str, Reader] = {
 }
 OUTPUT_FORMATS = ("parquet", "jsonl")
 NO_TERMS = "no term of the model's vocabulary: nothing to classify by"
-VECTORS_DDL = "doc_id string, labels array<string>, indices array<int>, values array<float>, " \
-              "source string, line int, reason string"
 SHOWN = 5
 
 
-class ClassifyError(ValueError):
+class ClassifyError(InputError):
     """Input to classify that is missing, holds no documents, or cannot be read."""
 
 
@@ -88,7 +90,7 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
                  batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
                 names=["doc_id", "labels", "indices", "values", "source", "line", "reason"])
 
-    return parse_files(spark, [path], READERS[input_format]).mapInArrow(vectorize, VECTORS_DDL)
+    return parse_files(spark, [path], READERS[input_format]).mapInArrow(vectorize, CLASSIFY_VECTORS_SPARK_SCHEMA)
 
 
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
@@ -124,14 +126,14 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
                                 f"give a file or a directory of {input_format} documents")
         documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values")
         scorer = spark.sparkContext.broadcast(bundle.scorer)
-        threshold, rcut_k = decision_rule(bundle.train, bundle.categories, bundle.n_train, documents, scorer)
+        cut = cut_of(bundle.rule, bundle.categories, documents, scorer, lambda: bundle.n_train)
 
         def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                yield predict_batch(batch, scorer.value, threshold, rcut_k, top_k)
+                yield predict_batch(batch, scorer.value, cut, top_k)
 
         names = F.create_map(*[F.lit(value) for pair in bundle.names.items() for value in pair])
-        predictions = documents.mapInArrow(score, PREDICTIONS_DDL).withColumn(
+        predictions = documents.mapInArrow(score, PREDICTIONS_SPARK_SCHEMA).withColumn(
             "predicted_names", F.transform("predicted", lambda code: F.element_at(names, code))) \
             .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
         _write(predictions, storage.join(staging, "predictions"), output_format)

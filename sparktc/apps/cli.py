@@ -5,13 +5,19 @@ or path costs no cluster time. The job then holds the output (:mod:`sparktc.runt
 with exit status 75 while another run holds it) and the planned stages run in order in one session
 (:mod:`sparktc.runtime.runner`): each prints one line with its counts and time, publishes its
 outputs whole and writes its manifest to ``OUTPUT/manifests/``, or is skipped when its manifest is
-current.
+current. Every job (the stages, classify, compare) runs through :func:`run_job`.
 
-Every failure ends in one line, ``sparktc: error: ...`` (or ``sparktc: configuration error: ...``),
-that says what went wrong and where; for a failure inside Spark the line names the log file that
-holds Spark's log and the whole trace (``SPARKTC_LOG``, set by ``spark-submit.sh``, else a new file
-in the temporary directory). Exit status: 2 bad configuration or output path, 1 bad input or a
-failed run, 75 output in use by another run.
+How a job ends:
+
+* a :class:`sparktc.errors.SparktcError` (the user's mistake or the environment's problem) in one
+  line, ``sparktc: error: ...`` (``sparktc: configuration error: ...`` for a configuration, arguments
+  or output refused before Spark starts), and its exit status: 2 refused before Spark starts,
+  1 bad input, bundle or resources at run time, 75 output in use by another run;
+* an ``OSError`` of the operating system (a full disk, a file gone) likewise in one line, exit status 1;
+* a failure inside Spark (a Java exception, a Python worker's failure) in one line naming the log
+  file that holds Spark's log and the whole trace (``SPARKTC_LOG``, set by ``spark-submit.sh``, else
+  a new file in the temporary directory), exit status 1;
+* anything else is a bug in sparktc: its traceback is printed as Python prints it (exit status 1).
 """
 
 from __future__ import annotations
@@ -23,20 +29,24 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 
-from py4j.protocol import Py4JJavaError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from sparktc.runtime.config import Config, ConfigError, is_uri, load_config
-from sparktc.runtime.outputs import BUSY_EXIT, Claim, OutputBusyError, check_output, claim
 from sparktc.apps.pipeline import OWNERS, run_inputs
-from sparktc.runtime.resources import ResourceLimitError
+from sparktc.errors import INPUT_EXIT, SparktcError
+from sparktc.filesystem import is_uri
+from sparktc.runtime.config import Config, load_config
+from sparktc.runtime.faults import InjectedFault
+from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.runner import Stage, run_stages
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
-#: Errors that are the input's or the environment's, whose message says all: no trace is needed.
-INPUT_ERRORS = (ValueError, OSError, ResourceLimitError)
+#: Failures inside Spark (a Java exception, a Python worker's failure, the JVM gone), and the driver faults
+#: injected to stand for a failing driver: their trace goes to the log, which the one line names.
+SPARK_FAILURES = (Py4JError, PySparkException, InjectedFault)
 LOG = "SPARKTC_LOG"
 DISK_FULL_CAUSE = "No space left on device"
 DISK_FULL = ("the disk is full (No space left on device): free space on the file system of --output and of "
@@ -72,13 +82,11 @@ def session(config: Config) -> SparkSession:
     return build_session(config.spark.app_name, session_conf(config), config.spark.log_level)
 
 
-def fail(error: Exception) -> int:
-    """Tell the user what went wrong, as every job does; the exit code: 2 for bad configuration, 1 for bad input."""
-    if isinstance(error, ConfigError):
-        print(f"sparktc: configuration error: {error}", file=sys.stderr)
-        return 2
-    print(f"sparktc: error: {DISK_FULL if DISK_FULL_CAUSE in str(error) else error}", file=sys.stderr)
-    return 1
+def tell(error: SparktcError | OSError) -> int:
+    """Print the one line of a user's or the environment's error (a full disk said with what to do); its exit status."""
+    heading, status = (error.heading, error.exit_code) if isinstance(error, SparktcError) else ("error", INPUT_EXIT)
+    print(f"sparktc: {heading}: {DISK_FULL if DISK_FULL_CAUSE in str(error) else error}", file=sys.stderr)
+    return status
 
 
 def _first_line(text: str) -> str:
@@ -130,32 +138,41 @@ def _session_of(start: Callable[[], SparkSession]) -> Iterator[SparkSession]:
         spark.stop()
 
 
-def run_job(output: str, kind: str, start: Callable[[], SparkSession], work: Callable[[SparkSession, Claim], object]) -> int:
-    """Hold ``output`` (a local path before Spark starts, a URI right after), run ``work`` in the session
-    ``start`` gives, and turn every failure into one line and an exit status (see the module docstring)."""
+@dataclass(frozen=True)
+class Job:
+    """A job whose arguments have been checked: the output it holds (and of what ``kind``, see
+    :data:`sparktc.runtime.outputs.KINDS`), how its Spark session starts, and its work in that session."""
+
+    output: str
+    kind: str
+    start: Callable[[], SparkSession]
+    work: Callable[[SparkSession, Claim], object]
+
+
+def run_job(prepare: Callable[[], Job]) -> int:
+    """Every job's skeleton: ``prepare`` checks the arguments before Spark starts, then the job holds its
+    output (a local path before Spark starts, a URI right after) and does its work in its session, which
+    is stopped however the work ends; the exit status, each failure told as the module docstring says."""
     try:
+        job = prepare()
         with ExitStack() as stack:
-            held = None if is_uri(output) else stack.enter_context(claim(output, kind))
-            spark = stack.enter_context(_session_of(start))
-            held = held or stack.enter_context(claim(output, kind, spark))
-            work(spark, held)
-    except OutputBusyError as error:
-        print(f"sparktc: error: {error}", file=sys.stderr)
-        return BUSY_EXIT
-    except INPUT_ERRORS as error:
-        return fail(error)
-    except Exception as error:  # a bug, or a failure inside Spark: the trace goes to the log
+            held = None if is_uri(job.output) else stack.enter_context(claim(job.output, job.kind))
+            spark = stack.enter_context(_session_of(job.start))
+            held = held or stack.enter_context(claim(job.output, job.kind, spark))
+            job.work(spark, held)
+    except (SparktcError, OSError) as error:
+        return tell(error)
+    except SPARK_FAILURES as error:
         return report_failure(error)
     return 0
 
 
 def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int:
     """Parse and check, then run the planned stages into the held output (see the module docstring)."""
-    try:
+
+    def prepare() -> Job:
         config, output, force = parse_arguments(description, argv)
         planned = plan(config, output)
-    except ConfigError as error:
-        return fail(error)
-    return run_job(output, "run", lambda: session(config),
-                   lambda spark, held: run_stages(spark, planned, held, OWNERS, force))
+        return Job(output, "run", lambda: session(config), lambda spark, held: run_stages(spark, planned, held, OWNERS, force))
 
+    return run_job(prepare)

@@ -17,14 +17,16 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.runtime import storage
+from sparktc.errors import InputError
 from sparktc.evaluation.category_sets import category_subsets
-from sparktc.runtime.config import EvaluateConfig
-from sparktc.evaluation.summary import category_table, to_builtin
+from sparktc.evaluation.metrics import f1_score, micro_average
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
+from sparktc.evaluation.summary import category_table, to_builtin
+from sparktc.runtime import storage
+from sparktc.runtime.config import EvaluateConfig
 
 
-class CompareError(ValueError):
+class CompareError(InputError):
     """The two runs cannot be compared (different test documents, labels or categories)."""
 
 
@@ -52,11 +54,15 @@ def decision_counts(a: DataFrame, b: DataFrame, categories: list[str]) -> dict[s
 
 
 def _micro(table: pd.DataFrame) -> dict[str, float]:
+    """Micro-averaged recall, precision and error with their numbers of trials (the p-tests' inputs; a
+    rate with no trial is 0 and its p-test degenerate), and micro-F1, 1 when TP = FP = FN = 0."""
     tp, fp, fn, tn = (int(table[c].sum()) for c in ("tp", "fp", "fn", "tn"))
+    rates = micro_average([tp], [fp], [fn], [tn], zero_division=0.0)
     return {
-        "recall": tp / (tp + fn) if tp + fn else 0.0, "positives": tp + fn,
-        "precision": tp / (tp + fp) if tp + fp else 0.0, "assigned": tp + fp,
-        "error": (fp + fn) / (tp + fp + fn + tn), "decisions": tp + fp + fn + tn,
+        "recall": rates["recall"], "positives": tp + fn,
+        "precision": rates["precision"], "assigned": tp + fp,
+        "error": rates["error"], "decisions": tp + fp + fn + tn,
+        "f1": f1_score(tp, fp, fn, zero_division=1.0),
     }
 
 
@@ -93,15 +99,10 @@ def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfi
     return to_builtin({
         "run_a": run_a, "run_b": run_b, "averaged_over": settings.average_over, "n_categories": len(categories),
         "zero_division": settings.zero_division,
-        "micro_f1": {"a": _micro_f1(table_a), "b": _micro_f1(table_b)},
+        "micro_f1": {"a": micro_a["f1"], "b": micro_b["f1"]},
         "macro_f1": {"a": float(np.mean(f1_a)), "b": float(np.mean(f1_b))},
         "decisions": counts, "tests": [asdict(result) for result in results],
     })
-
-
-def _micro_f1(table: pd.DataFrame) -> float:
-    tp, fp, fn = (int(table[c].sum()) for c in ("tp", "fp", "fn"))
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0
 
 
 def format_comparison(result: dict) -> str:

@@ -15,8 +15,8 @@ from pyspark.sql import SparkSession
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, ConfigError
 from sparktc.runtime.outputs import check_output, claim
-from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
 from sparktc.runtime.runner import Stage, run_stages
+from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
 from sparktc.stages.synthesize import synthesize_stage
 
 PIPELINE: tuple[Stage, ...] = (ingest.STAGE, tokenize.STAGE, weight.STAGE, rank.STAGE, train.STAGE, evaluate.STAGE)

@@ -1,6 +1,8 @@
-"""Corpora: readers of the formats the papers use (Reuters-21578 SGML, LYRL2004 token and qrels files, JSON
-Lines, plain text), the record types every reader yields (documents with their split and labels, and
-rejects that name file, line and reason), and the synthetic corpus written in the LYRL2004 format.
-Plain Python and pyarrow: nothing here starts Spark."""
+"""Corpora: the collections the papers use, read into one kind of record. Readers of Reuters-21578
+SGML (``reuters21578``), LYRL2004 token and qrels files line by line (``lyrl2004``) and in columnar
+form (``lyrl2004_columnar``), JSON Lines (``jsonl``) and plain text (``plain_text``), over the file
+handling they share (``files``: gzip, encodings, line numbers); the records every reader yields,
+documents with split and labels or rejects naming file, line and reason (``records``); and the
+synthetic corpus written in the LYRL2004 format (``synthetic``). Plain Python, numpy and pyarrow."""
 
 __all__ = ["files", "jsonl", "lyrl2004", "lyrl2004_columnar", "plain_text", "records", "reuters21578", "synthetic"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+from sparktc.errors import InputError
 
 TRAIN_FILE = "lyrl2004_tokens_train.dat"
 TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{part}.dat" for part in range(4))
@@ -111,8 +112,8 @@ def parse_token_file(
                 source, rec.line, rec.doc_id,
                 f"duplicate doc id {rec.doc_id} (already read earlier in this file); keep one record per id",
             )
-        accepted.add(rec.doc_id)  # type: ignore[arg-type, union-attr]  # ids of records without problem are set
-        return Document(rec.doc_id, split, (), None, tuple(rec.tokens), source, rec.line)  # type: ignore[arg-type]
+        accepted.add(rec.doc_id)  # a record without problem has its id
+        return Document(rec.doc_id, split, (), None, tuple(rec.tokens), source, rec.line)
 
     for number, raw in enumerate(lines, first_line):
         try:
@@ -246,7 +247,7 @@ class Hierarchy:
 
 
 def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
-    """Parse ``rcv1.topics.hier.orig`` lines; raise ValueError naming file and line for a malformed
+    """Parse ``rcv1.topics.hier.orig`` lines; raise InputError naming file and line for a malformed
     line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
     parent: dict[str, str] = {}
     descriptions: dict[str, str] = {}
@@ -258,31 +259,31 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
             try:
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ValueError(f"{where}: not valid UTF-8 ({exc})") from None
+                raise InputError(f"{where}: not valid UTF-8 ({exc})") from None
         text = raw.strip()
         if not text:
             continue
         match = _HIER_LINE.fullmatch(text)
         if match is None:
-            raise ValueError(f"{where}: expected 'parent: P child: C child-description: D', got {text!r}")
+            raise InputError(f"{where}: expected 'parent: P child: C child-description: D', got {text!r}")
         up, code, description = match.group(1), match.group(2), match.group(3).strip()
         if code == ROOT or up == "None":
             if (up, code) != ("None", ROOT):
-                raise ValueError(f"{where}: only 'parent: None child: Root' may use None or Root, got {text!r}")
+                raise InputError(f"{where}: only 'parent: None child: Root' may use None or Root, got {text!r}")
             if has_root:
-                raise ValueError(f"{where}: duplicate Root line")
+                raise InputError(f"{where}: duplicate Root line")
             has_root = True
             continue
         if code in parent:
-            raise ValueError(f"{where}: duplicate child {code} (first defined at line {defined_at[code]})")
+            raise InputError(f"{where}: duplicate child {code} (first defined at line {defined_at[code]})")
         parent[code] = up
         descriptions[code] = description
         defined_at[code] = number
     if not has_root:
-        raise ValueError(f"{source}: no 'parent: None child: Root' line; is this {HIERARCHY_FILE}?")
+        raise InputError(f"{source}: no 'parent: None child: Root' line; is this {HIERARCHY_FILE}?")
     for code, up in parent.items():
         if up != ROOT and up not in parent:
-            raise ValueError(f"{source}:{defined_at[code]}: parent {up} of {code} is not defined as a child anywhere")
+            raise InputError(f"{source}:{defined_at[code]}: parent {up} of {code} is not defined as a child anywhere")
     for code in parent:
         # Every walk must reach Root within len(parent) steps; otherwise it loops.
         node = code
@@ -291,13 +292,16 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
             if node == ROOT:
                 break
         else:
-            raise ValueError(f"{source}:{defined_at[code]}: cycle in the hierarchy through {code}")
+            raise InputError(f"{source}:{defined_at[code]}: cycle in the hierarchy through {code}")
     return Hierarchy(parent, descriptions)
 
 
 def load_topic_names(text: str) -> dict[str, str]:
     """Parse ``rcv1_topic_codes.json`` (a JSON object topic code -> official name)."""
-    names = json.loads(text)
+    try:
+        names = json.loads(text)
+    except ValueError as error:
+        raise InputError(f"topic names are not valid JSON ({error})") from None
     if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
-        raise ValueError("topic names must be a JSON object mapping code strings to name strings")
+        raise InputError("topic names must be a JSON object mapping code strings to name strings")
     return names

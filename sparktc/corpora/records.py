@@ -16,10 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparktc.schemas import RECORD_SCHEMA
+
 T = TypeVar("T")
 
 TRAIN = "train"
 TEST = "test"
+#: The corpus formats whose documents arrive tokenized (LYRL2004 token files: stop-listed and stemmed).
+TOKENIZED_FORMATS = ("lyrl2004",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,28 +60,11 @@ class Reject:
         return f"{where}{who}: {self.reason}"
 
 
-# Readers' records in Arrow form, as the ingest stage moves them from Python workers to Spark: a
-# document row has ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null.
-# Tokens travel and are stored as one string, separated by single spaces (tokens never contain
-# whitespace; LYRL2004's token files use the same convention): Spark moves one string per document
-# several times faster than an array of a hundred strings.
-RECORD_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("split", pa.string()),
-        ("labels", pa.list_(pa.string())),
-        ("text", pa.string()),
-        ("tokens", pa.string()),
-        ("source", pa.string()),
-        ("line", pa.int32()),
-        ("reason", pa.string()),
-    ]
-)
 BATCH_ROWS = 4096
 
 
 def record_batch(records: Sequence[Document | Reject]) -> pa.RecordBatch:
-    """``records`` as one Arrow batch of :data:`RECORD_SCHEMA`."""
+    """``records`` as one Arrow batch of :data:`~sparktc.schemas.RECORD_SCHEMA`."""
     columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
     for record in records:
         is_document = isinstance(record, Document)
@@ -131,7 +118,7 @@ def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS)
 def tokenized_documents(
     doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
 ) -> pa.Table:
-    """Documents read in columnar form (a token list each, no labels yet) as a :data:`RECORD_SCHEMA` table."""
+    """Documents read in columnar form (a token list each, no labels yet) as a :data:`~sparktc.schemas.RECORD_SCHEMA` table."""
     n = len(doc_ids)
     no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
     return pa.Table.from_arrays(

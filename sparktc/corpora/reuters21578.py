@@ -27,7 +27,6 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
@@ -216,15 +215,6 @@ def _entity(match: re.Match[str]) -> str:
     code = int(decimal) if decimal is not None else int(hexadecimal, 16)
     # Out-of-range or surrogate code points cannot be characters; keep the entity as written.
     return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match[0]
-
-
-def count_positives(documents: Iterable[Document], split: str) -> Counter[str]:
-    """Number of documents of ``split`` (``"train"``/``"test"``) having each category (positives)."""
-    counts: Counter[str] = Counter()
-    for document in documents:
-        if document.split == split:
-            counts.update(set(document.labels))
-    return counts
 
 
 def category_set(name: str, train_positives: Mapping[str, int], test_positives: Mapping[str, int]) -> list[str]:

@@ -43,7 +43,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sparktc.corpora.lyrl2004 import parse_hierarchy
+from sparktc.corpora import lyrl2004
+from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
+from sparktc.errors import InputError
 
 # --- the real corpus's shape (LYRL2004) -----------------------------------------------------
 RCV1_DOCUMENTS = 804_414
@@ -53,14 +55,14 @@ TRAIN_FIRST_ID = 2286
 TEST_FIRST_ID = 26151
 TOP_SHARES = (0.474, 0.149, 0.297, 0.255)  # CCAT ECAT GCAT MCAT: share of documents
 
-TRAIN_FILE = "lyrl2004_tokens_train.dat.gz"
-TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{i}.dat.gz" for i in range(4))
-QRELS_FILE = "rcv1-v2.topics.qrels.gz"
-HIERARCHY_FILE = "rcv1.topics.hier.orig"
+# The files written: LYRL2004's, the token and qrels files gzipped as they are distributed.
+TRAIN_FILE = f"{lyrl2004.TRAIN_FILE}.gz"
+TEST_FILES = tuple(f"{name}.gz" for name in lyrl2004.TEST_FILES)
+QRELS_FILE = f"{lyrl2004.QRELS_FILE}.gz"
+HIERARCHY_FILE = lyrl2004.HIERARCHY_FILE
 
 BLOCK_DOCUMENTS = 1000  # unit of randomness; chunk sizes need not be multiples of it
 LINE_WIDTH = 80  # token lines are wrapped greedily to at most this many characters
-ROOT = "Root"  # same as sparktc.corpora.lyrl2004.ROOT
 
 # SeedSequence spawn-key domains.
 _VOCABULARY, _TREE, _TOPICS, _CALIBRATION, _BLOCK = range(5)
@@ -78,6 +80,18 @@ def _rng(seed: int, *key: int) -> np.random.Generator:
 # ---------------------------------------------------------------------------------------------
 # Shape
 # ---------------------------------------------------------------------------------------------
+
+#: (kind, lowest, highest) of each :class:`SyntheticShape` setting: the one definition, which
+#: :mod:`sparktc.runtime.config` checks ``[synthesize]`` against before Spark starts.
+SHAPE_LIMITS = {
+    "documents": (int, 10, 100_000_000),
+    "train_documents": (int, 1, 100_000_000),
+    "vocabulary_size": (int, 1_000, 2_000_000),
+    "tokens_per_document": (float, 10.0, 5_000.0),
+    "topics_per_document": (float, 2.5, 6.0),
+    "topic_word_share": (float, 0.0, 0.9),
+    "seed": (int, 0, 2**63 - 1),
+}
 
 
 @dataclass(frozen=True)
@@ -104,20 +118,9 @@ class SyntheticShape:
     topic_word_share: float = 0.3
     seed: int = 0
 
-    # (name, kind, low, high) for validation
-    _LIMITS = {
-        "documents": (int, 5, 100_000_000),
-        "train_documents": (int, 1, 100_000_000),
-        "vocabulary_size": (int, 1_000, 2_000_000),
-        "tokens_per_document": (float, 10.0, 5_000.0),
-        "topics_per_document": (float, 2.5, 6.0),
-        "topic_word_share": (float, 0.0, 0.9),
-        "seed": (int, 0, 2**63 - 1),
-    }
-
     def __post_init__(self) -> None:
         for f in fields(self):
-            kind, low, high = self._LIMITS[f.name]
+            kind, low, high = SHAPE_LIMITS[f.name]
             value = getattr(self, f.name)
             ok_type = (
                 isinstance(value, (int, np.integer)) and not isinstance(value, bool)
@@ -127,10 +130,11 @@ class SyntheticShape:
             kind_name = "an integer" if kind is int else "a number"
             if not ok_type or not (low <= value <= high) or (kind is float and not math.isfinite(value)):
                 raise ValueError(f"{f.name}={value!r}: must be {kind_name} in [{low}, {high}]")
-        if self.documents - self.train_documents < 4:
+        tests = len(TEST_FILES)
+        if self.documents - self.train_documents < tests:
             raise ValueError(
-                f"train_documents={self.train_documents!r}: must be in [1, documents - 4] = "
-                f"[1, {self.documents - 4}] so that each of the 4 test files gets a document"
+                f"train_documents={self.train_documents!r}: must be in [1, documents - {tests}] = "
+                f"[1, {self.documents - tests}] so that each of the {tests} test files gets a document"
             )
 
     @property
@@ -156,7 +160,7 @@ class SyntheticShape:
         while sum(sizes) > n:
             i = max(range(4), key=lambda j: (sizes[j], -j))
             sizes[i] -= 1
-        return tuple(sizes)  # type: ignore[return-value]
+        return tuple(sizes)
 
     def files(self) -> list[tuple[str, int, int]]:
         """``(file name, first document position, end position)`` in corpus order."""
@@ -289,7 +293,7 @@ class Tree:
             depth[i], top[i] = d, j
         tops = [index[c] for p, c, _ in entries if p == ROOT]
         if not tops:
-            raise ValueError("hierarchy: no top node under Root")
+            raise InputError("hierarchy: no top node under Root")
         return cls(codes, parent, depth, top, tops, list(entries))
 
     def ancestors(self, i: int) -> list[int]:
@@ -504,7 +508,7 @@ class SyntheticModel:
         _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), count)
         got = labels.sum(axis=1).mean()
         if abs(got - target) > 0.1:
-            raise ValueError(
+            raise InputError(
                 f"topics_per_document={target!r}: this hierarchy cannot reach it (got {got:.2f});"
                 f" allowed range for it is about [{self._min_topics():.2f}, 6.0]"
             )
@@ -623,49 +627,14 @@ def generate_documents(model: SyntheticModel, start: int, stop: int) -> Iterator
         pos = block * BLOCK_DOCUMENTS + hi
 
 
-def generate_chunk(model: SyntheticModel, chunk_index: int, chunk_documents: int
-                   ) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
-    """``(doc_id, tokens, labels)`` of document positions ``chunk_index * chunk_documents ..``.
-
-    The content is independent of ``chunk_documents``: chunk ``k`` of size ``c`` is exactly the
-    positions ``k*c .. (k+1)*c - 1`` of the one corpus the shape defines.
-    """
-    start = chunk_index * chunk_documents
-    stop = min(start + chunk_documents, model.shape.documents)
-    for batch in generate_documents(model, start, stop):
-        yield from iter_batch(model, batch)
-
-
-def iter_batch(model: SyntheticModel, batch: Batch) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
-    vocab, codes = model.vocabulary, model.tree.codes
-    for i in range(len(batch)):
-        toks = batch.tokens[batch.offsets[i]:batch.offsets[i + 1]].tolist()
-        labels = tuple(codes[j] for j in np.flatnonzero(batch.labels[i]))
-        yield int(batch.doc_ids[i]), [vocab[t] for t in toks], labels
-
-
 # ---------------------------------------------------------------------------------------------
 # Formatting
 # ---------------------------------------------------------------------------------------------
 
 
-def format_record(doc_id: int, tokens: Sequence[str], width: int = LINE_WIDTH) -> str:
-    """One LYRL2004 record: ``.I id``, ``.W``, the tokens wrapped greedily to ``width``, a blank line."""
-    lines, line = [], ""
-    for t in tokens:
-        if line and len(line) + 1 + len(t) > width:
-            lines.append(line)
-            line = t
-        else:
-            line = f"{line} {t}" if line else t
-    if line:
-        lines.append(line)
-    body = "".join(x + "\n" for x in lines)
-    return f".I {doc_id}\n.W\n{body}\n"
-
-
 def line_ends(offsets: np.ndarray, lengths: np.ndarray, width: int = LINE_WIDTH) -> np.ndarray:
-    """Boolean per token: it ends a line (greedy wrapping, same rule as :func:`format_record`)."""
+    """Boolean per token: it ends a line when wrapping greedily to at most ``width`` characters (a token
+    longer than ``width`` is a line of its own)."""
     total = len(lengths)
     ends = np.zeros(total, dtype=bool)
     if total == 0:
@@ -688,7 +657,8 @@ def line_ends(offsets: np.ndarray, lengths: np.ndarray, width: int = LINE_WIDTH)
 
 
 def format_batch(model: SyntheticModel, batch: Batch) -> str:
-    """The batch's records in the token-file layout (same text as :func:`format_record`)."""
+    """The batch's records in the token-file layout: ``.I id``, ``.W``, the tokens wrapped by
+    :func:`line_ends`, a blank line."""
     strings, wlen = model.tables()
     v = model.shape.vocabulary_size
     n = len(batch)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from sparktc.corpora.reuters21578 import category_set
+from sparktc.errors import InputError
 
 BASIC = ("all", "train_positive", "test_positive")
 HIERARCHICAL = ("leaves", "internal")
@@ -52,7 +53,7 @@ def category_subsets(
     for name, members in named.items():
         unknown = sorted(set(members) - known)
         if unknown:
-            raise ValueError(f"evaluate.subsets.{name} lists categories this run does not have: {', '.join(unknown)}")
+            raise InputError(f"evaluate.subsets.{name} lists categories this run does not have: {', '.join(unknown)}")
         subsets[name] = sorted(set(members))
     return subsets
 

@@ -26,17 +26,19 @@ These are pure numpy functions; the Spark evaluation stage computes the tables a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sparktc.validation import check_counts
+
 __all__ = [
+    "f1_score",
     "per_category",
     "micro_average",
     "macro_average",
     "summarize",
-    "contingency_from_sets",
     "frequency_band",
     "band_order",
     "CONVENTIONS",
@@ -83,17 +85,7 @@ def _check_zero_division(zero_division: float) -> float:
 
 def _check_table(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike) -> _Table:
     """The four count arrays as 1-D int64 arrays of one length, or ValueError naming the culprit."""
-    arrays = []
-    for name, value in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
-        array = np.asarray(value)
-        if array.ndim != 1:
-            raise ValueError(f"{name} must be a 1-D array (one count per category); got ndim={array.ndim}")
-        if array.size and not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(f"{name} must hold integer counts; got dtype {array.dtype}")
-        array = array.astype(np.int64, copy=False)
-        if np.any(array < 0):
-            raise ValueError(f"{name} must hold non-negative counts; got minimum {array.min()}")
-        arrays.append(array)
+    arrays = [check_counts(name, value) for name, value in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn))]
     lengths = {name: a.shape[0] for name, a in zip(("tp", "fp", "fn", "tn"), arrays)}
     if len(set(lengths.values())) != 1:
         raise ValueError(f"tp, fp, fn and tn must have the same length; got {lengths}")
@@ -111,6 +103,18 @@ def _divide(numerator: NDArray, denominator: NDArray, zero_division: float) -> N
     )
 
 
+def f1_score(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, zero_division: float) -> NDArray[np.float64] | float:
+    """F1 = 2 TP / (2 TP + FP + FN), ``zero_division`` when TP = FP = FN = 0 (REFERENCE.md section 6).
+
+    Elementwise over count arrays (one F1 per category, as :func:`per_category`), or one Python
+    float for scalar counts; micro-F1 is the F1 of the counts summed over the categories
+    (:func:`micro_average`). ``zero_division`` is 0.0 or 1.0; the counts are taken as given.
+    """
+    zero_division = _check_zero_division(zero_division)
+    f1 = _divide(2 * np.asarray(tp), 2 * np.asarray(tp) + fp + fn, zero_division)
+    return f1 if f1.ndim else float(f1)
+
+
 def _measures(
     tp: NDArray, fp: NDArray, fn: NDArray, tn: NDArray, zero_division: float
 ) -> dict[str, NDArray[np.float64]]:
@@ -119,7 +123,7 @@ def _measures(
     return {
         "precision": _divide(tp, tp + fp, zero_division),
         "recall": _divide(tp, tp + fn, zero_division),
-        "f1": _divide(2 * tp, 2 * tp + fp + fn, zero_division),
+        "f1": f1_score(tp, fp, fn, zero_division),
         "fallout": _divide(fp, fp + tn, zero_division),
         "overlap": _divide(tp, tp + fp + fn, zero_division),
         "error": _divide(fp + fn, n, zero_division),
@@ -245,47 +249,6 @@ def summarize(
     return report
 
 
-def contingency_from_sets(
-    true_labels: Sequence[Iterable[str]],
-    predicted: Sequence[Iterable[str]],
-    categories: Sequence[str],
-) -> _Table:
-    """Per-category TP, FP, FN, TN from the true and predicted label sets of each document.
-
-    A plain-Python reference for tests and checks of the Spark path. Document i contributes to
-    category c: TP if c is in both ``true_labels[i]`` and ``predicted[i]``, FP if only
-    predicted, FN if only true, TN otherwise. Labels not in ``categories`` are ignored, so the
-    tables can be restricted to a subset of categories (e.g. those with a training positive).
-
-    Returns int64 arrays (tp, fp, fn, tn) in the order of ``categories``; tp + fp + fn + tn
-    equals the number of documents for every category. Raises ValueError if the two lists
-    differ in length or ``categories`` has duplicates.
-    """
-    if len(true_labels) != len(predicted):
-        raise ValueError(
-            f"true_labels and predicted must have one entry per document; got "
-            f"{len(true_labels)} and {len(predicted)}"
-        )
-    index = {name: j for j, name in enumerate(categories)}
-    if len(index) != len(categories):
-        raise ValueError("categories must be distinct; got duplicates")
-    n_categories = len(index)
-    tp = np.zeros(n_categories, dtype=np.int64)
-    fp = np.zeros(n_categories, dtype=np.int64)
-    fn = np.zeros(n_categories, dtype=np.int64)
-    for truth, guess in zip(true_labels, predicted):
-        truth_ids = {index[c] for c in truth if c in index}
-        guess_ids = {index[c] for c in guess if c in index}
-        for j in truth_ids & guess_ids:
-            tp[j] += 1
-        for j in guess_ids - truth_ids:
-            fp[j] += 1
-        for j in truth_ids - guess_ids:
-            fn[j] += 1
-    tn = len(true_labels) - tp - fp - fn
-    return tp, fp, fn, tn
-
-
 def _check_edges(edges: Sequence[int]) -> tuple[int, ...]:
     """``edges`` as a tuple of ints, or ValueError unless non-empty, positive, strictly increasing."""
     values = tuple(edges)
@@ -338,15 +301,6 @@ def frequency_band(
     1-D array of band labels (numpy str), one per category.
     """
     labels = np.array(band_order(edges))
-    counts = np.asarray(train_positives)
-    if counts.ndim != 1:
-        raise ValueError(
-            f"train_positives must be a 1-D array (one count per category); got ndim={counts.ndim}"
-        )
-    if counts.size and not np.issubdtype(counts.dtype, np.integer):
-        raise ValueError(f"train_positives must hold integer counts; got dtype {counts.dtype}")
-    counts = counts.astype(np.int64, copy=False)
-    if np.any(counts < 0):
-        raise ValueError(f"train_positives must hold non-negative counts; got minimum {counts.min()}")
+    counts = check_counts("train_positives", train_positives)
     band = np.where(counts == 0, 0, np.searchsorted(np.array(_check_edges(edges)), counts) + 1)
     return labels[band]

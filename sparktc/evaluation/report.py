@@ -11,7 +11,8 @@ Spark layer writes them through Hadoop file systems. Inputs (REFERENCE.md sectio
     dict of the run's averages: ``micro_*``/``macro_*`` for precision, recall, f1, fallout,
     overlap, error, accuracy; ``macro_star_f1``; ``n_categories``, ``zero_division``,
     ``zero_division_convention``, ``averaged_over``, ``test_documents``, ``corpus``, ``settings``
-    (the nested configuration dict) and the optional ``averages`` (per averaging set),
+    (the nested configuration dict), ``method``, ``thresholding`` and ``search_space`` (the decision
+    rule, :func:`sparktc.models.decision.decision_record`) and the optional ``averages`` (per averaging set),
     ``bands`` (per training-frequency band) and ``ranking`` (P@K, R@K, RP@K, nDCG@K).
     Missing measures are shown as an em dash; missing optional sections are left out.
 
@@ -179,9 +180,7 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
         selection = f"chi-square, global score `{score if score is not None else '?'}`, {kept or '?'}"
     stop = _get(s, "tokenize", "stop_list")
     lines = [
-        f"- Solver: {val('train', 'solver')}",
-        f"- C: {val('train', 'C')}; epsilon: {val('train', 'epsilon')}; bias: {val('train', 'bias')}",
-        f"- Decision threshold: {val('train', 'threshold')}",
+        *_decision_lines(metrics),
         f"- Term selection: {selection}",
         f"- Weighting: {val('weight', 'scheme')}",
         f"- Text processing: stemmer {val('tokenize', 'stemmer')}, "
@@ -198,6 +197,56 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """The method with its parameters, the thresholding with its, and the search space, as ``metrics.json``
+    records them (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record
+    without them is read as the [train] defaults: LIBLINEAR, a fixed threshold, nothing searched."""
+    method = metrics.get("method") or {"name": "liblinear"}
+    thresholding = metrics.get("thresholding") or {"name": "fixed"}
+    space = metrics.get("search_space") or {}
+
+    def val(values: Mapping[str, Any], key: str) -> str:
+        v = values.get(key)
+        return _DASH if v is None or v == "" else f"`{v}`"
+
+    name = method["name"]
+    if name == "liblinear":
+        lines = ["- Method: `liblinear` (one-vs-rest linear models)",
+                 f"- Solver: {val(method, 'solver')}",
+                 f"- C: {val(method, 'C')}; epsilon: {val(method, 'epsilon')}; bias: {val(method, 'bias')}; "
+                 f"positive weight: {val(method, 'positive_weight')}"]
+    elif name == "rocchio":
+        lines = [f"- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta "
+                 f"{val(method, 'rocchio_beta')}, gamma {val(method, 'rocchio_gamma')}"]
+    elif name == "knn":
+        lines = [f"- Method: `knn`, the summed similarities of the k = {val(method, 'knn_k')} nearest training "
+                 "documents"]
+    else:
+        lines = [f"- Method: {val(method, 'name')}"]
+    name = thresholding["name"]
+    cross_validation = (f"{val(thresholding, 'folds')}-fold cross-validation on the training documents "
+                        f"(seed {val(thresholding, 'seed')})")
+    lines.append(f"- Thresholding: {val(thresholding, 'name')}" + {
+        "fixed": ", assign when the score exceeds the decision threshold",
+        "scut": f", per-category thresholds by SCut over {cross_validation}",
+        "scutfbr": f", per-category thresholds by SCutFBR over {cross_validation}, fbr {val(thresholding, 'fbr')}",
+        "pcut": ", each category assigned to its training share of the test documents",
+        "rcut": f", the {val(thresholding, 'rcut_k')} best categories of each document",
+    }.get(name, ""))
+    if name == "fixed":
+        lines.append(f"- Decision threshold: {val(thresholding, 'threshold')}")
+    if space:
+        searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
+                             if key not in ("shared_positive_weight", "folds", "seed"))
+        shared = "; one positive weight for all categories, by cross-validated micro-F1" \
+            if space.get("shared_positive_weight") else ""
+        lines.append(f"- Search space ([tune], chosen per category by {val(space, 'folds')}-fold cross-validation, "
+                     f"seed {val(space, 'seed')}): {searched}{shared}")
+    else:
+        lines.append("- Search space ([tune]): none")
+    return lines
+
+
 def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
     """A readable Markdown report of one evaluation (REFERENCE.md section 6).
 
@@ -207,7 +256,8 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
     frequency bands with a link to :data:`F1_BY_BAND_PNG` (skipped without ``metrics["bands"]``);
     the ranking measures, one column per K (skipped without ``metrics["ranking"]``); F1 against
     training-set frequency (a link to :data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
-    table with categories outside the averaged set marked by a dagger; the key settings.
+    table with categories outside the averaged set marked by a dagger; the key settings, first the method,
+    thresholding and search space.
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"

@@ -31,6 +31,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from sparktc.validation import check_array, check_integer, check_number, check_unit_interval
+
 __all__ = [
     "TestResult",
     "s_test",
@@ -86,10 +88,8 @@ def significance_symbol(p_value_a_better: float, p_value_b_better: float) -> str
     in [0, 1] and at most one is <= 0.05 (one-sided P-values of the two directions sum to at
     least 1).
     """
-    for name, value in (("p_value_a_better", p_value_a_better),
-                        ("p_value_b_better", p_value_b_better)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}")
+    check_number("p_value_a_better", p_value_a_better, 0, 1, kind="probability")
+    check_number("p_value_b_better", p_value_b_better, 0, 1, kind="probability")
     if p_value_a_better <= LEVEL and p_value_b_better <= LEVEL:
         raise ValueError(
             f"p_value_a_better and p_value_b_better cannot both be <= {LEVEL}; got "
@@ -111,28 +111,12 @@ def _degenerate(name: str, n: int) -> TestResult:
     return TestResult(name, int(n), math.nan, 1.0, 1.0, "~")
 
 
-def _check_count(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The paired per-category scores as float arrays, or ValueError naming the culprit."""
     arrays = []
     for name, value in (("f1_a", f1_a), ("f1_b", f1_b)):
-        array = np.asarray(value, dtype=np.float64)
-        if array.ndim != 1 or array.size == 0:
-            raise ValueError(
-                f"{name} must be a non-empty 1-D array (one score per category); got shape "
-                f"{array.shape}"
-            )
-        outside = ~((array >= 0.0) & (array <= 1.0))  # NaN is outside too
-        if np.any(outside):
-            raise ValueError(
-                f"{name} must hold scores in [0, 1]; got {float(array[outside][0])!r} at index "
-                f"{int(np.flatnonzero(outside)[0])}"
-            )
+        array = check_array(name, value, 1, "(one score per category)")
+        check_unit_interval(name, array, "scores")
         arrays.append(array)
     if arrays[0].shape != arrays[1].shape:
         raise ValueError(
@@ -187,14 +171,14 @@ def s_test(k: int, n: int) -> TestResult:
 
     Raises ValueError unless k and n are integers with 0 <= k <= n.
     """
-    n = _check_count("n", n, 0)
-    k = _check_count("k", k, 0)
+    n = check_integer("n", n, 0)
+    k = check_integer("k", k, 0)
     if k > n:
         raise ValueError(f"k must be at most n = {n} (A wins only among differing decisions); got {k}")
     return _sign_test("s-test", k, n)
 
 
-def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     """Macro sign test (S-test, Yang & Liu 1999 section 4.2) on paired per-category F1 values.
 
     n = number of categories where ``f1_a`` and ``f1_b`` differ (exact float comparison, so
@@ -206,7 +190,7 @@ def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the p
     return _sign_test("S-test", int(np.count_nonzero(a > b)), int(np.count_nonzero(a != b)))
 
 
-def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     """Macro paired t-test (T-test, Yang & Liu 1999 section 4.3) on per-category F1 values.
 
     With d_i = a_i - b_i over the n categories where the F1 values differ (the paper keeps the
@@ -219,7 +203,7 @@ def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the p
     return _paired_t("T-test", a, b)
 
 
-def T_prime_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:  # noqa: N802 (the paper's name)
+def T_prime_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     """Macro t-test after rank transformation (T'-test, Yang & Liu 1999 section 4.4).
 
     The 2M F1 values of both systems on all M categories are pooled and replaced by their ranks
@@ -254,12 +238,11 @@ def p_test(
 
     Raises ValueError unless p_a and p_b are in [0, 1] and n_a, n_b are integers >= 0.
     """
-    for label, value in (("p_a", p_a), ("p_b", p_b)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not 0.0 <= value <= 1.0:
-            raise ValueError(f"{label} must be a proportion in [0, 1]; got {value!r}")
-    n_a = _check_count("n_a", n_a, 0)
-    n_b = _check_count("n_b", n_b, 0)
+    # Checked, not converted: the statistic is computed from the proportions as given.
+    check_number("p_a", p_a, 0, 1, kind="proportion")
+    check_number("p_b", p_b, 0, 1, kind="proportion")
+    n_a = check_integer("n_a", n_a, 0)
+    n_b = check_integer("n_b", n_b, 0)
     if not isinstance(higher_is_better, bool):
         raise ValueError(f"higher_is_better must be True or False; got {higher_is_better!r}")
     n = n_a + n_b

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparktc.errors import InputError
 from sparktc.evaluation.metrics import frequency_band, per_category, summarize
 
 # The averages reported for each category set beside the headline ones.
@@ -51,11 +52,11 @@ def assemble(
     averaged categories.
     """
     if average_over not in subsets:
-        raise ValueError(f"evaluate.average_over = {average_over!r} is not a category set of this run; "
+        raise InputError(f"evaluate.average_over = {average_over!r} is not a category set of this run; "
                          f"sets: {', '.join(subsets)}")
     averaged = subsets[average_over]
     if not averaged:
-        raise ValueError(f"evaluate.average_over = {average_over!r} selects no category in this run")
+        raise InputError(f"evaluate.average_over = {average_over!r} selects no category in this run")
     table = category_table(contingency, zero_division, bands, averaged)
     headline = _summary(table[table["averaged"]], zero_division)
     per_category_rows = headline.pop("per_category")

@@ -8,15 +8,15 @@ category it trains, instead of Spark shipping a copy of the matrix with each cat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 from numpy.typing import NDArray
 from scipy import sparse
+
+from sparktc.filesystem import arrow_filesystem, per_worker
 
 
 def csr_from_lists(indices: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray, n_features: int) -> sparse.csr_matrix:
@@ -44,43 +44,15 @@ class TrainingSet:
         return y
 
 
-def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow file system and path for a path as Spark writes it, read on an executor:
-    ``file:`` URIs are local paths, Hadoop's ``s3a://`` / ``s3n://`` are pyarrow's ``s3://``
-    (credentials from the executor's environment or instance role), ``hdfs://`` needs libhdfs."""
-    scheme, _, rest = path.partition(":")
-    if not rest or len(scheme) == 1:  # a plain local path (or a Windows drive letter)
-        return pafs.LocalFileSystem(), path
-    if scheme == "file":
-        return pafs.LocalFileSystem(), "/" + rest.lstrip("/")
-    if scheme in ("s3a", "s3n"):
-        path = "s3" + path[len(scheme):]
-    return pafs.FileSystem.from_uri(path)
-
-
-def fingerprint(path: str) -> tuple:
-    """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
-    filesystem, root = arrow_filesystem(path)
-    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
-    return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
-
-
+@per_worker
 def load_training_set(path: str, n_features: int) -> TrainingSet:
-    """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), cached per worker.
-
-    The cache key includes the files' sizes and modification times, so a rewritten output is
-    read afresh; one training set is kept at a time.
-    """
-    return _load(path, n_features, fingerprint(path))
-
-
-@lru_cache(maxsize=1)
-def _load(path: str, n_features: int, fingerprint: tuple) -> TrainingSet:
-    if not fingerprint:
-        raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
+    """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), read once per worker
+    and kept while its files are unchanged (:func:`sparktc.filesystem.per_worker`)."""
     filesystem, root = arrow_filesystem(path)
-    table = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
-        columns=["doc_id", "labels", "indices", "values"])
+    dataset = ds.dataset(root, format="parquet", filesystem=filesystem)
+    if not dataset.files:
+        raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
+    table = dataset.to_table(columns=["doc_id", "labels", "indices", "values"])
     table = table.sort_by("doc_id")  # LIBLINEAR's result depends on row order; make it the corpus's, not Spark's
     X = csr_from_lists(table.column("indices"), table.column("values"), n_features)
     labels = table.column("labels").combine_chunks()

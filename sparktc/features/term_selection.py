@@ -10,9 +10,8 @@ Pedersen 1997):
 
 with ``N = A + B + C + D``. Every function broadcasts like numpy, so one call scores a whole
 terms x categories matrix. Per-category scores are turned into one global score per term by
-:func:`global_max` (LYRL2004, Debole), :func:`global_avg` (Yang & Pedersen) or
-:func:`global_mean`, and :func:`top_k_from_reduction_factor` turns Debole's reduction factor
-into a number of terms to keep.
+:func:`global_max` (LYRL2004, Debole) or :func:`global_avg` (Yang & Pedersen), and
+:func:`top_k_from_reduction_factor` turns Debole's reduction factor into a number of terms to keep.
 
 These are pure numpy functions; the Spark stages compute the counts and call them.
 """
@@ -25,14 +24,13 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sparktc.validation import check_integer, check_unit_interval
+
 __all__ = [
     "contingency_2x2",
     "chi2",
-    "information_gain",
-    "gain_ratio",
     "global_max",
     "global_avg",
-    "global_mean",
     "top_k_from_reduction_factor",
 ]
 
@@ -187,9 +185,7 @@ def global_avg(scores: ArrayLike, p_c: ArrayLike) -> NDArray[np.float64]:
             f"p_c must have shape ({matrix.shape[1]},), one probability per category column "
             f"of scores; got shape {weights.shape}"
         )
-    outside = ~((weights >= 0) & (weights <= 1))
-    if np.any(outside):
-        raise ValueError(f"p_c must hold probabilities in [0, 1]; got {float(weights[outside][0])!r}")
+    check_unit_interval("p_c", weights, "probabilities")
     # A row-by-row sum, not BLAS's matrix @ weights: that result depends on how many terms are scored
     # together, and the ranking must not depend on how Spark splits the vocabulary into batches.
     return (matrix * weights).sum(axis=1)
@@ -210,8 +206,7 @@ def top_k_from_reduction_factor(n_terms: int, xi: float) -> int:
 
     Raises ValueError unless ``n_terms`` is a non-negative integer and ``0 <= xi < 1``.
     """
-    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 0:
-        raise ValueError(f"n_terms must be a non-negative integer; got {n_terms!r}")
+    check_integer("n_terms", n_terms, 0, kind="non-negative integer")
     if isinstance(xi, bool) or not isinstance(xi, numbers.Real) or not 0 <= xi < 1:
         raise ValueError(f"xi must be a reduction factor with 0 <= xi < 1; got {xi!r}")
     if n_terms == 0:

@@ -8,7 +8,7 @@ discarded, as are words on the SMART stop list; the remaining tokens are Porter-
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import Stemmer
 
@@ -20,6 +20,12 @@ STEMMERS = ("porter", "none")
 def parse_stop_list(text: str) -> frozenset[str]:
     """One word per line (the SMART ``english.stop`` layout); blank lines and surrounding space ignored."""
     return frozenset(word for word in (line.strip().lower() for line in text.splitlines()) if word)
+
+
+def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[str]:
+    """The words of the stop list file ``stop_list`` (``tokenize.stop_list``) as ``read_text`` reads it
+    (the stages read through Hadoop file systems); none when it is ""."""
+    return parse_stop_list(read_text(stop_list)) if stop_list else frozenset()
 
 
 def tokenize(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sparktc.validation import check_integer
+
 
 def idf(df: ArrayLike, n_documents: int) -> NDArray[np.float64]:
     """ln(N / df(t)) for every term; df must be in 1..N (every vocabulary term occurs in training)."""
+    check_integer("n_documents", n_documents, 1)
     df = np.asarray(df, dtype=np.float64)
-    if n_documents < 1:
-        raise ValueError(f"n_documents must be >= 1, got {n_documents}")
     if df.size and (df.min() < 1 or df.max() > n_documents):
         raise ValueError(f"df must lie in 1..n_documents={n_documents}, got values in {df.min()}..{df.max()}")
     return np.log(n_documents / df)

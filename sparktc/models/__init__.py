@@ -1,7 +1,7 @@
 """Models: the classifiers and how their scores become decisions. One-vs-rest LIBLINEAR (``linear``),
 Rocchio (``rocchio``), kNN (``knn``), the thresholding strategies SCut, SCutFBR, PCut and RCut
-(``thresholds``), per-category cross-validated tuning (``tuning``), and the model bundle a training run
-writes for classifying new documents (``bundle``). All but ``bundle`` are pure functions over numpy and
-scipy matrices."""
+(``thresholds``), the decision rule that picks method and thresholding (``decision``), per-category
+cross-validated tuning (``tuning``), and scoring batches of documents on the executors (``scoring``).
+Pure functions over numpy, scipy and pyarrow: nothing here needs Spark."""
 
-__all__ = ["bundle", "knn", "linear", "rocchio", "thresholds", "tuning"]
+__all__ = ["decision", "knn", "linear", "rocchio", "scoring", "thresholds", "tuning"]

@@ -26,35 +26,18 @@ executors, one Arrow batch of documents at a time.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores", "knn_scores_from_neighbours", "knn_topk"]
+from sparktc.validation import check_integer, check_matrix
+
+__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores_from_neighbours", "knn_topk"]
 
 #: Debole & Sebastiani's k (Yang & Liu 1999 used 45).
 DEFAULT_K = 30
 #: Default budget for one dense float64 block of query-training similarities: 256 MiB.
 DEFAULT_BLOCK_BYTES = 256 * 2**20
-
-
-def _check_int(name: str, value: int, minimum: int) -> int:
-    """``value`` as an int, or ValueError unless it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
-
-
-def _check_documents(name: str, X: sparse.spmatrix | sparse.sparray) -> sparse.csr_matrix:
-    """``X`` as CSR float64, or ValueError unless it is a finite 2-D scipy sparse matrix."""
-    if not sparse.issparse(X) or X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D scipy sparse matrix (CSR preferred); got {type(X).__name__}")
-    X = sparse.csr_matrix(X, dtype=np.float64)
-    if not np.all(np.isfinite(X.data)):
-        raise ValueError(f"{name} must hold finite values; got NaN or infinity")
-    return X
 
 
 def _membership(Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_]) -> sparse.csr_matrix:
@@ -126,8 +109,8 @@ def knn_topk(
     similarities : float64 array, shape (n_query, k_used)
         Their dot products with the query (cosine similarities for unit rows).
     """
-    X_query = _check_documents("X_query", X_query)
-    X_train = _check_documents("X_train", X_train)
+    X_query = check_matrix("X_query", X_query)
+    X_train = check_matrix("X_train", X_train)
     n_query, n_train = X_query.shape[0], X_train.shape[0]
     if n_train == 0:
         raise ValueError(f"X_train must have at least one document; got shape {X_train.shape}")
@@ -135,8 +118,8 @@ def knn_topk(
         raise ValueError(
             f"X_query must have X_train's {X_train.shape[1]} features; got shape {X_query.shape}"
         )
-    k = _check_int("k", k, 1)
-    block_bytes = _check_int("block_bytes", block_bytes, 1)
+    k = check_integer("k", k, 1)
+    block_bytes = check_integer("block_bytes", block_bytes, 1)
     excluded = np.full(n_query, -1, dtype=np.int64)
     if exclude_self is not None:
         exclude_self = np.asarray(exclude_self)
@@ -202,25 +185,3 @@ def knn_scores_from_neighbours(
     )
     return (W @ Y).toarray()
 
-
-def knn_scores(
-    X_query: sparse.spmatrix | sparse.sparray,
-    X_train: sparse.spmatrix | sparse.sparray,
-    Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_],
-    k: int = DEFAULT_K,
-    exclude_self: NDArray[np.integer] | None = None,
-    block_bytes: int = DEFAULT_BLOCK_BYTES,
-) -> NDArray[np.float64]:
-    """kNN scores, shape (n_query, n_categories): :func:`knn_topk` then :func:`knn_scores_from_neighbours`.
-
-    ``Y_train`` (n_train x n_categories, scipy sparse or bool array) marks each training
-    document's categories; the other parameters are :func:`knn_topk`'s.
-    """
-    X_train = _check_documents("X_train", X_train)
-    Y = _membership(Y_train)
-    if Y.shape[0] != X_train.shape[0]:
-        raise ValueError(
-            f"Y_train must have one row per training document ({X_train.shape[0]}); got shape {Y.shape}"
-        )
-    indices, similarities = knn_topk(X_query, X_train, k, exclude_self, block_bytes)
-    return knn_scores_from_neighbours(indices, similarities, Y)

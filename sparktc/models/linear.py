@@ -27,8 +27,6 @@ Pure numpy/scipy/liblinear; the Spark stage calls :meth:`BinaryProblems.train` o
 from __future__ import annotations
 
 import ctypes
-import math
-import numbers
 
 import numpy as np
 from liblinear import liblinear as _liblinear
@@ -36,7 +34,9 @@ from liblinear import liblinearutil as _liblinearutil
 from numpy.typing import NDArray
 from scipy import sparse
 
-__all__ = ["SOLVERS", "BinaryProblems", "decision_function"]
+from sparktc.validation import check_labels, check_matrix, check_number
+
+__all__ = ["SOLVERS", "BinaryProblems"]
 
 #: Solver name -> LIBLINEAR ``-s`` code (binary classification solvers only).
 SOLVERS: dict[str, int] = {
@@ -52,18 +52,6 @@ SOLVERS: dict[str, int] = {
 # LIBLINEAR's dual solvers shuffle with the C library's rand(); reseed it before every call.
 _LIBC = ctypes.CDLL(None)
 _RAND_SEED = 1
-
-
-def _check_positive(name: str, value: float) -> float:
-    """``value`` as a float, or ValueError unless it is a finite number > 0."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
-    return float(value)
 
 
 class BinaryProblems:
@@ -82,18 +70,10 @@ class BinaryProblems:
     """
 
     def __init__(self, X: sparse.spmatrix | sparse.sparray, bias: float) -> None:
-        if not sparse.issparse(X):
-            raise ValueError(f"X must be a scipy sparse matrix (CSR preferred); got {type(X).__name__}")
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must have at least one document and one feature; got shape {X.shape}")
-        if isinstance(bias, bool) or not isinstance(bias, numbers.Real) or not math.isfinite(bias):
-            raise ValueError(f"bias must be a finite number (<= 0 for no bias feature); got {bias!r}")
-        # liblinear.problem accepts only scipy.sparse.spmatrix, not the sparray classes.
-        X = sparse.csr_matrix(X, dtype=np.float64)
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError("X must hold finite values; got NaN or infinity")
+        X = check_matrix("X", X, nonempty=True)
+        bias = check_number("bias", bias, note=" (<= 0 for no bias feature)")
         self.n_docs, self.n_features = X.shape
-        self.bias = float(bias) if bias > 0 else -1.0
+        self.bias = bias if bias > 0 else -1.0
         self._problem = _liblinear.problem(np.zeros(self.n_docs), X, self.bias)
         self._labels = np.ctypeslib.as_array(self._problem.y, (self.n_docs,))
 
@@ -131,17 +111,12 @@ class BinaryProblems:
         (the category is never predicted); if ``y`` is all True, w = 0, b = +1.0 (always
         predicted).
         """
-        y = np.asarray(y)
-        if y.dtype != np.bool_ or y.shape != (self.n_docs,):
-            raise ValueError(
-                f"y must be a bool array of shape ({self.n_docs},), one label per training "
-                f"document; got dtype {y.dtype} and shape {y.shape}"
-            )
+        y = check_labels("y", y, self.n_docs)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}; got {solver!r}")
-        C = _check_positive("C", C)
-        epsilon = _check_positive("epsilon", epsilon)
-        positive_weight = _check_positive("positive_weight", positive_weight)
+        C = check_number("C", C, 0, low_open=True)
+        epsilon = check_number("epsilon", epsilon, 0, low_open=True)
+        positive_weight = check_number("positive_weight", positive_weight, 0, low_open=True)
 
         n_positive = int(np.count_nonzero(y))
         if n_positive == 0 or n_positive == self.n_docs:
@@ -163,18 +138,3 @@ class BinaryProblems:
         b = float(weights[self.n_features] * self.bias) if self.bias > 0 else 0.0
         return weights[: self.n_features], b
 
-
-def decision_function(
-    X: sparse.spmatrix | sparse.sparray | NDArray[np.float64],
-    w: NDArray[np.float64],
-    b: float,
-) -> NDArray[np.float64]:
-    """Decision values X w + b, one per row of X (positive means assigned; REFERENCE.md section 5)."""
-    w = np.asarray(w, dtype=np.float64)
-    if w.ndim != 1:
-        raise ValueError(f"w must be a 1-D weight vector; got ndim={w.ndim}")
-    if X.ndim != 2 or X.shape[1] != w.shape[0]:
-        raise ValueError(
-            f"X must be 2-D with one column per weight ({w.shape[0]}); got shape {X.shape}"
-        )
-    return np.asarray(X @ w, dtype=np.float64).ravel() + float(b)

@@ -19,29 +19,15 @@ Pure numpy/scipy; the Spark stages call these on executors.
 
 from __future__ import annotations
 
-import math
-import numbers
-
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from sparktc.validation import check_labels, check_matrix, check_number
 
 __all__ = ["rocchio"]
 
-#: A trained scorer: documents (rows of a matrix with the training features) -> one score per row.
-
-
-def _check_control(name: str, value: float) -> float:
-    """``value`` as a float, or ValueError unless it is a finite number >= 0."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ValueError(f"{name} must be a finite number >= 0 (Debole & Sebastiani: beta=16, gamma=4); got {value!r}")
-    return float(value)
+_CONTROL_NOTE = " (Debole & Sebastiani: beta=16, gamma=4)"
 
 
 def rocchio(
@@ -68,24 +54,13 @@ def rocchio(
     b : float
         0.0, except for the degenerate categories described in the module docstring
         (no positives: w = 0, b = -1.0; no negatives: w = 0, b = +1.0).
-        Scores are ``sparktc.models.linear.decision_function(X, w, b)``.
+        Scores are ``X @ w + b``.
     """
-    if not sparse.issparse(X):
-        raise ValueError(f"X must be a scipy sparse matrix (CSR preferred); got {type(X).__name__}")
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must have at least one document and one feature; got shape {X.shape}")
-    X = sparse.csr_matrix(X, dtype=np.float64)
-    if not np.all(np.isfinite(X.data)):
-        raise ValueError("X must hold finite values; got NaN or infinity")
+    X = check_matrix("X", X, nonempty=True)
     n_docs, n_features = X.shape
-    y = np.asarray(y)
-    if y.dtype != np.bool_ or y.shape != (n_docs,):
-        raise ValueError(
-            f"y must be a bool array of shape ({n_docs},), one label per training document; "
-            f"got dtype {y.dtype} and shape {y.shape}"
-        )
-    beta = _check_control("beta", beta)
-    gamma = _check_control("gamma", gamma)
+    y = check_labels("y", y, n_docs)
+    beta = check_number("beta", beta, 0, note=_CONTROL_NOTE)
+    gamma = check_number("gamma", gamma, 0, note=_CONTROL_NOTE)
 
     n_positive = int(np.count_nonzero(y))
     if n_positive == 0 or n_positive == n_docs:

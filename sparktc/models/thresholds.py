@@ -11,7 +11,7 @@ project the rule is strict:
 * SCutFBR (LYRL2004, "SCutFBR.1"): k-fold cross-validation; per fold the SCut threshold on that
   fold's validation scores, replaced by the score of the top-ranked validation document when
   the fold's best F1 is below ``fbr``; t_c = mean over the folds
-  (:func:`fold_thresholds`, :func:`scut_fbr`). The folds balance positives and negatives
+  (:func:`fold_thresholds`). The folds balance positives and negatives
   (:func:`balanced_folds`).
 * PCut (Yang 2001): assign to c the round(share_c * n) top-ranked test documents, share_c being
   c's share of the training documents (:func:`pcut_thresholds`).
@@ -26,56 +26,21 @@ Pure numpy; the Spark stages call these functions per category.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["scut", "fold_thresholds", "scut_fbr", "balanced_folds", "pcut_counts", "pcut_thresholds", "rcut"]
+from sparktc.validation import check_array, check_finite, check_integer, check_labels, check_number
+
+__all__ = ["scut", "fold_thresholds", "balanced_folds", "pcut_counts", "pcut_thresholds", "rcut"]
 
 
 def _check_scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray[np.float64]:
     """``scores`` as a non-empty float64 array of ``ndim`` dimensions with finite values."""
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim != ndim or scores.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty {ndim}-D array of decision values; got shape {scores.shape}"
-        )
-    if not np.all(np.isfinite(scores)):
-        raise ValueError(f"{name} must hold finite values; got NaN or infinity")
+    scores = check_array(name, scores, ndim, "of decision values")
+    check_finite(name, scores)
     return scores
-
-
-def _check_labels(y: ArrayLike, n_docs: int, name: str = "y") -> NDArray[np.bool_]:
-    """``y`` as a bool array of shape (n_docs,)."""
-    y = np.asarray(y)
-    if y.dtype != np.bool_ or y.shape != (n_docs,):
-        raise ValueError(
-            f"{name} must be a bool array of shape ({n_docs},), one label per score; "
-            f"got dtype {y.dtype} and shape {y.shape}"
-        )
-    return y
-
-
-def _check_fraction(name: str, value: float) -> float:
-    """``value`` as a float, or ValueError unless it is a number in [0, 1]."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or not 0 <= value <= 1
-    ):
-        raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
-    return float(value)
-
-
-def _check_count(name: str, value: int, low: int, high: int) -> int:
-    """``value`` as an int, or ValueError unless it is an integer in [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
-    return int(value)
 
 
 def _below(value: float) -> float:
@@ -116,7 +81,7 @@ def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
         F1 = 0 and the result is (max(scores), 0.0): assign nothing.
     """
     scores = _check_scores(scores, 1)
-    y = _check_labels(y, scores.shape[0])
+    y = check_labels("y", y, scores.shape[0])
     n_positive = int(np.count_nonzero(y))
     top = float(scores.max())
     if n_positive == 0:
@@ -169,7 +134,7 @@ def fold_thresholds(
     -------
     float array, shape (n_folds,)
     """
-    fbr = _check_fraction("fbr", fbr)
+    fbr = check_number("fbr", fbr, 0, 1, kind="number")
     if len(fold_scores) == 0 or len(fold_scores) != len(fold_y):
         raise ValueError(
             f"fold_scores and fold_y must hold one array per fold, at least one fold; got "
@@ -178,18 +143,9 @@ def fold_thresholds(
     thresholds = np.empty(len(fold_scores))
     for f, (scores, y) in enumerate(zip(fold_scores, fold_y)):
         scores = _check_scores(scores, 1, f"fold_scores[{f}]")
-        threshold, f1 = scut(scores, _check_labels(y, scores.shape[0], f"fold_y[{f}]"))
+        threshold, f1 = scut(scores, check_labels(f"fold_y[{f}]", y, scores.shape[0]))
         thresholds[f] = threshold if f1 >= fbr else scores.max()
     return thresholds
-
-
-def scut_fbr(fold_scores: Sequence[ArrayLike], fold_y: Sequence[ArrayLike], fbr: float) -> float:
-    """SCutFBR.1 (LYRL2004): the mean over the folds of :func:`fold_thresholds`.
-
-    t = (1/k) sum_f t_f, with t_f the fold's SCut threshold, or max(s_f) when the fold's best
-    F1 < ``fbr``. With ``fbr = 0`` this is the mean of the per-fold SCut thresholds.
-    """
-    return float(np.mean(fold_thresholds(fold_scores, fold_y, fbr)))
 
 
 def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
@@ -210,13 +166,10 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
     seed : int
         Non-negative seed of the random orders.
     """
-    y = np.asarray(y)
-    if y.dtype != np.bool_ or y.ndim != 1:
-        raise ValueError(f"y must be a 1-D bool array; got dtype {y.dtype} and shape {y.shape}")
-    k = _check_count("k", k, 2, y.shape[0])
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
-    rng = np.random.default_rng(int(seed))
+    y = check_labels("y", y)
+    k = check_integer("k", k, 2, y.shape[0])
+    seed = check_integer("seed", seed, 0, kind="non-negative integer")
+    rng = np.random.default_rng(seed)
     positives = rng.permutation(np.flatnonzero(y))
     negatives = rng.permutation(np.flatnonzero(~y))
     folds = np.empty(y.shape[0], dtype=np.int64)
@@ -284,7 +237,7 @@ def rcut(scores: ArrayLike, k: int) -> NDArray[np.bool_]:
     bool array, shape (n_docs, n_categories), with exactly k True entries per row.
     """
     scores = _check_scores(scores, 2)
-    k = _check_count("k", k, 1, scores.shape[1])
+    k = check_integer("k", k, 1, scores.shape[1])
     top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     assigned = np.zeros(scores.shape, dtype=bool)
     np.put_along_axis(assigned, top, True, axis=1)

@@ -6,7 +6,8 @@ per-fold thresholds come from SCut or LYRL2004's SCutFBR on that fold's validati
 its cross-validated F1 scores every fold's documents with the mean threshold of the *other*
 folds, so no decision is thresholded on its own label. The best candidate (first on ties) is
 retrained on all training documents and gets the mean of its fold thresholds
-(REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's per-label search).
+(REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's per-label search). The method,
+the thresholding and the values not searched come from the run's :class:`~sparktc.models.decision.DecisionRule`.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.runtime.config import TrainConfig, TuneConfig
+from sparktc.evaluation.metrics import f1_score
+from sparktc.models.decision import DecisionRule
 from sparktc.models.linear import BinaryProblems
 from sparktc.models.rocchio import rocchio
-from sparktc.models.thresholds import balanced_folds, fold_thresholds
-
-CV_THRESHOLDING = ("scut", "scutfbr")
+from sparktc.models.thresholds import balanced_folds
 
 
 @dataclass(frozen=True)
@@ -56,28 +57,37 @@ class CategoryModel:
         return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
 
 
-def candidates(train: TrainConfig, tune: TuneConfig, terms: int) -> list[Candidate]:
-    """The search space: every combination of the [tune] lists, a [train] value where a list is empty."""
+class SearchLists(Protocol):
+    """The lists a [tune] section names (a ``TuneConfig``): the values to choose from, empty for none."""
+
+    @property
+    def solver(self) -> Sequence[str]: ...
+    @property
+    def C(self) -> Sequence[float]: ...
+    @property
+    def positive_weight(self) -> Sequence[float]: ...
+    @property
+    def terms(self) -> Sequence[int]: ...
+    @property
+    def fbr(self) -> Sequence[float]: ...
+
+
+def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candidate]:
+    """The search space: every combination of the [tune] lists, the rule's value where a list is empty
+    (``terms`` for the number of terms)."""
     return [Candidate(*values) for values in itertools.product(
-        tune.solver or [train.solver], [float(c) for c in tune.C or [train.C]],
-        [float(w) for w in tune.positive_weight or [train.positive_weight]], tune.terms or [terms],
-        [float(f) for f in tune.fbr or [train.fbr]])]
+        tune.solver or [rule.solver], [float(c) for c in tune.C or [rule.C]],
+        [float(w) for w in tune.positive_weight or [rule.positive_weight]], tune.terms or [terms],
+        [float(f) for f in tune.fbr or [rule.fbr]])]
 
 
-def needs_cross_validation(train: TrainConfig, space: Sequence[Candidate]) -> bool:
-    return train.thresholding in CV_THRESHOLDING or len(space) > 1
+def needs_cross_validation(rule: DecisionRule, space: Sequence[Candidate]) -> bool:
+    """Whether a category is cross-validated: for its thresholds (SCut, SCutFBR) or to choose from ``space``."""
+    return rule.cross_validated or len(space) > 1
 
 
-def _counts(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> dict[str, int]:
-    """The cross-validated contingency counts of one category's decisions."""
-    tp = int(np.count_nonzero(decisions & y))
-    return {"tp": tp, "fp": int(np.count_nonzero(decisions)) - tp, "fn": int(np.count_nonzero(y)) - tp}
-
-
-def f1(counts: dict[str, int]) -> float:
-    """2TP / (2TP + FP + FN), 1 when the denominator is 0 (REFERENCE.md section 6)."""
-    denominator = 2 * counts["tp"] + counts["fp"] + counts["fn"]
-    return 2 * counts["tp"] / denominator if denominator else 1.0
+#: Cross-validated F1 when TP = FP = FN = 0 (no positive, none assigned): perfect, as LYRL2004 counts it.
+ZERO_DIVISION = 1.0
 
 
 Fit = Callable[[NDArray[np.bool_], Candidate], tuple[NDArray[np.float64], float]]
@@ -88,86 +98,71 @@ Fit = Callable[[NDArray[np.bool_], Candidate], tuple[NDArray[np.float64], float]
 _full_problem: list[tuple[sparse.csr_matrix, bytes | None, float, BinaryProblems]] = []
 
 
-def _trainer(method: str, train: TrainConfig, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,
+def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,
              rows: NDArray[np.bool_] | None = None) -> Fit:
-    """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for ``method``."""
+    """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for the rule's method."""
     Xc = X if columns is None else X[:, columns]
     if rows is not None:
         Xc = Xc[rows]
-    if method == "rocchio":
-        return lambda y, candidate: rocchio(Xc, y, train.rocchio_beta, train.rocchio_gamma)
+    if rule.method == "rocchio":
+        return lambda y, candidate: rocchio(Xc, y, rule.rocchio_beta, rule.rocchio_gamma)
     if rows is None:
         key = None if columns is None else columns.tobytes()
-        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key and _full_problem[0][2] == train.bias):
-            _full_problem[:] = [(X, key, train.bias, BinaryProblems(Xc, train.bias))]
+        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key and _full_problem[0][2] == rule.bias):
+            _full_problem[:] = [(X, key, rule.bias, BinaryProblems(Xc, rule.bias))]
         problems = _full_problem[0][3]
     else:
-        problems = BinaryProblems(Xc, train.bias)
-    return lambda y, c: problems.train(y, c.solver, c.C, train.epsilon, positive_weight=c.positive_weight)
+        problems = BinaryProblems(Xc, rule.bias)
+    return lambda y, c: problems.train(y, c.solver, c.C, rule.epsilon, positive_weight=c.positive_weight)
 
 
 def _columns(term_order: NDArray[np.int64], terms: int) -> NDArray[np.int64] | None:
     return None if terms == 0 or terms >= len(term_order) else np.sort(term_order[:terms])
 
 
-def cross_validated_threshold(
-    scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64], train: TrainConfig, fbr: float
-) -> tuple[float, dict[str, int]]:
-    """(final threshold, cross-validated TP/FP/FN counts) from out-of-fold scores.
-
-    Fixed thresholding keeps ``train.threshold``. SCut/SCutFBR tune one threshold per fold on
-    that fold's scores; the final threshold is their mean, and each fold is scored with the mean
-    of the other folds' thresholds.
-    """
-    if train.thresholding not in CV_THRESHOLDING:
-        return train.threshold, _counts(scores > train.threshold, y)
-    fbr = fbr if train.thresholding == "scutfbr" else 0.0
-    per_fold = fold_thresholds([scores[folds == f] for f in range(train.folds)], [y[folds == f] for f in range(train.folds)], fbr)
-    others = (per_fold.sum() - per_fold) / (train.folds - 1)
-    return float(per_fold.mean()), _counts(scores > others[folds], y)
-
-
 def fit_category(
     X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64], space: Sequence[Candidate],
-    method: str, train: TrainConfig,
+    rule: DecisionRule,
 ) -> CategoryModel:
-    """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``."""
-    best, threshold, cv_f1, searched = space[0], train.threshold, None, []
-    if needs_cross_validation(train, space):
-        folds = balanced_folds(y, train.folds, train.seed)
+    """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``; the threshold
+    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`)."""
+    best, threshold, cv_f1, searched = space[0], rule.threshold, None, []
+    if needs_cross_validation(rule, space):
+        folds = balanced_folds(y, rule.folds, rule.seed)
         out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
         for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
                                               key=lambda c: c.terms):
             group = list(group)
             columns = _columns(term_order, terms)
             Xc = X if columns is None else X[:, columns]
-            for fold in range(train.folds):
+            for fold in range(rule.folds):
                 held = folds == fold
-                fit = _trainer(method, train, X, columns, rows=~held)
+                fit = _trainer(rule, X, columns, rows=~held)
                 for candidate in group:
                     w, b = fit(y[~held], candidate)
                     out_of_fold[candidate.model][held] = Xc[held] @ w + b
         best_f1 = -1.0
         for candidate in space:
-            candidate_threshold, counts = cross_validated_threshold(out_of_fold[candidate.model], y, folds, train, candidate.fbr)
-            score = f1(counts)
+            candidate_threshold, counts = rule.learned_threshold(out_of_fold[candidate.model], y, folds, candidate.fbr)
+            score = f1_score(**counts, zero_division=ZERO_DIVISION)
             searched.append({**asdict(candidate), "cv_f1": score, **counts})
             if score > best_f1:
                 best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, score, score
     columns = _columns(term_order, best.terms)
-    w, b = _trainer(method, train, X, columns)(y, best)
+    w, b = _trainer(rule, X, columns)(y, best)
     weights = w if columns is None else np.zeros(X.shape[1])
     if columns is not None:
         weights[columns] = w
     return CategoryModel(weights, b, threshold, best, cv_f1, searched)
 
 
-def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], train: TrainConfig) -> tuple[float, float | None]:
-    """A kNN category's threshold from leave-one-out training scores (fixed, or SCut/SCutFBR over balanced folds)."""
-    if train.thresholding not in CV_THRESHOLDING:
-        return train.threshold, None
-    threshold, counts = cross_validated_threshold(scores, y, balanced_folds(y, train.folds, train.seed), train, train.fbr)
-    return threshold, f1(counts)
+def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], rule: DecisionRule) -> tuple[float, float | None]:
+    """A kNN category's threshold and cross-validated F1 (None when not cross-validated) from leave-one-out
+    training scores: the rule's fixed threshold, or SCut/SCutFBR (with the rule's fbr) over balanced folds."""
+    if not rule.cross_validated:
+        return rule.threshold, None
+    threshold, counts = rule.learned_threshold(scores, y, balanced_folds(y, rule.folds, rule.seed), rule.fbr)
+    return threshold, f1_score(**counts, zero_division=ZERO_DIVISION)
 
 
 def shared_weight(searched_per_category: list[list[dict]]) -> tuple[float, dict[float, float]]:
@@ -182,6 +177,6 @@ def shared_weight(searched_per_category: list[list[dict]]) -> tuple[float, dict[
             total = totals.setdefault(row["positive_weight"], {"tp": 0, "fp": 0, "fn": 0})
             for key in total:
                 total[key] += row[key]
-    micro = {weight: f1(counts) for weight, counts in totals.items()}
+    micro = {weight: f1_score(**counts, zero_division=ZERO_DIVISION) for weight, counts in totals.items()}
     best = max(micro, key=lambda weight: (micro[weight], -list(micro).index(weight)))
     return best, micro

@@ -2,6 +2,10 @@
 (``config``), storage on local and Hadoop file systems (``storage``), the Spark session (``session``),
 output ownership and locks (``outputs``), stage manifests and resume (``manifest``, ``runner``), the
 counts every stage reports (``stage_report``), file-by-file tasks writing Parquet with pyarrow
-(``parts``), memory checks (``resources``) and the fault points tests use (``faults``)."""
+(``parts``), the model bundle a training run writes for classifying new documents (``bundle``),
+memory checks (``resources``) and the fault points tests use (``faults``)."""
 
-__all__ = ["config", "faults", "manifest", "outputs", "parts", "resources", "runner", "session", "stage_report", "storage"]
+__all__ = [
+    "bundle", "config", "faults", "manifest", "outputs", "parts", "resources", "runner", "session",
+    "stage_report", "storage",
+]

@@ -17,10 +17,13 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
-from urllib.parse import urlparse
 
-from sparktc.runtime import faults
+from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
+from sparktc.errors import CONFIG_EXIT, SparktcError
+from sparktc.filesystem import absolute, is_uri
+from sparktc.models.decision import METHODS, THRESHOLDINGS, DecisionRule
 from sparktc.models.linear import SOLVERS
+from sparktc.runtime import faults
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -45,8 +48,11 @@ HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
 HIERARCHICAL_FORMATS = ("lyrl2004", "synthetic")
 
 
-class ConfigError(ValueError):
+class ConfigError(SparktcError, ValueError):
     """A configuration problem found before any Spark work starts."""
+
+    exit_code = CONFIG_EXIT
+    heading = "configuration error"
 
 
 def _choice(*allowed: Any) -> dict[str, Any]:
@@ -59,6 +65,12 @@ def _rule(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
 
 def _between(low: int, high: int) -> dict[str, Any]:
     return _rule(lambda v: low <= v <= high, f"an integer in [{low:_}, {high:_}]")
+
+
+def _shape_limit(name: str) -> dict[str, Any]:
+    """The range :class:`sparktc.corpora.synthetic.SyntheticShape` allows for ``name`` (as integers)."""
+    _, low, high = SHAPE_LIMITS[name]
+    return _between(int(low), int(high))
 
 
 def _grid(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
@@ -100,12 +112,13 @@ class CorpusConfig:
 class SynthesizeConfig:
     """Shape of the synthetic LYRL2004-format corpus (defaults: the real RCV1-v2 shape)."""
 
-    # Within the limits of sparktc.corpora.synthetic.SyntheticShape and of synthesize()'s chunk_documents;
-    # train_documents is at most documents - 4 (each of the 4 test files gets a document).
-    documents: int = field(default=804_414, metadata=_between(10, 100_000_000))
-    train_documents: int = field(default=23_149, metadata=_between(1, 100_000_000))
-    vocabulary_size: int = field(default=47_236, metadata=_between(1_000, 2_000_000))
-    tokens_per_document: int = field(default=120, metadata=_between(10, 5_000))
+    # Within the generator's limits (SHAPE_LIMITS, checked here so that Spark never starts for a shape it
+    # refuses) and synthesize()'s chunk_documents; train_documents is at most documents - 4 (each test file gets
+    # a document); the seed within every seed's range, which the generator's holds.
+    documents: int = field(default=804_414, metadata=_shape_limit("documents"))
+    train_documents: int = field(default=23_149, metadata=_shape_limit("train_documents"))
+    vocabulary_size: int = field(default=47_236, metadata=_shape_limit("vocabulary_size"))
+    tokens_per_document: int = field(default=120, metadata=_shape_limit("tokens_per_document"))
     seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
     # The real rcv1.topics.hier.orig to use as the category tree; "" generates a tree of its shape.
     hierarchy: str = ""
@@ -148,7 +161,7 @@ class SelectConfig:
 class TrainConfig:
     """One classifier per category: LIBLINEAR (LibMultiLabel defaults), Rocchio or kNN (REFERENCE.md section 5)."""
 
-    method: str = field(default="liblinear", metadata=_choice("liblinear", "rocchio", "knn"))
+    method: str = field(default=METHODS[0], metadata=_choice(*METHODS))
     solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
     # Every float is finite (checked for all fields); C and epsilon are LIBLINEAR's -c and -e, > 0,
     # and C * positive_weight (the cost of positive documents) must be finite too.
@@ -161,7 +174,7 @@ class TrainConfig:
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
     # by k-fold cross-validation on training data (LYRL2004); pcut: the training share of each
     # category among the test documents; rcut: the `rcut_k` best categories of each document.
-    thresholding: str = field(default="fixed", metadata=_choice("fixed", "scut", "scutfbr", "pcut", "rcut"))
+    thresholding: str = field(default=THRESHOLDINGS[0], metadata=_choice(*THRESHOLDINGS))
     # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
     fbr: float = field(default=0.1, metadata=_rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
@@ -175,6 +188,10 @@ class TrainConfig:
     rocchio_gamma: float = field(default=4.0, metadata=_rule(lambda v: v >= 0, ">= 0"))
     # Neighbours beyond the training documents mean all of them (knn_topk caps k).
     knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
+
+    def decision_rule(self) -> DecisionRule:
+        """The section as the models decide by it (:mod:`sparktc.models.decision`): every setting is part of it."""
+        return DecisionRule(**dataclasses.asdict(self))
 
 
 @dataclass(frozen=True)
@@ -374,16 +391,6 @@ def load_config(path: str | None, overrides: Sequence[str] = ()) -> Config:
     return _resolve_paths(config)
 
 
-def is_uri(path: str) -> bool:
-    """True for ``scheme://...`` paths handled by Hadoop file systems (hdfs, s3a, gs, file)."""
-    return len(urlparse(path).scheme) > 1
-
-
-def absolute(path: str) -> str:
-    """Local paths made absolute so that executors and pyarrow see the same file; URIs unchanged."""
-    return path if not path or is_uri(path) else os.path.abspath(path)
-
-
 def _require_local(key: str, path: str, kind: str) -> None:
     """A local ``path`` must exist and be a ``kind`` ("file" or "directory"); URIs are checked later, through Hadoop."""
     if not path or is_uri(path):
@@ -425,10 +432,11 @@ def _check_combinations(config: Config) -> None:
             f"evaluate.ranks = {evaluate.ranks} needs evaluate.top_scores >= {max(evaluate.ranks)}, got {evaluate.top_scores}"
         )
     synthesize = config.synthesize
-    if synthesize.train_documents > synthesize.documents - 4:
+    tests = len(TEST_FILES)
+    if synthesize.train_documents > synthesize.documents - tests:
         raise ConfigError(
-            f"synthesize.train_documents = {synthesize.train_documents} must be at most synthesize.documents - 4 = "
-            f"{synthesize.documents - 4}, so that each of the 4 test files gets a document"
+            f"synthesize.train_documents = {synthesize.train_documents} must be at most synthesize.documents - {tests} = "
+            f"{synthesize.documents - tests}, so that each of the {tests} test files gets a document"
         )
     _check_spark_conf(config.spark.conf)
 

@@ -36,11 +36,13 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from sparktc.errors import BUSY_EXIT, SparktcError
+from sparktc.filesystem import absolute, is_uri
 from sparktc.runtime import storage
-from sparktc.runtime.config import ConfigError, absolute, is_uri
+from sparktc.runtime.config import ConfigError
 
 MARKER = ".sparktc"
 INCOMPLETE = "_incomplete"
@@ -49,16 +51,16 @@ LOCK = ".sparktc.lock"
 KINDS = ("run", "classify", "compare")
 LEASE_SECONDS = 300
 LEASE_RENEWAL = 30
-#: Exit status of a job refused because another run holds the output (EX_TEMPFAIL: try again later).
-BUSY_EXIT = 75
 
 
 class OutputError(ConfigError):
     """An ``--output`` that sparktc must not write to (unsafe, not its own, or of another kind)."""
 
 
-class OutputBusyError(RuntimeError):
-    """Another live run holds the output directory's lock."""
+class OutputBusyError(SparktcError, RuntimeError):
+    """Another live run holds the output directory's lock: exit status 75 (EX_TEMPFAIL, try again later)."""
+
+    exit_code = BUSY_EXIT
 
 
 def _home_directories() -> set[str]:
@@ -158,7 +160,7 @@ class Holder:
 
     @staticmethod
     def of_this_process() -> Holder:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}"
         return Holder(run_id, socket.gethostname(), os.getpid(), now.isoformat(timespec="seconds"),
                       " ".join(sys.argv)[:500])

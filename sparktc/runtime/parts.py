@@ -3,7 +3,7 @@
 For the stages whose work is one pass over a big table (parsing the corpus, weighting, scoring),
 the rows never need to be Spark rows: Spark schedules one task per part and retries a failed one,
 and each task reads its input and writes its output with pyarrow, on any file system pyarrow
-supports (:func:`sparktc.features.matrix.arrow_filesystem`). That skips the Arrow -> row -> Parquet
+supports (:func:`sparktc.filesystem.arrow_filesystem`). That skips the Arrow -> row -> Parquet
 conversions of the JVM, which cost as much CPU as the work itself.
 
 A task writes its part under a hidden name of its own and renames it into place, so a failed or
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import pyarrow as pa
@@ -24,10 +24,11 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
+from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import faults
-from sparktc.features.matrix import arrow_filesystem
 
-__all__ = ["ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "remove_unfinished", "write_parts"]
+__all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "read_batches",
+           "remove_unfinished", "write_parts"]
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
@@ -38,6 +39,7 @@ Result = TypeVar("Result")
 ROWS_PER_FILE = 100_000
 ROW_GROUP_ROWS = 25_000
 COMPRESSION = "snappy"  # Spark's default codec, so every table is written alike
+BATCH_ROWS = 65_536  # rows a reader decodes at a time unless it says otherwise (pyarrow's own default)
 _UNFINISHED = re.compile(r"\.part-[0-9]+-[0-9]+\.[0-9a-f]{32}\.tmp")
 
 
@@ -86,6 +88,14 @@ def parquet_files(path: str) -> list[str]:
     hidden = lambda info: any(part.startswith(("_", ".")) for part in info.path[len(root):].split("/"))  # noqa: E731
     return sorted(info.path for info in infos
                   if info.type == pafs.FileType.File and info.path.endswith(".parquet") and not hidden(info))
+
+
+def read_batches(path: str, columns: Sequence[str], batch_size: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """The rows of the Parquet file at ``path`` (on any file system pyarrow reaches), ``columns`` only, as
+    record batches of ``batch_size`` rows; the file stays open until they have all been read."""
+    filesystem, file = arrow_filesystem(path)
+    with filesystem.open_input_file(file) as source:
+        yield from pq.ParquetFile(source).iter_batches(batch_size, columns=list(columns))
 
 
 def write_parts(batches: Iterable[pa.RecordBatch], schema: pa.Schema, directory: str, index: int,

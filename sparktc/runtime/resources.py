@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from sparktc.errors import InputError, SparktcError
+
 PYSPARK_MEMORY = "spark.executor.pyspark.memory"
 EXECUTOR_CORES = "spark.executor.cores"
 SETTINGS_ADVICE = (
@@ -28,7 +30,7 @@ _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 WORKER_BASELINE = 1500 << 20
 
 
-class ResourceLimitError(RuntimeError):
+class ResourceLimitError(SparktcError, RuntimeError):
     """A stage needs more memory than its workers may use; the message says which setting to change."""
 
 
@@ -36,7 +38,7 @@ def parse_memory(text: str) -> int:
     """Bytes of a Spark memory setting ("512m", "2g", "1t"; a bare number is MiB, as for pyspark memory)."""
     match = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", text.lower())
     if match is None:
-        raise ValueError(f"{text!r} is not a Spark memory size such as 512m or 2g")
+        raise InputError(f"{text!r} is not a Spark memory size such as 512m or 2g")
     return int(match.group(1)) * _UNITS[match.group(2) or "m"]
 
 

@@ -27,21 +27,22 @@ import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from sparktc import __version__
-
+from sparktc.errors import InputError
+from sparktc.filesystem import local_path
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, is_uri
+from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
-from sparktc.runtime.stage_report import StageReport
 from sparktc.runtime.resources import check_worker_memory
+from sparktc.runtime.stage_report import StageReport
 
 MANIFESTS = "manifests"
 #: SHA-256 of the files outside the run, by path, size and modification time (under manifests/).
@@ -81,7 +82,7 @@ class Stage:
     files: Callable[[Config], Sequence[str]] = field(default=_no_files)
 
 
-class MissingInputError(ValueError):
+class MissingInputError(InputError):
     """An output a stage reads has no current manifest: the stage that writes it has not completed."""
 
 
@@ -107,7 +108,7 @@ def _hash(spark: SparkSession, path: str) -> str:
     """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
     and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
     ingest names them)."""
-    local = None if is_uri(path) and not path.startswith("file:") else path.removeprefix("file://").removeprefix("file:")
+    local = local_path(path)
     if local is not None and os.path.exists(local) and not stat.S_ISREG(os.stat(local).st_mode):
         return "not a regular file"
     try:
@@ -192,7 +193,7 @@ def _settings(config: Config, sections: Sequence[str]) -> dict[str, Any]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:

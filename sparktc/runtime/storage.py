@@ -10,6 +10,8 @@ import time
 
 from pyspark.sql import SparkSession
 
+from sparktc.errors import InputError
+
 
 def file_system(spark: SparkSession, path: str):
     """The Hadoop Path of ``path`` and the file system that holds it."""
@@ -40,7 +42,7 @@ def read_text(spark: SparkSession, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
                          "save it as UTF-8") from None
 
 

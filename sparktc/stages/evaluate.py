@@ -2,47 +2,48 @@
 
 One pass over the test vectors (:mod:`sparktc.runtime.parts`): one Spark task per Parquet file of
 the test split reads it with pyarrow, scores each Arrow batch as sparse X times dense W (broadcast)
-plus b, assigns the categories whose score exceeds their threshold, keeps the top-scoring
-categories, writes its part of ``predictions``, and counts as it goes, per category, the
-documents labelled with it, assigned it, and both, and sums the ranking measures. Only those sums,
-a few numbers per category, come back to the driver, which builds the contingency table (TP, FP,
-FN, TN per category), and :mod:`sparktc.evaluation.summary` averages them over every category set
-(REFERENCE.md section 6) and :mod:`sparktc.evaluation.report` renders ``report.md``, ``per_category.csv``
-and the plots.
+plus b, assigns the categories whose score exceeds their threshold (or RCut's best;
+:mod:`sparktc.models.scoring`, :mod:`sparktc.models.decision`), keeps the top-scoring categories,
+writes its part of ``predictions``, and counts as it goes, per category, the documents labelled with
+it, assigned it, and both, and sums the ranking measures. Only those sums, a few numbers per category,
+come back to the driver, which builds the contingency table (TP, FP, FN, TN per category), and
+:mod:`sparktc.evaluation.summary` averages them over every category set (REFERENCE.md section 6) and
+:mod:`sparktc.evaluation.report` renders ``report.md`` (with the run's method, thresholding and search
+space), ``per_category.csv`` and the plots.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
-
-from sparktc.runtime import storage
-from sparktc.evaluation.category_sets import category_subsets
-from sparktc.runtime.config import Config, TrainConfig
-from sparktc.evaluation.summary import assemble, to_builtin
-from sparktc.runtime.faults import inject
-from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.features.matrix import arrow_filesystem, csr_from_lists, fingerprint, load_training_set
-from sparktc.evaluation.ranking import ranking_measures
 from sparktc.corpora.records import TEST, TRAIN
-from sparktc.models.thresholds import pcut_counts, rcut
-from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, write_parts
-from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.evaluation.category_sets import category_subsets
+from sparktc.evaluation.ranking import ranking_measures
+from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
+from sparktc.evaluation.summary import assemble, to_builtin
+from sparktc.features.matrix import csr_from_lists
+from sparktc.models.decision import Cut, DecisionRule, decision_record
+from sparktc.models.scoring import Scorer, predict_batch
+from sparktc.models.thresholds import pcut_counts
+from sparktc.runtime import storage
+from sparktc.runtime.bundle import MODEL_SETTINGS
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import PREDICTIONS_SCHEMA
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
 #: Per-document ranking measures are summed as integers in units of 2^-40, so the averages do
@@ -50,17 +51,8 @@ RANKING_MEASURES = ("P", "R", "RP", "nDCG")
 FIXED_POINT = float(2**40)
 #: The configuration sections ``metrics.json`` records, and so the ones evaluate's outputs depend on
 #: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
-SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune", "evaluate")
+SETTINGS = (*MODEL_SETTINGS, "evaluate")
 
-PREDICTIONS_DDL = (
-    "doc_id string, labels array<string>, predicted array<string>, "
-    "top_categories array<string>, top_scores array<double>"
-)
-#: ``predictions`` as the scoring tasks write it with pyarrow (PREDICTIONS_DDL).
-PREDICTIONS_SCHEMA = pa.schema([
-    ("doc_id", pa.string()), ("labels", pa.list_(pa.string())), ("predicted", pa.list_(pa.string())),
-    ("top_categories", pa.list_(pa.string())), ("top_scores", pa.list_(pa.float64())),
-])
 VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values"]
 CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
 COUNT_COLUMNS = ["test_positives", "tp", "fp", "fn", "tn"]
@@ -73,70 +65,11 @@ CONTINGENCY_SCHEMA = StructType(
 BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
-def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
-
-
-@dataclass(frozen=True)
-class Scorer:
-    """What executors need to score test documents: linear weights, or the kNN training set."""
-
-    codes: np.ndarray
-    n_terms: int
-    W: np.ndarray | None  # vocabulary x categories; None for kNN
-    b: np.ndarray
-    knn_k: int
-    train_path: str
-
-    @staticmethod
-    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str) -> Scorer:
-        """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
-        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN."""
-        knn = bool(len(models)) and models["method"].iloc[0] == "knn"
-        W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
-        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, W=None if knn else W,
-                      b=models["bias"].to_numpy(), knn_k=knn_k, train_path=train_path)
-
-    def scores(self, X) -> np.ndarray:
-        if self.W is not None:
-            return np.asarray(X @ self.W) + self.b
-        neighbours, similarities = knn_topk(X, load_training_set(self.train_path, self.n_terms).X, self.knn_k)
-        labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes), fingerprint(self.train_path))
-        return knn_scores_from_neighbours(neighbours, similarities, labels)
-
-
-@lru_cache(maxsize=1)
-def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...], files: tuple) -> np.ndarray:
-    """Training labels as a documents x categories matrix, once per worker and training set ``files``."""
-    training = load_training_set(path, n_terms)
-    return np.column_stack([training.positives(code) for code in codes])
-
-
-def predict_batch(batch: pa.RecordBatch, scorer: Scorer, threshold: np.ndarray, rcut_k: int, top_k: int) -> pa.RecordBatch:
-    """A batch of vectors (doc_id, labels, indices, values) to predictions: the categories above their
-    threshold (or the ``rcut_k`` best), and the ``top_k`` best categories with their scores."""
-    codes = scorer.codes
-    X = csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms)
-    scores = scorer.scores(X)
-    n = scores.shape[0]
-    rows, cols = np.nonzero(rcut(scores, rcut_k) if rcut_k else scores > threshold)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
-    k = min(top_k, len(codes))
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    top_offsets = np.arange(n + 1, dtype=np.int64) * k
-    return pa.RecordBatch.from_arrays(
-        [batch.column("doc_id"), batch.column("labels"),
-         _lists(offsets, pa.array(codes[cols], type=pa.string())),
-         _lists(top_offsets, pa.array(codes[top].ravel(), type=pa.string())),
-         _lists(top_offsets, pa.array(np.take_along_axis(scores, top, axis=1).ravel(), type=pa.float64()))],
-        names=["doc_id", "labels", "predicted", "top_categories", "top_scores"],
-    )
-
-
-def pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
-    """PCut (REFERENCE.md section 5): per category, the score of the test document ranked just below
-    the training share of the test set, so that share of documents scores above it."""
+def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
+    """PCut (REFERENCE.md section 5) over a DataFrame of vectors, scored by the broadcast scorer ``shared``
+    and ranked in Spark: per category, the score of the document ranked just below the training share of
+    the documents, so that share of documents scores above it (in memory:
+    :func:`sparktc.models.thresholds.pcut_thresholds`)."""
 
     def long(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         scorer = shared.value
@@ -157,14 +90,12 @@ def pcut_thresholds(test: DataFrame, shared, train_share: np.ndarray) -> np.ndar
     return thresholds
 
 
-def decision_rule(settings: TrainConfig, models: pd.DataFrame, n_train: int, documents: DataFrame,
-                  shared) -> tuple[np.ndarray, int]:
-    """Per-category thresholds and RCut's k (0 when thresholds decide) for ``documents``: the models'
-    own thresholds, or PCut's over ``documents`` (``n_train`` training documents give each category's share)."""
-    threshold = models["threshold"].to_numpy()
-    if settings.thresholding == "pcut":
-        threshold = pcut_thresholds(documents, shared, models["train_positives"].to_numpy() / max(n_train, 1))
-    return threshold, settings.rcut_k if settings.thresholding == "rcut" else 0
+def cut_of(rule: DecisionRule, models: pd.DataFrame, documents: DataFrame, shared, n_train: Callable[[], int]) -> Cut:
+    """How ``documents`` are decided (:meth:`sparktc.models.decision.DecisionRule.cut`): the models' own
+    thresholds, RCut's k, or PCut's thresholds over ``documents``, each category's share being its training
+    positives out of ``n_train()`` training documents (counted for PCut only)."""
+    return rule.cut(models["threshold"].to_numpy(), lambda: pcut_thresholds_of_documents(
+        documents, shared, models["train_positives"].to_numpy() / max(n_train(), 1)))
 
 
 def ranking_names(ks: Sequence[int]) -> list[str]:
@@ -215,9 +146,8 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
 
     As Spark's ``explode`` and ``array_intersect`` count: a label listed twice in a document is a
     positive twice, a category both labelled and predicted is one TP per document, and a label
-    outside ``categories`` is not counted. Ranking measures as :func:`sparktc.evaluation.ranking.hits_from_rankings`
-    and :func:`sparktc.evaluation.ranking.ranking_measures` rate each document: its relevant categories are its
-    distinct labels, a hit is a top category among them.
+    outside ``categories`` is not counted. Ranking measures as :func:`sparktc.evaluation.ranking.ranking_measures`
+    rate each document: its relevant categories are its distinct labels, a hit is a top category among them.
     """
     n, n_categories, k_max = len(predictions), len(categories), max(ks)
     labels = predictions.column("labels")
@@ -258,17 +188,15 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
 def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.DataFrame, Counts]:
     """Score the test vectors with the models and write ``predictions``, counting them in the same
     pass: the categories (category, name, parent, train_positives; by category) and their counts."""
-    settings = config.train
+    rule = config.train.decision_rule()
     models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
     categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
-    scorer = Scorer.of(models, n_terms, settings.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"))
+    scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"))
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
-    # Only PCut reads the test documents (in Spark) to decide, and needs the number of training documents.
-    n_train = vectors.filter(F.col("split") == TRAIN).count() if settings.thresholding == "pcut" else 0
-    threshold, rcut_k = decision_rule(settings, models, n_train, test, shared)
+    cut = cut_of(rule, models, test, shared, lambda: vectors.filter(F.col("split") == TRAIN).count())
     top_k, ks = config.evaluate.top_scores, config.evaluate.ranks
     codes = pa.array(categories["category"].tolist(), type=pa.string())
     none = Counts.zero(len(codes), len(ranking_names(ks)))
@@ -281,15 +209,13 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
         counted: list[Counts] = []
 
         def predicted() -> Iterator[pa.RecordBatch]:
-            filesystem, file = arrow_filesystem(path)
-            with filesystem.open_input_file(file) as source:
-                for batch in pq.ParquetFile(source).iter_batches(batch_size=batch_rows, columns=VECTOR_COLUMNS):
-                    try:
-                        predictions = predict_batch(batch, shared.value, threshold, rcut_k, top_k)
-                        counted.append(count_batch(predictions, codes, ks))
-                    except MemoryError:
-                        raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
-                    yield predictions
+            for batch in read_batches(path, VECTOR_COLUMNS, batch_rows):
+                try:
+                    predictions = predict_batch(batch, shared.value, cut, top_k)
+                    counted.append(count_batch(predictions, codes, ks))
+                except MemoryError:
+                    raise out_of_memory("evaluate", f"scoring {len(batch)} test documents") from None
+                yield predictions
 
         try:
             inject("score")  # once per task, whether or not its file has rows
@@ -358,6 +284,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
         metrics.update({
             "corpus": config.corpus.format,
             "test_documents": counts.documents,
+            **decision_record(config.as_dict()["train"], config.as_dict()["tune"]),
             "settings": {section: config.as_dict()[section] for section in SETTINGS},
             "per_category": per_category_rows,
         })

@@ -19,39 +19,33 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.runtime import storage
-from sparktc.runtime.config import Config, CorpusConfig
 from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
 from sparktc.corpora.files import Parser, read_records
+from sparktc.corpora.records import RECORD_SCHEMA, TEST, TOKENIZED_FORMATS, TRAIN, Reject, record_batches
+from sparktc.errors import InputError
+from sparktc.filesystem import arrow_filesystem, per_worker
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, CorpusConfig
 from sparktc.runtime.faults import inject
-from sparktc.features.matrix import arrow_filesystem, fingerprint
-from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, record_batches
-from sparktc.runtime.parts import map_parts, parquet_files, write_parts
-from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
-
-RECORD_DDL = (
-    "doc_id string, split string, labels array<string>, text string, tokens string, "
-    "source string, line int, reason string"
-)
-TOKENIZED_FORMATS = ("lyrl2004",)
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import RECORD_SPARK_SCHEMA
 
 #: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
 Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
 
 
-class IngestError(ValueError):
+class IngestError(InputError):
     """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
     given twice (``NAME`` and ``NAME.gz``) or not readable."""
 
@@ -65,8 +59,8 @@ def line_reader(parser: Parser) -> Reader:
 _GLOB_CHARACTERS = re.compile(r"([\\{}\[\]*?])")
 
 
-def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str = RECORD_DDL) -> DataFrame:
-    """One row per record of every file (by default a document, ``reason`` null, or a rejected record);
+def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFrame:
+    """One row per record of every file (a document, ``reason`` null, or a rejected record);
     ``paths`` name files or directories, never patterns."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -77,7 +71,7 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader, ddl: str 
 
     literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
     files = spark.read.format("binaryFile").load(literal).select("path", "content")
-    return files.mapInArrow(parse, ddl)
+    return files.mapInArrow(parse, RECORD_SPARK_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -92,7 +86,7 @@ class LabelIndex:
 
     @staticmethod
     def load(path: str) -> LabelIndex:
-        return _load_labels(path, fingerprint(path))
+        return _load_labels(path)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels."""
@@ -104,8 +98,8 @@ class LabelIndex:
         return batch.set_column(batch.schema.get_field_index("labels"), "labels", labels)
 
 
-@lru_cache(maxsize=1)
-def _load_labels(path: str, fingerprint: tuple) -> LabelIndex:
+@per_worker
+def _load_labels(path: str) -> LabelIndex:
     accepted = ds.field("reason").is_null()
     filesystem, root = arrow_filesystem(path)
     assignments = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
@@ -666,9 +660,7 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
     documents = tables.output("documents")
 
     def copy(index: int, path: str) -> int:
-        filesystem, file = arrow_filesystem(path)
-        with filesystem.open_input_file(file) as source:
-            return write_parts(pq.ParquetFile(source).iter_batches(columns=columns), schema, documents, index)
+        return write_parts(read_batches(path, columns), schema, documents, index)
 
     written = sum(map_parts(spark, parquet_files(clean.staged), copy, [documents]))
     write_parts([], REJECTS_SCHEMA, tables.output("rejects"), 0)

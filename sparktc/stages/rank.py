@@ -22,16 +22,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from scipy import sparse
 
-from sparktc.runtime import faults
-
-from sparktc.runtime import storage
+from sparktc.features.term_selection import chi2, contingency_2x2, global_avg, global_max
+from sparktc.filesystem import arrow_filesystem
+from sparktc.runtime import faults, storage
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.features.matrix import arrow_filesystem
-from sparktc.runtime.parts import parquet_files
-from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.parts import parquet_files, read_batches
 from sparktc.runtime.runner import Stage, Tables
-from sparktc.features.term_selection import chi2, contingency_2x2, global_avg, global_max
+from sparktc.runtime.stage_report import StageReport, stage
 
 #: The ``term_ranks`` table, as Spark typed it when the ranking was a window over a join.
 TERM_RANKS_SCHEMA = T.StructType([
@@ -85,13 +83,11 @@ def _offsets(lists: pa.Array) -> np.ndarray:
 def count_file(path: str, categories: Sequence[str], n_terms: int) -> tuple[int, sparse.csr_matrix]:
     """(training documents, their A counts) of one ``vectors`` file, batch by batch."""
     inject("rank")
-    filesystem, file = arrow_filesystem(path)
     documents = 0
     counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
-    with filesystem.open_input_file(file) as source:
-        for batch in pq.ParquetFile(source).iter_batches(BATCH_ROWS, columns=["indices", "labels"]):
-            documents += len(batch)
-            counts = counts + term_category_counts(batch.column("indices"), batch.column("labels"), categories, n_terms)
+    for batch in read_batches(path, ["indices", "labels"], BATCH_ROWS):
+        documents += len(batch)
+        counts = counts + term_category_counts(batch.column("indices"), batch.column("labels"), categories, n_terms)
     return documents, counts
 
 

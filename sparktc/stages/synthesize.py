@@ -6,7 +6,8 @@ The documents come from :mod:`sparktc.corpora.synthetic`; this module only sprea
    ranges of at most ``chunk_documents`` documents.
 2. One Spark task per chunk generates its documents on an executor and writes them as one gzip
    member of the token file and one gzip member of the qrels file, under
-   ``<output>/_synthesize_tmp/``, through ``pyarrow.fs`` (so HDFS / S3 / local all work). Only
+   ``<output>/_synthesize_tmp/``, through ``pyarrow.fs`` (so HDFS / S3 / local all work:
+   :func:`sparktc.filesystem.arrow_filesystem`). Only
    small per-chunk statistics go back to the driver.
 3. One Spark task per output file concatenates that file's members in order, streaming (a
    sequence of gzip members is a valid gzip file).
@@ -20,27 +21,21 @@ chunk), so the files are byte-identical for the same shape and the same ``chunk_
 
 from __future__ import annotations
 
-import os
 import time
 import zlib
 from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
-
-from sparktc.runtime.config import Config
-from sparktc.runtime.faults import inject
-from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.runtime.runner import Stage, Tables
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.synthetic import (
     HIERARCHY_FILE,
     QRELS_FILE,
-    SyntheticModel,
     TEST_FILES,
     TRAIN_FILE,
+    SyntheticModel,
     SyntheticShape,
     build_model,
     format_batch,
@@ -48,6 +43,12 @@ from sparktc.corpora.synthetic import (
     format_qrels,
     generate_documents,
 )
+from sparktc.errors import InputError
+from sparktc.filesystem import absolute, arrow_filesystem
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.stage_report import StageReport, stage
 
 TMP_DIR = "_synthesize_tmp"
 _COPY_BUFFER = 8 << 20
@@ -70,17 +71,8 @@ _STATS_SCHEMA = pa.schema(
         ("seconds", pa.float64()),
     ]
 )
-_STATS_DDL = (
-    "chunk long, documents long, first_id long, last_id long, tokens long, distinct long, "
-    "assignments long, min_topics long, max_topics long, category_counts array<long>, "
-    "train_terms binary, token_bytes long, qrels_bytes long, seconds double"
-)
+_STATS_SPARK_SCHEMA = from_arrow_schema(_STATS_SCHEMA)
 _CONCAT_SCHEMA = pa.schema([("file", pa.int64()), ("bytes", pa.int64())])
-
-
-def _uri(path: str) -> str:
-    """A URI pyarrow understands: URIs unchanged, local paths made absolute."""
-    return path if "://" in path else os.path.abspath(path)
 
 
 def _join(base: str, *parts: str) -> str:
@@ -109,7 +101,7 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
     index, file_index, start, stop = chunk
     shape = model.shape
     v = shape.vocabulary_size
-    fs, tmp = pafs.FileSystem.from_uri(tmp_uri)
+    fs, tmp = arrow_filesystem(tmp_uri)
     counts = np.zeros(len(model.tree.codes), dtype=np.int64)
     train_terms = np.zeros(v, dtype=bool) if file_index == 0 else None
     tokens = distinct = 0
@@ -164,11 +156,11 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
 
 def _concatenate(out_uri: str, members: list[str]) -> int:
     """Stream ``members`` (URIs) one after the other into ``out_uri``; return bytes written."""
-    fs, path = pafs.FileSystem.from_uri(out_uri)
+    fs, path = arrow_filesystem(out_uri)
     written = 0
     with fs.open_output_stream(path, compression=None) as out:
         for member in members:
-            mfs, mpath = pafs.FileSystem.from_uri(member)
+            mfs, mpath = arrow_filesystem(member)
             with mfs.open_input_stream(mpath, compression=None) as src:
                 while True:
                     data = src.read(_COPY_BUFFER)
@@ -189,8 +181,8 @@ def synthesize(
 ) -> dict:
     """Write the synthetic corpus of ``shape`` into the directory ``output`` and return counts.
 
-    ``output`` and ``hierarchy_path`` are URIs (``hdfs://``, ``s3://``, ``file://``) or local
-    paths. With ``hierarchy_path`` the topics are that hierarchy's and the file is copied byte for
+    ``output`` and ``hierarchy_path`` are URIs (``hdfs://``, ``s3a://``, ``file:``) or local
+    paths (:mod:`sparktc.filesystem`). With ``hierarchy_path`` the topics are that hierarchy's and the file is copied byte for
     byte; without it a tree of the same shape is generated from the seed. Existing files of the
     same names are overwritten.
     """
@@ -203,21 +195,26 @@ def synthesize(
         1 <= compression_level <= 9
     ):
         raise ValueError(f"compression_level={compression_level!r}: must be an integer in [1, 9]")
-    out_uri = _uri(output)
-    fs, base = pafs.FileSystem.from_uri(out_uri)
+    out_uri = absolute(output)
+    fs, base = arrow_filesystem(out_uri)
     hierarchy_bytes = None
     if hierarchy_path is not None:
-        hfs, hpath = pafs.FileSystem.from_uri(_uri(hierarchy_path))
+        hfs, hpath = arrow_filesystem(absolute(hierarchy_path))
         with hfs.open_input_stream(hpath, compression=None) as src:
             hierarchy_bytes = src.read()
-        model = build_model(shape, hierarchy_bytes.decode("utf-8"))
+        try:
+            text = hierarchy_bytes.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(f"synthesize.hierarchy {hierarchy_path}: not UTF-8 text (byte {error.start}); "
+                             "save it as UTF-8") from None
+        model = build_model(shape, text)
     else:
         model = build_model(shape, None)
         hierarchy_bytes = format_hierarchy(model.tree.entries).encode("ascii")
 
     fs.create_dir(base, recursive=True)
     tmp_uri = _join(out_uri, TMP_DIR)
-    _, tmp = pafs.FileSystem.from_uri(tmp_uri)
+    _, tmp = arrow_filesystem(tmp_uri)
     fs.delete_dir_contents(tmp, missing_dir_ok=True)
     fs.create_dir(tmp, recursive=True)
 
@@ -233,7 +230,7 @@ def synthesize(
 
     rows = (
         spark.range(0, len(chunks), 1, len(chunks))
-        .mapInArrow(chunk_task, _STATS_DDL)
+        .mapInArrow(chunk_task, _STATS_SPARK_SCHEMA)
         .collect()
     )
     rows = sorted(rows, key=lambda r: r["chunk"])

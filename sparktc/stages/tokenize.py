@@ -13,31 +13,23 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.runtime import storage
-from sparktc.runtime.config import Config, TokenizeConfig
-from sparktc.runtime.faults import inject
-from sparktc.features.matrix import arrow_filesystem
 from sparktc.corpora.records import join_tokens
-from sparktc.runtime.parts import map_parts, parquet_files
-from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.features.text import Analyzer, stop_words_of
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config
+from sparktc.runtime.faults import inject
+from sparktc.runtime.parts import map_parts, parquet_files, read_batches
 from sparktc.runtime.runner import Stage, Tables
-from sparktc.features.text import Analyzer, parse_stop_list
-
-TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import TOKENS_SPARK_SCHEMA
 
 
 def token_array(tokens: Column) -> Column:
     """A stored token string as an array of tokens ("" is no token at all)."""
     return F.when(tokens == "", F.array().cast("array<string>")).otherwise(F.split(tokens, " "))
-
-
-def stop_words_of(spark: SparkSession, settings: TokenizeConfig) -> frozenset[str]:
-    """The words of ``tokenize.stop_list`` (none when it is not set)."""
-    return parse_stop_list(storage.read_text(spark, settings.stop_list)) if settings.stop_list else frozenset()
 
 
 def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
@@ -50,21 +42,19 @@ def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.S
 def count_tokens(index: int, path: str) -> tuple[int, int, int]:
     """Documents, tokens and documents without tokens in one ``tokens`` file (a count of separators:
     the strings are never split)."""
-    filesystem, file = arrow_filesystem(path)
     documents = tokens = empty = 0
-    with filesystem.open_input_file(file) as source:
-        for batch in pq.ParquetFile(source).iter_batches(columns=["tokens"]):
-            strings = batch.column("tokens")
-            present = pc.greater(pc.utf8_length(strings), 0)
-            documents += len(strings)
-            empty += len(strings) - int(pc.sum(present).as_py() or 0)
-            tokens += int(pc.sum(pc.add(pc.count_substring(strings, " "), pc.cast(present, pa.int64()))).as_py() or 0)
+    for batch in read_batches(path, ["tokens"]):
+        strings = batch.column("tokens")
+        present = pc.greater(pc.utf8_length(strings), 0)
+        documents += len(strings)
+        empty += len(strings) - int(pc.sum(present).as_py() or 0)
+        tokens += int(pc.sum(pc.add(pc.count_substring(strings, " "), pc.cast(present, pa.int64()))).as_py() or 0)
     return documents, tokens, empty
 
 
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.tokenize
-    stop_words = stop_words_of(spark, settings)
+    stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
     stemmer = settings.stemmer
 
     def analyze(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -85,7 +75,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
         else:
             # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
             given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
-            analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_DDL)
+            analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_SPARK_SCHEMA)
             given.unionByName(analyzed).write.mode("overwrite").parquet(tables.output("tokens"))
         counts = map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
         report.rows_in = documents.count()

@@ -11,19 +11,19 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
+from sparktc.corpora.records import TEST, TRAIN, split_tokens
+from sparktc.errors import InputError
+from sparktc.features.weighting import idf, ltc_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.features.matrix import arrow_filesystem
-from sparktc.corpora.records import TEST, TRAIN, split_tokens
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files
-from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import VECTORS_SCHEMA
 from sparktc.stages.tokenize import token_array
-from sparktc.features.weighting import idf, ltc_rows
 
 
 def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
@@ -39,10 +39,9 @@ def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
     return pa.ListArray.from_arrays(offsets32, pa.array(indices)), pa.ListArray.from_arrays(offsets32, pa.array(values))
 
 
-#: The ``vectors`` files: one directory per split (``split=train``, ``split=test``), as Spark's partitioned
-#: tables have them, so a reader of one split never opens the other's files.
-VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.string())),
-                            ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+#: The ``vectors`` files (:data:`~sparktc.schemas.VECTORS_SCHEMA`): one directory per split
+#: (``split=train``, ``split=test``), as Spark's partitioned tables have them, so a reader of one split
+#: never opens the other's files.
 SPLITS = (TRAIN, TEST)
 BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small enough for the cache
 
@@ -51,23 +50,21 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, id
     """ltc vectors of one ``tokens`` file into ``output/split=<split>/part-<index>-*``; the counts of rows
     read, written per split and without a vocabulary term. A split other than train or test is a bug
     upstream (ingest writes only those) and stops the task."""
-    filesystem, file = arrow_filesystem(path)
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
     inject("weight")  # once per task, whether or not its file has rows
-    with filesystem.open_input_file(file) as source:
-        for batch in pq.ParquetFile(source).iter_batches(BATCH_ROWS, columns=["doc_id", "split", "labels", "tokens"]):
-            read += len(batch)
-            other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
-            if len(other):
-                raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
-                                 f"not {' or '.join(SPLITS)}; please report this as a bug")
-            indices, values = ltc_vectors(batch.column("tokens"), terms, idf_values)
-            without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
-            vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values],
-                                                 schema=VECTORS_SCHEMA)
-            for split, writer in writers.items():
-                writer.write(vectors.filter(pc.equal(batch.column("split"), split)))
+    for batch in read_batches(path, ["doc_id", "split", "labels", "tokens"], BATCH_ROWS):
+        read += len(batch)
+        other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
+        if len(other):
+            raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
+                             f"not {' or '.join(SPLITS)}; please report this as a bug")
+        indices, values = ltc_vectors(batch.column("tokens"), terms, idf_values)
+        without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
+        vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values],
+                                             schema=VECTORS_SCHEMA)
+        for split, writer in writers.items():
+            writer.write(vectors.filter(pc.equal(batch.column("split"), split)))
     for writer in writers.values():
         writer.close()
     return {"read": read, "written": {split: writer.rows for split, writer in writers.items()},
@@ -80,7 +77,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         train = tokens.filter(F.col("split") == TRAIN)
         n_train = train.count()
         if n_train == 0:
-            raise ValueError("no training documents: ltc needs N and df from the training split")
+            raise InputError("no training documents: ltc needs N and df from the training split")
         df = train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term")).groupBy("term").agg(F.count("*").alias("df"))
         vocabulary = (
             df.withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))

@@ -30,25 +30,27 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from sparktc import __version__
-
-from sparktc.runtime import storage
-from sparktc.runtime.config import Config, TrainConfig, load_section
-from sparktc.stages.evaluate import SETTINGS, Scorer
-from sparktc.stages.ingest import TOKENIZED_FORMATS
-from sparktc.runtime.runner import Tables
-from sparktc.stages.tokenize import stop_words_of
+from sparktc.corpora.records import TOKENIZED_FORMATS
+from sparktc.errors import InputError
+from sparktc.features.text import stop_words_of
 from sparktc.features.weighting import idf
+from sparktc.models.decision import DecisionRule
+from sparktc.models.scoring import Scorer
+from sparktc.runtime import storage
+from sparktc.runtime.config import Config, load_section
+from sparktc.runtime.runner import Tables
 
 #: The train stage's output holding the bundle.
 MODEL = "model"
 BUNDLE_FORMAT = 2  # 2: bundle.json records the parts' data files and sizes
 DESCRIPTION = "bundle.json"
 VOCABULARY, CATEGORIES, TRAINING = "vocabulary", "categories", "training"
-#: The configuration sections that shape a model ([evaluate] and [spark] do not).
-MODEL_SETTINGS = tuple(section for section in SETTINGS if section != "evaluate")
+#: The configuration sections that shape a model: all but [synthesize] (recorded by the corpus it wrote),
+#: [evaluate] and [spark].
+MODEL_SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune")
 
 
-class BundleError(ValueError):
+class BundleError(InputError):
     """A model bundle that cannot be used: missing, incomplete, or of another bundle format."""
 
 
@@ -72,7 +74,8 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         "sparktc_version": __version__,
         "settings": {section: settings[section] for section in MODEL_SETTINGS},
         "tokenize": {"tokenized_corpus": config.corpus.format in TOKENIZED_FORMATS, "stemmer": config.tokenize.stemmer,
-                     "stop_words": sorted(stop_words_of(spark, config.tokenize))},
+                     "stop_words": sorted(stop_words_of(config.tokenize.stop_list,
+                                                        lambda path: storage.read_text(spark, path)))},
         "weight": {"scheme": config.weight.scheme, "train_documents": n_train},
         "parts": parts,
     }
@@ -88,7 +91,7 @@ class Bundle:
     stemmer: str
     terms: pa.StringArray  # in term_id order
     idf: np.ndarray
-    train: TrainConfig
+    rule: DecisionRule  # the training run's
     n_train: int
     categories: pd.DataFrame  # one row per category, ordered by category
     scorer: Scorer
@@ -146,15 +149,15 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
             f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
             "version, or classify with the version that wrote it")
     _check_parts(spark, path, description["parts"])
-    train = load_section("train", description["settings"]["train"])
+    rule = load_section("train", description["settings"]["train"]).decision_rule()
     vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
-    training = _require(spark, path, TRAINING) if train.method == "knn" else ""
+    training = _require(spark, path, TRAINING) if rule.method == "knn" else ""
     n_train = description["weight"]["train_documents"]
     tokenize = description["tokenize"]
     return Bundle(
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
-        idf=idf(vocabulary["df"].to_numpy(), n_train), train=train, n_train=n_train, categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), train.knn_k, training),
+        idf=idf(vocabulary["df"].to_numpy(), n_train), rule=rule, n_train=n_train, categories=categories,
+        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training),
     )

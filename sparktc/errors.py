@@ -1,0 +1,32 @@
+"""The errors sparktc raises for its users: a mistake of theirs or a problem of their environment.
+
+Every such error derives from :class:`SparktcError`, whose message says what went wrong, where,
+and what to do, and which carries the job's exit status; the command line
+(:mod:`sparktc.apps.cli`) prints ``sparktc: <heading>: <message>`` and exits with it, without a
+trace. Any other exception is a bug in sparktc (or a failure inside Spark) and keeps its trace.
+
+Each concern keeps its own subclass where it lives (``ConfigError`` in :mod:`sparktc.runtime.config`,
+``IngestError`` in :mod:`sparktc.stages.ingest`, ...). The classes that callers have always been able
+to catch as ``ValueError`` or ``RuntimeError`` still derive from that too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+#: Exit statuses (README, "Runs that can be trusted"): bad input or resources at run time, a configuration,
+#: arguments or output refused before Spark starts, and the output held by another run (EX_TEMPFAIL).
+INPUT_EXIT = 1
+CONFIG_EXIT = 2
+BUSY_EXIT = 75
+
+
+class SparktcError(Exception):
+    """A user's mistake or an environment problem, told in one clear message with its exit status."""
+
+    exit_code: ClassVar[int] = INPUT_EXIT
+    heading: ClassVar[str] = "error"  # printed as "sparktc: <heading>: <message>"
+
+
+class InputError(SparktcError, ValueError):
+    """Input found wrong at run time (a file, a table, a setting's value as the data sees it); exit 1."""

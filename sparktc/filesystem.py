@@ -1,0 +1,95 @@
+"""Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
+the per-worker cache.
+
+**The URI rule** (:func:`is_uri`). A path is a URI when it starts with a scheme as RFC 3986 spells
+it (a letter, then letters, digits, ``+``, ``-`` or ``.``) of two characters or more, then ``:``;
+that is also what Spark and Hadoop take for a URI. So:
+
+=================  ======  ===================================================================
+path               URI?    what it names
+=================  ======  ===================================================================
+``hdfs://h/x``     yes     ``/x`` on HDFS at ``h``, through Hadoop (pyarrow: ``HadoopFileSystem``)
+``s3a://b/x``      yes     ``x`` in bucket ``b`` (pyarrow reads it as ``s3://b/x``)
+``file:/x``        yes     the local ``/x``, as Hadoop writes local paths
+``file:///x``      yes     the local ``/x`` as well
+``/x``             no      the local ``/x``
+``runs/x``         no      a local path relative to the working directory (made absolute on the driver)
+``C:\\x``, ``c:/x``  no      a Windows drive letter is one character: a local path
+=================  ======  ===================================================================
+
+A ``file:`` URI stays a URI where sparktc decides between a local and a Hadoop path (it is not
+made absolute, it is checked through Hadoop, an output there is locked by a lease), and names the
+local file system wherever pyarrow or the driver opens it (:func:`local_path`, :func:`arrow_filesystem`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+import pyarrow.fs as pafs
+
+__all__ = ["absolute", "arrow_filesystem", "fingerprint", "is_uri", "local_path", "per_worker"]
+
+Result = TypeVar("Result")
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def is_uri(path: str) -> bool:
+    """True when ``path`` names its file system by a scheme (``hdfs://``, ``s3a://``, ``file:``...); see the module docstring."""
+    return _SCHEME.match(path) is not None
+
+
+def local_path(path: str) -> str | None:
+    """The local path that ``path`` names: itself when it is no URI, the path of a ``file:`` URI; None for any
+    other scheme."""
+    if not is_uri(path):
+        return path
+    scheme, _, rest = path.partition(":")
+    return "/" + rest.lstrip("/") if scheme.lower() == "file" else None
+
+
+def absolute(path: str) -> str:
+    """Local paths made absolute so that executors and pyarrow see the same file; URIs (and "") unchanged."""
+    return path if not path or is_uri(path) else os.path.abspath(path)
+
+
+def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system and path for a path as Spark writes it, read on an executor:
+    local paths and ``file:`` URIs are the local file system, Hadoop's ``s3a://`` / ``s3n://`` are
+    pyarrow's ``s3://`` (credentials from the executor's environment or instance role), ``hdfs://``
+    needs libhdfs."""
+    local = local_path(path)
+    if local is not None:
+        return pafs.LocalFileSystem(), local
+    scheme = path.partition(":")[0]
+    if scheme in ("s3a", "s3n"):
+        path = "s3" + path[len(scheme):]
+    return pafs.FileSystem.from_uri(path)
+
+
+def fingerprint(path: str) -> tuple:
+    """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
+    filesystem, root = arrow_filesystem(path)
+    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
+
+
+def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
+    """``load(path, *arguments)`` computed once per Python worker and kept, one result at a time (what a
+    worker loads is as big as the training set): called again with the same arguments while the files
+    under ``path`` are unchanged (:func:`fingerprint`), the kept result; a rewritten output is read afresh."""
+
+    @functools.lru_cache(maxsize=1)
+    def cached(path: str, files: tuple, *arguments) -> Result:
+        return load(path, *arguments)
+
+    @functools.wraps(load)
+    def wrapper(path: str, *arguments) -> Result:
+        return cached(path, fingerprint(path), *arguments)
+
+    return wrapper

@@ -1,0 +1,156 @@
+"""The decision rule: how a run scores documents and turns the scores into assignments (REFERENCE.md section 5).
+
+A method scores document d for category c:
+
+* ``liblinear``: s(d, c) = w_c'x_d + b_c, one-vs-rest, w_c and b_c trained by LIBLINEAR (``solver``,
+  ``C``, ``positive_weight`` as ``-w1``, ``epsilon`` as ``-e``, bias feature ``bias`` as ``-B``);
+* ``rocchio``: s(d, c) = w_c'x_d with w_c = beta * mean(c's training vectors) - gamma * mean(the
+  others') (Debole & Sebastiani; beta = ``rocchio_beta``, gamma = ``rocchio_gamma``);
+* ``knn``: s(d, c) = the sum of the cosine similarities of d's ``knn_k`` most similar training
+  documents that are labelled c (Yang & Liu).
+
+A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c) > t_c
+(:mod:`sparktc.models.thresholds`). The thresholds are set either
+
+* when training, one per category, stored with its model (:meth:`DecisionRule.learned_threshold`):
+  ``fixed``, t_c = ``threshold``; ``scut`` and ``scutfbr``, t_c = the mean over ``folds`` folds of the
+  training documents, balanced for positives (seed ``seed``), of each fold's SCut threshold on its
+  out-of-fold scores (SCutFBR: the fold's top score when its best F1 is below ``fbr``; LYRL2004); or
+* when scoring, from the scores of the documents being classified (:meth:`DecisionRule.cut`):
+  ``pcut``, t_c = the score ranked just below c's training share of the documents (Yang 2001);
+  ``rcut``, no threshold: each document gets its ``rcut_k`` best categories (Yang 2001).
+
+Pure numpy: the train stage, the evaluate stage and the classification of new documents all decide
+through :class:`DecisionRule`, built from the [train] section by ``TrainConfig.decision_rule``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sparktc.models.thresholds import fold_thresholds, rcut
+
+#: The methods and thresholdings, the first of each the default.
+METHODS = ("liblinear", "rocchio", "knn")
+THRESHOLDINGS = ("fixed", "scut", "scutfbr", "pcut", "rcut")
+#: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
+CROSS_VALIDATED = ("scut", "scutfbr")
+#: What each method and each thresholding depends on, by its [train] name: what a run's record states.
+METHOD_PARAMETERS = {
+    "liblinear": ("solver", "C", "positive_weight", "epsilon", "bias"),
+    "rocchio": ("rocchio_beta", "rocchio_gamma"),
+    "knn": ("knn_k",),
+}
+THRESHOLDING_PARAMETERS = {
+    "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"), "pcut": (),
+    "rcut": ("rcut_k",),
+}
+#: The [tune] lists a category chooses from by cross-validation (an empty one keeps the [train] value).
+SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What scoring applies to a batch of scores: per-category thresholds, or RCut's k (0: thresholds decide)."""
+
+    thresholds: NDArray[np.float64]
+    rcut_k: int = 0
+
+    def assign(self, scores: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Documents x categories assignments: s(d, c) > t_c, or c among d's ``rcut_k`` best."""
+        return rcut(scores, self.rcut_k) if self.rcut_k else scores > self.thresholds
+
+
+@dataclass(frozen=True)
+class DecisionRule:
+    """A run's [train] section as the models use it: the method with its parameters and the thresholding.
+
+    ``solver``, ``C``, ``positive_weight`` and ``fbr`` are the values a category keeps when [tune]
+    searches none of its own (:func:`sparktc.models.tuning.candidates`).
+    """
+
+    method: str
+    solver: str
+    C: float
+    epsilon: float
+    bias: float
+    positive_weight: float
+    thresholding: str
+    threshold: float
+    fbr: float
+    rcut_k: int
+    folds: int
+    seed: int
+    rocchio_beta: float
+    rocchio_gamma: float
+    knn_k: int
+
+    @property
+    def cross_validated(self) -> bool:
+        """Whether the thresholds are tuned by cross-validation on the training documents (SCut, SCutFBR)."""
+        return self.thresholding in CROSS_VALIDATED
+
+    def learned_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64],
+                          fbr: float) -> tuple[float, dict[str, int]]:
+        """A category's stored threshold and the cross-validated TP/FP/FN of its decisions, from
+        out-of-fold training ``scores`` over ``folds`` (fold index per document, 0..folds-1).
+
+        Fixed (and PCut, RCut, which decide at scoring time) keeps t = ``threshold``. SCut and SCutFBR
+        (with ``fbr``; SCut never falls back) tune t_f per fold f on the fold's own scores
+        (:func:`sparktc.models.thresholds.fold_thresholds`); the threshold is t = (1/k) sum_f t_f, and the
+        documents of fold f are decided at the mean of the *other* folds' t_f, so that no decision is
+        thresholded on its own label (REFERENCE.md section 5; LYRL2004 SCutFBR.1).
+        """
+        if not self.cross_validated:
+            return self.threshold, counts(scores > self.threshold, y)
+        fbr = fbr if self.thresholding == "scutfbr" else 0.0
+        per_fold = fold_thresholds([scores[folds == f] for f in range(self.folds)],
+                                   [y[folds == f] for f in range(self.folds)], fbr)
+        others = (per_fold.sum() - per_fold) / (self.folds - 1)
+        return float(per_fold.mean()), counts(scores > others[folds], y)
+
+    def cut(self, learned: NDArray[np.float64], pcut_thresholds: Callable[[], NDArray[np.float64]]) -> Cut:
+        """The cut scoring applies: the ``learned`` (stored) thresholds, PCut's over the documents being
+        classified (``pcut_thresholds``, called only for PCut: it scores them all), or RCut's k."""
+        if self.thresholding == "pcut":
+            return Cut(pcut_thresholds())
+        return Cut(learned, self.rcut_k if self.thresholding == "rcut" else 0)
+
+
+def counts(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> dict[str, int]:
+    """The contingency counts TP, FP, FN of one category's decisions against its labels ``y``."""
+    tp = int(np.count_nonzero(decisions & y))
+    return {"tp": tp, "fp": int(np.count_nonzero(decisions)) - tp, "fn": int(np.count_nonzero(y)) - tp}
+
+
+def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What ``metrics.json`` and ``report.md`` state of a run's decision rule, from its [train] and [tune]
+    settings: ``method`` and ``thresholding``, each its name and the settings it depends on
+    (:data:`METHOD_PARAMETERS`, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
+    ``search_space``, the non-empty [tune] lists (and ``shared_positive_weight`` when set) with the folds
+    and seed of the cross-validation choosing from them (empty: nothing searched).
+
+    A setting the mappings lack is None, except the method and thresholding, which default as
+    [train] does (:data:`METHODS`, :data:`THRESHOLDINGS`).
+    """
+    method, thresholding = train.get("method", METHODS[0]), train.get("thresholding", THRESHOLDINGS[0])
+    searched = {key: tune[key] for key in SEARCHED if tune.get(key)}
+
+    def parameters(keys: tuple[str, ...]) -> dict[str, Any]:
+        return {key: searched.get(key, train.get(key)) for key in keys}
+
+    space = dict(searched)
+    if tune.get("shared_positive_weight"):
+        space["shared_positive_weight"] = True
+    if space:  # chosen from by cross-validation over the rule's folds, whatever the thresholding
+        space.update(folds=train.get("folds"), seed=train.get("seed"))
+    return {
+        "method": {"name": method, **parameters(METHOD_PARAMETERS.get(method, ()))},
+        "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ()))},
+        "search_space": space,
+    }

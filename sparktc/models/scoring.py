@@ -1,0 +1,86 @@
+"""Scoring on the executors: batches of document vectors -> scores -> predictions (REFERENCE.md section 5).
+
+The evaluate stage and the classification of new documents broadcast one :class:`Scorer` and call
+:func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values): s(d, c) =
+w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories), or kNN's sum of the
+similarities of d's k nearest training documents labelled c; the categories assigned are those the
+decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring categories
+are kept with their scores for the ranking measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from sparktc.features.matrix import csr_from_lists, load_training_set
+from sparktc.filesystem import per_worker
+from sparktc.models.decision import Cut
+from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """What executors need to score documents: linear weights, or the kNN training set."""
+
+    codes: np.ndarray
+    n_terms: int
+    W: np.ndarray | None  # vocabulary x categories; None for kNN
+    b: np.ndarray
+    knn_k: int
+    train_path: str
+
+    @staticmethod
+    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str) -> Scorer:
+        """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
+        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN."""
+        knn = bool(len(models)) and models["method"].iloc[0] == "knn"
+        W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
+        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, W=None if knn else W,
+                      b=models["bias"].to_numpy(), knn_k=knn_k, train_path=train_path)
+
+    def scores(self, X) -> np.ndarray:
+        """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
+        if self.W is not None:
+            return np.asarray(X @ self.W) + self.b
+        training = load_training_set(self.train_path, self.n_terms)
+        neighbours, similarities = knn_topk(X, training.X, self.knn_k)
+        labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
+        return knn_scores_from_neighbours(neighbours, similarities, labels)
+
+
+@per_worker
+def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...]) -> np.ndarray:
+    """Training labels as a documents x categories matrix, once per worker and training set."""
+    training = load_training_set(path, n_terms)
+    return np.column_stack([training.positives(code) for code in codes])
+
+
+def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
+
+
+def predict_batch(batch: pa.RecordBatch, scorer: Scorer, cut: Cut, top_k: int) -> pa.RecordBatch:
+    """A batch of vectors (doc_id, labels, indices, values) to predictions (doc_id, labels, predicted,
+    top_categories, top_scores): the categories ``cut`` assigns, and the ``top_k`` best categories with
+    their scores (ties to the category first in order)."""
+    codes = scorer.codes
+    X = csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms)
+    scores = scorer.scores(X)
+    n = scores.shape[0]
+    rows, cols = np.nonzero(cut.assign(scores))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
+    k = min(top_k, len(codes))
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    top_offsets = np.arange(n + 1, dtype=np.int64) * k
+    return pa.RecordBatch.from_arrays(
+        [batch.column("doc_id"), batch.column("labels"),
+         _lists(offsets, pa.array(codes[cols], type=pa.string())),
+         _lists(top_offsets, pa.array(codes[top].ravel(), type=pa.string())),
+         _lists(top_offsets, pa.array(np.take_along_axis(scores, top, axis=1).ravel(), type=pa.float64()))],
+        names=["doc_id", "labels", "predicted", "top_categories", "top_scores"],
+    )

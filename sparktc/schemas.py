@@ -1,0 +1,53 @@
+"""The schemas of the tables that Python tasks write with pyarrow and Spark reads, each defined once.
+
+Every table is an Arrow schema here, and its Spark form (what ``mapInArrow`` declares and
+``createDataFrame`` takes) is derived from it by pyspark's own Arrow-to-Spark type mapping, so the
+batches a task builds and the type Spark expects of them cannot drift apart. One module for every
+table, rather than one per stage, because the tables cross stages and applications: ingest's records
+come from the readers in :mod:`sparktc.corpora`, and ``predictions`` is written by the evaluate stage
+and by the classification of new documents alike.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql.pandas.types import from_arrow_schema
+
+#: Readers' records, as the ingest stage moves them from Python workers to Spark: a document row has
+#: ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null. Tokens
+#: travel and are stored as one string, separated by single spaces (tokens never contain whitespace;
+#: LYRL2004's token files use the same convention): Spark moves one string per document several times
+#: faster than an array of a hundred strings.
+RECORD_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("split", pa.string()),
+        ("labels", pa.list_(pa.string())),
+        ("text", pa.string()),
+        ("tokens", pa.string()),
+        ("source", pa.string()),
+        ("line", pa.int32()),
+        ("reason", pa.string()),
+    ]
+)
+RECORD_SPARK_SCHEMA = from_arrow_schema(RECORD_SCHEMA)
+
+#: ``vectors``: one ltc vector per document (term ids ascending, unit L2 norm) with its labels.
+VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.string())),
+                            ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+
+#: ``predictions``: per test document, its labels, the categories assigned, and the top-scoring
+#: categories with their scores.
+PREDICTIONS_SCHEMA = pa.schema([
+    ("doc_id", pa.string()), ("labels", pa.list_(pa.string())), ("predicted", pa.list_(pa.string())),
+    ("top_categories", pa.list_(pa.string())), ("top_scores", pa.list_(pa.float64())),
+])
+PREDICTIONS_SPARK_SCHEMA = from_arrow_schema(PREDICTIONS_SCHEMA)
+
+#: What tokenizing a document yields: its record's identity, split and labels, and its tokens.
+TOKENS_SPARK_SCHEMA = from_arrow_schema(pa.schema([RECORD_SCHEMA.field(name)
+                                                   for name in ("doc_id", "split", "labels", "tokens")]))
+#: What classifying a file's records yields before scoring: a vector per document, or the record's
+#: source, line and reason when it cannot be classified.
+CLASSIFY_VECTORS_SPARK_SCHEMA = from_arrow_schema(pa.schema(
+    [*VECTORS_SCHEMA, *(RECORD_SCHEMA.field(name) for name in ("source", "line", "reason"))]))

@@ -1,0 +1,137 @@
+"""Input validation shared by the maths modules: each check returns the value in the form the caller
+computes with, or raises ValueError whose message names the parameter and what it got.
+
+Pure numpy/scipy and imports nothing from sparktc, so every layer can use it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
+
+
+def _interval(low: float | None, high: float | None, low_open: bool) -> str:
+    """The bounds in words: " > 0", " >= 0", " <= 1", " in [0, 1]"; "" when there are none."""
+    if low is None:
+        return "" if high is None else f" <= {high}"
+    if high is None:
+        return f" {'>' if low_open else '>='} {low}"
+    return f" in {'(' if low_open else '['}{low}, {high}]"
+
+
+def check_number(
+    name: str,
+    value: float,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    kind: str = "finite number",
+    note: str = "",
+) -> float:
+    """``value`` as a float, or ValueError unless it is a finite real number (not a bool) in
+    [low, high], or (low, high] with ``low_open``; a bound that is None is no bound.
+
+    The message reads "``name`` must be a ``kind`` <bounds>``note``; got ``value!r``", e.g.
+    "C must be a finite number > 0; got 0.0".
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or (low is not None and (value <= low if low_open else value < low))
+        or (high is not None and value > high)
+    ):
+        raise ValueError(f"{name} must be a {kind}{_interval(low, high, low_open)}{note}; got {value!r}")
+    return float(value)
+
+
+def check_integer(name: str, value: int, low: int, high: int | None = None, *, kind: str | None = None) -> int:
+    """``value`` as an int, or ValueError unless it is an integer (not a bool) in [low, high].
+
+    The message reads "``name`` must be an integer >= ``low``" or "... in [``low``, ``high``]", or
+    "``name`` must be a ``kind``" when ``kind`` words the bounds (e.g. "non-negative integer").
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        requirement = f"a {kind}" if kind else f"an integer{_interval(low, high, False)}"
+        raise ValueError(f"{name} must be {requirement}; got {value!r}")
+    return int(value)
+
+
+def check_labels(name: str, y: ArrayLike, n_docs: int | None = None) -> NDArray[np.bool_]:
+    """``y`` as a bool array of shape (n_docs,), one label per document (any length when ``n_docs``
+    is None), or ValueError naming its dtype and shape."""
+    y = np.asarray(y)
+    if n_docs is None:
+        if y.dtype != np.bool_ or y.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D bool array; got dtype {y.dtype} and shape {y.shape}")
+    elif y.dtype != np.bool_ or y.shape != (n_docs,):
+        raise ValueError(
+            f"{name} must be a bool array of shape ({n_docs},), one label per document; "
+            f"got dtype {y.dtype} and shape {y.shape}"
+        )
+    return y
+
+
+def check_finite(name: str, values: NDArray[np.floating]) -> None:
+    """ValueError unless every entry of the float array ``values`` is finite."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must hold finite values; got NaN or infinity")
+
+
+def check_array(name: str, value: ArrayLike, ndim: int, of: str) -> NDArray[np.float64]:
+    """``value`` as a non-empty float64 array of ``ndim`` dimensions, or ValueError naming its shape;
+    ``of`` says what it holds, e.g. "of decision values"."""
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim != ndim or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty {ndim}-D array {of}; got shape {array.shape}")
+    return array
+
+
+def check_unit_interval(name: str, values: NDArray[np.float64], what: str) -> None:
+    """ValueError unless every entry of ``values`` is in [0, 1] (NaN is not), naming the first that
+    is not and its index; ``what`` names the entries, e.g. "probabilities"."""
+    outside = ~((values >= 0.0) & (values <= 1.0))
+    if np.any(outside):
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} must hold {what} in [0, 1]; got {float(values.ravel()[first])!r} at index {first}")
+
+
+def check_counts(name: str, value: ArrayLike) -> NDArray[np.int64]:
+    """``value`` as a 1-D int64 array of non-negative counts, one per category, or ValueError."""
+    array = np.asarray(value)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array (one count per category); got ndim={array.ndim}")
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer counts; got dtype {array.dtype}")
+    array = array.astype(np.int64, copy=False)
+    if np.any(array < 0):
+        raise ValueError(f"{name} must hold non-negative counts; got minimum {array.min()}")
+    return array
+
+
+def check_matrix(
+    name: str, X: sparse.spmatrix | sparse.sparray, *, nonempty: bool = False
+) -> sparse.csr_matrix:
+    """``X`` as a CSR float64 matrix (documents x features), or ValueError unless it is a 2-D scipy
+    sparse matrix of finite values; with ``nonempty``, one with at least one document and one feature
+    (a training matrix). ``csr_matrix``, not ``csr_array``: LIBLINEAR accepts only the former.
+    """
+    if not sparse.issparse(X) or (X.ndim != 2 and not nonempty):
+        # A non-empty matrix's shape gets its own message below, which names the shape.
+        kind = "scipy sparse matrix" if nonempty else "2-D scipy sparse matrix"
+        raise ValueError(f"{name} must be a {kind} (CSR preferred); got {type(X).__name__}")
+    if nonempty and (X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(f"{name} must have at least one document and one feature; got shape {X.shape}")
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    check_finite(name, X.data)
+    return X

@@ -1,0 +1,43 @@
+"""Plain-Python references that more than one test module checks the library against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def hits_from_rankings(
+    ranked: Sequence[Sequence[str]], relevant: Sequence[Iterable[str]], k_max: int
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """The inputs of :func:`sparktc.evaluation.ranking.ranking_measures` from ranked and relevant category names.
+
+    A plain-Python helper for moderate batches. ``ranked[i]`` lists document i's categories
+    best first (only the first ``k_max`` are used; a shorter list is padded with misses);
+    ``relevant[i]`` holds its true categories.
+
+    Returns ``(hits, n_relevant)``: a boolean array of shape (n_docs, k_max) with
+    ``hits[i, r]`` True when ``ranked[i][r]`` is in ``relevant[i]``, and the int64 sizes of the
+    relevant sets. Raises ValueError if the lists differ in length, ``k_max`` is not a positive
+    int, or a ranking repeats a category within its first ``k_max`` entries.
+    """
+    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+        raise ValueError(f"k_max must be a positive integer; got {k_max!r}")
+    if len(ranked) != len(relevant):
+        raise ValueError(
+            f"ranked and relevant must have one entry per document; got {len(ranked)} and "
+            f"{len(relevant)}"
+        )
+    hits = np.zeros((len(ranked), int(k_max)), dtype=np.bool_)
+    n_relevant = np.zeros(len(ranked), dtype=np.int64)
+    for i, (ranking, truth) in enumerate(zip(ranked, relevant)):
+        top = list(ranking[:k_max])
+        if len(set(top)) != len(top):
+            raise ValueError(
+                f"ranked[{i}] must not repeat a category in its first {k_max} entries; got {top}"
+            )
+        truth_set = set(truth)
+        n_relevant[i] = len(truth_set)
+        hits[i, : len(top)] = [category in truth_set for category in top]
+    return hits, n_relevant

@@ -1,0 +1,72 @@
+"""The library's layout as the README's "Design" section draws it: concern folders, each with a
+docstring and ``__all__`` naming its modules, and imports that only run down the layers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+PACKAGE = REPO / "sparktc"
+#: From the top down: a module may import from its own folder and from the layers below it.
+LAYERS = ["apps", "stages", "runtime", "models", "evaluation", "features", "corpora"]
+#: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
+SHARED = ["errors", "validation", "filesystem", "schemas"]
+
+
+def folder_modules(folder: str) -> list[str]:
+    return sorted(path.stem for path in (PACKAGE / folder).glob("*.py") if path.stem != "__init__")
+
+
+def imported(path: Path) -> set[str]:
+    """The top-level parts of sparktc (folders or shared modules) that ``path`` imports."""
+    parts = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "sparktc":
+            names = node.module.split(".")[1:2] or [alias.name for alias in node.names]
+            parts.update(names)
+        elif isinstance(node, ast.Import):
+            parts.update(alias.name.split(".")[1] for alias in node.names if alias.name.startswith("sparktc."))
+    return parts - {"__version__"}
+
+
+def test_the_top_level_is_the_concern_folders_and_the_shared_modules() -> None:
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
+    assert folders == set(LAYERS)
+    assert modules == set(SHARED)
+
+
+@pytest.mark.parametrize("folder", LAYERS)
+def test_each_folder_says_what_it_is_for_and_lists_its_modules(folder: str) -> None:
+    tree = ast.parse((PACKAGE / folder / "__init__.py").read_text())
+    docstring = ast.get_docstring(tree)
+    assert docstring and len(docstring.split()) >= 20, f"sparktc/{folder}/__init__.py needs a paragraph"
+    [names] = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+               and [target.id for target in node.targets if isinstance(target, ast.Name)] == ["__all__"]]
+    assert sorted(names) == folder_modules(folder)
+    for module in names:  # the docstring names every module it lists
+        assert f"``{module}``" in docstring, f"sparktc/{folder}/__init__.py does not describe {module}"
+
+
+@pytest.mark.parametrize("folder", LAYERS)
+def test_imports_only_run_down_the_layers(folder: str) -> None:
+    below = set(LAYERS[LAYERS.index(folder):]) | set(SHARED)
+    upward = {f"{path.name} imports sparktc.{part}" for path in (PACKAGE / folder).glob("*.py")
+              for part in imported(path) - below}
+    assert not upward
+
+
+def test_the_shared_modules_import_no_folder() -> None:
+    for module in SHARED:
+        assert imported(PACKAGE / f"{module}.py") <= set(SHARED), module
+
+
+def test_the_readme_draws_every_folder() -> None:
+    design = (REPO / "README.md").read_text().split("## Design", 1)[1]
+    for name in LAYERS:
+        assert f"    {name}/" in design, name
+    for module in SHARED:
+        assert f"{module}.py" in design, module

@@ -1,0 +1,42 @@
+"""The Spark schemas derived from the Arrow ones are exactly the DDL strings they replaced."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktc.schemas import (
+    CLASSIFY_VECTORS_SPARK_SCHEMA,
+    PREDICTIONS_SPARK_SCHEMA,
+    RECORD_SPARK_SCHEMA,
+    TOKENS_SPARK_SCHEMA,
+)
+from sparktc.stages.synthesize import _STATS_SPARK_SCHEMA
+
+# The DDL strings each stage declared before the schemas were defined once, in Arrow.
+RECORD_DDL = (
+    "doc_id string, split string, labels array<string>, text string, tokens string, "
+    "source string, line int, reason string"
+)
+PREDICTIONS_DDL = (
+    "doc_id string, labels array<string>, predicted array<string>, "
+    "top_categories array<string>, top_scores array<double>"
+)
+TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
+CLASSIFY_VECTORS_DDL = ("doc_id string, labels array<string>, indices array<int>, values array<float>, "
+                        "source string, line int, reason string")
+STATS_DDL = (
+    "chunk long, documents long, first_id long, last_id long, tokens long, distinct long, "
+    "assignments long, min_topics long, max_topics long, category_counts array<long>, "
+    "train_terms binary, token_bytes long, qrels_bytes long, seconds double"
+)
+
+
+@pytest.mark.parametrize(
+    ("derived", "ddl"),
+    [(RECORD_SPARK_SCHEMA, RECORD_DDL), (PREDICTIONS_SPARK_SCHEMA, PREDICTIONS_DDL), (_STATS_SPARK_SCHEMA, STATS_DDL),
+     (TOKENS_SPARK_SCHEMA, TOKENS_DDL), (CLASSIFY_VECTORS_SPARK_SCHEMA, CLASSIFY_VECTORS_DDL)],
+    ids=["records", "predictions", "synthesize-stats", "tokens", "classify-vectors"],
+)
+def test_derived_spark_schema_is_the_former_ddl(spark, derived, ddl):
+    # Types, nullability (fields and array elements) and metadata: StructType equality compares them all.
+    assert derived == spark.createDataFrame([], ddl).schema
