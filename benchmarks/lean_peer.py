@@ -371,7 +371,7 @@ def read_qrels(path: str, categories: list[str]) -> tuple[np.ndarray, np.ndarray
         starts, ends, keys = tokenize(buf)
         line = np.cumsum(buf == ord("\n"), dtype=np.int64)[starts]  # line of each token in the chunk
 
-        def where(field: int) -> str:
+        def where(field: int, offset: int = offset, starts: np.ndarray = starts) -> str:
             return f"{path}:{line_numbers(data, offset)(int(starts[field]))}"
 
         per_line = np.bincount(line)[line]

@@ -11,7 +11,7 @@ RUN_DIR is the output of a sparktc pipeline run (``jobs/pipeline.py``): its ``ve
 partitioned by split), ``vocabulary``, ``categories`` and ``contingency`` tables are read, so MLlib sees exactly
 the documents, weights and labels sparktc trained on, and each sampled category's MLlib F1 is shown beside
 sparktc's. Nothing proportional to the corpus reaches the driver: TP/FP/FN are aggregated in Spark.
-"""
+"""  # noqa: E501 (the usage line is printed verbatim by --help)
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def total_iterations(model: LinearSVCModel) -> int:
 def test_counts(test: DataFrame, models: dict[str, LinearSVCModel]) -> dict[str, dict[str, int]]:
     """TP, FP, FN of every model on the test vectors, in one Spark pass (only K x 3 numbers come back)."""
     scored = test
-    for j, (category, model) in enumerate(models.items()):
+    for j, (_category, model) in enumerate(models.items()):
         model = model.copy().setPredictionCol(f"p{j}").setRawPredictionCol(f"raw{j}")
         scored = model.transform(scored).drop(f"raw{j}")
     sums = []
@@ -176,7 +176,8 @@ def main() -> int:
         "notes": [
             (f"extrapolated_train_seconds is an EXTRAPOLATION: mean wall seconds of the {len(seconds)} timed fits "
              f"x {len(trainable)} categories with >= 1 training positive; only {len(seconds)} categories were fitted."),
-            "Timed categories are evenly spaced over training frequency (sorted by train_positives, both ends included).",
+            ("Timed categories are evenly spaced over training frequency (sorted by train_positives, "
+             "both ends included)."),
             ("setup_seconds: sparktc's ltc vectors (indices, values) -> MLlib SparseVector column by a Python UDF, "
              "cached and counted once; not included in extrapolated_train_seconds."),
             ("MLlib's LinearSVC minimises the mean HINGE (L1) loss + regParam/2 |w|^2 with OWL-QN; sparktc's default "

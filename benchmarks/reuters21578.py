@@ -51,7 +51,8 @@ DEBOLE_MEAN = {"R(10)": ".852 / .715", "R(90)": ".787 / .468", "R(115)": ".784 /
 
 def command(config: str, overrides: list[str], output: str) -> str:
     sets = " ".join(f"--set '{o}'" if " " in o else f"--set {o}" for o in overrides)
-    return f"./spark-submit.sh jobs/pipeline.py --config {config} --set corpus.path=$CORPUS {sets} --output {output}".replace("  ", " ")
+    return (f"./spark-submit.sh jobs/pipeline.py --config {config} --set corpus.path=$CORPUS {sets} "
+            f"--output {output}").replace("  ", " ")
 
 
 def main() -> int:

@@ -40,7 +40,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def is_uri(path: str) -> bool:
-    """True when ``path`` names its file system by a scheme (``hdfs://``, ``s3a://``, ``file:``...); see the module docstring."""
+    """True when ``path`` names its file system by a scheme (``hdfs://``, ``s3a://``, ``file:``...); see the module
+    docstring."""
     return _SCHEME.match(path) is not None
 
 

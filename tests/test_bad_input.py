@@ -242,7 +242,8 @@ JSONL_BASE = {
 }
 JSONL_BASE_RECORDS = 3
 JSONL_BASE_DOCUMENTS = {  # doc id -> split, labels, text
-    "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."), "b3": ("train", ["earn"], "Loss."),
+    "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."),
+    "b3": ("train", ["earn"], "Loss."),
 }
 EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 
@@ -872,7 +873,8 @@ def ending_of(error: BaseException, output: Path) -> tuple[int, NoSession]:
 
 
 @pytest.mark.parametrize(("error", "status", "line"), [
-    (ConfigError("train.C = 0: expected a number > 0"), 2, "sparktc: configuration error: train.C = 0: expected a number > 0"),
+    (ConfigError("train.C = 0: expected a number > 0"), 2,
+     "sparktc: configuration error: train.C = 0: expected a number > 0"),
     (OutputBusyError("--output x is in use by run r"), 75, "sparktc: error: --output x is in use by run r"),
     (IngestError("1 bad record; the first:\n  a.jsonl:3"), 1, "sparktc: error: 1 bad record; the first:\n  a.jsonl:3"),
     (BundleError("no model bundle at m"), 1, "sparktc: error: no model bundle at m"),

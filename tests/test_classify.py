@@ -55,7 +55,8 @@ def assert_same_predictions(classified: pd.DataFrame, expected: pd.DataFrame) ->
     expected = expected.loc[classified.index]
     assert [list(p) for p in classified["predicted"]] == [list(p) for p in expected["predicted"]]
     assert [list(c) for c in classified["top_categories"]] == [list(c) for c in expected["top_categories"]]
-    np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(expected["top_scores"]), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(expected["top_scores"]),
+                               rtol=0, atol=1e-9)
 
 
 def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents, tmp_path):
@@ -94,7 +95,8 @@ def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_docu
                       input_format="text", output_format="jsonl", top_k=3)
     assert report.rows_in == report.rows_out == len(chosen)
     parts = sorted((tmp_path / "out" / "predictions").glob("part-*.json"))
-    classified = pd.concat([pd.read_json(part, lines=True, dtype={"doc_id": str}) for part in parts]).set_index("doc_id")
+    classified = pd.concat([pd.read_json(part, lines=True, dtype={"doc_id": str})
+                            for part in parts]).set_index("doc_id")
     expected = pipeline_predictions(spark, reuters)
     expected["top_categories"] = expected["top_categories"].map(lambda c: list(c)[:3])
     expected["top_scores"] = expected["top_scores"].map(lambda s: list(s)[:3])
@@ -173,7 +175,8 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
     description = json.loads((bundle / "bundle.json").read_text())
     (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
     (bundle / "bundle.json").write_text(json.dumps({**description, "bundle_format": 0, "sparktc_version": "0.0.1"}))
-    with pytest.raises(BundleError, match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 2"):
+    with pytest.raises(BundleError,
+                       match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 2"):
         load_bundle(spark, str(bundle))
     (bundle / "bundle.json").write_text('{"bundle_format": ')
     with pytest.raises(BundleError, match="damaged: bundle.json cannot be read"):
@@ -230,4 +233,5 @@ def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):
          "--output", str(tmp_path / "out"), "--input-format", "xml"],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert job.returncode == 2
-    assert "sparktc: configuration error: --input-format 'xml' is not known; formats: jsonl, text, lyrl2004" in job.stderr
+    assert ("sparktc: configuration error: --input-format 'xml' is not known; formats: jsonl, text, lyrl2004"
+            in job.stderr)

@@ -43,7 +43,8 @@ def free_port() -> int:
 def cluster_environment() -> dict[str, str]:
     """The daemons' environment: loopback only, and nothing that would let Python find sparktc."""
     environment = {key: value for key, value in os.environ.items()
-                   if key not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+                   if key not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_PYTHON",
+                                  "PYSPARK_DRIVER_PYTHON")}
     environment["SPARK_LOCAL_IP"] = "127.0.0.1"
     # The master's REST submission server would take the fixed port 6066; nothing here uses it.
     environment["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"
@@ -166,7 +167,7 @@ def cluster(tmp_path_factory):
     started: list[subprocess.Popen] = []
     leftovers = []
     try:
-        for (name, command), log in zip(commands, logs):
+        for (_name, command), log in zip(commands, logs):
             with open(log, "wb") as handle:
                 started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
                                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
@@ -201,7 +202,8 @@ def cluster_run(cluster: Cluster, tmp_path_factory):
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
     command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
                "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.pyspark.python={cluster.python}",
-               "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}", "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
+               "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}",
+               "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
     # spark-submit.sh binds to loopback by itself only in local mode; the driver must too.
@@ -220,7 +222,8 @@ def cluster_run(cluster: Cluster, tmp_path_factory):
         leftovers = stop_group(job)  # nothing of the submit (driver JVM, Python driver) may outlive it
     seconds = time.monotonic() - began
     assert not leftovers, f"processes of spark-submit still running after SIGKILL: {leftovers}"
-    executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs for log in work_dir.glob("app-*/*/stderr"))
+    executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs
+                              for log in work_dir.glob("app-*/*/stderr"))
     assert job.returncode == 0, f"{stderr[-4000:]}\n{executor_logs}\n{cluster.log_tails()}"
     print(f"cluster run: {seconds:.1f} s")
     return output, stdout, seconds
@@ -250,7 +253,8 @@ def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
     for work_dir in cluster.work_dirs:  # one executor directory per executor the worker launched
         executors = sorted((work_dir / application).iterdir())
         assert executors and all((executor / "sparktc.zip").is_file() for executor in executors), executors
-        finished = sum((executor / "stderr").read_text(errors="replace").count("Finished task") for executor in executors)
+        finished = sum((executor / "stderr").read_text(errors="replace").count("Finished task")
+                       for executor in executors)
         assert finished > 0, "\n".join(tail(executor / "stderr") for executor in executors)
 
 

@@ -1,4 +1,5 @@
-"""Configuration: a wrong key or value stops the job before Spark starts, naming the key, the value and the allowed ones."""
+"""Configuration: a wrong key or value stops the job before Spark starts, naming the key, the value and the allowed
+ones."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ REUTERS = ["corpus.format=reuters21578", f"corpus.path={REPO}"]
 
 def settings_of_type(hint) -> list[str]:
     """Every section.key whose type hint is ``hint`` (float, int, list[float] ...)."""
-    return [f"{section}.{key}" for section, cls in SECTIONS.items() for key, h in get_type_hints(cls).items() if h == hint]
+    return [f"{section}.{key}" for section, cls in SECTIONS.items() for key, h in get_type_hints(cls).items()
+            if h == hint]
 
 
 def refused(overrides: list[str], path: str | None = None) -> str:
@@ -32,7 +34,8 @@ def refused(overrides: list[str], path: str | None = None) -> str:
 
 
 def test_project_configs_load() -> None:
-    config = load_config(str(REPO / "conf" / "reuters21578.toml"), [f"corpus.path={REPO.parent / 'shared' / 'data' / 'reuters21578'}"])
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"),
+                         [f"corpus.path={REPO.parent / 'shared' / 'data' / 'reuters21578'}"])
     assert (config.corpus.category_set, config.corpus.document_filter) == ("R90", "aptemod")
     assert config.train.solver == "l2r_l2loss_svc_dual" and config.train.C == 1.0 and config.train.bias == 1.0
     assert Path(config.tokenize.stop_list).is_absolute()
@@ -45,18 +48,21 @@ def test_project_configs_load() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["train.Cost=2"], "unknown key train.Cost; keys of [train]: method, solver, C, epsilon, bias, positive_weight"),
+        (["train.Cost=2"],
+         "unknown key train.Cost; keys of [train]: method, solver, C, epsilon, bias, positive_weight"),
         (["trian.C=2"], "unknown section [trian]"),
         (["train.solver=svm"], "train.solver = 'svm' is not allowed; allowed values: 'l2r_lr', 'l2r_l2loss_svc_dual'"),
         (["train.C=0"], "train.C = 0.0 is out of range; expected > 0"),
         (["train.C=high"], "train.C = 'high': expected float, got str"),
-        (["corpus.category_set=R20"], "corpus.category_set = 'R20' is not allowed; allowed values: 'R10', 'R90', 'R115'"),
+        (["corpus.category_set=R20"],
+         "corpus.category_set = 'R20' is not allowed; allowed values: 'R10', 'R90', 'R115'"),
         (["select.top_k=10", "select.reduction_factor=0.5"], "set one, not both"),
         (["select.reduction_factor=1.0"], "select.reduction_factor = 1.0 is out of range; expected 0 <= xi < 1"),
         (["evaluate.zero_division=0.5"], "evaluate.zero_division = 0.5 is not allowed"),
         (["corpus.test_parts=[4]"], "corpus.test_parts = [4] is out of range"),
         (["spark.conf={sql.shuffle.partitions = 4}"], "keys start with 'spark.'"),
-        (["tokenize.stop_list=/no/such/stop.list"], "tokenize.stop_list = '/no/such/stop.list': no such file or directory"),
+        (["tokenize.stop_list=/no/such/stop.list"],
+         "tokenize.stop_list = '/no/such/stop.list': no such file or directory"),
         (["train"], "expected section.key=value"),
     ],
 )
@@ -103,7 +109,8 @@ def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_every_float_setting_must_be_finite(key: str, value: str) -> None:
     """train.threshold = nan used to run to micro-F1 0; train.C = inf and train.bias = nan failed deep in training."""
-    assert refused(REUTERS + [f"{key}={value}"]) == f"{key} = {float(value)!r} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"{key}={value}"]) == \
+        f"{key} = {float(value)!r} is out of range; expected a finite number"
 
 
 @pytest.mark.parametrize("key", settings_of_type(list[float]))
@@ -115,7 +122,8 @@ def test_every_number_in_a_float_list_must_be_finite(key: str) -> None:
 
 def test_an_integer_beyond_the_floats_is_out_of_range() -> None:
     assert refused(REUTERS + [f"train.C={10**400}"]) == f"train.C = {10**400} is out of range; expected a finite number"
-    assert refused(REUTERS + [f"tune.C=[{10**400}]"]) == f"tune.C[0] = {10**400} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"tune.C=[{10**400}]"]) == \
+        f"tune.C[0] = {10**400} is out of range; expected a finite number"
 
 
 @pytest.mark.parametrize("key", settings_of_type(int) + settings_of_type(list[int]))
@@ -131,15 +139,18 @@ def test_every_integer_setting_is_bounded(key: str, value: int) -> None:
     [
         (["train.seed=-1"], "train.seed = -1 is out of range; expected an integer in [0, 4_294_967_295]"),
         (["synthesize.seed=-1"], "synthesize.seed = -1 is out of range; expected an integer in [0, 4_294_967_295]"),
-        (["train.seed=4294967296"], "train.seed = 4294967296 is out of range; expected an integer in [0, 4_294_967_295]"),
+        (["train.seed=4294967296"],
+         "train.seed = 4294967296 is out of range; expected an integer in [0, 4_294_967_295]"),
         ([f"train.folds={10**30}"], f"train.folds = {10**30} is out of range; expected an integer in [2, 100]"),
         ([f"synthesize.documents={10**30}"],
          f"synthesize.documents = {10**30} is out of range; expected an integer in [10, 100_000_000]"),
-        (["select.top_k=2147483648"], "select.top_k = 2147483648 is out of range; expected an integer in [0, 2_147_483_647] "
-                                      "(0 keeps all terms)"),
-        (["tune.terms=[0, 2147483648]"], "tune.terms = [0, 2147483648] is out of range; expected integers in [0, 2_147_483_647]"),
+        (["select.top_k=2147483648"],
+         "select.top_k = 2147483648 is out of range; expected an integer in [0, 2_147_483_647] (0 keeps all terms)"),
+        (["tune.terms=[0, 2147483648]"],
+         "tune.terms = [0, 2147483648] is out of range; expected integers in [0, 2_147_483_647]"),
         (["train.rcut_k=1001"], "train.rcut_k = 1001 is out of range; expected an integer in [1, 1_000]"),
-        (["evaluate.ranks=[1, 1]"], "evaluate.ranks = [1, 1] is out of range; expected distinct integers in [1, 1_000]"),
+        (["evaluate.ranks=[1, 1]"],
+         "evaluate.ranks = [1, 1] is out of range; expected distinct integers in [1, 1_000]"),
         (["train.rocchio_beta=0"], "train.rocchio_beta = 0.0 is out of range; expected > 0"),
         (["train.rocchio_gamma=-1"], "train.rocchio_gamma = -1.0 is out of range; expected >= 0"),
         (["train.C=1e300", "train.positive_weight=1e300"],
@@ -193,13 +204,15 @@ def test_synthesize_settings_the_generator_refuses_are_refused_first(overrides: 
 
 def test_synthesize_limits_are_the_generators() -> None:
     """The largest and smallest settings load_config accepts are shapes the generator accepts."""
-    for bounds in (["synthesize.documents=100000000", "synthesize.train_documents=99999996", "synthesize.seed=4294967295",
-                    "synthesize.vocabulary_size=2000000", "synthesize.tokens_per_document=5000"],
+    for bounds in (["synthesize.documents=100000000", "synthesize.train_documents=99999996",
+                    "synthesize.seed=4294967295", "synthesize.vocabulary_size=2000000",
+                    "synthesize.tokens_per_document=5000"],
                    ["synthesize.documents=10", "synthesize.train_documents=1", "synthesize.vocabulary_size=1000",
                     "synthesize.tokens_per_document=10"]):
         settings = load_config(None, ["corpus.format=synthetic", *bounds]).synthesize
         SyntheticShape(documents=settings.documents, train_documents=settings.train_documents, seed=settings.seed,
-                       vocabulary_size=settings.vocabulary_size, tokens_per_document=float(settings.tokens_per_document))
+                       vocabulary_size=settings.vocabulary_size,
+                       tokens_per_document=float(settings.tokens_per_document))
 
 
 def test_synthesize_ranges_are_the_generators_one_definition() -> None:
@@ -219,8 +232,8 @@ def test_a_synthetic_vocabulary_too_small_stops_the_job_before_spark_starts(tmp_
     output = tmp_path / "out"
     argv = ["--set", "corpus.format=synthetic", "--set", "synthesize.vocabulary_size=500", "--output", str(output)]
     assert cli.main("synthesize", lambda config, out: [(synthesize_stage(), config)], argv) == 2
-    assert capsys.readouterr().err == ("sparktc: configuration error: synthesize.vocabulary_size = 500 is out of range; "
-                                       "expected an integer in [1_000, 2_000_000]\n")
+    assert capsys.readouterr().err == ("sparktc: configuration error: synthesize.vocabulary_size = 500 "
+                                       "is out of range; expected an integer in [1_000, 2_000_000]\n")
     assert not output.exists()
 
 
@@ -240,7 +253,8 @@ def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch:
     assert refused([], str(locked)) == f"--config {locked}: cannot be read: Permission denied"
 
 
-@pytest.mark.parametrize("key", ["tokenize.stop_list", "corpus.hierarchy", "corpus.topic_names", "synthesize.hierarchy"])
+@pytest.mark.parametrize("key", ["tokenize.stop_list", "corpus.hierarchy", "corpus.topic_names",
+                                 "synthesize.hierarchy"])
 def test_a_file_setting_naming_a_directory_is_refused(tmp_path: Path, key: str) -> None:
     """tokenize.stop_list naming a directory spent 7 minutes listing it before failing."""
     assert refused(REUTERS + [f"{key}={tmp_path}"]) == f"{key} = '{tmp_path}' is a directory; expected a file"
@@ -251,13 +265,15 @@ def test_directory_settings_naming_a_file_are_refused(tmp_path: Path) -> None:
     file.write_text("")
     assert refused(["corpus.format=reuters21578", f"corpus.path={file}"]) == \
         f"corpus.path = '{file}' is a file; expected a directory"
-    assert refused(REUTERS + [f"spark.event_log={file}"]) == f"spark.event_log = '{file}' is a file; expected a directory"
+    assert refused(REUTERS + [f"spark.event_log={file}"]) == \
+        f"spark.event_log = '{file}' is a file; expected a directory"
 
 
 def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stop_list = tmp_path / "stop.list"
     stop_list.write_text("the\n")
-    uris = ["corpus.hierarchy=hdfs://namenode:8020/rcv1", "tokenize.stop_list=s3a://bucket/dir/"]  # checked through Hadoop
+    # checked through Hadoop
+    uris = ["corpus.hierarchy=hdfs://namenode:8020/rcv1", "tokenize.stop_list=s3a://bucket/dir/"]
     assert load_config(None, REUTERS + [f"tokenize.stop_list={stop_list}"]).tokenize.stop_list == str(stop_list)
     assert load_config(None, REUTERS + uris).corpus.hierarchy == "hdfs://namenode:8020/rcv1"
     monkeypatch.setattr(os, "access", lambda path, mode: path != str(stop_list))  # chmod does not stop root
@@ -269,8 +285,8 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ("overrides", "message"),
     [
         (["train.method=knn", "tune.C=[1, 2]", "select.top_k=100"],
-         "tune.C = [1.0, 2.0], select.top_k = 100: not used by train.method = 'knn' (kNN compares whole training vectors "
-         "and has nothing to tune; SCutFBR uses train.fbr); remove them"),
+         "tune.C = [1.0, 2.0], select.top_k = 100: not used by train.method = 'knn' (kNN compares whole training "
+         "vectors and has nothing to tune; SCutFBR uses train.fbr); remove them"),
         (["train.method=knn", "tune.fbr=[0.1, 0.5]"],
          "tune.fbr = [0.1, 0.5]: not used by train.method = 'knn' (kNN compares whole training vectors and has nothing "
          "to tune; SCutFBR uses train.fbr); remove it"),
@@ -281,21 +297,23 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
          "tune.positive_weight = [1.0, 2.0], tune.shared_positive_weight = True: not used by train.method = 'knn' (kNN "
          "compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr); remove them"),
         (["train.method=rocchio", "tune.shared_positive_weight=true"],
-         "tune.shared_positive_weight = True: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive "
-         "weight); remove it"),
+         "tune.shared_positive_weight = True: not used by train.method = 'rocchio' (Rocchio has no solver, C or "
+         "positive weight); remove it"),
         (["train.method=rocchio", "tune.solver=['l2r_lr']", "tune.terms=[0, 100]"],
-         "tune.solver = ['l2r_lr']: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive weight); "
-         "remove it"),
+         "tune.solver = ['l2r_lr']: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive "
+         "weight); remove it"),
         (["tune.terms=[0, 100]", "select.top_k=100"],
          "tune.terms = [0, 100] and select.top_k = 100: tune.terms replaces the term selection; set one, not both"),
         (["tune.terms=[0, 100]", "select.reduction_factor=0.9"],
-         "tune.terms = [0, 100] and select.reduction_factor = 0.9: tune.terms replaces the term selection; set one, not both"),
+         "tune.terms = [0, 100] and select.reduction_factor = 0.9: tune.terms replaces the term selection; "
+         "set one, not both"),
     ],
     ids=["knn_tune_and_select", "knn_tune_fbr", "knn_reduction", "knn_shared_weight", "rocchio_shared_weight",
          "rocchio_solver", "terms_top_k", "terms_reduction"],
 )
 def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:
-    """kNN and Rocchio ignored these silently (kNN with a shared weight failed in training); tune.terms ignored select."""
+    """kNN and Rocchio ignored these silently (kNN with a shared weight failed in training); tune.terms ignored
+    select."""
     assert refused(REUTERS + overrides) == message
 
 
@@ -311,8 +329,8 @@ def test_settings_that_work_together_load() -> None:
     ("overrides", "message"),
     [
         (["corpus.format=jsonl", f"corpus.path={REPO}", "evaluate.average_over=R(10)"],
-         "evaluate.average_over = 'R(10)' is not allowed with corpus.format = 'jsonl'; allowed values: 'train_positive', "
-         "'test_positive', 'all'"),
+         "evaluate.average_over = 'R(10)' is not allowed with corpus.format = 'jsonl'; allowed values: "
+         "'train_positive', 'test_positive', 'all'"),
         ([*REUTERS, "evaluate.average_over=branch:CCAT"],
          "evaluate.average_over = 'branch:CCAT' is not allowed with corpus.format = 'reuters21578'; allowed values: "
          "'train_positive', 'test_positive', 'all', 'R(10)', 'R(90)', 'R(115)'"),
@@ -346,5 +364,5 @@ def test_sparktc_spark_keys_must_be_known() -> None:
         "spark.conf 'spark.sparktc.driver_fault' = 'train:publish:explode' is not allowed; expected "
         "'<stage>:<point>:<mode>' with point start, publish, manifest and mode kill, raise, disk-full")
     conf = {"spark.sparktc.fault": "score:3:raise", "spark.anything.else": 1}
-    assert load_config(None, REUTERS + ['spark.conf={"spark.sparktc.fault" = "score:3:raise", "spark.anything.else" = 1}'
-                                        ]).spark.conf == conf
+    assert load_config(None, REUTERS + ['spark.conf={"spark.sparktc.fault" = "score:3:raise", '
+                                        '"spark.anything.else" = 1}']).spark.conf == conf

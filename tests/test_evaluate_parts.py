@@ -123,7 +123,8 @@ def test_the_contingency_table_is_that_of_sparks_explode_and_array_intersect(spa
     rng = np.random.default_rng(11)
     codes = [f"c{j}" for j in range(5)]
     rows = random_rows(rng, 120, codes) + HAND
-    predictions = spark.createDataFrame([tuple(row.values()) for row in batch(rows).to_pylist()], PREDICTIONS_SPARK_SCHEMA)
+    predictions = spark.createDataFrame([tuple(row.values()) for row in batch(rows).to_pylist()],
+                                        PREDICTIONS_SPARK_SCHEMA)
     categories = pd.DataFrame({"category": codes, "name": codes, "parent": "root", "train_positives": 1})
     n = predictions.count()
 

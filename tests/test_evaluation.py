@@ -336,7 +336,8 @@ def test_zero_division_zero_changes_the_convention_and_the_values(runs):
 # --- 2. ranking measures ------------------------------------------------------------------------------
 
 
-def brute_force_ranking(scores: np.ndarray, labels: list[list[str]], ks=KS, ties_reversed: bool = False) -> dict[str, float]:
+def brute_force_ranking(scores: np.ndarray, labels: list[list[str]], ks=KS,
+                        ties_reversed: bool = False) -> dict[str, float]:
     """LibMultiLabel's P@K, R@K, RP@K, nDCG@K one document at a time.
 
     Equal scores are ranked by category code (or by reversed code with ``ties_reversed``): ship

@@ -133,7 +133,8 @@ def assert_reconciled(output: Path | str) -> None:
 def assert_same_results(spark, output: Path | str, reference: str) -> None:
     for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
         assert_df_equality(table(spark, output, name, key), table(spark, reference, name, key))
-    assert json.loads(Path(output, "metrics.json").read_text()) == json.loads(Path(reference, "metrics.json").read_text())
+    assert json.loads(Path(output, "metrics.json").read_text()) == \
+        json.loads(Path(reference, "metrics.json").read_text())
     assert_reconciled(output)
 
 
@@ -366,7 +367,8 @@ def test_an_output_over_user_files_is_refused_and_they_are_left_alone(spark, job
     (user / "link").symlink_to(corpus)
     before = files_of(tmp_path)
     for output, message in [
-        (corpus.parent, f"--output {corpus.parent} contains corpus.path {corpus}; write outputs outside the run's inputs"),
+        (corpus.parent, f"--output {corpus.parent} contains corpus.path {corpus}; write outputs outside the "
+                        "run's inputs"),
         (user / "link" / "out", f"--output {user}/link/out is inside corpus.path {corpus}; write outputs outside the "
                                 "run's inputs"),
         (user, f"--output {user} is not empty (documents, link) and is not a sparktc output directory (no .sparktc "

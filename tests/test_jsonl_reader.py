@@ -56,7 +56,8 @@ def test_rejects_with_line_numbers():
     assert all(isinstance(r, Reject) and r.source == SRC for r in rejects)
     assert [(r.line, r.doc_id, r.reason) for r in rejects] == [
         (2, None, "invalid JSON (Expecting ',' delimiter: column 56); one object per line"),
-        (3, None, 'expected a JSON object like {"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}, got list'),
+        (3, None, 'expected a JSON object like {"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}, '
+                  'got list'),
         (4, "c", "missing field 'text'; each line must look like "
                  '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'),
         (5, None, "field 'id' must be a non-empty string or an integer, got True"),
@@ -68,7 +69,8 @@ def test_rejects_with_line_numbers():
         (11, None, "line is not valid UTF-8; re-encode the file as UTF-8"),
         (12, "a", "duplicate id 'a' (already read earlier in this file); keep one line per id"),
         (14, "7", "duplicate id '7' (already read earlier in this file); keep one line per id"),
-        (15, "j", "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"),
+        (15, "j", "empty text: field 'text' holds nothing but white space; drop the line or give the document "
+                  "its text"),
     ]
 
 

@@ -232,7 +232,8 @@ def hier(*rows: str) -> list[str]:
 
 
 def test_hierarchy_accepts_str_lines_and_children_before_parents():
-    h = parse_hierarchy(hier("parent: A1    child: A11   child-description: X", "parent: Root child: A1 child-description: Y Z"), "h")
+    h = parse_hierarchy(hier("parent: A1    child: A11   child-description: X",
+                             "parent: Root child: A1 child-description: Y Z"), "h")
     assert (h.parent, h.descriptions) == ({"A11": "A1", "A1": "Root"}, {"A11": "X", "A1": "Y Z"})
 
 

@@ -44,7 +44,8 @@ def test_local_paths_and_file_uris_are_the_local_file_system():
 def test_the_training_set_loads_from_a_file_uri_sorted_by_doc_id(tmp_path):
     table = pa.table({
         "doc_id": ["b", "a"], "labels": [["x"], ["x", "y"]],
-        "indices": pa.array([[0, 2], [1]], pa.list_(pa.int32())), "values": pa.array([[0.6, 0.8], [1.0]], pa.list_(pa.float32())),
+        "indices": pa.array([[0, 2], [1]], pa.list_(pa.int32())),
+        "values": pa.array([[0.6, 0.8], [1.0]], pa.list_(pa.float32())),
     })
     (tmp_path / "split=train").mkdir()
     pq.write_table(table, tmp_path / "split=train" / "part-0.parquet")

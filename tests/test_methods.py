@@ -123,7 +123,8 @@ def runs(spark, tmp_path_factory):
         run_stages(spark, run_config, outputs[name], "train", "evaluate")
     # RCut and PCut act at prediction time only: predict again on copies of the LIBLINEAR run
     # (evaluate's predict step; the contingency tables and reports on top are tested elsewhere).
-    for name, overrides in (("rcut", ["train.thresholding=rcut", "train.rcut_k=2"]), ("pcut", ["train.thresholding=pcut"])):
+    for name, overrides in (("rcut", ["train.thresholding=rcut", "train.rcut_k=2"]),
+                            ("pcut", ["train.thresholding=pcut"])):
         outputs[name] = str(base / name)
         shutil.copytree(outputs["svm"], outputs[name])
         predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), Tables(outputs[name], outputs[name]))
@@ -152,7 +153,8 @@ def rocchio(X, y, beta: float = 16.0, gamma: float = 4.0) -> np.ndarray:
 
 
 def brute_force_knn(similarities: np.ndarray, Y_train: np.ndarray, k: int) -> np.ndarray:
-    """Per query row: the k most similar training documents (ties to the lower row), similarities summed per category."""
+    """Per query row: the k most similar training documents (ties to the lower row), similarities summed per
+    category."""
     scores = np.zeros((similarities.shape[0], Y_train.shape[1]))
     for q, row in enumerate(similarities):
         nearest = sorted(range(len(row)), key=lambda j: (-row[j], j))[:k]
@@ -172,7 +174,8 @@ def linear_scores(runs, run) -> np.ndarray:
 def test_corpus_has_the_planned_training_counts(runs):
     assert runs.X_train.shape[0] == N_TRAIN and runs.X_test.shape[0] == N_TEST
     assert dict(zip(CATEGORIES, runs.Y_train.sum(axis=0).tolist())) == TRAIN_POSITIVES
-    assert np.allclose(np.sqrt(np.asarray(runs.X_train.multiply(runs.X_train).sum(axis=1))), 1.0)  # unit rows: dot product = cosine
+    # unit rows: dot product = cosine
+    assert np.allclose(np.sqrt(np.asarray(runs.X_train.multiply(runs.X_train).sum(axis=1))), 1.0)
     for run in (runs.rocchio, runs.knn, runs.svm):
         assert sorted(run.models) == CATEGORIES
         assert [run.models[c].train_positives for c in CATEGORIES] == list(TRAIN_POSITIVES.values())
@@ -276,7 +279,8 @@ def test_svm_scutfbr_records_its_choices_and_tunes_thresholds(runs):
         choices = json.loads(model.choices)
         assert {"solver", "C", "positive_weight", "terms", "fbr", "cv_f1", "searched"} <= set(choices)
         assert choices["cv_f1"] == model.cv_f1 and 0 < model.cv_f1 <= 1
-        assert (choices["solver"], choices["C"], choices["positive_weight"]) == (model.solver, model.C, model.positive_weight)
+        assert (choices["solver"], choices["C"], choices["positive_weight"]) == (model.solver, model.C,
+                                                                                 model.positive_weight)
         assert [(s["C"], s["fbr"]) for s in choices["searched"]] == space
         f1s = [s["cv_f1"] for s in choices["searched"]]
         best = choices["searched"][int(np.argmax(f1s))]

@@ -144,7 +144,8 @@ def test_nothing_true_nothing_predicted(zero_division):
 
 def test_f1_score_is_per_category_f1_and_plain_division_of_counts():
     for zero_division in (0.0, 1.0):
-        np.testing.assert_array_equal(f1_score(TP, FP, FN, zero_division), per_category(TP, FP, FN, TN, zero_division)["f1"])
+        np.testing.assert_array_equal(f1_score(TP, FP, FN, zero_division),
+                                      per_category(TP, FP, FN, TN, zero_division)["f1"])
     # Scalar counts: one Python float, bit for bit the quotient 2 TP / (2 TP + FP + FN) of Python ints.
     rng = np.random.default_rng(0)
     for tp, fp, fn in rng.integers(0, 10**9, size=(1000, 3)).tolist():

@@ -54,7 +54,8 @@ def test_an_output_inside_equal_to_or_around_an_input_is_refused(corpus: Path, t
 def test_paths_are_compared_after_resolving_symbolic_links(corpus: Path, tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(corpus)
     output = tmp_path / "link" / "out"
-    assert refusal(str(output), {"corpus.path": str(corpus)}).startswith(f"--output {output} is inside corpus.path {corpus}")
+    assert refusal(str(output), {"corpus.path": str(corpus)}).startswith(
+        f"--output {output} is inside corpus.path {corpus}")
     assert refusal(str(corpus / "out"), {"corpus.path": str(tmp_path / "link")}).startswith(
         f"--output {corpus}/out is inside corpus.path {corpus}")
 
@@ -65,7 +66,8 @@ def test_root_home_and_a_regular_file_are_refused(tmp_path: Path) -> None:
     assert refusal(home, {}) == f"--output {home} is a home directory; give a directory of its own, e.g. runs/NAME"
     regular = tmp_path / "results.txt"
     regular.write_text("mine")
-    assert refusal(str(regular), {}) == f"--output {regular} is an existing file, not a directory; give a directory path"
+    assert refusal(str(regular), {}) == \
+        f"--output {regular} is an existing file, not a directory; give a directory path"
 
 
 def test_a_non_empty_directory_that_is_not_sparktcs_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
@@ -74,7 +76,8 @@ def test_a_non_empty_directory_that_is_not_sparktcs_is_refused_and_left_as_it_wa
     (mine / "notes.txt").write_text("keep")
     message = refusal(str(mine), {})
     assert message == (f"--output {mine} is not empty (documents, notes.txt) and is not a sparktc output directory (no "
-                       ".sparktc file): sparktc never writes over files it did not write; give a new or empty directory")
+                       ".sparktc file): sparktc never writes over files it did not write; "
+                       "give a new or empty directory")
     with pytest.raises(OutputError, match="is not a sparktc output directory"):
         with claim(str(mine)):
             pass
@@ -112,8 +115,8 @@ def test_a_second_run_on_a_held_output_is_refused_naming_the_holder(tmp_path: Pa
                 pass
     assert str(caught.value) == (
         f"--output {output} is in use by run {held.run_id} (host {held.holder.host}, process {os.getpid()}, started "
-        f"{held.holder.started}: {held.holder.command}); two runs never share an output: wait for it to finish, or give "
-        "another --output")
+        f"{held.holder.started}: {held.holder.command}); two runs never share an output: wait for it to finish, "
+        "or give another --output")
     with claim(output):  # released at the end of the first run
         pass
 

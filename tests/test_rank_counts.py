@@ -121,7 +121,8 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
     pq.write_table(pa.table({"category": CATEGORIES[::-1], "train_positives": pa.array(n_positive[::-1], pa.int64())}),
                    root / "categories" / "part-00000.parquet")
 
-    report = rank(spark, load_config(None, ["corpus.format=synthetic"]), Tables(root=str(root), staging=str(tmp_path / "staging")))
+    report = rank(spark, load_config(None, ["corpus.format=synthetic"]),
+                  Tables(root=str(root), staging=str(tmp_path / "staging")))
     assert (report.rows_in, report.rows_out) == (len(TERMS), len(TERMS))
     assert report.details == {"global_score": "max", "categories": len(CATEGORIES), "train_documents": len(DOCUMENTS)}
     parts = sorted((tmp_path / "staging" / "term_ranks").glob("part-*.parquet"))
@@ -136,7 +137,8 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
     A = by_hand(DOCUMENTS)
     for row in rows:
         t = row.term_id
-        tables = [[[A[t, j], df[t] - A[t, j]], [n_positive[j] - A[t, j], len(DOCUMENTS) - df[t] - n_positive[j] + A[t, j]]]
+        tables = [[[A[t, j], df[t] - A[t, j]],
+                   [n_positive[j] - A[t, j], len(DOCUMENTS) - df[t] - n_positive[j] + A[t, j]]]
                   for j in range(len(CATEGORIES))]
         per_category = [0.0 if 0 in (a + b, c + d, a + c, b + d) else chi2_contingency(table, correction=False)[0]
                         for table in tables for (a, b), (c, d) in [table]]

@@ -24,7 +24,8 @@ from sparktc.evaluation.report import (
 from sparktc.models.decision import decision_record
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-CONVENTION = "P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 (LYRL2004, Debole & Sebastiani)"
+CONVENTION = ("P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 "
+              "(LYRL2004, Debole & Sebastiani)")
 
 
 def _ratio(numerator: int, denominator: int) -> float:

@@ -30,7 +30,8 @@ def test_aptemod_counts(spark, run) -> None:
     output, reports = run
     ingest_report = reports["ingest"]
     assert ingest_report["rows_in"] == 21_578
-    assert ingest_report["set_aside"] == {"not in the ModApte split": 8_676, "no category of R(90) (ApteMod filter)": 2_113}
+    assert ingest_report["set_aside"] == {"not in the ModApte split": 8_676,
+                                          "no category of R(90) (ApteMod filter)": 2_113}
     assert (ingest_report["details"]["train_documents"], ingest_report["details"]["test_documents"]) == (7_770, 3_019)
     categories = spark.read.parquet(f"{output}/categories")
     assert categories.count() == 90
@@ -60,7 +61,8 @@ def test_plain_one_vs_rest_reaches_the_published_micro_f1(run) -> None:
 
 def test_modapte_without_the_aptemod_filter(spark, tmp_path) -> None:
     config = load_config(str(REPO / "conf" / "reuters21578.toml"),
-                         [f"corpus.path={shared_data('reuters21578')}", "corpus.document_filter=none", "corpus.category_set=R115"])
+                         [f"corpus.path={shared_data('reuters21578')}", "corpus.document_filter=none",
+                          "corpus.category_set=R115"])
     [report] = run_pipeline(spark, config, str(tmp_path), "ingest")
     assert (report["details"]["train_documents"], report["details"]["test_documents"]) == (9_603, 3_299)
     assert report["details"]["categories"] == 115

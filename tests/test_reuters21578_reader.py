@@ -34,7 +34,8 @@ def parse(data: bytes, source: str = "reut2-test.sgm") -> list[Document | Reject
 def element(newid: bytes = b'NEWID="1"', split: bytes = b"TRAIN", topics: bytes = b"YES", body: bytes = b"") -> bytes:
     return (
         b'<REUTERS TOPICS="' + topics + b'" LEWISSPLIT="' + split + b'" CGISPLIT="TRAINING-SET" OLDID="5" '
-        + newid + b">\n<TOPICS><D>earn</D></TOPICS>\n<TEXT>&#2;\n<TITLE>T</TITLE><BODY>" + body + b"</BODY></TEXT>\n</REUTERS>\n"
+        + newid + b">\n<TOPICS><D>earn</D></TOPICS>\n<TEXT>&#2;\n<TITLE>T</TITLE><BODY>" + body
+        + b"</BODY></TEXT>\n</REUTERS>\n"
     )
 
 
@@ -151,7 +152,8 @@ def test_truncated_element_is_rejected_at_its_reuters_line() -> None:
 def test_non_numeric_newid_is_rejected() -> None:
     [reject] = parse(HEAD + element(newid=b'NEWID="12a"'))
     assert reject == Reject(
-        "reut2-test.sgm", 2, None, 'NEWID="12a" is not a number; every document needs a numeric NEWID="n" to be identified'
+        "reut2-test.sgm", 2, None,
+        'NEWID="12a" is not a number; every document needs a numeric NEWID="n" to be identified'
     )
 
 
@@ -254,10 +256,10 @@ def test_aptemod_filter(documents: list[Document]) -> None:
     by comparing with NLTK's ``cats.txt``: its training list jumps from 1198 to 1200, and every
     other length check agrees. What singles the document out is its ``<REUTERS>`` tag: it is the
     only ModApte document with a category that carries the undocumented ``CSECS`` attribute
-    (4 documents in all have it; the other 3 have TOPICS="NO"). A converter expecting exactly the five attributes of README
-    section VI.A would drop it. That cause is our inference; the missing NEWID is a fact.
-    Dropping it would also remove one ``trade`` training positive (369 -> 368). We keep it: our
-    reader follows the SGML, not the attribute order.
+    (4 documents in all have it; the other 3 have TOPICS="NO"). A converter expecting exactly the
+    five attributes of README section VI.A would drop it. That cause is our inference; the missing
+    NEWID is a fact. Dropping it would also remove one ``trade`` training positive (369 -> 368). We
+    keep it: our reader follows the SGML, not the attribute order.
     """
     train, test = count_positives(documents, TRAIN), count_positives(documents, TEST)
     r90 = set(category_set("R90", train, test))

@@ -252,7 +252,8 @@ def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
     full_sources = [r.source for r in read(spark, output, "rejects").collect()]
     assert all(s.endswith((TRAIN_NAME, QRELS_NAME, "pt1.dat.gz")) for s in full_sources)
 
-    documents = {r.doc_id: (r.split, list(r.labels), r.tokens.split()) for r in read(spark, output, "documents").collect()}
+    documents = {r.doc_id: (r.split, list(r.labels), r.tokens.split())
+                 for r in read(spark, output, "documents").collect()}
     assert documents == {
         "100": ("train", ["C15", "CCAT"], ["alpha", "beta", "gamma"]),
         "103": ("train", ["ECAT"], ["beta", "gamma", "zeta"]),
@@ -293,7 +294,8 @@ def test_weight_vectors_equal_an_independent_ltc(spark, lyrl):
     assert vocabulary["term_id"].tolist() == list(range(len(terms)))
     assert vocabulary["term"].tolist() == terms
     assert vocabulary["df"].tolist() == df.tolist()
-    np.testing.assert_allclose(vocabulary["idf"].to_numpy(), np.log(n / vocabulary["df"].to_numpy()), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(vocabulary["idf"].to_numpy(), np.log(n / vocabulary["df"].to_numpy()),
+                               rtol=0, atol=1e-12)
     np.testing.assert_allclose(vocabulary["idf"].to_numpy(), idf, rtol=0, atol=1e-12)
     assert "merg" not in terms and "takeov" not in terms  # test-only terms are dropped
 
@@ -423,7 +425,8 @@ def write_jsonl_corpus(directory: Path, seed: int = 20240611) -> None:
 
 def jsonl_config(path: Path | str, *overrides: str):
     categories = json.dumps(sorted([*TOPIC_CATEGORIES, ONLY_TEST, NEVER]))
-    return load_config(None, ["corpus.format=jsonl", f"corpus.path={path}", f"corpus.categories={categories}", *overrides])
+    return load_config(None, ["corpus.format=jsonl", f"corpus.path={path}", f"corpus.categories={categories}",
+                              *overrides])
 
 
 @pytest.fixture(scope="module")

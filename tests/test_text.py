@@ -11,8 +11,10 @@ from sparktc.features.text import Analyzer, parse_stop_list, tokenize
 
 def test_tokenize_recipe() -> None:
     text = "The U.S. Treasury's 1987 bill-rate rose 5.93 PCT, to\tRECORD levels; 1st quarter_end"
-    assert tokenize(text) == ["the", "us", "treasurys", "billrate", "rose", "pct", "to", "record", "levels", "1st", "quarterend"]
-    assert tokenize(text, frozenset({"the", "us", "to"})) == ["treasurys", "billrate", "rose", "pct", "record", "levels", "1st", "quarterend"]
+    assert tokenize(text) == ["the", "us", "treasurys", "billrate", "rose", "pct", "to", "record", "levels", "1st",
+                              "quarterend"]
+    assert tokenize(text, frozenset({"the", "us", "to"})) == ["treasurys", "billrate", "rose", "pct", "record",
+                                                              "levels", "1st", "quarterend"]
 
 
 def test_smart_stop_list() -> None:

@@ -153,7 +153,8 @@ def test_fit_category_scut_threshold_and_cv_f1_equal_sklearn_folds_and_brute_for
     assert model.cv_f1 == pytest.approx(cv_f1, abs=0.02)
     assert model.choice == Candidate(SOLVER, 1.0, 1.0, 0, 0.1)
     assert len(model.searched) == 1
-    assert candidate_of(model.searched[0]) == {"solver": SOLVER, "C": 1.0, "positive_weight": 1.0, "terms": 0, "fbr": 0.1}
+    assert candidate_of(model.searched[0]) == {"solver": SOLVER, "C": 1.0, "positive_weight": 1.0, "terms": 0,
+                                               "fbr": 0.1}
     assert model.searched[0]["cv_f1"] == model.cv_f1
     check_recorded_counts(model.searched[0], y)
     assert f1_of(scores, y, threshold) > 0.5  # the planted signal is learnt: the comparison means something

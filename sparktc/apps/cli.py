@@ -1,4 +1,5 @@
-"""Command line shared by every job: ``--config FILE``, repeatable ``--set section.key=value``, ``--output DIR``, ``--force``.
+"""Command line shared by every job: ``--config FILE``, repeatable ``--set section.key=value``, ``--output DIR``,
+``--force``.
 
 The configuration and the output directory are checked before Spark starts, so a wrong key, value
 or path costs no cluster time. The job then holds the output (:mod:`sparktc.runtime.outputs`: refused
@@ -173,6 +174,7 @@ def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int
     def prepare() -> Job:
         config, output, force = parse_arguments(description, argv)
         planned = plan(config, output)
-        return Job(output, "run", lambda: session(config), lambda spark, held: run_stages(spark, planned, held, OWNERS, force))
+        return Job(output, "run", lambda: session(config),
+                   lambda spark, held: run_stages(spark, planned, held, OWNERS, force))
 
     return run_job(prepare)

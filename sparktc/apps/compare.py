@@ -48,7 +48,8 @@ def decision_counts(a: DataFrame, b: DataFrame, categories: list[str]) -> dict[s
         F.sum(F.when(both, a_right).otherwise(0)).alias("k_a"),
         F.sum(F.when(F.col("b").isNull(), 1).otherwise(0)).alias("only_a"),
         F.sum(F.when(F.col("a").isNull(), 1).otherwise(0)).alias("only_b"),
-        F.sum(F.when(both & (F.array_sort("labels_a") != F.array_sort("labels_b")), 1).otherwise(0)).alias("labels_differ"),
+        F.sum(F.when(both & (F.array_sort("labels_a") != F.array_sort("labels_b")), 1)
+              .otherwise(0)).alias("labels_differ"),
     ).first()
     return {key: int(row[key] or 0) for key in ("n", "k_a", "only_a", "only_b", "labels_differ")}
 
@@ -73,12 +74,14 @@ def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfi
         raise CompareError(f"{run_a} and {run_b} have different category sets; compare runs of the same corpus setup")
     subsets = category_subsets(tables[0], corpus_format, settings.subsets)
     if settings.average_over not in subsets:
-        raise CompareError(f"evaluate.average_over = {settings.average_over!r} is not a set of these runs: {', '.join(subsets)}")
+        raise CompareError(f"evaluate.average_over = {settings.average_over!r} is not a set of these runs: "
+                           f"{', '.join(subsets)}")
     categories = subsets[settings.average_over]
     table_a, table_b = (category_table(t, settings.zero_division, settings.bands, categories) for t in tables)
     table_a, table_b = (t[t["averaged"]].sort_values("category").reset_index(drop=True) for t in (table_a, table_b))
 
-    counts = decision_counts(*(spark.read.parquet(storage.join(run, "predictions")) for run in (run_a, run_b)), categories)
+    counts = decision_counts(*(spark.read.parquet(storage.join(run, "predictions")) for run in (run_a, run_b)),
+                             categories)
     if counts["only_a"] or counts["only_b"] or counts["labels_differ"]:
         raise CompareError(
             f"the runs were not evaluated on the same test documents: {counts['only_a']:,} only in {run_a}, "
@@ -92,7 +95,8 @@ def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfi
         T_test(f1_a, f1_b),
         T_prime_test(f1_a, f1_b),
         p_test(micro_a["recall"], micro_b["recall"], micro_a["positives"], micro_b["positives"], "p-test (recall)"),
-        p_test(micro_a["precision"], micro_b["precision"], micro_a["assigned"], micro_b["assigned"], "p-test (precision)"),
+        p_test(micro_a["precision"], micro_b["precision"], micro_a["assigned"], micro_b["assigned"],
+               "p-test (precision)"),
         p_test(micro_a["error"], micro_b["error"], micro_a["decisions"], micro_b["decisions"], "p-test (error)",
                higher_is_better=False),
     ]

@@ -127,4 +127,5 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
             yield Reject(source, number, doc_id, reason)
         else:
             accepted.add(doc_id)
-            yield Document(doc_id, record.get("split"), tuple(record.get("labels", ())), record["text"], None, source, number)
+            yield Document(doc_id, record.get("split"), tuple(record.get("labels", ())), record["text"], None, source,
+                           number)

@@ -176,7 +176,8 @@ def read_clean_qrels_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.
         return None
     category_at = np.arange(0, len(words), 3)
     # Three words per line: the first and the third of each triple on the same line, a new line after.
-    if (line_of[category_at] != line_of[category_at + 2]).any() or (line_of[category_at[1:]] == line_of[category_at[:-1] + 2]).any():
+    if (line_of[category_at] != line_of[category_at + 2]).any() or (
+            line_of[category_at[1:]] == line_of[category_at[:-1] + 2]).any():
         return None
     doc_ids, flags = words.take(pa.array(category_at + 1)), words.take(pa.array(category_at + 2))
     if not (pc.all(pc.equal(flags, "1")).as_py() in (True, None)

@@ -25,6 +25,7 @@ def read_text_file(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
     try:
         record: Document | Reject = Document(doc_id, None, (), data.decode("utf-8"), None, source, 1)
     except UnicodeDecodeError as error:
-        record = Reject(source, 0, doc_id, f"not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
-                                           "save it as UTF-8")
+        record = Reject(source, 0, doc_id,
+                        f"not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                        "save it as UTF-8")
     return record_batches([record])

@@ -118,7 +118,8 @@ def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS)
 def tokenized_documents(
     doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
 ) -> pa.Table:
-    """Documents read in columnar form (a token list each, no labels yet) as a :data:`~sparktc.schemas.RECORD_SCHEMA` table."""
+    """Documents read in columnar form (a token list each, no labels yet) as a
+    :data:`~sparktc.schemas.RECORD_SCHEMA` table."""
     n = len(doc_ids)
     no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
     return pa.Table.from_arrays(

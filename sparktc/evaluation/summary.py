@@ -20,7 +20,8 @@ from sparktc.evaluation.metrics import frequency_band, per_category, summarize
 SET_MEASURES = ("micro_precision", "micro_recall", "micro_f1", "macro_precision", "macro_recall", "macro_f1")
 
 
-def category_table(contingency: pd.DataFrame, zero_division: float, bands: Sequence[int], averaged: Sequence[str]) -> pd.DataFrame:
+def category_table(contingency: pd.DataFrame, zero_division: float, bands: Sequence[int],
+                   averaged: Sequence[str]) -> pd.DataFrame:
     """The per-category table: counts, P, R, F1 (and the other measures), frequency band, averaged or not."""
     table = contingency.sort_values("category").reset_index(drop=True)
     values = per_category(table["tp"].to_numpy(), table["fp"].to_numpy(), table["fn"].to_numpy(),

@@ -19,7 +19,8 @@ from scipy import sparse
 from sparktc.filesystem import arrow_filesystem, per_worker
 
 
-def csr_from_lists(indices: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray, n_features: int) -> sparse.csr_matrix:
+def csr_from_lists(indices: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray,
+                   n_features: int) -> sparse.csr_matrix:
     """CSR rows from list<int> term ids and list<float> weights, one list per document (float64)."""
     if isinstance(indices, pa.ChunkedArray):
         indices, values = indices.combine_chunks(), values.combine_chunks()

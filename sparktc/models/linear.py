@@ -7,10 +7,10 @@ documents in c, -1 for the others, and LIBLINEAR solves
 
 with c_i = 1 for negative documents and c_i = ``positive_weight`` for positive ones (REFERENCE.md
 section 5; Fan et al. 2008, JMLR 9). ``positive_weight`` > 1 is cost-sensitive learning: LIBLINEAR's
-``-w1``, LibMultiLabel's C(2-t)/t on the loss of positive data, LYRL2004's j-factor of SVM.2. With a bias B > 0 every document gets an
-extra feature of value B, so the decision value is w'x + b with b = B w_{n+1}; the bias weight
-is regularised like the others, as in LIBLINEAR and LibMultiLabel (``-B 1``). A document is
-assigned to c when w'x + b > 0.
+``-w1``, LibMultiLabel's C(2-t)/t on the loss of positive data, LYRL2004's j-factor of SVM.2. With a
+bias B > 0 every document gets an extra feature of value B, so the decision value is w'x + b with
+b = B w_{n+1}; the bias weight is regularised like the others, as in LIBLINEAR and LibMultiLabel
+(``-B 1``). A document is assigned to c when w'x + b > 0.
 
 Converting a scipy CSR matrix into LIBLINEAR's ``problem`` copies every non-zero into
 LIBLINEAR's node layout; :class:`BinaryProblems` does it once and, for each category, only

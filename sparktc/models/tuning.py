@@ -108,7 +108,8 @@ def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64
         return lambda y, candidate: rocchio(Xc, y, rule.rocchio_beta, rule.rocchio_gamma)
     if rows is None:
         key = None if columns is None else columns.tobytes()
-        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key and _full_problem[0][2] == rule.bias):
+        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key
+                and _full_problem[0][2] == rule.bias):
             _full_problem[:] = [(X, key, rule.bias, BinaryProblems(Xc, rule.bias))]
         problems = _full_problem[0][3]
     else:

@@ -145,7 +145,8 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     found = description.get("bundle_format")
     if found != BUNDLE_FORMAT:
         raise BundleError(
-            f"the model bundle {path} has bundle format {found} (written by sparktc {description.get('sparktc_version')}); "
+            f"the model bundle {path} has bundle format {found} "
+            f"(written by sparktc {description.get('sparktc_version')}); "
             f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
             "version, or classify with the version that wrote it")
     _check_parts(spark, path, description["parts"])

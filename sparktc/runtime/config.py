@@ -41,7 +41,8 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
 }
-#: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's, a hierarchy's.
+#: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's,
+#: a hierarchy's.
 BASIC_SETS = ("train_positive", "test_positive", "all")
 REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
@@ -153,8 +154,10 @@ class SelectConfig:
     """Which ranked terms training keeps: the top k, a reduction factor xi, or all (both 0)."""
 
     top_k: int = field(
-        default=0, metadata=_rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
-    reduction_factor: float = field(default=0.0, metadata=_rule(lambda v: 0.0 <= v < 1.0, "0 <= xi < 1 (0 keeps all terms)"))
+        default=0,
+        metadata=_rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
+    reduction_factor: float = field(
+        default=0.0, metadata=_rule(lambda v: 0.0 <= v < 1.0, "0 <= xi < 1 (0 keeps all terms)"))
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,8 @@ class TuneConfig:
     """
 
     C: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
-    solver: list[str] = field(default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
+    solver: list[str] = field(
+        default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
     positive_weight: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
     # Numbers of chi-square-ranked terms to try (0 = all terms); they replace select.top_k.
     terms: list[int] = field(
@@ -225,7 +229,8 @@ class EvaluateConfig:
     average_over: str = "train_positive"
     # Named category subsets to average over too, e.g. {core = ["earn", "acq"]} (an empty one averages nothing).
     subsets: dict[str, list[str]] = field(
-        default_factory=dict, metadata=_rule(lambda v: all(v.values()), "a table of name = [category, ...], no list empty"),
+        default_factory=dict,
+        metadata=_rule(lambda v: all(v.values()), "a table of name = [category, ...], no list empty"),
     )
     # Upper edges of the training-frequency bands (Lewis 1991; Yang & Liu Figs 4-5).
     bands: list[int] = field(
@@ -366,7 +371,8 @@ def _read_toml(path: str) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
-        raise ConfigError(f"--config {path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+        raise ConfigError(f"--config {path}: not UTF-8 text "
+                          f"(byte {error.start}: {data[error.start:error.start + 1]!r}); "
                           "save it as UTF-8, as TOML requires") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"--config {path}: not valid TOML: {error}") from None
@@ -398,7 +404,8 @@ def _require_local(key: str, path: str, kind: str) -> None:
     if not os.path.exists(path):
         raise ConfigError(f"{key} = {path!r}: no such file or directory")
     if not (os.path.isdir(path) if kind == "directory" else os.path.isfile(path)):
-        found = "a directory" if os.path.isdir(path) else "a file" if os.path.isfile(path) else "neither a file nor a directory"
+        found = ("a directory" if os.path.isdir(path) else "a file" if os.path.isfile(path)
+                 else "neither a file nor a directory")
         raise ConfigError(f"{key} = {path!r} is {found}; expected a {kind}")
     if not os.access(path, os.R_OK | (os.X_OK if kind == "directory" else 0)):
         raise ConfigError(f"{key} = {path!r}: permission denied; the {kind} must be readable")
@@ -416,8 +423,10 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
                           f"train.method = {train.method!r} ({reason}); remove {'it' if len(unused) == 1 else 'them'}")
     if tune.terms and (select.top_k or select.reduction_factor):
-        given = f"select.top_k = {select.top_k}" if select.top_k else f"select.reduction_factor = {select.reduction_factor}"
-        raise ConfigError(f"tune.terms = {tune.terms} and {given}: tune.terms replaces the term selection; set one, not both")
+        given = (f"select.top_k = {select.top_k}" if select.top_k
+                 else f"select.reduction_factor = {select.reduction_factor}")
+        raise ConfigError(f"tune.terms = {tune.terms} and {given}: tune.terms replaces the term selection; "
+                          "set one, not both")
     if tune.shared_positive_weight and (not tune.positive_weight or any(
             len(getattr(tune, key)) > 1 for key in ("C", "solver", "terms", "fbr"))):
         raise ConfigError("tune.shared_positive_weight = true needs tune.positive_weight = [w, ...] and at most one "
@@ -429,14 +438,16 @@ def _check_combinations(config: Config) -> None:
     _check_average_over(config.corpus.format, evaluate)
     if max(evaluate.ranks) > evaluate.top_scores:
         raise ConfigError(
-            f"evaluate.ranks = {evaluate.ranks} needs evaluate.top_scores >= {max(evaluate.ranks)}, got {evaluate.top_scores}"
+            f"evaluate.ranks = {evaluate.ranks} needs evaluate.top_scores >= {max(evaluate.ranks)}, "
+            f"got {evaluate.top_scores}"
         )
     synthesize = config.synthesize
     tests = len(TEST_FILES)
     if synthesize.train_documents > synthesize.documents - tests:
         raise ConfigError(
-            f"synthesize.train_documents = {synthesize.train_documents} must be at most synthesize.documents - {tests} = "
-            f"{synthesize.documents - tests}, so that each of the {tests} test files gets a document"
+            f"synthesize.train_documents = {synthesize.train_documents} must be at most "
+            f"synthesize.documents - {tests} = {synthesize.documents - tests}, "
+            f"so that each of the {tests} test files gets a document"
         )
     _check_spark_conf(config.spark.conf)
 
@@ -447,19 +458,20 @@ def _setting(config: Config, key: str) -> Any:
 
 
 def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
-    """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a subset's name;
-    a subset may not take a built-in set's name (it would replace that set)."""
+    """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a
+    subset's name; a subset may not take a built-in set's name (it would replace that set)."""
     for name in evaluate.subsets:
         if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith("branch:"):
-            raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; choose another")
+            raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; "
+                              "choose another")
     sets = BASIC_SETS + (REUTERS_SETS if corpus_format == "reuters21578" else ()) + (
         HIERARCHY_SETS if corpus_format in HIERARCHICAL_FORMATS else ())
     average_over = evaluate.average_over
     if average_over not in (*sets, *evaluate.subsets) and not (
             average_over.startswith("branch:") and corpus_format in HIERARCHICAL_FORMATS):
         allowed = ", ".join(repr(a) for a in (*sets, *evaluate.subsets))
-        raise ConfigError(f"evaluate.average_over = {average_over!r} is not allowed with corpus.format = {corpus_format!r}; "
-                          f"allowed values: {allowed}")
+        raise ConfigError(f"evaluate.average_over = {average_over!r} is not allowed with "
+                          f"corpus.format = {corpus_format!r}; allowed values: {allowed}")
 
 
 def _check_spark_conf(conf: Mapping[str, Any]) -> None:
@@ -474,10 +486,12 @@ def _resolve_paths(config: Config) -> Config:
     corpus = config.corpus
     if corpus.format != "synthetic":
         if not corpus.path:
-            raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files (--set corpus.path=DIR)")
+            raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
+                              "(--set corpus.path=DIR)")
         _require_local("corpus.path", corpus.path, "directory")
     for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
-                       ("tokenize.stop_list", config.tokenize.stop_list), ("synthesize.hierarchy", config.synthesize.hierarchy)):
+                       ("tokenize.stop_list", config.tokenize.stop_list),
+                       ("synthesize.hierarchy", config.synthesize.hierarchy)):
         _require_local(key, value, "file")
     event_log = config.spark.event_log
     if event_log and not is_uri(event_log) and os.path.exists(event_log):  # created when missing
@@ -485,7 +499,8 @@ def _resolve_paths(config: Config) -> Config:
     return dataclasses.replace(
         config,
         corpus=dataclasses.replace(
-            corpus, path=absolute(corpus.path), hierarchy=absolute(corpus.hierarchy), topic_names=absolute(corpus.topic_names)
+            corpus, path=absolute(corpus.path), hierarchy=absolute(corpus.hierarchy),
+            topic_names=absolute(corpus.topic_names)
         ),
         tokenize=dataclasses.replace(config.tokenize, stop_list=absolute(config.tokenize.stop_list)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),

@@ -2,7 +2,8 @@
 
 **Workers.** Set ``spark.sparktc.fault = "<point>:<partition>:<mode>"`` (several, separated by
 commas; ``--conf`` on spark-submit, or ``spark.conf.set`` in a session: Spark SQL hands session
-settings to its tasks, and :func:`to_tasks` hands this one to plain Spark jobs) and the first attempt of task ``<partition>`` at ``<point>`` fails:
+settings to its tasks, and :func:`to_tasks` hands this one to plain Spark jobs) and the first
+attempt of task ``<partition>`` at ``<point>`` fails:
 
 * ``exit``: the Python worker dies (``os._exit``), as when it is killed or runs out of memory;
 * ``raise``: the task raises an exception;
@@ -100,7 +101,8 @@ def inject(point: str) -> None:
 
 
 def inject_driver(conf: Any, stage: str, point: str) -> None:
-    """Fail here if ``spark.sparktc.driver_fault`` names this stage and point (``conf``: the session's ``spark.conf``)."""
+    """Fail here if ``spark.sparktc.driver_fault`` names this stage and point (``conf``: the session's
+    ``spark.conf``)."""
     spec = conf.get(DRIVER_SETTING, None)
     if not spec or spec.split(":")[:2] != [stage, point]:
         return

@@ -268,7 +268,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         inject_driver(spark.conf, stage.name, "publish")
     storage.delete(spark, staging)
     found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
-    listings = {name: [[relative, size, mtime, hash_output(name, relative)] for relative, size, mtime in found[name] or []]
+    listings = {name: [[relative, size, mtime, hash_output(name, relative)]
+                       for relative, size, mtime in found[name] or []]
                 for name in stage.writes}
     outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), found[name] or [])}
                for name in stage.writes}

@@ -172,8 +172,9 @@ class RecordTally:
         self.documents.update(_counts(accepted.column("split")))
         labels = accepted.column("labels")
         self.without_labels += len(labels) - int(pc.sum(pc.greater(pc.list_value_length(labels), 0)).as_py() or 0)
-        pairs = pa.table({"split": accepted.column("split").take(pc.list_parent_indices(labels)),
-                          "category": pc.list_flatten(labels)}).group_by(["split", "category"]).aggregate([([], "count_all")])
+        pairs = (pa.table({"split": accepted.column("split").take(pc.list_parent_indices(labels)),
+                           "category": pc.list_flatten(labels)})
+                 .group_by(["split", "category"]).aggregate([([], "count_all")]))
         self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
                                        pairs.column("count_all").to_pylist())))
 
@@ -229,9 +230,11 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
                 content = source.read()
         except PermissionError:
             raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
-                              "cluster, the executors' user) read access to it, or move it out of corpus.path") from None
+                              "cluster, the executors' user) read access to it, or move it out of "
+                              "corpus.path") from None
         except FileNotFoundError:
-            raise IngestError(f"cannot read {path}: it was removed while ingest ran; put it back and run again") from None
+            raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
+                              "put it back and run again") from None
         inject("parse")
         counted = tally()
 

@@ -5,9 +5,9 @@ binary document x term matrix X and the document x category indicator matrix Y. 
 compute it for the training files one task per file (pyarrow reads the ``indices`` and ``labels``
 columns, no Spark rows) and Spark sums the vocabulary x categories counts with a tree reduction,
 so the driver receives a few sparse matrices whatever the number of documents. df(t) comes from
-``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver turns the counts into 2x2 tables and chi2
-scores with :mod:`sparktc.features.term_selection`, block of terms by block of terms, reduces them to f_max
-and f_avg and ranks the (vocabulary sized) result.
+``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver
+turns the counts into 2x2 tables and chi2 scores with :mod:`sparktc.features.term_selection`, block
+of terms by block of terms, reduces them to f_max and f_avg and ranks the (vocabulary sized) result.
 """
 
 from __future__ import annotations
@@ -155,7 +155,8 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             .write.mode("overwrite").parquet(tables.output("term_ranks"))
         report.rows_in = vocabulary.num_rows
         report.rows_out = ranked.num_rows
-        report.details = {"global_score": config.rank.global_score, "categories": len(codes), "train_documents": n_train}
+        report.details = {"global_score": config.rank.global_score, "categories": len(codes),
+                          "train_documents": n_train}
     return report
 
 

@@ -182,9 +182,9 @@ def synthesize(
     """Write the synthetic corpus of ``shape`` into the directory ``output`` and return counts.
 
     ``output`` and ``hierarchy_path`` are URIs (``hdfs://``, ``s3a://``, ``file:``) or local
-    paths (:mod:`sparktc.filesystem`). With ``hierarchy_path`` the topics are that hierarchy's and the file is copied byte for
-    byte; without it a tree of the same shape is generated from the seed. Existing files of the
-    same names are overwritten.
+    paths (:mod:`sparktc.filesystem`). With ``hierarchy_path`` the topics are that hierarchy's and
+    the file is copied byte for byte; without it a tree of the same shape is generated from the
+    seed. Existing files of the same names are overwritten.
     """
     began = time.monotonic()
     if isinstance(chunk_documents, bool) or not isinstance(chunk_documents, int) or not (
@@ -250,7 +250,8 @@ def synthesize(
 
     sizes = {
         r["file"]: r["bytes"]
-        for r in spark.range(0, len(targets), 1, len(targets)).mapInArrow(concat_task, "file long, bytes long").collect()
+        for r in (spark.range(0, len(targets), 1, len(targets))
+                  .mapInArrow(concat_task, "file long, bytes long").collect())
     }
     with fs.open_output_stream(_join(base, HIERARCHY_FILE), compression=None) as out:
         out.write(hierarchy_bytes)
@@ -273,7 +274,8 @@ def synthesize(
         entry["last_id"] = r["last_id"]
         (train_counts if f == 0 else test_counts)[:] += np.asarray(r["category_counts"], dtype=np.int64)
         if f == 0:
-            train_terms |= np.unpackbits(np.frombuffer(r["train_terms"], dtype=np.uint8))[: shape.vocabulary_size].astype(bool)
+            train_terms |= np.unpackbits(
+                np.frombuffer(r["train_terms"], dtype=np.uint8))[: shape.vocabulary_size].astype(bool)
     for f, (name, _, _) in enumerate(files):
         per_file[name]["bytes"] = sizes[f]
     documents = sum(r["documents"] for r in rows)

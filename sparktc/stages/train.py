@@ -71,7 +71,8 @@ def term_order(spark: SparkSession, tables: Tables) -> np.ndarray:
 def default_terms(config: Config, n_terms: int) -> int:
     """Terms training keeps without a search: select.top_k, or the reduction factor's count, or 0 (all)."""
     select = config.select
-    return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor) if select.reduction_factor else 0)
+    return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor)
+                            if select.reduction_factor else 0)
 
 
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
@@ -93,7 +94,8 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
                 weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": rule.knn_k, "cv_f1": cv_f1}
             else:
                 model = fit_category(training.X, y, order.value, space, rule)
-                weights, bias, threshold, cv_f1, choice = model.weights, model.bias, model.threshold, model.cv_f1, model.choice
+                weights, bias, threshold, cv_f1, choice = (model.weights, model.bias, model.threshold, model.cv_f1,
+                                                           model.choice)
                 choices = model.choices()
         except MemoryError:
             raise out_of_memory("train", f"category {category}, training set {train_path}") from None

@@ -78,7 +78,11 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         n_train = train.count()
         if n_train == 0:
             raise InputError("no training documents: ltc needs N and df from the training split")
-        df = train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term")).groupBy("term").agg(F.count("*").alias("df"))
+        df = (
+            train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term"))
+            .groupBy("term")
+            .agg(F.count("*").alias("df"))
+        )
         vocabulary = (
             df.withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
             .withColumn("idf", F.log(F.lit(float(n_train)) / F.col("df")))
