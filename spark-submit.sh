@@ -18,16 +18,21 @@ export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$python}"
 spark_home=$("$python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
 
 mkdir -p "$root/build"
+# Written aside and renamed into place, so jobs submitted at the same time never read a half-written zip.
 "$python" - "$root" <<'PY'
-import os, sys, zipfile
+import os, sys, tempfile, zipfile
 root = sys.argv[1]
-with zipfile.ZipFile(os.path.join(root, "build", "sparktc.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
+handle, partial = tempfile.mkstemp(prefix=".sparktc-", suffix=".zip", dir=os.path.join(root, "build"))
+os.close(handle)
+with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
     for folder, dirs, files in os.walk(os.path.join(root, "sparktc")):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
                 archive.write(path, os.path.relpath(path, root))
+os.chmod(partial, 0o644)
+os.replace(partial, os.path.join(root, "build", "sparktc.zip"))
 PY
 
 # Spark's own log goes to a file per job, not to the console: the stages print one line each, and a
