@@ -1,8 +1,11 @@
-"""Compare two runs on the same test set: s-, S-, T-, T'- and p-tests with Yang & Liu's Table 2 symbols.
+"""Compare k >= 2 runs on the same test set, every pair: s-, S-, T-, T'- and p-tests with Yang & Liu's symbols.
 
-    ./spark-submit.sh jobs/compare.py RUN_A RUN_B --output DIR [--set evaluate.average_over=...]
+    ./spark-submit.sh jobs/compare.py RUN_1 RUN_2 [... RUN_k] --output DIR [--set evaluate.average_over=...]
 
-The evaluation settings (category set, 0/0 convention) are run A's unless overridden.
+Pairs in the order given: (1, 2), (1, 3), ..., (k-1, k). Writes comparison.json, comparison.md (Yang & Liu's
+Tables 2 and 3, one row per pair, and Figures 4-5), pairs/I_vs_J.md (each pair's statistics and P-values)
+and f1_by_training_frequency.png (per-category F1 against training-set frequency, one curve per run).
+The evaluation settings (category set, 0/0 convention) are run 1's unless overridden.
 """
 
 import argparse
@@ -12,8 +15,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from sparktc.apps.cli import Job, run_job
-from sparktc.apps.compare import CompareError, compare, format_comparison, write_comparison
-from sparktc.filesystem import absolute
+from sparktc.apps.compare import CompareError, check_runs, compare_runs, write_comparisons
 from sparktc.runtime import storage
 from sparktc.runtime.config import load_section, parse_override
 from sparktc.runtime.outputs import check_output
@@ -22,32 +24,31 @@ from sparktc.runtime.session import build_session
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_a", help="output directory of run A")
-    parser.add_argument("run_b", help="output directory of run B")
-    parser.add_argument("--output", required=True, help="directory for comparison.json and comparison.md")
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="output directory of a run (at least two)")
+    parser.add_argument("--output", required=True, help="directory for comparison.json, comparison.md and the plot")
     parser.add_argument("--set", action="append", default=[], metavar="evaluate.KEY=VALUE")
     arguments = parser.parse_args()
-    run_a, run_b = absolute(arguments.run_a), absolute(arguments.run_b)
 
     def prepare() -> Job:
+        runs = check_runs(arguments.runs)
         for override in arguments.set:
             parse_override(override)
-        output = check_output(arguments.output, {"RUN_A": run_a, "RUN_B": run_b}, "compare")
+        output = check_output(arguments.output, {f"RUN_{i}": run for i, run in enumerate(runs, 1)}, "compare")
         return Job(output, "compare", lambda: build_session("sparktc-compare", {}),
-                   lambda spark, held: _compare(spark, run_a, run_b, held.output, arguments.set))
+                   lambda spark, held: _compare(spark, runs, held.output, arguments.set))
 
     return run_job(prepare)
 
 
-def _compare(spark: SparkSession, run_a: str, run_b: str, output: str, overrides: list[str]) -> None:
-    for run in (run_a, run_b):
+def _compare(spark: SparkSession, runs: list[str], output: str, overrides: list[str]) -> None:
+    for run in runs:
         if not storage.exists(spark, storage.join(run, "metrics.json")):
             raise CompareError(f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first")
-    recorded = json.loads(storage.read_text(spark, storage.join(run_a, "metrics.json")))["settings"]
+    recorded = json.loads(storage.read_text(spark, storage.join(runs[0], "metrics.json")))["settings"]
     settings = load_section("evaluate", recorded["evaluate"], overrides)
-    result = compare(spark, run_a, run_b, settings, recorded["corpus"]["format"])
-    write_comparison(spark, output, result)
-    print(format_comparison(result), flush=True)
+    record, tables = compare_runs(spark, runs, settings, recorded["corpus"]["format"])
+    print(write_comparisons(spark, output, record, tables), flush=True)
+
 
 if __name__ == "__main__":
     sys.exit(main())

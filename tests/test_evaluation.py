@@ -13,7 +13,9 @@ all on this corpus, which is the degenerate comparison tested at the end.)
 * report.md, per_category.csv and the two PNG plots;
 * compare: decision counts brute-forced over (document, category) decisions, the s-, S-, T-, T'-
   and p-tests against sparktc.evaluation.significance on values computed here, the Table-2 lines, the refusal
-  of runs on different test documents, and jobs/compare.py as a subprocess.
+  of runs on different test documents, three runs (A, B and an oracle made from A's tables) as the three
+  pairwise comparisons with Yang & Liu's Tables 2-3 and the F1-by-frequency curves, and jobs/compare.py
+  as a subprocess (three runs, and a missing run).
 
 The corpus has a category with a few training positives and no test positive (``gold``, a 0/0
 category in both runs), one with test positives but no training positive (``ship``,
@@ -27,8 +29,10 @@ import io
 import json
 import math
 import os
+import runpy
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -40,9 +44,18 @@ from pyspark.sql import functions as F
 from scipy import sparse
 from sklearn.metrics import hamming_loss, jaccard_score, multilabel_confusion_matrix, precision_recall_fscore_support
 
-from sparktc.apps.compare import CompareError, compare, decision_counts, format_comparison
+from sparktc.apps.compare import (
+    CompareError,
+    compare,
+    compare_runs,
+    decision_counts,
+    format_comparison,
+    format_comparisons,
+    run_names,
+)
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation import significance
+from sparktc.evaluation.comparison_report import f1_curves, p_test_table, plot_f1_curves, significance_table
 from sparktc.runtime.config import load_config
 
 # --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------
@@ -513,7 +526,103 @@ def test_compare_refuses_runs_on_different_test_documents(spark, runs, tmp_path)
     assert f"0 only in {other}" in str(caught.value)
 
 
-def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, comparison, tmp_path):
+@pytest.fixture(scope="module")
+def oracle(spark, runs, tmp_path_factory) -> str:
+    """A third run, made from run A's tables: it predicts every document's labels (F1 = 1 everywhere)."""
+    directory = tmp_path_factory.mktemp("third") / "run_oracle"
+    spark.read.parquet(f"{runs.a.output}/predictions").withColumn("predicted", F.col("labels")) \
+        .write.parquet(str(directory / "predictions"))
+    spark.read.parquet(f"{runs.a.output}/contingency").select(
+        "category", "name", "parent", "train_positives", "test_positives",
+        F.col("test_positives").cast("long").alias("tp"), F.lit(0).cast("long").alias("fp"),
+        F.lit(0).cast("long").alias("fn"), (F.lit(N_TEST) - F.col("test_positives")).cast("long").alias("tn"),
+    ).write.parquet(str(directory / "contingency"))
+    shutil.copy(f"{runs.a.output}/metrics.json", directory / "metrics.json")  # the job asks each run for one
+    return str(directory)
+
+
+@pytest.fixture(scope="module")
+def three_runs(spark, runs, oracle):
+    return compare_runs(spark, [runs.a.output, runs.b.output, oracle], runs.config_a.evaluate, "jsonl")
+
+
+def test_comparing_three_runs_is_the_three_pairwise_comparisons(spark, runs, comparison, oracle, three_runs):
+    record, tables = three_runs
+    paths = [runs.a.output, runs.b.output, oracle]
+    assert record["runs"] == [{"name": "run_a", "path": runs.a.output}, {"name": "run_b", "path": runs.b.output},
+                              {"name": "run_oracle", "path": oracle}]
+    assert [(p["a"], p["b"], p["details"]) for p in record["pairs"]] == [
+        ("run_a", "run_b", "pairs/1_vs_2.md"), ("run_a", "run_oracle", "pairs/1_vs_3.md"),
+        ("run_b", "run_oracle", "pairs/2_vs_3.md")]
+    assert record["pairs"][0]["result"] == comparison
+    for pair, (i, j) in zip(record["pairs"][1:], [(0, 2), (1, 2)]):
+        assert pair["result"] == compare(spark, paths[i], paths[j], runs.config_a.evaluate, "jsonl")
+    assert (record["averaged_over"], record["n_categories"]) == ("train_positive", len(averaged_set(runs.a)))
+    # the oracle is right on every decision: every run is significantly worse on the s-test and error p-test
+    for pair in record["pairs"][1:]:
+        tests = {t["name"]: t for t in pair["result"]["tests"]}
+        assert tests["s-test"]["symbol"] == "≪" and tests["p-test (error)"]["symbol"] == "≪"
+    assert sorted(tables) == ["run_a", "run_b", "run_oracle"]
+    for name, run in (("run_a", runs.a), ("run_b", runs.b)):
+        assert sorted(tables[name]["category"]) == averaged_set(run)
+
+
+def test_tables_2_and_3_have_a_row_per_pair_with_its_symbols(three_runs):
+    record, _ = three_runs
+    text = format_comparisons(record)
+    for title, columns in (("## Table 2", ["s-test", "S-test", "T-test", "T'-test"]),
+                           ("## Table 3", ["p-test (recall)", "p-test (precision)", "p-test (error)"])):
+        lines = text[text.index(title):].splitlines()
+        header = next(line for line in lines if line.startswith("| sysA vs sysB"))
+        rows = lines[lines.index(header) + 2: lines.index(header) + 2 + len(record["pairs"])]
+        assert len(header.strip("|").split("|")) == 1 + len(columns)
+        for row, pair in zip(rows, record["pairs"]):
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            symbols = {t["name"]: t["symbol"] for t in pair["result"]["tests"]}
+            assert cells == [f"{pair['a']} vs {pair['b']}", *(symbols[c] for c in columns)]
+    assert "| run_a vs run_oracle | ≪ |" in text
+    assert "](f1_by_training_frequency.png)" in text and "](pairs/2_vs_3.md)" in text
+    for number, run in enumerate(record["runs"], 1):
+        assert f"| {number} | {run['name']} |" in text
+
+
+def test_the_f1_plot_has_one_curve_per_run_of_mean_f1_by_frequency_interval(runs, three_runs):
+    _, tables = three_runs
+    png, curves = plot_f1_curves(tables)
+    assert png.startswith(PNG_SIGNATURE) and png == plot_f1_curves(tables)[0]
+    assert list(curves) == ["run_a", "run_b", "run_oracle"]
+    assert all(curve.equals(f1_curves(tables)[name]) for name, curve in curves.items())
+    for name, run in (("run_a", runs.a), ("run_b", runs.b), ("run_oracle", None)):
+        curve = curves[name]
+        assert curve["n_categories"].sum() == len(averaged_set(runs.a))  # every averaged category trains
+        assert (np.diff(curve["frequency"]) > 0).all() and (curve["low"] <= curve["frequency"]).all()
+        assert (curve["frequency"] <= curve["high"] * (1 + 1e-12)).all()
+        macro = 1.0 if run is None else run.metrics["macro_f1"]
+        assert np.average(curve["f1"], weights=curve["n_categories"]) == pytest.approx(macro, abs=1e-12)
+    # each interval's point is its categories' mean F1, recomputed here
+    table = tables["run_a"]
+    for row in curves["run_a"].itertuples():
+        inside = (table["train_positives"] >= row.low * (1 - 1e-12)) & (table["train_positives"] <= row.high)
+        assert row.n_categories == int(inside.sum()) and row.f1 == pytest.approx(table["f1"][inside].mean())
+
+
+def test_compare_refuses_fewer_than_two_runs_and_a_run_given_twice(runs, tmp_path, monkeypatch, capsys):
+    main = runpy.run_path(str(REPO / "jobs" / "compare.py"))["main"]
+    linked = tmp_path / "link_to_a"
+    linked.symlink_to(runs.a.output)
+    for arguments, message in (([runs.a.output], "compare needs at least two runs; got 1"),
+                               ([runs.a.output, runs.b.output, str(linked)], "are the same directory")):
+        monkeypatch.setattr(sys, "argv", ["jobs/compare.py", *arguments, "--output", str(tmp_path / "out")])
+        assert main() == 2  # refused before Spark starts
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("sparktc: configuration error: ") and message in err[0], err
+    assert not (tmp_path / "out").exists()
+    assert run_names(["/x/one/run", "/y/one/run", "/z/other"]) == ["x/one/run", "y/one/run", "other"]
+
+
+def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, comparison, oracle, three_runs, tmp_path):
+    """One job compares three runs (comparison.json keeps every pair under ``pairs``, each pair's Table-2
+    lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs); the other names a missing run."""
     python = str(REPO / ".venv" / "bin" / "python")
     environment = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python,
                    "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -521,7 +630,7 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
     missing = tmp_path / "no_such_run"
     jobs = [subprocess.Popen([python, "jobs/compare.py", *arguments], cwd=REPO, env=environment,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for arguments in ([runs.a.output, runs.b.output, "--output", str(output)],
+            for arguments in ([runs.a.output, runs.b.output, oracle, "--output", str(output)],
                               [runs.a.output, str(missing), "--output", str(tmp_path / "unused")])]
     (out, err), (out_missing, err_missing) = (job.communicate(timeout=300) for job in jobs)
 
@@ -529,8 +638,16 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
     table = format_comparison(comparison)
     assert table in out
     written = json.loads((output / "comparison.json").read_text())
-    assert written == comparison
-    assert (output / "comparison.md").read_text() == table + "\n"
+    assert written["pairs"][0]["result"] == comparison
+    assert (output / "pairs" / "1_vs_2.md").read_text() == table + "\n"
+
+    record, tables = three_runs
+    assert written == record
+    assert (output / "comparison.md").read_text() == format_comparisons(record) + "\n"
+    assert significance_table(record["pairs"]) in out and p_test_table(record["pairs"]) in out
+    for pair in record["pairs"]:
+        assert (output / pair["details"]).read_text() == format_comparison(pair["result"]) + "\n"
+    assert (output / "f1_by_training_frequency.png").read_bytes() == plot_f1_curves(tables)[0]
 
     assert jobs[1].returncode == 1, (out_missing, err_missing[-3000:])
     assert f"no metrics.json in {missing}" in err_missing

@@ -1,4 +1,9 @@
-"""Compare two runs on the same test set with Yang & Liu's significance tests (REFERENCE.md section 6).
+"""Compare runs on the same test set with Yang & Liu's significance tests (REFERENCE.md section 6).
+
+Two runs A and B: :func:`compare`. k >= 2 runs: :func:`compare_runs` compares every pair, in the
+order given ((1, 2), (1, 3), ..., (k-1, k)), each by :func:`compare`, and :func:`write_comparisons`
+writes Yang & Liu's Tables 2 and 3 with one row per pair and their Figures 4-5 with one curve per run
+(:mod:`sparktc.evaluation.comparison_report`).
 
 The s-test needs, for every document and category, whether the two runs' decisions differ and
 which one is right: Spark joins the two ``predictions`` tables on doc_id and reduces each
@@ -9,7 +14,10 @@ recall, precision and error.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+from collections.abc import Sequence
 from dataclasses import asdict
 
 import numpy as np
@@ -18,12 +26,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc.errors import InputError
+from sparktc.evaluation import comparison_report
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.metrics import f1_score, micro_average
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
+from sparktc.filesystem import absolute, is_uri
 from sparktc.runtime import storage
-from sparktc.runtime.config import EvaluateConfig
+from sparktc.runtime.config import ConfigError, EvaluateConfig
 
 
 class CompareError(InputError):
@@ -127,6 +137,113 @@ def format_comparison(result: dict) -> str:
     return "\n".join(lines)
 
 
-def write_comparison(spark: SparkSession, output: str, result: dict) -> None:
-    storage.write_text(spark, storage.join(output, "comparison.json"), json.dumps(result, indent=2) + "\n")
-    storage.write_text(spark, storage.join(output, "comparison.md"), format_comparison(result) + "\n")
+def check_runs(runs: Sequence[str]) -> list[str]:
+    """The runs' absolute paths, or :class:`ConfigError` (before Spark starts) for fewer than two runs or
+    a directory given twice (local paths compared after resolving symbolic links, URIs as written)."""
+    if len(runs) < 2:
+        raise ConfigError(f"compare needs at least two runs; got {len(runs)}: give RUN_1 RUN_2 [... RUN_k]")
+    paths = [absolute(run) for run in runs]
+    seen: dict[str, int] = {}
+    for i, path in enumerate(paths):
+        key = path.rstrip("/") if is_uri(path) else os.path.realpath(path)
+        if key in seen:
+            raise ConfigError(f"run {seen[key] + 1} ({runs[seen[key]]}) and run {i + 1} ({runs[i]}) are the same "
+                              "directory; give each run once")
+        seen[key] = i
+    return paths
+
+
+def run_names(runs: Sequence[str]) -> list[str]:
+    """Each run's name: its directory's base name; runs whose base names coincide are named by as many
+    trailing path components as make them distinct (``x/run``, ``y/run``), the same for the same paths."""
+    parts = [[p for p in (run.split("://", 1)[-1] if is_uri(run) else os.path.normpath(run)).split("/") if p]
+             for run in runs]
+    depth = [1] * len(runs)
+    while True:
+        names = ["/".join(p[-d:]) or run for p, d, run in zip(parts, depth, runs)]
+        counts = {name: names.count(name) for name in names}
+        clashing = [i for i, name in enumerate(names) if counts[name] > 1 and depth[i] < len(parts[i])]
+        if not clashing:
+            return [name if counts[name] == 1 else run for name, run in zip(names, runs)]
+        for i in clashing:
+            depth[i] += 1
+
+
+def pair_details(i: int, j: int) -> str:
+    """Where the details of the pair of runs ``i`` and ``j`` (0-based) go in the comparison's output."""
+    return f"pairs/{i + 1}_vs_{j + 1}.md"
+
+
+def _f1_table(spark: SparkSession, run: str, settings: EvaluateConfig, corpus_format: str) -> pd.DataFrame:
+    """The run's averaged categories with their training positives and F1 (the plot's input; categories-sized)."""
+    contingency = spark.read.parquet(storage.join(run, "contingency")).toPandas()
+    categories = category_subsets(contingency, corpus_format, settings.subsets)[settings.average_over]
+    table = category_table(contingency, settings.zero_division, settings.bands, categories)
+    return table[table["averaged"]].reset_index(drop=True)
+
+
+def compare_runs(spark: SparkSession, runs: Sequence[str], settings: EvaluateConfig,
+                 corpus_format: str) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """Every pair of ``runs`` (absolute paths, :func:`check_runs`) by :func:`compare`, in the order given.
+
+    Returns the record written as comparison.json (``runs``: name and path of each; ``pairs``: per pair
+    the names ``a`` and ``b``, the file of its details and :func:`compare`'s ``result``) and per run
+    name its averaged categories' training positives and F1, for the plot."""
+    names = run_names(runs)
+    pairs = [{"a": names[i], "b": names[j], "details": pair_details(i, j),
+              "result": compare(spark, runs[i], runs[j], settings, corpus_format)}
+             for i, j in itertools.combinations(range(len(runs)), 2)]
+    first = pairs[0]["result"]
+    record = {
+        "runs": [{"name": name, "path": run} for name, run in zip(names, runs)],
+        "averaged_over": first["averaged_over"], "n_categories": first["n_categories"],
+        "zero_division": first["zero_division"], "plot": comparison_report.COMPARISON_PNG, "pairs": pairs,
+    }
+    tables = {name: _f1_table(spark, run, settings, corpus_format) for name, run in zip(names, runs)}
+    return record, tables
+
+
+def _run_scores(record: dict) -> list[tuple[float, float]]:
+    """Each run's micro- and macro-F1, from the first pair it is in."""
+    scores = {}
+    for pair in reversed(record["pairs"]):
+        for side in ("a", "b"):
+            scores[pair[side]] = (pair["result"]["micro_f1"][side], pair["result"]["macro_f1"][side])
+    return [scores[run["name"]] for run in record["runs"]]
+
+
+def format_comparisons(record: dict) -> str:
+    """comparison.md: the runs, Yang & Liu's Table 2 (s-, S-, T-, T'-tests) and Table 3 (p-tests), one row
+    per pair with the symbol of A against B, Figures 4-5 and the files with each pair's details."""
+    lines = [f"# Comparison of {len(record['runs'])} runs", "",
+             f"over {record['n_categories']} categories ({record['averaged_over']}), "
+             f"0/0 counted as {record['zero_division']:g}", "",
+             "| # | run | micro-F1 | macro-F1 | path |", "|---:|---|---:|---:|---|"]
+    for number, (run, (micro, macro)) in enumerate(zip(record["runs"], _run_scores(record)), 1):
+        lines.append(f"| {number} | {run['name']} | {micro:.4f} | {macro:.4f} | {run['path']} |")
+    lines += ["", "## Table 2: statistical significance tests", "",
+              comparison_report.significance_table(record["pairs"]), "",
+              "## Table 3: p-tests on micro recall (miR), micro precision (miP) and error", "",
+              comparison_report.p_test_table(record["pairs"]), "", comparison_report.LEGEND, "",
+              "## Figures 4-5: per-category F1 against training-set frequency", "",
+              f"![per-category F1 against training-set frequency, one curve per run]({record['plot']})", "",
+              "## Each pair's tests (statistics and P-values)", ""]
+    lines += [f"- [{pair['a']} vs {pair['b']}]({pair['details']})" for pair in record["pairs"]]
+    return "\n".join(lines)
+
+
+def write_comparisons(spark: SparkSession, output: str, record: dict, tables: dict[str, pd.DataFrame]) -> str:
+    """comparison.json, comparison.md, each pair's details (:func:`format_comparison`) and the plot; returns
+    what the job prints: each pair's details, then comparison.md."""
+    text = format_comparisons(record)
+    storage.write_text(spark, storage.join(output, "comparison.json"), json.dumps(record, indent=2) + "\n")
+    storage.write_text(spark, storage.join(output, "comparison.md"), text + "\n")
+    details = []
+    storage.delete(spark, storage.join(output, "pairs"))  # no pair of an earlier comparison into this output stays
+    for pair in record["pairs"]:
+        table = format_comparison(pair["result"])
+        storage.write_text(spark, storage.join(output, pair["details"]), table + "\n")
+        details += [f"## {pair['a']} vs {pair['b']}", "", table, ""]
+    png, _ = comparison_report.plot_f1_curves(tables)
+    storage.write_bytes(spark, storage.join(output, record["plot"]), png)
+    return "\n".join(details + [text])

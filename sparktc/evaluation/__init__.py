@@ -1,7 +1,7 @@
 """Evaluation: from decisions to the numbers the papers print. Contingency-table measures with micro
 and macro averages (``metrics``), ranking measures P@K, R@K, RP@K and nDCG@K (``ranking``), Yang & Liu's
 significance tests (``significance``), the category sets averages are taken over (``category_sets``),
-``metrics.json`` assembled over every set (``summary``), and ``report.md`` with its tables and plots
-(``report``)."""
+``metrics.json`` assembled over every set (``summary``), ``report.md`` with its tables and plots
+(``report``), and the comparison of k runs as Yang & Liu's Tables 2-3 and Figures 4-5 (``comparison_report``)."""
 
-__all__ = ["category_sets", "metrics", "ranking", "report", "significance", "summary"]
+__all__ = ["category_sets", "comparison_report", "metrics", "ranking", "report", "significance", "summary"]

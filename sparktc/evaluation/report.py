@@ -221,6 +221,9 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
     elif name == "knn":
         lines = [f"- Method: `knn`, the summed similarities of the k = {val(method, 'knn_k')} nearest training "
                  "documents"]
+    elif name == "llsf":
+        lines = [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
+                 f"truncated SVD keeping k = {val(method, 'llsf_k')} singular values"]
     else:
         lines = [f"- Method: {val(method, 'name')}"]
     name = thresholding["name"]

@@ -38,6 +38,7 @@ class TrainingSet:
 
     X: sparse.csr_matrix
     rows_of: dict[str, NDArray[np.int64]]  # category -> rows of its positive documents
+    doc_ids: NDArray[np.object_] | None = None  # the rows' doc ids, in order
 
     def positives(self, category: str) -> NDArray[np.bool_]:
         y = np.zeros(self.X.shape[0], dtype=np.bool_)
@@ -66,4 +67,4 @@ def load_training_set(path: str, n_features: int) -> TrainingSet:
         categories, starts = np.unique(flat[order], return_index=True)
         for category, chunk in zip(categories, np.split(rows[order], starts[1:])):
             rows_of[str(category)] = chunk
-    return TrainingSet(X, rows_of)
+    return TrainingSet(X, rows_of, table.column("doc_id").to_numpy())

@@ -1,7 +1,8 @@
 """Models: the classifiers and how their scores become decisions. One-vs-rest LIBLINEAR (``linear``),
-Rocchio (``rocchio``), kNN (``knn``), the thresholding strategies SCut, SCutFBR, PCut and RCut
-(``thresholds``), the decision rule that picks method and thresholding (``decision``), per-category
-cross-validated tuning (``tuning``), and scoring batches of documents on the executors (``scoring``).
+Rocchio (``rocchio``), kNN (``knn``), LLSF's truncated-SVD least squares (``llsf``), the thresholding
+strategies SCut, SCutFBR, PCut and RCut (``thresholds``), the decision rule that picks method and
+thresholding (``decision``), per-category cross-validated tuning (``tuning``), and scoring batches of
+documents on the executors (``scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark."""
 
-__all__ = ["decision", "knn", "linear", "rocchio", "scoring", "thresholds", "tuning"]
+__all__ = ["decision", "knn", "linear", "llsf", "rocchio", "scoring", "thresholds", "tuning"]

@@ -7,7 +7,11 @@ A method scores document d for category c:
 * ``rocchio``: s(d, c) = w_c'x_d with w_c = beta * mean(c's training vectors) - gamma * mean(the
   others') (Debole & Sebastiani; beta = ``rocchio_beta``, gamma = ``rocchio_gamma``);
 * ``knn``: s(d, c) = the sum of the cosine similarities of d's ``knn_k`` most similar training
-  documents that are labelled c (Yang & Liu).
+  documents that are labelled c (Yang & Liu);
+* ``llsf``: s(d, c) = x_d'W_c, W the linear least-squares fit of the training documents to their 0/1
+  category vectors, one regression for all categories solved by a truncated SVD keeping ``llsf_k``
+  singular values, no bias (Yang & Chute; Yang & Liu; :mod:`sparktc.models.llsf`). Its scores lie
+  near [0, 1], so a fixed ``threshold`` of about 0.5 is its natural one (the default stays 0).
 
 A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c) > t_c
 (:mod:`sparktc.models.thresholds`). The thresholds are set either
@@ -36,7 +40,7 @@ from numpy.typing import NDArray
 from sparktc.models.thresholds import fold_thresholds, rcut
 
 #: The methods and thresholdings, the first of each the default.
-METHODS = ("liblinear", "rocchio", "knn")
+METHODS = ("liblinear", "rocchio", "knn", "llsf")
 THRESHOLDINGS = ("fixed", "scut", "scutfbr", "pcut", "rcut")
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
 CROSS_VALIDATED = ("scut", "scutfbr")
@@ -45,6 +49,7 @@ METHOD_PARAMETERS = {
     "liblinear": ("solver", "C", "positive_weight", "epsilon", "bias"),
     "rocchio": ("rocchio_beta", "rocchio_gamma"),
     "knn": ("knn_k",),
+    "llsf": ("llsf_k",),
 }
 THRESHOLDING_PARAMETERS = {
     "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"), "pcut": (),
@@ -89,6 +94,7 @@ class DecisionRule:
     rocchio_beta: float
     rocchio_gamma: float
     knn_k: int
+    llsf_k: int = 500
 
     @property
     def cross_validated(self) -> bool:

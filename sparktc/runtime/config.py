@@ -38,6 +38,9 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
              "select.top_k", "select.reduction_factor"),
             "kNN compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr"),
+    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr"),
+             "LLSF is one regression for all categories: its terms are select.top_k or select.reduction_factor, "
+             "SCutFBR uses train.fbr"),
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
 }
@@ -162,7 +165,7 @@ class SelectConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One classifier per category: LIBLINEAR (LibMultiLabel defaults), Rocchio or kNN (REFERENCE.md section 5)."""
+    """The classifiers: LIBLINEAR (LibMultiLabel defaults), Rocchio, kNN or LLSF (REFERENCE.md section 5)."""
 
     method: str = field(default=METHODS[0], metadata=_choice(*METHODS))
     solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
@@ -191,6 +194,8 @@ class TrainConfig:
     rocchio_gamma: float = field(default=4.0, metadata=_rule(lambda v: v >= 0, ">= 0"))
     # Neighbours beyond the training documents mean all of them (knn_topk caps k).
     knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
+    # LLSF's singular values kept (Yang & Liu: 500); more than the selected terms keeps them all.
+    llsf_k: int = field(default=500, metadata=_between(1, 100_000))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): every setting is part of it."""

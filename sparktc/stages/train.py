@@ -1,4 +1,4 @@
-"""Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``.
+"""Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``; or LLSF.
 
 LIBLINEAR or Rocchio models, chosen and thresholded by cross-validation on the training data when
 the configuration asks for it (:mod:`sparktc.models.tuning`), or kNN thresholds from leave-one-out scores,
@@ -11,6 +11,17 @@ matrix is never replicated per category and nothing proportional to the corpus r
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
 documents on its own (:mod:`sparktc.runtime.bundle`).
+
+LLSF (:mod:`sparktc.models.llsf`) is one regression for all categories, so it is not trained per category:
+one Spark task per training ``vectors`` file reads it with pyarrow (no Spark rows) and computes, over the
+selected terms and per cross-validation fold, the sums G_f = X_f'X_f (terms x terms) and X'Y_f (terms x
+categories) with scipy sparse products; ``treeAggregate`` adds them up, so the driver receives only
+folds x (terms^2 + terms x categories) numbers, never the training matrix (:func:`fit_llsf`). The driver
+then decomposes G = sum_f G_f, and each G - G_f for the fold models, once each: terms^2 memory, not
+corpus-sized. Cost: O(N * nnz_d^2) to accumulate over N documents of nnz_d selected terms, spread over
+the tasks; O((folds + 1) * terms^3) to decompose on the driver; O(folds * terms^2 + terms * categories)
+memory per task and on the driver. SCut/SCutFBR thresholds then come from each fold's model scoring
+its held-out documents, one grouped task per category as for the other methods.
 """
 
 from __future__ import annotations
@@ -18,21 +29,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from scipy import sparse
 
 from sparktc.corpora.records import TRAIN
-from sparktc.features.matrix import load_training_set
+from sparktc.errors import InputError
+from sparktc.evaluation.metrics import f1_score
+from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor
 from sparktc.filesystem import per_worker
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
 from sparktc.models.tuning import (
+    ZERO_DIVISION,
     Candidate,
     candidates,
     fit_category,
@@ -40,10 +59,11 @@ from sparktc.models.tuning import (
     needs_cross_validation,
     shared_weight,
 )
-from sparktc.runtime import storage
+from sparktc.runtime import faults, storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, write_bundle
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
+from sparktc.runtime.parts import parquet_files, read_batches
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
@@ -126,6 +146,146 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
             spark.conf.set(key, value)
 
 
+#: LLSF's terms x terms Gram matrix is dense: beyond this many selected terms it no longer fits a worker.
+MAX_LLSF_TERMS = 20_000
+LLSF_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
+
+
+def label_matrix(labels: pa.Array, codes: list[str]) -> sparse.csr_matrix:
+    """Documents x categories 0/1 indicators of a list<string> column (null lists are empty); a label
+    outside ``codes`` is an error, as in the rank stage."""
+    flat = pc.list_flatten(labels)
+    columns = pc.index_in(flat, value_set=pa.array(codes, pa.string()))
+    if columns.null_count:
+        raise ValueError(f"vectors: label {pc.filter(flat, pc.is_null(columns))[0]} is not in the categories table")
+    lengths = pc.list_value_length(labels).fill_null(0).to_numpy(zero_copy_only=False)
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    cols = columns.to_numpy(zero_copy_only=False).astype(np.int64)
+    Y = sparse.csr_matrix((np.ones(len(cols)), cols, indptr), shape=(len(lengths), len(codes)))
+    Y.sum_duplicates()
+    Y.data[:] = 1.0
+    return Y
+
+
+def llsf_file_sums(path: str, columns: np.ndarray, codes: list[str], n_terms: int, folds: int,
+                   seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One training file's per-fold (G_f, X'Y_f, documents) over the selected ``columns``
+    (:func:`sparktc.models.llsf.gram_sums`; ``folds`` = 1: no cross-validation)."""
+    inject("train")
+    G = np.zeros((folds, len(columns), len(columns)))
+    XY = np.zeros((folds, len(columns), len(codes)))
+    sizes = np.zeros(folds, dtype=np.int64)
+    for batch in read_batches(path, ["doc_id", "indices", "values", "labels"], LLSF_BATCH_ROWS):
+        X = csr_from_lists(batch.column("indices"), batch.column("values"), n_terms)[:, columns]
+        fold = (document_folds(batch.column("doc_id").to_pylist(), folds, seed) if folds > 1
+                else np.zeros(len(batch), dtype=np.int64))
+        g, xy, n = gram_sums(X, label_matrix(batch.column("labels"), codes), fold, folds)
+        G += g
+        XY += xy
+        sizes += n
+    return G, XY, sizes
+
+
+def _add_sums(left, right):
+    """The sum of two per-file sums; None is zero."""
+    if left is None or right is None:
+        return right if left is None else left
+    return tuple(a + b for a, b in zip(left, right))
+
+
+def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: int,
+             order: np.ndarray) -> tuple[DataFrame, dict]:
+    """The LLSF models (one row per category, as :func:`fit_models` writes them) and what the stage reports.
+
+    The sums come from one pass over the training files (module docstring); with SCut or SCutFBR the
+    training documents are split into ``rule.folds`` folds by :func:`sparktc.models.llsf.document_folds`
+    and each category's threshold is :meth:`DecisionRule.learned_threshold` over the out-of-fold scores,
+    each fold's documents scored by the model fitted without them. Weights are zero outside the
+    ``terms`` best-ranked terms (0: every term); the bias is 0.
+    """
+    started = time.perf_counter()
+    columns = np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
+    if len(columns) > MAX_LLSF_TERMS:
+        raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
+                         f"terms, at most {MAX_LLSF_TERMS:_}: set select.top_k or select.reduction_factor "
+                         "(Yang & Liu kept 2,415 terms)")
+    categories = spark.read.parquet(tables.input("categories")).select("category", "train_positives") \
+        .orderBy("category").toPandas()
+    codes = categories["category"].tolist()
+    folds = rule.folds if rule.cross_validated else 1
+    train_path = storage.join(tables.input("vectors"), "split=train")
+    files = parquet_files(train_path) if storage.exists(spark, train_path) else []
+    with faults.to_tasks(spark):
+        total = spark.sparkContext.parallelize(files, max(len(files), 1)) \
+            .map(lambda path: llsf_file_sums(path, columns, codes, n_terms, folds, rule.seed)) \
+            .treeAggregate(None, _add_sums, _add_sums) if files else None
+    G, XY, sizes = total or (np.zeros((folds, len(columns), len(columns))), np.zeros((folds, len(columns), len(codes))),
+                             np.zeros(folds, dtype=np.int64))
+    if folds > 1 and not sizes.all():
+        raise InputError(f"train.folds = {folds}: fold {int(np.argmin(sizes))} of the {int(sizes.sum())} training "
+                         "documents is empty; lower train.folds")
+    summed = time.perf_counter()
+    W = llsf_weights(G.sum(axis=0), XY.sum(axis=0), rule.llsf_k)
+    fitted = time.perf_counter()
+    rows = {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0} for code in codes}
+    if folds > 1:
+        thresholds = spark.sparkContext.broadcast((uuid.uuid4().hex, columns, fold_models(G, XY, rule.llsf_k)))
+        index = {code: j for j, code in enumerate(codes)}
+
+        def threshold(group: pd.DataFrame) -> pd.DataFrame:
+            began = time.perf_counter()
+            category = group["category"].iloc[0]
+            inject("train")
+            training = load_training_set(train_path, n_terms)
+            scores = _out_of_fold(training, thresholds, folds, rule.seed)[:, index[category]]
+            y = training.positives(category)
+            value, counts = rule.learned_threshold(scores, y, document_folds(training.doc_ids, folds, rule.seed),
+                                                   rule.fbr)
+            return pd.DataFrame({"category": [category], "threshold": [value],
+                                 "cv_f1": [float(f1_score(**counts, zero_division=ZERO_DIVISION))],
+                                 "seconds": [time.perf_counter() - began]})
+
+        with one_task_per_category(spark, len(codes)):
+            for row in spark.createDataFrame(categories).groupBy("category").applyInPandas(
+                    threshold, "category string, threshold double, cv_f1 double, seconds double").collect():
+                rows[row.category] = {"threshold": row.threshold, "cv_f1": row.cv_f1, "seconds": row.seconds}
+        thresholds.unpersist()
+    weights = np.zeros((n_terms, len(codes)))
+    weights[columns] = W
+    models = pd.DataFrame({
+        "category": codes, "method": "llsf", "weights": [weights[:, j].tolist() for j in range(len(codes))],
+        "bias": 0.0, "threshold": [rows[code]["threshold"] for code in codes],
+        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
+        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": len(columns),
+        "cv_f1": [rows[code]["cv_f1"] for code in codes],
+        "choices": [json.dumps({"llsf_k": rule.llsf_k, "cv_f1": rows[code]["cv_f1"]}) for code in codes],
+        "seconds": [rows[code]["seconds"] for code in codes],
+    })
+    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(columns), "llsf_train_documents": int(sizes.sum()),
+               "llsf_folds": folds, "llsf_sum_seconds": round(summed - started, 3),
+               "llsf_solve_seconds": round(fitted - summed, 3)}
+    return spark.createDataFrame(models, MODELS_DDL), details
+
+
+_out_of_fold_cache: list[tuple[str, np.ndarray]] = []
+
+
+def _out_of_fold(training, models, folds: int, seed: int) -> np.ndarray:
+    """Training documents x categories LLSF scores, each document's from the model of its fold (fitted
+    without it); computed once per worker and broadcast ``models`` = (its key, columns, fold weights)."""
+    key, columns, W = models.value
+    if not (_out_of_fold_cache and _out_of_fold_cache[0][0] == key):
+        X = training.X[:, columns]
+        fold = document_folds(training.doc_ids, folds, seed)
+        scores = np.zeros((X.shape[0], W.shape[2]))
+        for f in range(folds):
+            held = np.flatnonzero(fold == f)
+            scores[held] = X[held] @ W[f]
+        _out_of_fold_cache[:] = [(key, scores)]
+    return _out_of_fold_cache[0][1]
+
+
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     rule, tune = config.train.decision_rule(), config.tune
     with stage(spark, "train") as report:
@@ -139,7 +299,13 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         order = spark.sparkContext.broadcast(term_order(spark, tables))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
-            if tune.shared_positive_weight:
+            if rule.method == "llsf":
+                space = candidates(rule, tune, default_terms(config, n_terms))
+                models, llsf_details = fit_llsf(spark, tables, rule, n_terms, default_terms(config, n_terms),
+                                                order.value)
+                details.update(llsf_details)
+                models.write.mode("overwrite").parquet(tables.output("models"))
+            elif tune.shared_positive_weight:
                 # First pass: every category's cross-validated counts for every weight; one row per category back.
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(row.choices)["searched"] for row in
@@ -148,9 +314,10 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 rule = dataclasses.replace(rule, positive_weight=weight)
                 tune = dataclasses.replace(tune, positive_weight=[])
                 details["shared_positive_weight"] = {"chosen": weight, "cv_micro_f1": micro}
-            space = candidates(rule, tune, default_terms(config, n_terms))
-            fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
-                tables.output("models"))
+            if rule.method != "llsf":
+                space = candidates(rule, tune, default_terms(config, n_terms))
+                fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
+                    tables.output("models"))
         order.unpersist()
         write_bundle(spark, config, tables, training["documents"])
         written = spark.read.parquet(tables.output("models"))

@@ -1,0 +1,143 @@
+"""The comparison of k runs as the files a person reads: Yang & Liu 1999's Tables 1-3 and Figures 4-5.
+
+Pure functions, no Spark and no file-system access, like :mod:`sparktc.evaluation.report`. Inputs:
+
+``pairs``
+    one dict per pair of runs, in the order compared: ``a`` and ``b`` (the runs' names) and
+    ``result`` (:func:`sparktc.apps.compare.compare`'s record: ``micro_f1``/``macro_f1`` with ``a``
+    and ``b``, and ``tests``, each with ``name``, ``n``, ``statistic``, the two one-sided P-values and
+    ``symbol``, one of ≫ > ~ < ≪, read "A symbol B").
+``tables``
+    per run (name -> pandas DataFrame), one row per category with ``train_positives`` and ``f1``.
+
+Table 2 (:func:`significance_table`) has one row per pair with the symbols of the s-, S-, T- and
+T'-tests; Table 3 (:func:`p_test_table`) those of the p-tests on micro recall (miR), micro
+precision (miP) and error. :func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run;
+its PNG is deterministic as the report's plots are (fixed size and dpi, default style, the Agg
+canvas, no ``Software`` metadata).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparktc.evaluation.report import _new_figure, _png, _style
+
+__all__ = [
+    "COMPARISON_PNG",
+    "SIGNIFICANCE_TESTS",
+    "P_TESTS",
+    "INTERVALS",
+    "LEGEND",
+    "significance_table",
+    "p_test_table",
+    "f1_curves",
+    "plot_f1_curves",
+]
+
+#: The plot's name in the comparison's output, as the run's own plot is named.
+COMPARISON_PNG = "f1_by_training_frequency.png"
+#: Table 2's columns (header, test name) and Table 3's, in the paper's order.
+SIGNIFICANCE_TESTS = (("s-test", "s-test"), ("S-test", "S-test"), ("T-test", "T-test"), ("T'-test", "T'-test"))
+P_TESTS = (("miR", "p-test (recall)"), ("miP", "p-test (precision)"), ("error", "p-test (error)"))
+#: Equal-sized intervals of log10(training-set frequency) the curves average F1 over.
+INTERVALS = 10
+LEGEND = ("≫ or ≪: P-value <= 0.01; > or <: 0.01 < P-value <= 0.05; ~: P-value > 0.05 (Yang & Liu 1999 "
+          "Tables 2 and 3: A ≫ B reads \"A significantly better than B\"; for error, better is smaller)")
+
+
+def _symbols_table(pairs: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> list[str]:
+    header = ["sysA vs sysB", *(label for label, _ in columns)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * len(columns)) + "|"]
+    for pair in pairs:
+        tests = {test["name"]: test for test in pair["result"]["tests"]}
+        cells = [f"{pair['a']} vs {pair['b']}", *(tests[name]["symbol"] for _, name in columns)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def significance_table(pairs: Sequence[Mapping[str, Any]]) -> str:
+    """Yang & Liu Table 2: one row per pair, the s-, S-, T- and T'-tests' symbols (A against B)."""
+    return "\n".join(_symbols_table(pairs, SIGNIFICANCE_TESTS))
+
+
+def p_test_table(pairs: Sequence[Mapping[str, Any]]) -> str:
+    """Yang & Liu Table 3: one row per pair, the p-tests' symbols on micro recall, precision and error."""
+    return "\n".join(_symbols_table(pairs, P_TESTS))
+
+
+def f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS) -> dict[str, pd.DataFrame]:
+    """Yang & Liu's performance curves: per run, the mean per-category F1 in each of ``intervals``
+    equal-sized intervals of log10(training-set frequency), the same intervals for every run.
+
+    Categories with no training positive (or no F1) cannot sit on a log axis and are left out.
+    Each run's DataFrame has one row per non-empty interval, in increasing frequency: ``low`` and
+    ``high`` (the interval's bounds in training positives), ``frequency`` (the geometric mean of
+    its categories' training frequencies, where the curve's point is drawn), ``n_categories`` and
+    ``f1`` (their mean F1)."""
+    if intervals < 1:
+        raise ValueError(f"intervals must be >= 1; got {intervals}")
+    kept = {}
+    for name, table in tables.items():
+        train = pd.to_numeric(table["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
+        f1 = pd.to_numeric(table["f1"], errors="coerce").to_numpy(dtype=np.float64)
+        keep = ~np.isnan(train) & ~np.isnan(f1) & (train > 0)
+        kept[name] = (np.log10(train[keep]), f1[keep])
+    every = np.concatenate([logx for logx, _ in kept.values()]) if kept else np.empty(0)
+    low, high = (float(every.min()), float(every.max())) if every.size else (0.0, 1.0)
+    edges = np.linspace(low, high if high > low else low + 1.0, intervals + 1)
+    curves = {}
+    for name, (logx, f1) in kept.items():
+        # the last interval is closed on the right, so the most frequent category is counted
+        index = np.clip(np.searchsorted(edges, logx, side="right") - 1, 0, intervals - 1)
+        rows = []
+        for i in range(intervals):
+            inside = index == i
+            if inside.any():
+                rows.append({"low": float(10.0 ** edges[i]), "high": float(10.0 ** edges[i + 1]),
+                             "frequency": float(10.0 ** logx[inside].mean()), "n_categories": int(inside.sum()),
+                             "f1": float(f1[inside].mean())})
+        curves[name] = pd.DataFrame(rows, columns=["low", "high", "frequency", "n_categories", "f1"])
+    return curves
+
+
+def plot_f1_curves(tables: Mapping[str, pd.DataFrame],
+                   intervals: int = INTERVALS) -> tuple[bytes, dict[str, pd.DataFrame]]:
+    """PNG of Yang & Liu Figures 4-5 on one plot, and the curves it draws (:func:`f1_curves`).
+
+    Per run, in the given order: its categories' F1 against training-set frequency as faint dots
+    and its curve (mean F1 per interval, the points joined by straight lines) in the run's colour;
+    x on a log scale. Identical bytes for identical input."""
+    curves = f1_curves(tables, intervals)
+    colours = [f"C{i % 10}" for i in range(len(curves))]
+    markers = "osD^v<>ph*"
+    with _style():
+        figure = _new_figure()
+        ax = figure.add_subplot()
+        drawn = False
+        for i, (name, curve) in enumerate(curves.items()):
+            table = tables[name]
+            train = pd.to_numeric(table["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
+            f1 = pd.to_numeric(table["f1"], errors="coerce").to_numpy(dtype=np.float64)
+            keep = ~np.isnan(train) & ~np.isnan(f1) & (train > 0)
+            ax.scatter(train[keep], f1[keep], s=10, color=colours[i], alpha=0.25, linewidths=0)
+            if len(curve):
+                ax.plot(curve["frequency"], curve["f1"], color=colours[i], marker=markers[i % len(markers)],
+                        markersize=5, linewidth=2, label=f"{name} ({int(curve['n_categories'].sum())} categories)")
+                drawn = True
+        if not drawn:
+            ax.text(0.5, 0.5, "no categories with a training positive and an F1 value", ha="center", va="center",
+                    transform=ax.transAxes)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("training-set frequency of category (positive training documents, log scale)")
+        ax.set_ylabel(f"F1 per category (mean over {intervals} equal log intervals)")
+        ax.set_title("Per-category F1 against training-set frequency (Yang & Liu 1999, Figures 4-5)")
+        ax.grid(True, which="major", alpha=0.3)
+        if drawn:
+            ax.legend(loc="lower right", fontsize="small")
+        return _png(figure), curves

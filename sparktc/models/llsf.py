@@ -1,0 +1,124 @@
+"""LLSF, the linear least-squares fit of documents to their categories (Yang & Chute 1994; Yang & Liu 1999
+section 3.3; REFERENCE.md section 5).
+
+One multivariate regression for all categories: with X the documents x terms training matrix (the
+selected terms only) and Y the documents x categories 0/1 matrix of their labels, LLSF finds the
+terms x categories matrix W minimising ||X W - Y||_F^2 (Yang & Liu write it transposed,
+F_LS = argmin_F ||F A - B||^2 with A = X', B = Y', F = W'). A document d is scored for category c
+by s(d, c) = x_d' W_c: no bias term, as in Yang & Liu's formula (the regression has no intercept
+column, so ``bias`` is 0), and with 0/1 targets the scores lie near [0, 1].
+
+The system is solved through a truncated SVD, keeping the k largest singular values (Yang & Liu
+keep k = 500). With the SVD X = U diag(sigma) V', the least-squares solution of minimum norm is
+W = X^+ Y = V diag(1/sigma) U' Y; truncated at k it is W_k = V_k diag(1/sigma_k) U_k' Y. Here it is
+computed from two sums over documents instead of X itself: the Gram matrix G = X'X (terms x terms)
+and X'Y (terms x categories). G = V diag(lambda) V' with lambda = sigma^2, and U_k' = diag(1/sigma_k)
+V_k' X', so
+
+    W_k = V_k diag(1/sigma_k) diag(1/sigma_k) V_k' X'Y = V_k diag(1/lambda_k) V_k' X'Y,
+
+the same matrix, from the eigendecomposition of G (:func:`llsf_weights`). When k >= rank(X) it is
+the pseudo-inverse solution X^+ Y, numpy's ``lstsq``. Eigenvalues below
+``lambda_max * terms * EIGENVALUE_RTOL`` count as zero (they are rounding: sigma / sigma_max below
+about 1e-7 is lost by forming G, as squaring doubles the condition number); when two eigenvalues tie
+at the k-th place, which one is kept is arbitrary, as the truncated SVD itself is then not unique.
+
+Because G and X'Y are sums over documents, the model of cross-validation fold f (fitted on every
+training document outside f) is :func:`llsf_weights` of G - G_f and X'Y - X'Y_f, with G_f and X'Y_f
+the sums over f's documents alone (:func:`fold_models`): one pass over the data gives the full model
+and every fold's. The folds are shared by all categories, since the regression is one for all of
+them: document d's fold is a hash of its id and the seed (:func:`document_folds`), so it does not
+depend on how the documents are split into files or ordered.
+
+Cost: accumulating G is O(N * nnz_d^2) for N documents of nnz_d selected terms each, X'Y is
+O(N * nnz_d * labels_d); the eigendecomposition is O(terms^3) per model (folds + 1 models when
+cross-validating); memory O(terms^2 + terms * categories) per model.
+
+Pure numpy/scipy; the train stage accumulates the sums on the executors (:mod:`sparktc.stages.train`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+__all__ = ["EIGENVALUE_RTOL", "document_folds", "fold_models", "gram_sums", "llsf_weights"]
+
+#: Relative tolerance, times the number of terms, below which an eigenvalue of G counts as zero.
+EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
+
+
+def llsf_weights(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """The truncated-SVD least-squares weights W = V_k diag(1/lambda_k) V_k' X'Y (module docstring).
+
+    Parameters
+    ----------
+    G : float array, shape (terms, terms)
+        X'X over the training documents (symmetric positive semi-definite).
+    XY : float array, shape (terms, categories)
+        X'Y, Y the documents' 0/1 category indicators.
+    k : int
+        The number of singular values kept (>= 1): the k largest eigenvalues of G that are not zero.
+
+    Returns
+    -------
+    float array, shape (terms, categories); zero when G is zero.
+    """
+    G = np.asarray(G, dtype=np.float64)
+    XY = np.asarray(XY, dtype=np.float64)
+    if G.ndim != 2 or G.shape[0] != G.shape[1] or XY.shape[:1] != G.shape[:1] or XY.ndim != 2:
+        raise ValueError(f"G must be square and XY have as many rows: got shapes {G.shape} and {XY.shape}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if G.shape[0] == 0:
+        return np.zeros(XY.shape)
+    eigenvalues, V = np.linalg.eigh((G + G.T) / 2)  # ascending
+    top = eigenvalues[-1]
+    if not top > 0:
+        return np.zeros(XY.shape)
+    kept = np.arange(len(eigenvalues) - 1, max(len(eigenvalues) - k, 0) - 1, -1)
+    kept = kept[eigenvalues[kept] > top * G.shape[0] * EIGENVALUE_RTOL]
+    Vk = V[:, kept]
+    return Vk @ ((Vk.T @ XY) / eigenvalues[kept][:, None])
+
+
+def document_folds(doc_ids: Iterable[str], folds: int, seed: int) -> NDArray[np.int64]:
+    """Each document's cross-validation fold, 0..folds-1: the first 8 bytes of BLAKE2b(seed, doc id)
+    modulo ``folds``, the same wherever and in whatever order the document is read. Folds are not
+    balanced (their sizes are binomial around N / folds)."""
+    prefix = f"{seed}\x00".encode()
+    return np.fromiter((int.from_bytes(hashlib.blake2b(prefix + str(doc_id).encode(), digest_size=8).digest(),
+                                       "little") % folds for doc_id in doc_ids), dtype=np.int64)
+
+
+Matrix = sparse.spmatrix | NDArray[np.float64]
+
+
+def gram_sums(X: Matrix, Y: Matrix, fold: NDArray[np.int64],
+              folds: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Per fold f: (G_f = X_f'X_f, X'Y_f, documents in f), X_f the rows of ``X`` whose ``fold`` is f; as
+    arrays of shapes (folds, terms, terms), (folds, terms, categories) and (folds,). Their sums over the
+    folds are G, X'Y and N (``folds`` = 1 and ``fold`` all 0 for no cross-validation)."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    Y = sparse.csr_matrix(Y, dtype=np.float64)
+    fold = np.asarray(fold, dtype=np.int64)
+    G = np.zeros((folds, X.shape[1], X.shape[1]))
+    XY = np.zeros((folds, X.shape[1], Y.shape[1]))
+    for f in range(folds):
+        rows = np.flatnonzero(fold == f)
+        if len(rows):
+            Xf = X[rows]
+            G[f] = (Xf.T @ Xf).toarray()
+            XY[f] = (Xf.T @ Y[rows]).toarray()
+    return G, XY, np.bincount(fold, minlength=folds)[:folds].astype(np.int64)
+
+
+def fold_models(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """From the per-fold sums of :func:`gram_sums`, each fold's model, fitted on the other folds' documents:
+    W_f = :func:`llsf_weights` (G - G_f, X'Y - X'Y_f, k), shape (folds, terms, categories)."""
+    G_all, XY_all = G.sum(axis=0), XY.sum(axis=0)
+    return np.stack([llsf_weights(G_all - G[f], XY_all - XY[f], k) for f in range(G.shape[0])])

@@ -1,0 +1,170 @@
+"""LLSF (Yang & Chute; Yang & Liu section 3.3): the truncated-SVD least-squares weights from Gram sums, and the
+train stage's one-pass Spark accumulation.
+
+Pure: :func:`sparktc.models.llsf.llsf_weights` of G = X'X and X'Y against numpy's ``lstsq`` / ``pinv``
+when k >= rank(X) and against the truncated SVD of X itself for smaller k; each fold's model from
+subtracted Grams against a fit on the fold's complement. Spark: the JSON Lines corpus of
+``test_methods`` through ingest -> rank once, then LLSF with SCut (top 60 terms, k = 20) and with a
+fixed threshold 0.5 (every term) through train and evaluate; the stored weights against the truncated
+SVD of the same training matrix, the SCut thresholds against brute-force SCut on out-of-fold scores.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import brute_force_scut
+from test_methods import CATEGORIES, corpus_config, vectors, write_corpus
+
+from sparktc.apps.pipeline import run as run_stages
+from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.runtime.config import ConfigError, load_config
+
+FOLDS, SEED = 5, 0
+
+
+def truncated_svd_solution(X: np.ndarray, Y: np.ndarray, k: int) -> np.ndarray:
+    """W_k = V_k diag(1/sigma_k) U_k' Y from numpy's SVD of X (zero singular values dropped)."""
+    U, sigma, Vt = np.linalg.svd(X, full_matrices=False)
+    k = min(k, int(np.count_nonzero(sigma > sigma[0] * 1e-10)))
+    return Vt[:k].T @ ((U[:, :k].T @ Y) / sigma[:k, None])
+
+
+def problem(n_docs: int, n_terms: int, n_categories: int = 3, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n_docs, n_terms)) * (rng.random((n_docs, n_terms)) < 0.5)
+    Y = (rng.random((n_docs, n_categories)) < 0.4).astype(np.float64)
+    return X, Y
+
+
+# --- pure ------------------------------------------------------------------------------------------
+
+
+def test_full_rank_weights_are_the_least_squares_solution():
+    X, Y = problem(40, 8)
+    W = llsf_weights(X.T @ X, X.T @ Y, k=8)
+    np.testing.assert_allclose(W, np.linalg.lstsq(X, Y, rcond=None)[0], rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(llsf_weights(X.T @ X, X.T @ Y, k=500), W, rtol=1e-12, atol=1e-12)  # k > terms
+
+
+def test_rank_deficient_weights_are_the_pseudo_inverse_solution():
+    X, Y = problem(12, 20)  # more terms than documents: rank 12
+    np.testing.assert_allclose(llsf_weights(X.T @ X, X.T @ Y, k=12), np.linalg.pinv(X) @ Y, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(llsf_weights(X.T @ X, X.T @ Y, k=20), np.linalg.pinv(X) @ Y, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_smaller_k_is_the_truncated_svd_of_x(k):
+    X, Y = problem(30, 10)
+    np.testing.assert_allclose(llsf_weights(X.T @ X, X.T @ Y, k), truncated_svd_solution(X, Y, k),
+                               rtol=1e-8, atol=1e-8)
+
+
+def test_zero_gram_gives_zero_weights():
+    assert not llsf_weights(np.zeros((4, 4)), np.zeros((4, 2)), 3).any()
+    with pytest.raises(ValueError):
+        llsf_weights(np.eye(3), np.zeros((2, 1)), 1)
+
+
+@pytest.mark.parametrize("k", [4, 100])
+def test_fold_models_from_subtracted_grams_equal_fits_on_the_complement(k):
+    X, Y = problem(50, 9, seed=3)
+    fold = document_folds([f"d{i}" for i in range(50)], 4, SEED)
+    G, XY, sizes = gram_sums(X, Y, fold, 4)
+    assert sizes.tolist() == np.bincount(fold, minlength=4).tolist() and sizes.all()
+    np.testing.assert_allclose(G.sum(axis=0), X.T @ X, rtol=1e-12)
+    np.testing.assert_allclose(XY.sum(axis=0), X.T @ Y, rtol=1e-12)
+    for f, W in enumerate(fold_models(G, XY, k)):
+        rest = fold != f
+        np.testing.assert_allclose(W, truncated_svd_solution(X[rest], Y[rest], k), rtol=1e-8, atol=1e-8)
+
+
+def test_document_folds_depend_on_the_id_and_seed_only():
+    ids = [f"doc{i}" for i in range(200)]
+    folds = document_folds(ids, 5, 7)
+    assert folds.min() == 0 and folds.max() == 4
+    assert document_folds(ids[::-1], 5, 7).tolist() == folds[::-1].tolist()
+    assert document_folds(ids, 5, 8).tolist() != folds.tolist()
+
+
+def test_config_takes_llsf_k_and_refuses_what_llsf_does_not_use():
+    synthetic = "corpus.format=synthetic"
+    config = load_config(None, [synthetic, "train.method=llsf", "train.llsf_k=20"])
+    assert config.train.decision_rule().llsf_k == 20
+    assert load_config(None, [synthetic, "train.method=llsf"]).train.llsf_k == 500
+    for bad in (["train.llsf_k=0"], ["train.llsf_k=100001"], ["train.method=llsf", "tune.C=[1.0, 2.0]"]):
+        with pytest.raises(ConfigError):
+            load_config(None, [synthetic, *bad])
+
+
+# --- through Spark ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("llsf")
+    corpus = base / "corpus"
+    write_corpus(corpus)
+    prepared = str(base / "prepared")
+    run_stages(spark, corpus_config(corpus), prepared, "ingest", "tokenize", "weight", "rank")
+    settings = {
+        "scut": ["train.method=llsf", "train.thresholding=scut", "select.top_k=60", "train.llsf_k=20"],
+        "fixed": ["train.method=llsf", "train.threshold=0.5"],
+    }
+    outputs = {}
+    for name, overrides in settings.items():
+        outputs[name] = str(base / name)
+        shutil.copytree(prepared, outputs[name])
+        run_stages(spark, corpus_config(corpus, *overrides), outputs[name], "train", "evaluate")
+    ids, X, Y = vectors(spark, prepared, "train")
+    ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
+    models = {name: {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
+              for name, output in outputs.items()}
+    return SimpleNamespace(ids=ids, X=X, Y=Y.astype(np.float64), order=np.array([r.term_id for r in ranks]),
+                           models=models, outputs=outputs)
+
+
+def stored(models) -> np.ndarray:
+    return np.column_stack([np.asarray(models[c].weights, dtype=np.float64) for c in CATEGORIES])
+
+
+def test_fixed_llsf_models_are_the_least_squares_fit_over_every_term(runs):
+    models = runs.models["fixed"]
+    assert sorted(models) == CATEGORIES
+    expected = truncated_svd_solution(runs.X.toarray(), runs.Y, 500)
+    np.testing.assert_allclose(stored(models), expected, rtol=1e-7, atol=1e-8)
+    for c in CATEGORIES:
+        assert models[c].method == "llsf" and models[c].bias == 0.0 and models[c].threshold == 0.5
+        assert models[c].features == runs.X.shape[1]
+
+
+def test_scut_llsf_models_are_the_truncated_fit_over_the_selected_terms_with_cv_thresholds(runs):
+    models = runs.models["scut"]
+    columns = np.sort(runs.order[:60])
+    X = runs.X[:, columns].toarray()
+    W = np.zeros((runs.X.shape[1], len(CATEGORIES)))
+    W[columns] = truncated_svd_solution(X, runs.Y, 20)
+    np.testing.assert_allclose(stored(models), W, rtol=1e-7, atol=1e-8)
+    fold = document_folds(runs.ids, FOLDS, SEED)
+    scores = np.zeros(runs.Y.shape)
+    for f in range(FOLDS):
+        held = fold == f
+        scores[held] = X[held] @ truncated_svd_solution(X[~held], runs.Y[~held], 20)
+    for j, c in enumerate(CATEGORIES):
+        y = runs.Y[:, j] > 0
+        per_fold = [brute_force_scut(scores[fold == f, j], y[fold == f])[0] for f in range(FOLDS)]
+        assert models[c].threshold == pytest.approx(np.mean(per_fold), rel=1e-6, abs=1e-9), c
+        assert models[c].features == 60 and models[c].cv_f1 is not None
+
+
+def test_evaluate_runs_through_and_records_llsf(runs):
+    for name, output in runs.outputs.items():
+        metrics = json.loads(Path(output, "metrics.json").read_text())
+        assert metrics["method"] == {"name": "llsf", "llsf_k": 20 if name == "scut" else 500}
+        assert "`llsf`" in Path(output, "report.md").read_text()
+        assert Path(output, "predictions").is_dir()
