@@ -257,10 +257,9 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
             category = group["category"].iloc[0]
             inject("train")
             training = load_training_set(train_path, n_terms)
-            scores = _out_of_fold(training, thresholds, folds, rule.seed)[:, index[category]]
+            scores, fold = _out_of_fold(training, thresholds, folds, rule.seed)
             y = training.positives(category)
-            value, counts = rule.learned_threshold(scores, y, document_folds(training.doc_ids, folds, rule.seed),
-                                                   rule.fbr)
+            value, counts = rule.learned_threshold(scores[:, index[category]], y, fold, rule.fbr)
             return pd.DataFrame({"category": [category], "threshold": [value],
                                  "cv_f1": [float(f1_score(**counts, zero_division=ZERO_DIVISION))],
                                  "seconds": [time.perf_counter() - began]})
@@ -287,12 +286,15 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
-_out_of_fold_cache: list[tuple[str, np.ndarray]] = []
+# One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key): the
+# broadcast arrays are not hashable, so filesystem.per_worker cannot key on them.
+_out_of_fold_cache: list[tuple[str, np.ndarray, np.ndarray]] = []
 
 
-def _out_of_fold(training, models, folds: int, seed: int) -> np.ndarray:
+def _out_of_fold(training, models, folds: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Training documents x categories LLSF scores, each document's from the model of its fold (fitted
-    without it); computed once per worker and broadcast ``models`` = (its key, columns, fold weights)."""
+    without it), and the documents' folds; computed once per worker and broadcast ``models`` = (its key,
+    columns, fold weights), whichever categories the worker thresholds."""
     key, columns, W = models.value
     if not (_out_of_fold_cache and _out_of_fold_cache[0][0] == key):
         X = training.X[:, columns]
@@ -301,8 +303,8 @@ def _out_of_fold(training, models, folds: int, seed: int) -> np.ndarray:
         for f in range(folds):
             held = np.flatnonzero(fold == f)
             scores[held] = X[held] @ W[f]
-        _out_of_fold_cache[:] = [(key, scores)]
-    return _out_of_fold_cache[0][1]
+        _out_of_fold_cache[:] = [(key, scores, fold)]
+    return _out_of_fold_cache[0][1], _out_of_fold_cache[0][2]
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
