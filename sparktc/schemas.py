@@ -32,9 +32,11 @@ RECORD_SCHEMA = pa.schema(
 )
 RECORD_SPARK_SCHEMA = from_arrow_schema(RECORD_SCHEMA)
 
-#: ``vectors``: one ltc vector per document (term ids ascending, unit L2 norm) with its labels.
+#: ``vectors``: one ltc vector per document (term ids ascending, unit L2 norm) with its labels, and
+#: beside each weight the term's raw frequency in the document (``counts``: naive Bayes counts words).
 VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.string())),
-                            ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+                            ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32())),
+                            ("counts", pa.list_(pa.int32()))])
 
 #: ``predictions``: per test document, its labels, the categories assigned, and the top-scoring
 #: categories with their scores.

@@ -83,12 +83,12 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
         for batch in batches:
             given = batch.column("tokens")
             tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text")), given)
-            indices, values = ltc_vectors(tokens, terms, idf_values)
+            indices, values, counts = ltc_vectors(tokens, terms, idf_values)
             empty = pc.and_(pc.is_null(batch.column("reason")), pc.equal(pc.list_value_length(indices), 0))
             yield pa.RecordBatch.from_arrays(
-                [batch.column("doc_id"), batch.column("labels"), indices, values, batch.column("source"),
+                [batch.column("doc_id"), batch.column("labels"), indices, values, counts, batch.column("source"),
                  batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
-                names=["doc_id", "labels", "indices", "values", "source", "line", "reason"])
+                names=["doc_id", "labels", "indices", "values", "counts", "source", "line", "reason"])
 
     return parse_files(spark, [path], READERS[input_format]).mapInArrow(vectorize, CLASSIFY_VECTORS_SPARK_SCHEMA)
 
@@ -124,7 +124,7 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
         if not counts:
             raise ClassifyError(f"no documents in {path} (an empty directory or file, or blank lines only); "
                                 f"give a file or a directory of {input_format} documents")
-        documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values")
+        documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values", "counts")
         scorer = spark.sparkContext.broadcast(bundle.scorer)
         cut = cut_of(bundle.rule, bundle.categories, documents, scorer, lambda: bundle.n_train)
 

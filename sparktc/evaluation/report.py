@@ -224,6 +224,13 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
     elif name == "llsf":
         lines = [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
                  f"truncated SVD keeping k = {val(method, 'llsf_k')} singular values"]
+    elif name == "nb":
+        lines = ["- Method: `nb`, multinomial naive Bayes over raw term frequencies, each category against the rest, "
+                 f"Laplace smoothing alpha {val(method, 'nb_alpha')}"]
+    elif name == "nnet":
+        lines = [f"- Method: `nnet`, one network for all categories, {val(method, 'nnet_hidden')} logistic hidden "
+                 f"units, at most {val(method, 'nnet_epochs')} epochs of Adam (step "
+                 f"{val(method, 'nnet_learning_rate')}), L2 penalty {val(method, 'nnet_l2')}"]
     else:
         lines = [f"- Method: {val(method, 'name')}"]
     name = thresholding["name"]

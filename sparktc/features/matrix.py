@@ -47,16 +47,17 @@ class TrainingSet:
 
 
 @per_worker
-def load_training_set(path: str, n_features: int) -> TrainingSet:
-    """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), read once per worker
-    and kept while its files are unchanged (:func:`sparktc.filesystem.per_worker`)."""
+def load_training_set(path: str, n_features: int, column: str = "values") -> TrainingSet:
+    """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), its matrix of ``column``
+    (``values``: the ltc weights; ``counts``: raw tf), read once per worker and kept while its files are
+    unchanged (:func:`sparktc.filesystem.per_worker`)."""
     filesystem, root = arrow_filesystem(path)
     dataset = ds.dataset(root, format="parquet", filesystem=filesystem)
     if not dataset.files:
         raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")
-    table = dataset.to_table(columns=["doc_id", "labels", "indices", "values"])
+    table = dataset.to_table(columns=["doc_id", "labels", "indices", column])
     table = table.sort_by("doc_id")  # LIBLINEAR's result depends on row order; make it the corpus's, not Spark's
-    X = csr_from_lists(table.column("indices"), table.column("values"), n_features)
+    X = csr_from_lists(table.column("indices"), table.column(column), n_features)
     labels = table.column("labels").combine_chunks()
     lengths = pc.list_value_length(labels).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)

@@ -11,7 +11,15 @@ A method scores document d for category c:
 * ``llsf``: s(d, c) = x_d'W_c, W the linear least-squares fit of the training documents to their 0/1
   category vectors, one regression for all categories solved by a truncated SVD keeping ``llsf_k``
   singular values, no bias (Yang & Chute; Yang & Liu; :mod:`sparktc.models.llsf`). Its scores lie
-  near [0, 1], so a fixed ``threshold`` of about 0.5 is its natural one (the default stays 0).
+  near [0, 1], so a fixed ``threshold`` of about 0.5 is its natural one (the default stays 0);
+* ``nb``: s(d, c) = ln P(c)/P(c') + sum_t tf(t, d) ln(theta(t|c) / theta(t|c')), multinomial naive Bayes
+  over the raw term frequencies (the ``counts`` of ``vectors``, not the ltc weights) with Laplace
+  smoothing ``nb_alpha``, c against the rest (McCallum & Nigam; Yang & Liu; :mod:`sparktc.models.naive_bayes`);
+* ``nnet``: s(d, c) = h(d)'W2_c + b2_c, the input of category c's logistic output unit of one network for
+  all categories with ``nnet_hidden`` logistic hidden units h(d) = sigma(x_d'W1 + b1), trained by
+  backpropagation (Adam, at most ``nnet_epochs`` epochs, L2 penalty ``nnet_l2``, step ``nnet_learning_rate``;
+  Yang & Liu; :mod:`sparktc.models.nnet`). Its output sigma(s) is in (0, 1), so s > 0 is the
+  natural fixed threshold.
 
 A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c) > t_c
 (:mod:`sparktc.models.thresholds`). The thresholds are set either
@@ -40,7 +48,7 @@ from numpy.typing import NDArray
 from sparktc.models.thresholds import fold_thresholds, rcut
 
 #: The methods and thresholdings, the first of each the default.
-METHODS = ("liblinear", "rocchio", "knn", "llsf")
+METHODS = ("liblinear", "rocchio", "knn", "llsf", "nb", "nnet")
 THRESHOLDINGS = ("fixed", "scut", "scutfbr", "pcut", "rcut")
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
 CROSS_VALIDATED = ("scut", "scutfbr")
@@ -50,7 +58,13 @@ METHOD_PARAMETERS = {
     "rocchio": ("rocchio_beta", "rocchio_gamma"),
     "knn": ("knn_k",),
     "llsf": ("llsf_k",),
+    "nb": ("nb_alpha",),
+    "nnet": ("nnet_hidden", "nnet_epochs", "nnet_l2", "nnet_learning_rate"),
 }
+#: Methods that fit one model for all categories (not one per category).
+JOINT_METHODS = ("llsf", "nnet")
+#: The ``vectors`` column a method's document matrices are made of (``values``, the ltc weights, otherwise).
+VECTOR_COLUMN = {"nb": "counts"}
 THRESHOLDING_PARAMETERS = {
     "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"), "pcut": (),
     "rcut": ("rcut_k",),
@@ -95,6 +109,16 @@ class DecisionRule:
     rocchio_gamma: float
     knn_k: int
     llsf_k: int = 500
+    nb_alpha: float = 1.0
+    nnet_hidden: int = 64
+    nnet_epochs: int = 200
+    nnet_l2: float = 0.0001
+    nnet_learning_rate: float = 0.001
+
+    @property
+    def vector_column(self) -> str:
+        """The ``vectors`` column the method scores: ``counts`` (raw tf) for naive Bayes, else ``values`` (ltc)."""
+        return VECTOR_COLUMN.get(self.method, "values")
 
     @property
     def cross_validated(self) -> bool:

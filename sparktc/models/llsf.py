@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-__all__ = ["EIGENVALUE_RTOL", "document_folds", "fold_models", "gram_sums", "llsf_weights"]
+__all__ = ["EIGENVALUE_RTOL", "LLSFModel", "document_folds", "fold_models", "gram_sums", "llsf_weights"]
 
 #: Relative tolerance, times the number of terms, below which an eigenvalue of G counts as zero.
 EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
@@ -84,6 +85,18 @@ def llsf_weights(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDA
     kept = kept[eigenvalues[kept] > top * G.shape[0] * EIGENVALUE_RTOL]
     Vk = V[:, kept]
     return Vk @ ((Vk.T @ XY) / eigenvalues[kept][:, None])
+
+
+@dataclass(frozen=True)
+class LLSFModel:
+    """An LLSF fit over the selected terms ``columns``: s(d, c) = x_d[columns]'W_c."""
+
+    columns: NDArray[np.int64]
+    W: NDArray[np.float64]  # selected terms x categories
+
+    def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
+        return np.asarray(X[:, self.columns] @ self.W)
 
 
 def document_folds(doc_ids: Iterable[str], folds: int, seed: int) -> NDArray[np.int64]:

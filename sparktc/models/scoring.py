@@ -2,8 +2,9 @@
 
 The evaluate stage and the classification of new documents broadcast one :class:`Scorer` and call
 :func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values): s(d, c) =
-w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories), or kNN's sum of the
-similarities of d's k nearest training documents labelled c; the categories assigned are those the
+w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories; naive Bayes's over the raw
+term frequencies), kNN's sum of the similarities of d's k nearest training documents labelled c, or the
+NNet's output-unit inputs; the categories assigned are those the
 decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring categories
 are kept with their scores for the ranking measures.
 """
@@ -18,13 +19,14 @@ import pyarrow as pa
 
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
-from sparktc.models.decision import Cut
+from sparktc.models.decision import VECTOR_COLUMN, Cut
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.nnet import load_network
 
 
 @dataclass(frozen=True)
 class Scorer:
-    """What executors need to score documents: linear weights, or the kNN training set."""
+    """What executors need to score documents: linear weights, the kNN training set, or the saved network."""
 
     codes: np.ndarray
     n_terms: int
@@ -32,20 +34,32 @@ class Scorer:
     b: np.ndarray
     knn_k: int
     train_path: str
+    column: str = "values"  # the vectors column scored: ltc weights, or raw tf for naive Bayes
+    network_path: str = ""  # NNet: the directory of its saved network
 
     @staticmethod
-    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str) -> Scorer:
+    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str, network_path: str = "") -> Scorer:
         """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
-        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN."""
-        knn = bool(len(models)) and models["method"].iloc[0] == "knn"
+        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN, the
+        network saved at ``network_path`` when it is NNet."""
+        method = models["method"].iloc[0] if len(models) else ""
+        linear = method not in ("knn", "nnet")
         W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
-        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, W=None if knn else W,
-                      b=models["bias"].to_numpy(), knn_k=knn_k, train_path=train_path)
+        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
+                      W=W if linear else None, b=models["bias"].to_numpy(), knn_k=knn_k,
+                      train_path=train_path, column=VECTOR_COLUMN.get(method, "values"),
+                      network_path=network_path if method == "nnet" else "")
+
+    def matrix(self, batch: pa.RecordBatch):
+        """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
+        return csr_from_lists(batch.column("indices"), batch.column(self.column), self.n_terms)
 
     def scores(self, X) -> np.ndarray:
         """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
         if self.W is not None:
             return np.asarray(X @ self.W) + self.b
+        if self.network_path:
+            return load_network(self.network_path).scores(X)
         training = load_training_set(self.train_path, self.n_terms)
         neighbours, similarities = knn_topk(X, training.X, self.knn_k)
         labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
@@ -64,12 +78,11 @@ def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
 
 
 def predict_batch(batch: pa.RecordBatch, scorer: Scorer, cut: Cut, top_k: int) -> pa.RecordBatch:
-    """A batch of vectors (doc_id, labels, indices, values) to predictions (doc_id, labels, predicted,
+    """A batch of vectors (doc_id, labels, indices, values, counts) to predictions (doc_id, labels, predicted,
     top_categories, top_scores): the categories ``cut`` assigns, and the ``top_k`` best categories with
     their scores (ties to the category first in order)."""
     codes = scorer.codes
-    X = csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms)
-    scores = scorer.scores(X)
+    scores = scorer.scores(scorer.matrix(batch))
     n = scores.shape[0]
     rows, cols = np.nonzero(cut.assign(scores))
     offsets = np.zeros(n + 1, dtype=np.int64)

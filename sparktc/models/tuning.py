@@ -24,6 +24,7 @@ from scipy import sparse
 from sparktc.evaluation.metrics import f1_score
 from sparktc.models.decision import DecisionRule
 from sparktc.models.linear import BinaryProblems
+from sparktc.models.naive_bayes import multinomial_nb
 from sparktc.models.rocchio import rocchio
 from sparktc.models.thresholds import balanced_folds
 
@@ -106,6 +107,8 @@ def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64
         Xc = Xc[rows]
     if rule.method == "rocchio":
         return lambda y, candidate: rocchio(Xc, y, rule.rocchio_beta, rule.rocchio_gamma)
+    if rule.method == "nb":
+        return lambda y, candidate: multinomial_nb(Xc, y, rule.nb_alpha)
     if rows is None:
         key = None if columns is None else columns.tobytes()
         if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key

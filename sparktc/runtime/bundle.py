@@ -12,6 +12,8 @@ Layout (small files read through Hadoop file systems, tables in Parquet)::
     model/categories/    category, name, parent, train_positives, method, weights (over the
                          vocabulary, zero outside the category's selected terms), bias, threshold, features
     model/training/      kNN only: the training vectors (doc_id, labels, indices, values) kNN scores against
+    model/network/       NNet only: network.npz, the network's weights (:mod:`sparktc.models.nnet`), written
+                         there by the train stage
 
 Compatibility: a bundle is read only by a sparktc whose :data:`BUNDLE_FORMAT` equals the bundle's
 ``bundle_format``; the number changes whenever the layout or the meaning of a part changes
@@ -44,7 +46,7 @@ from sparktc.runtime.runner import Tables
 MODEL = "model"
 BUNDLE_FORMAT = 2  # 2: bundle.json records the parts' data files and sizes
 DESCRIPTION = "bundle.json"
-VOCABULARY, CATEGORIES, TRAINING = "vocabulary", "categories", "training"
+VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "training", "network"
 #: The configuration sections that shape a model: all but [synthesize] (recorded by the corpus it wrote),
 #: [evaluate] and [spark].
 MODEL_SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune")
@@ -154,11 +156,12 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
     training = _require(spark, path, TRAINING) if rule.method == "knn" else ""
+    network = _require(spark, path, NETWORK) if rule.method == "nnet" else ""
     n_train = description["weight"]["train_documents"]
     tokenize = description["tokenize"]
     return Bundle(
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         idf=idf(vocabulary["df"].to_numpy(), n_train), rule=rule, n_train=n_train, categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training),
+        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network),
     )

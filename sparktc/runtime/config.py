@@ -43,6 +43,11 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
              "SCutFBR uses train.fbr"),
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
+    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr"),
+             "NNet is one network for all categories: its terms are select.top_k or select.reduction_factor, "
+             "SCutFBR uses train.fbr"),
+    "nb": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
+           "naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha"),
 }
 #: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's,
 #: a hierarchy's.
@@ -165,7 +170,8 @@ class SelectConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """The classifiers: LIBLINEAR (LibMultiLabel defaults), Rocchio, kNN or LLSF (REFERENCE.md section 5)."""
+    """The classifiers: LIBLINEAR (LibMultiLabel defaults), Rocchio, kNN, LLSF, naive Bayes or NNet
+    (REFERENCE.md section 5)."""
 
     method: str = field(default=METHODS[0], metadata=_choice(*METHODS))
     solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
@@ -196,6 +202,14 @@ class TrainConfig:
     knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
     # LLSF's singular values kept (Yang & Liu: 500); more than the selected terms keeps them all.
     llsf_k: int = field(default=500, metadata=_between(1, 100_000))
+    # Naive Bayes' Laplace smoothing: alpha = 0 would give unseen terms probability 0 (log -inf).
+    nb_alpha: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
+    # NNet: hidden units (Yang & Liu: 64, of 16, 64, 160 tried), the training budget in epochs (passes over the
+    # training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size.
+    nnet_hidden: int = field(default=64, metadata=_between(1, 10_000))
+    nnet_epochs: int = field(default=200, metadata=_between(1, 100_000))
+    nnet_l2: float = field(default=0.0001, metadata=_rule(lambda v: v >= 0, ">= 0"))
+    nnet_learning_rate: float = field(default=0.001, metadata=_rule(lambda v: v > 0, "> 0"))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): every setting is part of it."""

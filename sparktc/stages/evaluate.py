@@ -31,12 +31,11 @@ from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.ranking import ranking_measures
 from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
 from sparktc.evaluation.summary import assemble, to_builtin
-from sparktc.features.matrix import csr_from_lists
 from sparktc.models.decision import Cut, DecisionRule, decision_record
 from sparktc.models.scoring import Scorer, predict_batch
 from sparktc.models.thresholds import pcut_counts
 from sparktc.runtime import storage
-from sparktc.runtime.bundle import MODEL_SETTINGS
+from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, read_batches, write_parts
@@ -53,7 +52,7 @@ FIXED_POINT = float(2**40)
 #: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
 SETTINGS = (*MODEL_SETTINGS, "evaluate")
 
-VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values"]
+VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values", "counts"]
 CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
 COUNT_COLUMNS = ["test_positives", "tp", "fp", "fn", "tn"]
 #: ``contingency``: the categories table's columns, then the counts (never null).
@@ -74,7 +73,7 @@ def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarra
     def long(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         scorer = shared.value
         for batch in batches:
-            scores = scorer.scores(csr_from_lists(batch.column("indices"), batch.column("values"), scorer.n_terms))
+            scores = scorer.scores(scorer.matrix(batch))
             yield pa.RecordBatch.from_pydict({
                 "c": np.tile(np.arange(scores.shape[1], dtype=np.int32), scores.shape[0]), "score": scores.ravel()})
 
@@ -192,7 +191,8 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
     categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
-    scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"))
+    scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
+                       storage.join(tables.input(MODEL), NETWORK))
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
@@ -296,7 +296,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
 
 
 STAGE = Stage(
-    "evaluate", evaluate, reads=("models", "vocabulary", "vectors", "categories"),
+    "evaluate", evaluate, reads=("models", MODEL, "vocabulary", "vectors", "categories"),
     writes=("predictions", "contingency", "metrics.json", "report.md", "per_category.csv",
             "f1_by_training_frequency.png", "f1_by_band.png"),
     sections=SETTINGS,

@@ -1,6 +1,7 @@
 """Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``; or LLSF.
 
-LIBLINEAR or Rocchio models, chosen and thresholded by cross-validation on the training data when
+LIBLINEAR, Rocchio or naive Bayes models (naive Bayes over the raw term frequencies, the ``counts`` of
+``vectors``), chosen and thresholded by cross-validation on the training data when
 the configuration asks for it (:mod:`sparktc.models.tuning`), or kNN thresholds from leave-one-out scores,
 each by the run's decision rule (:mod:`sparktc.models.decision`).
 
@@ -50,9 +51,10 @@ from sparktc.evaluation.metrics import f1_score
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor
 from sparktc.filesystem import arrow_filesystem, per_worker
-from sparktc.models.decision import DecisionRule
+from sparktc.models.decision import JOINT_METHODS, DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
-from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.models.llsf import LLSFModel, document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.models.nnet import SavedNetwork, fit_network, write_network
 from sparktc.models.tuning import (
     ZERO_DIVISION,
     Candidate,
@@ -63,7 +65,7 @@ from sparktc.models.tuning import (
     shared_weight,
 )
 from sparktc.runtime import storage
-from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, write_bundle
+from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches
@@ -108,7 +110,7 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
         category = group["category"].iloc[0]
         try:
             inject("train")
-            training = load_training_set(train_path, n_terms)
+            training = load_training_set(train_path, n_terms, rule.vector_column)
             y = training.positives(category)
             if rule.method == "knn":
                 neighbours, similarities = _training_neighbours(train_path, n_terms, rule.knn_k)
@@ -221,7 +223,7 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     ``terms`` best-ranked terms (0: every term); the bias is 0.
     """
     started = time.perf_counter()
-    columns = np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
+    columns = selected_columns(order, terms, n_terms)
     if len(columns) > MAX_LLSF_TERMS:
         raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
                          f"terms, at most {MAX_LLSF_TERMS:_}: set select.top_k or select.reduction_factor "
@@ -247,28 +249,8 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     summed = time.perf_counter()
     W = llsf_weights(G.sum(axis=0), XY.sum(axis=0), rule.llsf_k)
     fitted = time.perf_counter()
-    rows = {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0} for code in codes}
-    if folds > 1:
-        thresholds = spark.sparkContext.broadcast((uuid.uuid4().hex, columns, fold_models(G, XY, rule.llsf_k)))
-        index = {code: j for j, code in enumerate(codes)}
-
-        def threshold(group: pd.DataFrame) -> pd.DataFrame:
-            began = time.perf_counter()
-            category = group["category"].iloc[0]
-            inject("train")
-            training = load_training_set(train_path, n_terms)
-            scores, fold = _out_of_fold(training, thresholds, folds, rule.seed)
-            y = training.positives(category)
-            value, counts = rule.learned_threshold(scores[:, index[category]], y, fold, rule.fbr)
-            return pd.DataFrame({"category": [category], "threshold": [value],
-                                 "cv_f1": [float(f1_score(**counts, zero_division=ZERO_DIVISION))],
-                                 "seconds": [time.perf_counter() - began]})
-
-        with one_task_per_category(spark, len(codes)):
-            for row in spark.createDataFrame(categories).groupBy("category").applyInPandas(
-                    threshold, "category string, threshold double, cv_f1 double, seconds double").collect():
-                rows[row.category] = {"threshold": row.threshold, "cv_f1": row.cv_f1, "seconds": row.seconds}
-        thresholds.unpersist()
+    rows = joint_thresholds(spark, rule, categories, train_path, n_terms,
+                            [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, rule.llsf_k)] if folds > 1 else [])
     weights = np.zeros((n_terms, len(codes)))
     weights[columns] = W
     models = pd.DataFrame({
@@ -286,25 +268,134 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
+def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.DataFrame, train_path: str,
+                     n_terms: int, fold_models: list) -> dict[str, dict]:
+    """Per category (``categories``: category, train_positives): its threshold, cross-validated F1 and
+    seconds, for a method with one model for all categories (LLSF, NNet). With SCut or SCutFBR,
+    ``fold_models`` are the models fitted without each fold's documents (objects with ``scores(X)``,
+    X documents x vocabulary; folds by :func:`sparktc.models.llsf.document_folds`), and each category's
+    threshold is :meth:`DecisionRule.learned_threshold` over the out-of-fold scores, one grouped task per
+    category; otherwise (no ``fold_models``) the rule's fixed threshold."""
+    codes = categories["category"].tolist()
+    rows = {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0} for code in codes}
+    if not fold_models:
+        return rows
+    shared = spark.sparkContext.broadcast((uuid.uuid4().hex, fold_models))
+    index = {code: j for j, code in enumerate(codes)}
+
+    def threshold(group: pd.DataFrame) -> pd.DataFrame:
+        began = time.perf_counter()
+        category = group["category"].iloc[0]
+        inject("train")
+        training = load_training_set(train_path, n_terms, rule.vector_column)
+        scores, fold = _out_of_fold(training, shared, rule.folds, rule.seed)
+        y = training.positives(category)
+        value, counts = rule.learned_threshold(scores[:, index[category]], y, fold, rule.fbr)
+        return pd.DataFrame({"category": [category], "threshold": [value],
+                             "cv_f1": [float(f1_score(**counts, zero_division=ZERO_DIVISION))],
+                             "seconds": [time.perf_counter() - began]})
+
+    with one_task_per_category(spark, len(codes)):
+        for row in spark.createDataFrame(categories).groupBy("category").applyInPandas(
+                threshold, "category string, threshold double, cv_f1 double, seconds double").collect():
+            rows[row.category] = {"threshold": row.threshold, "cv_f1": row.cv_f1, "seconds": row.seconds}
+    shared.unpersist()
+    return rows
+
+
 # One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key): the
-# broadcast arrays are not hashable, so filesystem.per_worker cannot key on them.
+# broadcast models are not hashable, so filesystem.per_worker cannot key on them.
 _out_of_fold_cache: list[tuple[str, np.ndarray, np.ndarray]] = []
 
 
 def _out_of_fold(training, models, folds: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Training documents x categories LLSF scores, each document's from the model of its fold (fitted
+    """Training documents x categories scores, each document's from the model of its fold (fitted
     without it), and the documents' folds; computed once per worker and broadcast ``models`` = (its key,
-    columns, fold weights), whichever categories the worker thresholds."""
-    key, columns, W = models.value
+    the fold models), whichever categories the worker thresholds."""
+    key, fold_models = models.value
     if not (_out_of_fold_cache and _out_of_fold_cache[0][0] == key):
-        X = training.X[:, columns]
         fold = document_folds(training.doc_ids, folds, seed)
-        scores = np.zeros((X.shape[0], W.shape[2]))
-        for f in range(folds):
+        scores = None
+        for f, model in enumerate(fold_models):
             held = np.flatnonzero(fold == f)
-            scores[held] = X[held] @ W[f]
+            part = model.scores(training.X[held])
+            if scores is None:
+                scores = np.zeros((training.X.shape[0], part.shape[1]))
+            scores[held] = part
         _out_of_fold_cache[:] = [(key, scores, fold)]
     return _out_of_fold_cache[0][1], _out_of_fold_cache[0][2]
+
+
+def selected_columns(order: np.ndarray, terms: int, n_terms: int) -> np.ndarray:
+    """The term ids of the ``terms`` best-ranked terms, ascending (0, or more than there are: every term)."""
+    return np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
+
+
+def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: int,
+             order: np.ndarray) -> tuple[DataFrame, dict]:
+    """The NNet models (one row per category, as :func:`fit_models` writes them, without weights: the
+    network is the model bundle's ``network`` part) and what the stage reports.
+
+    One network for all categories, over the ``terms`` best-ranked terms (:mod:`sparktc.models.nnet`),
+    trained in one Spark task on the worker's training set; with SCut or SCutFBR, ``rule.folds`` more
+    networks, each without one fold's documents, in tasks of their own alongside it (each saved to a
+    file, not returned through the JVM), whose out-of-fold scores set the thresholds
+    (:func:`joint_thresholds`). Cost: each network is O(epochs * nnz(X) * hidden) to train on one worker,
+    holding the training set; the folds + 1 networks run in parallel.
+    """
+    columns = selected_columns(order, terms, n_terms)
+    categories = spark.read.parquet(tables.input("categories")).select("category", "train_positives") \
+        .orderBy("category").toPandas()
+    codes = categories["category"].tolist()
+    folds = rule.folds if rule.cross_validated else 0
+    train_path = storage.join(tables.input("vectors"), "split=train")
+    scratch = tables.output("models") + "-nnet-folds"
+    directories = [storage.join(scratch, f"fold-{f}") for f in range(folds)] + [
+        storage.join(tables.output(MODEL), NETWORK)]
+
+    def fit(index: int, directory: str) -> dict:
+        """Network ``index``: fold ``index``'s (trained without its documents), or the full one (index = folds)."""
+        began = time.perf_counter()
+        inject("train")
+        training = load_training_set(train_path, n_terms)
+        Y = np.column_stack([training.positives(code) for code in codes]) if codes else \
+            np.zeros((training.X.shape[0], 0), dtype=np.bool_)
+        rows = (document_folds(training.doc_ids, folds, rule.seed) != index) if index < folds else \
+            np.ones(training.X.shape[0], dtype=np.bool_)
+        if index < folds and rows.all():
+            raise InputError(f"train.folds = {folds}: fold {index} of the {len(rows)} training documents is empty; "
+                             "lower train.folds")
+        try:
+            network = fit_network(training.X[rows], Y[rows], columns, rule.nnet_hidden, rule.nnet_epochs,
+                                  rule.nnet_l2, rule.nnet_learning_rate, rule.seed)
+        except MemoryError:
+            raise out_of_memory("train", f"the network over {len(columns):_} terms, training set {train_path}") \
+                from None
+        write_network(network, directory)
+        return {"iterations": network.iterations, "loss": network.loss, "documents": int(rows.sum()),
+                "seconds": round(time.perf_counter() - began, 3)}
+
+    try:
+        fitted = map_parts(spark, directories, fit, errors=(InputError,))
+        rows = joint_thresholds(spark, rule, categories, train_path, n_terms,
+                                [SavedNetwork(directory) for directory in directories[:folds]])
+    finally:
+        storage.delete(spark, scratch)
+    full = fitted[-1]
+    models = pd.DataFrame({
+        "category": codes, "method": "nnet", "weights": [[] for _ in codes], "bias": 0.0,
+        "threshold": [rows[code]["threshold"] for code in codes],
+        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
+        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": len(columns),
+        "cv_f1": [rows[code]["cv_f1"] for code in codes],
+        "choices": [json.dumps({"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"],
+                                "cv_f1": rows[code]["cv_f1"]}) for code in codes],
+        "seconds": [rows[code]["seconds"] for code in codes],
+    })
+    details = {"nnet_terms": len(columns), "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
+               "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
+               "nnet_seconds": full["seconds"], "nnet_fold_seconds": [f["seconds"] for f in fitted[:-1]]}
+    return spark.createDataFrame(models, MODELS_DDL), details
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -320,11 +411,12 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         order = spark.sparkContext.broadcast(term_order(spark, tables))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
-            if rule.method == "llsf":
+            if rule.method in JOINT_METHODS:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                models, llsf_details = fit_llsf(spark, tables, rule, n_terms, default_terms(config, n_terms),
-                                                order.value)
-                details.update(llsf_details)
+                fit_joint = fit_llsf if rule.method == "llsf" else fit_nnet
+                models, joint_details = fit_joint(spark, tables, rule, n_terms, default_terms(config, n_terms),
+                                                  order.value)
+                details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
             elif tune.shared_positive_weight:
                 # First pass: every category's cross-validated counts for every weight; one row per category back.
@@ -335,7 +427,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 rule = dataclasses.replace(rule, positive_weight=weight)
                 tune = dataclasses.replace(tune, positive_weight=[])
                 details["shared_positive_weight"] = {"chosen": weight, "cv_micro_f1": micro}
-            if rule.method != "llsf":
+            if rule.method not in JOINT_METHODS:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
                     tables.output("models"))

@@ -1,4 +1,4 @@
-"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (ltc, partitioned by split).
+"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (ltc and raw tf, by split).
 
 df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
 term_id = position) is broadcast to the executors, which weight the ``tokens`` files one task per
@@ -27,16 +27,17 @@ from sparktc.stages.tokenize import token_array
 
 
 def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
-                idf_values: np.ndarray) -> tuple[pa.ListArray, pa.ListArray]:
+                idf_values: np.ndarray) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
     """Stored token strings to ltc vectors over the vocabulary ``terms`` (in term_id order): the
-    ``indices`` and ``values`` list columns. Shared with the classification of new documents."""
+    ``indices``, ``values`` and ``counts`` (raw tf) list columns. Shared with the classification of new
+    documents."""
     token_lists = split_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
     term_ids = pc.index_in(pc.list_flatten(token_lists), options=pc.SetLookupOptions(value_set=terms)).fill_null(-1)
-    offsets, indices, values = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(token_lists), idf_values)
+    offsets, *columns = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(token_lists), idf_values)
     offsets32 = pa.array(offsets.astype(np.int32))
-    return pa.ListArray.from_arrays(offsets32, pa.array(indices)), pa.ListArray.from_arrays(offsets32, pa.array(values))
+    return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
 
 
 #: The ``vectors`` files (:data:`~sparktc.schemas.VECTORS_SCHEMA`): one directory per split
@@ -59,9 +60,9 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, id
         if len(other):
             raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
                              f"not {' or '.join(SPLITS)}; please report this as a bug")
-        indices, values = ltc_vectors(batch.column("tokens"), terms, idf_values)
+        indices, values, counts = ltc_vectors(batch.column("tokens"), terms, idf_values)
         without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
-        vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values],
+        vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
                                              schema=VECTORS_SCHEMA)
         for split, writer in writers.items():
             writer.write(vectors.filter(pc.equal(batch.column("split"), split)))

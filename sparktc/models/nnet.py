@@ -1,0 +1,124 @@
+"""NNet: one feed-forward network for all categories (Yang & Liu 1999 section 3.4; REFERENCE.md section 5).
+
+Yang & Liu trained a single network with one hidden layer for all categories, "too costly to train
+one per category" (Wiener et al. trained one per category), keeping 1,000 input terms and 64 hidden
+units (they tried 16, 64 and 160). Here the input is a document's ltc vector over the selected terms
+x, the hidden layer h = sigma(x'W1 + b1) has ``hidden`` logistic units, and the output layer has one
+logistic unit per category, trained by backpropagation on the cross-entropy of the 0/1 category
+vectors with an L2 penalty ``l2`` (scikit-learn's ``MLPClassifier``: Adam, ``learning_rate``,
+at most ``epochs`` passes, stopping early when the training loss stops improving; deterministic for
+a seed). A document is scored by the output unit's input, before the logistic:
+
+    s(d, c) = h(d)'W2_c + b2_c
+
+which ranks and thresholds exactly as the unit's output sigma(s) does (sigma is increasing) without
+its saturation at 1.0, so SCut thresholds stay distinct. Sparse input: X W1 costs O(nnz(X) * hidden).
+
+:class:`Network` holds the weights and scores a vocabulary-wide matrix; it is saved as one ``.npz``
+file in a directory (the train stage's model bundle keeps it as its ``network`` part) and read back per worker.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+from scipy.special import expit
+
+from sparktc.filesystem import arrow_filesystem, per_worker
+
+__all__ = ["NETWORK_FILE", "Network", "SavedNetwork", "fit_network", "load_network", "read_network", "write_network"]
+
+
+@dataclass(frozen=True)
+class Network:
+    """A trained network: input ``columns`` (the selected term ids, ascending), the hidden layer
+    (W1: terms x hidden, b1) and the output layer (W2: hidden x categories, b2)."""
+
+    columns: NDArray[np.int64]
+    W1: NDArray[np.float64]
+    b1: NDArray[np.float64]
+    W2: NDArray[np.float64]
+    b2: NDArray[np.float64]
+    iterations: int = 0
+    loss: float = float("nan")
+
+    def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories s(d, c), the output units' inputs, for the rows of ``X`` (documents x vocabulary)."""
+        hidden = expit(np.asarray(X[:, self.columns] @ self.W1) + self.b1)
+        return hidden @ self.W2 + self.b2
+
+    def to_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        np.savez(buffer, columns=self.columns, W1=self.W1, b1=self.b1, W2=self.W2, b2=self.b2,
+                 iterations=self.iterations, loss=self.loss)
+        return buffer.getvalue()
+
+    @staticmethod
+    def from_bytes(data: bytes) -> Network:
+        with np.load(io.BytesIO(data)) as saved:
+            return Network(saved["columns"], saved["W1"], saved["b1"], saved["W2"], saved["b2"],
+                           int(saved["iterations"]), float(saved["loss"]))
+
+
+def fit_network(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], hidden: int, epochs: int,
+                l2: float, learning_rate: float, seed: int) -> Network:
+    """The network trained on the rows of ``X`` (documents x vocabulary; only ``columns`` are input) and
+    their documents x categories 0/1 labels ``Y``."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    if hidden < 1:
+        raise ValueError(f"hidden = {hidden}: the network needs at least one hidden unit")
+    Y = np.asarray(Y, dtype=np.int64)
+    # Two columns at least, or scikit-learn reads one category as a binary target (and refuses a constant one).
+    padded = np.hstack([Y, np.zeros((Y.shape[0], 2 - Y.shape[1]), dtype=np.int64)]) if Y.shape[1] < 2 else Y
+    network = MLPClassifier(hidden_layer_sizes=(hidden,), activation="logistic", solver="adam", alpha=l2,
+                            learning_rate_init=learning_rate, max_iter=epochs, random_state=seed, shuffle=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # epochs is a budget; the iterations run are recorded
+        network.fit(X[:, columns], padded)
+    W1, W2 = network.coefs_
+    b1, b2 = network.intercepts_
+    n = Y.shape[1]
+    return Network(np.asarray(columns, dtype=np.int64), W1, b1, W2[:, :n], b2[:n], int(network.n_iter_),
+                   float(network.loss_))
+
+
+#: The file a network directory holds.
+NETWORK_FILE = "network.npz"
+
+
+def write_network(network: Network, directory: str) -> None:
+    """Save ``network`` as ``directory/network.npz`` (local or any Hadoop file system pyarrow reaches)."""
+    filesystem, root = arrow_filesystem(directory)
+    filesystem.create_dir(root, recursive=True)
+    with filesystem.open_output_stream(f"{root}/{NETWORK_FILE}") as stream:  # a retried task writes it again
+        stream.write(network.to_bytes())
+
+
+def read_network(directory: str) -> Network:
+    """The network :func:`write_network` saved in ``directory``."""
+    filesystem, root = arrow_filesystem(directory)
+    with filesystem.open_input_file(f"{root}/{NETWORK_FILE}") as handle:
+        return Network.from_bytes(handle.read())
+
+
+@dataclass(frozen=True)
+class SavedNetwork:
+    """A network saved in ``directory``, read when it scores (a cross-validation fold's, broadcast by its path)."""
+
+    directory: str
+
+    def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        return read_network(self.directory).scores(X)
+
+
+@per_worker
+def load_network(directory: str) -> Network:
+    """The network saved in ``directory``, read once per worker while its file is unchanged."""
+    return read_network(directory)
