@@ -115,6 +115,8 @@ def runs(spark, tmp_path_factory):
     settings = {
         "scut": ["train.method=llsf", "train.thresholding=scut", "select.top_k=60", "train.llsf_k=20"],
         "fixed": ["train.method=llsf", "train.threshold=0.5"],
+        "tuned": ["train.method=llsf", "train.thresholding=scutfbr", "tune.terms=[30, 60]", "tune.fbr=[0.0, 0.5]",
+                  "train.llsf_k=20"],
     }
     outputs = {}
     for name, overrides in settings.items():
@@ -162,9 +164,62 @@ def test_scut_llsf_models_are_the_truncated_fit_over_the_selected_terms_with_cv_
         assert models[c].features == 60 and models[c].cv_f1 is not None
 
 
+def _cross_validated_counts(scores: np.ndarray, y: np.ndarray, fold: np.ndarray, fbr: float) -> tuple[float, dict]:
+    """SCutFBR by hand: per fold the brute-force SCut threshold, or the fold's top score when its best F1
+    is below fbr; the threshold is their mean, and each fold's documents are decided at the mean of the
+    other folds' thresholds."""
+    per_fold = []
+    for f in range(FOLDS):
+        threshold, best = brute_force_scut(scores[fold == f], y[fold == f])
+        per_fold.append(threshold if best >= fbr else scores[fold == f].max())
+    per_fold = np.array(per_fold)
+    others = (per_fold.sum() - per_fold) / (FOLDS - 1)
+    decided = scores > others[fold]
+    return per_fold.mean(), {"tp": int((decided & y).sum()), "fp": int((decided & ~y).sum()),
+                             "fn": int((~decided & y).sum())}
+
+
+def test_tuned_llsf_chooses_terms_and_fbr_for_the_whole_model_by_cross_validated_micro_f1(runs):
+    fold = document_folds(runs.ids, FOLDS, SEED)
+    results = {}
+    for terms in (30, 60):
+        columns = np.sort(runs.order[:terms])
+        X = runs.X[:, columns].toarray()
+        scores = np.zeros(runs.Y.shape)
+        for f in range(FOLDS):
+            held = fold == f
+            scores[held] = X[held] @ truncated_svd_solution(X[~held], runs.Y[~held], 20)
+        for fbr in (0.0, 0.5):
+            per_category = [_cross_validated_counts(scores[:, j], runs.Y[:, j] > 0, fold, fbr)
+                            for j in range(len(CATEGORIES))]
+            total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
+            micro = 2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"])
+            results[(terms, fbr)] = (micro, [threshold for threshold, _ in per_category], columns)
+    best = max(results, key=lambda pair: results[pair][0])
+    models = runs.models["tuned"]
+    _, thresholds, columns = results[best]
+    W = np.zeros((runs.X.shape[1], len(CATEGORIES)))
+    W[columns] = truncated_svd_solution(runs.X[:, columns].toarray(), runs.Y, 20)
+    np.testing.assert_allclose(stored(models), W, rtol=1e-7, atol=1e-8)
+    for j, c in enumerate(CATEGORIES):
+        choices = json.loads(models[c].choices)
+        assert (choices["terms"], choices["fbr"]) == best and models[c].features == best[0]
+        assert models[c].threshold == pytest.approx(thresholds[j], rel=1e-6, abs=1e-9), c
+    details = json.loads(Path(runs.outputs["tuned"], "manifests", "train.json").read_text())["details"]
+    assert {key: pytest.approx(value) for key, value in details["searched"].items()} == {
+        f"{terms}/{fbr}": result[0] for (terms, fbr), result in results.items()}
+
+
+def test_llsf_k_above_the_selected_terms_is_refused_before_spark_starts():
+    synthetic = "corpus.format=synthetic"
+    for overrides, key in ((["select.top_k=100"], "select.top_k = 100"), (["tune.terms=[1000, 50]"], "tune.terms = 50")):
+        with pytest.raises(ConfigError, match=f"train.llsf_k = 500 .*{key}"):
+            load_config(None, [synthetic, "train.method=llsf", *overrides])
+
+
 def test_evaluate_runs_through_and_records_llsf(runs):
     for name, output in runs.outputs.items():
         metrics = json.loads(Path(output, "metrics.json").read_text())
-        assert metrics["method"] == {"name": "llsf", "llsf_k": 20 if name == "scut" else 500}
+        assert metrics["method"] == {"name": "llsf", "llsf_k": 500 if name == "fixed" else 20}
         assert "`llsf`" in Path(output, "report.md").read_text()
         assert Path(output, "predictions").is_dir()

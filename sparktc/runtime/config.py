@@ -38,14 +38,12 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
              "select.top_k", "select.reduction_factor"),
             "kNN compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr"),
-    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr"),
-             "LLSF is one regression for all categories: its terms are select.top_k or select.reduction_factor, "
-             "SCutFBR uses train.fbr"),
+    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
+             "LLSF is one regression for all categories: it has no solver, C or positive weight"),
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
-    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr"),
-             "NNet is one network for all categories: its terms are select.top_k or select.reduction_factor, "
-             "SCutFBR uses train.fbr"),
+    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
+             "NNet is one network for all categories: it has no solver, C or positive weight"),
     "nb": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
            "naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha"),
 }
@@ -450,6 +448,12 @@ def _check_combinations(config: Config) -> None:
             len(getattr(tune, key)) > 1 for key in ("C", "solver", "terms", "fbr"))):
         raise ConfigError("tune.shared_positive_weight = true needs tune.positive_weight = [w, ...] and at most one "
                           "value in tune.C, tune.solver, tune.terms and tune.fbr")
+    selected = [count for count in tune.terms or [select.top_k] if count]
+    if train.method == "llsf" and selected and train.llsf_k > min(selected):
+        names = "tune.terms" if tune.terms else "select.top_k"
+        raise ConfigError(f"train.llsf_k = {train.llsf_k} singular values, but {names} = {min(selected)} keeps "
+                          f"{min(selected)} terms, and X has no more singular values than terms; set "
+                          f"train.llsf_k <= {min(selected)}")
     cost = max(tune.C or [train.C]) * max(tune.positive_weight or [train.positive_weight])
     if train.method == "liblinear" and not math.isfinite(cost):
         names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"

@@ -36,6 +36,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -212,26 +213,56 @@ def _summed(directory: str, paths: list[str]) -> tuple[np.ndarray, np.ndarray, n
     return total
 
 
-def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: int,
-             order: np.ndarray) -> tuple[DataFrame, dict]:
+def selected_columns(order: np.ndarray, terms: int, n_terms: int) -> np.ndarray:
+    """The term ids of the ``terms`` best-ranked terms, ascending (0, or more than there are: every term)."""
+    return np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
+
+
+def _categories(spark: SparkSession, tables: Tables) -> pd.DataFrame:
+    return spark.read.parquet(tables.input("categories")).select("category", "train_positives") \
+        .orderBy("category").toPandas()
+
+
+def _joint_models(method: str, rule: DecisionRule, categories: pd.DataFrame, chosen: Choice,
+                  weights: list | np.ndarray, features: int, extra: dict) -> pd.DataFrame:
+    """The ``models`` rows of a method with one model for all categories: per category its threshold and
+    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for NNet)."""
+    codes = categories["category"].tolist()
+    rows = chosen.rows
+    return pd.DataFrame({
+        "category": codes, "method": method, "weights": weights, "bias": 0.0,
+        "threshold": [rows[code]["threshold"] for code in codes],
+        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
+        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": features,
+        "cv_f1": [rows[code]["cv_f1"] for code in codes],
+        "choices": [json.dumps({**extra, "terms": chosen.terms, "fbr": chosen.fbr, "cv_f1": rows[code]["cv_f1"]})
+                    for code in codes],
+        "seconds": [rows[code]["seconds"] for code in codes],
+    })
+
+
+def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+             fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
     """The LLSF models (one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
-    The sums come from one pass over the training files (module docstring); with SCut or SCutFBR the
+    The sums come from one pass over the training files (module docstring), over the largest of the
+    candidate term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the
+    ranking, so its sums are a sub-matrix of those. With SCut or SCutFBR, or several candidates, the
     training documents are split into ``rule.folds`` folds by :func:`sparktc.models.llsf.document_folds`
-    and each category's threshold is :meth:`DecisionRule.learned_threshold` over the out-of-fold scores,
-    each fold's documents scored by the model fitted without them. Weights are zero outside the
-    ``terms`` best-ranked terms (0: every term); the bias is 0.
+    and each fold's documents are scored by the model fitted without them (:func:`joint_thresholds`
+    chooses the term count and sets the thresholds). Weights are zero outside the chosen terms; the
+    bias is 0.
     """
     started = time.perf_counter()
-    columns = selected_columns(order, terms, n_terms)
+    candidates = {count: selected_columns(order, count, n_terms) for count in terms}
+    columns = max(candidates.values(), key=len)
     if len(columns) > MAX_LLSF_TERMS:
         raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
-                         f"terms, at most {MAX_LLSF_TERMS:_}: set select.top_k or select.reduction_factor "
-                         "(Yang & Liu kept 2,415 terms)")
-    categories = spark.read.parquet(tables.input("categories")).select("category", "train_positives") \
-        .orderBy("category").toPandas()
+                         f"terms, at most {MAX_LLSF_TERMS:_}: set select.top_k, select.reduction_factor or "
+                         "tune.terms (Yang & Liu kept 2,415 terms)")
+    categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    folds = rule.folds if rule.cross_validated else 1
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
     train_path = storage.join(tables.input("vectors"), "split=train")
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     scratch = tables.output("models") + "-llsf-sums"
@@ -247,40 +278,61 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
         raise InputError(f"train.folds = {folds}: fold {int(np.argmin(sizes))} of the {int(sizes.sum())} training "
                          "documents is empty; lower train.folds")
     summed = time.perf_counter()
-    W = llsf_weights(G.sum(axis=0), XY.sum(axis=0), rule.llsf_k)
-    fitted = time.perf_counter()
-    rows = joint_thresholds(spark, rule, categories, train_path, n_terms,
-                            [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, rule.llsf_k)] if folds > 1 else [])
+    # Each candidate's columns as positions in the summed ones.
+    positions = {count: np.searchsorted(columns, kept) for count, kept in candidates.items()}
+    fold_sets = {count: [LLSFModel(candidates[count], W_f) for W_f in fold_models(
+        G[:, at][:, :, at], XY[:, at], rule.llsf_k)] for count, at in positions.items()} if folds > 1 else {}
+    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+    at = positions[chosen.terms]
+    solving = time.perf_counter()
+    W = llsf_weights(G.sum(axis=0)[np.ix_(at, at)], XY.sum(axis=0)[at], rule.llsf_k)
+    solved = time.perf_counter()
     weights = np.zeros((n_terms, len(codes)))
-    weights[columns] = W
-    models = pd.DataFrame({
-        "category": codes, "method": "llsf", "weights": [weights[:, j].tolist() for j in range(len(codes))],
-        "bias": 0.0, "threshold": [rows[code]["threshold"] for code in codes],
-        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
-        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": len(columns),
-        "cv_f1": [rows[code]["cv_f1"] for code in codes],
-        "choices": [json.dumps({"llsf_k": rule.llsf_k, "cv_f1": rows[code]["cv_f1"]}) for code in codes],
-        "seconds": [rows[code]["seconds"] for code in codes],
-    })
-    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(columns), "llsf_train_documents": int(sizes.sum()),
+    weights[candidates[chosen.terms]] = W
+    models = _joint_models("llsf", rule, categories, chosen, [weights[:, j].tolist() for j in range(len(codes))],
+                           len(at), {"llsf_k": rule.llsf_k})
+    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(at), "llsf_train_documents": int(sizes.sum()),
                "llsf_folds": folds, "llsf_sum_seconds": round(summed - started, 3),
-               "llsf_solve_seconds": round(fitted - summed, 3)}
+               "llsf_solve_seconds": round(solved - solving, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
+@dataclass(frozen=True)
+class Choice:
+    """What :func:`joint_thresholds` chose: the term count and fbr (by cross-validated micro-F1 when several
+    were searched; each searched pair's micro-F1 in ``searched``, keyed "terms/fbr") and per category its
+    threshold, cross-validated F1 (None when nothing was cross-validated) and seconds."""
+
+    terms: int
+    fbr: float
+    rows: dict[str, dict]
+    searched: dict[str, float]
+
+
+JOINT_DDL = "category string, terms int, fbr double, threshold double, tp long, fp long, fn long, seconds double"
+
+
 def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.DataFrame, train_path: str,
-                     n_terms: int, fold_models: list) -> dict[str, dict]:
-    """Per category (``categories``: category, train_positives): its threshold, cross-validated F1 and
-    seconds, for a method with one model for all categories (LLSF, NNet). With SCut or SCutFBR,
-    ``fold_models`` are the models fitted without each fold's documents (objects with ``scores(X)``,
-    X documents x vocabulary; folds by :func:`sparktc.models.llsf.document_folds`), and each category's
-    threshold is :meth:`DecisionRule.learned_threshold` over the out-of-fold scores, one grouped task per
-    category; otherwise (no ``fold_models``) the rule's fixed threshold."""
+                     n_terms: int, fold_sets: dict[int, list], fbrs: list[float], terms: int) -> Choice:
+    """For a method with one model for all categories (LLSF, NNet): the term count, the fbr and the
+    per-category thresholds (``categories``: category, train_positives).
+
+    ``fold_sets`` maps each candidate term count to its fold models, fitted without each fold's documents
+    (objects with ``scores(X)``, X documents x vocabulary; folds by :func:`sparktc.models.llsf.document_folds`).
+    One grouped task per category scores the training documents out of fold and, for every candidate
+    term count and every fbr of ``fbrs`` (fbr moves SCutFBR's thresholds only), takes
+    :meth:`DecisionRule.learned_threshold` and the cross-validated counts of its decisions. The pair chosen
+    has the best micro-F1 of those decisions over all categories (the first on ties): one setting for the
+    whole model, as Yang & Liu chose one feature-set size per classifier by its global F1, and as a
+    per-category choice of fbr would fit the few positives of rare categories. Without ``fold_sets`` (no
+    cross-validation): ``terms``, the rule's fbr and its fixed threshold.
+    """
     codes = categories["category"].tolist()
-    rows = {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0} for code in codes}
-    if not fold_models:
-        return rows
-    shared = spark.sparkContext.broadcast((uuid.uuid4().hex, fold_models))
+    if not fold_sets:
+        return Choice(terms, rule.fbr, {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0}
+                                        for code in codes}, {})
+    shared = spark.sparkContext.broadcast((uuid.uuid4().hex, list(fold_sets.values())))
+    counts_of = list(fold_sets)
     index = {code: j for j, code in enumerate(codes)}
 
     def threshold(group: pd.DataFrame) -> pd.DataFrame:
@@ -290,111 +342,112 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
         training = load_training_set(train_path, n_terms, rule.vector_column)
         scores, fold = _out_of_fold(training, shared, rule.folds, rule.seed)
         y = training.positives(category)
-        value, counts = rule.learned_threshold(scores[:, index[category]], y, fold, rule.fbr)
-        return pd.DataFrame({"category": [category], "threshold": [value],
-                             "cv_f1": [float(f1_score(**counts, zero_division=ZERO_DIVISION))],
-                             "seconds": [time.perf_counter() - began]})
+        found = []
+        for count, candidate_scores in zip(counts_of, scores):
+            for fbr in fbrs:
+                value, counted = rule.learned_threshold(candidate_scores[:, index[category]], y, fold, fbr)
+                found.append({"category": category, "terms": count, "fbr": fbr, "threshold": value, **counted})
+        return pd.DataFrame(found).assign(seconds=time.perf_counter() - began)
 
     with one_task_per_category(spark, len(codes)):
-        for row in spark.createDataFrame(categories).groupBy("category").applyInPandas(
-                threshold, "category string, threshold double, cv_f1 double, seconds double").collect():
-            rows[row.category] = {"threshold": row.threshold, "cv_f1": row.cv_f1, "seconds": row.seconds}
+        found = spark.createDataFrame(categories).groupBy("category").applyInPandas(threshold, JOINT_DDL).toPandas()
     shared.unpersist()
-    return rows
+    pairs = [(count, fbr) for count in counts_of for fbr in fbrs]
+    totals = found.groupby(["terms", "fbr"])[["tp", "fp", "fn"]].sum()
+    micro = {pair: float(f1_score(**totals.loc[pair].to_dict(), zero_division=ZERO_DIVISION)) for pair in pairs}
+    chosen = max(pairs, key=lambda pair: (micro[pair], -pairs.index(pair)))
+    kept = found[(found["terms"] == chosen[0]) & (found["fbr"] == chosen[1])]
+    rows = {row.category: {"threshold": row.threshold, "seconds": row.seconds,
+                           "cv_f1": float(f1_score(tp=row.tp, fp=row.fp, fn=row.fn, zero_division=ZERO_DIVISION))}
+            for row in kept.itertuples()}
+    return Choice(int(chosen[0]), float(chosen[1]), rows, {f"{count}/{fbr}": f1 for (count, fbr), f1 in micro.items()})
 
 
 # One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key): the
 # broadcast models are not hashable, so filesystem.per_worker cannot key on them.
-_out_of_fold_cache: list[tuple[str, np.ndarray, np.ndarray]] = []
+_out_of_fold_cache: list[tuple[str, list[np.ndarray], np.ndarray]] = []
 
 
-def _out_of_fold(training, models, folds: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Training documents x categories scores, each document's from the model of its fold (fitted
-    without it), and the documents' folds; computed once per worker and broadcast ``models`` = (its key,
-    the fold models), whichever categories the worker thresholds."""
-    key, fold_models = models.value
+def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per candidate, the training documents x categories scores, each document's from the model of its
+    fold (fitted without it); and the documents' folds. Computed once per worker and broadcast
+    ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds."""
+    key, fold_sets = models.value
     if not (_out_of_fold_cache and _out_of_fold_cache[0][0] == key):
         fold = document_folds(training.doc_ids, folds, seed)
-        scores = None
-        for f, model in enumerate(fold_models):
-            held = np.flatnonzero(fold == f)
-            part = model.scores(training.X[held])
-            if scores is None:
-                scores = np.zeros((training.X.shape[0], part.shape[1]))
-            scores[held] = part
+        held = [np.flatnonzero(fold == f) for f in range(folds)]
+        scores = []
+        for fold_models in fold_sets:
+            parts = [model.scores(training.X[rows]) for model, rows in zip(fold_models, held)]
+            candidate = np.zeros((training.X.shape[0], parts[0].shape[1]))
+            for rows, part in zip(held, parts):
+                candidate[rows] = part
+            scores.append(candidate)
         _out_of_fold_cache[:] = [(key, scores, fold)]
     return _out_of_fold_cache[0][1], _out_of_fold_cache[0][2]
 
 
-def selected_columns(order: np.ndarray, terms: int, n_terms: int) -> np.ndarray:
-    """The term ids of the ``terms`` best-ranked terms, ascending (0, or more than there are: every term)."""
-    return np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
-
-
-def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: int,
-             order: np.ndarray) -> tuple[DataFrame, dict]:
+def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+             fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
     """The NNet models (one row per category, as :func:`fit_models` writes them, without weights: the
     network is the model bundle's ``network`` part) and what the stage reports.
 
-    One network for all categories, over the ``terms`` best-ranked terms (:mod:`sparktc.models.nnet`),
-    trained in one Spark task on the worker's training set; with SCut or SCutFBR, ``rule.folds`` more
-    networks, each without one fold's documents, in tasks of their own alongside it (each saved to a
-    file, not returned through the JVM), whose out-of-fold scores set the thresholds
-    (:func:`joint_thresholds`). Cost: each network is O(epochs * nnz(X) * hidden) to train on one worker,
-    holding the training set; the folds + 1 networks run in parallel.
+    One network for all categories over the best-ranked terms (:mod:`sparktc.models.nnet`) for each
+    candidate term count in ``terms``, trained in one Spark task on the worker's training set; with SCut
+    or SCutFBR, or several candidates, ``rule.folds`` more per candidate, each without one fold's
+    documents, in tasks of their own alongside (each saved to a file, not returned through the JVM),
+    whose out-of-fold scores choose the term count and set the thresholds (:func:`joint_thresholds`).
+    The chosen candidate's network moves into the bundle. Cost: each network is
+    O(epochs * nnz(X) * hidden) to train on one worker holding the training set; all of them
+    (candidates x (folds + 1)) run in parallel.
     """
-    columns = selected_columns(order, terms, n_terms)
-    categories = spark.read.parquet(tables.input("categories")).select("category", "train_positives") \
-        .orderBy("category").toPandas()
+    categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    folds = rule.folds if rule.cross_validated else 0
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 0
     train_path = storage.join(tables.input("vectors"), "split=train")
-    scratch = tables.output("models") + "-nnet-folds"
-    directories = [storage.join(scratch, f"fold-{f}") for f in range(folds)] + [
-        storage.join(tables.output(MODEL), NETWORK)]
+    scratch = tables.output("models") + "-nnet"
+    units = [(count, f) for count in terms for f in range(folds + 1)]  # f = folds: the network of all documents
+    directory = {unit: storage.join(scratch, f"terms-{unit[0]}", f"fold-{unit[1]}") for unit in units}
 
-    def fit(index: int, directory: str) -> dict:
-        """Network ``index``: fold ``index``'s (trained without its documents), or the full one (index = folds)."""
+    def fit(index: int, unit: tuple[int, int]) -> dict:
         began = time.perf_counter()
         inject("train")
+        count, f = unit
         training = load_training_set(train_path, n_terms)
         Y = np.column_stack([training.positives(code) for code in codes]) if codes else \
             np.zeros((training.X.shape[0], 0), dtype=np.bool_)
-        rows = (document_folds(training.doc_ids, folds, rule.seed) != index) if index < folds else \
+        rows = (document_folds(training.doc_ids, folds, rule.seed) != f) if f < folds else \
             np.ones(training.X.shape[0], dtype=np.bool_)
-        if index < folds and rows.all():
-            raise InputError(f"train.folds = {folds}: fold {index} of the {len(rows)} training documents is empty; "
+        if f < folds and rows.all():
+            raise InputError(f"train.folds = {folds}: fold {f} of the {len(rows)} training documents is empty; "
                              "lower train.folds")
+        columns = selected_columns(order, count, n_terms)
         try:
             network = fit_network(training.X[rows], Y[rows], columns, rule.nnet_hidden, rule.nnet_epochs,
                                   rule.nnet_l2, rule.nnet_learning_rate, rule.seed)
         except MemoryError:
             raise out_of_memory("train", f"the network over {len(columns):_} terms, training set {train_path}") \
                 from None
-        write_network(network, directory)
-        return {"iterations": network.iterations, "loss": network.loss, "documents": int(rows.sum()),
-                "seconds": round(time.perf_counter() - began, 3)}
+        write_network(network, directory[unit])
+        return {"terms": len(columns), "iterations": network.iterations, "loss": network.loss,
+                "documents": int(rows.sum()), "seconds": round(time.perf_counter() - began, 3)}
 
     try:
-        fitted = map_parts(spark, directories, fit, errors=(InputError,))
-        rows = joint_thresholds(spark, rule, categories, train_path, n_terms,
-                                [SavedNetwork(directory) for directory in directories[:folds]])
+        fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
+        fold_sets = {count: [SavedNetwork(directory[(count, f)]) for f in range(folds)] for count in terms} \
+            if folds else {}
+        chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+        storage.rename(spark, directory[(chosen.terms, folds)], storage.join(tables.output(MODEL), NETWORK))
     finally:
         storage.delete(spark, scratch)
-    full = fitted[-1]
-    models = pd.DataFrame({
-        "category": codes, "method": "nnet", "weights": [[] for _ in codes], "bias": 0.0,
-        "threshold": [rows[code]["threshold"] for code in codes],
-        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
-        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": len(columns),
-        "cv_f1": [rows[code]["cv_f1"] for code in codes],
-        "choices": [json.dumps({"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"],
-                                "cv_f1": rows[code]["cv_f1"]}) for code in codes],
-        "seconds": [rows[code]["seconds"] for code in codes],
-    })
-    details = {"nnet_terms": len(columns), "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
+    full = fitted[(chosen.terms, folds)]
+    models = _joint_models("nnet", rule, categories, chosen, [[] for _ in codes], full["terms"],
+                           {"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"]})
+    details = {"nnet_terms": full["terms"], "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
                "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
-               "nnet_seconds": full["seconds"], "nnet_fold_seconds": [f["seconds"] for f in fitted[:-1]]}
+               "nnet_seconds": full["seconds"], "searched": chosen.searched, "chosen_fbr": chosen.fbr,
+               "nnet_network_seconds": {f"{count}/{'all' if f == folds else f}": result["seconds"]
+                                        for (count, f), result in fitted.items()}}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
@@ -414,8 +467,9 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             if rule.method in JOINT_METHODS:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_joint = fit_llsf if rule.method == "llsf" else fit_nnet
-                models, joint_details = fit_joint(spark, tables, rule, n_terms, default_terms(config, n_terms),
-                                                  order.value)
+                models, joint_details = fit_joint(spark, tables, rule, n_terms,
+                                                  list(tune.terms) or [default_terms(config, n_terms)],
+                                                  list(tune.fbr) or [rule.fbr], order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
             elif tune.shared_positive_weight:
