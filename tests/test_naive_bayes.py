@@ -1,9 +1,22 @@
-"""Multinomial naive Bayes against scikit-learn's MultinomialNB, per category (c against the rest)."""
+"""Multinomial naive Bayes against scikit-learn's MultinomialNB, per category (c against the rest).
+
+Pure: :func:`sparktc.models.naive_bayes.multinomial_nb` and the per-category fit over the selected terms.
+Spark: ``test_methods``' JSON Lines corpus through ingest -> rank once (shared with ``test_nnet``), then
+naive Bayes with SCut over the 60 best terms through train and evaluate: the weight stage's ``counts``
+against a Counter of the stored tokens, the stored weights and bias against MultinomialNB fitted on the
+training counts read with pyarrow, and evaluate's predictions against the scores and thresholds redone here.
+"""
+
+from collections import Counter
 
 import numpy as np
+import pandas as pd
+import pyarrow.dataset as ds
 import pytest
 from scipy import sparse
 from sklearn.naive_bayes import MultinomialNB
+from test_methods import CATEGORIES, N_TEST, N_TRAIN
+from test_nnet import read_split, trained
 
 from sparktc.models.naive_bayes import multinomial_nb
 from sparktc.models.tuning import Candidate, fit_category
@@ -66,3 +79,67 @@ def test_selected_terms_are_the_vocabulary_and_the_rest_weigh_nothing():
     np.testing.assert_allclose(X @ model.weights + model.bias, _reference(X[:, kept], y, 0.5), rtol=1e-10,
                                atol=1e-10)
     assert not model.weights[np.setdiff1d(np.arange(30), kept)].any()
+
+
+# --- through Spark ---------------------------------------------------------------------------------
+
+ALPHA, TERMS = 0.5, 60
+NB = ["train.method=nb", f"train.nb_alpha={ALPHA}", "train.thresholding=scut", f"select.top_k={TERMS}"]
+
+
+@pytest.fixture(scope="module")
+def nb(spark, tmp_path_factory):
+    return trained(spark, tmp_path_factory, "nb", NB)
+
+
+def test_counts_are_the_token_counts_over_the_vocabulary(nb):
+    terms = pd.read_parquet(nb.output / "vocabulary").sort_values("term_id")["term"].tolist()
+    term_id = {term: i for i, term in enumerate(terms)}
+    tokens = ds.dataset(nb.output / "tokens", format="parquet").to_table(columns=["doc_id", "tokens"]).to_pylist()
+    tokens = {row["doc_id"]: row["tokens"] for row in tokens}
+    checked = 0
+    for split in ("train", "test"):
+        ids, X = read_split(str(nb.output), split, "counts")
+        assert len(ids) == {"train": N_TRAIN, "test": N_TEST}[split]
+        for row in range(0, len(ids), 7):
+            expected = Counter(term_id[t] for t in tokens[ids[row]].split() if t in term_id)
+            found = X.getrow(row)
+            assert dict(zip(found.indices.tolist(), found.data.tolist())) == expected, ids[row]
+            checked += 1
+    assert checked >= 25
+
+
+def test_nb_models_are_multinomialnb_over_the_selected_training_counts(nb):
+    order = pd.read_parquet(nb.output / "term_ranks").sort_values("rank")["term_id"].to_numpy()
+    kept = np.sort(order[:TERMS])
+    ids, X = read_split(str(nb.output), "train", "counts")
+    labels = pd.read_parquet(nb.output / "vectors" / "split=train").set_index("doc_id").loc[ids, "labels"]
+    for c in CATEGORIES:
+        y = np.array([c in document for document in labels])
+        n_c = int(y.sum())
+        prior = np.array([ALPHA + len(y) - n_c, ALPHA + n_c]) / (2 * ALPHA + len(y))
+        reference = MultinomialNB(alpha=ALPHA, class_prior=prior).fit(X[:, kept], y)
+        model = nb.models.loc[c]
+        weights = np.asarray(model["weights"], dtype=np.float64)
+        assert model["method"] == "nb" and model["features"] == TERMS and model["train_positives"] == n_c
+        np.testing.assert_allclose(weights[kept], reference.feature_log_prob_[1] - reference.feature_log_prob_[0],
+                                   rtol=1e-10, atol=1e-12, err_msg=c)
+        assert not weights[np.setdiff1d(np.arange(len(weights)), kept)].any()
+        assert model["bias"] == pytest.approx(reference.class_log_prior_[1] - reference.class_log_prior_[0],
+                                              rel=1e-12)
+        np.testing.assert_allclose(X @ weights + model["bias"], _reference(X[:, kept], y, ALPHA), rtol=1e-9,
+                                   atol=1e-9)
+
+
+def test_nb_predictions_are_the_count_scores_above_the_stored_thresholds(nb):
+    ids, X = read_split(str(nb.output), "test", "counts")
+    assert ids == nb.predictions.index.tolist()
+    W = np.column_stack([np.asarray(nb.models.loc[c, "weights"], dtype=np.float64) for c in CATEGORIES])
+    scores = np.asarray(X @ W) + nb.models.loc[CATEGORIES, "bias"].to_numpy()
+    np.testing.assert_array_equal(nb.assigned, scores > nb.thresholds)
+    assert nb.assigned.any() and not nb.assigned.all()
+    top = np.vstack(nb.predictions["top_scores"])
+    np.testing.assert_allclose(top, -np.sort(-scores, axis=1)[:, :top.shape[1]], rtol=0, atol=1e-9)
+    # Scored over the counts, not the ltc weights: the same weights over the ltc values give other scores.
+    _, ltc = read_split(str(nb.output), "test")
+    assert not np.allclose(np.asarray(ltc @ W) + nb.models.loc[CATEGORIES, "bias"].to_numpy(), scores)

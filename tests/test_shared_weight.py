@@ -1,4 +1,5 @@
-"""One positive weight for all categories, chosen by cross-validated micro-F1 (LibMultiLabel's shared choice)."""
+"""One positive weight (or one fbr) for all categories, chosen by cross-validated micro-F1 (LibMultiLabel's
+shared choice)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from conftest import REPO
 
 from sparktc.evaluation.metrics import f1_score
-from sparktc.models.tuning import ZERO_DIVISION, shared_weight
+from sparktc.models.tuning import ZERO_DIVISION, shared_value
 from sparktc.runtime.config import ConfigError, load_config
 
 
@@ -19,13 +20,13 @@ def test_micro_f1_sums_counts_over_categories() -> None:
     # summed: weight 1 -> 2*9/(18+2+5) = .72, weight 3 -> 2*10/(20+4+2) = .769.
     searched = [[row(1.0, 8, 2, 2), row(3.0, 9, 4, 2)],
                 [row(1.0, 1, 0, 3), row(3.0, 1, 0, 0)]]
-    chosen, micro = shared_weight(searched)
+    chosen, micro = shared_value(searched, "positive_weight")
     assert chosen == 3.0
     assert micro == pytest.approx({1.0: 18 / 25, 3.0: 20 / 26})
 
 
 def test_ties_keep_the_first_weight() -> None:
-    assert shared_weight([[row(1.0, 1, 1, 1), row(2.0, 1, 1, 1)]])[0] == 1.0
+    assert shared_value([[row(1.0, 1, 1, 1), row(2.0, 1, 1, 1)]], "positive_weight")[0] == 1.0
 
 
 def test_shared_weight_needs_a_weight_list_and_nothing_else_searched() -> None:
@@ -35,3 +36,25 @@ def test_shared_weight_needs_a_weight_list_and_nothing_else_searched() -> None:
     with pytest.raises(ConfigError, match="at most one value in tune.C"):
         load_config(None, [*base, "tune.positive_weight=[1, 2]", "tune.C=[1, 2]"])
     assert load_config(None, [*base, "tune.positive_weight=[1, 2]"]).tune.shared_positive_weight
+
+
+def test_one_fbr_for_all_categories_is_chosen_the_same_way() -> None:
+    searched = [[{**row(1.0, 8, 2, 2), "fbr": 0.0}, {**row(1.0, 7, 0, 3), "fbr": 0.3}],
+                [{**row(1.0, 1, 9, 0), "fbr": 0.0}, {**row(1.0, 0, 0, 1), "fbr": 0.3}]]
+    chosen, micro = shared_value(searched, "fbr")
+    assert chosen == 0.3  # 2*7/(14+0+4) = .778 against 2*9/(18+11+2) = .581
+    assert micro == pytest.approx({0.0: 18 / 31, 0.3: 14 / 18})
+
+
+def test_shared_fbr_needs_an_fbr_list_scutfbr_and_nothing_else_searched() -> None:
+    base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "tune.shared_fbr=true"]
+    with pytest.raises(ConfigError, match="needs tune.fbr"):
+        load_config(None, [*base, "train.thresholding=scutfbr"])
+    with pytest.raises(ConfigError, match="at most one value in tune.C, tune.solver, tune.positive_weight"):
+        load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "tune.terms=[10, 20]"])
+    with pytest.raises(ConfigError, match="train.thresholding = 'scut'"):
+        load_config(None, [*base, "train.thresholding=scut", "tune.fbr=[0, 0.1]"])
+    with pytest.raises(ConfigError, match="tune.shared_fbr = True: not used by train.method = 'llsf'"):
+        load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=llsf"])
+    config = load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb"])
+    assert config.tune.shared_fbr

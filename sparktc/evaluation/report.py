@@ -247,9 +247,10 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
         lines.append(f"- Decision threshold: {val(thresholding, 'threshold')}")
     if space:
         searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
-                             if key not in ("shared_positive_weight", "folds", "seed"))
-        shared = "; one positive weight for all categories, by cross-validated micro-F1" \
-            if space.get("shared_positive_weight") else ""
+                             if key not in ("shared_positive_weight", "shared_fbr", "folds", "seed"))
+        shared = "".join(f"; one {name} for all categories, by cross-validated micro-F1"
+                         for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"))
+                         if space.get(key))
         lines.append(f"- Search space ([tune], chosen per category by {val(space, 'folds')}-fold cross-validation, "
                      f"seed {val(space, 'seed')}): {searched}{shared}")
     else:

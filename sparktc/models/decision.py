@@ -162,8 +162,8 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     """What ``metrics.json`` and ``report.md`` state of a run's decision rule, from its [train] and [tune]
     settings: ``method`` and ``thresholding``, each its name and the settings it depends on
     (:data:`METHOD_PARAMETERS`, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
-    ``search_space``, the non-empty [tune] lists (and ``shared_positive_weight`` when set) with the folds
-    and seed of the cross-validation choosing from them (empty: nothing searched).
+    ``search_space``, the non-empty [tune] lists (and ``shared_positive_weight``, ``shared_fbr`` when set) with
+    the folds and seed of the cross-validation choosing from them (empty: nothing searched).
 
     A setting the mappings lack is None, except the method and thresholding, which default as
     [train] does (:data:`METHODS`, :data:`THRESHOLDINGS`).
@@ -175,8 +175,9 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
         return {key: searched.get(key, train.get(key)) for key in keys}
 
     space = dict(searched)
-    if tune.get("shared_positive_weight"):
-        space["shared_positive_weight"] = True
+    for shared in ("shared_positive_weight", "shared_fbr"):
+        if tune.get(shared):
+            space[shared] = True
     if space:  # chosen from by cross-validation over the rule's folds, whatever the thresholding
         space.update(folds=train.get("folds"), seed=train.get("seed"))
     return {

@@ -169,18 +169,19 @@ def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], rule: Decis
     return threshold, f1_score(**counts, zero_division=ZERO_DIVISION)
 
 
-def shared_weight(searched_per_category: list[list[dict]]) -> tuple[float, dict[float, float]]:
-    """The one positive weight for all categories with the best cross-validated micro-F1 (first on ties).
+def shared_value(searched_per_category: list[list[dict]], key: str) -> tuple[float, dict[float, float]]:
+    """The one value of the searched setting ``key`` (``positive_weight``, ``fbr``) for all categories with
+    the best cross-validated micro-F1 (first on ties).
 
     Each category's ``searched`` list holds its candidates' cross-validated TP, FP, FN; the counts
-    are summed per weight over categories, as micro-averaging does (REFERENCE.md section 6).
+    are summed per value over categories, as micro-averaging does (REFERENCE.md section 6).
     """
     totals: dict[float, dict[str, int]] = {}
     for searched in searched_per_category:
         for row in searched:
-            total = totals.setdefault(row["positive_weight"], {"tp": 0, "fp": 0, "fn": 0})
-            for key in total:
-                total[key] += row[key]
-    micro = {weight: f1_score(**counts, zero_division=ZERO_DIVISION) for weight, counts in totals.items()}
-    best = max(micro, key=lambda weight: (micro[weight], -list(micro).index(weight)))
+            total = totals.setdefault(row[key], {"tp": 0, "fp": 0, "fn": 0})
+            for count in total:
+                total[count] += row[count]
+    micro = {value: f1_score(**counts, zero_division=ZERO_DIVISION) for value, counts in totals.items()}
+    best = max(micro, key=lambda value: (micro[value], -list(micro).index(value)))
     return best, micro

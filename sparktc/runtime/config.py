@@ -36,14 +36,17 @@ SEEDS = 2**32
 #: Settings a training method does not use, and why: set with it, they would be silently ignored.
 UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
     "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
+             "tune.shared_fbr",
              "select.top_k", "select.reduction_factor"),
             "kNN compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr"),
-    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
-             "LLSF is one regression for all categories: it has no solver, C or positive weight"),
+    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+             "LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr is "
+             "always one for all categories"),
     "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
                 "Rocchio has no solver, C or positive weight"),
-    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
-             "NNet is one network for all categories: it has no solver, C or positive weight"),
+    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+             "NNet is one network for all categories: it has no solver, C or positive weight, and its fbr is "
+             "always one for all categories"),
     "nb": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
            "naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha"),
 }
@@ -231,7 +234,10 @@ class TuneConfig:
     # One positive weight for all categories, the one with the best cross-validated micro-F1
     # (instead of each category's own best); needs positive_weight and no other list.
     shared_positive_weight: bool = False
-    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation).
+    # One fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list.
+    shared_fbr: bool = False
+    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF and
+    # NNet (one model for all categories) and with shared_fbr, one for all by cross-validated micro-F1.
     fbr: list[float] = field(default_factory=list, metadata=_grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]"))
 
 
@@ -444,10 +450,17 @@ def _check_combinations(config: Config) -> None:
                  else f"select.reduction_factor = {select.reduction_factor}")
         raise ConfigError(f"tune.terms = {tune.terms} and {given}: tune.terms replaces the term selection; "
                           "set one, not both")
-    if tune.shared_positive_weight and (not tune.positive_weight or any(
-            len(getattr(tune, key)) > 1 for key in ("C", "solver", "terms", "fbr"))):
-        raise ConfigError("tune.shared_positive_weight = true needs tune.positive_weight = [w, ...] and at most one "
-                          "value in tune.C, tune.solver, tune.terms and tune.fbr")
+    for shared, others in (("positive_weight", ("C", "solver", "terms", "fbr")),
+                           ("fbr", ("C", "solver", "positive_weight", "terms"))):
+        if getattr(tune, f"shared_{shared}") and (not getattr(tune, shared) or any(
+                len(getattr(tune, key)) > 1 for key in others)):
+            raise ConfigError(f"tune.shared_{shared} = true needs tune.{shared} = [...] and at most one value in "
+                              f"{', '.join(f'tune.{key}' for key in others)}")
+    if tune.shared_positive_weight and tune.shared_fbr:
+        raise ConfigError("tune.shared_positive_weight and tune.shared_fbr: share one setting, not both")
+    if tune.shared_fbr and train.thresholding != "scutfbr":
+        raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
+                          "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")
     selected = [count for count in tune.terms or [select.top_k] if count]
     if train.method == "llsf" and selected and train.llsf_k > min(selected):
         names = "tune.terms" if tune.terms else "select.top_k"

@@ -63,7 +63,7 @@ from sparktc.models.tuning import (
     fit_category,
     knn_threshold,
     needs_cross_validation,
-    shared_weight,
+    shared_value,
 )
 from sparktc.runtime import storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
@@ -472,15 +472,16 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                                                   list(tune.fbr) or [rule.fbr], order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
-            elif tune.shared_positive_weight:
-                # First pass: every category's cross-validated counts for every weight; one row per category back.
+            elif tune.shared_positive_weight or tune.shared_fbr:
+                # First pass: every category's cross-validated counts for every value; one row per category back.
+                key = "positive_weight" if tune.shared_positive_weight else "fbr"
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(row.choices)["searched"] for row in
                             fit_models(spark, tables, rule, space, n_terms, order).select("choices").collect()]
-                weight, micro = shared_weight(searched)
-                rule = dataclasses.replace(rule, positive_weight=weight)
-                tune = dataclasses.replace(tune, positive_weight=[])
-                details["shared_positive_weight"] = {"chosen": weight, "cv_micro_f1": micro}
+                value, micro = shared_value(searched, key)
+                rule = dataclasses.replace(rule, **{key: value})
+                tune = dataclasses.replace(tune, **{key: []})
+                details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
             if rule.method not in JOINT_METHODS:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
