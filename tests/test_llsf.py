@@ -212,7 +212,8 @@ def test_tuned_llsf_chooses_terms_and_fbr_for_the_whole_model_by_cross_validated
 
 def test_llsf_k_above_the_selected_terms_is_refused_before_spark_starts():
     synthetic = "corpus.format=synthetic"
-    for overrides, key in ((["select.top_k=100"], "select.top_k = 100"), (["tune.terms=[1000, 50]"], "tune.terms = 50")):
+    for overrides, key in ((["select.top_k=100"], "select.top_k = 100"),
+                           (["tune.terms=[1000, 50]"], "tune.terms = 50")):
         with pytest.raises(ConfigError, match=f"train.llsf_k = 500 .*{key}"):
             load_config(None, [synthetic, "train.method=llsf", *overrides])
 

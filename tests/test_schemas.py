@@ -22,8 +22,8 @@ PREDICTIONS_DDL = (
     "top_categories array<string>, top_scores array<double>"
 )
 TOKENS_DDL = "doc_id string, split string, labels array<string>, tokens string"
-CLASSIFY_VECTORS_DDL = ("doc_id string, labels array<string>, indices array<int>, values array<float>, counts array<int>, "
-                        "source string, line int, reason string")
+CLASSIFY_VECTORS_DDL = ("doc_id string, labels array<string>, indices array<int>, values array<float>, "
+                        "counts array<int>, source string, line int, reason string")
 STATS_DDL = (
     "chunk long, documents long, first_id long, last_id long, tokens long, distinct long, "
     "assignments long, min_topics long, max_topics long, category_counts array<long>, "
