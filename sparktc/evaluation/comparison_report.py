@@ -47,7 +47,9 @@ P_TESTS = (("miR", "p-test (recall)"), ("miP", "p-test (precision)"), ("error", 
 #: Equal-sized intervals of log10(training-set frequency) the curves average F1 over.
 INTERVALS = 10
 LEGEND = ("≫ or ≪: P-value <= 0.01; > or <: 0.01 < P-value <= 0.05; ~: P-value > 0.05 (Yang & Liu 1999 "
-          "Tables 2 and 3: A ≫ B reads \"A significantly better than B\"; for error, better is smaller)")
+          "Tables 2 and 3). A ≫ B reads \"A significantly better than B\" for every measure, error too, where "
+          "better is smaller; Yang & Liu's Table 3 prints the error column by the error rates themselves, so "
+          "there A ≪ B means A's error is significantly smaller")
 
 
 def _symbols_table(pairs: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> list[str]:

@@ -1,6 +1,19 @@
-"""Multinomial naive Bayes, one category against the rest (McCallum & Nigam 1998, as Yang & Liu 1999 ran it).
+"""Multinomial naive Bayes (McCallum & Nigam 1998; Yang & Liu 1999 section 3.5): the mixture over all
+categories that Yang & Liu ran from the Bow library, or one category against the rest.
 
-Over the raw term frequencies tf(t, d) of the selected terms V (not ltc weights: the model counts
+**The mixture** (``mixture_nb``, :class:`NaiveBayesMixture`): one multinomial per category c over the raw
+term frequencies of the selected terms V, a document counted once in each of its categories, with
+Laplace smoothing alpha:
+
+    theta(t | c) = (alpha + sum_{d in c} tf(t, d)) / (alpha |V| + sum_{d in c} sum_{t in V} tf(t, d))
+    P(c) = (alpha + |c|) / (alpha |C| + sum_c' |c'|)
+
+and a document is scored by the log of its posterior over the categories C, which competes them
+against each other:
+
+    s(d, c) = ln P(c | d) = a(d, c) - ln sum_{c'} exp a(d, c'),   a(d, c) = ln P(c) + sum_t tf(t, d) ln theta(t | c)
+
+**One against the rest** (``multinomial_nb``): c against its complement c'. Over the raw term frequencies tf(t, d) of the selected terms V (not ltc weights: the model counts
 word occurrences), with Laplace smoothing alpha, for the class c and its complement c':
 
     theta(t | c) = (alpha + sum_{d in c} tf(t, d)) / (alpha |V| + sum_{d in c} sum_{t in V} tf(t, d))
@@ -20,11 +33,14 @@ category's mean threshold, to -inf.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
+from scipy.special import logsumexp
 
-__all__ = ["multinomial_nb"]
+__all__ = ["NaiveBayesMixture", "log_posterior", "mixture_nb", "multinomial_nb"]
 
 
 def multinomial_nb(X: sparse.csr_matrix, y: NDArray[np.bool_], alpha: float) -> tuple[NDArray[np.float64], float]:
@@ -41,3 +57,36 @@ def multinomial_nb(X: sparse.csr_matrix, y: NDArray[np.bool_], alpha: float) -> 
     n_c = int(y.sum())
     prior = np.log(alpha + n_c) - np.log(alpha + len(y) - n_c)
     return log_theta_c - log_theta_other, float(prior)
+
+
+def mixture_nb(XY: NDArray[np.float64], documents: NDArray[np.float64],
+               alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(ln theta, ln P(c)) of the mixture from its sufficient statistics: ``XY`` = X'Y (terms x categories:
+    each category's summed term frequencies) and ``documents`` = each category's training documents."""
+    if not alpha > 0:
+        raise ValueError(f"alpha = {alpha}: Laplace smoothing needs alpha > 0")
+    XY = np.asarray(XY, dtype=np.float64)
+    documents = np.asarray(documents, dtype=np.float64)
+    log_theta = np.log(alpha + XY) - np.log(alpha * XY.shape[0] + XY.sum(axis=0))
+    log_prior = np.log(alpha + documents) - np.log(alpha * len(documents) + documents.sum())
+    return log_theta, log_prior
+
+
+def log_posterior(joint: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Documents x categories ln P(c | d) from the joint log-likelihoods a(d, c), normalized per document."""
+    if joint.shape[1] == 0:
+        return joint
+    return joint - logsumexp(joint, axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class NaiveBayesMixture:
+    """A mixture over the selected terms ``columns``: s(d, c) = ln P(c | d)."""
+
+    columns: NDArray[np.int64]
+    log_theta: NDArray[np.float64]  # selected terms x categories
+    log_prior: NDArray[np.float64]
+
+    def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories scores of the term-frequency rows of ``X`` (documents x vocabulary)."""
+        return log_posterior(np.asarray(X[:, self.columns] @ self.log_theta) + self.log_prior)

@@ -44,7 +44,7 @@ from sparktc.runtime.runner import Tables
 
 #: The train stage's output holding the bundle.
 MODEL = "model"
-BUNDLE_FORMAT = 2  # 2: bundle.json records the parts' data files and sizes
+BUNDLE_FORMAT = 3  # 2: bundle.json records the parts' data files and sizes; 3: NB and NNet (their settings, network/)
 DESCRIPTION = "bundle.json"
 VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "training", "network"
 #: The configuration sections that shape a model: all but [synthesize] (recorded by the corpus it wrote),
