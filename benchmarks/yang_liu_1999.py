@@ -59,8 +59,8 @@ METHODS: dict[str, Method] = {
     "nnet": Method("NNet", ("train.method=nnet", "tune.terms=[500, 1000, 2000]", "train.nnet_hidden=64",
                             "train.thresholding=scutfbr", FBR),
                    "64 hidden units; 1,000 features"),
-    "nb": Method("NB", ("train.method=nb", "select.top_k=2000", "train.thresholding=scutfbr", FBR,
-                        "tune.shared_fbr=true"),
+    "nb": Method("NB", ("train.method=nb", "tune.terms=[1000, 2000, 5000, 10000]", "train.thresholding=scutfbr",
+                        FBR),
                  "multinomial mixture; 2,000 features"),
 }
 CATEGORY_SET = "R(90)"

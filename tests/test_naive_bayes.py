@@ -1,10 +1,14 @@
-"""Multinomial naive Bayes against scikit-learn's MultinomialNB, per category (c against the rest).
+"""Multinomial naive Bayes against scikit-learn's MultinomialNB: the mixture over all categories (each
+document repeated once per category it has) and one category against the rest.
 
-Pure: :func:`sparktc.models.naive_bayes.multinomial_nb` and the per-category fit over the selected terms.
+Pure: :func:`sparktc.models.naive_bayes.mixture_nb` and :class:`NaiveBayesMixture` against MultinomialNB's
+log posteriors; :func:`multinomial_nb` and the per-category fit over the selected terms.
 Spark: ``test_methods``' JSON Lines corpus through ingest -> rank once (shared with ``test_nnet``), then
-naive Bayes with SCut over the 60 best terms through train and evaluate: the weight stage's ``counts``
-against a Counter of the stored tokens, the stored weights and bias against MultinomialNB fitted on the
-training counts read with pyarrow, and evaluate's predictions against the scores and thresholds redone here.
+naive Bayes over the 60 best terms through train and evaluate, binary with SCut and the mixture with SCutFBR
+(fbr and terms chosen by cross-validation): the weight stage's ``counts`` against a Counter of the stored
+tokens, the stored weights and bias against MultinomialNB fitted on the training counts read with pyarrow,
+the mixture's fold models and thresholds against a direct computation, and evaluate's predictions against
+the scores and thresholds redone here.
 """
 
 from collections import Counter
@@ -18,7 +22,8 @@ from sklearn.naive_bayes import MultinomialNB
 from test_methods import CATEGORIES, N_TEST, N_TRAIN
 from test_nnet import read_split, trained
 
-from sparktc.models.naive_bayes import multinomial_nb
+from sparktc.models.llsf import document_folds
+from sparktc.models.naive_bayes import NaiveBayesMixture, log_posterior, mixture_nb, multinomial_nb
 from sparktc.models.tuning import Candidate, fit_category
 from sparktc.runtime.config import TrainConfig
 
@@ -73,7 +78,7 @@ def test_selected_terms_are_the_vocabulary_and_the_rest_weigh_nothing():
     X = _counts(4, terms=30)
     y = np.arange(X.shape[0]) % 4 == 0
     order = np.arange(30)[::-1]  # ranked: the last terms first
-    rule = TrainConfig(method="nb", nb_alpha=0.5).decision_rule()
+    rule = TrainConfig(method="nb", nb_model="binary", nb_alpha=0.5).decision_rule()
     model = fit_category(X, y, order, [Candidate("l2r_l2loss_svc_dual", 1.0, 1.0, 10, 0.1)], rule)
     kept = np.sort(order[:10])
     np.testing.assert_allclose(X @ model.weights + model.bias, _reference(X[:, kept], y, 0.5), rtol=1e-10,
@@ -81,15 +86,59 @@ def test_selected_terms_are_the_vocabulary_and_the_rest_weigh_nothing():
     assert not model.weights[np.setdiff1d(np.arange(30), kept)].any()
 
 
+def _replicated(X: sparse.csr_matrix, Y: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """Each document once per category it has, labelled with that category (single-label rows)."""
+    rows, categories = np.nonzero(Y)
+    return X[rows], categories
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.3])
+def test_mixture_is_multinomialnb_over_documents_repeated_per_category(alpha):
+    X = _counts(6, documents=80, terms=20)
+    rng = np.random.default_rng(7)
+    Y = rng.random((80, 4)) < 0.35
+    Y[np.arange(80), rng.integers(0, 4, 80)] = True  # every category has documents
+    log_theta, log_prior = mixture_nb(X.T @ Y.astype(np.float64), Y.sum(axis=0), alpha)
+    prior = (alpha + Y.sum(axis=0)) / (alpha * 4 + Y.sum())
+    reference = MultinomialNB(alpha=alpha, class_prior=prior).fit(*_replicated(X, Y))
+    np.testing.assert_allclose(log_theta, reference.feature_log_prob_.T, rtol=1e-12)
+    np.testing.assert_allclose(log_prior, np.log(prior), rtol=1e-12)
+    model = NaiveBayesMixture(np.arange(20), log_theta, log_prior)
+    np.testing.assert_allclose(model.scores(X), reference.predict_log_proba(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.exp(model.scores(X)).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_mixture_scores_only_the_selected_columns_and_a_category_without_documents_stays_finite():
+    X = _counts(8, documents=30, terms=12)
+    Y = np.zeros((30, 3), dtype=bool)
+    Y[:15, 0] = Y[15:, 1] = True  # category 2 has no document
+    columns = np.array([1, 4, 5, 9])
+    log_theta, log_prior = mixture_nb(X[:, columns].T @ Y.astype(np.float64), Y.sum(axis=0), 1.0)
+    scores = NaiveBayesMixture(columns, log_theta, log_prior).scores(X)
+    np.testing.assert_allclose(scores, log_posterior(np.asarray(X[:, columns] @ log_theta) + log_prior))
+    assert np.isfinite(scores).all() and (scores[:, 2] < np.maximum(scores[:, 0], scores[:, 1])).all()
+    with pytest.raises(ValueError, match="alpha = -1"):
+        mixture_nb(np.ones((2, 2)), np.ones(2), -1.0)
+
+
 # --- through Spark ---------------------------------------------------------------------------------
 
 ALPHA, TERMS = 0.5, 60
-NB = ["train.method=nb", f"train.nb_alpha={ALPHA}", "train.thresholding=scut", f"select.top_k={TERMS}"]
+NB = ["train.method=nb", "train.nb_model=binary", f"train.nb_alpha={ALPHA}", "train.thresholding=scut",
+      f"select.top_k={TERMS}"]
+FBRS = (0.0, 0.5)
+MIXTURE = ["train.method=nb", f"train.nb_alpha={ALPHA}", "train.thresholding=scutfbr", f"tune.terms=[30, {TERMS}]",
+           f"tune.fbr={list(FBRS)}"]
 
 
 @pytest.fixture(scope="module")
 def nb(spark, tmp_path_factory):
     return trained(spark, tmp_path_factory, "nb", NB)
+
+
+@pytest.fixture(scope="module")
+def mixture(spark, tmp_path_factory):
+    return trained(spark, tmp_path_factory, "nb-mixture", MIXTURE)
 
 
 def test_counts_are_the_token_counts_over_the_vocabulary(nb):
@@ -143,3 +192,47 @@ def test_nb_predictions_are_the_count_scores_above_the_stored_thresholds(nb):
     # Scored over the counts, not the ltc weights: the same weights over the ltc values give other scores.
     _, ltc = read_split(str(nb.output), "test")
     assert not np.allclose(np.asarray(ltc @ W) + nb.models.loc[CATEGORIES, "bias"].to_numpy(), scores)
+
+
+def _labels(output, split: str, ids: list[str]) -> np.ndarray:
+    labels = pd.read_parquet(output / "vectors" / f"split={split}").set_index("doc_id").loc[ids, "labels"]
+    return np.array([[c in document for c in CATEGORIES] for document in labels])
+
+
+def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_log_posteriors(mixture):
+    """The fold models are MultinomialNB without each fold; the choice of (terms, fbr) and the thresholds are
+    the cross-validated SCutFBR redone here from those out-of-fold log posteriors."""
+    from test_llsf import _cross_validated_counts
+
+    order = pd.read_parquet(mixture.output / "term_ranks").sort_values("rank")["term_id"].to_numpy()
+    ids, X = read_split(str(mixture.output), "train", "counts")
+    Y = _labels(mixture.output, "train", ids)
+    fold = document_folds(ids, 5, 0)
+
+    def posteriors(kept: np.ndarray, rows: np.ndarray, scored: sparse.csr_matrix) -> np.ndarray:
+        prior = (ALPHA + Y[rows].sum(axis=0)) / (ALPHA * len(CATEGORIES) + Y[rows].sum())
+        reference = MultinomialNB(alpha=ALPHA, class_prior=prior).fit(*_replicated(X[rows][:, kept], Y[rows]))
+        return reference.predict_log_proba(scored[:, kept])
+
+    results = {}
+    for terms in (30, TERMS):
+        kept = np.sort(order[:terms])
+        scores = np.zeros(Y.shape)
+        for f in range(5):
+            scores[fold == f] = posteriors(kept, fold != f, X[fold == f])
+        for fbr in FBRS:
+            per_category = [_cross_validated_counts(scores[:, j], Y[:, j], fold, fbr) for j in range(len(CATEGORIES))]
+            total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
+            results[(terms, fbr)] = (2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"]),
+                                     [threshold for threshold, _ in per_category])
+    best = max(results, key=lambda pair: results[pair][0])
+    kept = np.sort(order[:best[0]])
+    for j, c in enumerate(CATEGORIES):
+        model = mixture.models.loc[c]
+        assert model["method"] == "nb" and model["features"] == best[0]
+        assert model["threshold"] == pytest.approx(results[best][1][j], rel=1e-6, abs=1e-9), c
+    test_ids, X_test = read_split(str(mixture.output), "test", "counts")
+    expected = posteriors(kept, np.ones(len(ids), dtype=bool), X_test)
+    top = np.vstack(mixture.predictions.loc[test_ids, "top_scores"])
+    np.testing.assert_allclose(top, -np.sort(-expected, axis=1)[:, :top.shape[1]], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(mixture.assigned, expected > mixture.thresholds)

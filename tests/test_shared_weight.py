@@ -56,5 +56,8 @@ def test_shared_fbr_needs_an_fbr_list_scutfbr_and_nothing_else_searched() -> Non
         load_config(None, [*base, "train.thresholding=scut", "tune.fbr=[0, 0.1]"])
     with pytest.raises(ConfigError, match="tune.shared_fbr = True: not used by train.method = 'llsf'"):
         load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=llsf"])
-    config = load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb"])
+    with pytest.raises(ConfigError, match="train.nb_model = 'mixture': one model for all categories"):
+        load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb"])
+    config = load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb",
+                                "train.nb_model=binary"])
     assert config.tune.shared_fbr

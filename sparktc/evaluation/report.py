@@ -225,7 +225,9 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
         lines = [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
                  f"truncated SVD keeping k = {val(method, 'llsf_k')} singular values"]
     elif name == "nb":
-        lines = ["- Method: `nb`, multinomial naive Bayes over raw term frequencies, each category against the rest, "
+        model = ("the mixture over all categories, scored by the log posterior"
+                 if method.get("nb_model", "mixture") == "mixture" else "each category against the rest")
+        lines = [f"- Method: `nb`, multinomial naive Bayes over raw term frequencies, {model}, "
                  f"Laplace smoothing alpha {val(method, 'nb_alpha')}"]
     elif name == "nnet":
         lines = [f"- Method: `nnet`, one network for all categories, {val(method, 'nnet_hidden')} logistic hidden "

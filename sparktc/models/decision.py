@@ -12,9 +12,11 @@ A method scores document d for category c:
   category vectors, one regression for all categories solved by a truncated SVD keeping ``llsf_k``
   singular values, no bias (Yang & Chute; Yang & Liu; :mod:`sparktc.models.llsf`). Its scores lie
   near [0, 1], so a fixed ``threshold`` of about 0.5 is its natural one (the default stays 0);
-* ``nb``: s(d, c) = ln P(c)/P(c') + sum_t tf(t, d) ln(theta(t|c) / theta(t|c')), multinomial naive Bayes
-  over the raw term frequencies (the ``counts`` of ``vectors``, not the ltc weights) with Laplace
-  smoothing ``nb_alpha``, c against the rest (McCallum & Nigam; Yang & Liu; :mod:`sparktc.models.naive_bayes`);
+* ``nb``: multinomial naive Bayes over the raw term frequencies (the ``counts`` of ``vectors``, not the
+  ltc weights) with Laplace smoothing ``nb_alpha`` (McCallum & Nigam; Yang & Liu;
+  :mod:`sparktc.models.naive_bayes`): with ``nb_model`` = ``mixture`` (Yang & Liu's, from the Bow
+  library) one model for all categories, s(d, c) = ln P(c | d), the log posterior over the categories;
+  with ``binary``, c against the rest, s(d, c) = ln P(c)/P(c') + sum_t tf(t, d) ln(theta(t|c) / theta(t|c'));
 * ``nnet``: s(d, c) = h(d)'W2_c + b2_c, the input of category c's logistic output unit of one network for
   all categories with ``nnet_hidden`` logistic hidden units h(d) = sigma(x_d'W1 + b1), trained by
   backpropagation (Adam, at most ``nnet_epochs`` epochs, L2 penalty ``nnet_l2``, step ``nnet_learning_rate``;
@@ -58,11 +60,9 @@ METHOD_PARAMETERS = {
     "rocchio": ("rocchio_beta", "rocchio_gamma"),
     "knn": ("knn_k",),
     "llsf": ("llsf_k",),
-    "nb": ("nb_alpha",),
+    "nb": ("nb_model", "nb_alpha"),
     "nnet": ("nnet_hidden", "nnet_epochs", "nnet_l2", "nnet_learning_rate"),
 }
-#: Methods that fit one model for all categories (not one per category).
-JOINT_METHODS = ("llsf", "nnet")
 #: The ``vectors`` column a method's document matrices are made of (``values``, the ltc weights, otherwise).
 VECTOR_COLUMN = {"nb": "counts"}
 THRESHOLDING_PARAMETERS = {
@@ -110,10 +110,22 @@ class DecisionRule:
     knn_k: int
     llsf_k: int = 500
     nb_alpha: float = 1.0
+    nb_model: str = "mixture"
     nnet_hidden: int = 64
     nnet_epochs: int = 200
     nnet_l2: float = 0.0001
     nnet_learning_rate: float = 0.001
+
+    @property
+    def joint(self) -> bool:
+        """Whether the method fits one model for all categories (LLSF, NNet, the naive Bayes mixture), not one
+        per category: its term count and fbr are then chosen for the whole model."""
+        return self.method in ("llsf", "nnet") or self.posterior_scores
+
+    @property
+    def posterior_scores(self) -> bool:
+        """Whether scores are the naive Bayes mixture's log posteriors, normalized over the categories."""
+        return self.method == "nb" and self.nb_model == "mixture"
 
     @property
     def vector_column(self) -> str:

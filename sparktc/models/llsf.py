@@ -111,21 +111,23 @@ def document_folds(doc_ids: Iterable[str], folds: int, seed: int) -> NDArray[np.
 Matrix = sparse.spmatrix | NDArray[np.float64]
 
 
-def gram_sums(X: Matrix, Y: Matrix, fold: NDArray[np.int64],
-              folds: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+def gram_sums(X: Matrix, Y: Matrix, fold: NDArray[np.int64], folds: int,
+              gram: bool = True) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Per fold f: (G_f = X_f'X_f, X'Y_f, documents in f), X_f the rows of ``X`` whose ``fold`` is f; as
     arrays of shapes (folds, terms, terms), (folds, terms, categories) and (folds,). Their sums over the
-    folds are G, X'Y and N (``folds`` = 1 and ``fold`` all 0 for no cross-validation)."""
+    folds are G, X'Y and N (``folds`` = 1 and ``fold`` all 0 for no cross-validation). Without ``gram``,
+    G is left out (shape (folds, 0, 0)): X'Y alone is what naive Bayes needs."""
     X = sparse.csr_matrix(X, dtype=np.float64)
     Y = sparse.csr_matrix(Y, dtype=np.float64)
     fold = np.asarray(fold, dtype=np.int64)
-    G = np.zeros((folds, X.shape[1], X.shape[1]))
+    G = np.zeros((folds, X.shape[1], X.shape[1]) if gram else (folds, 0, 0))
     XY = np.zeros((folds, X.shape[1], Y.shape[1]))
     for f in range(folds):
         rows = np.flatnonzero(fold == f)
         if len(rows):
             Xf = X[rows]
-            G[f] = (Xf.T @ Xf).toarray()
+            if gram:
+                G[f] = (Xf.T @ Xf).toarray()
             XY[f] = (Xf.T @ Y[rows]).toarray()
     return G, XY, np.bincount(fold, minlength=folds)[:folds].astype(np.int64)
 

@@ -11,10 +11,16 @@ Laplace smoothing alpha:
 and a document is scored by the log of its posterior over the categories C, which competes them
 against each other:
 
-    s(d, c) = ln P(c | d) = a(d, c) - ln sum_{c'} exp a(d, c'),   a(d, c) = ln P(c) + sum_t tf(t, d) ln theta(t | c)
+    s(d, c) = ln P(c | d) = a(d, c) - ln sum_{c'} exp a(d, c'),
+    a(d, c) = ln P(c) + sum_t tf(t, d) ln theta(t | c)
 
-**One against the rest** (``multinomial_nb``): c against its complement c'. Over the raw term frequencies tf(t, d) of the selected terms V (not ltc weights: the model counts
-word occurrences), with Laplace smoothing alpha, for the class c and its complement c':
+which is scikit-learn's ``MultinomialNB(alpha, class_prior=P)`` log posterior (``predict_log_proba``) when
+each document is repeated once per category it has. Its sufficient statistics, X'Y (each category's
+term frequencies summed) and the documents per category, are sums over documents.
+
+**One against the rest** (``multinomial_nb``): the same model for c and its complement c' only, over the
+raw term frequencies tf(t, d) of the selected terms V (not ltc weights: the model counts word
+occurrences), with Laplace smoothing alpha:
 
     theta(t | c) = (alpha + sum_{d in c} tf(t, d)) / (alpha |V| + sum_{d in c} sum_{t in V} tf(t, d))
     P(c) = (alpha + |c|) / (2 alpha + N)

@@ -1,12 +1,12 @@
 """Scoring on the executors: batches of document vectors -> scores -> predictions (REFERENCE.md section 5).
 
 The evaluate stage and the classification of new documents broadcast one :class:`Scorer` and call
-:func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values): s(d, c) =
+:func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values, counts): s(d, c) =
 w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories; naive Bayes's over the raw
-term frequencies), kNN's sum of the similarities of d's k nearest training documents labelled c, or the
-NNet's output-unit inputs; the categories assigned are those the
-decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring categories
-are kept with their scores for the ranking measures.
+term frequencies, the mixture's normalized to log posteriors), kNN's sum of the similarities of d's k
+nearest training documents labelled c, or the NNet's output-unit inputs; the categories assigned are
+those the decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring
+categories are kept with their scores for the ranking measures.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
 from sparktc.models.decision import VECTOR_COLUMN, Cut
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.naive_bayes import log_posterior
 from sparktc.models.nnet import load_network
 
 
@@ -36,19 +37,21 @@ class Scorer:
     train_path: str
     column: str = "values"  # the vectors column scored: ltc weights, or raw tf for naive Bayes
     network_path: str = ""  # NNet: the directory of its saved network
+    posterior: bool = False  # the naive Bayes mixture: linear scores normalized to log posteriors
 
     @staticmethod
-    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str, network_path: str = "") -> Scorer:
+    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str, network_path: str = "",
+           posterior: bool = False) -> Scorer:
         """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
         model bundle's categories), the kNN training set at ``train_path`` when their method is kNN, the
-        network saved at ``network_path`` when it is NNet."""
+        network saved at ``network_path`` when it is NNet, normalizing to log posteriors when ``posterior``."""
         method = models["method"].iloc[0] if len(models) else ""
         linear = method not in ("knn", "nnet")
         W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
         return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
                       W=W if linear else None, b=models["bias"].to_numpy(), knn_k=knn_k,
                       train_path=train_path, column=VECTOR_COLUMN.get(method, "values"),
-                      network_path=network_path if method == "nnet" else "")
+                      network_path=network_path if method == "nnet" else "", posterior=posterior)
 
     def matrix(self, batch: pa.RecordBatch):
         """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
@@ -57,7 +60,8 @@ class Scorer:
     def scores(self, X) -> np.ndarray:
         """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
         if self.W is not None:
-            return np.asarray(X @ self.W) + self.b
+            linear = np.asarray(X @ self.W) + self.b
+            return log_posterior(linear) if self.posterior else linear
         if self.network_path:
             return load_network(self.network_path).scores(X)
         training = load_training_set(self.train_path, self.n_terms)

@@ -163,5 +163,5 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         idf=idf(vocabulary["df"].to_numpy(), n_train), rule=rule, n_train=n_train, categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network),
+        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network, rule.posterior_scores),
     )

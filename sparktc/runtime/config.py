@@ -205,6 +205,9 @@ class TrainConfig:
     llsf_k: int = field(default=500, metadata=_between(1, 100_000))
     # Naive Bayes' Laplace smoothing: alpha = 0 would give unseen terms probability 0 (log -inf).
     nb_alpha: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
+    # mixture: one multinomial per category, scored by the posterior over all categories (Yang & Liu's, from
+    # the Bow library); binary: each category against the rest.
+    nb_model: str = field(default="mixture", metadata=_choice("mixture", "binary"))
     # NNet: hidden units (Yang & Liu: 64, of 16, 64, 160 tried), the training budget in epochs (passes over the
     # training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size.
     nnet_hidden: int = field(default=64, metadata=_between(1, 10_000))
@@ -458,6 +461,10 @@ def _check_combinations(config: Config) -> None:
                               f"{', '.join(f'tune.{key}' for key in others)}")
     if tune.shared_positive_weight and tune.shared_fbr:
         raise ConfigError("tune.shared_positive_weight and tune.shared_fbr: share one setting, not both")
+    if tune.shared_fbr and train.decision_rule().joint:
+        raise ConfigError(f"tune.shared_fbr = true with train.method = {train.method!r}"
+                          + (f" and train.nb_model = {train.nb_model!r}" if train.method == "nb" else "")
+                          + ": one model for all categories always chooses one fbr for all; remove it")
     if tune.shared_fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")

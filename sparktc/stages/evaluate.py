@@ -192,7 +192,7 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
     scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
-                       storage.join(tables.input(MODEL), NETWORK))
+                       storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores)
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)

@@ -52,9 +52,10 @@ from sparktc.evaluation.metrics import f1_score
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor
 from sparktc.filesystem import arrow_filesystem, per_worker
-from sparktc.models.decision import JOINT_METHODS, DecisionRule
+from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.llsf import LLSFModel, document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.models.naive_bayes import NaiveBayesMixture, mixture_nb
 from sparktc.models.nnet import SavedNetwork, fit_network, write_network
 from sparktc.models.tuning import (
     ZERO_DIVISION,
@@ -154,7 +155,7 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
 
 #: LLSF's terms x terms Gram matrix is dense: beyond this many selected terms it no longer fits a worker.
 MAX_LLSF_TERMS = 20_000
-LLSF_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
+SUMS_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
 
 
 def label_matrix(labels: pa.Array, codes: list[str]) -> sparse.csr_matrix:
@@ -174,42 +175,47 @@ def label_matrix(labels: pa.Array, codes: list[str]) -> sparse.csr_matrix:
     return Y
 
 
-def llsf_file_sums(path: str, columns: np.ndarray, codes: list[str], n_terms: int, folds: int, seed: int,
-                   directory: str, index: int) -> str:
-    """One training file's per-fold (G_f, X'Y_f, documents) over the selected ``columns``
-    (:func:`sparktc.models.llsf.gram_sums`; ``folds`` = 1: no cross-validation), saved as
-    ``directory/sums-<index>.npz``; the file's path. G is dense (folds x terms^2 numbers: 233 MB for
-    Yang & Liu's 2,415 terms and 5 folds), so it goes through a file, not through the JVM."""
+def training_sums(path: str, columns: np.ndarray, codes: list[str], n_terms: int, folds: int, seed: int,
+                  directory: str, index: int, column: str = "values", gram: bool = True) -> str:
+    """One training file's per-fold sums over the selected ``columns`` of its ``column`` matrix X (ltc
+    ``values``, or raw tf ``counts``), saved as ``directory/sums-<index>.npz``; the file's path. Per fold f
+    (``folds`` = 1: no cross-validation; folds by :func:`sparktc.models.llsf.document_folds`): G_f = X_f'X_f
+    (terms x terms; only with ``gram``, for LLSF), X'Y_f (terms x categories), the documents, and the
+    documents per category. G is dense (folds x terms^2 numbers: 233 MB for Yang & Liu's 2,415 terms and
+    5 folds), so the sums go through a file, not through the JVM."""
     inject("train")
-    G = np.zeros((folds, len(columns), len(columns)))
-    XY = np.zeros((folds, len(columns), len(codes)))
-    sizes = np.zeros(folds, dtype=np.int64)
-    for batch in read_batches(path, ["doc_id", "indices", "values", "labels"], LLSF_BATCH_ROWS):
-        X = csr_from_lists(batch.column("indices"), batch.column("values"), n_terms)[:, columns]
+    sums = {"G": np.zeros((folds, len(columns), len(columns)) if gram else (folds, 0, 0)),
+            "XY": np.zeros((folds, len(columns), len(codes))), "sizes": np.zeros(folds, dtype=np.int64),
+            "labels": np.zeros((folds, len(codes)))}
+    for batch in read_batches(path, ["doc_id", "indices", column, "labels"], SUMS_BATCH_ROWS):
+        X = csr_from_lists(batch.column("indices"), batch.column(column), n_terms)[:, columns]
         fold = (document_folds(batch.column("doc_id").to_pylist(), folds, seed) if folds > 1
                 else np.zeros(len(batch), dtype=np.int64))
-        g, xy, n = gram_sums(X, label_matrix(batch.column("labels"), codes), fold, folds)
-        G += g
-        XY += xy
-        sizes += n
+        Y = label_matrix(batch.column("labels"), codes)
+        g, xy, n = gram_sums(X, Y, fold, folds, gram)
+        sums["G"] += g
+        sums["XY"] += xy
+        sums["sizes"] += n
+        in_fold = sparse.csr_matrix((np.ones(len(fold)), (np.arange(len(fold)), fold)), shape=(len(fold), folds))
+        sums["labels"] += (in_fold.T @ Y).toarray()
     filesystem, root = arrow_filesystem(directory)
     filesystem.create_dir(root, recursive=True)
     target = f"{root}/sums-{index}.npz"
     with filesystem.open_output_stream(target) as stream:  # a retried attempt writes the same numbers again
         buffer = io.BytesIO()
-        np.savez(buffer, G=G, XY=XY, sizes=sizes)
+        np.savez(buffer, **sums)
         stream.write(buffer.getvalue())
     return target
 
 
-def _summed(directory: str, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sum of the per-file sums :func:`llsf_file_sums` saved, read one file at a time."""
+def _summed(directory: str, paths: list[str]) -> dict[str, np.ndarray]:
+    """The sum of the per-file sums :func:`training_sums` saved, read one file at a time."""
     filesystem, _ = arrow_filesystem(directory)
-    total = None
+    total: dict[str, np.ndarray] = {}
     for path in paths:
         with filesystem.open_input_file(path) as handle, np.load(io.BytesIO(handle.read())) as sums:
-            part = (sums["G"], sums["XY"], sums["sizes"])
-        total = part if total is None else tuple(a + b for a, b in zip(total, part))
+            for name in sums.files:
+                total[name] = total[name] + sums[name] if name in total else sums[name]
     return total
 
 
@@ -223,14 +229,65 @@ def _categories(spark: SparkSession, tables: Tables) -> pd.DataFrame:
         .orderBy("category").toPandas()
 
 
+@dataclass(frozen=True)
+class Sums:
+    """What one pass over the training files gives a method with one model for all categories: the
+    candidate term counts' columns, their positions in the summed ``columns`` (the largest candidate's),
+    and the per-fold sums of :func:`training_sums` over them."""
+
+    candidates: dict[int, np.ndarray]
+    positions: dict[int, np.ndarray]
+    columns: np.ndarray
+    folds: int
+    G: np.ndarray
+    XY: np.ndarray
+    sizes: np.ndarray
+    labels: np.ndarray
+    seconds: float
+
+
+def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, codes: list[str], n_terms: int,
+                    terms: list[int], order: np.ndarray, gram: bool, max_terms: int = 0) -> Sums:
+    """One pass of tasks over the training files (:func:`training_sums`), over the largest of the candidate
+    term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the ranking, so
+    its sums are a sub-matrix of those. Cross-validated (``rule.folds`` folds) when the thresholds are or
+    several counts are searched."""
+    started = time.perf_counter()
+    candidates = {count: selected_columns(order, count, n_terms) for count in terms}
+    columns = max(candidates.values(), key=len)
+    if max_terms and len(columns) > max_terms:
+        raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
+                         f"terms, at most {max_terms:_}: set select.top_k, select.reduction_factor or "
+                         "tune.terms (Yang & Liu kept 2,415 terms)")
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
+    train_path = storage.join(tables.input("vectors"), "split=train")
+    files = parquet_files(train_path) if storage.exists(spark, train_path) else []
+    scratch = tables.output("models") + "-sums"
+    try:
+        saved = map_parts(spark, files, lambda index, path: training_sums(
+            path, columns, codes, n_terms, folds, rule.seed, scratch, index, rule.vector_column, gram))
+        total = _summed(scratch, saved) if saved else {}
+    finally:
+        storage.delete(spark, scratch)
+    width = len(columns) if gram else 0
+    sizes = total.get("sizes", np.zeros(folds, dtype=np.int64))
+    if folds > 1 and not sizes.all():
+        raise InputError(f"train.folds = {folds}: fold {int(np.argmin(sizes))} of the {int(sizes.sum())} training "
+                         "documents is empty; lower train.folds")
+    return Sums(candidates, {count: np.searchsorted(columns, kept) for count, kept in candidates.items()}, columns,
+                folds, total.get("G", np.zeros((folds, width, width))),
+                total.get("XY", np.zeros((folds, len(columns), len(codes)))), sizes,
+                total.get("labels", np.zeros((folds, len(codes)))), time.perf_counter() - started)
+
+
 def _joint_models(method: str, rule: DecisionRule, categories: pd.DataFrame, chosen: Choice,
-                  weights: list | np.ndarray, features: int, extra: dict) -> pd.DataFrame:
+                  weights: list | np.ndarray, bias: list | float, features: int, extra: dict) -> pd.DataFrame:
     """The ``models`` rows of a method with one model for all categories: per category its threshold and
-    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for NNet)."""
+    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for NNet) and ``bias``."""
     codes = categories["category"].tolist()
     rows = chosen.rows
     return pd.DataFrame({
-        "category": codes, "method": method, "weights": weights, "bias": 0.0,
+        "category": codes, "method": method, "weights": weights, "bias": bias,
         "threshold": [rows[code]["threshold"] for code in codes],
         "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
         "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": features,
@@ -241,59 +298,69 @@ def _joint_models(method: str, rule: DecisionRule, categories: pd.DataFrame, cho
     })
 
 
+def _over_vocabulary(values: np.ndarray, columns: np.ndarray, n_terms: int) -> list[list[float]]:
+    """Per category, its column of ``values`` (selected terms x categories) over the whole vocabulary
+    (zero outside ``columns``)."""
+    weights = np.zeros((n_terms, values.shape[1]))
+    weights[columns] = values
+    return [weights[:, j].tolist() for j in range(values.shape[1])]
+
+
 def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
              fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
     """The LLSF models (one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
-    The sums come from one pass over the training files (module docstring), over the largest of the
-    candidate term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the
-    ranking, so its sums are a sub-matrix of those. With SCut or SCutFBR, or several candidates, the
-    training documents are split into ``rule.folds`` folds by :func:`sparktc.models.llsf.document_folds`
-    and each fold's documents are scored by the model fitted without them (:func:`joint_thresholds`
-    chooses the term count and sets the thresholds). Weights are zero outside the chosen terms; the
-    bias is 0.
+    The sums G = X'X and X'Y come from one pass over the training files (:func:`summed_training`; module
+    docstring); each cross-validation fold's model is fitted from the sums without the fold's documents
+    (:func:`sparktc.models.llsf.fold_models`), and :func:`joint_thresholds` chooses the term count and fbr
+    and sets the thresholds. Weights are zero outside the chosen terms; the bias is 0.
     """
-    started = time.perf_counter()
-    candidates = {count: selected_columns(order, count, n_terms) for count in terms}
-    columns = max(candidates.values(), key=len)
-    if len(columns) > MAX_LLSF_TERMS:
-        raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
-                         f"terms, at most {MAX_LLSF_TERMS:_}: set select.top_k, select.reduction_factor or "
-                         "tune.terms (Yang & Liu kept 2,415 terms)")
     categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
+    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=True, max_terms=MAX_LLSF_TERMS)
+    G, XY = sums.G, sums.XY
+    fold_sets = {count: [LLSFModel(sums.candidates[count], W_f) for W_f in fold_models(
+        G[:, at][:, :, at], XY[:, at], rule.llsf_k)] for count, at in sums.positions.items()} \
+        if sums.folds > 1 else {}
     train_path = storage.join(tables.input("vectors"), "split=train")
-    files = parquet_files(train_path) if storage.exists(spark, train_path) else []
-    scratch = tables.output("models") + "-llsf-sums"
-    try:
-        saved = map_parts(spark, files, lambda index, path: llsf_file_sums(
-            path, columns, codes, n_terms, folds, rule.seed, scratch, index))
-        total = _summed(scratch, saved) if saved else None
-    finally:
-        storage.delete(spark, scratch)
-    G, XY, sizes = total or (np.zeros((folds, len(columns), len(columns))), np.zeros((folds, len(columns), len(codes))),
-                             np.zeros(folds, dtype=np.int64))
-    if folds > 1 and not sizes.all():
-        raise InputError(f"train.folds = {folds}: fold {int(np.argmin(sizes))} of the {int(sizes.sum())} training "
-                         "documents is empty; lower train.folds")
-    summed = time.perf_counter()
-    # Each candidate's columns as positions in the summed ones.
-    positions = {count: np.searchsorted(columns, kept) for count, kept in candidates.items()}
-    fold_sets = {count: [LLSFModel(candidates[count], W_f) for W_f in fold_models(
-        G[:, at][:, :, at], XY[:, at], rule.llsf_k)] for count, at in positions.items()} if folds > 1 else {}
     chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
-    at = positions[chosen.terms]
+    at = sums.positions[chosen.terms]
     solving = time.perf_counter()
     W = llsf_weights(G.sum(axis=0)[np.ix_(at, at)], XY.sum(axis=0)[at], rule.llsf_k)
     solved = time.perf_counter()
-    weights = np.zeros((n_terms, len(codes)))
-    weights[candidates[chosen.terms]] = W
-    models = _joint_models("llsf", rule, categories, chosen, [weights[:, j].tolist() for j in range(len(codes))],
-                           len(at), {"llsf_k": rule.llsf_k})
-    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(at), "llsf_train_documents": int(sizes.sum()),
-               "llsf_folds": folds, "llsf_sum_seconds": round(summed - started, 3),
+    weights = _over_vocabulary(W, sums.candidates[chosen.terms], n_terms)
+    models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(at), {"llsf_k": rule.llsf_k})
+    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(at), "llsf_train_documents": int(sums.sizes.sum()),
+               "llsf_folds": sums.folds, "llsf_sum_seconds": round(sums.seconds, 3),
                "llsf_solve_seconds": round(solved - solving, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+    return spark.createDataFrame(models, MODELS_DDL), details
+
+
+def fit_nb_mixture(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+                   fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+    """The naive Bayes mixture's models (one row per category: ln theta(t | c) over the vocabulary, zero
+    outside the chosen terms, and ln P(c) as its bias; scoring normalizes them to ln P(c | d)) and what the
+    stage reports. Its statistics X'Y over the raw term frequencies and the documents per category come
+    from one pass over the training files (:func:`summed_training`), per fold, so each fold's model is
+    the mixture of the sums without the fold; :func:`joint_thresholds` chooses the term count and fbr and
+    sets the thresholds. Cost: O(nnz) to sum, O(terms x categories) per model.
+    """
+    categories = _categories(spark, tables)
+    codes = categories["category"].tolist()
+    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=False)
+    XY, labels = sums.XY, sums.labels
+    fold_sets = {count: [NaiveBayesMixture(sums.candidates[count], *mixture_nb(
+        XY.sum(axis=0)[at] - XY[f][at], labels.sum(axis=0) - labels[f], rule.nb_alpha)) for f in range(sums.folds)]
+        for count, at in sums.positions.items()} if sums.folds > 1 else {}
+    train_path = storage.join(tables.input("vectors"), "split=train")
+    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+    at = sums.positions[chosen.terms]
+    log_theta, log_prior = mixture_nb(XY.sum(axis=0)[at], labels.sum(axis=0), rule.nb_alpha)
+    models = _joint_models("nb", rule, categories, chosen,
+                           _over_vocabulary(log_theta, sums.candidates[chosen.terms], n_terms), log_prior.tolist(),
+                           len(at), {"nb_model": rule.nb_model, "nb_alpha": rule.nb_alpha})
+    details = {"nb_terms": len(at), "nb_train_documents": int(sums.sizes.sum()), "nb_folds": sums.folds,
+               "nb_sum_seconds": round(sums.seconds, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
@@ -441,7 +508,7 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     finally:
         storage.delete(spark, scratch)
     full = fitted[(chosen.terms, folds)]
-    models = _joint_models("nnet", rule, categories, chosen, [[] for _ in codes], full["terms"],
+    models = _joint_models("nnet", rule, categories, chosen, [[] for _ in codes], 0.0, full["terms"],
                            {"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"]})
     details = {"nnet_terms": full["terms"], "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
                "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
@@ -464,9 +531,9 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         order = spark.sparkContext.broadcast(term_order(spark, tables))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
-            if rule.method in JOINT_METHODS:
+            if rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                fit_joint = fit_llsf if rule.method == "llsf" else fit_nnet
+                fit_joint = {"llsf": fit_llsf, "nnet": fit_nnet, "nb": fit_nb_mixture}[rule.method]
                 models, joint_details = fit_joint(spark, tables, rule, n_terms,
                                                   list(tune.terms) or [default_terms(config, n_terms)],
                                                   list(tune.fbr) or [rule.fbr], order.value)
@@ -482,7 +549,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 rule = dataclasses.replace(rule, **{key: value})
                 tune = dataclasses.replace(tune, **{key: []})
                 details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
-            if rule.method not in JOINT_METHODS:
+            if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
                     tables.output("models"))
