@@ -281,21 +281,22 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
         f"tokenize.stop_list = '{stop_list}': permission denied; the file must be readable"
 
 
+KNN = ("(kNN has no solver, C or positive weight; its term count is chosen for all categories at once, and SCutFBR "
+       "uses train.fbr)")
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
         (["train.method=knn", "tune.C=[1, 2]", "select.top_k=100"],
-         "tune.C = [1.0, 2.0], select.top_k = 100: not used by train.method = 'knn' (kNN compares whole training "
-         "vectors and has nothing to tune; SCutFBR uses train.fbr); remove them"),
+         f"tune.C = [1.0, 2.0]: not used by train.method = 'knn' {KNN}; remove it"),
         (["train.method=knn", "tune.fbr=[0.1, 0.5]"],
-         "tune.fbr = [0.1, 0.5]: not used by train.method = 'knn' (kNN compares whole training vectors and has nothing "
-         "to tune; SCutFBR uses train.fbr); remove it"),
-        (["train.method=knn", "select.reduction_factor=0.5"],
-         "select.reduction_factor = 0.5: not used by train.method = 'knn' (kNN compares whole training vectors and has "
-         "nothing to tune; SCutFBR uses train.fbr); remove it"),
+         f"tune.fbr = [0.1, 0.5]: not used by train.method = 'knn' {KNN}; remove it"),
+        (["train.method=knn", "tune.shared_fbr=true", "tune.solver=['l2r_lr']"],
+         f"tune.solver = ['l2r_lr'], tune.shared_fbr = True: not used by train.method = 'knn' {KNN}; remove them"),
         (["train.method=knn", "tune.positive_weight=[1, 2]", "tune.shared_positive_weight=true"],
-         "tune.positive_weight = [1.0, 2.0], tune.shared_positive_weight = True: not used by train.method = 'knn' (kNN "
-         "compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr); remove them"),
+         f"tune.positive_weight = [1.0, 2.0], tune.shared_positive_weight = True: not used by train.method = 'knn' "
+         f"{KNN}; remove them"),
         (["train.method=rocchio", "tune.shared_positive_weight=true"],
          "tune.shared_positive_weight = True: not used by train.method = 'rocchio' (Rocchio has no solver, C or "
          "positive weight); remove it"),
@@ -308,7 +309,7 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
          "tune.terms = [0, 100] and select.reduction_factor = 0.9: tune.terms replaces the term selection; "
          "set one, not both"),
     ],
-    ids=["knn_tune_and_select", "knn_tune_fbr", "knn_reduction", "knn_shared_weight", "rocchio_shared_weight",
+    ids=["knn_tune_and_select", "knn_tune_fbr", "knn_shared_fbr", "knn_shared_weight", "rocchio_shared_weight",
          "rocchio_solver", "terms_top_k", "terms_reduction"],
 )
 def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.neighbors import NearestNeighbors
 
-from sparktc.models.knn import DEFAULT_BLOCK_BYTES, DEFAULT_K, knn_scores_from_neighbours, knn_topk
+from sparktc.models.knn import DEFAULT_BLOCK_BYTES, DEFAULT_K, knn_scores_from_neighbours, knn_topk, selected_space
 from sparktc.validation import check_matrix
 
 
@@ -221,3 +221,15 @@ def test_rejects_bad_parameters(quantised_data):
         knn_scores(Xq, Xt, np.zeros((53, 2), dtype=bool), 3)
     with pytest.raises(ValueError, match="Y_train must be a scipy sparse matrix or a 2-D bool array"):
         knn_scores(Xq, Xt, np.zeros((54, 2)), 3)
+
+
+def test_selected_space_keeps_the_selected_terms_and_renormalizes_each_row():
+    rng = np.random.default_rng(11)
+    dense = rng.random((6, 8)) * (rng.random((6, 8)) < 0.5)
+    dense[2, [1, 3]] = 0.0  # row 2 may lose every selected term
+    columns = np.array([1, 3, 6])
+    got = selected_space(sp.csr_matrix(dense), columns).toarray()
+    kept = dense[:, columns]
+    norms = np.linalg.norm(kept, axis=1, keepdims=True)
+    np.testing.assert_allclose(got, np.divide(kept, norms, out=np.zeros_like(kept), where=norms > 0), rtol=1e-12)
+    assert selected_space(sp.csr_matrix(dense), None).toarray().tolist() == dense.tolist()

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.models.knn import selected_space
 from sparktc.models.thresholds import balanced_folds, pcut_thresholds
 from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
@@ -42,6 +43,7 @@ CATEGORIES = ["acq", "crude", "earn", "grain", "trade"]
 N_TRAIN, N_TEST = 160, 40
 # Training positives per category; 50/160*40 = 12.5 and 18/160*40 = 4.5 are PCut's rounding case.
 TRAIN_POSITIVES = {"acq": 50, "crude": 37, "earn": 62, "grain": 18, "trade": 29}
+KNN_TERMS = (20, 60)  # kNN's candidate term counts
 KNN_K = 5
 FOLDS, SEED = 5, 0  # train.folds and train.seed defaults
 
@@ -113,6 +115,8 @@ def runs(spark, tmp_path_factory):
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
         "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
+        "knn_selected": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut",
+                         f"tune.terms={list(KNN_TERMS)}"],
         "svm": ["train.thresholding=scutfbr", "tune.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
     }
     outputs = {}
@@ -130,8 +134,11 @@ def runs(spark, tmp_path_factory):
         predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), Tables(outputs[name], outputs[name]))
     train_ids, X_train, Y_train = vectors(spark, prepared, "train")
     test_ids, X_test, Y_test = vectors(spark, prepared, "test")
+    ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
     return SimpleNamespace(
         X_train=X_train, Y_train=Y_train, X_test=X_test, Y_test=Y_test, test_ids=test_ids,
+        order=np.array([r.term_id for r in ranks]), manifests={name: Path(output, "manifests", "train.json")
+                                                               for name, output in outputs.items()},
         **{name: read_run(spark, output) for name, output in outputs.items()},
     )
 
@@ -234,7 +241,48 @@ def test_knn_thresholds_are_scut_over_leave_one_out_training_scores(runs):
         model = runs.knn.models[c]
         assert model.threshold == pytest.approx(threshold, abs=1e-9), c
         assert model.cv_f1 == pytest.approx(cv_f1, abs=1e-12), c
-        assert json.loads(model.choices) == {"k": KNN_K, "cv_f1": model.cv_f1}
+        choices = json.loads(model.choices)
+        assert (choices["k"], choices["cv_f1"], choices["terms"], choices["searched"]) == (KNN_K, model.cv_f1, 0, [])
+
+
+def _similarities(X_query, X_train, columns: np.ndarray) -> np.ndarray:
+    """Cosine similarities over the selected terms, as sparse products of the renormalized selections
+    (:func:`selected_space`, checked against numpy in test_knn): over few terms many documents tie, and the
+    same products keep the ties exact so that the brute force breaks them as sparktc does."""
+    return (selected_space(X_query, columns) @ selected_space(X_train, columns).T).toarray()
+
+
+def test_knn_chooses_one_term_count_by_micro_f1_and_scores_the_renormalized_selection(runs):
+    """kNN over the selected terms compares renormalized vectors; the term count is one for all categories,
+    the candidate whose leave-one-out SCut decisions have the best micro-F1."""
+    micro, thresholds = {}, {}
+    for terms in KNN_TERMS:
+        similarities = _similarities(runs.X_train, runs.X_train, np.sort(runs.order[:terms]))
+        np.fill_diagonal(similarities, -np.inf)
+        loo = brute_force_knn(similarities, runs.Y_train, KNN_K)
+        tp = fp = fn = 0
+        thresholds[terms] = []
+        for j in range(len(CATEGORIES)):
+            y = runs.Y_train[:, j]
+            folds = balanced_folds(y, FOLDS, SEED)
+            per_fold = np.array([brute_force_scut(loo[folds == f, j], y[folds == f])[0] for f in range(FOLDS)])
+            decided = loo[:, j] > np.array([np.delete(per_fold, f).mean() for f in range(FOLDS)])[folds]
+            tp, fp, fn = tp + (decided & y).sum(), fp + (decided & ~y).sum(), fn + (~decided & y).sum()
+            thresholds[terms].append(per_fold.mean())
+        micro[terms] = 2 * tp / (2 * tp + fp + fn)
+    chosen = max(KNN_TERMS, key=lambda terms: micro[terms])
+    details = json.loads(runs.manifests["knn_selected"].read_text())["details"]["shared_terms"]
+    assert details["chosen"] == chosen and details["cv_micro_f1"] == pytest.approx(
+        {str(terms): value for terms, value in micro.items()})
+    columns = np.sort(runs.order[:chosen])
+    expected = brute_force_knn(_similarities(runs.X_test, runs.X_train, columns), runs.Y_train, KNN_K)
+    run = runs.knn_selected
+    np.testing.assert_allclose(np.array([r.top_scores for r in run.predictions]),
+                               -np.sort(-expected, axis=1)[:, :len(CATEGORIES)], atol=1e-9)
+    np.testing.assert_array_equal(run.P, expected > run.thresholds)
+    for j, c in enumerate(CATEGORIES):
+        assert run.models[c].features == chosen
+        assert run.models[c].threshold == pytest.approx(thresholds[chosen][j], abs=1e-9), c
 
 
 def test_rcut_predicts_exactly_the_two_top_scoring_categories(runs):

@@ -27,6 +27,7 @@ from conftest import brute_force_scut, f1_of
 from scipy import sparse
 from sklearn.svm import LinearSVC
 
+from sparktc.evaluation.metrics import f1_score
 from sparktc.models.decision import DecisionRule, decision_record
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
@@ -297,12 +298,14 @@ def test_terms_searched_by_cross_validation_use_the_chosen_terms_only(problem):
         assert not np.any(model.weights[np.setdiff1d(np.arange(N_FEATURES), order[:20])])
 
 
-def test_knn_threshold_fixed_returns_the_train_threshold_and_no_cv_f1():
+def test_knn_threshold_fixed_returns_the_train_threshold_and_its_counts():
     scores = np.array([0.0, 0.4, 1.2, 0.9, 0.1, 2.0])
     y = np.array([False, True, True, False, False, True])
-    assert knn_threshold(scores, y, rule(method="knn", thresholding="fixed", threshold=0.7)) == (0.7, None)
+    assert knn_threshold(scores, y, rule(method="knn", thresholding="fixed", threshold=0.7)) == (
+        0.7, {"tp": 2, "fp": 1, "fn": 1})  # scores 1.2, 0.9, 2.0 above 0.7
     for thresholding in ("pcut", "rcut"):
-        assert knn_threshold(scores, y, rule(method="knn", thresholding=thresholding)) == (0.0, None)
+        assert knn_threshold(scores, y, rule(method="knn", thresholding=thresholding)) == (
+            0.0, {"tp": 3, "fp": 2, "fn": 0})
 
 
 def test_knn_threshold_scut_is_the_mean_of_brute_force_fold_thresholds():
@@ -310,10 +313,10 @@ def test_knn_threshold_scut_is_the_mean_of_brute_force_fold_thresholds():
     scores = np.round(rng.uniform(0, 3, size=60), 2)
     y = scores + rng.normal(scale=0.8, size=60) > 2.0
     train = rule(method="knn", thresholding="scut", folds=4, seed=3)
-    threshold, cv_f1 = knn_threshold(scores, y, train)
+    threshold, counts = knn_threshold(scores, y, train)
     expected, expected_f1, _ = cv_threshold_and_f1(scores, y, balanced_folds(y, 4, 3), 4)
     assert threshold == pytest.approx(expected, abs=1e-12)
-    assert cv_f1 == pytest.approx(expected_f1, abs=1e-12)
+    assert f1_score(**counts, zero_division=1.0) == pytest.approx(expected_f1, abs=1e-12)
 
 
 # --- the decision rule's dispatch and record ----------------------------------------------------------

@@ -8,8 +8,9 @@ section 3.2, without the per-category bias, which thresholding supplies):
 
 where Tr_k(d) holds the k training documents with the largest dot product d . d_z. The rows
 are L2-normalised ltc vectors (:class:`sparktc.features.matrix.TrainingSet`), so the dot product *is*
-the cosine similarity; nothing here renormalises (a row that is not unit length simply
-contributes its dot products). k = 30 by default (Debole & Sebastiani; Yang & Liu used 45).
+the cosine similarity; with term selection, :func:`selected_space` keeps the selected terms and
+renormalises, and nothing else here does (a row that is not unit length simply contributes its dot
+products). k = 30 by default (Debole & Sebastiani; Yang & Liu used 45).
 Scores are thresholded per category elsewhere (REFERENCE.md section 5).
 
 Neighbours are ordered by decreasing similarity, ties by increasing training row, so the
@@ -32,7 +33,7 @@ from scipy import sparse
 
 from sparktc.validation import check_integer, check_matrix
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores_from_neighbours", "knn_topk"]
+__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores_from_neighbours", "knn_topk", "selected_space"]
 
 #: Debole & Sebastiani's k (Yang & Liu 1999 used 45).
 DEFAULT_K = 30
@@ -53,6 +54,18 @@ def _membership(Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_]) -
             f"got dtype {Y_train.dtype} and shape {Y_train.shape}"
         )
     return sparse.csr_matrix(Y_train, dtype=np.float64)
+
+
+def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int64] | None) -> sparse.csr_matrix:
+    """The rows of ``X`` over the selected terms ``columns`` (None: every term), each renormalized to unit
+    length: Yang & Liu's kNN compares documents by the cosine over the selected features (2,415 of them), and
+    dropping terms shortens the ltc rows. A row without a selected term stays zero (no neighbour similarity)."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    if columns is None:
+        return X
+    X = X[:, columns]
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return sparse.csr_matrix(sparse.diags(np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)) @ X)
 
 
 def _smallest_k(D: NDArray[np.float64], k: int) -> NDArray[np.int64]:

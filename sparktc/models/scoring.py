@@ -20,7 +20,7 @@ import pyarrow as pa
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
 from sparktc.models.decision import VECTOR_COLUMN, Cut
-from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.knn import knn_scores_from_neighbours, knn_topk, selected_space
 from sparktc.models.naive_bayes import log_posterior
 from sparktc.models.nnet import load_network
 
@@ -38,20 +38,26 @@ class Scorer:
     column: str = "values"  # the vectors column scored: ltc weights, or raw tf for naive Bayes
     network_path: str = ""  # NNet: the directory of its saved network
     posterior: bool = False  # the naive Bayes mixture: linear scores normalized to log posteriors
+    knn_selection: bytes = b""  # kNN: the selected term ids (int64 bytes); empty: every term
 
     @staticmethod
     def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str, network_path: str = "",
-           posterior: bool = False) -> Scorer:
+           posterior: bool = False, order: np.ndarray | None = None) -> Scorer:
         """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
-        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN, the
-        network saved at ``network_path`` when it is NNet, normalizing to log posteriors when ``posterior``."""
+        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN (over its
+        ``features`` best terms of the rank ``order``, term ids best first), the network saved at
+        ``network_path`` when it is NNet, normalizing to log posteriors when ``posterior``."""
         method = models["method"].iloc[0] if len(models) else ""
+        features = int(models["features"].iloc[0]) if len(models) else n_terms
+        selection = np.sort(order[:features]).astype(np.int64).tobytes() \
+            if method == "knn" and order is not None and features < n_terms else b""
         linear = method not in ("knn", "nnet")
         W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
         return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
                       W=W if linear else None, b=models["bias"].to_numpy(), knn_k=knn_k,
                       train_path=train_path, column=VECTOR_COLUMN.get(method, "values"),
-                      network_path=network_path if method == "nnet" else "", posterior=posterior)
+                      network_path=network_path if method == "nnet" else "", posterior=posterior,
+                      knn_selection=selection)
 
     def matrix(self, batch: pa.RecordBatch):
         """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
@@ -64,10 +70,18 @@ class Scorer:
             return log_posterior(linear) if self.posterior else linear
         if self.network_path:
             return load_network(self.network_path).scores(X)
-        training = load_training_set(self.train_path, self.n_terms)
-        neighbours, similarities = knn_topk(X, training.X, self.knn_k)
+        columns = np.frombuffer(self.knn_selection, dtype=np.int64) if self.knn_selection else None
+        training = _knn_training(self.train_path, self.n_terms, self.knn_selection)
+        neighbours, similarities = knn_topk(selected_space(X, columns), training, self.knn_k)
         labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
         return knn_scores_from_neighbours(neighbours, similarities, labels)
+
+
+@per_worker
+def _knn_training(path: str, n_terms: int, selection: bytes):
+    """The kNN training matrix over the selected terms (renormalized), once per worker and training set."""
+    X = load_training_set(path, n_terms).X
+    return selected_space(X, np.frombuffer(selection, dtype=np.int64) if selection else None)
 
 
 @per_worker

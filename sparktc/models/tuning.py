@@ -23,6 +23,7 @@ from scipy import sparse
 
 from sparktc.evaluation.metrics import f1_score
 from sparktc.models.decision import DecisionRule
+from sparktc.models.knn import knn_scores_from_neighbours
 from sparktc.models.linear import BinaryProblems
 from sparktc.models.naive_bayes import multinomial_nb
 from sparktc.models.rocchio import rocchio
@@ -160,13 +161,31 @@ def fit_category(
     return CategoryModel(weights, b, threshold, best, cv_f1, searched)
 
 
-def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], rule: DecisionRule) -> tuple[float, float | None]:
-    """A kNN category's threshold and cross-validated F1 (None when not cross-validated) from leave-one-out
-    training scores: the rule's fixed threshold, or SCut/SCutFBR (with the rule's fbr) over balanced folds."""
-    if not rule.cross_validated:
-        return rule.threshold, None
-    threshold, counts = rule.learned_threshold(scores, y, balanced_folds(y, rule.folds, rule.seed), rule.fbr)
-    return threshold, f1_score(**counts, zero_division=ZERO_DIVISION)
+def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
+                  rule: DecisionRule) -> tuple[float, dict[str, int]]:
+    """A kNN category's threshold and the TP/FP/FN of its decisions from leave-one-out training scores: the
+    rule's fixed threshold (its decisions on those scores), or SCut/SCutFBR (with the rule's fbr) over
+    balanced folds (their cross-validated decisions)."""
+    folds = balanced_folds(y, rule.folds, rule.seed) if rule.cross_validated else np.zeros(len(y), dtype=np.int64)
+    return rule.learned_threshold(scores, y, folds, rule.fbr)
+
+
+def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]], y: NDArray[np.bool_],
+                 space: Sequence[Candidate], rule: DecisionRule) -> CategoryModel:
+    """A kNN category from each candidate's leave-one-out neighbours of the training documents (one per
+    candidate of ``space``, over its terms): the threshold of :func:`knn_threshold`, and the candidate of
+    best F1 over those decisions (the first on ties; kNN's term count is chosen for all categories at
+    once by the train stage, from every category's ``searched`` counts). kNN has no weights."""
+    searched, best = [], None
+    for candidate, (neighbours, similarities) in zip(space, neighbourhoods):
+        scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
+        threshold, counts = knn_threshold(scores, y, rule)
+        f1 = f1_score(**counts, zero_division=ZERO_DIVISION)
+        searched.append({**asdict(candidate), "cv_f1": f1, **counts})
+        if best is None or f1 > best[0]:
+            best = (f1, threshold, candidate)
+    cv_f1 = best[0] if needs_cross_validation(rule, space) else None
+    return CategoryModel(np.zeros(0), 0.0, best[1], best[2], cv_f1, searched if len(space) > 1 else [])
 
 
 def shared_value(searched_per_category: list[list[dict]], key: str) -> tuple[float, dict[float, float]]:

@@ -163,5 +163,6 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         idf=idf(vocabulary["df"].to_numpy(), n_train), rule=rule, n_train=n_train, categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network, rule.posterior_scores),
+        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network, rule.posterior_scores,
+                         vocabulary.sort_values("rank")["term_id"].to_numpy()),
     )

@@ -35,10 +35,10 @@ MAX_PER_DOCUMENT = 1000
 SEEDS = 2**32
 #: Settings a training method does not use, and why: set with it, they would be silently ignored.
 UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
-    "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.terms", "tune.fbr",
-             "tune.shared_fbr",
-             "select.top_k", "select.reduction_factor"),
-            "kNN compares whole training vectors and has nothing to tune; SCutFBR uses train.fbr"),
+    "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.fbr",
+             "tune.shared_fbr"),
+            "kNN has no solver, C or positive weight; its term count is chosen for all categories at once, and "
+            "SCutFBR uses train.fbr"),
     "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
              "LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr is "
              "always one for all categories"),

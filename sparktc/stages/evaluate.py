@@ -192,7 +192,9 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
     scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
-                       storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores)
+                       storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores,
+                       spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank").toPandas()
+                       .sort_values("rank")["term_id"].to_numpy())
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
@@ -296,7 +298,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
 
 
 STAGE = Stage(
-    "evaluate", evaluate, reads=("models", MODEL, "vocabulary", "vectors", "categories"),
+    "evaluate", evaluate, reads=("models", MODEL, "vocabulary", "term_ranks", "vectors", "categories"),
     writes=("predictions", "contingency", "metrics.json", "report.md", "per_category.csv",
             "f1_by_training_frequency.png", "f1_by_band.png"),
     sections=SETTINGS,

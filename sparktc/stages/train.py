@@ -53,7 +53,7 @@ from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.models.decision import DecisionRule
-from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.knn import knn_topk, selected_space
 from sparktc.models.llsf import LLSFModel, document_folds, fold_models, gram_sums, llsf_weights
 from sparktc.models.naive_bayes import NaiveBayesMixture, mixture_nb
 from sparktc.models.nnet import SavedNetwork, fit_network, write_network
@@ -62,7 +62,7 @@ from sparktc.models.tuning import (
     Candidate,
     candidates,
     fit_category,
-    knn_threshold,
+    knn_category,
     needs_cross_validation,
     shared_value,
 )
@@ -83,10 +83,22 @@ MODELS_DDL = (
 
 
 @per_worker
-def _training_neighbours(path: str, n_features: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every training document's k nearest other training documents (leave-one-out), once per worker."""
+def _training_neighbours(path: str, n_features: int, k: int,
+                         selections: tuple[bytes, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every training document's k nearest other training documents (leave-one-out), over each of the
+    ``selections`` (selected term ids as int64 bytes; empty: every term), once per worker."""
     X = load_training_set(path, n_features).X
-    return knn_topk(X, X, k, exclude_self=np.arange(X.shape[0]))
+    found = []
+    for selection in selections:
+        space = selected_space(X, np.frombuffer(selection, dtype=np.int64) if selection else None)
+        found.append(knn_topk(space, space, k, exclude_self=np.arange(X.shape[0])))
+    return found
+
+
+def selection_key(order: np.ndarray, terms: int, n_terms: int) -> bytes:
+    """The selected term ids of the ``terms`` best-ranked terms as bytes (a per-worker cache key), or
+    empty bytes for every term."""
+    return np.sort(order[:terms]).astype(np.int64).tobytes() if 0 < terms < n_terms else b""
 
 
 def term_order(spark: SparkSession, tables: Tables) -> np.ndarray:
@@ -115,15 +127,14 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             training = load_training_set(train_path, n_terms, rule.vector_column)
             y = training.positives(category)
             if rule.method == "knn":
-                neighbours, similarities = _training_neighbours(train_path, n_terms, rule.knn_k)
-                scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
-                threshold, cv_f1 = knn_threshold(scores, y, rule)
-                weights, bias, choice, choices = np.zeros(0), 0.0, space[0], {"k": rule.knn_k, "cv_f1": cv_f1}
+                model = knn_category(_training_neighbours(train_path, n_terms, rule.knn_k, tuple(
+                    selection_key(order.value, candidate.terms, n_terms) for candidate in space)), y, space, rule)
+                choices = {**model.choices(), "k": rule.knn_k}
             else:
                 model = fit_category(training.X, y, order.value, space, rule)
-                weights, bias, threshold, cv_f1, choice = (model.weights, model.bias, model.threshold, model.cv_f1,
-                                                           model.choice)
                 choices = model.choices()
+            weights, bias, threshold, cv_f1, choice = (model.weights, model.bias, model.threshold, model.cv_f1,
+                                                       model.choice)
         except MemoryError:
             raise out_of_memory("train", f"category {category}, training set {train_path}") from None
         return pd.DataFrame({
@@ -518,6 +529,16 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
+def shared_setting(rule: DecisionRule, tune) -> str:
+    """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none:
+    ``positive_weight`` or ``fbr`` when [tune] asks, and kNN's ``terms`` always (one similarity space)."""
+    if tune.shared_positive_weight:
+        return "positive_weight"
+    if tune.shared_fbr:
+        return "fbr"
+    return "terms" if rule.method == "knn" and len(tune.terms) > 1 else ""
+
+
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     rule, tune = config.train.decision_rule(), config.tune
     with stage(spark, "train") as report:
@@ -539,15 +560,18 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                                                   list(tune.fbr) or [rule.fbr], order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
-            elif tune.shared_positive_weight or tune.shared_fbr:
+            elif shared_setting(rule, tune):
                 # First pass: every category's cross-validated counts for every value; one row per category back.
-                key = "positive_weight" if tune.shared_positive_weight else "fbr"
+                key = shared_setting(rule, tune)
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(row.choices)["searched"] for row in
                             fit_models(spark, tables, rule, space, n_terms, order).select("choices").collect()]
                 value, micro = shared_value(searched, key)
-                rule = dataclasses.replace(rule, **{key: value})
-                tune = dataclasses.replace(tune, **{key: []})
+                if key == "terms":
+                    tune = dataclasses.replace(tune, terms=[int(value)])
+                else:
+                    rule = dataclasses.replace(rule, **{key: value})
+                    tune = dataclasses.replace(tune, **{key: []})
                 details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
