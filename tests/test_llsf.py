@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import brute_force_scut
-from test_methods import CATEGORIES, corpus_config, vectors, write_corpus
+from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
@@ -108,10 +108,7 @@ def test_config_takes_llsf_k_and_refuses_what_llsf_does_not_use():
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("llsf")
-    corpus = base / "corpus"
-    write_corpus(corpus)
-    prepared = str(base / "prepared")
-    run_stages(spark, corpus_config(corpus), prepared, "ingest", "tokenize", "weight", "rank")
+    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     settings = {
         "scut": ["train.method=llsf", "train.thresholding=scut", "select.top_k=60", "train.llsf_k=20"],
         "fixed": ["train.method=llsf", "train.threshold=0.5"],
@@ -123,7 +120,7 @@ def runs(spark, tmp_path_factory):
         outputs[name] = str(base / name)
         shutil.copytree(prepared, outputs[name])
         run_stages(spark, corpus_config(corpus, *overrides), outputs[name], "train", "evaluate")
-    ids, X, Y = vectors(spark, prepared, "train")
+    ids, X, Y = vectors(spark, str(prepared), "train")
     ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
     models = {name: {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
               for name, output in outputs.items()}

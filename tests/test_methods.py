@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import brute_force_scut, f1_of, invented_words
+from conftest import brute_force_scut, f1_of, invented_words, made_once
 from pyspark.sql import functions as F
 from scipy import sparse
 
@@ -104,14 +104,25 @@ def read_run(spark, output: str) -> SimpleNamespace:
     )
 
 
+def prepared_corpus(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """This module's JSON Lines corpus and its output through ingest -> rank, made once for the suite: the
+    runs of this module, ``test_llsf``, ``test_nnet`` and ``test_naive_bayes`` copy the output and train on it."""
+
+    def make(directory: Path) -> list[str]:
+        directory.mkdir(parents=True, exist_ok=True)
+        corpus, prepared = directory / "corpus", directory / "prepared"
+        write_corpus(corpus)
+        run_stages(spark, corpus_config(corpus), str(prepared), "ingest", "tokenize", "weight", "rank")
+        return [str(corpus), str(prepared)]
+
+    corpus, prepared = made_once(tmp_path_factory, "methods_prepared", make)
+    return Path(corpus), Path(prepared)
+
+
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("methods")
-    corpus = base / "corpus"
-    write_corpus(corpus)
-    prepared = str(base / "prepared")
-    config = corpus_config(corpus)
-    run_stages(spark, config, prepared, "ingest", "tokenize", "weight", "rank")
+    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
         "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
@@ -132,8 +143,8 @@ def runs(spark, tmp_path_factory):
         outputs[name] = str(base / name)
         shutil.copytree(outputs["svm"], outputs[name])
         predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), Tables(outputs[name], outputs[name]))
-    train_ids, X_train, Y_train = vectors(spark, prepared, "train")
-    test_ids, X_test, Y_test = vectors(spark, prepared, "test")
+    train_ids, X_train, Y_train = vectors(spark, str(prepared), "train")
+    test_ids, X_test, Y_test = vectors(spark, str(prepared), "test")
     ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
     return SimpleNamespace(
         X_train=X_train, Y_train=Y_train, X_test=X_test, Y_test=Y_test, test_ids=test_ids,

@@ -15,19 +15,17 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
-from conftest import made_once
 from scipy import sparse
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
-from test_methods import CATEGORIES, N_TEST, corpus_config, write_corpus
+from test_methods import CATEGORIES, N_TEST, corpus_config, prepared_corpus
 
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
@@ -184,21 +182,6 @@ def read_split(output: str, split: str, column: str = "values") -> tuple[list[st
                            np.array([i for r in rows for i in r["indices"]], dtype=np.int64), indptr),
                           shape=(len(rows), n_terms))
     return [r["doc_id"] for r in rows], X
-
-
-def prepared_corpus(spark, tmp_path_factory) -> tuple[Path, Path]:
-    """``test_methods``' JSON Lines corpus and its output through ingest -> rank, made once for the suite
-    (this module's and ``test_naive_bayes``' runs copy the output and train on it)."""
-
-    def make(directory: Path) -> list[str]:
-        directory.mkdir(parents=True, exist_ok=True)
-        corpus, prepared = directory / "corpus", directory / "prepared"
-        write_corpus(corpus)
-        run_stages(spark, corpus_config(corpus), str(prepared), "ingest", "tokenize", "weight", "rank")
-        return [str(corpus), str(prepared)]
-
-    corpus, prepared = made_once(tmp_path_factory, "methods_prepared", make)
-    return Path(corpus), Path(prepared)
 
 
 def trained(spark, tmp_path_factory, name: str, overrides: list[str]) -> SimpleNamespace:
