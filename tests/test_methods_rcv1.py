@@ -13,6 +13,7 @@ from benchmarks.methods_rcv1 import (
     MARKER,
     METHODS,
     WRITER,
+    corpus_cell,
     corpus_refusal,
     output_refusal,
     parse_arguments,
@@ -160,8 +161,7 @@ def test_the_table_has_one_row_per_method_with_times_memory_f1_and_command():
                        "| 61.2 / 110.5 | 0.8123 | 0.4500 | skipped (current) "
                        "| `./spark-submit.sh --master 'local[2]' jobs/pipeline.py --set train.thresholding=scutfbr` |")
     assert rows[1].startswith("| knn (**failed**) | 20.0 / 35.0 | — | 900 / 200 / 1,500 | — | 700.0 / 1,300.0 | — | — "
-                              "| ingest skipped (current); tokenize skipped (current); weight recomputed (written by "
-                              "other code); rank skipped (current) |")
+                              "| weight recomputed (written by other code) |")
 
 
 def test_a_failure_is_told_with_its_cause_and_last_lines():
@@ -176,7 +176,8 @@ def test_the_machine_and_load_are_stated():
     assert "Load average (1 min) at start / end: 2.50 / 3.10" in markdown
     command = "`.venv/bin/python -m benchmarks.methods_rcv1 --output runs/x`"
     assert f"- Command (run from the repository root): {command}" in markdown
-    assert "88.0 s wall, 150.0 CPU-seconds; ingest .. rank ingest recomputed (no manifest)" in markdown
+    assert "88.0 s wall, 150.0 CPU-seconds; ingest recomputed (no manifest); tokenize recomputed, weight recomputed, " \
+        "rank recomputed" in markdown
 
 
 def test_no_failure_and_an_early_stop_are_said():
@@ -187,3 +188,13 @@ def test_no_failure_and_an_early_stop_are_said():
     markdown = render(record)
     assert "**The benchmark stopped early:** command failed with exit code 2" in markdown
     assert "## Corpus stages\n\nnot run" in markdown
+
+
+def test_the_corpus_stages_cell_names_the_first_stage_not_skipped_and_why():
+    states = {"ingest": "skipped (current)", "tokenize": "recomputed (written by other code (code a; this is b))",
+              "weight": "recomputed (tokenize was recomputed (written by other code (code a; this is b)))",
+              "rank": "not reached"}
+    assert corpus_cell({"corpus_stages": states}) == (
+        "tokenize recomputed (written by other code (code a; this is b)); weight recomputed, rank not reached")
+    assert corpus_cell({"corpus_stages": SKIPPED}) == "skipped (current)"
+    assert corpus_cell({}) == "—"
