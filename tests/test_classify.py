@@ -27,7 +27,7 @@ from conftest import REPO
 
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
 from sparktc.apps.pipeline import run as run_pipeline
-from sparktc.runtime.bundle import BundleError, load_bundle
+from sparktc.runtime.bundle import BUNDLE_FORMAT, BundleError, load_bundle
 from sparktc.runtime.config import load_config
 
 
@@ -176,7 +176,8 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
     (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
     (bundle / "bundle.json").write_text(json.dumps({**description, "bundle_format": 0, "sparktc_version": "0.0.1"}))
     with pytest.raises(BundleError,
-                       match=r"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format 2"):
+                       match=rf"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format "
+                             rf"{BUNDLE_FORMAT} only"):
         load_bundle(spark, str(bundle))
     (bundle / "bundle.json").write_text('{"bundle_format": ')
     with pytest.raises(BundleError, match="damaged: bundle.json cannot be read"):

@@ -1,9 +1,12 @@
-"""Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``; or LLSF.
+"""Train: one classifier per category -> ``models``, via ``groupBy("category").applyInPandas``; or one
+model for all categories (LLSF, NNet, the naive Bayes mixture).
 
-LIBLINEAR, Rocchio or naive Bayes models (naive Bayes over the raw term frequencies, the ``counts`` of
-``vectors``), chosen and thresholded by cross-validation on the training data when
+LIBLINEAR, Rocchio or one-against-the-rest naive Bayes models (naive Bayes over the raw term frequencies,
+the ``counts`` of ``vectors``), chosen and thresholded by cross-validation on the training data when
 the configuration asks for it (:mod:`sparktc.models.tuning`), or kNN thresholds from leave-one-out scores,
-each by the run's decision rule (:mod:`sparktc.models.decision`).
+each by the run's decision rule (:mod:`sparktc.models.decision`). A setting searched for all categories
+at once (kNN's term count, ``tune.shared_positive_weight``, ``tune.shared_fbr``) takes a first pass that
+returns every category's cross-validated counts, summed by the driver into micro-F1 per value.
 
 The grouped DataFrame holds one small row per category (its name and training positives), not
 the training data: each Python worker loads the training split of ``vectors`` once
@@ -13,18 +16,21 @@ Weights are stored over the whole vocabulary (zero for terms outside the selecti
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
 documents on its own (:mod:`sparktc.runtime.bundle`).
 
-LLSF (:mod:`sparktc.models.llsf`) is one regression for all categories, so it is not trained per category:
-one Spark task per training ``vectors`` file reads it with pyarrow (no Spark rows) and computes, over the
-selected terms and per cross-validation fold, the sums G_f = X_f'X_f (terms x terms) and X'Y_f (terms x
-categories) with scipy sparse products, and saves them to a file beside the stage's outputs (G is dense:
-233 MB for 2,415 terms and 5 folds, too much to pass through the JVM); the driver adds the files up one
-at a time, so it holds folds x (terms^2 + terms x categories) numbers, never the training matrix
-(:func:`fit_llsf`), and deletes them. The driver
-then decomposes G = sum_f G_f, and each G - G_f for the fold models, once each: terms^2 memory, not
-corpus-sized. Cost: O(N * nnz_d^2) to accumulate over N documents of nnz_d selected terms, spread over
-the tasks; O((folds + 1) * terms^3) to decompose on the driver; O(folds * terms^2 + terms * categories)
-memory per task and on the driver. SCut/SCutFBR thresholds then come from each fold's model scoring
-its held-out documents, one grouped task per category as for the other methods.
+LLSF (:mod:`sparktc.models.llsf`) and the naive Bayes mixture (:mod:`sparktc.models.naive_bayes`) are
+fitted from sums over documents (:func:`summed_training`): one Spark task per training ``vectors`` file
+reads it with pyarrow (no Spark rows) and computes, over the selected terms and per cross-validation
+fold, X'Y_f (terms x categories), the documents per category and, for LLSF, G_f = X_f'X_f (terms x terms),
+with scipy sparse products, and saves them to a file beside the stage's outputs (G is dense: 233 MB for
+2,415 terms and 5 folds, too much to pass through the JVM); the driver adds the files up one at a time,
+so it holds folds x (terms^2 + terms x categories) numbers, never the training matrix, and deletes them.
+For LLSF the driver then decomposes G = sum_f G_f, and each G - G_f for the fold models, once each:
+terms^2 memory, not corpus-sized. Cost: O(N * nnz_d^2) to accumulate over N documents of nnz_d
+selected terms (O(N * nnz_d) for naive Bayes), spread over the tasks; O((folds + 1) * terms^3) to
+decompose on the driver; O(folds * terms^2 + terms * categories) memory per task and on the driver.
+NNet (:mod:`sparktc.models.nnet`) trains its networks, the full one and one per fold, in parallel tasks
+that each load the training set (:func:`fit_nnet`). For all three, each fold's model scores its held-out
+documents, and one grouped task per category sets the thresholds (:func:`joint_thresholds`), which
+also choose one term count and one fbr for the whole model by cross-validated micro-F1.
 """
 
 from __future__ import annotations
