@@ -308,8 +308,8 @@ def render(result: Mapping[str, Any]) -> str:
          "tree's (JVM, Python driver and workers, from /proc) over the stage's segment of the run; peak RSS is the "
          f"largest of the samples taken every {SAMPLE_SECONDS} s during the segment (Python workers: the sum over "
          "pyspark's daemon and its workers). End to end: the whole command, JVM start-up and the skipped stages' "
-         f"checks included. Spark {MASTER} on {cores} cores **shared with other work**: see the load averages "
-         "below; times are from one run each."),
+         f"checks included. Spark {MASTER} on {cores} cores; the load averages below show whether other work "
+         "ran beside it (the benchmark alone keeps about 2 busy); times are from one run each."),
         methods_table(result.get("methods", [])),
         "## Failures",
         failures_section(result.get("methods", [])),

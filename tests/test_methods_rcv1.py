@@ -172,7 +172,7 @@ def test_a_failure_is_told_with_its_cause_and_last_lines():
 
 def test_the_machine_and_load_are_stated():
     markdown = render(result())
-    assert "2 cores **shared with other work**" in markdown
+    assert "2 cores; the load averages below show whether other work ran beside it" in markdown
     assert "Load average (1 min) at start / end: 2.50 / 3.10" in markdown
     command = "`.venv/bin/python -m benchmarks.methods_rcv1 --output runs/x`"
     assert f"- Command (run from the repository root): {command}" in markdown
