@@ -22,8 +22,10 @@ from conftest import brute_force_scut
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.errors import InputError
 from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
 from sparktc.runtime.config import ConfigError, load_config
+from sparktc.stages import train
 
 FOLDS, SEED = 5, 0
 
@@ -221,3 +223,16 @@ def test_evaluate_runs_through_and_records_llsf(runs):
         assert metrics["method"] == {"name": "llsf", "llsf_k": 500 if name == "fixed" else 20}
         assert "`llsf`" in Path(output, "report.md").read_text()
         assert Path(output, "predictions").is_dir()
+
+
+def test_more_terms_than_llsf_can_solve_are_refused_with_what_they_would_take(spark, tmp_path_factory, monkeypatch):
+    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
+    output = tmp_path_factory.mktemp("llsf-too-many") / "run"
+    shutil.copytree(prepared, output)
+    monkeypatch.setattr(train, "MAX_LLSF_TERMS", 50)
+    config = corpus_config(corpus, "train.method=llsf", "train.thresholding=scut", "select.top_k=60",
+                           "train.llsf_k=20")
+    with pytest.raises(InputError, match=r"over the 60 selected terms \(5 Gram sums of 0.0 GiB each, and 6 "
+                                         r"eigendecompositions of O\(terms\^3\)\); at most 50 terms: set "
+                                         r"select.top_k"):
+        run_stages(spark, config, str(output), "train")

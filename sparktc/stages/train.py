@@ -170,8 +170,9 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
             spark.conf.set(key, value)
 
 
-#: LLSF's terms x terms Gram matrix is dense: beyond this many selected terms it no longer fits a worker.
-MAX_LLSF_TERMS = 20_000
+#: LLSF's terms x terms Gram matrix is dense, one per fold, and each model an O(terms^3) eigendecomposition: at
+#: 10,000 terms and 5 folds the sums are 3.7 GiB per task and on the driver, at 20,000 four times that.
+MAX_LLSF_TERMS = 10_000
 SUMS_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
 
 
@@ -272,11 +273,12 @@ def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, cod
     started = time.perf_counter()
     candidates = {count: selected_columns(order, count, n_terms) for count in terms}
     columns = max(candidates.values(), key=len)
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
     if max_terms and len(columns) > max_terms:
         raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
-                         f"terms, at most {max_terms:_}: set select.top_k, select.reduction_factor or "
-                         "tune.terms (Yang & Liu kept 2,415 terms)")
-    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
+                         f"terms ({folds} Gram sums of {len(columns) ** 2 * 8 / 2**30:.1f} GiB each, and "
+                         f"{folds + 1 if folds > 1 else 1} eigendecompositions of O(terms^3)); at most {max_terms:_} "
+                         "terms: set select.top_k, select.reduction_factor or tune.terms (Yang & Liu kept 2,415)")
     train_path = storage.join(tables.input("vectors"), "split=train")
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     scratch = tables.output("models") + "-sums"
