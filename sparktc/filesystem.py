@@ -73,6 +73,22 @@ def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     return pafs.FileSystem.from_uri(path)
 
 
+def write_file(directory: str, name: str, data: bytes) -> None:
+    """``data`` as the file ``directory/name``, the directory made when missing; a retried task that writes
+    the same bytes again replaces the file."""
+    filesystem, root = arrow_filesystem(directory)
+    filesystem.create_dir(root, recursive=True)
+    with filesystem.open_output_stream(f"{root}/{name}") as stream:
+        stream.write(data)
+
+
+def read_file(directory: str, name: str) -> bytes:
+    """The bytes of the file ``directory/name``."""
+    filesystem, root = arrow_filesystem(directory)
+    with filesystem.open_input_file(f"{root}/{name}") as handle:
+        return handle.read()
+
+
 def fingerprint(path: str) -> tuple:
     """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
     filesystem, root = arrow_filesystem(path)

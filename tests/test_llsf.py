@@ -22,8 +22,7 @@ from conftest import brute_force_scut
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.errors import InputError
-from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights, llsf_weights_svd
 from sparktc.runtime.config import ConfigError, load_config
 from sparktc.stages import train
 
@@ -225,14 +224,27 @@ def test_evaluate_runs_through_and_records_llsf(runs):
         assert Path(output, "predictions").is_dir()
 
 
-def test_more_terms_than_llsf_can_solve_are_refused_with_what_they_would_take(spark, tmp_path_factory, monkeypatch):
+def test_over_more_terms_than_the_gram_path_takes_llsf_is_the_truncated_svd_of_x_with_the_same_models(
+        spark, runs, tmp_path_factory, monkeypatch):
+    """The SVD path (each model the truncated SVD of its training rows, one task each) gives the Gram path's
+    models and thresholds; forced here by lowering the Gram path's limit below the 60 selected terms."""
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
-    output = tmp_path_factory.mktemp("llsf-too-many") / "run"
+    output = tmp_path_factory.mktemp("llsf-svd") / "run"
     shutil.copytree(prepared, output)
-    monkeypatch.setattr(train, "MAX_LLSF_TERMS", 50)
-    config = corpus_config(corpus, "train.method=llsf", "train.thresholding=scut", "select.top_k=60",
-                           "train.llsf_k=20")
-    with pytest.raises(InputError, match=r"over the 60 selected terms \(5 Gram sums of 0.0 GiB each, and 6 "
-                                         r"eigendecompositions of O\(terms\^3\)\); at most 50 terms: set "
-                                         r"select.top_k"):
-        run_stages(spark, config, str(output), "train")
+    monkeypatch.setattr(train, "MAX_GRAM_TERMS", 50)
+    run_stages(spark, corpus_config(corpus, "train.method=llsf", "train.thresholding=scut", "select.top_k=60",
+                                    "train.llsf_k=20"), str(output), "train")
+    models = {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
+    np.testing.assert_allclose(stored(models), stored(runs.models["scut"]), rtol=1e-6, atol=1e-8)
+    for c in CATEGORIES:
+        assert models[c].threshold == pytest.approx(runs.models["scut"][c].threshold, rel=1e-6, abs=1e-8), c
+    details = json.loads(Path(output, "manifests", "train.json").read_text())["details"]
+    assert details["llsf_solver"] == "svd" and sorted(details["llsf_model_seconds"]) == [
+        "60/0", "60/1", "60/2", "60/3", "60/4", "60/all"]
+
+
+@pytest.mark.parametrize("k", [3, 8, 12])
+def test_svd_weights_are_the_truncated_svd_solution(k):
+    X, Y = problem(30, 10)
+    np.testing.assert_allclose(llsf_weights_svd(X, Y, k), truncated_svd_solution(X, Y, k), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(llsf_weights_svd(X, Y, k), llsf_weights(X.T @ X, X.T @ Y, k), rtol=1e-7, atol=1e-9)

@@ -30,6 +30,11 @@ and every fold's. The folds are shared by all categories, since the regression i
 them: document d's fold is a hash of its id and the seed (:func:`document_folds`), so it does not
 depend on how the documents are split into files or ordered.
 
+Over many terms the dense terms x terms G no longer fits (nor its O(terms^3) eigendecomposition), and
+:func:`llsf_weights_svd` computes the same W_k from the k largest singular triplets of X itself (Lanczos,
+O(nnz(X) k) per step, (documents + terms) x k memory); each fold's model is then its own SVD of the
+fold's complement.
+
 Cost: accumulating G is O(N * nnz_d^2) for N documents of nnz_d selected terms each, X'Y is
 O(N * nnz_d * labels_d); the eigendecomposition is O(terms^3) per model (folds + 1 models when
 cross-validating); memory O(terms^2 + terms * categories) per model.
@@ -40,6 +45,7 @@ Pure numpy/scipy; the train stage accumulates the sums on the executors (:mod:`s
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,7 +53,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-__all__ = ["EIGENVALUE_RTOL", "LLSFModel", "document_folds", "fold_models", "gram_sums", "llsf_weights"]
+from sparktc.filesystem import read_file, write_file
+
+__all__ = ["EIGENVALUE_RTOL", "LLSFModel", "SavedLLSF", "document_folds", "fold_models", "gram_sums", "llsf_weights",
+           "llsf_weights_svd"]
 
 #: Relative tolerance, times the number of terms, below which an eigenvalue of G counts as zero.
 EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
@@ -87,6 +96,34 @@ def llsf_weights(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDA
     return Vk @ ((Vk.T @ XY) / eigenvalues[kept][:, None])
 
 
+def llsf_weights_svd(X: Matrix, Y: Matrix, k: int) -> NDArray[np.float64]:
+    """The same W_k = V_k diag(1/sigma_k) U_k' Y from a truncated SVD of X itself (ARPACK's Lanczos through
+    scipy's ``svds``, started from a fixed vector, so deterministic), for term sets whose terms x terms Gram
+    matrix would not fit (:func:`llsf_weights` needs it): O(nnz(X) k) work per Lanczos step and
+    (documents + terms) x k memory instead of terms^2. Singular values below sigma_max sqrt(terms *
+    ``EIGENVALUE_RTOL``) count as zero, as the eigenvalues lambda = sigma^2 do in :func:`llsf_weights`."""
+    from scipy.sparse.linalg import svds
+
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    Y = np.asarray(Y.toarray() if sparse.issparse(Y) else Y, dtype=np.float64)
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if X.nnz == 0:
+        return np.zeros((X.shape[1], Y.shape[1]))
+    if k >= min(X.shape):  # svds finds fewer than min(shape) values: every one, densely
+        U, sigma, Vt = np.linalg.svd(X.toarray(), full_matrices=False)
+        U, sigma, Vt = U[:, :k], sigma[:k], Vt[:k]
+    else:
+        start = np.full(min(X.shape), 1.0 / np.sqrt(min(X.shape)))
+        U, sigma, Vt = svds(X, k=k, v0=start, solver="arpack")
+    kept = sigma > sigma.max() * np.sqrt(X.shape[1] * EIGENVALUE_RTOL)
+    return Vt[kept].T @ ((U[:, kept].T @ Y) / sigma[kept][:, None])
+
+
+#: The file a saved LLSF model's directory holds.
+LLSF_FILE = "llsf.npz"
+
+
 @dataclass(frozen=True)
 class LLSFModel:
     """An LLSF fit over the selected terms ``columns``: s(d, c) = x_d[columns]'W_c."""
@@ -97,6 +134,26 @@ class LLSFModel:
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
         """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
         return np.asarray(X[:, self.columns] @ self.W)
+
+    def save(self, directory: str) -> None:
+        buffer = io.BytesIO()
+        np.savez(buffer, columns=self.columns, W=self.W)
+        write_file(directory, LLSF_FILE, buffer.getvalue())
+
+    @staticmethod
+    def load(directory: str) -> LLSFModel:
+        with np.load(io.BytesIO(read_file(directory, LLSF_FILE))) as saved:
+            return LLSFModel(saved["columns"], saved["W"])
+
+
+@dataclass(frozen=True)
+class SavedLLSF:
+    """An LLSF model saved in ``directory``, read when it scores (a cross-validation fold's, broadcast by path)."""
+
+    directory: str
+
+    def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        return LLSFModel.load(self.directory).scores(X)
 
 
 def document_folds(doc_ids: Iterable[str], folds: int, seed: int) -> NDArray[np.int64]:

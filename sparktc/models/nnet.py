@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 from scipy.special import expit
 
-from sparktc.filesystem import arrow_filesystem, per_worker
+from sparktc.filesystem import per_worker, read_file, write_file
 
 __all__ = ["NETWORK_FILE", "Network", "SavedNetwork", "fit_network", "load_network", "read_network", "write_network"]
 
@@ -95,17 +95,12 @@ NETWORK_FILE = "network.npz"
 
 def write_network(network: Network, directory: str) -> None:
     """Save ``network`` as ``directory/network.npz`` (local or any Hadoop file system pyarrow reaches)."""
-    filesystem, root = arrow_filesystem(directory)
-    filesystem.create_dir(root, recursive=True)
-    with filesystem.open_output_stream(f"{root}/{NETWORK_FILE}") as stream:  # a retried task writes it again
-        stream.write(network.to_bytes())
+    write_file(directory, NETWORK_FILE, network.to_bytes())
 
 
 def read_network(directory: str) -> Network:
     """The network :func:`write_network` saved in ``directory``."""
-    filesystem, root = arrow_filesystem(directory)
-    with filesystem.open_input_file(f"{root}/{NETWORK_FILE}") as handle:
-        return Network.from_bytes(handle.read())
+    return Network.from_bytes(read_file(directory, NETWORK_FILE))
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,15 @@ from sparktc.features.term_selection import top_k_from_reduction_factor
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_topk, selected_space
-from sparktc.models.llsf import LLSFModel, document_folds, fold_models, gram_sums, llsf_weights
+from sparktc.models.llsf import (
+    LLSFModel,
+    SavedLLSF,
+    document_folds,
+    fold_models,
+    gram_sums,
+    llsf_weights,
+    llsf_weights_svd,
+)
 from sparktc.models.naive_bayes import NaiveBayesMixture, mixture_nb
 from sparktc.models.nnet import SavedNetwork, fit_network, write_network
 from sparktc.models.tuning import (
@@ -170,9 +178,10 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
             spark.conf.set(key, value)
 
 
-#: LLSF's terms x terms Gram matrix is dense, one per fold, and each model an O(terms^3) eigendecomposition: at
-#: 10,000 terms and 5 folds the sums are 3.7 GiB per task and on the driver, at 20,000 four times that.
-MAX_LLSF_TERMS = 10_000
+#: LLSF's terms x terms Gram matrix is dense, one per fold, and each model an O(terms^3) eigendecomposition (5,000
+#: terms and 5 folds: 0.9 GiB of sums per task and on the driver); over more terms LLSF takes the truncated SVD of
+#: the training matrix itself (:func:`fit_llsf_svd`).
+MAX_GRAM_TERMS = 5_000
 SUMS_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
 
 
@@ -265,7 +274,7 @@ class Sums:
 
 
 def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, codes: list[str], n_terms: int,
-                    terms: list[int], order: np.ndarray, gram: bool, max_terms: int = 0) -> Sums:
+                    terms: list[int], order: np.ndarray, gram: bool) -> Sums:
     """One pass of tasks over the training files (:func:`training_sums`), over the largest of the candidate
     term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the ranking, so
     its sums are a sub-matrix of those. Cross-validated (``rule.folds`` folds) when the thresholds are or
@@ -274,11 +283,6 @@ def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, cod
     candidates = {count: selected_columns(order, count, n_terms) for count in terms}
     columns = max(candidates.values(), key=len)
     folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
-    if max_terms and len(columns) > max_terms:
-        raise InputError(f"train.method = 'llsf' solves a terms x terms system over the {len(columns):_} selected "
-                         f"terms ({folds} Gram sums of {len(columns) ** 2 * 8 / 2**30:.1f} GiB each, and "
-                         f"{folds + 1 if folds > 1 else 1} eigendecompositions of O(terms^3)); at most {max_terms:_} "
-                         "terms: set select.top_k, select.reduction_factor or tune.terms (Yang & Liu kept 2,415)")
     train_path = storage.join(tables.input("vectors"), "split=train")
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     scratch = tables.output("models") + "-sums"
@@ -329,14 +333,17 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
              fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
     """The LLSF models (one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
-    The sums G = X'X and X'Y come from one pass over the training files (:func:`summed_training`; module
-    docstring); each cross-validation fold's model is fitted from the sums without the fold's documents
-    (:func:`sparktc.models.llsf.fold_models`), and :func:`joint_thresholds` chooses the term count and fbr
-    and sets the thresholds. Weights are zero outside the chosen terms; the bias is 0.
+    Up to :data:`MAX_GRAM_TERMS` selected terms, the sums G = X'X and X'Y come from one pass over the
+    training files (:func:`summed_training`; module docstring); each cross-validation fold's model is fitted
+    from the sums without the fold's documents (:func:`sparktc.models.llsf.fold_models`). Over more terms,
+    :func:`fit_llsf_svd`. Then :func:`joint_thresholds` chooses the term count and fbr and sets the
+    thresholds. Weights are zero outside the chosen terms; the bias is 0.
     """
+    if max(len(selected_columns(order, count, n_terms)) for count in terms) > MAX_GRAM_TERMS:
+        return fit_llsf_svd(spark, tables, rule, n_terms, terms, fbrs, order)
     categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=True, max_terms=MAX_LLSF_TERMS)
+    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=True)
     G, XY = sums.G, sums.XY
     fold_sets = {count: [LLSFModel(sums.candidates[count], W_f) for W_f in fold_models(
         G[:, at][:, :, at], XY[:, at], rule.llsf_k)] for count, at in sums.positions.items()} \
@@ -349,9 +356,69 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     solved = time.perf_counter()
     weights = _over_vocabulary(W, sums.candidates[chosen.terms], n_terms)
     models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(at), {"llsf_k": rule.llsf_k})
-    details = {"llsf_k": rule.llsf_k, "llsf_terms": len(at), "llsf_train_documents": int(sums.sizes.sum()),
-               "llsf_folds": sums.folds, "llsf_sum_seconds": round(sums.seconds, 3),
-               "llsf_solve_seconds": round(solved - solving, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+    details = {"llsf_k": rule.llsf_k, "llsf_solver": "gram", "llsf_terms": len(at),
+               "llsf_train_documents": int(sums.sizes.sum()), "llsf_folds": sums.folds,
+               "llsf_sum_seconds": round(sums.seconds, 3), "llsf_solve_seconds": round(solved - solving, 3),
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+    return spark.createDataFrame(models, MODELS_DDL), details
+
+
+def _fold_rows(training, folds: int, seed: int, fold: int) -> np.ndarray:
+    """The training rows a model of unit ``fold`` is fitted on: all but the fold's (fold < folds), or all;
+    an empty fold is refused as in :func:`summed_training`."""
+    if fold == folds:
+        return np.ones(training.X.shape[0], dtype=np.bool_)
+    rows = document_folds(training.doc_ids, folds, seed) != fold
+    if rows.all():
+        raise InputError(f"train.folds = {folds}: fold {fold} of the {len(rows)} training documents is empty; "
+                         "lower train.folds")
+    return rows
+
+
+def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+                 fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+    """LLSF over more than :data:`MAX_GRAM_TERMS` terms: each model (per candidate term count, the full one
+    and one per fold) is the truncated SVD of its training rows of X (:func:`sparktc.models.llsf.llsf_weights_svd`),
+    one Spark task each on a worker that loads the training set, saved to a file (terms x categories
+    numbers) rather than returned through the JVM; the thresholds and the choice as :func:`fit_llsf`.
+    Cost per model: O(nnz(X) k) per Lanczos step, (documents + terms) x k memory on its worker."""
+    categories = _categories(spark, tables)
+    codes = categories["category"].tolist()
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 0
+    train_path = storage.join(tables.input("vectors"), "split=train")
+    scratch = tables.output("models") + "-llsf"
+    units = [(count, f) for count in terms for f in range(folds + 1)]  # f = folds: the model of all documents
+    directory = {unit: storage.join(scratch, f"terms-{unit[0]}", f"fold-{unit[1]}") for unit in units}
+
+    def fit(index: int, unit: tuple[int, int]) -> dict:
+        began = time.perf_counter()
+        inject("train")
+        count, f = unit
+        training = load_training_set(train_path, n_terms)
+        rows = _fold_rows(training, folds, rule.seed, f)
+        columns = selected_columns(order, count, n_terms)
+        Y = np.column_stack([training.positives(code)[rows] for code in codes]) if codes else \
+            np.zeros((int(rows.sum()), 0))
+        LLSFModel(columns, llsf_weights_svd(training.X[rows][:, columns], Y, rule.llsf_k)).save(directory[unit])
+        return {"terms": len(columns), "documents": int(rows.sum()), "seconds": round(time.perf_counter() - began, 3)}
+
+    try:
+        fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
+        fold_sets = {count: [SavedLLSF(directory[(count, f)]) for f in range(folds)] for count in terms} \
+            if folds else {}
+        chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+        model = LLSFModel.load(directory[(chosen.terms, folds)])
+    finally:
+        storage.delete(spark, scratch)
+    weights = _over_vocabulary(model.W, model.columns, n_terms)
+    models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(model.columns),
+                           {"llsf_k": rule.llsf_k})
+    full = fitted[(chosen.terms, folds)]
+    details = {"llsf_k": rule.llsf_k, "llsf_solver": "svd", "llsf_terms": full["terms"],
+               "llsf_train_documents": full["documents"], "llsf_folds": folds, "llsf_solve_seconds": full["seconds"],
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
+               "llsf_model_seconds": {f"{count}/{'all' if f == folds else f}": result["seconds"]
+                                      for (count, f), result in fitted.items()}}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
@@ -502,11 +569,7 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
         training = load_training_set(train_path, n_terms)
         Y = np.column_stack([training.positives(code) for code in codes]) if codes else \
             np.zeros((training.X.shape[0], 0), dtype=np.bool_)
-        rows = (document_folds(training.doc_ids, folds, rule.seed) != f) if f < folds else \
-            np.ones(training.X.shape[0], dtype=np.bool_)
-        if f < folds and rows.all():
-            raise InputError(f"train.folds = {folds}: fold {f} of the {len(rows)} training documents is empty; "
-                             "lower train.folds")
+        rows = _fold_rows(training, folds, rule.seed, f)
         columns = selected_columns(order, count, n_terms)
         try:
             network = fit_network(training.X[rows], Y[rows], columns, rule.nnet_hidden, rule.nnet_epochs,
