@@ -530,8 +530,8 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
         fold = document_folds(training.doc_ids, folds, seed)
         held = [np.flatnonzero(fold == f) for f in range(folds)]
         scores = []
-        for fold_models in fold_sets:
-            parts = [model.scores(training.X[rows]) for model, rows in zip(fold_models, held)]
+        for candidate_models in fold_sets:
+            parts = [model.scores(training.X[rows]) for model, rows in zip(candidate_models, held)]
             candidate = np.zeros((training.X.shape[0], parts[0].shape[1]))
             for rows, part in zip(held, parts):
                 candidate[rows] = part
