@@ -201,7 +201,8 @@ class TrainConfig:
     rocchio_gamma: float = field(default=4.0, metadata=_rule(lambda v: v >= 0, ">= 0"))
     # Neighbours beyond the training documents mean all of them (knn_topk caps k).
     knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
-    # LLSF's singular values kept (Yang & Liu: 500); more than the selected terms keeps them all.
+    # LLSF's singular values kept (Yang & Liu: 500); X has no more than its terms, so more than the selected
+    # terms (select.top_k, the smallest of tune.terms) is refused.
     llsf_k: int = field(default=500, metadata=_between(1, 100_000))
     # Naive Bayes' Laplace smoothing: alpha = 0 would give unseen terms probability 0 (log -inf).
     nb_alpha: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
@@ -239,8 +240,9 @@ class TuneConfig:
     shared_positive_weight: bool = False
     # One fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list.
     shared_fbr: bool = False
-    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF and
-    # NNet (one model for all categories) and with shared_fbr, one for all by cross-validated micro-F1.
+    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
+    # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
+    # cross-validated micro-F1.
     fbr: list[float] = field(default_factory=list, metadata=_grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]"))
 
 
