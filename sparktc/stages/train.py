@@ -40,9 +40,10 @@ import io
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -375,22 +376,32 @@ def _fold_rows(training, folds: int, seed: int, fold: int) -> np.ndarray:
     return rows
 
 
-def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-                 fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
-    """LLSF over more than :data:`MAX_GRAM_TERMS` terms: each model (per candidate term count, the full one
-    and one per fold) is the truncated SVD of its training rows of X (:func:`sparktc.models.llsf.llsf_weights_svd`),
-    one Spark task each on a worker that loads the training set, saved to a file (terms x categories
-    numbers) rather than returned through the JVM; the thresholds and the choice as :func:`fit_llsf`.
-    Cost per model: O(nnz(X) k) per Lanczos step, (documents + terms) x k memory on its worker."""
-    categories = _categories(spark, tables)
+Unit = tuple[int, int]  # (candidate term count, fold); fold = folds: the model of all training documents
+
+
+def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, categories: pd.DataFrame, n_terms: int,
+                 terms: list[int], fbrs: list[float], order: np.ndarray, name: str,
+                 fit_one: Callable[[sparse.csr_matrix, np.ndarray, np.ndarray, str], dict],
+                 saved: Callable[[str], Any], keep: Callable[[str], Any]) -> tuple[Choice, int, dict[Unit, dict], Any]:
+    """A one-model method that trains on the whole training matrix (LLSF by SVD, NNet), one Spark task per
+    unit: per candidate term count, one model per cross-validation fold (when the thresholds are
+    cross-validated or several counts are searched) and the full one. Each task loads the training set on
+    its worker and calls ``fit_one(X, Y, columns, directory)`` on its rows (X documents x vocabulary, Y
+    documents x categories 0/1, the selected term ids), which saves the model in ``directory`` (a file, not
+    through the JVM) and returns what to report. ``saved(directory)`` is a fold model that scores from
+    there (:func:`joint_thresholds` chooses with them); ``keep(directory)`` takes the chosen full model
+    out before the scratch directory ``models-<name>`` is deleted.
+
+    Returns the choice, the folds, what each task reported (with its terms, documents and seconds) and
+    what ``keep`` returned."""
     codes = categories["category"].tolist()
     folds = rule.folds if rule.cross_validated or len(terms) > 1 else 0
     train_path = storage.join(tables.input("vectors"), "split=train")
-    scratch = tables.output("models") + "-llsf"
-    units = [(count, f) for count in terms for f in range(folds + 1)]  # f = folds: the model of all documents
+    scratch = tables.output("models") + f"-{name}"
+    units = [(count, f) for count in terms for f in range(folds + 1)]
     directory = {unit: storage.join(scratch, f"terms-{unit[0]}", f"fold-{unit[1]}") for unit in units}
 
-    def fit(index: int, unit: tuple[int, int]) -> dict:
+    def fit(index: int, unit: Unit) -> dict:
         began = time.perf_counter()
         inject("train")
         count, f = unit
@@ -398,18 +409,43 @@ def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_term
         rows = _fold_rows(training, folds, rule.seed, f)
         columns = selected_columns(order, count, n_terms)
         Y = np.column_stack([training.positives(code)[rows] for code in codes]) if codes else \
-            np.zeros((int(rows.sum()), 0))
-        LLSFModel(columns, llsf_weights_svd(training.X[rows][:, columns], Y, rule.llsf_k)).save(directory[unit])
-        return {"terms": len(columns), "documents": int(rows.sum()), "seconds": round(time.perf_counter() - began, 3)}
+            np.zeros((int(rows.sum()), 0), dtype=np.bool_)
+        try:
+            reported = fit_one(training.X[rows], Y, columns, directory[unit])
+        except MemoryError:
+            raise out_of_memory("train", f"the {name} model over {len(columns):_} terms, training set {train_path}") \
+                from None
+        return {**reported, "terms": len(columns), "documents": int(rows.sum()),
+                "seconds": round(time.perf_counter() - began, 3)}
 
     try:
         fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
-        fold_sets = {count: [SavedLLSF(directory[(count, f)]) for f in range(folds)] for count in terms} \
-            if folds else {}
+        fold_sets = {count: [saved(directory[(count, f)]) for f in range(folds)] for count in terms} if folds else {}
         chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
-        model = LLSFModel.load(directory[(chosen.terms, folds)])
+        kept = keep(directory[(chosen.terms, folds)])
     finally:
         storage.delete(spark, scratch)
+    return chosen, folds, fitted, kept
+
+
+def _unit_seconds(fitted: dict[Unit, dict], folds: int) -> dict[str, float]:
+    return {f"{count}/{'all' if f == folds else f}": result["seconds"] for (count, f), result in fitted.items()}
+
+
+def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+                 fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+    """LLSF over more than :data:`MAX_GRAM_TERMS` terms: each model (per candidate term count, the full one
+    and one per fold) is the truncated SVD of its training rows of X (:func:`sparktc.models.llsf.llsf_weights_svd`),
+    one Spark task each (:func:`fit_in_tasks`); the thresholds and the choice as :func:`fit_llsf`.
+    Cost per model: O(nnz(X) k) per Lanczos step, (documents + terms) x k memory on its worker."""
+    categories = _categories(spark, tables)
+
+    def fit_one(X: sparse.csr_matrix, Y: np.ndarray, columns: np.ndarray, directory: str) -> dict:
+        LLSFModel(columns, llsf_weights_svd(X[:, columns], Y, rule.llsf_k)).save(directory)
+        return {}
+
+    chosen, folds, fitted, model = fit_in_tasks(spark, tables, rule, categories, n_terms, terms, fbrs, order, "llsf",
+                                                fit_one, SavedLLSF, LLSFModel.load)
     weights = _over_vocabulary(model.W, model.columns, n_terms)
     models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(model.columns),
                            {"llsf_k": rule.llsf_k})
@@ -417,8 +453,7 @@ def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_term
     details = {"llsf_k": rule.llsf_k, "llsf_solver": "svd", "llsf_terms": full["terms"],
                "llsf_train_documents": full["documents"], "llsf_folds": folds, "llsf_solve_seconds": full["seconds"],
                "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "llsf_model_seconds": {f"{count}/{'all' if f == folds else f}": result["seconds"]
-                                      for (count, f), result in fitted.items()}}
+               "llsf_model_seconds": _unit_seconds(fitted, folds)}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
@@ -549,54 +584,31 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     candidate term count in ``terms``, trained in one Spark task on the worker's training set; with SCut
     or SCutFBR, or several candidates, ``rule.folds`` more per candidate, each without one fold's
     documents, in tasks of their own alongside (each saved to a file, not returned through the JVM),
-    whose out-of-fold scores choose the term count and set the thresholds (:func:`joint_thresholds`).
+    whose out-of-fold scores choose the term count and set the thresholds (:func:`joint_thresholds`;
+    the tasks: :func:`fit_in_tasks`).
     The chosen candidate's network moves into the bundle. Cost: each network is
     O(epochs * nnz(X) * hidden) to train on one worker holding the training set; all of them
     (candidates x (folds + 1)) run in parallel.
     """
     categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 0
-    train_path = storage.join(tables.input("vectors"), "split=train")
-    scratch = tables.output("models") + "-nnet"
-    units = [(count, f) for count in terms for f in range(folds + 1)]  # f = folds: the network of all documents
-    directory = {unit: storage.join(scratch, f"terms-{unit[0]}", f"fold-{unit[1]}") for unit in units}
 
-    def fit(index: int, unit: tuple[int, int]) -> dict:
-        began = time.perf_counter()
-        inject("train")
-        count, f = unit
-        training = load_training_set(train_path, n_terms)
-        Y = np.column_stack([training.positives(code) for code in codes]) if codes else \
-            np.zeros((training.X.shape[0], 0), dtype=np.bool_)
-        rows = _fold_rows(training, folds, rule.seed, f)
-        columns = selected_columns(order, count, n_terms)
-        try:
-            network = fit_network(training.X[rows], Y[rows], columns, rule.nnet_hidden, rule.nnet_epochs,
-                                  rule.nnet_l2, rule.nnet_learning_rate, rule.seed)
-        except MemoryError:
-            raise out_of_memory("train", f"the network over {len(columns):_} terms, training set {train_path}") \
-                from None
-        write_network(network, directory[unit])
-        return {"terms": len(columns), "iterations": network.iterations, "loss": network.loss,
-                "documents": int(rows.sum()), "seconds": round(time.perf_counter() - began, 3)}
+    def fit_one(X: sparse.csr_matrix, Y: np.ndarray, columns: np.ndarray, directory: str) -> dict:
+        network = fit_network(X, Y, columns, rule.nnet_hidden, rule.nnet_epochs, rule.nnet_l2,
+                              rule.nnet_learning_rate, rule.seed)
+        write_network(network, directory)
+        return {"iterations": network.iterations, "loss": network.loss}
 
-    try:
-        fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
-        fold_sets = {count: [SavedNetwork(directory[(count, f)]) for f in range(folds)] for count in terms} \
-            if folds else {}
-        chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
-        storage.rename(spark, directory[(chosen.terms, folds)], storage.join(tables.output(MODEL), NETWORK))
-    finally:
-        storage.delete(spark, scratch)
+    chosen, folds, fitted, _ = fit_in_tasks(
+        spark, tables, rule, categories, n_terms, terms, fbrs, order, "nnet", fit_one, SavedNetwork,
+        lambda directory: storage.rename(spark, directory, storage.join(tables.output(MODEL), NETWORK)))
     full = fitted[(chosen.terms, folds)]
     models = _joint_models("nnet", rule, categories, chosen, [[] for _ in codes], 0.0, full["terms"],
                            {"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"]})
     details = {"nnet_terms": full["terms"], "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
                "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
                "nnet_seconds": full["seconds"], "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "nnet_network_seconds": {f"{count}/{'all' if f == folds else f}": result["seconds"]
-                                        for (count, f), result in fitted.items()}}
+               "nnet_network_seconds": _unit_seconds(fitted, folds)}
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
