@@ -175,3 +175,11 @@ def test_top_k_from_reduction_factor(n_terms, xi, expected):
 def test_top_k_from_reduction_factor_validates(n_terms, xi, message):
     with pytest.raises(ValueError, match=message):
         top_k_from_reduction_factor(n_terms, xi)
+
+
+def test_top_terms_are_the_best_ranked_ids_ascending_or_none_for_every_term():
+    from sparktc.features.term_selection import top_terms
+
+    order = np.array([7, 2, 9, 0, 4])
+    assert top_terms(order, 3).tolist() == [2, 7, 9]
+    assert top_terms(order, 0) is None and top_terms(order, 5) is None and top_terms(order, 9) is None

@@ -32,6 +32,7 @@ __all__ = [
     "global_max",
     "global_avg",
     "top_k_from_reduction_factor",
+    "top_terms",
 ]
 
 
@@ -212,3 +213,10 @@ def top_k_from_reduction_factor(n_terms: int, xi: float) -> int:
     if n_terms == 0:
         return 0
     return max(1, math.floor(round((1 - xi) * n_terms, 6) + 0.5))
+
+
+def top_terms(order: ArrayLike, k: int) -> NDArray[np.int64] | None:
+    """The term ids of the ``k`` best-ranked terms of ``order`` (every term id, best first), ascending; None
+    when that is every term (``k`` = 0 or at least the number of terms), so callers can skip the selection."""
+    order = np.asarray(order, dtype=np.int64)
+    return None if k == 0 or k >= len(order) else np.sort(order[:k])

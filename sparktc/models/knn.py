@@ -31,9 +31,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from sparktc.features.term_selection import top_terms
 from sparktc.validation import check_integer, check_matrix
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "knn_scores_from_neighbours", "knn_topk", "selected_space"]
+__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "columns_of", "knn_scores_from_neighbours", "knn_topk",
+           "selected_space", "selection_key"]
 
 #: Debole & Sebastiani's k (Yang & Liu 1999 used 45).
 DEFAULT_K = 30
@@ -66,6 +68,19 @@ def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int6
     X = X[:, columns]
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return sparse.csr_matrix(sparse.diags(np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)) @ X)
+
+
+def selection_key(order: NDArray[np.int64], terms: int) -> bytes:
+    """The ``terms`` best-ranked term ids of ``order`` as int64 bytes (a per-worker cache key; empty bytes: every
+    term), read back by :func:`columns_of` for :func:`selected_space`: the training and the scoring of kNN select
+    alike."""
+    selected = top_terms(order, terms)
+    return b"" if selected is None else selected.tobytes()
+
+
+def columns_of(selection: bytes) -> NDArray[np.int64] | None:
+    """The term ids a :func:`selection_key` holds (None: every term)."""
+    return np.frombuffer(selection, dtype=np.int64) if selection else None
 
 
 def _smallest_k(D: NDArray[np.float64], k: int) -> NDArray[np.int64]:

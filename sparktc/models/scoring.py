@@ -20,7 +20,7 @@ import pyarrow as pa
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
 from sparktc.models.decision import VECTOR_COLUMN, Cut
-from sparktc.models.knn import knn_scores_from_neighbours, knn_topk, selected_space
+from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk, selected_space, selection_key
 from sparktc.models.naive_bayes import log_posterior
 from sparktc.models.nnet import load_network
 
@@ -48,9 +48,8 @@ class Scorer:
         ``features`` best terms of the rank ``order``, term ids best first), the network saved at
         ``network_path`` when it is NNet, normalizing to log posteriors when ``posterior``."""
         method = models["method"].iloc[0] if len(models) else ""
-        features = int(models["features"].iloc[0]) if len(models) else n_terms
-        selection = np.sort(order[:features]).astype(np.int64).tobytes() \
-            if method == "knn" and order is not None and features < n_terms else b""
+        selection = selection_key(order, int(models["features"].iloc[0])) \
+            if method == "knn" and order is not None else b""
         linear = method not in ("knn", "nnet")
         W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
         return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
@@ -70,9 +69,8 @@ class Scorer:
             return log_posterior(linear) if self.posterior else linear
         if self.network_path:
             return load_network(self.network_path).scores(X)
-        columns = np.frombuffer(self.knn_selection, dtype=np.int64) if self.knn_selection else None
         training = _knn_training(self.train_path, self.n_terms, self.knn_selection)
-        neighbours, similarities = knn_topk(selected_space(X, columns), training, self.knn_k)
+        neighbours, similarities = knn_topk(selected_space(X, columns_of(self.knn_selection)), training, self.knn_k)
         labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
         return knn_scores_from_neighbours(neighbours, similarities, labels)
 
@@ -81,7 +79,7 @@ class Scorer:
 def _knn_training(path: str, n_terms: int, selection: bytes):
     """The kNN training matrix over the selected terms (renormalized), once per worker and training set."""
     X = load_training_set(path, n_terms).X
-    return selected_space(X, np.frombuffer(selection, dtype=np.int64) if selection else None)
+    return selected_space(X, columns_of(selection))
 
 
 @per_worker

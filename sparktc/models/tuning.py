@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.evaluation.metrics import f1_score
+from sparktc.features.term_selection import top_terms
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours
 from sparktc.models.linear import BinaryProblems
@@ -121,10 +122,6 @@ def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64
     return lambda y, c: problems.train(y, c.solver, c.C, rule.epsilon, positive_weight=c.positive_weight)
 
 
-def _columns(term_order: NDArray[np.int64], terms: int) -> NDArray[np.int64] | None:
-    return None if terms == 0 or terms >= len(term_order) else np.sort(term_order[:terms])
-
-
 def fit_category(
     X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64], space: Sequence[Candidate],
     rule: DecisionRule,
@@ -138,7 +135,7 @@ def fit_category(
         for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
                                               key=lambda c: c.terms):
             group = list(group)
-            columns = _columns(term_order, terms)
+            columns = top_terms(term_order, terms)
             Xc = X if columns is None else X[:, columns]
             for fold in range(rule.folds):
                 held = folds == fold
@@ -153,7 +150,7 @@ def fit_category(
             searched.append({**asdict(candidate), "cv_f1": score, **counts})
             if score > best_f1:
                 best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, score, score
-    columns = _columns(term_order, best.terms)
+    columns = top_terms(term_order, best.terms)
     w, b = _trainer(rule, X, columns)(y, best)
     weights = w if columns is None else np.zeros(X.shape[1])
     if columns is not None:

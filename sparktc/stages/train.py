@@ -57,10 +57,10 @@ from sparktc.corpora.records import TRAIN
 from sparktc.errors import InputError
 from sparktc.evaluation.metrics import f1_score
 from sparktc.features.matrix import csr_from_lists, load_training_set
-from sparktc.features.term_selection import top_k_from_reduction_factor
+from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.models.decision import DecisionRule
-from sparktc.models.knn import knn_topk, selected_space
+from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
 from sparktc.models.llsf import (
     LLSFModel,
     SavedLLSF,
@@ -105,15 +105,9 @@ def _training_neighbours(path: str, n_features: int, k: int,
     X = load_training_set(path, n_features).X
     found = []
     for selection in selections:
-        space = selected_space(X, np.frombuffer(selection, dtype=np.int64) if selection else None)
+        space = selected_space(X, columns_of(selection))
         found.append(knn_topk(space, space, k, exclude_self=np.arange(X.shape[0])))
     return found
-
-
-def selection_key(order: np.ndarray, terms: int, n_terms: int) -> bytes:
-    """The selected term ids of the ``terms`` best-ranked terms as bytes (a per-worker cache key), or
-    empty bytes for every term."""
-    return np.sort(order[:terms]).astype(np.int64).tobytes() if 0 < terms < n_terms else b""
 
 
 def term_order(spark: SparkSession, tables: Tables) -> np.ndarray:
@@ -143,7 +137,7 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             y = training.positives(category)
             if rule.method == "knn":
                 model = knn_category(_training_neighbours(train_path, n_terms, rule.knn_k, tuple(
-                    selection_key(order.value, candidate.terms, n_terms) for candidate in space)), y, space, rule)
+                    selection_key(order.value, candidate.terms) for candidate in space)), y, space, rule)
                 choices = {**model.choices(), "k": rule.knn_k}
             else:
                 model = fit_category(training.X, y, order.value, space, rule)
@@ -249,7 +243,8 @@ def _summed(directory: str, paths: list[str]) -> dict[str, np.ndarray]:
 
 def selected_columns(order: np.ndarray, terms: int, n_terms: int) -> np.ndarray:
     """The term ids of the ``terms`` best-ranked terms, ascending (0, or more than there are: every term)."""
-    return np.sort(order[:terms]) if 0 < terms < n_terms else np.arange(n_terms, dtype=np.int64)
+    selected = top_terms(order, terms)
+    return np.arange(n_terms, dtype=np.int64) if selected is None else selected
 
 
 def _categories(spark: SparkSession, tables: Tables) -> pd.DataFrame:
