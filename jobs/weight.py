@@ -1,4 +1,4 @@
-"""Weight: tokens -> ltc vectors and the training vocabulary."""
+"""Weight: tokens -> weighted vectors ([weight] scheme) and the training vocabulary."""
 
 import sys
 

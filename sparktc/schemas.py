@@ -32,11 +32,18 @@ RECORD_SCHEMA = pa.schema(
 )
 RECORD_SPARK_SCHEMA = from_arrow_schema(RECORD_SCHEMA)
 
-#: ``vectors``: one ltc vector per document (term ids ascending, unit L2 norm) with its labels, and
-#: beside each weight the term's raw frequency in the document (``counts``: naive Bayes counts words).
+#: ``vectors``: one weighted vector per document ([weight] scheme; term ids ascending, unit L2 norm, or all zero
+#: when every weight is) with its labels, and beside each weight the term's raw frequency in the document
+#: (``counts``: naive Bayes counts words).
 VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.string())),
                             ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32())),
                             ("counts", pa.list_(pa.int32()))])
+
+#: ``vocabulary``: the training terms in term_id order (term_id = position among the terms sorted), their
+#: training document frequency, and ``idf``, the weighting scheme's global factor of each term
+#: (:func:`sparktc.features.weighting.term_factors`).
+VOCABULARY_SCHEMA = pa.schema([("term_id", pa.int32()), ("term", pa.string()), ("df", pa.int64()),
+                               ("idf", pa.float64())])
 
 #: ``predictions``: per test document, its labels, the categories assigned, and the top-scoring
 #: categories with their scores.

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,6 +126,16 @@ def invented_words(rng, count: int) -> list[str]:
         syllables = rng.integers(2, 4)
         words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(letters))
     return sorted(words)
+
+
+def chi2_order(run: str | Path) -> np.ndarray:
+    """The term ids of a run's ``term_ranks`` from the best chi2_max down (the default [rank]), ties by term id."""
+    import pandas as pd
+
+    from sparktc.features.term_selection import rank_order
+
+    ranks = pd.read_parquet(Path(run) / "term_ranks")
+    return rank_order(ranks["term_id"].to_numpy(), ranks["chi2_max"].to_numpy())
 
 
 def f1_of(scores, y, threshold) -> float:

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import brute_force_scut
+from conftest import brute_force_scut, chi2_order
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
@@ -126,10 +126,9 @@ def runs(spark, tmp_path_factory):
                 patch.setattr(train, "MAX_GRAM_TERMS", 50)
             run_stages(spark, corpus_config(corpus, *overrides), outputs[name], "train", "evaluate")
     ids, X, Y = vectors(spark, str(prepared), "train")
-    ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
     models = {name: {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
               for name, output in outputs.items()}
-    return SimpleNamespace(ids=ids, X=X, Y=Y.astype(np.float64), order=np.array([r.term_id for r in ranks]),
+    return SimpleNamespace(ids=ids, X=X, Y=Y.astype(np.float64), order=chi2_order(prepared),
                            models=models, outputs=outputs)
 
 

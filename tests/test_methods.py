@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import brute_force_scut, f1_of, invented_words, made_once
+from conftest import brute_force_scut, chi2_order, f1_of, invented_words, made_once
 from pyspark.sql import functions as F
 from scipy import sparse
 
@@ -145,10 +145,9 @@ def runs(spark, tmp_path_factory):
         predict(spark, corpus_config(corpus, *settings["svm"][1:], *overrides), Tables(outputs[name], outputs[name]))
     train_ids, X_train, Y_train = vectors(spark, str(prepared), "train")
     test_ids, X_test, Y_test = vectors(spark, str(prepared), "test")
-    ranks = spark.read.parquet(f"{prepared}/term_ranks").orderBy("rank").select("term_id").collect()
     return SimpleNamespace(
         X_train=X_train, Y_train=Y_train, X_test=X_test, Y_test=Y_test, test_ids=test_ids,
-        order=np.array([r.term_id for r in ranks]), manifests={name: Path(output, "manifests", "train.json")
+        order=chi2_order(prepared), manifests={name: Path(output, "manifests", "train.json")
                                                                for name, output in outputs.items()},
         **{name: read_run(spark, output) for name, output in outputs.items()},
     )

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
+from conftest import chi2_order
 from scipy import sparse
 from sklearn.naive_bayes import MultinomialNB
 from test_methods import CATEGORIES, N_TEST, N_TRAIN
@@ -159,7 +160,7 @@ def test_counts_are_the_token_counts_over_the_vocabulary(nb):
 
 
 def test_nb_models_are_multinomialnb_over_the_selected_training_counts(nb):
-    order = pd.read_parquet(nb.output / "term_ranks").sort_values("rank")["term_id"].to_numpy()
+    order = chi2_order(nb.output)
     kept = np.sort(order[:TERMS])
     ids, X = read_split(str(nb.output), "train", "counts")
     labels = pd.read_parquet(nb.output / "vectors" / "split=train").set_index("doc_id").loc[ids, "labels"]
@@ -204,7 +205,7 @@ def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_lo
     the cross-validated SCutFBR redone here from those out-of-fold log posteriors."""
     from test_llsf import _cross_validated_counts
 
-    order = pd.read_parquet(mixture.output / "term_ranks").sort_values("rank")["term_id"].to_numpy()
+    order = chi2_order(mixture.output)
     ids, X = read_split(str(mixture.output), "train", "counts")
     Y = _labels(mixture.output, "train", ids)
     fold = document_folds(ids, 5, 0)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
+from conftest import chi2_order
 from scipy import sparse
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
@@ -206,7 +207,7 @@ def test_nnet_saves_one_network_whose_scores_are_the_predictions(nnet):
     path = nnet.output / "model" / "network" / NETWORK_FILE
     assert path.is_file()
     network = Network.from_bytes(path.read_bytes())
-    order = pd.read_parquet(nnet.output / "term_ranks").sort_values("rank")["term_id"].to_numpy()
+    order = chi2_order(nnet.output)
     assert network.columns.tolist() == sorted(order[:TERMS].tolist())
     assert network.W1.shape == (TERMS, 8) and network.W2.shape == (8, len(CATEGORIES))
     ids, X = read_split(str(nnet.output), "test")

@@ -4,18 +4,20 @@ document counts in plain Python, and its term_ranks against 2x2 tables scored by
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from scipy.stats import chi2_contingency
+from scipy.stats import chi2_contingency, entropy
+from sklearn.metrics import mutual_info_score
 
 from sparktc.features.term_selection import chi2, contingency_2x2
 from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages import rank as rank_stage
-from sparktc.stages.rank import add_counts, count_file, rank, term_category_counts
+from sparktc.stages.rank import SCORE_COLUMNS, add_counts, count_file, rank, term_category_counts
 
 CATEGORIES = ["C15", "ECAT", "GCAT", "M14"]  # sorted, as the categories table orders them
 TERMS = ["bond", "goal", "oil", "price", "share", "vote"]
@@ -124,26 +126,34 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
     report = rank(spark, load_config(None, ["corpus.format=synthetic"]),
                   Tables(root=str(root), staging=str(tmp_path / "staging")))
     assert (report.rows_in, report.rows_out) == (len(TERMS), len(TERMS))
-    assert report.details == {"global_score": "max", "categories": len(CATEGORIES), "train_documents": len(DOCUMENTS)}
+    assert report.details == {"scores": list(SCORE_COLUMNS), "categories": len(CATEGORIES),
+                              "train_documents": len(DOCUMENTS)}
     parts = sorted((tmp_path / "staging" / "term_ranks").glob("part-*.parquet"))
     assert len(parts) == 1
     spark_schema = json.loads(pq.read_schema(parts[0]).metadata[b"org.apache.spark.sql.parquet.row.metadata"])
-    assert [(f["name"], f["type"], f["nullable"]) for f in spark_schema["fields"]] == [
-        ("term_id", "integer", True), ("term", "string", True), ("df", "long", True), ("chi2_max", "double", True),
-        ("chi2_avg", "double", True), ("rank", "integer", False)]
-    ranks = spark.read.parquet(str(tmp_path / "staging" / "term_ranks"))
-    rows = ranks.collect()
-    assert [r.rank for r in rows] == list(range(1, len(TERMS) + 1))  # written in rank order
+    assert [(f["name"], f["type"]) for f in spark_schema["fields"]] == [
+        ("term_id", "integer"), ("term", "string"), ("df", "long"),
+        *((f"{score}_{glob}", "double") for score in ("chi2", "ig", "gr") for glob in ("max", "avg", "mean"))]
+    rows = spark.read.parquet(str(tmp_path / "staging" / "term_ranks")).collect()
+    assert [r.term_id for r in rows] == list(range(len(TERMS)))  # in term_id order
     A = by_hand(DOCUMENTS)
+    shares = np.array(n_positive) / len(DOCUMENTS)
     for row in rows:
         t = row.term_id
-        tables = [[[A[t, j], df[t] - A[t, j]],
-                   [n_positive[j] - A[t, j], len(DOCUMENTS) - df[t] - n_positive[j] + A[t, j]]]
+        tables = [np.array([[A[t, j], df[t] - A[t, j]],
+                            [n_positive[j] - A[t, j], len(DOCUMENTS) - df[t] - n_positive[j] + A[t, j]]])
                   for j in range(len(CATEGORIES))]
-        per_category = [0.0 if 0 in (a + b, c + d, a + c, b + d) else chi2_contingency(table, correction=False)[0]
-                        for table in tables for (a, b), (c, d) in [table]]
+        # Independent computations: scipy's chi-square, scikit-learn's mutual information (nats, to bits), and
+        # gain ratio as IG over the category's entropy H(c) in bits (scipy), 0 where H(c) = 0.
+        per_category = {
+            "chi2": [0.0 if (table.sum(axis=0) == 0).any() or (table.sum(axis=1) == 0).any()
+                     else chi2_contingency(table, correction=False)[0] for table in tables],
+            "ig": [mutual_info_score(None, None, contingency=table) / math.log(2) for table in tables],
+        }
+        entropies = [entropy(table.sum(axis=0), base=2) for table in tables]
+        per_category["gr"] = [ig / h if h > 0 else 0.0 for ig, h in zip(per_category["ig"], entropies)]
         assert (row.term, row.df) == (TERMS[t], df[t])
-        assert row.chi2_max == pytest.approx(max(per_category), rel=1e-12, abs=1e-12)
-        shares = np.array(n_positive) / len(DOCUMENTS)
-        assert row.chi2_avg == pytest.approx(float(shares @ per_category), rel=1e-12, abs=1e-12)
-    assert rows == sorted(rows, key=lambda r: (-r.chi2_max, r.term_id))  # chi2_max descending, then term_id
+        for score, values in per_category.items():
+            assert getattr(row, f"{score}_max") == pytest.approx(max(values), rel=1e-12, abs=1e-12)
+            assert getattr(row, f"{score}_avg") == pytest.approx(float(shares @ values), rel=1e-12, abs=1e-12)
+            assert getattr(row, f"{score}_mean") == pytest.approx(float(np.mean(values)), rel=1e-12, abs=1e-12)

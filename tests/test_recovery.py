@@ -111,9 +111,11 @@ def test_every_stage_has_a_manifest_describing_its_outputs(reference, small_corp
     assert manifests["ingest"]["settings"]["corpus"]["path"] == str(small_corpus)
     assert str(small_corpus) in manifests["ingest"]["inputs"]["files"]
     assert manifests["ingest"]["outputs"]["documents"]["rows"] == 1200
-    assert manifests["weight"]["inputs"]["tables"] == {"tokens": {
-        "path": f"{reference}/tokens", "stage": "tokenize",
-        "identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]}}
+    assert manifests["weight"]["inputs"]["tables"] == {
+        "tokens": {"path": f"{reference}/tokens", "stage": "tokenize",
+                   "identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]},
+        "categories": {"path": f"{reference}/categories", "stage": "ingest",  # supervised weights' category sizes
+                       "identity": manifests["ingest"]["identity"], "outputs": manifests["ingest"]["outputs_digest"]}}
     assert manifests["weight"]["configuration"]["train"]["thresholding"] == "scut"  # the whole configuration
     assert manifests["train"]["settings"]["train"]["thresholding"] == "scut"
     assert set(manifests["evaluate"]["outputs"]) >= {"predictions", "contingency", "metrics.json", "report.md"}
@@ -139,7 +141,8 @@ def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy
 
 @pytest.mark.parametrize(("setting", "expected"), [
     ("tokenize.stemmer=porter", STAGES[1:]),
-    ("rank.global_score=avg", ["rank", "train", "evaluate"]),
+    ("rank.global_score=avg", ["train", "evaluate"]),  # re-selected from term_ranks' scores, not recounted
+    ("weight.scheme=sklearn", ["weight", "rank", "train", "evaluate"]),
     ("train.C=0.5", ["train", "evaluate"]),
     ("evaluate.ranks=[1, 2]", ["evaluate"]),
     ("spark.app_name=renamed", []),

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chispa import assert_df_equality
-from conftest import invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
+from conftest import chi2_order, invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
 from pyspark.sql import functions as F
 from scipy import sparse
 from scipy.stats import chi2_contingency
@@ -34,6 +34,7 @@ from sparktc.apps.pipeline import run as run_stages
 from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages.ingest import IngestError
+from sparktc.stages.rank import term_order
 from sparktc.stages.weight import weight
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
@@ -381,15 +382,18 @@ def test_rank_chi2_matches_scipy(spark, lyrl):
         assert row["df"] == sum(term in TOKENS[d].split() for d in TRAIN_IDS)
 
 
-def test_rank_orders_all_terms_by_chi2_max_then_term_id(spark, lyrl):
+def test_rank_scores_every_term_of_the_vocabulary_and_orders_by_the_configured_score(spark, lyrl):
     output, _ = lyrl
     ranks = read(spark, output, "term_ranks").toPandas()
     vocabulary = read(spark, output, "vocabulary").toPandas()
-    assert sorted(ranks["term_id"]) == sorted(vocabulary["term_id"])
-    assert sorted(ranks["rank"]) == list(range(1, len(vocabulary) + 1))
-    order = sorted(ranks.itertuples(), key=lambda r: (-r.chi2_max, r.term_id))
-    assert [r.rank for r in order] == list(range(1, len(order) + 1))
+    assert ranks["term_id"].tolist() == sorted(vocabulary["term_id"])  # in term_id order
     assert dict(zip(ranks["term_id"], ranks["term"])) == dict(zip(vocabulary["term_id"], vocabulary["term"]))
+    for column in ("ig_avg", "chi2_max"):
+        score, global_score = column.split("_")
+        configured = load_config(None, ["corpus.format=synthetic", f"rank.score={score}",
+                                        f"rank.global_score={global_score}"])
+        expected = [r.term_id for r in sorted(ranks.itertuples(), key=lambda r: (-getattr(r, column), r.term_id))]
+        assert term_order(spark, f"{output}/term_ranks", configured).tolist() == expected
 
 
 # --- a seeded JSONL corpus for train, evaluate and partitioning ------------------------------------
@@ -507,8 +511,7 @@ def test_train_top_k_keeps_exactly_the_k_best_ranked_terms(spark, synthetic, tmp
     shutil.copytree(output, copy)
     [report] = run_stages(spark, jsonl_config(corpus, f"select.top_k={k}"), str(copy), "train")
     assert report["details"]["features"] == k
-    ranks = read(spark, str(copy), "term_ranks").toPandas()
-    best = np.sort(ranks.loc[ranks["rank"] <= k, "term_id"].to_numpy())
+    best = np.sort(chi2_order(copy)[:k])
     assert len(best) == k
     models = load_models(spark, str(copy))
     _, X, labels = load_vectors(spark, str(copy), "train")

@@ -3,11 +3,12 @@
 The same code as the pipeline, step for step: files are read by Spark's ``binaryFile`` source and
 parsed on the executors by the corpus readers; raw texts are analyzed by the tokenize stage's
 recipe with the bundle's stop words and stemmer (token files are taken as they are, as the tokenize
-stage takes them); vectors are weighted by the weight stage's ltc with the bundle's vocabulary, df
-and N; scores and decisions come from the evaluate stage's code (:mod:`sparktc.models.scoring`, the
-run's :mod:`sparktc.models.decision` rule; PCut's thresholds over the documents classified, as evaluate
-computes them over the test set). The bundle is broadcast; the driver only
-sees counts and the first few rejected ids.
+stage takes them); vectors are weighted by the weight stage's code under the training run's [weight] scheme,
+with the bundle's vocabulary and each term's stored global factor (idf, or the supervised score, both from
+the training documents: new documents change none of them); scores and decisions come from the evaluate
+stage's code (:mod:`sparktc.models.scoring`, the run's :mod:`sparktc.models.decision` rule; PCut's thresholds
+over the documents classified, as evaluate computes them over the test set). The bundle is broadcast; the driver
+only sees counts and the first few rejected ids.
 
 Documents with no term of the bundle's vocabulary, repeats of a doc id, and records the readers
 reject are not classified: they go to ``rejects`` (source, line, doc_id, reason), and the job says
@@ -39,7 +40,7 @@ from sparktc.schemas import CLASSIFY_VECTORS_SPARK_SCHEMA, PREDICTIONS_SPARK_SCH
 from sparktc.stages.evaluate import cut_of
 from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
 from sparktc.stages.tokenize import token_strings
-from sparktc.stages.weight import ltc_vectors
+from sparktc.stages.weight import term_vectors
 
 #: How documents arrive: JSON Lines (id, text; labels and split optional), plain text files (one
 #: document per file, id = file name), or LYRL2004 token files (``.I``/``.W`` records, any file name).
@@ -75,15 +76,15 @@ def _write(frame: DataFrame, path: str, output_format: str) -> None:
 def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -> DataFrame:
     """Every record under ``path`` as a vector over the bundle's vocabulary, or with the reason it is rejected."""
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
-    stop_words, stemmer = bundle.stop_words, bundle.stemmer
+    stop_words, stemmer, scheme = bundle.stop_words, bundle.stemmer, bundle.scheme
 
     def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        terms, idf_values = shared.value
+        terms, factors = shared.value
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
             given = batch.column("tokens")
             tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text")), given)
-            indices, values, counts = ltc_vectors(tokens, terms, idf_values)
+            indices, values, counts = term_vectors(tokens, terms, factors, scheme)
             empty = pc.and_(pc.is_null(batch.column("reason")), pc.equal(pc.list_value_length(indices), 0))
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("labels"), indices, values, counts, batch.column("source"),

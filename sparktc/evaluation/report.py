@@ -62,6 +62,8 @@ _TABLE_COLUMNS = ("category", "name", "train_positives", "test_positives", "tp",
                   "precision", "recall", "f1")
 _DASH = "\u2014"
 _NOT_AVERAGED = "\u2020"  # dagger
+#: The [rank] score functions as the report names them (Debole & Sebastiani 2005, Table 2).
+SELECTION_FUNCTIONS = {"chi2": "chi-square", "ig": "information gain", "gr": "gain ratio"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,11 +175,12 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
         kept = None
     else:
         kept = "all terms"
-    score = _get(s, "rank", "global_score")
+    function, score = _get(s, "rank", "score"), _get(s, "rank", "global_score")
     if kept is None and score is None:
         selection = _DASH
     else:
-        selection = f"chi-square, global score `{score if score is not None else '?'}`, {kept or '?'}"
+        name = SELECTION_FUNCTIONS.get(function or "chi2", function)  # runs before rank.score was a setting: chi2
+        selection = f"{name}, global score `{score if score is not None else '?'}`, {kept or '?'}"
     stop = _get(s, "tokenize", "stop_list")
     lines = [
         *_decision_lines(metrics),
@@ -242,6 +245,8 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
         "fixed": ", assign when the score exceeds the decision threshold",
         "scut": f", per-category thresholds by SCut over {cross_validation}",
         "scutfbr": f", per-category thresholds by SCutFBR over {cross_validation}, fbr {val(thresholding, 'fbr')}",
+        "proportional": f", per-category thresholds assigning each category its training share of the validation "
+                        f"documents over {cross_validation}",
         "pcut": ", each category assigned to its training share of the test documents",
         "rcut": f", the {val(thresholding, 'rcut_k')} best categories of each document",
     }.get(name, ""))

@@ -8,10 +8,13 @@ Pedersen 1997):
 * ``C`` = #docs that do not contain t and are in c,
 * ``D`` = #docs that do not contain t and are not in c,
 
-with ``N = A + B + C + D``. Every function broadcasts like numpy, so one call scores a whole
-terms x categories matrix. Per-category scores are turned into one global score per term by
-:func:`global_max` (LYRL2004, Debole) or :func:`global_avg` (Yang & Pedersen), and
-:func:`top_k_from_reduction_factor` turns Debole's reduction factor into a number of terms to keep.
+with ``N = A + B + C + D``. Every function (:func:`chi2`, :func:`information_gain`, :func:`gain_ratio`:
+Debole & Sebastiani 2005, Table 2) broadcasts like numpy, so one call scores a whole terms x categories
+matrix. Per-category scores are turned into one global score per term by :func:`global_max` (LYRL2004,
+Debole), :func:`global_avg` (Yang & Pedersen) or :func:`global_mean`; :func:`global_scores` computes every
+function under every globalization (the columns of the ``term_ranks`` table, :func:`score_column`),
+:func:`rank_order` orders the terms by one of them, :func:`top_k_from_reduction_factor` turns Debole's
+reduction factor into a number of terms to keep and :func:`top_terms` picks them.
 
 These are pure numpy functions; the Spark stages compute the counts and call them.
 """
@@ -27,13 +30,25 @@ from numpy.typing import ArrayLike, NDArray
 from sparktc.validation import check_integer, check_unit_interval
 
 __all__ = [
+    "SCORES",
+    "GLOBAL_SCORES",
     "contingency_2x2",
     "chi2",
+    "information_gain",
+    "gain_ratio",
     "global_max",
     "global_avg",
+    "global_mean",
+    "global_scores",
+    "score_column",
+    "rank_order",
     "top_k_from_reduction_factor",
     "top_terms",
 ]
+
+#: The term-selection functions, by their [rank] score names, and the globalizations ([rank] global_score).
+SCORES = ("chi2", "ig", "gr")
+GLOBAL_SCORES = ("max", "avg", "mean")
 
 
 def _counts(name: str, value: ArrayLike) -> NDArray[np.float64]:
@@ -195,6 +210,39 @@ def global_avg(scores: ArrayLike, p_c: ArrayLike) -> NDArray[np.float64]:
 def global_mean(scores: ArrayLike) -> NDArray[np.float64]:
     """f_mean(t) = (1/|C|) sum over c of f(t, c), the plain mean (REFERENCE.md section 4)."""
     return _scores_matrix(scores).mean(axis=1)
+
+
+def score_column(score: str, global_score: str) -> str:
+    """The ``term_ranks`` column of one function under one globalization, e.g. ``chi2_max``."""
+    if score not in SCORES or global_score not in GLOBAL_SCORES:
+        raise ValueError(f"score must be one of {SCORES} and global_score one of {GLOBAL_SCORES}; "
+                         f"got {score!r}, {global_score!r}")
+    return f"{score}_{global_score}"
+
+
+def global_scores(A: ArrayLike, df: ArrayLike, n_positive: ArrayLike, N: int,
+                  columns: tuple[str, ...] | None = None) -> dict[str, NDArray[np.float64]]:
+    """Every function of :data:`SCORES` under every globalization of :data:`GLOBAL_SCORES` (or only
+    ``columns``, named as :func:`score_column` names them), one score per term, from the terms x
+    categories counts ``A`` (see :func:`contingency_2x2` for ``df``, ``n_positive`` and ``N``).
+
+    f_avg weights category c by P(c) = n_positive[c] / N (Yang & Pedersen 1997); with N = 0 every score is 0.
+    """
+    functions = {"chi2": chi2, "ig": information_gain, "gr": gain_ratio}
+    wanted = columns or tuple(score_column(s, g) for s in SCORES for g in GLOBAL_SCORES)
+    table = contingency_2x2(A, df, n_positive, N)
+    n_positive = np.asarray(n_positive, dtype=np.float64)
+    p_c = n_positive / N if N else np.zeros_like(n_positive)
+    per_category = {score: functions[score](*table) for score in {column.split("_")[0] for column in wanted}}
+    globalize = {"max": global_max, "avg": lambda m: global_avg(m, p_c), "mean": global_mean}
+    return {column: globalize[column.split("_")[1]](per_category[column.split("_")[0]]) for column in wanted}
+
+
+def rank_order(term_ids: ArrayLike, scores: ArrayLike) -> NDArray[np.int64]:
+    """The term ids from the best score down, ties by ascending term id: the ranking term selection keeps the
+    top of (:func:`top_terms`)."""
+    term_ids = np.asarray(term_ids, dtype=np.int64)
+    return term_ids[np.lexsort((term_ids, -np.asarray(scores, dtype=np.float64)))]
 
 
 def top_k_from_reduction_factor(n_terms: int, xi: float) -> int:

@@ -1,25 +1,106 @@
-"""ltc term weighting (REFERENCE.md section 3; Lewis et al. 2004 section 7; Debole & Sebastiani).
+"""Term weighting schemes (REFERENCE.md section 3), ``[weight] scheme``:
 
-    w(t, d) = (1 + ln tf(t, d)) * ln(N / df(t)),   then  w(., d) / ||w(., d)||_2
+* ``ltc`` (Lewis et al. 2004 section 7, the default):  w(t, d) = (1 + ln tf(t, d)) * ln(N / df(t));
+* ``tfidf`` (Debole & Sebastiani 2005, eq. 4-5):  w(t, d) = (1 + log #(t, d)) * log(|Tr| / #Tr(t)). The paper
+  does not name the logarithm's base; with natural logarithms, taken here, this is ltc, value for value (a
+  scheme of its own so that a run names the recipe it follows; the base of idf would cancel in the
+  normalization, that of tf would not);
+* ``sklearn`` (scikit-learn's ``TfidfVectorizer(smooth_idf=True)``, LibMultiLabel):
+  w(t, d) = tf(t, d) * (ln((1 + N) / (1 + df(t))) + 1);
+* ``binary`` (SMART ``bnc``):  w(t, d) = 1 for every term of d, no idf;
+* ``supervised`` (Debole & Sebastiani 2003, as used in 2005):  w(t, d) = (1 + ln tf(t, d)) * f(t), the idf
+  replaced by the globalized term-selection score f(t) ([rank] score and global_score) of the same run;
 
-N and df(t) come from the training documents only; terms absent from training have no weight.
+each vector then divided by its Euclidean norm (cosine normalization). N, df(t) and f(t) come from the
+training documents only; terms absent from training have no weight.
+
+A scheme is a tf component applied to each raw frequency (:func:`weighted_rows`) times one global factor
+per term (:func:`term_factors`): the factor is what the ``vocabulary`` table stores as ``idf``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sparktc.validation import check_integer
 
+__all__ = ["SCHEMES", "idf", "term_factors", "term_frequencies", "weighted_rows"]
+
+#: The weighting schemes ([weight] scheme), the first the default.
+SCHEMES = ("ltc", "tfidf", "sklearn", "binary", "supervised")
+
+
+def _log_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
+    """1 + ln tf (SMART ``l``; Debole & Sebastiani's tf of eq. 4)."""
+    return 1.0 + np.log(tf)
+
+
+def _raw_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
+    """tf itself (SMART ``n``, scikit-learn's ``sublinear_tf=False``)."""
+    return tf.astype(np.float64)
+
+
+def _binary_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
+    """1 for a term present (SMART ``b``)."""
+    return np.ones(len(tf))
+
+
+#: Each scheme's tf component.
+_TF: dict[str, Callable[[NDArray[np.int64]], NDArray[np.float64]]] = {
+    "ltc": _log_tf, "tfidf": _log_tf, "sklearn": _raw_tf, "binary": _binary_tf, "supervised": _log_tf,
+}
+
+
+def _check_scheme(scheme: str) -> None:
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}; got {scheme!r}")
+
 
 def idf(df: ArrayLike, n_documents: int) -> NDArray[np.float64]:
-    """ln(N / df(t)) for every term; df must be in 1..N (every vocabulary term occurs in training)."""
+    """ln(N / df(t)) for every term (ltc's idf, Lewis et al. 2004; Debole & Sebastiani's log(|Tr| / #Tr(t))); df
+    must be in 1..N (every vocabulary term occurs in training)."""
     check_integer("n_documents", n_documents, 1)
     df = np.asarray(df, dtype=np.float64)
     if df.size and (df.min() < 1 or df.max() > n_documents):
         raise ValueError(f"df must lie in 1..n_documents={n_documents}, got values in {df.min()}..{df.max()}")
     return np.log(n_documents / df)
+
+
+def term_factors(scheme: str, df: ArrayLike, n_documents: int,
+                 scores: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Each term's global factor under ``scheme``, from its training document frequency ``df`` over
+    ``n_documents`` = N training documents (REFERENCE.md section 3):
+
+    * ``ltc``: idf = ln(N / df(t)) (Lewis et al. 2004);
+    * ``tfidf``: idf = log(|Tr| / #Tr(t)) (Debole & Sebastiani 2005, eq. 4), natural logarithms: the same
+      value as ltc's;
+    * ``sklearn``: ln((1 + N) / (1 + df(t))) + 1 (scikit-learn's smoothed idf);
+    * ``binary``: 1 (no idf);
+    * ``supervised``: ``scores``, the term's globalized term-selection score counted on the training documents
+      (Debole & Sebastiani 2003), one finite value per term of ``df``.
+
+    ``scores`` is required by ``supervised`` and refused by every other scheme.
+    """
+    _check_scheme(scheme)
+    if (scheme == "supervised") != (scores is not None):
+        raise ValueError(f"scores must be given for scheme 'supervised' and only for it; got scheme {scheme!r} "
+                         f"with scores {'given' if scores is not None else 'None'}")
+    if scheme == "supervised":
+        factors = np.asarray(scores, dtype=np.float64)
+        if factors.shape != np.shape(df):
+            raise ValueError(f"scores must have one value per term of df, shape {np.shape(df)}; got {factors.shape}")
+        if not np.all(np.isfinite(factors)):
+            raise ValueError("scores must be finite; got non-finite values in scores")
+        return factors
+    log_idf = idf(df, n_documents)  # also checks df in 1..N and N >= 1 for every unsupervised scheme
+    if scheme in ("ltc", "tfidf"):  # Debole & Sebastiani's log(|Tr| / #Tr(t)) is ltc's ln(N / df(t))
+        return log_idf
+    if scheme == "sklearn":
+        return np.log((1.0 + n_documents) / (1.0 + np.asarray(df, dtype=np.float64))) + 1.0
+    return np.ones_like(log_idf)
 
 
 def term_frequencies(
@@ -37,22 +118,26 @@ def term_frequencies(
     return doc, term, tf
 
 
-def ltc_rows(
-    rows: NDArray[np.int64], term_ids: NDArray[np.int64], n_rows: int, idf_values: NDArray[np.float64]
+def weighted_rows(
+    rows: NDArray[np.int64], term_ids: NDArray[np.int64], n_rows: int, factors: NDArray[np.float64], scheme: str
 ) -> tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.float32], NDArray[np.int32]]:
-    """ltc vectors for a batch of documents given one (row, term id) pair per token occurrence.
+    """Cosine-normalized vectors under ``scheme`` for a batch of documents, given one (row, term id) pair per
+    token occurrence: w(t, d) = tf component of ``scheme`` (1 + ln tf; raw tf for sklearn; 1 for binary)
+    times ``factors[t]`` (:func:`term_factors`), divided by the document's Euclidean norm.
 
     ``term_ids`` of -1 mark tokens outside the vocabulary, which are dropped. Returns CSR parts
     ``(offsets, indices, values, counts)``: document ``r`` has terms ``indices[offsets[r]:offsets[r+1]]``
     (sorted ascending) with unit-L2-norm weights ``values[...]`` and raw term frequencies tf(t, d)
-    ``counts[...]`` (what multinomial naive Bayes counts). A document with no vocabulary term gets an
+    ``counts[...]`` (what multinomial naive Bayes counts). A term whose factor is 0 keeps its entry, with
+    weight 0; a document whose weights are all 0 keeps them at 0; one with no vocabulary term gets an
     empty vector.
     """
-    doc, term, tf = term_frequencies(rows, term_ids, n_rows, len(idf_values))
-    weights = (1.0 + np.log(tf)) * idf_values[term]
+    _check_scheme(scheme)
+    doc, term, tf = term_frequencies(rows, term_ids, n_rows, len(factors))
+    weights = _TF[scheme](tf) * factors[term]
     norms = np.sqrt(np.bincount(doc, weights=weights * weights, minlength=n_rows))
     with np.errstate(invalid="ignore", divide="ignore"):
-        # A term in every training document has idf 0; a document made only of such terms has norm 0.
+        # A factor can be 0 (idf of a term in every training document, a score of 0), and so can a norm.
         weights = np.where(norms[doc] > 0, weights / norms[doc], 0.0)
     offsets = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(doc, minlength=n_rows), out=offsets[1:])

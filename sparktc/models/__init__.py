@@ -1,7 +1,7 @@
 """Models: the classifiers and how their scores become decisions. One-vs-rest LIBLINEAR (``linear``),
 Rocchio (``rocchio``), kNN (``knn``), LLSF's truncated-SVD least squares (``llsf``), multinomial naive
 Bayes (``naive_bayes``), the one-hidden-layer network for all categories (``nnet``), the thresholding
-strategies SCut, SCutFBR, PCut and RCut (``thresholds``), the decision rule that picks method and
+strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), the decision rule that picks method and
 thresholding (``decision``), per-category cross-validated tuning (``tuning``), and scoring batches of
 documents on the executors (``scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark."""

@@ -29,7 +29,9 @@ A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c)
 * when training, one per category, stored with its model (:meth:`DecisionRule.learned_threshold`):
   ``fixed``, t_c = ``threshold``; ``scut`` and ``scutfbr``, t_c = the mean over ``folds`` folds of the
   training documents, balanced for positives (seed ``seed``), of each fold's SCut threshold on its
-  out-of-fold scores (SCutFBR: the fold's top score when its best F1 is below ``fbr``; LYRL2004); or
+  out-of-fold scores (SCutFBR: the fold's top score when its best F1 is below ``fbr``; LYRL2004);
+  ``proportional``, the same mean of each fold's threshold assigning the number of its documents
+  closest to c's training share of them (Debole & Sebastiani 2005; Yang 2001); or
 * when scoring, from the scores of the documents being classified (:meth:`DecisionRule.cut`):
   ``pcut``, t_c = the score ranked just below c's training share of the documents (Yang 2001);
   ``rcut``, no threshold: each document gets its ``rcut_k`` best categories (Yang 2001).
@@ -47,13 +49,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sparktc.models.thresholds import fold_thresholds, rcut
+from sparktc.models.thresholds import fold_thresholds, proportional_fold_thresholds, rcut
 
 #: The methods and thresholdings, the first of each the default.
 METHODS = ("liblinear", "rocchio", "knn", "llsf", "nb", "nnet")
-THRESHOLDINGS = ("fixed", "scut", "scutfbr", "pcut", "rcut")
+THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut")
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
-CROSS_VALIDATED = ("scut", "scutfbr")
+CROSS_VALIDATED = ("scut", "scutfbr", "proportional")
 #: What each method and each thresholding depends on, by its [train] name: what a run's record states.
 METHOD_PARAMETERS = {
     "liblinear": ("solver", "C", "positive_weight", "epsilon", "bias"),
@@ -63,11 +65,12 @@ METHOD_PARAMETERS = {
     "nb": ("nb_model", "nb_alpha"),
     "nnet": ("nnet_hidden", "nnet_epochs", "nnet_l2", "nnet_learning_rate"),
 }
-#: The ``vectors`` column a method's document matrices are made of (``values``, the ltc weights, otherwise).
+#: The ``vectors`` column a method's document matrices are made of (``values``, the [weight] scheme's weights,
+#: otherwise).
 VECTOR_COLUMN = {"nb": "counts"}
 THRESHOLDING_PARAMETERS = {
-    "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"), "pcut": (),
-    "rcut": ("rcut_k",),
+    "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"),
+    "proportional": ("folds", "seed"), "pcut": (), "rcut": ("rcut_k",),
 }
 #: The [tune] lists a category chooses from by cross-validation (an empty one keeps the [train] value).
 SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
@@ -129,12 +132,14 @@ class DecisionRule:
 
     @property
     def vector_column(self) -> str:
-        """The ``vectors`` column the method scores: ``counts`` (raw tf) for naive Bayes, else ``values`` (ltc)."""
+        """The ``vectors`` column the method scores: ``counts`` (raw tf) for naive Bayes, else ``values`` (the
+        scheme's weights)."""
         return VECTOR_COLUMN.get(self.method, "values")
 
     @property
     def cross_validated(self) -> bool:
-        """Whether the thresholds are tuned by cross-validation on the training documents (SCut, SCutFBR)."""
+        """Whether the thresholds are tuned by cross-validation on the training documents (SCut, SCutFBR,
+        proportional)."""
         return self.thresholding in CROSS_VALIDATED
 
     def learned_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64],
@@ -144,15 +149,21 @@ class DecisionRule:
 
         Fixed (and PCut, RCut, which decide at scoring time) keeps t = ``threshold``. SCut and SCutFBR
         (with ``fbr``; SCut never falls back) tune t_f per fold f on the fold's own scores
-        (:func:`sparktc.models.thresholds.fold_thresholds`); the threshold is t = (1/k) sum_f t_f, and the
-        documents of fold f are decided at the mean of the *other* folds' t_f, so that no decision is
-        thresholded on its own label (REFERENCE.md section 5; LYRL2004 SCutFBR.1).
+        (:func:`sparktc.models.thresholds.fold_thresholds`); proportional sets t_f so that the number of
+        fold f's documents scoring above it is closest to p * n_f, p = mean(y) the category's share of all
+        the training documents ``y`` covers (:func:`sparktc.models.thresholds.proportional_fold_thresholds`;
+        Debole & Sebastiani 2005). The threshold is t = (1/k) sum_f t_f, and the documents of fold f are
+        decided at the mean of the *other* folds' t_f, so that no decision is thresholded on its own label
+        (REFERENCE.md section 5; LYRL2004 SCutFBR.1).
         """
         if not self.cross_validated:
             return self.threshold, counts(scores > self.threshold, y)
-        fbr = fbr if self.thresholding == "scutfbr" else 0.0
-        per_fold = fold_thresholds([scores[folds == f] for f in range(self.folds)],
-                                   [y[folds == f] for f in range(self.folds)], fbr)
+        fold_scores = [scores[folds == f] for f in range(self.folds)]
+        if self.thresholding == "proportional":
+            per_fold = proportional_fold_thresholds(fold_scores, np.count_nonzero(y) / len(y))
+        else:
+            per_fold = fold_thresholds(fold_scores, [y[folds == f] for f in range(self.folds)],
+                                       fbr if self.thresholding == "scutfbr" else 0.0)
         others = (per_fold.sum() - per_fold) / (self.folds - 1)
         return float(per_fold.mean()), counts(scores > others[folds], y)
 

@@ -35,7 +35,7 @@ class Scorer:
     b: np.ndarray
     knn_k: int
     train_path: str
-    column: str = "values"  # the vectors column scored: ltc weights, or raw tf for naive Bayes
+    column: str = "values"  # the vectors column scored: the scheme's weights, or raw tf for naive Bayes
     network_path: str = ""  # NNet: the directory of its saved network
     posterior: bool = False  # the naive Bayes mixture: linear scores normalized to log posteriors
     knn_selection: bytes = b""  # kNN: the selected term ids (int64 bytes); empty: every term

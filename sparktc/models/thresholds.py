@@ -1,4 +1,4 @@
-"""Per-category thresholds on decision values: SCut, SCutFBR, PCut and RCut (REFERENCE.md section 5).
+"""Per-category thresholds on decision values: SCut, SCutFBR, proportional, PCut and RCut (REFERENCE.md section 5).
 
 A scoring model gives document d a score s(d, c) for category c (a decision value w'x + b for
 the linear models); a thresholding strategy turns the scores into assignments. Throughout the
@@ -13,6 +13,10 @@ project the rule is strict:
   the fold's best F1 is below ``fbr``; t_c = mean over the folds
   (:func:`fold_thresholds`). The folds balance positives and negatives
   (:func:`balanced_folds`).
+* Proportional (Lewis 1992a; Yang 2001; Debole & Sebastiani 2005): per fold, the threshold under
+  which the number of the fold's validation documents assigned is closest to share_c * n, share_c
+  being c's share of the training documents; t_c = mean over the folds (:func:`proportional`,
+  :func:`proportional_fold_thresholds`).
 * PCut (Yang 2001): assign to c the round(share_c * n) top-ranked test documents, share_c being
   c's share of the training documents (:func:`pcut_thresholds`).
 * RCut (Yang 2001): assign each document its k top-scoring categories (:func:`rcut`).
@@ -33,7 +37,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from sparktc.validation import check_array, check_finite, check_integer, check_labels, check_number
 
-__all__ = ["scut", "fold_thresholds", "balanced_folds", "pcut_counts", "pcut_thresholds", "rcut"]
+__all__ = [
+    "scut", "fold_thresholds", "proportional", "proportional_fold_thresholds", "balanced_folds", "pcut_counts",
+    "pcut_thresholds", "rcut",
+]
+
+#: Distances to p * n closer than this are a tie (:func:`proportional`).
+SHARE_TIE = 1e-9
 
 
 def _check_scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray[np.float64]:
@@ -46,6 +56,22 @@ def _check_scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray
 def _below(value: float) -> float:
     """The largest float below ``value``: a threshold that every score >= ``value`` exceeds."""
     return float(np.nextafter(value, -np.inf))
+
+
+def _cuts(scores: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """Every distinct set of "score > t" decisions on ``scores``, from nothing assigned to everything:
+    the documents in decreasing score order, and per cut the number it assigns (the first so many of
+    that order; increasing) and its threshold (:func:`scut`'s candidates)."""
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    # Index of the last document of each run of equal scores, in decreasing score order.
+    run_ends = np.flatnonzero(np.append(ranked[1:] != ranked[:-1], True))
+    distinct = ranked[run_ends]
+    upper, lower = distinct[:-1], distinct[1:]
+    midpoints = lower / 2 + upper / 2  # halves first: no overflow
+    midpoints = np.where((midpoints >= lower) & (midpoints < upper), midpoints, lower)
+    thresholds = np.concatenate(([distinct[0]], midpoints, [_below(distinct[-1])]))
+    return order, np.concatenate(([0], run_ends + 1)), thresholds
 
 
 def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
@@ -87,21 +113,11 @@ def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     if n_positive == 0:
         return top, 0.0
 
-    order = np.argsort(-scores, kind="stable")
-    ranked, relevant = scores[order], y[order]
-    # Index of the last document of each run of equal scores, in decreasing score order.
-    run_ends = np.flatnonzero(np.append(ranked[1:] != ranked[:-1], True))
-    distinct = ranked[run_ends]
-    true_positives = np.concatenate(([0], np.cumsum(relevant)[run_ends]))
-    assigned = np.concatenate(([0], run_ends + 1))
+    order, assigned, candidates = _cuts(scores)
+    true_positives = np.concatenate(([0], np.cumsum(y[order])[assigned[1:] - 1]))
     false_positives = assigned - true_positives
     # 2 TP + FP + FN = TP + FP + n_positive > 0.
     f1 = 2 * true_positives / (true_positives + false_positives + n_positive)
-
-    upper, lower = distinct[:-1], distinct[1:]
-    midpoints = lower / 2 + upper / 2  # halves first: no overflow
-    midpoints = np.where((midpoints >= lower) & (midpoints < upper), midpoints, lower)
-    candidates = np.concatenate(([top], midpoints, [_below(distinct[-1])]))
 
     best = np.lexsort((-candidates, np.abs(candidates), -f1))[0]
     return float(candidates[best]), float(f1[best])
@@ -146,6 +162,65 @@ def fold_thresholds(
         threshold, f1 = scut(scores, check_labels(f"fold_y[{f}]", y, scores.shape[0]))
         thresholds[f] = threshold if f1 >= fbr else scores.max()
     return thresholds
+
+
+def proportional(scores: ArrayLike, share: float) -> float:
+    """Proportional thresholding: the threshold t under which the share of validation documents
+    assigned is closest to the category's share of the training documents.
+
+    t minimises |#{s > t} - p * n| over the n validation documents, p = (training documents in the
+    category) / (training documents) (Lewis 1992a; Yang 2001; Debole & Sebastiani 2005, each
+    category's threshold on a validation set; REFERENCE.md section 5, "PCut"). Unlike
+    :func:`pcut_thresholds`, which cuts the documents being classified, t is set on validation
+    scores and stored.
+
+    The candidates are :func:`scut`'s, one per reachable count: u_1, the maximum score, assigns
+    nothing; the midpoint of u_j > u_{j+1} assigns the documents scoring >= u_j; the largest float
+    below the minimum assigns all n. Ties in scores leave some counts unreachable; of the reachable
+    ones the closest to p * n wins, and of two equally close the smaller (fewer assignments).
+    Distances within :data:`SHARE_TIE` of each other are equal: p and p * n are rounded, which can
+    split an exact tie (21 of 38 training documents, n = 19: p * n = 10.500000000000002), while
+    distances that truly differ, to p * n = positives * n / documents, differ by at least
+    1 / documents. Cost O(n log n): one sort.
+
+    Parameters
+    ----------
+    scores : float array, shape (n,)
+        Decision values of the validation documents; finite.
+    share : float
+        p, the category's share of the training documents, in [0, 1]: 0 assigns nothing, 1 everything.
+
+    Returns
+    -------
+    float
+    """
+    scores = _check_scores(scores, 1)
+    share = check_number("share", share, 0, 1, kind="number")
+    _, assigned, thresholds = _cuts(scores)
+    distance = np.abs(assigned - share * scores.shape[0])
+    # assigned increases: the first of the closest is the smallest count.
+    return float(thresholds[np.flatnonzero(distance <= distance.min() + SHARE_TIE)[0]])
+
+
+def proportional_fold_thresholds(fold_scores: Sequence[ArrayLike], share: float) -> NDArray[np.float64]:
+    """The :func:`proportional` threshold of each fold, t_f = proportional(s_f, p), every fold with
+    the same training share p (Debole & Sebastiani 2005, per validation set).
+
+    Parameters
+    ----------
+    fold_scores : sequence of arrays, one per fold
+        Each fold's validation decision values (from the model trained without that fold).
+    share : float
+        p, the category's share of all the training documents, in [0, 1].
+
+    Returns
+    -------
+    float array, shape (n_folds,)
+    """
+    if len(fold_scores) == 0:
+        raise ValueError("fold_scores must hold one array per fold, at least one fold; got 0 arrays")
+    return np.array([proportional(_check_scores(scores, 1, f"fold_scores[{f}]"), share)
+                     for f, scores in enumerate(fold_scores)])
 
 
 def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:

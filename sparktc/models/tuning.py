@@ -2,12 +2,13 @@
 
 For a search space of candidates (solver, C, positive weight, number of chi-square-ranked terms)
 each candidate gets out-of-fold decision values over folds balanced for positives; its
-per-fold thresholds come from SCut or LYRL2004's SCutFBR on that fold's validation scores, and
-its cross-validated F1 scores every fold's documents with the mean threshold of the *other*
-folds, so no decision is thresholded on its own label. The best candidate (first on ties) is
-retrained on all training documents and gets the mean of its fold thresholds
-(REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's per-label search). The method,
-the thresholding and the values not searched come from the run's :class:`~sparktc.models.decision.DecisionRule`.
+per-fold thresholds come from SCut, LYRL2004's SCutFBR or proportional thresholding (Debole &
+Sebastiani 2005) on that fold's validation scores, and its cross-validated F1 scores every fold's
+documents with the mean threshold of the *other* folds, so no decision is thresholded on its own
+label. The best candidate (first on ties) is retrained on all training documents and gets the mean
+of its fold thresholds (REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's
+per-label search). The method, the thresholding and the values not searched come from the run's
+:class:`~sparktc.models.decision.DecisionRule`.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candid
 
 
 def needs_cross_validation(rule: DecisionRule, space: Sequence[Candidate]) -> bool:
-    """Whether a category is cross-validated: for its thresholds (SCut, SCutFBR) or to choose from ``space``."""
+    """Whether a category is cross-validated: for its thresholds (SCut, SCutFBR, proportional) or to choose from
+    ``space``."""
     return rule.cross_validated or len(space) > 1
 
 
@@ -161,8 +163,8 @@ def fit_category(
 def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
                   rule: DecisionRule) -> tuple[float, dict[str, int]]:
     """A kNN category's threshold and the TP/FP/FN of its decisions from leave-one-out training scores: the
-    rule's fixed threshold (its decisions on those scores), or SCut/SCutFBR (with the rule's fbr) over
-    balanced folds (their cross-validated decisions)."""
+    rule's fixed threshold (its decisions on those scores), or SCut, SCutFBR (with the rule's fbr) or
+    proportional over balanced folds (their cross-validated decisions)."""
     folds = balanced_folds(y, rule.folds, rule.seed) if rule.cross_validated else np.zeros(len(y), dtype=np.int64)
     return rule.learned_threshold(scores, y, folds, rule.fbr)
 

@@ -8,7 +8,8 @@ Layout (small files read through Hadoop file systems, tables in Parquet)::
                          thresholding, RCut's k, kNN's k) and the data files of the parts below
                          with their sizes, which loading checks: a part file missing, cut short or
                          added is refused, never read as a smaller model
-    model/vocabulary/    term_id, term, df, idf, rank (the chi-square rank: the term selection), in term_id order
+    model/vocabulary/    term_id, term, df, idf (the weighting scheme's global factor of each term), rank (by the
+                         [rank] score: the term selection), in term_id order
     model/categories/    category, name, parent, train_positives, method, weights (over the
                          vocabulary, zero outside the category's selected terms), bias, threshold, features
     model/training/      kNN only: the training vectors (doc_id, labels, indices, values) kNN scores against
@@ -29,13 +30,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from py4j.protocol import Py4JJavaError
-from pyspark.sql import SparkSession
+from pyspark.sql import SparkSession, Window
+from pyspark.sql import functions as F
 
 from sparktc import __version__
 from sparktc.corpora.records import TOKENIZED_FORMATS
 from sparktc.errors import InputError
+from sparktc.features.term_selection import score_column
 from sparktc.features.text import stop_words_of
-from sparktc.features.weighting import idf
 from sparktc.models.decision import DecisionRule
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
@@ -44,7 +46,9 @@ from sparktc.runtime.runner import Tables
 
 #: The train stage's output holding the bundle.
 MODEL = "model"
-BUNDLE_FORMAT = 3  # 2: bundle.json records the parts' data files and sizes; 3: NB and NNet (their settings, network/)
+#: 2: bundle.json records the parts' data files and sizes; 3: NB and NNet (their settings, network/); 4: weighting
+#: schemes (vocabulary's idf is the scheme's factor), the rank by any [rank] score.
+BUNDLE_FORMAT = 4
 DESCRIPTION = "bundle.json"
 VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "training", "network"
 #: The configuration sections that shape a model: all but [synthesize] (recorded by the corpus it wrote),
@@ -59,7 +63,9 @@ class BundleError(InputError):
 def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: int) -> None:
     """Write ``model`` beside the train stage's ``models``, from it and the tables training read."""
     target = tables.output(MODEL)
-    ranks = spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank")
+    column = score_column(config.rank.score, config.rank.global_score)
+    ranks = spark.read.parquet(tables.input("term_ranks")).select(
+        "term_id", F.row_number().over(Window.orderBy(F.desc(column), "term_id")).alias("rank"))  # as rank_order
     spark.read.parquet(tables.input("vocabulary")).join(ranks, "term_id").orderBy("term_id").coalesce(1) \
         .write.mode("overwrite").parquet(storage.join(target, VOCABULARY))
     models = spark.read.parquet(tables.output("models")).select(
@@ -92,7 +98,8 @@ class Bundle:
     stop_words: frozenset[str]
     stemmer: str
     terms: pa.StringArray  # in term_id order
-    idf: np.ndarray
+    scheme: str  # [weight] scheme
+    idf: np.ndarray  # the scheme's global factor of each term (sparktc.features.weighting)
     rule: DecisionRule  # the training run's
     n_train: int
     categories: pd.DataFrame  # one row per category, ordered by category
@@ -162,7 +169,8 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     return Bundle(
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
-        idf=idf(vocabulary["df"].to_numpy(), n_train), rule=rule, n_train=n_train, categories=categories,
+        scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
+        categories=categories,
         scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network, rule.posterior_scores,
                          vocabulary.sort_values("rank")["term_id"].to_numpy()),
     )

@@ -20,6 +20,8 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import CONFIG_EXIT, SparktcError
+from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
+from sparktc.features.weighting import SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import METHODS, THRESHOLDINGS, DecisionRule
 from sparktc.models.linear import SOLVERS
@@ -146,16 +148,26 @@ class TokenizeConfig:
 
 @dataclass(frozen=True)
 class WeightConfig:
-    """Term weighting (REFERENCE.md section 3)."""
+    """Term weighting (REFERENCE.md section 3; :mod:`sparktc.features.weighting`)."""
 
-    scheme: str = field(default="ltc", metadata=_choice("ltc"))
+    # ltc (LYRL2004); tfidf (Debole & Sebastiani's eq. 4-5); sklearn (raw tf x smoothed idf + 1, scikit-learn's
+    # and LibMultiLabel's); binary; supervised (Debole & Sebastiani 2003: idf replaced by the [rank] score of
+    # each term, counted on the training documents only).
+    scheme: str = field(default="ltc", metadata=_choice(*SCHEMES))
 
 
 @dataclass(frozen=True)
 class RankConfig:
-    """Global chi-square term ranking (REFERENCE.md section 4)."""
+    """The term-selection score that ranks the terms (REFERENCE.md section 4; :mod:`sparktc.features.term_selection`).
 
-    global_score: str = field(default="max", metadata=_choice("max", "avg"))
+    The rank stage computes every function under every globalization; these two say which one selection (and
+    supervised weighting) uses, so changing them re-selects without recounting.
+    """
+
+    # chi2: chi-square; ig: information gain; gr: gain ratio (Debole & Sebastiani 2005, Table 2).
+    score: str = field(default="chi2", metadata=_choice(*SCORES))
+    # max: f_max (LYRL2004, Debole); avg: f_avg, P(c)-weighted (Yang & Pedersen); mean: the plain mean.
+    global_score: str = field(default="max", metadata=_choice(*GLOBAL_SCORES))
 
 
 @dataclass(frozen=True)
@@ -185,8 +197,9 @@ class TrainConfig:
     # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
     positive_weight: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
-    # by k-fold cross-validation on training data (LYRL2004); pcut: the training share of each
-    # category among the test documents; rcut: the `rcut_k` best categories of each document.
+    # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
+    # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
+    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document.
     thresholding: str = field(default=THRESHOLDINGS[0], metadata=_choice(*THRESHOLDINGS))
     # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
@@ -232,7 +245,7 @@ class TuneConfig:
     solver: list[str] = field(
         default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
     positive_weight: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
-    # Numbers of chi-square-ranked terms to try (0 = all terms); they replace select.top_k.
+    # Numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k.
     terms: list[int] = field(
         default_factory=list, metadata=_grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]"))
     # One positive weight for all categories, the one with the best cross-validated micro-F1
@@ -467,6 +480,9 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(f"tune.shared_fbr = true with train.method = {train.method!r}"
                           + (f" and train.nb_model = {train.nb_model!r}" if train.method == "nb" else "")
                           + ": one model for all categories always chooses one fbr for all; remove it")
+    if tune.fbr and train.thresholding != "scutfbr":
+        raise ConfigError(f"tune.fbr = {tune.fbr} with train.thresholding = {train.thresholding!r}: fbr moves "
+                          "SCutFBR's thresholds only; set train.thresholding = 'scutfbr' or remove tune.fbr")
     if tune.shared_fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")

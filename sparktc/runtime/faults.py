@@ -11,7 +11,7 @@ attempt of task ``<partition>`` at ``<point>`` fails:
 
 Points (:data:`WORKER_POINTS`), one in every stage that runs Python on the executors: ``synthesize``
 (writing a chunk of the corpus), ``parse`` (reading a corpus file, in ingest and classify),
-``tokenize`` (analyzing raw text), ``weight`` (ltc vectors), ``rank`` (chi-square per term),
+``tokenize`` (analyzing raw text), ``weight`` (weighted vectors), ``rank`` (chi-square per term),
 ``train`` (the grouped training UDF, once per category) and ``score`` (scoring test documents).
 Retried attempts run normally, except under ``memory``. Unset, a point costs one lookup of a task property.
 

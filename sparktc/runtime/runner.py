@@ -72,14 +72,19 @@ def _no_files(config: Config) -> Sequence[str]:
 @dataclass(frozen=True)
 class Stage:
     """A stage: its function, the outputs of earlier stages it reads, the outputs it writes, the
-    configuration sections its results depend on, and the files outside the run it reads."""
+    configuration sections its results depend on (or a function of the configuration naming them, for a stage
+    that reads a section under some settings only), and the files outside the run it reads."""
 
     name: str
     run: Callable[[SparkSession, Config, Tables], StageReport]
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
-    sections: tuple[str, ...] = ()
+    sections: tuple[str, ...] | Callable[[Config], tuple[str, ...]] = ()
     files: Callable[[Config], Sequence[str]] = field(default=_no_files)
+
+    def sections_of(self, config: Config) -> tuple[str, ...]:
+        """The configuration sections the stage's results depend on under ``config``."""
+        return self.sections(config) if callable(self.sections) else self.sections
 
 
 class MissingInputError(InputError):
@@ -239,7 +244,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         tables[table] = {"path": storage.join(output, table), "stage": owner.name, **inputs[table]}
     files = _outside_files(spark, stage.files(config), digests)
     digests.save()
-    settings = _settings(config, stage.sections)
+    settings = _settings(config, stage.sections_of(config))
     expected = identity(stage.name, code_digest(), settings, inputs, files)
     existing = read_manifest(spark, output, stage.name)
     reason = "--force" if force else stale_reason(existing, expected, _found(spark, output, stage.writes),

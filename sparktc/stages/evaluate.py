@@ -43,6 +43,7 @@ from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import PREDICTIONS_SCHEMA
+from sparktc.stages.rank import term_order
 
 RANKING_MEASURES = ("P", "R", "RP", "nDCG")
 #: Per-document ranking measures are summed as integers in units of 2^-40, so the averages do
@@ -193,8 +194,7 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     n_terms = spark.read.parquet(tables.input("vocabulary")).count()
     scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
                        storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores,
-                       spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank").toPandas()
-                       .sort_values("rank")["term_id"].to_numpy())
+                       term_order(spark, tables.input("term_ranks"), config))
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)

@@ -1,4 +1,5 @@
-"""Rank terms: ``vectors`` (training split) -> ``term_ranks`` by global chi-square (REFERENCE.md section 4).
+"""Rank terms: ``vectors`` (training split) -> ``term_ranks``, every term-selection score of every term (REFERENCE.md
+section 4).
 
 A(t, c), the training documents holding term t in category c, is the sparse product X^T Y of the
 binary document x term matrix X and the document x category indicator matrix Y. The executors
@@ -6,13 +7,16 @@ compute it for the training files one task per file (pyarrow reads the ``indices
 columns, no Spark rows) and Spark sums the vocabulary x categories counts with a tree reduction,
 so the driver receives a few sparse matrices whatever the number of documents. df(t) comes from
 ``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver
-turns the counts into 2x2 tables and chi2 scores with :mod:`sparktc.features.term_selection`, block
-of terms by block of terms, reduces them to f_max and f_avg and ranks the (vocabulary sized) result.
+turns the counts into 2x2 tables with :mod:`sparktc.features.term_selection`, block of terms by block of terms,
+and scores them by chi-square, information gain and gain ratio, each globalized by f_max, f_avg and the plain mean.
+
+The stage depends on no setting: which score ranks the terms is [rank]'s, read by the stages that select
+(:func:`term_order`), so changing it re-selects without recounting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +26,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from scipy import sparse
 
-from sparktc.features.term_selection import chi2, contingency_2x2, global_avg, global_max
+from sparktc.features.term_selection import GLOBAL_SCORES, SCORES, global_scores, rank_order, score_column
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import faults, storage
 from sparktc.runtime.config import Config
@@ -31,11 +35,12 @@ from sparktc.runtime.parts import parquet_files, read_batches
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 
-#: The ``term_ranks`` table, as Spark typed it when the ranking was a window over a join.
+#: Every score column of ``term_ranks``: each function of SCORES under each globalization of GLOBAL_SCORES.
+SCORE_COLUMNS = tuple(score_column(score, global_score) for score in SCORES for global_score in GLOBAL_SCORES)
+#: The ``term_ranks`` table, in term_id order.
 TERM_RANKS_SCHEMA = T.StructType([
-    T.StructField("term_id", T.IntegerType()), T.StructField("term", T.StringType()),
-    T.StructField("df", T.LongType()), T.StructField("chi2_max", T.DoubleType()),
-    T.StructField("chi2_avg", T.DoubleType()), T.StructField("rank", T.IntegerType(), nullable=False),
+    T.StructField("term_id", T.IntegerType()), T.StructField("term", T.StringType()), T.StructField("df", T.LongType()),
+    *(T.StructField(column, T.DoubleType()) for column in SCORE_COLUMNS),
 ])
 BATCH_ROWS = 32_768  # training documents counted at a time in a task
 BLOCK_TERMS = 2048  # terms scored at a time on the driver: the 2x2 tables of a block stay in the cache
@@ -99,18 +104,35 @@ def add_counts(left: tuple[int, sparse.csr_matrix] | None,
     return left[0] + right[0], left[1] + right[1]
 
 
-def scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray,
-           n_train: int) -> tuple[np.ndarray, np.ndarray]:
-    """chi2_max and chi2_avg of every term (a row of ``counts``), a block of terms at a time."""
+def count_training(spark: SparkSession, files: list[str],
+                   count: Callable[[str], tuple[int, sparse.csr_matrix]]) -> tuple[int, sparse.csr_matrix] | None:
+    """The training documents and their A counts over ``files``, ``count`` (one file's) run one task per file
+    and summed by a tree reduction: the driver receives vocabulary x categories sums, never documents. None
+    without files."""
+    if not files:
+        return None
+    with faults.to_tasks(spark):
+        return spark.sparkContext.parallelize(files, len(files)).map(count).treeAggregate(None, add_counts, add_counts)
+
+
+def scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_train: int,
+           columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
+    """The score ``columns`` of every term (a row of ``counts``), a block of terms at a time."""
     n_terms = counts.shape[0]
-    p_c = n_positive / n_train
-    chi2_max, chi2_avg = np.empty(n_terms), np.empty(n_terms)
+    result = {column: np.empty(n_terms) for column in columns}
     for start in range(0, n_terms, BLOCK_TERMS):
         block = slice(start, start + BLOCK_TERMS)
-        table = chi2(*contingency_2x2(counts[block].toarray(), df[block, None], n_positive, n_train))
-        chi2_max[block] = global_max(table)
-        chi2_avg[block] = global_avg(table, p_c)
-    return chi2_max, chi2_avg
+        for column, values in global_scores(counts[block].toarray(), df[block, None], n_positive, n_train,
+                                            columns).items():
+            result[column][block] = values
+    return result
+
+
+def term_order(spark: SparkSession, term_ranks: str, config: Config) -> np.ndarray:
+    """Term ids from the best [rank] score (``rank.score`` under ``rank.global_score``) down, vocabulary-sized."""
+    column = score_column(config.rank.score, config.rank.global_score)
+    ranks = spark.read.parquet(term_ranks).select("term_id", column).toPandas()
+    return rank_order(ranks["term_id"].to_numpy(), ranks[column].to_numpy())
 
 
 def read_small(path: str, columns: list[str]) -> pa.Table:
@@ -133,31 +155,21 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
 
         train_path = storage.join(tables.input("vectors"), "split=train")
         files = parquet_files(train_path) if storage.exists(spark, train_path) else []
-        with faults.to_tasks(spark):
-            total = spark.sparkContext.parallelize(files, len(files)) \
-                .map(lambda path: count_file(path, codes, n_terms)) \
-                .treeAggregate(None, add_counts, add_counts) if files else None
+        total = count_training(spark, files, lambda path: count_file(path, codes, n_terms))
         n_train, counts = total or (0, sparse.csr_matrix((n_terms, len(codes)), dtype=np.int64))
 
         df = vocabulary["df"].to_numpy().astype(np.int64)
-        chi2_max, chi2_avg = scores(counts[term_ids], df, n_positive, n_train)
-        score = {"max": chi2_max, "avg": chi2_avg}[config.rank.global_score]
-        order = np.lexsort((term_ids, -score))  # rank order: the global score descending, then term_id
-        ranked = pa.table({  # in rank order, as the window over the ranking wrote it
-            "term_id": pa.array(term_ids[order], pa.int32()),
-            "term": vocabulary["term"].take(order),
-            "df": pa.array(df[order], pa.int64()),
-            "chi2_max": pa.array(chi2_max[order], pa.float64()),
-            "chi2_avg": pa.array(chi2_avg[order], pa.float64()),
-            "rank": pa.array(np.arange(1, len(order) + 1), pa.int32()),
+        ranked = pa.table({
+            "term_id": pa.array(term_ids, pa.int32()), "term": vocabulary["term"], "df": pa.array(df, pa.int64()),
+            **{column: pa.array(values, pa.float64())
+               for column, values in scores(counts[term_ids], df, n_positive, n_train).items()},
         })
         spark.createDataFrame(ranked, TERM_RANKS_SCHEMA).coalesce(1) \
             .write.mode("overwrite").parquet(tables.output("term_ranks"))
         report.rows_in = vocabulary.num_rows
         report.rows_out = ranked.num_rows
-        report.details = {"global_score": config.rank.global_score, "categories": len(codes),
-                          "train_documents": n_train}
+        report.details = {"scores": list(SCORE_COLUMNS), "categories": len(codes), "train_documents": n_train}
     return report
 
 
-STAGE = Stage("rank", rank, reads=("vectors", "vocabulary", "categories"), writes=("term_ranks",), sections=("rank",))
+STAGE = Stage("rank", rank, reads=("vectors", "vocabulary", "categories"), writes=("term_ranks",))

@@ -89,6 +89,7 @@ from sparktc.runtime.parts import map_parts, parquet_files, read_batches
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.stages.rank import term_order
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
@@ -108,12 +109,6 @@ def _training_neighbours(path: str, n_features: int, k: int,
         space = selected_space(X, columns_of(selection))
         found.append(knn_topk(space, space, k, exclude_self=np.arange(X.shape[0])))
     return found
-
-
-def term_order(spark: SparkSession, tables: Tables) -> np.ndarray:
-    """Term ids from the best chi-square rank down (vocabulary-sized)."""
-    ranks = spark.read.parquet(tables.input("term_ranks")).select("term_id", "rank").toPandas()
-    return ranks.sort_values("rank")["term_id"].to_numpy(dtype=np.int64)
 
 
 def default_terms(config: Config, n_terms: int) -> int:
@@ -576,11 +571,11 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     network is the model bundle's ``network`` part) and what the stage reports.
 
     One network for all categories over the best-ranked terms (:mod:`sparktc.models.nnet`) for each
-    candidate term count in ``terms``, trained in one Spark task on the worker's training set; with SCut
-    or SCutFBR, or several candidates, ``rule.folds`` more per candidate, each without one fold's
-    documents, in tasks of their own alongside (each saved to a file, not returned through the JVM),
-    whose out-of-fold scores choose the term count and set the thresholds (:func:`joint_thresholds`;
-    the tasks: :func:`fit_in_tasks`).
+    candidate term count in ``terms``, trained in one Spark task on the worker's training set; with
+    cross-validated thresholds (SCut, SCutFBR, proportional), or several candidates, ``rule.folds`` more
+    per candidate, each without one fold's documents, in tasks of their own alongside (each saved to a
+    file, not returned through the JVM), whose out-of-fold scores choose the term count and set the
+    thresholds (:func:`joint_thresholds`; the tasks: :func:`fit_in_tasks`).
     The chosen candidate's network moves into the bundle. Cost: each network is
     O(epochs * nnz(X) * hidden) to train on one worker holding the training set; all of them
     (candidates x (folds + 1)) run in parallel.
@@ -627,7 +622,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
-        order = spark.sparkContext.broadcast(term_order(spark, tables))
+        order = spark.sparkContext.broadcast(term_order(spark, tables.input("term_ranks"), config))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:

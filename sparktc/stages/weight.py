@@ -1,9 +1,17 @@
-"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (ltc and raw tf, by split).
+"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (weights and raw tf, by split).
 
+The weights are [weight] scheme's (:mod:`sparktc.features.weighting`: ltc, tfidf, sklearn, binary or supervised).
 df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
-term_id = position) is broadcast to the executors, which weight the ``tokens`` files one task per
-file (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch
-with :func:`sparktc.features.weighting.ltc_rows`.
+term_id = position) and each term's global factor are broadcast to the executors, which weight the ``tokens``
+files one task per file (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by
+batch with :func:`sparktc.features.weighting.weighted_rows`.
+
+The vocabulary's ``idf`` column is that global factor (:func:`sparktc.features.weighting.term_factors`), what the
+classification of new documents weights them with: ln(N / df) for ltc and tfidf, ln((1 + N) / (1 + df)) + 1 for
+sklearn, 1 for binary, and for supervised the term's [rank] score (``rank.score`` under ``rank.global_score``).
+This stage runs before rank, so supervised weighting counts that score itself, from the training documents only:
+A(t, c) over their tokens and labels, one task per ``tokens`` file summed by a tree reduction, as the rank stage
+counts it over their vectors (:func:`sparktc.stages.rank.count_training`), with |c| from ``categories``.
 """
 
 from __future__ import annotations
@@ -13,29 +21,39 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
+from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN, split_tokens
 from sparktc.errors import InputError
-from sparktc.features.weighting import idf, ltc_rows
+from sparktc.features.term_selection import score_column
+from sparktc.features.weighting import term_factors, term_frequencies, weighted_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.schemas import VECTORS_SCHEMA
+from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
+from sparktc.stages.rank import count_training, read_small, scores, term_category_counts
 from sparktc.stages.tokenize import token_array
 
 
-def ltc_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
-                idf_values: np.ndarray) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
-    """Stored token strings to ltc vectors over the vocabulary ``terms`` (in term_id order): the
-    ``indices``, ``values`` and ``counts`` (raw tf) list columns. Shared with the classification of new
-    documents."""
+def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """Stored token strings as one (row, term id) pair per token occurrence, the term id the token's position in
+    the vocabulary ``terms`` (in term_id order) or -1 outside it."""
     token_lists = split_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
     term_ids = pc.index_in(pc.list_flatten(token_lists), options=pc.SetLookupOptions(value_set=terms)).fill_null(-1)
-    offsets, *columns = ltc_rows(rows, term_ids.to_numpy(zero_copy_only=False), len(token_lists), idf_values)
+    return rows, term_ids.to_numpy(zero_copy_only=False)
+
+
+def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, factors: np.ndarray,
+                 scheme: str) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
+    """Stored token strings to ``scheme``'s vectors over the vocabulary ``terms`` (in term_id order) with each
+    term's global factor ``factors``: the ``indices``, ``values`` and ``counts`` (raw tf) list columns. Shared
+    with the classification of new documents."""
+    rows, term_ids = token_term_ids(tokens, terms)
+    offsets, *columns = weighted_rows(rows, term_ids, len(tokens), factors, scheme)
     offsets32 = pa.array(offsets.astype(np.int32))
     return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
 
@@ -47,10 +65,11 @@ SPLITS = (TRAIN, TEST)
 BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small enough for the cache
 
 
-def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, idf_values: np.ndarray) -> dict:
-    """ltc vectors of one ``tokens`` file into ``output/split=<split>/part-<index>-*``; the counts of rows
-    read, written per split and without a vocabulary term. A split other than train or test is a bug
-    upstream (ingest writes only those) and stops the task."""
+def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, factors: np.ndarray,
+                   scheme: str) -> dict:
+    """``scheme``'s vectors (:func:`term_vectors`) of one ``tokens`` file into
+    ``output/split=<split>/part-<index>-*``; the counts of rows read, written per split and without a vocabulary
+    term. A split other than train or test is a bug upstream (ingest writes only those) and stops the task."""
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
     inject("weight")  # once per task, whether or not its file has rows
@@ -60,7 +79,7 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, id
         if len(other):
             raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
                              f"not {' or '.join(SPLITS)}; please report this as a bug")
-        indices, values, counts = ltc_vectors(batch.column("tokens"), terms, idf_values)
+        indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
         without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
         vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
                                              schema=VECTORS_SCHEMA)
@@ -72,39 +91,80 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, id
             "without_terms": without_terms}
 
 
+def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
+    """(training documents, their A counts) of one ``tokens`` file: A(t, c) = the training documents holding
+    vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix. Test documents are not read
+    past their split, so their labels never reach supervised weights."""
+    n_terms = len(terms)
+    documents = 0
+    counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
+    for batch in read_batches(path, ["split", "labels", "tokens"], BATCH_ROWS):
+        train = batch.filter(pc.equal(batch.column("split"), TRAIN))
+        rows, term_ids = token_term_ids(train.column("tokens"), terms)
+        doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
+        offsets = np.zeros(len(train) + 1, dtype=np.int32)
+        np.cumsum(np.bincount(doc, minlength=len(train)), out=offsets[1:])
+        indices = pa.ListArray.from_arrays(pa.array(offsets), pa.array(term.astype(np.int32)))
+        counts = counts + term_category_counts(indices, train.column("labels"), categories, n_terms)
+        documents += len(train)
+    return documents, counts
+
+
+def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms: pa.StringArray,
+                       df: np.ndarray) -> tuple[np.ndarray, str]:
+    """Each vocabulary term's [rank] score and the ``term_ranks`` column naming it, from the training
+    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003)."""
+    column = score_column(config.rank.score, config.rank.global_score)
+    categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
+    codes = categories["category"].to_pylist()
+    n_positive = categories["train_positives"].to_numpy().astype(np.int64)
+    shared = spark.sparkContext.broadcast(terms)
+    n_train, counts = count_training(spark, parquet_files(tables.input("tokens")),
+                                     lambda path: count_training_file(path, shared.value, codes))
+    shared.unpersist()
+    return scores(counts, df, n_positive, n_train, (column,))[column], column
+
+
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    scheme = config.weight.scheme
     with stage(spark, "weight") as report:
         tokens = spark.read.parquet(tables.input("tokens"))
         train = tokens.filter(F.col("split") == TRAIN)
         n_train = train.count()
         if n_train == 0:
-            raise InputError("no training documents: ltc needs N and df from the training split")
-        df = (
+            raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
+        vocabulary = (
             train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term"))
             .groupBy("term")
             .agg(F.count("*").alias("df"))
+            .withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
+            .select("term_id", "term", "df")
+            .orderBy("term_id")
+            .toPandas()
         )
-        vocabulary = (
-            df.withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
-            .withColumn("idf", F.log(F.lit(float(n_train)) / F.col("df")))
-            .select("term_id", "term", "df", "idf")
-        )
-        vocabulary.coalesce(1).write.mode("overwrite").parquet(tables.output("vocabulary"))
-        vocabulary = spark.read.parquet(tables.output("vocabulary")).orderBy("term_id").toPandas()
         terms = pa.array(vocabulary["term"].tolist(), type=pa.string())
-        idf_values = idf(vocabulary["df"].to_numpy(), n_train)
-        shared = spark.sparkContext.broadcast((terms, idf_values))
+        df = vocabulary["df"].to_numpy().astype(np.int64)
+        details = {"scheme": scheme}
+        score = None
+        if scheme == "supervised":
+            score, details["score"] = supervised_scores(spark, config, tables, terms, df)
+        factors = term_factors(scheme, df, n_train, score)
+        spark.createDataFrame(pa.table([vocabulary["term_id"].to_numpy(), terms, df, factors],
+                                       schema=VOCABULARY_SCHEMA)) \
+            .coalesce(1).write.mode("overwrite").parquet(tables.output("vocabulary"))
+        shared = spark.sparkContext.broadcast((terms, factors))
         output = tables.output("vectors")
 
         def vectorize(index: int, path: str) -> dict:
-            vocabulary_terms, idf_array = shared.value
-            return vectorize_file(index, path, output, vocabulary_terms, idf_array)
+            vocabulary_terms, global_factors = shared.value
+            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme)
 
         counts = map_parts(spark, parquet_files(tables.input("tokens")), vectorize, [output])
         shared.unpersist()
         report.rows_in = sum(c["read"] for c in counts)
         report.rows_out = sum(sum(c["written"].values()) for c in counts)
         report.details = {
+            **details,
             "vocabulary": len(vocabulary),
             "train_documents": n_train,
             "documents_without_terms": sum(c["without_terms"] for c in counts),
@@ -112,4 +172,9 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     return report
 
 
-STAGE = Stage("weight", weight, reads=("tokens",), writes=("vocabulary", "vectors"), sections=("weight",))
+def sections(config: Config) -> tuple[str, ...]:
+    """The settings the weights depend on: [weight], and [rank] when they are its score (supervised)."""
+    return ("weight", "rank") if config.weight.scheme == "supervised" else ("weight",)
+
+
+STAGE = Stage("weight", weight, reads=("tokens", "categories"), writes=("vocabulary", "vectors"), sections=sections)
