@@ -362,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         return tell(error)
     output = Path(arguments.output).resolve()
-    sampler = TreeSampler(os.getpid(), None, interval=0.5)
+    sampler = TreeSampler(os.getpid(), "benchmarks.debole_sebastiani_2005", interval=0.5)
     sampler.start()
     started = time.perf_counter()
     spark = build_session("sparktc-benchmark-debole-sebastiani-2005", {})

@@ -183,3 +183,39 @@ def test_top_terms_are_the_best_ranked_ids_ascending_or_none_for_every_term():
     order = np.array([7, 2, 9, 0, 4])
     assert top_terms(order, 3).tolist() == [2, 7, 9]
     assert top_terms(order, 0) is None and top_terms(order, 5) is None and top_terms(order, 9) is None
+
+
+def test_gain_ratio_hand_worked():
+    # A = 2, B = 1, C = 1, D = 4 (N = 8): P(t) = P(c) = 3/8, each cell's P(t', c') log2(P(t', c') / (P(t') P(c'))).
+    ig = (2 / 8 * math.log2((2 / 8) / (3 / 8 * 3 / 8)) + 1 / 8 * math.log2((1 / 8) / (3 / 8 * 5 / 8))
+          + 1 / 8 * math.log2((1 / 8) / (5 / 8 * 3 / 8)) + 4 / 8 * math.log2((4 / 8) / (5 / 8 * 5 / 8)))
+    h_c = -(3 / 8 * math.log2(3 / 8) + 5 / 8 * math.log2(5 / 8))
+    assert information_gain(2, 1, 1, 4) == pytest.approx(ig, abs=1e-15)
+    assert gain_ratio(2, 1, 1, 4) == pytest.approx(ig / h_c, abs=1e-15)
+    assert gain_ratio(2, 1, 1, 4) == pytest.approx(0.1665, abs=5e-5)  # .2075 - .1134 - .1134 + .1781 = .1589 / .9544
+
+
+def test_global_scores_are_every_function_under_every_globalization():
+    from sparktc.features.term_selection import GLOBAL_SCORES, SCORES, global_scores, score_column
+
+    A = np.array([[3, 0, 1], [0, 2, 2], [1, 1, 0]])  # terms x categories
+    df, n_positive, N = np.array([4, 3, 2]), np.array([4, 3, 5]), 10
+    cells = contingency_2x2(A, df[:, None], n_positive, N)
+    p_c = n_positive / N
+    found = global_scores(A, df[:, None], n_positive, N)
+    assert list(found) == [score_column(s, g) for s in SCORES for g in GLOBAL_SCORES]
+    for name, function in (("chi2", chi2), ("ig", information_gain), ("gr", gain_ratio)):
+        per_category = function(*cells)
+        assert found[f"{name}_max"] == pytest.approx(per_category.max(axis=1))
+        assert found[f"{name}_avg"] == pytest.approx((per_category * p_c).sum(axis=1))
+        assert found[f"{name}_mean"] == pytest.approx(per_category.mean(axis=1))
+    only = global_scores(A, df[:, None], n_positive, N, ("ig_avg",))
+    assert list(only) == ["ig_avg"] and only["ig_avg"] == pytest.approx(found["ig_avg"])
+    with pytest.raises(ValueError, match="score must be one of"):
+        score_column("mi", "max")
+
+
+def test_rank_order_is_best_score_first_ties_by_term_id():
+    from sparktc.features.term_selection import rank_order
+
+    assert rank_order([5, 1, 3, 0], [0.2, 0.9, 0.2, 0.5]).tolist() == [1, 0, 3, 5]
