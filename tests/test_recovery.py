@@ -142,7 +142,6 @@ def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy
 @pytest.mark.parametrize(("setting", "expected"), [
     ("tokenize.stemmer=porter", STAGES[1:]),
     ("rank.global_score=avg", ["train", "evaluate"]),  # re-selected from term_ranks' scores, not recounted
-    ("weight.scheme=sklearn", ["weight", "rank", "train", "evaluate"]),
     ("train.C=0.5", ["train", "evaluate"]),
     ("evaluate.ranks=[1, 2]", ["evaluate"]),
     ("spark.app_name=renamed", []),
