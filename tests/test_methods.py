@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.evaluation.metrics import f1_score
 from sparktc.models.knn import selected_space
 from sparktc.models.thresholds import balanced_folds, pcut_thresholds
 from sparktc.runtime.config import load_config
@@ -125,6 +126,7 @@ def runs(spark, tmp_path_factory):
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
+        "rocchio_proportional": ["train.method=rocchio", "train.thresholding=proportional"],
         "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
         "knn_selected": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut",
                          f"tune.terms={list(KNN_TERMS)}"],
@@ -220,6 +222,23 @@ def test_rocchio_thresholds_are_scut_over_exact_out_of_fold_scores(runs):
         model = runs.rocchio.models[c]
         assert model.threshold == pytest.approx(threshold, abs=1e-9), c
         assert model.cv_f1 == pytest.approx(cv_f1, abs=1e-12), c
+
+
+def test_rocchio_proportional_thresholds_are_those_of_exact_out_of_fold_scores(runs):
+    from test_proportional import cv_proportional
+
+    run = runs.rocchio_proportional
+    for j, c in enumerate(CATEGORIES):
+        y = runs.Y_train[:, j]
+        folds = balanced_folds(y, FOLDS, SEED)
+        scores = np.empty(N_TRAIN)
+        for f in range(FOLDS):
+            held = folds == f
+            scores[held] = runs.X_train[held] @ rocchio(runs.X_train[~held], y[~held])
+        expected, counts = cv_proportional(scores, y, folds, FOLDS)
+        assert run.models[c].threshold == pytest.approx(expected, abs=1e-9), c
+        assert run.models[c].cv_f1 == pytest.approx(f1_score(**counts, zero_division=1.0), abs=1e-12), c
+    np.testing.assert_array_equal(run.P, linear_scores(runs, run) > run.thresholds)
 
 
 def test_rocchio_predictions_are_the_scores_above_threshold(runs):

@@ -15,10 +15,7 @@ of sparktc:
 
 from __future__ import annotations
 
-import json
-import shutil
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,44 +198,3 @@ def test_proportional_is_a_cross_validated_thresholding_with_stored_thresholds()
         with pytest.raises(ConfigError, match=r"tune.fbr = \[0.1, 0.5\] with train.thresholding = 'proportional'"):
             load_config(None, ["corpus.format=synthetic", "train.thresholding=proportional", "tune.fbr=[0.1, 0.5]",
                                *extra])
-
-
-# --- through the Spark stages -----------------------------------------------------------------------
-
-
-def test_rocchio_run_stores_proportional_thresholds_of_its_out_of_fold_scores(spark, tmp_path_factory):
-    # Imported here: the tests above need neither Spark nor the stages.
-    from test_methods import (
-        CATEGORIES,
-        FOLDS,
-        N_TRAIN,
-        SEED,
-        corpus_config,
-        prepared_corpus,
-        read_run,
-        rocchio,
-        vectors,
-    )
-
-    from sparktc.apps.pipeline import run as run_stages
-
-    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
-    output = str(tmp_path_factory.mktemp("proportional") / "rocchio")
-    shutil.copytree(prepared, output)
-    run_stages(spark, corpus_config(corpus, "train.method=rocchio", "train.thresholding=proportional"), output,
-               "train", "evaluate")
-    run = read_run(spark, output)
-    _, X, Y = vectors(spark, str(prepared), "train")
-    for j, c in enumerate(CATEGORIES):
-        y = Y[:, j]
-        folds = balanced_folds(y, FOLDS, SEED)
-        scores = np.empty(N_TRAIN)
-        for f in range(FOLDS):
-            held = folds == f
-            scores[held] = X[held] @ rocchio(X[~held], y[~held])
-        expected, counts = cv_proportional(scores, y, folds, FOLDS)
-        assert run.models[c].threshold == pytest.approx(expected, abs=1e-9), c
-        assert run.models[c].cv_f1 == pytest.approx(f1_score(**counts, zero_division=1.0), abs=1e-12), c
-    metrics = json.loads(Path(output, "metrics.json").read_text())
-    assert metrics["thresholding"] == {"name": "proportional", "folds": FOLDS, "seed": SEED}
-    assert "- Thresholding: `proportional`, per-category thresholds assigning" in Path(output, "report.md").read_text()
