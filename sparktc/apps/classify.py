@@ -30,6 +30,7 @@ from sparktc.corpora.plain_text import read_text_file
 from sparktc.corpora.records import TEST, Reject
 from sparktc.errors import InputError
 from sparktc.features.text import Analyzer
+from sparktc.features.weighting import GIVEN
 from sparktc.models.scoring import predict_batch
 from sparktc.runtime import storage
 from sparktc.runtime.bundle import Bundle
@@ -75,6 +76,10 @@ def _write(frame: DataFrame, path: str, output_format: str) -> None:
 
 def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -> DataFrame:
     """Every record under ``path`` as a vector over the bundle's vocabulary, or with the reason it is rejected."""
+    if bundle.scheme == GIVEN:
+        raise ClassifyError(f"the model bundle {bundle.path} was trained on given vectors (weight.scheme = {GIVEN!r}, "
+                            "a LIBSVM corpus): it cannot weight texts or token files; classify new documents by "
+                            "running the pipeline with them as the corpus's test.svm")
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
     stop_words, stemmer, scheme = bundle.stop_words, bundle.stemmer, bundle.scheme
 

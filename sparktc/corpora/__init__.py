@@ -1,8 +1,11 @@
 """Corpora: the collections the papers use, read into one kind of record. Readers of Reuters-21578
 SGML (``reuters21578``), LYRL2004 token and qrels files line by line (``lyrl2004``) and in columnar
-form (``lyrl2004_columnar``), JSON Lines (``jsonl``) and plain text (``plain_text``), over the file
-handling they share (``files``: gzip, encodings, line numbers); the records every reader yields,
-documents with split and labels or rejects naming file, line and reason (``records``); and the
-synthetic corpus written in the LYRL2004 format (``synthetic``). Plain Python, numpy and pyarrow."""
+form (``lyrl2004_columnar``), LYRL2004 vector files, ltc-weighted and kept as given
+(``lyrl2004_vectors``), JSON Lines (``jsonl``), multi-label LIBSVM vectors (``libsvm``) and plain
+text (``plain_text``), over the file handling they share (``files``: gzip and bz2, encodings, line
+numbers); the records every reader yields, documents with split and labels or rejects naming file,
+line and reason (``records``); and the synthetic corpus written in the LYRL2004 format
+(``synthetic``). Plain Python, numpy and pyarrow."""
 
-__all__ = ["files", "jsonl", "lyrl2004", "lyrl2004_columnar", "plain_text", "records", "reuters21578", "synthetic"]
+__all__ = ["files", "jsonl", "libsvm", "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors", "plain_text", "records",
+           "reuters21578", "synthetic"]

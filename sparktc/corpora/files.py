@@ -1,7 +1,9 @@
-"""Bytes of a corpus file to lines (gunzipping ``.gz`` files as a stream), and to records through a line parser."""
+"""Bytes of a corpus file to lines (decompressing ``.gz`` and ``.bz2`` files as a stream), and to records
+through a line parser."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import zlib
@@ -9,21 +11,39 @@ from collections.abc import Callable, Iterable, Iterator
 
 from sparktc.corpora.records import Document, Reject
 
-# What a damaged gzip stream raises part-way through iteration.
+#: The compressed files read_lines decompresses: file name suffix -> the compression's name in messages.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+# What a damaged gzip or bz2 stream raises part-way through iteration (bz2: OSError "Invalid data stream",
+# EOFError when cut short).
 CORRUPT_GZIP_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
 
 #: A reader of one file's lines: (lines, source) -> records.
 Parser = Callable[[Iterable[bytes], str], Iterator[Document | Reject]]
 
 
-def read_lines(data: bytes, source: str) -> Iterator[bytes]:
-    """Yield the lines of ``data`` (with line endings), decompressing when ``source`` ends in ``.gz``.
+def compression_of(source: str) -> str | None:
+    """The compression of ``source`` by its name (``"gzip"`` for ``.gz``, ``"bz2"`` for ``.bz2``), None for none."""
+    return next((name for suffix, name in COMPRESSIONS.items() if source.endswith(suffix)), None)
 
-    A corrupt gzip stream raises one of ``CORRUPT_GZIP_ERRORS`` at the point it breaks, after
+
+def base_name(source: str) -> str:
+    """The file name of ``source`` without directory and compression suffix: ``d/train.svm.bz2`` -> ``train.svm``."""
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    suffix = next((suffix for suffix in COMPRESSIONS if name.endswith(suffix)), "")
+    return name[: len(name) - len(suffix)]
+
+
+def read_lines(data: bytes, source: str) -> Iterator[bytes]:
+    """Yield the lines of ``data`` (with line endings), decompressing when ``source`` ends in ``.gz`` or ``.bz2``.
+
+    A corrupt compressed stream raises one of ``CORRUPT_GZIP_ERRORS`` at the point it breaks, after
     the lines before it were yielded.
     """
-    if source.endswith(".gz"):
+    compression = compression_of(source)
+    if compression == "gzip":
         stream: io.BufferedIOBase = gzip.GzipFile(fileobj=io.BytesIO(data))  # type: ignore[assignment]
+    elif compression == "bz2":
+        stream = bz2.BZ2File(io.BytesIO(data))
     else:
         stream = io.BytesIO(data)
     with stream:
@@ -31,17 +51,18 @@ def read_lines(data: bytes, source: str) -> Iterator[bytes]:
 
 
 def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "record") -> Reject:
-    """The Reject (line 0: the file, not one of its records) for a gzip stream that broke after ``lines_read``
-    lines; the record still open at the break is lost with everything after it."""
+    """The Reject (line 0: the file, not one of its records) for a compressed (gzip or bz2) stream that broke
+    after ``lines_read`` lines; the record still open at the break is lost with everything after it."""
     if lines_read:
         where = f"after line {lines_read}; the {what} being read there and every {what} after it are lost"
     else:
         where = "before its first line; nothing in the file could be read"
-    return Reject(source, 0, None, f"corrupt gzip stream ({error}) {where}: re-fetch the file")
+    compression = compression_of(source) or "compressed"
+    return Reject(source, 0, None, f"corrupt {compression} stream ({error}) {where}: re-fetch the file")
 
 
 def read_records(parser: Parser, data: bytes, source: str, what: str = "record") -> Iterator[Document | Reject]:
-    """Run a line parser over a file's bytes; a corrupt gzip stream ends the file with a Reject (line 0)
+    """Run a line parser over a file's bytes; a corrupt gzip or bz2 stream ends the file with a Reject (line 0)
     after the records read before the break, naming the last line read."""
     lines_read = 0
 

@@ -27,10 +27,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from sparktc.validation import check_integer
 
-__all__ = ["SCHEMES", "idf", "term_factors", "term_frequencies", "weighted_rows"]
+__all__ = ["SCHEMES", "GIVEN", "idf", "term_factors", "term_frequencies", "weighted_rows"]
 
-#: The weighting schemes ([weight] scheme), the first the default.
+#: The weighting schemes of texts ([weight] scheme), the first the default.
 SCHEMES = ("ltc", "tfidf", "sklearn", "binary", "supervised")
+#: The scheme of corpora that arrive as vectors (LIBSVM files): their values are used as given, unnormalized.
+GIVEN = "given"
 
 
 def _log_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
+from sparktc.corpora.records import VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
-from sparktc.features.weighting import SCHEMES
+from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import METHODS, THRESHOLDINGS, DecisionRule
 from sparktc.models.linear import SOLVERS
@@ -57,7 +58,7 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
 BASIC_SETS = ("train_positive", "test_positive", "all")
 REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
-HIERARCHICAL_FORMATS = ("lyrl2004", "synthetic")
+HIERARCHICAL_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
 
 
 class ConfigError(SparktcError, ValueError):
@@ -98,7 +99,8 @@ def _distinct(v: list) -> bool:
 class CorpusConfig:
     """Which corpus to read and how (REFERENCE.md section 1)."""
 
-    format: str = field(default="", metadata=_choice("reuters21578", "lyrl2004", "jsonl", "synthetic"))
+    format: str = field(default="", metadata=_choice("reuters21578", "lyrl2004", "lyrl2004_vectors", "jsonl", "libsvm",
+                                                     "synthetic"))
     # Directory holding the corpus files (local path or any Hadoop URI: hdfs://, s3a://, ...).
     path: str = ""
     # fail: stop at the first bad record; reject: set bad records aside in the `rejects` table.
@@ -115,7 +117,7 @@ class CorpusConfig:
     )
     hierarchy: str = ""
     topic_names: str = ""
-    # JSON Lines: the category list; empty means every label seen in the corpus. A category listed
+    # JSON Lines and LIBSVM: the category list; empty means every label seen in the corpus. A category listed
     # twice would be trained and counted twice.
     categories: list[str] = field(default_factory=list, metadata=_rule(_distinct, "a list of distinct strings"))
 
@@ -152,8 +154,9 @@ class WeightConfig:
 
     # ltc (LYRL2004); tfidf (Debole & Sebastiani's eq. 4-5); sklearn (raw tf x smoothed idf + 1, scikit-learn's
     # and LibMultiLabel's); binary; supervised (Debole & Sebastiani 2003: idf replaced by the [rank] score of
-    # each term, counted on the training documents only).
-    scheme: str = field(default="ltc", metadata=_choice(*SCHEMES))
+    # each term, counted on the training documents only); given: the features of a vector corpus (libsvm) as they
+    # are read, not normalized (the only scheme for them).
+    scheme: str = field(default="ltc", metadata=_choice(*SCHEMES, GIVEN))
 
 
 @dataclass(frozen=True)
@@ -458,6 +461,7 @@ def _check_combinations(config: Config) -> None:
     if select.top_k and select.reduction_factor:
         raise ConfigError(
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
+    _check_vector_format(config)
     keys, reason = UNUSED_BY_METHOD.get(train.method, ((), ""))
     unused = {key: _setting(config, key) for key in keys if _setting(config, key)}
     if unused:
@@ -511,6 +515,22 @@ def _check_combinations(config: Config) -> None:
             f"so that each of the {tests} test files gets a document"
         )
     _check_spark_conf(config.spark.conf)
+
+
+def _check_vector_format(config: Config) -> None:
+    """A corpus of given vectors is weighted by ``given`` only, and texts never are; naive Bayes needs term counts,
+    which given vectors do not have."""
+    vectors, scheme = config.corpus.format in VECTOR_FORMATS, config.weight.scheme
+    if vectors and scheme != GIVEN:
+        raise ConfigError(f"weight.scheme = {scheme!r} with corpus.format = {config.corpus.format!r}: its features are "
+                          f"used as given; set weight.scheme = {GIVEN!r}")
+    if not vectors and scheme == GIVEN:
+        raise ConfigError(f"weight.scheme = {GIVEN!r} with corpus.format = {config.corpus.format!r}: only a corpus "
+                          f"of vectors ({', '.join(VECTOR_FORMATS)}) has given weights; choose one of "
+                          f"{', '.join(SCHEMES)}")
+    if vectors and config.train.method == "nb":
+        raise ConfigError(f"train.method = 'nb' with corpus.format = {config.corpus.format!r}: naive Bayes counts "
+                          "words, and given vectors have no counts; choose another method")
 
 
 def _setting(config: Config, key: str) -> Any:

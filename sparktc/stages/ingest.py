@@ -16,7 +16,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -28,7 +28,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.corpora import jsonl, lyrl2004, lyrl2004_columnar, reuters21578
+from sparktc.corpora import jsonl, libsvm, lyrl2004, lyrl2004_columnar, lyrl2004_vectors, reuters21578
 from sparktc.corpora.files import Parser, read_records
 from sparktc.corpora.records import RECORD_SCHEMA, TEST, TOKENIZED_FORMATS, TRAIN, Reject, record_batches
 from sparktc.errors import InputError
@@ -320,6 +320,11 @@ REUTERS21578_NAMES = CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
                                  "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)")
 LYRL2004_NAMES = CorpusNames(rf"({_LYRL2004_FILES})(\.gz)?", rf"({_LYRL2004_FILES}).*",
                              "LYRL2004 token and qrels files")
+LIBSVM_NAMES = CorpusNames(r"(train|test)\.svm(\.gz|\.bz2)?", r"(train|test)\.svm.*",
+                           "LIBSVM files (train.svm, test.svm)")
+_LYRL2004_VECTOR_FILES = "|".join(map(re.escape, (*lyrl2004_vectors.VECTOR_FILES, lyrl2004.QRELS_FILE)))
+LYRL2004_VECTOR_NAMES = CorpusNames(rf"({_LYRL2004_VECTOR_FILES})(\.gz)?", rf"({_LYRL2004_VECTOR_FILES}).*",
+                                    "LYRL2004 vector and qrels files")
 JSONL_NAMES = CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)")
 #: How many ignored names the console line shows (the manifest has them all).
 IGNORED_SHOWN = 10
@@ -348,7 +353,8 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
     Listed through the Hadoop file system (``listStatus``), and on a local disk also with ``os``:
     Hadoop's local listing drops dangling symbolic links and calls FIFOs and sockets files, which
     Spark would then wait on forever. IngestError for an entry with a corpus file's name that is not
-    a regular file, for ``NAME`` beside ``NAME.gz`` (the same records twice), and for no corpus file.
+    a regular file, for ``NAME`` beside ``NAME.gz`` or ``NAME.bz2`` (the same records twice), and for no corpus
+    file.
     """
     hadoop_path, fs = storage.file_system(spark, directory)
     if not fs.exists(hadoop_path):
@@ -375,8 +381,10 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
             ignored.append(name)
     if unusable:
         raise IngestError("\n".join(unusable))
-    present = set(files)
-    doubled = [f"{path} and {path}.gz" for path in files if f"{path}.gz" in present]
+    by_base: dict[str, list[str]] = {}
+    for path in files:  # NAME, NAME.gz and NAME.bz2 are one file's copies
+        by_base.setdefault(re.sub(r"\.(gz|bz2)$", "", path), []).append(path)
+    doubled = [" and ".join(copies) for copies in by_base.values() if len(copies) > 1]
     if doubled:
         raise IngestError("\n".join(f"both {pair} are in corpus.path: the same records would be read twice; keep one"
                                      for pair in doubled))
@@ -392,10 +400,11 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
 
 
 def _named(files: list[str], name: str, directory: str, hint: str) -> list[str]:
-    """The corpus file ``name`` or ``name.gz`` among ``files``; IngestError when it is not there."""
-    found = [path for path in files if path.rsplit("/", 1)[-1] in (name, f"{name}.gz")]
+    """The corpus file ``name``, ``name.gz`` or ``name.bz2`` among ``files``; IngestError when it is not there."""
+    found = [path for path in files if path.rsplit("/", 1)[-1] in (name, f"{name}.gz", f"{name}.bz2")]
     if not found:
-        raise IngestError(f"no {name} (or {name}.gz) found in {directory}; {hint}")
+        raise IngestError(f"no {name} (or {name}.gz{', .bz2' if name.endswith('.svm') else ''}) found in "
+                          f"{directory}; {hint}")
     return found
 
 
@@ -440,6 +449,24 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[D
 
 
 def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
+    """The LYRL2004 token files with the topic qrels and hierarchy."""
+    return _lyrl2004_documents(spark, corpus, staging, LYRL2004_NAMES, lyrl2004.TRAIN_FILE, lyrl2004.TEST_FILES,
+                               lambda content, source: lyrl2004_columnar.read_token_file(
+                                   content, source, lyrl2004.split_of(source)))
+
+
+def _lyrl2004_vectors(spark: SparkSession, corpus: CorpusConfig, staging: str
+                      ) -> tuple[DataFrame, Categories, dict]:
+    """The LYRL2004 vector files (ltc vectors, the features kept as given) with the topic qrels and hierarchy."""
+    return _lyrl2004_documents(spark, corpus, staging, LYRL2004_VECTOR_NAMES, lyrl2004_vectors.TRAIN_FILE,
+                               lyrl2004_vectors.TEST_FILES, line_reader(lyrl2004_vectors.parse_vector_file))
+
+
+def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str, file_names: CorpusNames,
+                        train_file: str, test_files: Sequence[str] | Mapping[int, str], reader: Reader
+                        ) -> tuple[DataFrame, Categories, dict]:
+    """A LYRL2004 corpus: the documents of ``train_file`` and the test parts (``test_files[part]``) read by
+    ``reader``, labelled by the topic qrels while they are parsed; the hierarchy and names give the categories."""
     base = corpus.path
     hierarchy_path = corpus.hierarchy or storage.join(base, lyrl2004.HIERARCHY_FILE)
     if not storage.exists(spark, hierarchy_path):
@@ -449,8 +476,8 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
     if corpus.topic_names:
         names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
     hint = "set corpus.path to the directory of the LYRL2004 files, or corpus.test_parts to the parts you have"
-    files, ignored = list_corpus(spark, base, LYRL2004_NAMES, hint)
-    paths = [path for name in (lyrl2004.TRAIN_FILE, *(lyrl2004.TEST_FILES[part] for part in corpus.test_parts))
+    files, ignored = list_corpus(spark, base, file_names, hint)
+    paths = [path for name in (train_file, *(test_files[part] for part in corpus.test_parts))
              for path in _named(files, name, base, hint)]
     qrels_paths = _named(files, lyrl2004.QRELS_FILE, base, hint)
 
@@ -470,7 +497,7 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
 
     def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
         labels = LabelIndex.load(qrels_path)
-        for batch in lyrl2004_columnar.read_token_file(content, source, lyrl2004.split_of(source)):
+        for batch in reader(content, source):
             yield labels.attach(batch)
 
     parsed, tallies = parse_into(spark, paths, tokens, storage.join(staging, "tokens"))
@@ -494,7 +521,21 @@ def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
-    records = mark_duplicates(parse_into(spark, paths, line_reader(jsonl.parse_jsonl), staging)[0])
+    return _labelled_lines(spark, corpus, staging, paths, ignored, jsonl.parse_jsonl)
+
+
+def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
+    hint = "set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)"
+    files, ignored = list_corpus(spark, corpus.path, LIBSVM_NAMES, hint)
+    paths = [path for name in (libsvm.TRAIN_FILE, libsvm.TEST_FILE) for path in _named(files, name, corpus.path, hint)]
+    return _labelled_lines(spark, corpus, staging, paths, ignored, libsvm.parse_libsvm)
+
+
+def _labelled_lines(spark: SparkSession, corpus: CorpusConfig, staging: str, paths: list[str], ignored: list[str],
+                    parser: Parser) -> tuple[DataFrame, Categories, dict]:
+    """The records of line files that carry their own labels (JSON Lines, LIBSVM): the categories are
+    ``corpus.categories`` (a label outside them rejects its record) or, when empty, every label seen."""
+    records = mark_duplicates(parse_into(spark, paths, line_reader(parser), staging)[0])
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
@@ -544,7 +585,8 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
     return CleanCorpus(staged, tally, qrels_reasons[None])
 
 
-READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "jsonl": _jsonl}
+READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "lyrl2004_vectors": _lyrl2004_vectors, "jsonl": _jsonl,
+           "libsvm": _libsvm}
 
 
 def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -580,7 +622,7 @@ def corpus_files(config: Config) -> list[str]:
 STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files)
 
 
-DOCUMENT_COLUMNS = {"lyrl2004": ["doc_id", "split", "labels", "tokens"]}
+DOCUMENT_COLUMNS = dict.fromkeys(("lyrl2004", "lyrl2004_vectors"), ["doc_id", "split", "labels", "tokens"])
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
 

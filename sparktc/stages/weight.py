@@ -19,14 +19,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession, Window
+from pyspark.sql import Column, SparkSession, Window
 from pyspark.sql import functions as F
 from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN, split_tokens
 from sparktc.errors import InputError
 from sparktc.features.term_selection import score_column
-from sparktc.features.weighting import term_factors, term_frequencies, weighted_rows
+from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, weighted_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches
@@ -47,11 +47,40 @@ def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) ->
     return rows, term_ids.to_numpy(zero_copy_only=False)
 
 
+def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[pa.ListArray, ...]:
+    """A vector corpus's stored features (``index:value`` tokens) to vectors over the vocabulary ``terms`` (the
+    training feature indices, in term_id order): the ``indices`` and ``values`` list columns, values as given and
+    not normalized, features outside the vocabulary dropped (no linear model trained on the training documents
+    weights them), and ``counts`` null (given vectors have no term counts)."""
+    token_lists = split_tokens(tokens)
+    lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+    pairs = pc.split_pattern(pc.list_flatten(token_lists), ":", max_splits=1)
+    term_ids = pc.index_in(pc.list_element(pairs, 0), value_set=terms).fill_null(-1).to_numpy(zero_copy_only=False)
+    values = pc.cast(pc.list_element(pairs, 1), pa.float64()).to_numpy(zero_copy_only=False)
+    known = term_ids >= 0
+    order = np.lexsort((term_ids[known], rows[known]))
+    offsets = np.zeros(len(token_lists) + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows[known], minlength=len(token_lists)), out=offsets[1:])
+    offsets32 = pa.array(offsets)
+    return (pa.ListArray.from_arrays(offsets32, pa.array(term_ids[known][order].astype(np.int32))),
+            pa.ListArray.from_arrays(offsets32, pa.array(values[known][order].astype(np.float32))),
+            pa.nulls(len(token_lists), pa.list_(pa.int32())))
+
+
+def feature_index(token: Column) -> Column:
+    """The index of a stored ``index:value`` feature: the term of a vector corpus."""
+    return F.substring_index(token, ":", 1)
+
+
 def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, factors: np.ndarray,
                  scheme: str) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
     """Stored token strings to ``scheme``'s vectors over the vocabulary ``terms`` (in term_id order) with each
-    term's global factor ``factors``: the ``indices``, ``values`` and ``counts`` (raw tf) list columns. Shared
-    with the classification of new documents."""
+    term's global factor ``factors``: the ``indices``, ``values`` and ``counts`` (raw tf) list columns; for the
+    ``given`` scheme, the stored features as they are (:func:`given_vectors`). Shared with the classification of
+    new documents."""
+    if scheme == GIVEN:
+        return given_vectors(tokens, terms)
     rows, term_ids = token_term_ids(tokens, terms)
     offsets, *columns = weighted_rows(rows, term_ids, len(tokens), factors, scheme)
     offsets32 = pa.array(offsets.astype(np.int32))
@@ -133,11 +162,16 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         n_train = train.count()
         if n_train == 0:
             raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
+        terms_of = token_array(F.col("tokens"))
+        if scheme == GIVEN:  # a vector corpus's terms are its feature indices, in numeric order
+            terms_of, order = F.transform(terms_of, feature_index), F.col("term").cast("long")
+        else:
+            order = F.col("term")
         vocabulary = (
-            train.select(F.explode(F.array_distinct(token_array(F.col("tokens")))).alias("term"))
+            train.select(F.explode(F.array_distinct(terms_of)).alias("term"))
             .groupBy("term")
             .agg(F.count("*").alias("df"))
-            .withColumn("term_id", (F.row_number().over(Window.orderBy("term")) - 1).cast("int"))
+            .withColumn("term_id", (F.row_number().over(Window.orderBy(order)) - 1).cast("int"))
             .select("term_id", "term", "df")
             .orderBy("term_id")
             .toPandas()
@@ -148,7 +182,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         score = None
         if scheme == "supervised":
             score, details["score"] = supervised_scores(spark, config, tables, terms, df)
-        factors = term_factors(scheme, df, n_train, score)
+        factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
         spark.createDataFrame(pa.table([vocabulary["term_id"].to_numpy(), terms, df, factors],
                                        schema=VOCABULARY_SCHEMA)) \
             .coalesce(1).write.mode("overwrite").parquet(tables.output("vocabulary"))
