@@ -45,3 +45,8 @@ def test_rcv1_hierarchy_sets() -> None:
     assert sum(len(m) for m in branches.values()) == 103
     assert "C1511" in branches["branch:CCAT"] and "CCAT" in branches["branch:CCAT"]
     assert all(hierarchy.ancestors(c)[-1:] in ((), ("MCAT",)) for c in branches["branch:MCAT"])
+    depths = {name: members for name, members in subsets.items() if name.startswith("depth:")}
+    assert subsets["depth:1"] == ["CCAT", "ECAT", "GCAT", "MCAT"]
+    assert sum(len(m) for m in depths.values()) == 103
+    for name, members in depths.items():  # depth d: the categories with d - 1 ancestors below Root
+        assert all(len(hierarchy.ancestors(c)) == int(name.split(":")[1]) - 1 for c in members), name

@@ -348,8 +348,10 @@ def test_average_over_names_a_set_the_corpus_has(overrides: list[str], message: 
 
 
 def test_hierarchy_sets_are_allowed_for_hierarchical_corpora() -> None:
-    for average_over in ("leaves", "branch:CCAT"):
+    for average_over in ("leaves", "branch:CCAT", "depth:2"):
         assert load_config(None, ["corpus.format=synthetic", f"evaluate.average_over={average_over}"])
+    assert refused([*REUTERS, "evaluate.average_over=depth:1"]).startswith(
+        "evaluate.average_over = 'depth:1' is not allowed with corpus.format = 'reuters21578'")
     assert load_config(None, [*REUTERS, "evaluate.subsets={core = ['earn']}", "evaluate.average_over=core"])
 
 

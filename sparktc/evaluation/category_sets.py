@@ -3,8 +3,9 @@
 From the per-category table of a run (category, train_positives, test_positives, and parent for a
 hierarchy) this names every set the papers average over: all listed, those with >= 1 training
 positive (RCV1's 101 topics), those with >= 1 test positive; Debole & Sebastiani's R(10), R(90),
-R(115) for Reuters-21578; and for a hierarchy its leaves, its internal nodes and each top-level
-branch (the top node and everything below it). Named subsets from the configuration are checked
+R(115) for Reuters-21578; and for a hierarchy its leaves, its internal nodes, each top-level
+branch (the top node and everything below it) and each depth of the tree (``depth:1``, the top nodes;
+``depth:2``, their children; ...), so effectiveness can be read level by level (LYRL2004, section 8). Named subsets from the configuration are checked
 against the run's categories.
 """
 
@@ -49,6 +50,9 @@ def category_subsets(
         subsets["internal"] = [c for c in codes if c in internal]
         for top in sorted(c for c in codes if c not in parent):
             subsets[f"branch:{top}"] = [c for c in codes if _top(c, parent) == top]
+        depth = {c: _depth(c, parent) for c in codes}
+        for level in range(1, max(depth.values()) + 1):
+            subsets[f"depth:{level}"] = [c for c in codes if depth[c] == level]
     known = set(codes)
     for name, members in named.items():
         unknown = sorted(set(members) - known)
@@ -62,3 +66,11 @@ def _top(code: str, parent: Mapping[str, str]) -> str:
     while code in parent:
         code = parent[code]
     return code
+
+
+def _depth(code: str, parent: Mapping[str, str]) -> int:
+    """1 for a top-level category, one more for each ancestor."""
+    level = 1
+    while code in parent:
+        code, level = parent[code], level + 1
+    return level

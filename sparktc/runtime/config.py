@@ -57,7 +57,7 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
 #: a hierarchy's.
 BASIC_SETS = ("train_positive", "test_positive", "all")
 REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
-HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>")
+HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
 HIERARCHICAL_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
 
 
@@ -269,7 +269,7 @@ class EvaluateConfig:
     # F1 (and P, R) when the denominator is 0: 1 as in LYRL2004 and Debole, 0 as in scikit-learn.
     zero_division: float = field(default=1.0, metadata=_choice(0.0, 1.0))
     # The set the headline averages are over: train_positive, test_positive, all, R(10), R(90),
-    # R(115) (Reuters), leaves, internal, branch:<top node> (hierarchies), or a name in `subsets`.
+    # R(115) (Reuters), leaves, internal, branch:<top node>, depth:<level> (hierarchies), or a name in `subsets`.
     average_over: str = "train_positive"
     # Named category subsets to average over too, e.g. {core = ["earn", "acq"]} (an empty one averages nothing).
     subsets: dict[str, list[str]] = field(
@@ -542,14 +542,14 @@ def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
     """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a
     subset's name; a subset may not take a built-in set's name (it would replace that set)."""
     for name in evaluate.subsets:
-        if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith("branch:"):
+        if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith(("branch:", "depth:")):
             raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; "
                               "choose another")
     sets = BASIC_SETS + (REUTERS_SETS if corpus_format == "reuters21578" else ()) + (
         HIERARCHY_SETS if corpus_format in HIERARCHICAL_FORMATS else ())
     average_over = evaluate.average_over
     if average_over not in (*sets, *evaluate.subsets) and not (
-            average_over.startswith("branch:") and corpus_format in HIERARCHICAL_FORMATS):
+            average_over.startswith(("branch:", "depth:")) and corpus_format in HIERARCHICAL_FORMATS):
         allowed = ", ".join(repr(a) for a in (*sets, *evaluate.subsets))
         raise ConfigError(f"evaluate.average_over = {average_over!r} is not allowed with "
                           f"corpus.format = {corpus_format!r}; allowed values: {allowed}")
