@@ -5,8 +5,8 @@ hierarchy) this names every set the papers average over: all listed, those with 
 positive (RCV1's 101 topics), those with >= 1 test positive; Debole & Sebastiani's R(10), R(90),
 R(115) for Reuters-21578; and for a hierarchy its leaves, its internal nodes, each top-level
 branch (the top node and everything below it) and each depth of the tree (``depth:1``, the top nodes;
-``depth:2``, their children; ...), so effectiveness can be read level by level (LYRL2004, section 8). Named subsets from the configuration are checked
-against the run's categories.
+``depth:2``, their children; ...), so effectiveness can be read level by level. Named subsets from the
+configuration are checked against the run's categories.
 """
 
 from __future__ import annotations
