@@ -117,6 +117,9 @@ class CorpusConfig:
     )
     hierarchy: str = ""
     topic_names: str = ""
+    # LYRL2004: a document whose qrels labels miss an ancestor of one of them gets the ancestors (expand, LYRL2004's
+    # policy) or is set aside (set_aside); ingest reports how many there were either way.
+    hierarchy_policy: str = field(default="expand", metadata=_choice("expand", "set_aside"))
     # JSON Lines and LIBSVM: the category list; empty means every label seen in the corpus. A category listed
     # twice would be trained and counted twice.
     categories: list[str] = field(default_factory=list, metadata=_rule(_distinct, "a list of distinct strings"))

@@ -83,23 +83,33 @@ class LabelIndex:
 
     row_of: dict[str, int]
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
+    set_aside: frozenset[str] = frozenset()  # documents set aside: their labels are not closed under the hierarchy
 
     @staticmethod
-    def load(path: str) -> LabelIndex:
-        return _load_labels(path)
+    def load(path: str, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
+        """The staged qrels at ``path``; with the hierarchy's ``parents`` (code, parent) pairs, a document whose
+        labels miss an ancestor gets the missing ones (``policy = "expand"``, LYRL2004's) or is set aside."""
+        return _load_labels(path, parents, policy)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels."""
+        """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels, and a
+        document set aside gets the reason :data:`NOT_CLOSED`."""
         no_labels = len(self.labels) - 1
         reasons = batch.column("reason").to_pylist()
+        doc_ids = batch.column("doc_id").to_pylist()
         rows = [None if reason is not None else self.row_of.get(doc_id, no_labels)
-                for doc_id, reason in zip(batch.column("doc_id").to_pylist(), reasons)]
+                for doc_id, reason in zip(doc_ids, reasons)]
         labels = self.labels.take(pa.array(rows, pa.int64()))
-        return batch.set_column(batch.schema.get_field_index("labels"), "labels", labels)
+        batch = batch.set_column(batch.schema.get_field_index("labels"), "labels", labels)
+        if not self.set_aside:
+            return batch
+        marked = [NOT_CLOSED if reason is None and doc_id in self.set_aside else reason
+                  for doc_id, reason in zip(doc_ids, reasons)]
+        return batch.set_column(batch.schema.get_field_index("reason"), "reason", pa.array(marked, pa.string()))
 
 
 @per_worker
-def _load_labels(path: str) -> LabelIndex:
+def _load_labels(path: str, parents: tuple[tuple[str, str], ...], policy: str) -> LabelIndex:
     accepted = ds.field("reason").is_null()
     filesystem, root = arrow_filesystem(path)
     assignments = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
@@ -115,7 +125,42 @@ def _load_labels(path: str) -> LabelIndex:
     labels = pa.ListArray.from_arrays(pa.array(offsets), categories.filter(pa.array(keep)))
     ids = doc_ids.filter(pa.array(new_doc)).to_pylist()
     no_labels = pa.array([[]], labels.type)
-    return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]))
+    set_aside: frozenset[str] = frozenset()
+    if parents:
+        labels, set_aside = _closed(ids, labels, dict(parents), policy)
+    return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]),
+                      set_aside)
+
+
+def _closed(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str], policy: str
+            ) -> tuple[pa.ListArray, frozenset[str]]:
+    """Each document's labels closed under ``parent`` (sorted, every ancestor added) when ``policy`` is
+    "expand", and the documents whose labels were not closed when it is "set_aside" (their labels as read).
+    A document is closed when the parent of each of its labels is among them; that is found with numpy over
+    all documents at once, and only the documents that are not closed are visited one by one."""
+    codes = sorted(set(parent) | set(parent.values()))
+    flat = pc.list_flatten(labels)
+    category = pc.index_in(flat, value_set=pa.array(codes, pa.string())).fill_null(-1).to_numpy(zero_copy_only=False)
+    row = np.repeat(np.arange(len(labels)), pc.list_value_length(labels).fill_null(0).to_numpy(zero_copy_only=False))
+    parent_of = np.array([codes.index(parent[code]) if code in parent else -1 for code in codes] + [-1])
+    wanted = parent_of[category]  # -1 (the last entry) for a top-level label or one outside the hierarchy
+    needed = wanted >= 0
+    present = row * (len(codes) + 1) + category
+    missing = ~np.isin(row[needed] * (len(codes) + 1) + wanted[needed], present)
+    open_rows = np.unique(row[needed][missing])
+    if not len(open_rows):
+        return labels, frozenset()
+    if policy != "expand":
+        return labels, frozenset(ids[r] for r in open_rows)
+    found = labels.to_pylist()
+    for r in open_rows:
+        closed = set(found[r])
+        for code in found[r]:
+            while code in parent:
+                code = parent[code]
+                closed.add(code)
+        found[r] = sorted(closed)
+    return pa.array(found, labels.type), frozenset()
 
 
 # How Spark names a file it failed to read ([FAILED_READ_FILE.*]; a local "Permission denied" it calls
@@ -494,9 +539,11 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
                                             lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
     good = assignments.filter(F.col("reason").isNull())
     qrels_path = storage.join(staging, "qrels")
+    parents = tuple((code, parent) for code, parent in sorted(hierarchy.parent.items()) if parent != lyrl2004.ROOT)
+    policy = corpus.hierarchy_policy
 
     def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        labels = LabelIndex.load(qrels_path)
+        labels = LabelIndex.load(qrels_path, parents, policy)
         for batch in reader(content, source):
             yield labels.attach(batch)
 
@@ -514,9 +561,24 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
         ))
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
              "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored,
-             "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens"))}
-    parents = {code: parent for code, parent in hierarchy.parent.items() if parent != lyrl2004.ROOT}
-    return records, Categories(list(hierarchy.categories), names, parents), extra
+             "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
+             "hierarchy_closure": {"policy": policy, "documents_not_closed": count_not_closed(good, dict(parents))}}
+    return records, Categories(list(hierarchy.categories), names, dict(parents)), extra
+
+
+#: The reason a document whose labels miss an ancestor is set aside (``corpus.hierarchy_policy = "set_aside"``).
+NOT_CLOSED = "set aside: labels not closed under the hierarchy (a parent category missing)"
+
+
+def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
+    """How many documents of the accepted qrels lines ``good`` have a label whose parent is not among their labels
+    (LYRL2004's qrels include every ancestor), counted by Spark."""
+    if not parents:
+        return 0
+    parent = F.create_map(*[F.lit(value) for pair in parents.items() for value in pair])
+    labelled = good.groupBy("doc_id").agg(F.collect_set("category").alias("labels"))
+    return labelled.filter(F.exists(
+        "labels", lambda label: parent[label].isNotNull() & ~F.array_contains("labels", parent[label]))).count()
 
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
@@ -628,6 +690,14 @@ REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "li
 
 def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
     marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
+    _write(spark, corpus, tables, staging, report, marked, categories, extra)
+    if "hierarchy_closure" in extra:
+        report.details["hierarchy_closure"] = extra["hierarchy_closure"]
+
+
+def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport,
+           marked: DataFrame, categories: Categories, extra: dict) -> None:
+    """The ingest outputs of the parsed corpus: by the short path when it is clean, else the general one."""
     clean = extra["clean"]() if "clean" in extra else None
     if clean is not None:
         _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report)
