@@ -210,14 +210,21 @@ def test_rocchio_weights_are_the_centroid_formula(runs):
         assert model.bias == 0.0
 
 
+def rocchio_out_of_fold(runs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The balanced folds of a category's labels ``y`` and each training document's Rocchio score from the model
+    of the other folds, computed with numpy."""
+    folds = balanced_folds(y, FOLDS, SEED)
+    scores = np.empty(N_TRAIN)
+    for f in range(FOLDS):
+        held = folds == f
+        scores[held] = runs.X_train[held] @ rocchio(runs.X_train[~held], y[~held])
+    return folds, scores
+
+
 def test_rocchio_thresholds_are_scut_over_exact_out_of_fold_scores(runs):
     for j, c in enumerate(CATEGORIES):
         y = runs.Y_train[:, j]
-        folds = balanced_folds(y, FOLDS, SEED)
-        scores = np.empty(N_TRAIN)
-        for f in range(FOLDS):
-            held = folds == f
-            scores[held] = runs.X_train[held] @ rocchio(runs.X_train[~held], y[~held])
+        _, scores = rocchio_out_of_fold(runs, y)
         threshold, cv_f1 = cv_scut(scores, y)
         model = runs.rocchio.models[c]
         assert model.threshold == pytest.approx(threshold, abs=1e-9), c
@@ -230,11 +237,7 @@ def test_rocchio_proportional_thresholds_are_those_of_exact_out_of_fold_scores(r
     run = runs.rocchio_proportional
     for j, c in enumerate(CATEGORIES):
         y = runs.Y_train[:, j]
-        folds = balanced_folds(y, FOLDS, SEED)
-        scores = np.empty(N_TRAIN)
-        for f in range(FOLDS):
-            held = folds == f
-            scores[held] = runs.X_train[held] @ rocchio(runs.X_train[~held], y[~held])
+        folds, scores = rocchio_out_of_fold(runs, y)
         expected, counts = cv_proportional(scores, y, folds, FOLDS)
         assert run.models[c].threshold == pytest.approx(expected, abs=1e-9), c
         assert run.models[c].cv_f1 == pytest.approx(f1_score(**counts, zero_division=1.0), abs=1e-12), c
