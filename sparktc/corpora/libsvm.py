@@ -1,6 +1,7 @@
 """Reader for multi-label LIBSVM files, as LibMultiLabel reads them and as the LIBSVM data page distributes
-RCV1-v2: a corpus of given feature vectors (docs/REFERENCE.md section 1; LibMultiLabel's "Dataset Formats,
-LibSVM Format", https://www.csie.ntu.edu.tw/~cjlin/libmultilabel/cli/ov_data_format.html#libsvm-format).
+RCV1-v2: a corpus of given feature vectors (LibMultiLabel's "Dataset Formats, LibSVM Format",
+https://www.csie.ntu.edu.tw/~cjlin/libmultilabel/cli/ov_data_format.html#libsvm-format; REFERENCE.md section 5
+for LibMultiLabel's linear defaults and section 7 for its published RCV1-v2 figures).
 
 ``corpus.path`` holds ``train.svm`` and ``test.svm`` (each plain, ``.gz`` or ``.bz2``); one document per line::
 
