@@ -55,7 +55,8 @@ def test_project_configs_load() -> None:
         (["train.C=0"], "train.C = 0.0 is out of range; expected > 0"),
         (["train.C=high"], "train.C = 'high': expected float, got str"),
         (["corpus.category_set=R20"],
-         "corpus.category_set = 'R20' is not allowed; allowed values: 'R10', 'R90', 'R115'"),
+         "corpus.category_set = 'R20' is not allowed; allowed values: '', 'R10', 'R90', 'R115', 'topics', "
+         "'industries', 'regions'"),
         (["select.top_k=10", "select.reduction_factor=0.5"], "set one, not both"),
         (["select.reduction_factor=1.0"], "select.reduction_factor = 1.0 is out of range; expected 0 <= xi < 1"),
         (["evaluate.zero_division=0.5"], "evaluate.zero_division = 0.5 is not allowed"),

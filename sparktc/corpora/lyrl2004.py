@@ -1,4 +1,4 @@
-"""Readers for the RCV1-v2 LYRL2004 distribution: token files, topic qrels and the topic hierarchy.
+"""Readers for the RCV1-v2 LYRL2004 distribution: token files, qrels, hierarchies and category lists.
 
 Formats (docs/REFERENCE.md section 1, "RCV1-v2, LYRL2004 split"):
 
@@ -10,9 +10,13 @@ Formats (docs/REFERENCE.md section 1, "RCV1-v2, LYRL2004 split"):
       stemmed tokens separated by spaces, on one or more lines
       <blank line>
 
-* ``rcv1-v2.topics.qrels``: one line ``CATEGORY DOCID 1`` per assignment, ancestors included.
-* ``rcv1.topics.hier.orig``: one line ``parent: P child: C child-description: ...`` per topic, plus
-  ``parent: None child: Root``; the 4 top-level topics have parent ``Root``.
+* ``rcv1-v2.topics.qrels``, ``rcv1-v2.industries.qrels``, ``rcv1-v2.regions.qrels`` (LYRL2004's online
+  appendices 8-10): one line ``CATEGORY DOCID 1`` per assignment of the three category sets.
+* ``rcv1.topics.hier.orig`` (appendix 2) and ``rcv1.industries.hier`` (appendix 5, LYRL2004's "best guess"
+  industries hierarchy): one line ``parent: P child: C child-description: ...`` per category, plus
+  ``parent: None child: Root``; the top-level categories have parent ``Root``.
+* ``rcv1.regions.txt`` (appendix 6): the valid region codes, one per line, each optionally followed by white
+  space and its description. Regions have no hierarchy (LYRL2004 section 3.3): every region is top-level.
 
 The token and qrels readers never raise on bad data: they yield :class:`~sparktc.corpora.records.Reject`.
 The hierarchy parser raises, because every later stage depends on a correct hierarchy.
@@ -35,6 +39,13 @@ TOKEN_FILES = (TRAIN_FILE, *TEST_FILES)
 QRELS_FILE = "rcv1-v2.topics.qrels"
 HIERARCHY_FILE = "rcv1.topics.hier.orig"
 ROOT = "Root"
+
+#: LYRL2004's three category sets (section 3) and, per set, its qrels file and its hierarchy file; regions are
+#: flat, listed by REGIONS_FILE.
+CATEGORY_SETS = ("topics", "industries", "regions")
+QRELS_FILES = {"topics": QRELS_FILE, "industries": "rcv1-v2.industries.qrels", "regions": "rcv1-v2.regions.qrels"}
+HIERARCHY_FILES = {"topics": HIERARCHY_FILE, "industries": "rcv1.industries.hier"}
+REGIONS_FILE = "rcv1.regions.txt"
 
 _FORMAT_HINT = "each record is '.I <id>', '.W', token lines, blank line (REFERENCE.md section 1)"
 
@@ -294,6 +305,37 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
         else:
             raise InputError(f"{source}:{defined_at[code]}: cycle in the hierarchy through {code}")
     return Hierarchy(parent, descriptions)
+
+
+def flat_hierarchy(descriptions: dict[str, str]) -> Hierarchy:
+    """A category set without a hierarchy (regions): every code top-level, under Root."""
+    return Hierarchy({code: ROOT for code in descriptions}, dict(descriptions))
+
+
+def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, str]:
+    """Parse a list of category codes (``rcv1.regions.txt``): one code per non-blank line, optionally followed by
+    white space and a description (the code itself when there is none); raise InputError naming file and line for
+    a code listed twice or a line that is not valid UTF-8."""
+    descriptions: dict[str, str] = {}
+    defined_at: dict[str, int] = {}
+    for number, raw in enumerate(lines, 1):
+        where = f"{source}:{number}"
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{where}: not valid UTF-8 ({exc})") from None
+        fields = raw.strip().split(None, 1)
+        if not fields:
+            continue
+        code = fields[0]
+        if code in descriptions:
+            raise InputError(f"{where}: duplicate code {code} (first listed at line {defined_at[code]})")
+        descriptions[code] = fields[1].strip() if len(fields) > 1 else code
+        defined_at[code] = number
+    if not descriptions:
+        raise InputError(f"{source}: no category codes; expected one code per line, as in {REGIONS_FILE}")
+    return descriptions
 
 
 def load_topic_names(text: str) -> dict[str, str]:

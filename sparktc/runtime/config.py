@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
+from sparktc.corpora import lyrl2004
 from sparktc.corpora.records import VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import CONFIG_EXIT, SparktcError
@@ -58,6 +59,11 @@ UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
 BASIC_SETS = ("train_positive", "test_positive", "all")
 REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
+#: corpus.category_set: Debole & Sebastiani's Reuters-21578 subsets, and the formats that read LYRL2004's sets.
+REUTERS_CATEGORY_SETS = ("R10", "R90", "R115")
+LYRL2004_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
+#: corpus.hierarchy_policy: what ingest does with a document whose labels miss an ancestor of one of them.
+HIERARCHY_POLICIES = ("expand", "set_aside", "keep")
 HIERARCHICAL_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
 
 
@@ -105,8 +111,10 @@ class CorpusConfig:
     path: str = ""
     # fail: stop at the first bad record; reject: set bad records aside in the `rejects` table.
     on_error: str = field(default="fail", metadata=_choice("fail", "reject"))
-    # Reuters-21578: Debole & Sebastiani subsets, and Yang & Liu's ApteMod document filter.
-    category_set: str = field(default="R90", metadata=_choice("R10", "R90", "R115"))
+    # The categories: Debole & Sebastiani's subsets R10, R90, R115 of Reuters-21578; LYRL2004's topics, industries
+    # or regions of RCV1-v2 (lyrl2004, lyrl2004_vectors, synthetic); "" = the format's default (category_set_of).
+    category_set: str = field(default="", metadata=_choice("", *REUTERS_CATEGORY_SETS, *lyrl2004.CATEGORY_SETS))
+    # Reuters-21578: Yang & Liu's ApteMod document filter.
     document_filter: str = field(default="none", metadata=_choice("none", "aptemod"))
     # RCV1-v2 (LYRL2004): which test parts to read; hierarchy and names files ("" = in corpus.path).
     # A part listed twice would be read twice, every document of it a duplicate.
@@ -117,12 +125,30 @@ class CorpusConfig:
     )
     hierarchy: str = ""
     topic_names: str = ""
-    # LYRL2004: a document whose qrels labels miss an ancestor of one of them gets the ancestors (expand, LYRL2004's
-    # policy) or is set aside (set_aside); ingest reports how many there were either way.
-    hierarchy_policy: str = field(default="expand", metadata=_choice("expand", "set_aside"))
+    # LYRL2004: a document whose qrels labels miss an ancestor of one of them gets the ancestors (expand), is set
+    # aside (set_aside) or keeps its labels as they are (keep); ingest reports how many there were either way.
+    # "" = LYRL2004's own choice for the category set: expand topics, keep industries (section 4.2: their
+    # hierarchy is a best guess, and LYRL2004 did not expand them); regions have no hierarchy.
+    hierarchy_policy: str = field(default="", metadata=_choice("", *HIERARCHY_POLICIES))
     # JSON Lines and LIBSVM: the category list; empty means every label seen in the corpus. A category listed
     # twice would be trained and counted twice.
     categories: list[str] = field(default_factory=list, metadata=_rule(_distinct, "a list of distinct strings"))
+
+
+def category_set_of(corpus: CorpusConfig) -> str:
+    """The category set ``corpus`` reads: ``corpus.category_set``, or its format's default (R90 for Reuters-21578,
+    topics for LYRL2004's formats, "" for the formats that carry their own labels)."""
+    if corpus.category_set:
+        return corpus.category_set
+    return "R90" if corpus.format == "reuters21578" else "topics" if corpus.format in LYRL2004_FORMATS else ""
+
+
+def hierarchy_policy_of(corpus: CorpusConfig) -> str:
+    """The hierarchy policy ``corpus`` is read with: ``corpus.hierarchy_policy``, or LYRL2004's for the category set
+    (expand for topics, keep for industries and the flat regions)."""
+    if corpus.hierarchy_policy:
+        return corpus.hierarchy_policy
+    return "expand" if category_set_of(corpus) == "topics" else "keep"
 
 
 @dataclass(frozen=True)
@@ -291,6 +317,9 @@ class EvaluateConfig:
         metadata=_rule(lambda v: len(v) > 0 and _distinct(v) and all(1 <= k <= MAX_PER_DOCUMENT for k in v),
                        f"distinct integers in [1, {MAX_PER_DOCUMENT:_}]"),
     )
+    # Hierarchical corpora: also count each document's predictions closed under the hierarchy (a category assigned
+    # implies its ancestors); metrics.json and the report then show both, as assigned and closed.
+    close_predictions: bool = False
     # How many of a document's highest-scoring categories `predictions` keeps (>= the largest K).
     top_scores: int = field(default=5, metadata=_between(1, MAX_PER_DOCUMENT))
 
@@ -465,6 +494,7 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
+    _check_category_set(config.corpus)
     keys, reason = UNUSED_BY_METHOD.get(train.method, ((), ""))
     unused = {key: _setting(config, key) for key in keys if _setting(config, key)}
     if unused:
@@ -534,6 +564,24 @@ def _check_vector_format(config: Config) -> None:
     if vectors and config.train.method == "nb":
         raise ConfigError(f"train.method = 'nb' with corpus.format = {config.corpus.format!r}: naive Bayes counts "
                           "words, and given vectors have no counts; choose another method")
+
+
+def _check_category_set(corpus: CorpusConfig) -> None:
+    """corpus.category_set names a set of the corpus's format; the hierarchy policy applies to LYRL2004's formats
+    only, and a hierarchy file to a category set that has one."""
+    chosen, fmt = corpus.category_set, corpus.format
+    allowed = (REUTERS_CATEGORY_SETS if fmt == "reuters21578"
+               else lyrl2004.CATEGORY_SETS if fmt in LYRL2004_FORMATS else ())
+    if chosen and chosen not in allowed:
+        choices = (f"one of {', '.join(repr(a) for a in allowed)}" if allowed
+                   else "nothing (its categories are the labels of its records, or corpus.categories)")
+        raise ConfigError(f"corpus.category_set = {chosen!r} with corpus.format = {fmt!r}: allowed {choices}")
+    if corpus.hierarchy_policy and fmt not in ("lyrl2004", "lyrl2004_vectors"):
+        raise ConfigError(f"corpus.hierarchy_policy = {corpus.hierarchy_policy!r} with corpus.format = {fmt!r}: "
+                          "only LYRL2004's qrels files are checked against a hierarchy; remove it")
+    if corpus.hierarchy and category_set_of(corpus) == "regions":
+        raise ConfigError(f"corpus.hierarchy = {corpus.hierarchy!r} with corpus.category_set = 'regions': regions "
+                          f"have no hierarchy (their list is {lyrl2004.REGIONS_FILE} in corpus.path); remove it")
 
 
 def _setting(config: Config, key: str) -> Any:

@@ -34,7 +34,7 @@ from sparktc.corpora.records import RECORD_SCHEMA, TEST, TOKENIZED_FORMATS, TRAI
 from sparktc.errors import InputError
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, CorpusConfig
+from sparktc.runtime.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
@@ -88,7 +88,8 @@ class LabelIndex:
     @staticmethod
     def load(path: str, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
         """The staged qrels at ``path``; with the hierarchy's ``parents`` (code, parent) pairs, a document whose
-        labels miss an ancestor gets the missing ones (``policy = "expand"``, LYRL2004's) or is set aside."""
+        labels miss an ancestor gets the missing ones (``policy = "expand"``, LYRL2004's for topics), is set aside
+        (``"set_aside"``) or keeps its labels as read (``"keep"``)."""
         return _load_labels(path, parents, policy)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -126,7 +127,7 @@ def _load_labels(path: str, parents: tuple[tuple[str, str], ...], policy: str) -
     ids = doc_ids.filter(pa.array(new_doc)).to_pylist()
     no_labels = pa.array([[]], labels.type)
     set_aside: frozenset[str] = frozenset()
-    if parents:
+    if parents and policy != "keep":
         labels, set_aside = _closed(ids, labels, dict(parents), policy)
     return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]),
                       set_aside)
@@ -360,14 +361,14 @@ class CorpusNames:
     what: str
 
 
-_LYRL2004_FILES = "|".join(map(re.escape, (*lyrl2004.TOKEN_FILES, lyrl2004.QRELS_FILE)))
+_LYRL2004_FILES = "|".join(map(re.escape, (*lyrl2004.TOKEN_FILES, *lyrl2004.QRELS_FILES.values())))
 REUTERS21578_NAMES = CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
                                  "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)")
 LYRL2004_NAMES = CorpusNames(rf"({_LYRL2004_FILES})(\.gz)?", rf"({_LYRL2004_FILES}).*",
                              "LYRL2004 token and qrels files")
 LIBSVM_NAMES = CorpusNames(r"(train|test)\.svm(\.gz|\.bz2)?", r"(train|test)\.svm.*",
                            "LIBSVM files (train.svm, test.svm)")
-_LYRL2004_VECTOR_FILES = "|".join(map(re.escape, (*lyrl2004_vectors.VECTOR_FILES, lyrl2004.QRELS_FILE)))
+_LYRL2004_VECTOR_FILES = "|".join(map(re.escape, (*lyrl2004_vectors.VECTOR_FILES, *lyrl2004.QRELS_FILES.values())))
 LYRL2004_VECTOR_NAMES = CorpusNames(rf"({_LYRL2004_VECTOR_FILES})(\.gz)?", rf"({_LYRL2004_VECTOR_FILES}).*",
                                     "LYRL2004 vector and qrels files")
 JSONL_NAMES = CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)")
@@ -472,8 +473,9 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[D
     )
     train = {r.category: r["count"] for r in positives if r.split == TRAIN}
     test = {r.category: r["count"] for r in positives if r.split == TEST}
-    codes = reuters21578.category_set(corpus.category_set, train, test)
-    set_name = f"R({corpus.category_set[1:]})"
+    chosen = category_set_of(corpus)
+    codes = reuters21578.category_set(chosen, train, test)
+    set_name = f"R({chosen[1:]})"
     labelled = records.withColumn("labels", _filter_labels(F.col("labels"), codes))
     outside = F.col("split").isNull()
     no_category = F.size("labels") == 0
@@ -511,36 +513,28 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
                         train_file: str, test_files: Sequence[str] | Mapping[int, str], reader: Reader
                         ) -> tuple[DataFrame, Categories, dict]:
     """A LYRL2004 corpus: the documents of ``train_file`` and the test parts (``test_files[part]``) read by
-    ``reader``, labelled by the topic qrels while they are parsed; the hierarchy and names give the categories."""
+    ``reader``, labelled by the qrels of the category set (``corpus.category_set``) while they are parsed; the
+    set's hierarchy or list and the names give the categories."""
     base = corpus.path
-    hierarchy_path = corpus.hierarchy or storage.join(base, lyrl2004.HIERARCHY_FILE)
-    if not storage.exists(spark, hierarchy_path):
-        raise IngestError(f"hierarchy file not found: {hierarchy_path}; set corpus.hierarchy to rcv1.topics.hier.orig")
-    hierarchy = lyrl2004.parse_hierarchy(storage.read_text(spark, hierarchy_path).splitlines(), hierarchy_path)
-    names = dict(hierarchy.descriptions)
-    if corpus.topic_names:
-        names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
+    category_set = category_set_of(corpus)
+    tree, tree_path = _category_tree(spark, corpus, category_set)
     hint = "set corpus.path to the directory of the LYRL2004 files, or corpus.test_parts to the parts you have"
     files, ignored = list_corpus(spark, base, file_names, hint)
     paths = [path for name in (train_file, *(test_files[part] for part in corpus.test_parts))
              for path in _named(files, name, base, hint)]
-    qrels_paths = _named(files, lyrl2004.QRELS_FILE, base, hint)
-
-    known = pa.array(list(hierarchy.categories), pa.string())
-
-    def qrels(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        for batch in lyrl2004_columnar.read_qrels_file(content, source):
-            category = batch.column("category")
-            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
-                "unknown category ", category, f" (not in {hierarchy_path})", ""))
-            yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
-
-    assignments, qrels_tallies = parse_into(spark, qrels_paths, qrels, storage.join(staging, "qrels"),
-                                            lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
+    qrels_paths = _named(files, lyrl2004.QRELS_FILES[category_set], base, hint)
+    assignments, qrels_tallies = parse_into(spark, qrels_paths, _qrels_reader(tree, tree_path),
+                                            storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
+                                            AssignmentTally)
     good = assignments.filter(F.col("reason").isNull())
+    if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
+        tree = lyrl2004.flat_hierarchy({r.category: r.category for r in good.select("category").distinct().collect()})
+    names = dict(tree.descriptions)
+    if corpus.topic_names:
+        names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
     qrels_path = storage.join(staging, "qrels")
-    parents = tuple((code, parent) for code, parent in sorted(hierarchy.parent.items()) if parent != lyrl2004.ROOT)
-    policy = corpus.hierarchy_policy
+    parents = tuple((code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
+    policy = hierarchy_policy_of(corpus)
 
     def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
         labels = LabelIndex.load(qrels_path, parents, policy)
@@ -562,8 +556,44 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
              "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored,
              "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
+             "category_set": category_set,
              "hierarchy_closure": {"policy": policy, "documents_not_closed": count_not_closed(good, dict(parents))}}
-    return records, Categories(list(hierarchy.categories), names, dict(parents)), extra
+    return records, Categories(list(tree.categories), names, dict(parents)), extra
+
+
+def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
+                   ) -> tuple[lyrl2004.Hierarchy | None, str]:
+    """The categories of ``category_set`` and the file that lists them: the set's hierarchy (``corpus.hierarchy``,
+    else the set's file in corpus.path; required for topics) or, for regions, the flat list. None when corpus.path
+    has no industries hierarchy or regions list: the categories are then the codes the qrels assign."""
+    if category_set == "regions":
+        path = storage.join(corpus.path, lyrl2004.REGIONS_FILE)
+        if not storage.exists(spark, path):
+            return None, ""
+        codes = lyrl2004.parse_category_list(storage.read_text(spark, path).splitlines(), path)
+        return lyrl2004.flat_hierarchy(codes), path
+    name = lyrl2004.HIERARCHY_FILES[category_set]
+    path = corpus.hierarchy or storage.join(corpus.path, name)
+    if not storage.exists(spark, path):
+        if category_set == "industries" and not corpus.hierarchy:
+            return None, ""
+        raise IngestError(f"hierarchy file not found: {path}; set corpus.hierarchy to {name}")
+    return lyrl2004.parse_hierarchy(storage.read_text(spark, path).splitlines(), path), path
+
+
+def _qrels_reader(tree: lyrl2004.Hierarchy | None, tree_path: str) -> Reader:
+    """The qrels reader: an assignment of a category outside ``tree`` (read from ``tree_path``) is rejected."""
+    if tree is None:
+        return lyrl2004_columnar.read_qrels_file
+    known = pa.array(list(tree.categories), pa.string())
+
+    def qrels(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        for batch in lyrl2004_columnar.read_qrels_file(content, source):
+            category = batch.column("category")
+            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
+                "unknown category ", category, f" (not in {tree_path})", ""))
+            yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
+    return qrels
 
 
 #: The reason a document whose labels miss an ancestor is set aside (``corpus.hierarchy_policy = "set_aside"``).
@@ -691,8 +721,9 @@ REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "li
 def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
     marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
     _write(spark, corpus, tables, staging, report, marked, categories, extra)
-    if "hierarchy_closure" in extra:
-        report.details["hierarchy_closure"] = extra["hierarchy_closure"]
+    for key in ("category_set", "hierarchy_closure"):
+        if key in extra:
+            report.details[key] = extra[key]
 
 
 def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport,
@@ -757,8 +788,6 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         "documents_without_labels": counts["without_labels"] or 0,
         "ignored_files": extra["ignored_files"],
     }
-    if "category_set" in extra:
-        report.details["category_set"] = extra["category_set"]
     if assignment_rejects is not None:
         report.details["qrels_lines"] = extra["assignments"].count()
         report.details["qrels_rejected"] = assignments_rejected
