@@ -258,8 +258,8 @@ class Hierarchy:
 
 
 def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
-    """Parse ``rcv1.topics.hier.orig`` lines; raise InputError naming file and line for a malformed
-    line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
+    """Parse ``rcv1.topics.hier.orig`` or ``rcv1.industries.hier`` lines; raise InputError naming file and line for a
+    malformed line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
     parent: dict[str, str] = {}
     descriptions: dict[str, str] = {}
     defined_at: dict[str, int] = {}
@@ -291,7 +291,8 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
         descriptions[code] = description
         defined_at[code] = number
     if not has_root:
-        raise InputError(f"{source}: no 'parent: None child: Root' line; is this {HIERARCHY_FILE}?")
+        raise InputError(f"{source}: no 'parent: None child: Root' line; is this a LYRL2004 hierarchy file "
+                         f"({' or '.join(HIERARCHY_FILES.values())})?")
     for code, up in parent.items():
         if up != ROOT and up not in parent:
             raise InputError(f"{source}:{defined_at[code]}: parent {up} of {code} is not defined as a child anywhere")
