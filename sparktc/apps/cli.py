@@ -1,5 +1,5 @@
-"""Command line shared by every job: ``--config FILE``, repeatable ``--set section.key=value``, ``--output DIR``,
-``--force``.
+"""Command line shared by every job: ``--config FILE``, ``--preset NAME`` (:mod:`sparktc.runtime.presets`),
+repeatable ``--set section.key=value``, ``--output DIR``, ``--force``.
 
 The configuration and the output directory are checked before Spark starts, so a wrong key, value
 or path costs no cluster time. The job then holds the output (:mod:`sparktc.runtime.outputs`: refused
@@ -42,6 +42,7 @@ from sparktc.filesystem import is_uri
 from sparktc.runtime.config import Config, load_config
 from sparktc.runtime.faults import InjectedFault
 from sparktc.runtime.outputs import Claim, check_output, claim
+from sparktc.runtime.presets import PRESETS
 from sparktc.runtime.runner import Stage, run_stages
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
@@ -57,13 +58,16 @@ DISK_FULL = ("the disk is full (No space left on device): free space on the file
 def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tuple[Config, str, bool]:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", help="TOML configuration file (see conf/)")
+    parser.add_argument("--preset", default="", choices=["", *PRESETS], metavar="NAME",
+                        help="a paper's method as settings, replacing the file's [select], [train] and [tune] "
+                             f"(--set applies after it): {', '.join(PRESETS)}")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one setting; repeatable (e.g. --set train.C=0.5)")
     parser.add_argument("--output", required=True, help="directory for the stage outputs (local path or Hadoop URI)")
     parser.add_argument("--force", action="store_true",
                         help="recompute every stage, even those whose outputs and manifests are current")
     arguments = parser.parse_args(argv)
-    config = load_config(arguments.config, arguments.set)
+    config = load_config(arguments.config, arguments.set, arguments.preset)
     return config, check_output(arguments.output, run_inputs(config)), arguments.force
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import METHODS, THRESHOLDINGS, DecisionRule
 from sparktc.models.linear import SOLVERS
 from sparktc.runtime import faults
+from sparktc.runtime.presets import PRESET_SECTIONS, apply_preset
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -454,9 +456,30 @@ def _read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: not valid TOML: {error}") from None
 
 
-def load_config(path: str | None, overrides: Sequence[str] = ()) -> Config:
-    """Read a TOML file (or nothing), apply overrides in order, and validate everything."""
+def _default(section: str, key: str) -> Any:
+    """The default of ``section.key`` (a missing object for an unknown key, which validation refuses)."""
+    found = {f.name: f for f in dataclasses.fields(SECTIONS[section])}.get(key)
+    if found is None:
+        return object()
+    return found.default_factory() if found.default is dataclasses.MISSING else found.default
+
+
+def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
+    """Read a TOML file (or nothing), replace its [select], [train] and [tune] by ``preset``'s when one is named
+    (:mod:`sparktc.runtime.presets`; the settings it drops are told on stderr), apply overrides in order, and
+    validate everything."""
     raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
+    if preset:
+        try:
+            given, raw = raw, apply_preset(raw, preset)
+        except KeyError as error:
+            raise ConfigError(f"--preset {error.args[0]}") from None
+        dropped = [f"{section}.{key}" for section in PRESET_SECTIONS
+                   for key, value in (given.get(section) or {}).items()
+                   if raw[section].get(key, _default(section, key)) != value]
+        if dropped:
+            print(f"sparktc: --preset {preset} replaces [{'], ['.join(PRESET_SECTIONS)}] of {path}, whose "
+                  f"{', '.join(dropped)} it does not keep", file=sys.stderr)
     for override in overrides:
         section, key, value = parse_override(override)
         raw.setdefault(section, {})

@@ -1,0 +1,92 @@
+"""Named settings: the classifiers of LYRL2004 as whole ``[select]``, ``[train]`` and ``[tune]`` sections.
+
+``--preset NAME`` (every job) replaces those three sections of the configuration file by the preset's: a key the
+preset does not name takes its default, so nothing of another method's settings is mixed in. ``--set`` applies
+after the preset. A run records the resulting settings like any other, so a preset is only a name for them.
+
+Lewis, Yang, Rose & Li 2004 (LYRL2004; ``../shared/seeds/003_*.txt``, section "Supervised learning algorithms";
+REFERENCE.md sections 4-5) train on ltc vectors of every training term and set thresholds by SCutFBR.1: 5-fold
+cross-validation with folds balancing positives, per fold the threshold with the best F1 on the held-out fifth or,
+when that F1 is below fbr, the score of the top-ranked held-out document; the threshold is the folds' mean.
+Our copy of the paper has its numbers stripped, so each grid below says where its values come from; where sparktc
+cannot do what the paper did, the preset's ``differs`` says what it does instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PRESETS", "PRESET_SECTIONS", "Preset", "apply_preset"]
+
+#: The sections a preset replaces whole.
+PRESET_SECTIONS = ("select", "train", "tune")
+#: SCutFBR.1's fbr candidates, 0.1 .. 0.8 (LYRL2004's range, REFERENCE.md section 5).
+FBR_GRID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A method of a paper: its name, what it is, the settings (``section.key`` -> value) and how sparktc's
+    version differs from the paper's."""
+
+    name: str
+    description: str
+    settings: Mapping[str, Any]
+    differs: str
+
+
+PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
+    Preset(
+        "lyrl2004.svm1",
+        "SVM.1: a linear SVM per category (C = 1, SVMlight's default for unit-length vectors), every training term, "
+        "SCutFBR.1 thresholds with one fbr for the category set chosen by 5-fold cross-validation from 0.1 .. 0.8",
+        {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
+         "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID, "tune.shared_fbr": True},
+        "LIBLINEAR's L2-loss dual solver instead of SVMlight's hinge loss (as the LIBSVM site's re-run of SVM.1); "
+        "fbr chosen by cross-validated micro-F1 (LYRL2004 chose one per averaged measure)",
+    ),
+    Preset(
+        "lyrl2004.svm2",
+        "SVM.2: a linear SVM per category whose positive documents weigh j times the negatives (cost-sensitive "
+        "training), j chosen per category by cross-validation, threshold 0",
+        {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
+         "train.thresholding": "fixed", "train.threshold": 0.0, "train.folds": 5,
+         "tune.positive_weight": [1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]},
+        "j chosen by 5-fold cross-validated F1 instead of SVMlight's leave-one-out estimate; LYRL2004's j values "
+        "are stripped from our copy, so the grid is LibMultiLabel's cost-sensitive one ((2 - t) / t)",
+    ),
+    Preset(
+        "lyrl2004.knn",
+        "k-NN: the sum of the cosine similarities of the k most similar training documents of the category, "
+        "SCutFBR.1 thresholds, the feature set size chosen by 5-fold cross-validation over the f_max chi-square "
+        "ranking of the terms",
+        {"train.method": "knn", "train.knn_k": 45, "train.thresholding": "scutfbr", "train.fbr": 0.1,
+         "train.folds": 5, "tune.terms": [1000, 3000, 10000, 0]},
+        "LYRL2004 chose k, fbr and the feature set size by cross-validation from grids stripped from our copy; "
+        "here k = 45 (Yang & Liu 1999) and fbr = 0.1 are fixed and the feature set size is chosen from "
+        "1,000 / 3,000 / 10,000 / all terms",
+    ),
+    Preset(
+        "lyrl2004.rocchio",
+        "Rocchio-style prototypes: beta times the positive centroid minus gamma times the negative one, "
+        "SCutFBR.1 thresholds with fbr chosen per category by 5-fold cross-validation",
+        {"train.method": "rocchio", "train.rocchio_beta": 16.0, "train.rocchio_gamma": 4.0,
+         "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID},
+        "beta = 16 and gamma = 4 are Debole & Sebastiani's (REFERENCE.md section 5); LYRL2004's weights, its "
+        "per-category pmax truncation of the prototype and its feature set sizes are not reproduced",
+    ),
+)}
+
+
+def apply_preset(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The configuration ``raw`` (TOML tables by section) with :data:`PRESET_SECTIONS` replaced by preset
+    ``name``'s settings. KeyError names the known presets for an unknown name."""
+    if name not in PRESETS:
+        raise KeyError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+    replaced: dict[str, dict[str, Any]] = {section: {} for section in PRESET_SECTIONS}
+    for key, value in PRESETS[name].settings.items():
+        section, field = key.split(".")
+        replaced[section][field] = value
+    return {**raw, **replaced}
