@@ -85,22 +85,28 @@ SPARK_LOG = re.compile(r"\(the trace and Spark's log: (?P<path>[^)]+)\)")
 
 # --- arguments ---------------------------------------------------------------------------------
 
-def selected_methods(text: str) -> list[str]:
-    """The methods of ``--methods`` (comma-separated, in the order given)."""
+def selected(text: str, known: Sequence[str], what: str) -> list[str]:
+    """The comma-separated names of ``text`` (``what`` they are, for the messages), each in ``known`` and none
+    twice, in the order given."""
     names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in METHODS]
+    unknown = [name for name in names if name not in known]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; "
-                                         f"methods: {', '.join(METHODS)}")
+        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown) or '(none given)'}; "
+                                         f"known: {', '.join(known)}")
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise argparse.ArgumentTypeError(f"method(s) given twice: {', '.join(repeated)}")
+        raise argparse.ArgumentTypeError(f"{what} given twice: {', '.join(repeated)}")
     return names
 
 
-def output_refusal(output: Path) -> str | None:
-    """Why the benchmark may not write into ``output`` (None when it may): an existing file, or a non-empty
-    directory without this script's marker."""
+def selected_methods(text: str) -> list[str]:
+    """The methods of ``--methods`` (comma-separated, in the order given)."""
+    return selected(text, list(METHODS), "method(s)")
+
+
+def output_refusal(output: Path, marker: str = MARKER, writer: str = WRITER) -> str | None:
+    """Why the benchmark ``writer`` may not write into ``output`` (None when it may): an existing file, or a
+    non-empty directory without its ``marker``."""
     if not output.exists():
         return None
     if not output.is_dir():
@@ -108,12 +114,12 @@ def output_refusal(output: Path) -> str | None:
     if not any(output.iterdir()):
         return None
     try:
-        ours = json.loads((output / MARKER).read_text()).get("written_by") == WRITER
+        ours = json.loads((output / marker).read_text()).get("written_by") == writer
     except (OSError, ValueError, AttributeError):
         ours = False
     if ours:
         return None
-    return (f"--output {output} is not empty and was not written by {WRITER} (no {MARKER} file): the benchmark "
+    return (f"--output {output} is not empty and was not written by {writer} (no {marker} file): the benchmark "
             "never deletes or replaces what it did not write; give a new or empty directory")
 
 
@@ -202,9 +208,10 @@ def why_it_failed(result: Measured, log: Path) -> tuple[bool, str]:
     return out_of_memory, cause
 
 
-def run(command: list[str], run_dir: Path, log: Path) -> dict[str, Any]:
-    """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause."""
-    print(f"methods_rcv1: $ {shlex.join(command)}", flush=True)
+def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rcv1") -> dict[str, Any]:
+    """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause; the
+    lines it prints start with ``harness``."""
+    print(f"{harness}: $ {shlex.join(command)}", flush=True)
     result = run_measured(command, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
     reasons = {stage: read_manifest(run_dir, stage).get("recomputed_because", "") for stage in CORPUS_STAGES}
@@ -219,11 +226,11 @@ def run(command: list[str], run_dir: Path, log: Path) -> dict[str, Any]:
         error = failure(command, log, result)
         out_of_memory, cause = why_it_failed(result, log)
         record.update(out_of_memory=out_of_memory, cause=cause, error=str(error), tail=result.tail)
-        print(f"methods_rcv1: {error}\n{error.detail}", file=sys.stderr, flush=True)
+        print(f"{harness}: {error}\n{error.detail}", file=sys.stderr, flush=True)
         return record
     metrics = read_json(run_dir / "metrics.json")
     record["metrics"] = {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")}
-    print(f"methods_rcv1:   done in {result.seconds:.1f} s", flush=True)
+    print(f"{harness}:   done in {result.seconds:.1f} s", flush=True)
     return record
 
 
