@@ -257,6 +257,16 @@ class Hierarchy:
             raise KeyError(f"unknown topic code {code!r}; not in the hierarchy file")
 
 
+def _text(raw: bytes | str, where: str) -> str:
+    """A line of a hierarchy or list file as text; InputError at ``where`` when its bytes are not UTF-8."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not valid UTF-8 ({exc})") from None
+
+
 def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
     """Parse ``rcv1.topics.hier.orig`` or ``rcv1.industries.hier`` lines; raise InputError naming file and line for a
     malformed line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
@@ -266,12 +276,7 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
     has_root = False
     for number, raw in enumerate(lines, 1):
         where = f"{source}:{number}"
-        if isinstance(raw, bytes):
-            try:
-                raw = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{where}: not valid UTF-8 ({exc})") from None
-        text = raw.strip()
+        text = _text(raw, where).strip()
         if not text:
             continue
         match = _HIER_LINE.fullmatch(text)
@@ -321,12 +326,7 @@ def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, 
     defined_at: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
         where = f"{source}:{number}"
-        if isinstance(raw, bytes):
-            try:
-                raw = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{where}: not valid UTF-8 ({exc})") from None
-        fields = raw.strip().split(None, 1)
+        fields = _text(raw, where).strip().split(None, 1)
         if not fields:
             continue
         code = fields[0]
