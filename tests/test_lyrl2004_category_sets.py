@@ -153,6 +153,10 @@ def test_defaults_and_refusals_of_the_settings():
             load_config(None, [*reuters, override])
     with pytest.raises(ConfigError, match="allowed one of 'topics', 'industries', 'regions'"):
         load_config(None, ["corpus.format=synthetic", "corpus.category_set=R90"])
+    for overrides in (reuters, ["corpus.format=synthetic", "corpus.category_set=regions"]):
+        with pytest.raises(ConfigError, match="its categories have no hierarchy to close predictions under"):
+            load_config(None, [*overrides, "evaluate.close_predictions=true"])
+    assert load_config(None, ["corpus.format=synthetic", "evaluate.close_predictions=true"]).evaluate.close_predictions
     with pytest.raises(ConfigError, match="regions have no hierarchy"):
         load_config(None, ["corpus.format=synthetic", "corpus.category_set=regions", f"corpus.hierarchy={HIERARCHY}"])
 

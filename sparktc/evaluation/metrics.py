@@ -21,6 +21,10 @@ handled perfectly); scikit-learn and LibMultiLabel use 0. Reports must state whi
 Categories can also be grouped by their number of training positives
 (:func:`frequency_band`), as Lewis 1991 recommends and Yang & Liu 1999 (Figs 4-5) do.
 
+For a hierarchy, :func:`ancestor_table` lists what a predicted category implies when a document's
+predictions are closed under the hierarchy (the category and all its ancestors, as RCV1-v2's topic
+assignments are; REFERENCE.md section 1), so the same tables can be counted over closed predictions.
+
 These are pure numpy functions; the Spark evaluation stage computes the tables and calls them.
 """
 
@@ -34,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from sparktc.validation import check_counts
 
 __all__ = [
+    "ancestor_table",
     "f1_score",
     "per_category",
     "micro_average",
@@ -304,3 +309,44 @@ def frequency_band(
     counts = check_counts("train_positives", train_positives)
     band = np.where(counts == 0, 0, np.searchsorted(np.array(_check_edges(edges)), counts) + 1)
     return labels[band]
+
+
+def ancestor_table(categories: Sequence[str], parents: Sequence[str | None]) -> NDArray[np.int64]:
+    """What predicting each category implies once predictions are closed under the hierarchy: row j holds
+    category j's position in ``categories``, then its parent's, its grandparent's and so on up to a top-level
+    category, padded with -1 (REFERENCE.md section 1: RCV1-v2's topic assignments hold every ancestor of a
+    category assigned, LYRL2004's hierarchy policy; the closed predicted set of a document is the union of the
+    rows of its predicted categories).
+
+    ``parents[j]`` is category j's parent code, or None (or any non-string, such as pandas' NaN) for a
+    top-level category. Ancestors are followed within ``categories`` only: the walk up stops at a parent that
+    is not among them, whose own parent is not known. The table has 1 + (the most ancestors a category has)
+    columns: exactly one when no category has a parent among ``categories``, so that closing changes nothing.
+
+    Raises ValueError if ``categories`` and ``parents`` differ in length, a category is listed twice, or the
+    parents form a cycle (a category its own ancestor).
+    """
+    codes, up_codes = list(categories), list(parents)
+    if len(codes) != len(up_codes):
+        raise ValueError(f"categories and parents must have one entry per category; got {len(codes)} categories "
+                         f"and {len(up_codes)} parents")
+    position = {code: j for j, code in enumerate(codes)}
+    if len(position) != len(codes):
+        raise ValueError("categories must be distinct; got duplicates "
+                         f"{sorted({c for c in codes if codes.count(c) > 1})}")
+    up = [position.get(parent, -1) if isinstance(parent, str) else -1 for parent in up_codes]
+    chains = []
+    for j, code in enumerate(codes):
+        chain = [j]
+        while up[chain[-1]] >= 0:
+            parent = up[chain[-1]]
+            if parent in chain:
+                cycle = chain[chain.index(parent):] + [parent]
+                raise ValueError(f"the parents form a cycle: {' -> '.join(codes[k] for k in cycle)} "
+                                 f"(reached from {code!r})")
+            chain.append(parent)
+        chains.append(chain)
+    table = np.full((len(codes), max((len(chain) for chain in chains), default=1)), -1, dtype=np.int64)
+    for j, chain in enumerate(chains):
+        table[j, :len(chain)] = chain
+    return table

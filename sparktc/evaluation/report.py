@@ -13,7 +13,8 @@ Spark layer writes them through Hadoop file systems. Inputs (REFERENCE.md sectio
     ``zero_division_convention``, ``averaged_over``, ``test_documents``, ``corpus``, ``settings``
     (the nested configuration dict), ``method``, ``thresholding`` and ``search_space`` (the decision
     rule, :func:`sparktc.models.decision.decision_record`) and the optional ``averages`` (per averaging set),
-    ``bands`` (per training-frequency band) and ``ranking`` (P@K, R@K, RP@K, nDCG@K).
+    ``bands`` (per training-frequency band), ``ranking`` (P@K, R@K, RP@K, nDCG@K) and ``closed`` (the same
+    micro and macro averages over the predictions closed under the hierarchy, ``evaluate.close_predictions``).
     Missing measures are shown as an em dash; missing optional sections are left out.
 
 The plots are deterministic: fixed figure size and dpi, matplotlib's default style (a user's
@@ -33,7 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
+
 __all__ = [
+    "CLOSED_ROWS",
     "CSV_HEADER",
     "F1_BY_TRAINING_FREQUENCY_PNG",
     "F1_BY_BAND_PNG",
@@ -49,6 +53,8 @@ __all__ = [
 
 #: Header of the per-category CSV: the table LYRL2004 publishes.
 CSV_HEADER = ("category", "name", "train_positives", "test_positives", "TP", "FP", "FN", "TN", "P", "R", "F1")
+#: The labels of the two rows of the report's table of closed predictions: the headline, then the closed.
+CLOSED_ROWS = ("As assigned (headline)", "Closed under the hierarchy")
 #: Relative names the Markdown report links to; the Spark layer writes the PNGs under them.
 F1_BY_TRAINING_FREQUENCY_PNG = "f1_by_training_frequency.png"
 F1_BY_BAND_PNG = "f1_by_band.png"
@@ -270,12 +276,15 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
 
     Sections, in order: title with the corpus; the 0/0 convention (a quoted line right under the
     title); the main table (micro and macro precision, recall, F1, fallout, overlap, error,
-    accuracy and Macro*-F1); the averaging sets (skipped without ``metrics["averages"]``); the
+    accuracy and Macro*-F1); with ``metrics["closed"]``, micro and macro P, R, F1 as assigned and with the
+    predictions closed under the hierarchy, one labelled row each (:data:`CLOSED_ROWS`); the averaging sets
+    (skipped without ``metrics["averages"]``); the
     frequency bands with a link to :data:`F1_BY_BAND_PNG` (skipped without ``metrics["bands"]``);
     the ranking measures, one column per K (skipped without ``metrics["ranking"]``); F1 against
     training-set frequency (a link to :data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
-    table with categories outside the averaged set marked by a dagger; the key settings, first the method,
-    thresholding and search space.
+    table with categories outside the averaged set marked by a dagger, naming the files that hold it whole
+    (``per_category.csv`` and :data:`sparktc.evaluation.appendix_tables.CONTINGENCY_TABLES_TXT`); the key
+    settings, first the method, thresholding and search space.
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
@@ -305,6 +314,18 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
     main_rows.append(["Macro*-F1 (harmonic mean of macro-P and macro-R)", _DASH,
                       _float(metrics.get("macro_star_f1"), _DASH)])
     out += _md_table(["Measure", "Micro", "Macro"], main_rows, "lrr") + [""]
+
+    closed = metrics.get("closed")
+    if isinstance(closed, Mapping):
+        out += ["## Predictions closed under the hierarchy", "",
+                "Each test document's predicted categories with all their ancestors among the run's categories "
+                "added (`evaluate.close_predictions`), counted over the same categories and documents; the "
+                "as-assigned numbers stay the headline.", ""]
+        keys = [f"{kind}_{m}" for kind in ("micro", "macro") for m in ("precision", "recall", "f1")]
+        closed_rows = [[label, *(_float(values.get(key), _DASH) for key in keys)]
+                       for label, values in zip(CLOSED_ROWS, (metrics, closed))]
+        out += _md_table(["Predictions", "Micro-P", "Micro-R", "Micro-F1", "Macro-P", "Macro-R", "Macro-F1"],
+                         closed_rows, "lrrrrrr") + [""]
 
     averages = metrics.get("averages")
     if isinstance(averages, Mapping) and averages:
@@ -345,8 +366,9 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
             f"![Per-category F1 against training-set frequency]({F1_BY_TRAINING_FREQUENCY_PNG})", ""]
 
     out += ["## Per category", "",
-            f"{_NOT_AVERAGED} = not in the averaged set `{averaged_over}`. The same table, with TN, is "
-            "in the per-category CSV.", ""]
+            f"{_NOT_AVERAGED} = not in the averaged set `{averaged_over}`. The same table, with TN, is in "
+            f"`per_category.csv`, and in the layout of LYRL2004's online appendix 15 in `{CONTINGENCY_TABLES_TXT}`.",
+            ""]
     averaged = rows["averaged"] if "averaged" in rows.columns else pd.Series(True, index=rows.index)
     cat_rows = []
     for r, is_averaged in zip(rows.itertuples(index=False), averaged):

@@ -517,7 +517,7 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
-    _check_category_set(config.corpus)
+    _check_category_set(config.corpus, config.evaluate.close_predictions)
     keys, reason = UNUSED_BY_METHOD.get(train.method, ((), ""))
     unused = {key: _setting(config, key) for key in keys if _setting(config, key)}
     if unused:
@@ -589,9 +589,9 @@ def _check_vector_format(config: Config) -> None:
                           "words, and given vectors have no counts; choose another method")
 
 
-def _check_category_set(corpus: CorpusConfig) -> None:
+def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:
     """corpus.category_set names a set of the corpus's format; the hierarchy policy applies to LYRL2004's formats
-    only, and a hierarchy file to a category set that has one."""
+    only, and a hierarchy file and closing predictions under it to a category set that has one."""
     chosen, fmt = corpus.category_set, corpus.format
     allowed = (REUTERS_CATEGORY_SETS if fmt == "reuters21578"
                else lyrl2004.CATEGORY_SETS if fmt in LYRL2004_FORMATS else ())
@@ -602,6 +602,10 @@ def _check_category_set(corpus: CorpusConfig) -> None:
     if corpus.hierarchy_policy and fmt not in ("lyrl2004", "lyrl2004_vectors"):
         raise ConfigError(f"corpus.hierarchy_policy = {corpus.hierarchy_policy!r} with corpus.format = {fmt!r}: "
                           "only LYRL2004's qrels files are checked against a hierarchy; remove it")
+    if close_predictions and (corpus.format not in LYRL2004_FORMATS or category_set_of(corpus) == "regions"):
+        raise ConfigError(f"evaluate.close_predictions = true with corpus.format = {fmt!r}"
+                          + (" and corpus.category_set = 'regions'" if fmt in LYRL2004_FORMATS else "")
+                          + ": its categories have no hierarchy to close predictions under; remove it")
     if corpus.hierarchy and category_set_of(corpus) == "regions":
         raise ConfigError(f"corpus.hierarchy = {corpus.hierarchy!r} with corpus.category_set = 'regions': regions "
                           f"have no hierarchy (their list is {lyrl2004.REGIONS_FILE} in corpus.path); remove it")
