@@ -17,6 +17,7 @@ from sparktc.corpora.synthetic import (
     HIERARCHY_FILE,
     LINE_WIDTH,
     QRELS_FILE,
+    QRELS_FILES,
     RCV1_TEST_PARTS,
     TEST_FILES,
     TRAIN_FILE,
@@ -29,11 +30,11 @@ from sparktc.corpora.synthetic import (
     generate_hierarchy,
     parse_hierarchy_text,
 )
-from sparktc.stages.synthesize import TMP_DIR, synthesize
+from sparktc.stages.synthesize import LIST_FILES, TMP_DIR, synthesize
 
 SMALL = SyntheticShape(documents=3000, train_documents=300, vocabulary_size=2000, seed=7)
 TOKEN_FILES = (TRAIN_FILE, *TEST_FILES)
-ALL_FILES = {*TOKEN_FILES, QRELS_FILE, HIERARCHY_FILE}
+ALL_FILES = {*TOKEN_FILES, *QRELS_FILES.values(), *LIST_FILES.values()}
 
 
 def _hier_path() -> str:
@@ -73,7 +74,7 @@ def _read(path: Path) -> tuple[dict[str, list[tuple[int, tuple[str, ...]]]], lis
 
 
 def _content(path: Path) -> list[bytes]:
-    return [gzip.decompress((path / n).read_bytes()) for n in (*TOKEN_FILES, QRELS_FILE)]
+    return [gzip.decompress((path / n).read_bytes()) for n in (*TOKEN_FILES, *QRELS_FILES.values())]
 
 
 def test_files_counts_ids_and_labels(runs):
@@ -130,6 +131,9 @@ def test_deterministic_for_a_seed(runs):
     # other seed: other corpus (same shape, same hierarchy file)
     assert _content(a)[0] != _content(d)[0]
     assert (a / HIERARCHY_FILE).read_bytes() == (d / HIERARCHY_FILE).read_bytes()
+    # the industries tree and the regions list are the model's: the same for any chunking, others for another seed
+    for name in (LIST_FILES["industries"], LIST_FILES["regions"]):
+        assert (a / name).read_bytes() == (c / name).read_bytes() != (d / name).read_bytes(), name
 
 
 def test_generated_hierarchy_run(runs):

@@ -9,6 +9,23 @@ What is generated
 * A topic hierarchy: the real ``rcv1.topics.hier.orig`` when given, otherwise a generated tree of
   the same shape (``Root``; 4 top nodes ``<L>CAT``; 103 topics; 82 leaves; depth up to 4; codes
   such as ``G11``, ``G151``, ``G1511``).
+* The other two category sets of RCV1-v2 (LYRL2004 section 3), always generated:
+
+  - an industries tree, written as ``rcv1.industries.hier`` in the topics hierarchy's
+    ``parent: P child: C child-description: D`` format: 354 codes, ``I`` and 5 digits whose digits
+    spell the path (10 top nodes ``I00000`` .. ``I90000``; a node at depth ``d`` sets digit ``d``
+    to 1-9, so ``I81420`` is under ``I81400``, ``I81000``, ``I80000``), with 60, 150, 110 and 24
+    codes at depths 2 to 5 (105 internal nodes, 249 leaves);
+  - a flat list of 366 region codes (3 to 7 upper-case letters or digits, like ``USA`` or
+    ``BRAZ``), written as ``rcv1.regions.txt`` lines ``CODE  DESCRIPTION`` with made-up country
+    names; regions have no hierarchy (LYRL2004 section 3.3).
+
+  Shape figures: the list sizes are those given for RCV1-v2 (354 industry codes, LYRL2004
+  appendix 4; 366 region codes, appendix 6), and 300 of the regions occur in the corpus (about
+  296 in RCV1). Our copy of the paper has its numbers stripped, so the others are approximations
+  of what it describes: 10 top nodes and depth up to 5 for the "best guess" industries tree (the
+  codes per depth are ours), about a third of the documents with industry codes, about 1.5
+  regions per document with a few countries dominating, and the frequency curves below.
 * Documents. Each document draws 1 + Poisson(lambda) *primary* topics (any node, skewed
   frequencies, later primaries tending to stay under the first one's top node) and its label
   set is their closure under ancestors (the hierarchy policy of RCV1-v2). Its length is
@@ -18,21 +35,49 @@ What is generated
   document (burstiness, which brings ~120 tokens down to ~75 distinct terms). Indicative sets
   overlap (a child shares part of its parent's set) and every word also occurs as background,
   so no term appears only and always in one topic.
+* Industry and region labels, drawn after a document's topics from their own random stream (so
+  the topic labels are those the generator gave before it wrote the other sets):
+
+  - 35% of the documents (:data:`INDUSTRY_DOCUMENT_SHARE`) get industry codes: 1 + Poisson(0.35)
+    primary codes below the top nodes (skewed: the most frequent in about 12% of those documents,
+    and with RCV1's 23,149 training documents about 40 of the 354 codes have no training
+    positive), closed under the tree (about 4.5 codes per such document), except that in 2% of
+    them (:data:`INDUSTRY_NOT_CLOSED_SHARE`, drawn per document) the first primary code's
+    immediate parent is left out: LYRL2004 section 3.2 reports that the hierarchy policy was
+    applied imperfectly to industries, and ingest's hierarchy-closure report finds them;
+  - every document gets at least one region (LYRL2004's minimum code policy): 1 + Poisson(lambda)
+    draws, lambda solved so that a document has 1.5 distinct regions on average
+    (:data:`REGIONS_PER_DOCUMENT`), from a very skewed curve over 300 of the 366 codes: the most
+    frequent drawn 24% of the time (in about a third of the documents), about 20 regions in more
+    than 1% of the documents, and with 23,149 training documents about 120 of the 366 codes have
+    no training positive (the 66 listed but never assigned among them).
+
+  Each industry and region has its own indicative-term set, smaller and more concentrated than a
+  topic's (a region's 5 to 15 rarer words, one or two of which, like a country's name, occur in
+  most of its documents; an industry's 15 to 40, sharing part of its parent's), and of a
+  labelled document's background tokens 30% become words of its industries (of any code of a
+  primary's chain alike, so that every code of the closure has its words) and 15% words of its
+  regions. Both sets are thus learnable from the tokens; the lengths and the topic words are as
+  without them, and the chance of a repeat (``_REPEAT`` = 0.31) is set so that, with these
+  concentrated words, a document keeps ~75 distinct terms.
 
 Determinism
 -----------
 All randomness for documents is keyed by the *block* (``BLOCK_DOCUMENTS`` consecutive document
 positions) through ``numpy.random.SeedSequence(seed, spawn_key=(domain, block))``; the model
-(vocabulary, tree, topic terms, calibration) is keyed by the seed alone. So the corpus content
-depends only on the shape (including the seed), never on how many chunks or tasks produce it:
-the same shape gives the same documents whatever ``chunk_documents`` or the Spark parallelism.
+(vocabulary, trees, region list, indicative terms, calibration) is keyed by the seed alone. So
+the corpus content depends only on the shape (including the seed), never on how many chunks or
+tasks produce it: the same shape gives the same documents and the same labels of all three
+category sets whatever ``chunk_documents`` or the Spark parallelism.
 
 Calibration
 -----------
 ``lambda`` (extra primaries per document) and the masses of the four top-level subtrees are
 fitted by a small deterministic simulation of label sets only, so that the mean label-set size
 is ``topics_per_document`` and the top-level shares follow RCV1-v2 (CCAT 47.4%, ECAT 14.9%,
-GCAT 29.7%, MCAT 25.5% of documents, in the hierarchy's order of top nodes).
+GCAT 29.7%, MCAT 25.5% of documents, in the hierarchy's order of top nodes). The regions'
+lambda is solved exactly: with ``1 + Poisson(lambda)`` draws of probabilities ``p``, a document
+has ``sum(1 - (1 - p) exp(-lambda p))`` distinct regions on average.
 """
 
 from __future__ import annotations
@@ -55,17 +100,29 @@ TRAIN_FIRST_ID = 2286
 TEST_FIRST_ID = 26151
 TOP_SHARES = (0.474, 0.149, 0.297, 0.255)  # CCAT ECAT GCAT MCAT: share of documents
 
+# Industries and regions (module docstring: the two lists' sizes are RCV1's, the rest approximations).
+# Industry codes at depths 1 (top) to 5, 354 in all; one digit per depth, so at most 10 top nodes, 5 depths and
+# 9 children per node.
+INDUSTRY_LEVELS = (10, 60, 150, 110, 24)
+REGION_CODES = 366
+REGIONS_ASSIGNED = 300  # region codes that occur in the corpus (296 in RCV1); the others are only listed
+INDUSTRY_DOCUMENT_SHARE = 0.35  # documents with industry codes
+INDUSTRY_NOT_CLOSED_SHARE = 0.02  # of those, the documents whose first code misses its immediate parent
+REGIONS_PER_DOCUMENT = 1.5  # distinct regions per document, on average
+
 # The files written: LYRL2004's, the token and qrels files gzipped as they are distributed.
 TRAIN_FILE = f"{lyrl2004.TRAIN_FILE}.gz"
 TEST_FILES = tuple(f"{name}.gz" for name in lyrl2004.TEST_FILES)
-QRELS_FILE = f"{lyrl2004.QRELS_FILE}.gz"
+QRELS_FILES = {category_set: f"{name}.gz" for category_set, name in lyrl2004.QRELS_FILES.items()}
+QRELS_FILE = QRELS_FILES["topics"]
 HIERARCHY_FILE = lyrl2004.HIERARCHY_FILE
 
 BLOCK_DOCUMENTS = 1000  # unit of randomness; chunk sizes need not be multiples of it
 LINE_WIDTH = 80  # token lines are wrapped greedily to at most this many characters
 
-# SeedSequence spawn-key domains.
+# SeedSequence spawn-key domains (the industries' and regions' come after the topics', so those keep their streams).
 _VOCABULARY, _TREE, _TOPICS, _CALIBRATION, _BLOCK = range(5)
+_INDUSTRY_TREE, _REGION_LIST, _SET_TERMS, _SET_BLOCK = range(5, 9)
 
 # Generated tree: the real hierarchy's shape.
 _TREE_TOPICS = 103
@@ -254,9 +311,82 @@ def generate_hierarchy(seed: int) -> list[tuple[str, str, str]]:
     return entries
 
 
+def _descriptions(words: Sequence[str], rng: np.random.Generator, count: int, most: int) -> list[str]:
+    """``count`` upper-case descriptions of 1 to ``most`` of ``words``."""
+    sizes = rng.integers(1, most + 1, size=count)
+    return [" ".join(words[int(i)].upper() for i in rng.integers(0, len(words), size=int(k))) for k in sizes]
+
+
+def _children_counts(rng: np.random.Generator, children: int, parents: int, every: bool) -> np.ndarray:
+    """How many of ``children`` each of ``parents`` nodes gets: at least one each when ``every``, otherwise
+    ``ceil(children / 3)`` parents chosen at random get at least one; skewed (Dirichlet), at most 9 each (one digit
+    of the code)."""
+    internal = parents if every else min(parents, -(-children // 3))
+    counts = 1 + rng.multinomial(children - internal, rng.dirichlet(np.full(internal, 1.5)))
+    while counts.max() > 9:
+        i = int(np.argmax(counts))
+        spill, counts[i] = int(counts[i]) - 9, 9
+        for _ in range(spill):
+            counts[int(rng.choice(np.flatnonzero(counts < 9)))] += 1
+    out = np.zeros(parents, dtype=np.int64)
+    out[np.sort(rng.choice(parents, size=internal, replace=False))] = counts
+    return out
+
+
+def generate_industries_hierarchy(seed: int) -> list[tuple[str, str, str]]:
+    """A random industries tree of :data:`INDUSTRY_LEVELS` codes per depth, as ``rcv1.industries.hier`` entries.
+
+    A code is ``I`` and 5 digits spelling its path: the top nodes ``I<d>0000`` (``d`` = 0 .. 9), and a node at depth
+    ``k`` its parent's code with digit ``k`` set to 1-9. Returned with the Root line first, then the nodes in
+    pre-order (each parent before its children, siblings by code).
+    """
+    rng = _rng(seed, _INDUSTRY_TREE)
+    levels = [[f"I{d}0000" for d in range(INDUSTRY_LEVELS[0])]]
+    children: dict[str, list[str]] = {}
+    for depth, size in enumerate(INDUSTRY_LEVELS[1:], start=2):
+        level = []
+        for parent, k in zip(levels[-1], _children_counts(rng, size, len(levels[-1]), every=depth == 2)):
+            digits = np.sort(rng.choice(9, size=int(k), replace=False)) + 1
+            children[parent] = [f"{parent[:depth]}{d}{parent[depth + 1:]}" for d in digits.tolist()]
+            level.extend(children[parent])
+        levels.append(level)
+    order: list[tuple[str, str]] = []
+    stack = [(ROOT, top) for top in reversed(levels[0])]
+    while stack:
+        parent, code = stack.pop()
+        order.append((parent, code))
+        stack.extend((code, child) for child in reversed(children.get(code, [])))
+    descriptions = _descriptions(generate_vocabulary(seed, 2000), rng, len(order), 3)
+    return [("None", ROOT, "No Description")] + [(p, c, d) for (p, c), d in zip(order, descriptions)]
+
+
+def generate_regions(seed: int) -> list[tuple[str, str]]:
+    """:data:`REGION_CODES` ``(code, description)`` pairs sorted by code: made-up country names of 1 to 3 words and
+    codes of 3 to 7 upper-case letters or digits taken from them (``BRAVONIA`` -> ``BRAV``)."""
+    rng = _rng(seed, _REGION_LIST)
+    words = generate_vocabulary(seed, 2000)
+    regions: dict[str, str] = {}
+    while len(regions) < REGION_CODES:
+        name = _descriptions(words, rng, 1, 3)[0]
+        letters = name.replace(" ", "")
+        if len(letters) < 3:
+            continue
+        shortest = int(rng.integers(3, 6))
+        candidates = [letters[:k] for k in range(shortest, min(7, len(letters)) + 1)]
+        candidates += [f"{letters[:5]}{n}" for n in range(1, 100)]
+        regions[next(code for code in candidates if code not in regions)] = name
+    return sorted(regions.items())
+
+
+def format_regions(regions: Sequence[tuple[str, str]]) -> str:
+    """The ``rcv1.regions.txt`` layout: ``CODE  DESCRIPTION`` per line, the codes padded to 8 columns."""
+    return "".join(f"{code:<8}{description}\n" for code, description in regions)
+
+
 @dataclass
 class Tree:
-    """Topics (sorted by code; qrels order) with parent index, depth (top = 1) and top node."""
+    """A category set (sorted by code; qrels order) with parent index, depth (top = 1) and top node; a flat set
+    (regions) has every category at the top."""
 
     codes: list[str]
     parent: np.ndarray  # -1 for top nodes
@@ -272,7 +402,7 @@ class Tree:
             if c == ROOT:
                 continue
             if c in parent_of:
-                raise ValueError(f"hierarchy: topic {c} listed twice")
+                raise ValueError(f"hierarchy: category {c} listed twice")
             parent_of[c] = p
         codes = sorted(parent_of)
         index = {c: i for i, c in enumerate(codes)}
@@ -280,7 +410,7 @@ class Tree:
         for c, p in parent_of.items():
             if p != ROOT:
                 if p not in index:
-                    raise ValueError(f"hierarchy: parent {p} of {c} is not a topic")
+                    raise ValueError(f"hierarchy: parent {p} of {c} is not a category")
                 parent[index[c]] = index[p]
         depth = np.zeros(len(codes), dtype=np.int64)
         top = np.zeros(len(codes), dtype=np.int64)
@@ -356,10 +486,154 @@ _TOPIC_TERMS = (150, 400)  # indicative terms per topic
 _SHARE_WITH_PARENT = 0.35  # fraction of a child's indicative terms taken from its parent's
 _SAME_SUBTREE = 0.4  # chance that a later primary topic stays under the first one's top node
 _MAX_PRIMARIES = 8
-_REPEAT = 0.38  # chance that a token repeats an earlier token of the document
+_REPEAT = 0.31  # chance that a token repeats an earlier token of the document
 _LENGTH_SIGMA = 0.75
 _SIGNAL_CONCENTRATION = 6.0  # Beta concentration of a document's topic-word share
 _UP_STEPS = (0.6, 0.25, 0.1, 0.05)  # topic word from the primary, its parent, grandparent, ...
+# Indicative-term sets (:func:`_indicative_terms`): an industry's shares _SHARE_WITH_PARENT with its parent's; a
+# region's are few, rarer words, one or two of them in most of its documents (names of the country, its places).
+_INDUSTRY_TERMS = {"sizes": (15, 40), "lo_rank": 200, "weights": (1.0, 1.5)}
+_REGION_TERMS = {"sizes": (5, 15), "lo_rank": 300, "weights": (1.0, 2.0)}
+_INDUSTRY_PRIMARIES = 0.35  # Poisson mean of a document's extra primary industry codes
+_MAX_REGIONS = 12  # region draws per document at most
+_INDUSTRY_WORDS, _REGION_WORDS = 0.3, 0.15  # share of a labelled document's background tokens that become its words
+# (exponent, offset, cutoff) of the frequency curves by rank (:func:`_rank_curve`)
+_INDUSTRY_CURVE = (1.1, 2.0, 4.0)
+_REGION_CURVE = (1.5, 1.0, 5.0)
+
+
+def _ancestor_table(tree: Tree) -> np.ndarray:
+    """Per category: itself, its parent, ..., its top node, then the top node repeated to the tree's depth."""
+    depth = int(tree.depth.max())
+    table = np.zeros((len(tree.codes), depth), dtype=np.int64)
+    for i in range(len(tree.codes)):
+        chain = tree.ancestors(i)
+        table[i] = chain + [chain[-1]] * (depth - len(chain))
+    return table
+
+
+def _indicative_terms(rng: np.random.Generator, tree: Tree, sizes: tuple[int, int], vocabulary_size: int,
+                      lo_rank: int = 60, weights: tuple[float, float] = (3.0, 0.9)) -> tuple[np.ndarray, np.ndarray]:
+    """Each category's indicative terms (a child shares part of its parent's set), flat, with their cumulative
+    probabilities offset by the category's index (category ``i``'s lie in ``[i, i + 1]``), so that one
+    ``searchsorted(cdf, i + u)`` draws a word of category ``i``: ``(terms, cdf)``. The terms are words of
+    vocabulary ranks from ``lo_rank`` up (log-uniform), the ``k``-th of a set drawn with probability proportional
+    to ``(k + offset) ** -exponent`` (``weights = (offset, exponent)``)."""
+    v = vocabulary_size
+    offset, exponent = weights
+    n = len(tree.codes)
+    terms: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n
+    for i in sorted(range(n), key=lambda i: (int(tree.depth[i]), tree.codes[i])):
+        k = int(rng.integers(*sizes))
+        fresh = np.exp(rng.uniform(math.log(lo_rank), math.log(v), size=2 * k)).astype(np.int64)
+        fresh = np.clip(fresh, 0, v - 1)
+        p = int(tree.parent[i])
+        if p >= 0:
+            inherit = rng.choice(terms[p], size=min(len(terms[p]), int(k * _SHARE_WITH_PARENT)), replace=False)
+        else:
+            inherit = np.empty(0, dtype=np.int64)
+        merged = list(dict.fromkeys(np.concatenate([inherit, fresh]).tolist()))[:k]
+        terms[i] = rng.permutation(np.array(merged, dtype=np.int64))
+    flat_cdf = []
+    for i in range(n):
+        w = 1.0 / (np.arange(1, len(terms[i]) + 1) + offset) ** exponent
+        c = np.cumsum(w / w.sum())
+        c[-1] = 1.0
+        flat_cdf.append(c + i)
+    return np.concatenate(terms), np.concatenate(flat_cdf)
+
+
+def _indicative_words(rng: np.random.Generator, primaries: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
+                      ancestors: np.ndarray, terms: np.ndarray, cdf: np.ndarray, depth: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """One indicative word per entry of ``docs`` (documents of a block), of one of the document's ``primaries``
+    (``offsets`` delimit each document's) or an ancestor: by :data:`_UP_STEPS` (the primary itself, its parent,
+    grandparent, ...), or, given the categories' ``depth``, any of the primary's chain alike."""
+    n = len(docs)
+    m = offsets[1:] - offsets[:-1]
+    which = offsets[docs] + (rng.random(n) * m[docs]).astype(np.int64)
+    primary = primaries[which]
+    if depth is None:
+        steps = np.searchsorted(np.cumsum(_UP_STEPS), rng.random(n), side="right")
+    else:
+        steps = (rng.random(n) * depth[primary]).astype(np.int64)
+    node = ancestors[primary, np.minimum(steps, ancestors.shape[1] - 1)]
+    idx = np.searchsorted(cdf, node + rng.random(n), side="right")
+    return terms[np.minimum(idx, len(terms) - 1)]
+
+
+def _rank_curve(count: int, exponent: float, offset: float, cutoff: float) -> np.ndarray:
+    """Skewed probabilities of ``count`` ranks, the first the most frequent: ``(r + 1 + offset) ** -exponent``,
+    falling steeply (``exp(-cutoff (r / count) ** 4)``) over the last ranks, so that RCV1's 23,149 training
+    documents have no positive of the rarest codes."""
+    r = np.arange(count, dtype=np.float64)
+    curve = (r + 1 + offset) ** -exponent * np.exp(-cutoff * (r / count) ** 4)
+    return curve / curve.sum()
+
+
+@dataclass
+class CategorySet:
+    """What the generator needs of industries or regions: the tree (flat for regions), its ancestor table, the
+    codes a document can draw (most frequent first) with their cumulative probabilities, and the indicative
+    terms (:func:`_indicative_terms`)."""
+
+    tree: Tree
+    ancestors: np.ndarray
+    drawn: np.ndarray
+    draw_cdf: np.ndarray
+    terms: np.ndarray
+    term_cdf: np.ndarray
+
+    @classmethod
+    def build(cls, rng: np.random.Generator, tree: Tree, drawn: np.ndarray, curve: tuple[float, float, float],
+              vocabulary_size: int, indicative: dict) -> CategorySet:
+        """The set of ``tree`` whose codes ``drawn`` (in rank order) follow :func:`_rank_curve` ``(*curve)``, with
+        the indicative terms of :func:`_indicative_terms` ``(**indicative)``."""
+        cdf = np.cumsum(_rank_curve(len(drawn), *curve))
+        cdf[-1] = 1.0
+        terms, term_cdf = _indicative_terms(rng, tree, vocabulary_size=vocabulary_size, **indicative)
+        return cls(tree, _ancestor_table(tree), drawn, cdf, terms, term_cdf)
+
+    def probabilities(self) -> np.ndarray:
+        """The probability of each drawn code (in rank order)."""
+        return np.diff(self.draw_cdf, prepend=0.0)
+
+    def draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` independent codes (category indices)."""
+        idx = np.searchsorted(self.draw_cdf, rng.random(count), side="right")
+        return self.drawn[np.minimum(idx, len(self.drawn) - 1)]
+
+    def labels(self, primaries: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """The ``documents x categories`` matrix of the ``primaries`` (``offsets`` delimit each document's) and
+        all their ancestors."""
+        count = len(offsets) - 1
+        doc = np.repeat(np.arange(count), offsets[1:] - offsets[:-1])
+        labels = np.zeros((count, len(self.tree.codes)), dtype=bool)
+        labels[np.repeat(doc, self.ancestors.shape[1]), self.ancestors[primaries].ravel()] = True
+        return labels
+
+
+def _counts_offsets(counts: np.ndarray) -> np.ndarray:
+    """Offsets (length ``len(counts) + 1``) of consecutive runs of ``counts`` items."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _region_lambda(probabilities: np.ndarray, target: float) -> float:
+    """The Poisson mean giving ``target`` distinct regions per document on average when a document draws
+    1 + Poisson(lambda) regions of ``probabilities``: the mean is ``sum(1 - (1 - p) exp(-lambda p))`` (the cap
+    :data:`_MAX_REGIONS` changes it by less than 1e-9), solved by bisection."""
+    def distinct(lam: float) -> float:
+        return float(np.sum(1.0 - (1.0 - probabilities) * np.exp(-lam * probabilities)))
+
+    lo, hi = 0.0, 8.0
+    if not distinct(lo) <= target <= distinct(hi):
+        raise ValueError(f"regions per document {target}: must be in [{distinct(lo):.2f}, {distinct(hi):.2f}]")
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if distinct(mid) < target else (lo, mid)
+    return (lo + hi) / 2
 
 
 class SyntheticModel:
@@ -380,36 +654,8 @@ class SyntheticModel:
         self.background_cdf[-1] = 1.0
 
         rng = _rng(shape.seed, _TOPICS)
-        # --- ancestors tables
-        max_depth = int(tree.depth.max())
-        self.anc_pad = np.zeros((n_topics, max_depth), dtype=np.int64)  # self, parent, ..., top, top...
-        for i in range(n_topics):
-            a = tree.ancestors(i)
-            self.anc_pad[i] = a + [a[-1]] * (max_depth - len(a))
-        # --- indicative terms: a child shares part of its parent's set
-        lo_rank = 60
-        terms: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n_topics
-        order = sorted(range(n_topics), key=lambda i: (int(tree.depth[i]), tree.codes[i]))
-        for i in order:
-            k = int(rng.integers(*_TOPIC_TERMS))
-            fresh = np.exp(rng.uniform(math.log(lo_rank), math.log(v), size=2 * k)).astype(np.int64)
-            fresh = np.clip(fresh, 0, v - 1)
-            p = int(tree.parent[i])
-            if p >= 0:
-                inherit = rng.choice(terms[p], size=min(len(terms[p]), int(k * _SHARE_WITH_PARENT)), replace=False)
-            else:
-                inherit = np.empty(0, dtype=np.int64)
-            merged = list(dict.fromkeys(np.concatenate([inherit, fresh]).tolist()))[:k]
-            terms[i] = rng.permutation(np.array(merged, dtype=np.int64))
-        flat_terms, flat_cdf = [], []
-        for i in range(n_topics):
-            w = 1.0 / (np.arange(1, len(terms[i]) + 1) + 3.0) ** 0.9
-            c = np.cumsum(w / w.sum())
-            c[-1] = 1.0
-            flat_terms.append(terms[i])
-            flat_cdf.append(c + i)
-        self.topic_terms = np.concatenate(flat_terms)
-        self.topic_cdf = np.concatenate(flat_cdf)
+        self.anc_pad = _ancestor_table(tree)  # self, parent, ..., top, top...
+        self.topic_terms, self.topic_cdf = _indicative_terms(rng, tree, _TOPIC_TERMS, v)
         # --- primary-topic masses: skewed within each top subtree, a very rare tail
         n = n_topics
         r = np.arange(n) / max(n - 1, 1)
@@ -424,6 +670,19 @@ class SyntheticModel:
             self.top_targets = np.array(TOP_SHARES)
         self._calibrate()
         self._tables: tuple | None = None
+
+        # --- industries and regions (their own streams: the topics above are those of a topics-only model)
+        rng = _rng(shape.seed, _SET_TERMS)
+        industries = Tree.from_entries(generate_industries_hierarchy(shape.seed))
+        below_top = np.flatnonzero(industries.depth > 1)
+        self.industries = CategorySet.build(rng, industries, rng.permutation(below_top), _INDUSTRY_CURVE, v,
+                                            _INDUSTRY_TERMS)
+        self.region_list = generate_regions(shape.seed)
+        regions = Tree.from_entries([("None", ROOT, "No Description")]
+                                    + [(ROOT, code, name) for code, name in self.region_list])
+        assigned = rng.permutation(len(regions.codes))[:REGIONS_ASSIGNED]
+        self.regions = CategorySet.build(rng, regions, assigned, _REGION_CURVE, v, _REGION_TERMS)
+        self.region_lam = _region_lambda(self.regions.probabilities(), REGIONS_PER_DOCUMENT)
 
     # --- primary-topic distribution ----------------------------------------------------------
     def _set_mass(self, top_scale: np.ndarray) -> None:
@@ -460,8 +719,7 @@ class SyntheticModel:
         """
         lam = self.lam if lam is None else lam
         m = 1 + np.minimum(rng.poisson(lam, size=count), _MAX_PRIMARIES - 1)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(m, out=offsets[1:])
+        offsets = _counts_offsets(m)
         total = int(offsets[-1])
         doc = np.repeat(np.arange(count), m)
         first_pos = offsets[:-1]
@@ -518,6 +776,33 @@ class SyntheticModel:
         _, _, labels = self.sample_labels(_rng(self.shape.seed, _CALIBRATION), 20_000, 0.0)
         return float(labels.sum(axis=1).mean())
 
+    # --- industries and regions ------------------------------------------------------------------
+    def category_tree(self, category_set: str) -> Tree:
+        """The tree of one of LYRL2004's category sets (``lyrl2004.CATEGORY_SETS``); flat for regions."""
+        trees = {"topics": self.tree, "industries": self.industries.tree, "regions": self.regions.tree}
+        return trees[category_set]
+
+    def sample_industries(self, rng: np.random.Generator, count: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Industry codes of ``count`` documents: :data:`INDUSTRY_DOCUMENT_SHARE` of them get 1 + Poisson primary
+        codes below the top nodes and their ancestors, except that :data:`INDUSTRY_NOT_CLOSED_SHARE` of those
+        lose the first primary's immediate parent. ``(primaries, offsets, labels)`` as :meth:`sample_labels`."""
+        labelled = rng.random(count) < INDUSTRY_DOCUMENT_SHARE
+        extra = np.minimum(rng.poisson(_INDUSTRY_PRIMARIES, size=count), _MAX_PRIMARIES - 1)
+        offsets = _counts_offsets(np.where(labelled, 1 + extra, 0))
+        primaries = self.industries.draw(rng, int(offsets[-1]))
+        labels = self.industries.labels(primaries, offsets)
+        not_closed = np.flatnonzero(labelled & (rng.random(count) < INDUSTRY_NOT_CLOSED_SHARE))
+        labels[not_closed, self.industries.tree.parent[primaries[offsets[not_closed]]]] = False
+        return primaries, offsets, labels
+
+    def sample_regions(self, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Regions of ``count`` documents, at least one each: 1 + Poisson(``region_lam``) draws (repeats count
+        once in the labels). ``(draws, offsets, labels)`` as :meth:`sample_labels`."""
+        offsets = _counts_offsets(1 + np.minimum(rng.poisson(self.region_lam, size=count), _MAX_REGIONS - 1))
+        draws = self.regions.draw(rng, int(offsets[-1]))
+        return draws, offsets, self.regions.labels(draws, offsets)
+
     # --- pickling: the string tables are rebuilt where they are used -------------------------
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -547,19 +832,28 @@ def build_model(shape: SyntheticShape, hierarchy_text: str | None = None) -> Syn
 
 @dataclass
 class Batch:
-    """Consecutive documents: ids, token offsets (len + 1), flat token indices, label matrix."""
+    """Consecutive documents: ids, token offsets (len + 1), flat token indices, and the label matrices of the
+    topics (``labels``), the industries and the regions (documents x the set's codes, in code order)."""
 
     doc_ids: np.ndarray
     offsets: np.ndarray
     tokens: np.ndarray
     labels: np.ndarray
+    industries: np.ndarray
+    regions: np.ndarray
 
     def __len__(self) -> int:
         return len(self.doc_ids)
 
     def slice(self, lo: int, hi: int) -> Batch:
         a, b = int(self.offsets[lo]), int(self.offsets[hi])
-        return Batch(self.doc_ids[lo:hi], self.offsets[lo:hi + 1] - a, self.tokens[a:b], self.labels[lo:hi])
+        return Batch(self.doc_ids[lo:hi], self.offsets[lo:hi + 1] - a, self.tokens[a:b], self.labels[lo:hi],
+                     self.industries[lo:hi], self.regions[lo:hi])
+
+    def category_labels(self, category_set: str) -> np.ndarray:
+        """The label matrix of one of ``lyrl2004.CATEGORY_SETS``."""
+        matrices = {"topics": self.labels, "industries": self.industries, "regions": self.regions}
+        return matrices[category_set]
 
 
 def generate_block(model: SyntheticModel, block: int) -> Batch:
@@ -576,8 +870,7 @@ def generate_block(model: SyntheticModel, block: int) -> Batch:
     mu = math.log(shape.tokens_per_document) - _LENGTH_SIGMA**2 / 2
     lengths = np.clip(np.rint(rng.lognormal(mu, _LENGTH_SIGMA, size=count)), 5,
                       10 * shape.tokens_per_document).astype(np.int64)
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = _counts_offsets(lengths)
     total = int(offsets[-1])
     doc = np.repeat(np.arange(count), lengths)
     # token sources
@@ -591,25 +884,29 @@ def generate_block(model: SyntheticModel, block: int) -> Batch:
     u_src = rng.random(total)
     is_topic = u_src < signal[doc]
     tokens = np.searchsorted(model.background_cdf, rng.random(total), side="right")
-    nt = int(is_topic.sum())
-    if nt:
-        tdoc = doc[is_topic]
-        m = poff[1:] - poff[:-1]
-        which = poff[tdoc] + (rng.random(nt) * m[tdoc]).astype(np.int64)
-        node = prim[which]
-        steps = np.searchsorted(np.cumsum(_UP_STEPS), rng.random(nt), side="right")
-        steps = np.minimum(steps, model.anc_pad.shape[1] - 1)
-        node = model.anc_pad[node, steps]
-        idx = np.searchsorted(model.topic_cdf, node + rng.random(nt), side="right")
-        idx = np.minimum(idx, len(model.topic_terms) - 1)
-        tokens[is_topic] = model.topic_terms[idx]
+    if is_topic.any():
+        tokens[is_topic] = _indicative_words(rng, prim, poff, doc[is_topic], model.anc_pad, model.topic_terms,
+                                             model.topic_cdf)
+    # industries and regions, from their own stream: some background tokens become their words
+    aux = _rng(shape.seed, _SET_BLOCK, block)
+    ind_prim, ind_off, industries = model.sample_industries(aux, count)
+    reg_draws, reg_off, regions = model.sample_regions(aux, count)
+    u_set = aux.random(total)
+    background = ~is_topic
+    to_region = background & (u_set < _REGION_WORDS)
+    to_industry = background & (u_set >= _REGION_WORDS) & (u_set < _REGION_WORDS + _INDUSTRY_WORDS)
+    to_industry &= (ind_off[1:] > ind_off[:-1])[doc]
+    for chosen, primaries, prim_offsets, category_set in (
+            (to_region, reg_draws, reg_off, model.regions), (to_industry, ind_prim, ind_off, model.industries)):
+        tokens[chosen] = _indicative_words(aux, primaries, prim_offsets, doc[chosen], category_set.ancestors,
+                                           category_set.terms, category_set.term_cdf, category_set.tree.depth)
     # burstiness: repeat an earlier token of the same document
     pos = np.arange(total) - offsets[doc]
     rep = (rng.random(total) < _REPEAT) & (pos > 0)
     src = offsets[doc] + (rng.random(total) * pos).astype(np.int64)
     tokens = np.where(rep, tokens[src], tokens)
     tokens = np.minimum(tokens, shape.vocabulary_size - 1).astype(np.int32)
-    return Batch(shape.doc_ids(start, stop), offsets, tokens, labels)
+    return Batch(shape.doc_ids(start, stop), offsets, tokens, labels, industries, regions)
 
 
 def generate_documents(model: SyntheticModel, start: int, stop: int) -> Iterator[Batch]:
@@ -678,9 +975,13 @@ def format_batch(model: SyntheticModel, batch: Batch) -> str:
     return "".join(map(table.__getitem__, out.tolist()))
 
 
-def format_qrels(model: SyntheticModel, batch: Batch) -> str:
-    """``CATEGORY DOCID 1`` lines, by document then category code."""
-    rows, cols = np.nonzero(batch.labels)
-    codes = model.tree.codes
-    ids = batch.doc_ids[rows].tolist()
-    return "".join(f"{codes[c]} {d} 1\n" for c, d in zip(cols.tolist(), ids))
+def format_qrels(model: SyntheticModel, batch: Batch, category_set: str = "topics") -> str:
+    """The qrels lines ``CATEGORY DOCID 1`` of ``category_set`` (``lyrl2004.CATEGORY_SETS``), by document then
+    category code."""
+    rows, cols = np.nonzero(batch.category_labels(category_set))
+    heads = [f"{code} " for code in model.category_tree(category_set).codes]
+    tails = [f"{doc_id} 1\n" for doc_id in batch.doc_ids.tolist()]
+    parts = [""] * (2 * len(rows))
+    parts[0::2] = map(heads.__getitem__, cols.tolist())
+    parts[1::2] = map(tails.__getitem__, rows.tolist())
+    return "".join(parts)

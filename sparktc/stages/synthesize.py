@@ -5,14 +5,15 @@ The documents come from :mod:`sparktc.corpora.synthetic`; this module only sprea
 1. The driver builds the (small) model, plans the chunks: each output token file is cut into
    ranges of at most ``chunk_documents`` documents.
 2. One Spark task per chunk generates its documents on an executor and writes them as one gzip
-   member of the token file and one gzip member of the qrels file, under
-   ``<output>/_synthesize_tmp/``, through ``pyarrow.fs`` (so HDFS / S3 / local all work:
-   :func:`sparktc.filesystem.arrow_filesystem`). Only
-   small per-chunk statistics go back to the driver.
+   member of the token file and one gzip member of each of the three qrels files (topics,
+   industries, regions: ``rcv1-v2.<set>.qrels.gz``), under ``<output>/_synthesize_tmp/``, through
+   ``pyarrow.fs`` (so HDFS / S3 / local all work: :func:`sparktc.filesystem.arrow_filesystem`).
+   Only small per-chunk statistics go back to the driver.
 3. One Spark task per output file concatenates that file's members in order, streaming (a
    sequence of gzip members is a valid gzip file).
-4. The driver writes ``rcv1.topics.hier.orig`` (a byte copy of the given file, or the generated
-   tree) and removes the temporaries.
+4. The driver writes the category lists, small files of the model: ``rcv1.topics.hier.orig`` (a
+   byte copy of the given file, or the generated tree), ``rcv1.industries.hier`` and
+   ``rcv1.regions.txt``, and removes the temporaries.
 
 The corpus content depends only on the shape (seed included): not on ``chunk_documents`` nor on
 the parallelism. The compressed bytes depend on the chunking as well (one gzip member per
@@ -24,15 +25,17 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from sparktc.corpora.lyrl2004 import CATEGORY_SETS, HIERARCHY_FILES, REGIONS_FILE
 from sparktc.corpora.synthetic import (
     HIERARCHY_FILE,
-    QRELS_FILE,
+    QRELS_FILES,
     TEST_FILES,
     TRAIN_FILE,
     SyntheticModel,
@@ -41,6 +44,7 @@ from sparktc.corpora.synthetic import (
     format_batch,
     format_hierarchy,
     format_qrels,
+    format_regions,
     generate_documents,
 )
 from sparktc.errors import InputError
@@ -52,7 +56,13 @@ from sparktc.runtime.stage_report import StageReport, stage
 
 TMP_DIR = "_synthesize_tmp"
 _COPY_BUFFER = 8 << 20
+#: The file of each category set's codes, beside its qrels: LYRL2004's names.
+LIST_FILES = {"topics": HIERARCHY_FILE, "industries": HIERARCHY_FILES["industries"], "regions": REGIONS_FILE}
 
+# One row per chunk. ``assignments``, ``min_topics`` and ``max_topics`` are the topics'; ``category_counts`` holds
+# the positives of every category of the three sets in turn (CATEGORY_SETS, each in code order), then the chunk's
+# documents with industry codes and those of them not closed under the industries tree (:func:`_count_layout`);
+# ``qrels_bytes`` sums the three qrels members.
 _STATS_SCHEMA = pa.schema(
     [
         ("chunk", pa.int64()),
@@ -83,6 +93,17 @@ def _member(tmp: str, kind: str, chunk: int) -> str:
     return _join(tmp, f"{kind}-{chunk:06d}.gz")
 
 
+def _count_layout(model: SyntheticModel) -> dict[str, slice]:
+    """Where each category set's counts, and the industry document counts, lie in ``category_counts``."""
+    layout, start = {}, 0
+    for category_set in CATEGORY_SETS:
+        size = len(model.category_tree(category_set).codes)
+        layout[category_set] = slice(start, start + size)
+        start += size
+    layout["industry_documents"] = slice(start, start + 2)
+    return layout
+
+
 def plan_chunks(shape: SyntheticShape, chunk_documents: int) -> list[tuple[int, int, int, int]]:
     """``(chunk, file index, first position, end position)``; file 0 is the train file."""
     chunks = []
@@ -96,28 +117,36 @@ def plan_chunks(shape: SyntheticShape, chunk_documents: int) -> list[tuple[int, 
 
 
 def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int, int], level: int) -> dict:
-    """Generate one chunk and write its token and qrels members; return its statistics."""
+    """Generate one chunk and write its token member and its three qrels members; return its statistics."""
     began = time.monotonic()
     index, file_index, start, stop = chunk
     shape = model.shape
     v = shape.vocabulary_size
     fs, tmp = arrow_filesystem(tmp_uri)
-    counts = np.zeros(len(model.tree.codes), dtype=np.int64)
+    layout = _count_layout(model)
+    counts = np.zeros(layout["industry_documents"].stop, dtype=np.int64)
+    children = np.flatnonzero(model.industries.tree.parent >= 0)
+    parents = model.industries.tree.parent[children]
     train_terms = np.zeros(v, dtype=bool) if file_index == 0 else None
     tokens = distinct = 0
     min_topics, max_topics = 1 << 30, 0
-    token_bytes = qrels_bytes = 0
-    with fs.open_output_stream(_member(tmp, "tokens", index), compression=None) as tok_out, \
-            fs.open_output_stream(_member(tmp, "qrels", index), compression=None) as qrels_out:
-        tok_z = zlib.compressobj(level, zlib.DEFLATED, 31)  # gzip member, mtime 0, no name
-        qrels_z = zlib.compressobj(level, zlib.DEFLATED, 31)
+    kinds = ("tokens", *CATEGORY_SETS)
+    written = dict.fromkeys(kinds, 0)
+    with ExitStack() as stack:
+        outputs = {kind: stack.enter_context(fs.open_output_stream(_member(tmp, kind, index), compression=None))
+                   for kind in kinds}
+        compressors = {kind: zlib.compressobj(level, zlib.DEFLATED, 31) for kind in kinds}  # gzip, mtime 0, no name
+
+        def write(kind: str, data: bytes) -> None:
+            outputs[kind].write(data)
+            written[kind] += len(data)
+
         for batch in generate_documents(model, start, stop):
-            data = tok_z.compress(format_batch(model, batch).encode("ascii"))
-            tok_out.write(data)
-            token_bytes += len(data)
-            data = qrels_z.compress(format_qrels(model, batch).encode("ascii"))
-            qrels_out.write(data)
-            qrels_bytes += len(data)
+            write("tokens", compressors["tokens"].compress(format_batch(model, batch).encode("ascii")))
+            for category_set in CATEGORY_SETS:
+                text = format_qrels(model, batch, category_set)
+                write(category_set, compressors[category_set].compress(text.encode("ascii")))
+                counts[layout[category_set]] += batch.category_labels(category_set).sum(axis=0)
             n = len(batch)
             tokens += len(batch.tokens)
             doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.offsets))
@@ -125,16 +154,12 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
             distinct += int(np.count_nonzero(np.diff(keys))) + (len(keys) > 0)
             per_doc = batch.labels.sum(axis=1)
             min_topics, max_topics = min(min_topics, int(per_doc.min())), max(max_topics, int(per_doc.max()))
-            counts += batch.labels.sum(axis=0)
+            not_closed = (batch.industries[:, children] & ~batch.industries[:, parents]).any(axis=1)
+            counts[layout["industry_documents"]] += (int(batch.industries.any(axis=1).sum()), int(not_closed.sum()))
             if train_terms is not None:
                 train_terms[batch.tokens] = True
-        for z, out in ((tok_z, tok_out), (qrels_z, qrels_out)):
-            data = z.flush()
-            out.write(data)
-            if out is tok_out:
-                token_bytes += len(data)
-            else:
-                qrels_bytes += len(data)
+        for kind in kinds:
+            write(kind, compressors[kind].flush())
     ids = shape.doc_ids(start, stop)
     return {
         "chunk": index,
@@ -143,13 +168,13 @@ def _write_chunk(model: SyntheticModel, tmp_uri: str, chunk: tuple[int, int, int
         "last_id": int(ids[-1]),
         "tokens": tokens,
         "distinct": distinct,
-        "assignments": int(counts.sum()),
+        "assignments": int(counts[layout["topics"]].sum()),
         "min_topics": min_topics,
         "max_topics": max_topics,
         "category_counts": counts.tolist(),
         "train_terms": np.packbits(train_terms).tobytes() if train_terms is not None else b"",
-        "token_bytes": token_bytes,
-        "qrels_bytes": qrels_bytes,
+        "token_bytes": written["tokens"],
+        "qrels_bytes": sum(written[category_set] for category_set in CATEGORY_SETS),
         "seconds": time.monotonic() - began,
     }
 
@@ -184,7 +209,8 @@ def synthesize(
     ``output`` and ``hierarchy_path`` are URIs (``hdfs://``, ``s3a://``, ``file:``) or local
     paths (:mod:`sparktc.filesystem`). With ``hierarchy_path`` the topics are that hierarchy's and
     the file is copied byte for byte; without it a tree of the same shape is generated from the
-    seed. Existing files of the same names are overwritten.
+    seed. The industries tree and the regions list are always generated. Existing files of the
+    same names are overwritten.
     """
     began = time.monotonic()
     if isinstance(chunk_documents, bool) or not isinstance(chunk_documents, int) or not (
@@ -240,7 +266,9 @@ def synthesize(
     targets: list[tuple[str, list[str]]] = []
     for f, (name, _, _) in enumerate(files):
         targets.append((_join(out_uri, name), [_member(tmp_uri, "tokens", c[0]) for c in chunks if c[1] == f]))
-    targets.append((_join(out_uri, QRELS_FILE), [_member(tmp_uri, "qrels", c[0]) for c in chunks]))
+    for category_set in CATEGORY_SETS:
+        members = [_member(tmp_uri, category_set, c[0]) for c in chunks]
+        targets.append((_join(out_uri, QRELS_FILES[category_set]), members))
 
     def concat_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for rb in batches:
@@ -253,16 +281,19 @@ def synthesize(
         for r in (spark.range(0, len(targets), 1, len(targets))
                   .mapInArrow(concat_task, "file long, bytes long").collect())
     }
-    with fs.open_output_stream(_join(base, HIERARCHY_FILE), compression=None) as out:
-        out.write(hierarchy_bytes)
+    lists = {LIST_FILES["topics"]: hierarchy_bytes,
+             LIST_FILES["industries"]: format_hierarchy(model.industries.tree.entries).encode("ascii"),
+             LIST_FILES["regions"]: format_regions(model.region_list).encode("ascii")}
+    for name, data in lists.items():
+        with fs.open_output_stream(_join(base, name), compression=None) as out:
+            out.write(data)
     fs.delete_dir(tmp)
     concatenated = time.monotonic()
 
     # --- statistics (per-chunk rows only; nothing proportional to the corpus) -----------------
-    codes = model.tree.codes
-    n_cat = len(codes)
-    train_counts = np.zeros(n_cat, dtype=np.int64)
-    test_counts = np.zeros(n_cat, dtype=np.int64)
+    layout = _count_layout(model)
+    train_counts = np.zeros(layout["industry_documents"].stop, dtype=np.int64)
+    test_counts = np.zeros_like(train_counts)
     train_terms = np.zeros(shape.vocabulary_size, dtype=bool)
     per_file = {name: {"documents": 0, "first_id": None, "last_id": None} for name, _, _ in files}
     for r in rows:
@@ -279,29 +310,48 @@ def synthesize(
     for f, (name, _, _) in enumerate(files):
         per_file[name]["bytes"] = sizes[f]
     documents = sum(r["documents"] for r in rows)
-    assignments = sum(r["assignments"] for r in rows)
     tokens = sum(r["tokens"] for r in rows)
     distinct = sum(r["distinct"] for r in rows)
-    total_counts = train_counts + test_counts
-    tops = model.tree.tops
+    category_sets = {}
+    for k, category_set in enumerate(CATEGORY_SETS):
+        train, total = train_counts[layout[category_set]], (train_counts + test_counts)[layout[category_set]]
+        codes = model.category_tree(category_set).codes
+        category_sets[category_set] = {
+            "qrels": QRELS_FILES[category_set], "list": LIST_FILES[category_set], "categories": len(codes),
+            "assignments": int(total.sum()), "bytes": sizes[len(files) + k],
+            "categories_with_train_positive": int((train > 0).sum()),
+            "categories_without_train_positive": [codes[i] for i in np.flatnonzero(train == 0)],
+        }
+    industry_documents, not_closed = (train_counts + test_counts)[layout["industry_documents"]].tolist()
+    topics = category_sets["topics"]
+    train_topics = train_counts[layout["topics"]]
+    test_topics = test_counts[layout["topics"]]
+    codes = model.tree.codes
     return {
         "output": out_uri,
         "documents": documents,
         "train_documents": per_file[files[0][0]]["documents"],
         "test_documents": documents - per_file[files[0][0]]["documents"],
         "files": per_file,
-        "qrels": {"file": QRELS_FILE, "assignments": assignments, "bytes": sizes[len(files)]},
+        "qrels": {c["qrels"]: {"category_set": name, "assignments": c["assignments"], "bytes": c["bytes"]}
+                  for name, c in category_sets.items()},
         "hierarchy": {"file": HIERARCHY_FILE, "source": "copied" if hierarchy_path else "generated",
                       "bytes": len(hierarchy_bytes)},
-        "assignments": assignments,
-        "categories": n_cat,
-        "categories_with_train_positive": int((train_counts > 0).sum()),
-        "categories_without_train_positive": [codes[i] for i in np.flatnonzero(train_counts == 0)],
-        "category_counts": {codes[i]: {"train": int(train_counts[i]), "test": int(test_counts[i])}
-                            for i in range(n_cat)},
-        "topics_per_document": assignments / documents,
+        "lists": {name: len(data) for name, data in lists.items()},
+        "category_sets": category_sets,
+        "assignments": topics["assignments"],
+        "categories": topics["categories"],
+        "categories_with_train_positive": topics["categories_with_train_positive"],
+        "categories_without_train_positive": topics["categories_without_train_positive"],
+        "category_counts": {codes[i]: {"train": int(train_topics[i]), "test": int(test_topics[i])}
+                            for i in range(len(codes))},
+        "topics_per_document": topics["assignments"] / documents,
         "topics_per_document_range": (min(r["min_topics"] for r in rows), max(r["max_topics"] for r in rows)),
-        "top_level_share": {codes[t]: float(total_counts[t] / documents) for t in tops},
+        "top_level_share": {codes[t]: float((train_topics + test_topics)[t] / documents) for t in model.tree.tops},
+        "industry_documents": industry_documents,
+        "industry_documents_not_closed": not_closed,
+        "industries_per_labelled_document": category_sets["industries"]["assignments"] / max(industry_documents, 1),
+        "regions_per_document": category_sets["regions"]["assignments"] / documents,
         "tokens": tokens,
         "tokens_per_document": tokens / documents,
         "distinct_terms_per_document": distinct / documents,
@@ -334,8 +384,10 @@ def synthesize_stage(into: str = "") -> Stage:
             report.rows_out = counts["documents"]
             report.details = {key: counts[key] for key in (
                 "train_documents", "test_documents", "assignments", "categories", "categories_with_train_positive",
-                "topics_per_document")}
+                "topics_per_document", "industry_documents", "industry_documents_not_closed", "regions_per_document")}
+            report.details["qrels_assignments"] = {name: q["assignments"] for name, q in counts["qrels"].items()}
         return report
 
-    return Stage("synthesize", run, writes=(into,) if into else (TRAIN_FILE, *TEST_FILES, QRELS_FILE, HIERARCHY_FILE),
+    return Stage("synthesize", run, writes=(into,) if into else (TRAIN_FILE, *TEST_FILES, *QRELS_FILES.values(),
+                                                                 *LIST_FILES.values()),
                  sections=("synthesize",), files=lambda config: [config.synthesize.hierarchy])
