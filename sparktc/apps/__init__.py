@@ -1,5 +1,6 @@
 """Applications: what the jobs in ``jobs/`` run. The command line shared by every job (``cli``), the
 whole experiment as a plan of stages (``pipeline``), classifying new documents with a model bundle
-(``classify``), and the significance tests between runs (``compare``)."""
+(``classify``), the significance tests between runs (``compare``), and a run's weighted vectors
+written as multi-label LIBSVM files for other tools (``export``)."""
 
-__all__ = ["classify", "cli", "compare", "pipeline"]
+__all__ = ["classify", "cli", "compare", "export", "pipeline"]

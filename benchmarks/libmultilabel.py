@@ -1,0 +1,536 @@
+"""LibMultiLabel's linear methods beside sparktc's, on this machine, on the same multi-label LIBSVM files.
+
+    .venv/bin/python -m benchmarks.libmultilabel --output /tmp/libmultilabel-20k [--documents 20000]
+    .venv/bin/python -m benchmarks.libmultilabel --output OUT --corpus DIR     # DIR/train.svm, DIR/test.svm
+        [--venv ~/.cache/sparktc/libmultilabel-0.10.0-scipy-1.13.1] [--methods 1vsrest,thresholding,cost_sensitive]
+
+Run it from the repository root; the commands it starts run from there, exactly as a user would type them.
+
+1. **LibMultiLabel's environment.** LibMultiLabel never runs in the project's .venv: it depends on
+   ``liblinear-multicore``, which installs the same ``liblinear`` module as the project's ``liblinear-official``
+   and overwrites it. When ``--venv`` has no Python yet, the benchmark makes it (``python -m venv``) and
+   pip-installs :data:`REQUIREMENTS` from the package index: libmultilabel 0.10.0 (the newest) and scipy 1.13.1,
+   because libmultilabel's ``train_thresholding`` sums its label matrix with ``np.sum(y, 2)``, which scipy 1.14
+   and later refuse ("axis out of range"); libmultilabel 0.7.4 itself required ``scipy<1.14``. An existing
+   ``--venv`` must hold exactly these versions.
+2. **The corpus.** ``--corpus DIR`` takes the LIBSVM files as they are (plain text: LibMultiLabel's reader opens
+   them with ``open``). ``--documents N`` (default 20,000) makes them with sparktc: ``jobs/synthesize.py`` with
+   conf/synthetic.toml at RCV1-v2's shape (N documents, round(23,149 N / 804,414) of them for training, 47,236
+   words; reused when OUTPUT/corpus-N is complete), ``jobs/pipeline.py --config conf/rcv1.toml`` on it (ltc, as
+   for RCV1-v2; its stages are skipped when current) and ``jobs/export_libsvm.py`` of that run into
+   OUTPUT/libsvm-N (the weighted vectors; reused when its export.json is there).
+3. **Each method** (:data:`METHODS`), one after the other, under the /proc sampler of ``benchmarks/measure.py``
+   (wall time, CPU-seconds and peak resident memory of the whole process tree):
+
+   * sparktc: ``./spark-submit.sh jobs/pipeline.py --config conf/libsvm.toml --set corpus.path=DIR --output
+     OUTPUT/sparktc-METHOD`` with the counterpart's settings, into a fresh directory: the normal command, files
+     read, weighted as given, trained, evaluated;
+   * LibMultiLabel: ``VENV/bin/python -I benchmarks/libmultilabel_peer.py`` (its own reader of the same files,
+     its Preprocessor, the method with ``-s 1 -c 1 -B 1 -e 0.0001``, its metrics), a fresh process per method.
+
+   Then the two tools' test decisions (sparktc's ``predictions``, the peer's positive decision values) are
+   compared document by document and label by label.
+4. OUTPUT/libmultilabel.json holds every figure, OUTPUT/libmultilabel.md the table (printed too); each command's
+   output is kept in OUTPUT/logs/.
+
+The F1 averages of both tools are over the labels with at least one training document (LibMultiLabel's
+classes; sparktc's ``evaluate.average_over = "train_positive"``), with F1 = 0 at 0/0 (LibMultiLabel's
+convention; conf/libsvm.toml's ``evaluate.zero_division = 0``). OUTPUT must be new, empty, or written by this
+script before (it holds OUTPUT/.libmultilabel): the benchmark never deletes or replaces what it did not write.
+Exit code 0 when every command succeeded, 1 when one failed, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from benchmarks import tables
+from benchmarks.measure import Measured, run_measured
+from benchmarks.rcv1_scale import (
+    PYTHON,
+    RCV1_DOCUMENTS,
+    RCV1_VOCABULARY,
+    REPO,
+    SAMPLE_SECONDS,
+    HarnessError,
+    corpus_is_complete,
+    failure,
+    load_average,
+    machine_info,
+    read_json,
+    relative,
+    rounded,
+    train_documents,
+)
+
+LIBMULTILABEL_VERSION = "0.10.0"
+SCIPY_VERSION = "1.13.1"
+#: What the separate environment holds (see the module docstring for scipy's pin).
+REQUIREMENTS = (f"libmultilabel=={LIBMULTILABEL_VERSION}", f"scipy=={SCIPY_VERSION}")
+DEFAULT_VENV = f"~/.cache/sparktc/libmultilabel-{LIBMULTILABEL_VERSION}-scipy-{SCIPY_VERSION}"
+DEFAULT_DOCUMENTS = 20_000
+OPTIONS = "-s 1 -c 1 -B 1 -e 0.0001"  # LibMultiLabel's linear one-vs-rest defaults, conf/libsvm.toml's
+PEER = "benchmarks/libmultilabel_peer.py"
+PEER_SEED = 0  # numpy's global seed: the permutations of LibMultiLabel's cross-validation folds
+MARKER = ".libmultilabel"
+WRITER = "benchmarks/libmultilabel.py"
+CORPUS_FILES = ("train.svm", "test.svm")
+RANKS = ("P@1", "P@3", "P@5")
+COST_GRID = "[1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]"  # LibMultiLabel's grid of (2 - t) / t
+INSTALL_SECONDS = 1800
+
+
+@dataclass(frozen=True)
+class Method:
+    """A LibMultiLabel linear method and sparktc's nearest counterpart: the settings over conf/libsvm.toml, and
+    whether it is the same algorithm (and if not, what differs)."""
+
+    name: str
+    libmultilabel: str
+    sparktc: str
+    overrides: tuple[str, ...]
+    same_algorithm: bool
+    differences: str
+
+
+METHODS: dict[str, Method] = {method.name: method for method in (
+    Method("1vsrest", "train_1vsrest: one LIBLINEAR problem per label, decision value > 0",
+           "conf/libsvm.toml: one LIBLINEAR problem per label, w'x + b > 0", (), True,
+           "the same problem (L2-loss SVM dual, C = 1, B = 1 as a regularised bias feature, e = 0.0001); "
+           "LIBLINEAR builds differ (liblinear-multicore 2.50, labels trained by 2 threads sharing the C library's "
+           "rand(), documents in file order, w recomputed from the dual variables; sparktc: liblinear-official "
+           "2.50, rand() reseeded with 1 before each label, documents in doc-id order, i.e. the string order of "
+           "train.svm:LINE, float32 vectors): the coordinate descent visits the documents in another order, so "
+           "decision values within the -e 0.0001 tolerance of 0 can fall either side"),
+    Method("thresholding", "train_thresholding: per label, 3-fold CV; each fold's threshold maximises that "
+           "label's share of micro-F1 + macro-F1, labels taken from the most frequent (micromacro-freq, Lin & Lin "
+           "2023); the mean over folds",
+           "SCutFBR.1 over 3 folds (LYRL2004): per category, each fold's threshold maximises its own F1, or is "
+           "the top validation score when that F1 is below 0.1; the mean over folds",
+           ("train.thresholding=scutfbr", "train.fbr=0.1", "train.folds=3"), False,
+           "not the same algorithm: the objective (one label's F1 against its share of micro + macro), the "
+           "fbr fallback, and the folds (a random permutation against folds balanced for positives) differ"),
+    Method("cost_sensitive", "train_cost_sensitive: per label, -w1 from {1, 1.33, 1.8, 2.5, 3.67, 6, 13} by the F1 "
+           "of 3-fold CV decisions, threshold 0",
+           f"tune.positive_weight = {COST_GRID} per category by the F1 of 3-fold CV decisions, threshold 0",
+           (f"tune.positive_weight={COST_GRID}", "train.folds=3"), False,
+           "the same search (grid, 3 folds, pooled CV F1, first weight on ties); the folds differ (a random "
+           "permutation against folds balanced for positives) and LibMultiLabel's CV fits use LIBLINEAR's "
+           "parallel dual solver (-m 2)"),
+)}
+
+
+# --- arguments ---------------------------------------------------------------------------------
+
+def selected_methods(text: str) -> list[str]:
+    """The methods of ``--methods`` (comma-separated, in the order given, each once)."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in METHODS]
+    if not names or unknown or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"expected distinct methods from {', '.join(METHODS)}; got {text!r}")
+    return names
+
+
+def output_refusal(output: Path) -> str | None:
+    """Why the benchmark may not write into ``output`` (None when it may): an existing file, or a non-empty
+    directory without this script's marker."""
+    if not output.exists():
+        return None
+    if not output.is_dir():
+        return f"--output {output} is an existing file, not a directory"
+    if not any(output.iterdir()):
+        return None
+    try:
+        ours = json.loads((output / MARKER).read_text()).get("written_by") == WRITER
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    return None if ours else (
+        f"--output {output} is not empty and was not written by {WRITER} (no {MARKER} file): the benchmark never "
+        "deletes or replaces what it did not write; give a new or empty directory")
+
+
+def corpus_refusal(corpus: Path) -> str | None:
+    """Why ``corpus`` cannot be given to both tools (None when it can): plain train.svm and test.svm are needed
+    (LibMultiLabel reads no compressed file)."""
+    missing = [name for name in CORPUS_FILES if not (corpus / name).is_file()]
+    if not missing:
+        return None
+    packed = [f"{name}{suffix}" for name in missing for suffix in (".bz2", ".gz")
+              if (corpus / f"{name}{suffix}").is_file()]
+    hint = (f"; decompress {', '.join(packed)} beside them (bunzip2 -k / gunzip -k): LibMultiLabel reads plain text "
+            "only" if packed else "")
+    return f"--corpus {corpus} has no {' or '.join(missing)}{hint}"
+
+
+def venv_refusal(venv: Path) -> str | None:
+    """Why ``venv`` may not hold LibMultiLabel (None when it may): it is the project's own environment."""
+    own = {Path(sys.prefix).resolve(), (REPO / ".venv").resolve()}
+    if venv.resolve() in own:
+        return (f"--venv {venv} is the project's environment; LibMultiLabel's liblinear-multicore would overwrite its "
+                "liblinear-official: give a separate directory")
+    return None
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--corpus", help="directory of plain train.svm and test.svm (multi-label LIBSVM format)")
+    source.add_argument("--documents", type=int, help=f"synthesize N documents with sparktc and export them as LIBSVM "
+                                                      f"files (the default: {DEFAULT_DOCUMENTS:,})")
+    parser.add_argument("--output", required=True, help="directory for the runs, logs and libmultilabel.json/.md")
+    parser.add_argument("--venv", default=DEFAULT_VENV,
+                        help=f"LibMultiLabel's own virtual environment, made when missing (default {DEFAULT_VENV})")
+    parser.add_argument("--methods", type=selected_methods, default=list(METHODS),
+                        help=f"comma-separated methods (default {','.join(METHODS)})")
+    arguments = parser.parse_args(argv)
+    if arguments.corpus is None and arguments.documents is None:
+        arguments.documents = DEFAULT_DOCUMENTS
+    if arguments.documents is not None and not 100 <= arguments.documents <= RCV1_DOCUMENTS * 10:
+        parser.error(f"--documents {arguments.documents}: expected 100 .. {RCV1_DOCUMENTS * 10:,}")
+    arguments.output = Path(arguments.output).resolve()
+    arguments.venv = Path(os.path.expanduser(arguments.venv)).absolute()
+    arguments.corpus = None if arguments.corpus is None else Path(arguments.corpus).resolve()
+    refusals = [output_refusal(arguments.output), venv_refusal(arguments.venv)]
+    if arguments.corpus is not None:
+        refusals.append(corpus_refusal(arguments.corpus))
+    for refusal in refusals:
+        if refusal:
+            parser.error(refusal)
+    return arguments
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+def sparktc_command(corpus: Path, run_dir: Path, method: Method) -> list[str]:
+    return ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/libsvm.toml",
+            "--set", f"corpus.path={relative(corpus)}", *(a for o in method.overrides for a in ("--set", o)),
+            "--output", relative(run_dir)]
+
+
+def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method: Method) -> list[str]:
+    return [str(venv / "bin" / "python"), "-I", PEER, "--train", str(corpus / "train.svm"),
+            "--test", str(corpus / "test.svm"), "--method", method.name, "--options", OPTIONS,
+            "--seed", str(PEER_SEED), "--output", str(result), "--decisions", str(decisions)]
+
+
+def measured(command: list[str], log: Path, driver_script: str) -> Measured:
+    """Run ``command`` from the repository root under the /proc sampler; HarnessError when it fails."""
+    print(f"libmultilabel: $ {shlex.join(command)}", flush=True)
+    result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
+                          echo=lambda line: print(f"    {line}", flush=True))
+    if result.returncode != 0:
+        raise failure(command, log, result)
+    print(f"libmultilabel:   done in {result.seconds:.1f} s", flush=True)
+    return result
+
+
+def costs(result: Measured) -> dict[str, Any]:
+    """Wall, CPU-seconds and peak RSS (MB, the whole tree and by role) of a measured command."""
+    return {"wall_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+            "peak_rss_mb": rounded(result.peak_rss_mb())}
+
+
+def venv_versions(venv: Path) -> dict[str, str]:
+    """The versions of the packages that matter in ``venv`` (its own interpreter, isolated)."""
+    code = ("import importlib.metadata as m, json, platform; print(json.dumps({'python': platform.python_version(), "
+            "**{n: m.version(n) for n in ('libmultilabel', 'liblinear-multicore', 'scipy', 'numpy')}}))")
+    done = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    if done.returncode != 0:
+        raise HarnessError(f"{venv} cannot report its libmultilabel version: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout)
+
+
+def ensure_venv(venv: Path, log: Path) -> dict[str, Any]:
+    """LibMultiLabel's environment: made with :data:`REQUIREMENTS` when ``venv`` has no Python, else checked."""
+    began = time.monotonic()
+    created = not (venv / "bin" / "python").exists()
+    if created:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        commands = [[sys.executable, "-m", "venv", str(venv)],
+                    [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
+                     *REQUIREMENTS]]
+        with open(log, "w") as out:
+            for command in commands:
+                print(f"libmultilabel: $ {shlex.join(command)}", flush=True)
+                if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=INSTALL_SECONDS,
+                                  check=False).returncode != 0:
+                    raise HarnessError(f"could not make LibMultiLabel's environment: {shlex.join(command)} failed "
+                                       f"(its output: {log}); remove {venv} before trying again")
+    versions = venv_versions(venv)
+    wanted = {"libmultilabel": LIBMULTILABEL_VERSION, "scipy": SCIPY_VERSION}
+    wrong = {name: versions.get(name) for name, version in wanted.items() if versions.get(name) != version}
+    if wrong:
+        raise HarnessError(f"{venv} holds {wrong}, not {wanted}; give another --venv (it is made when missing)")
+    return {"path": str(venv), "created": created, "seconds": round(time.monotonic() - began, 1),
+            "requirements": list(REQUIREMENTS), "versions": versions}
+
+
+# --- the corpus --------------------------------------------------------------------------------
+
+def prepare_corpus(output: Path, documents: int) -> tuple[Path, dict[str, Any]]:
+    """The LIBSVM files of a synthetic corpus of ``documents`` (see the module docstring, step 2), and a record
+    of each step that ran (command and costs) or was reused."""
+    corpus, run, exported = (output / f"{name}-{documents}" for name in ("corpus", "weighted", "libsvm"))
+    steps: dict[str, Any] = {}
+    if corpus_is_complete(corpus, documents):
+        steps["synthesize"] = {"reused": str(corpus)}
+    else:
+        shutil.rmtree(corpus, ignore_errors=True)  # inside OUTPUT, which is this script's
+        command = ["./spark-submit.sh", "jobs/synthesize.py", "--config", "conf/synthetic.toml",
+                   "--set", f"synthesize.documents={documents}",
+                   "--set", f"synthesize.train_documents={train_documents(documents)}",
+                   "--set", f"synthesize.vocabulary_size={RCV1_VOCABULARY}", "--output", relative(corpus)]
+        result = measured(command, output / "logs" / "synthesize.log", "jobs/synthesize.py")
+        steps["synthesize"] = {"command": shlex.join(command), **costs(result)}
+    command = ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/rcv1.toml",
+               "--set", f"corpus.path={relative(corpus)}", "--output", relative(run)]
+    result = measured(command, output / "logs" / "weighted.log", "jobs/pipeline.py")
+    metrics = read_json(run / "metrics.json")
+    steps["pipeline"] = {"command": shlex.join(command), **costs(result),
+                         "metrics": {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "zero_division")}}
+    if (exported / "export.json").is_file():
+        steps["export"] = {"reused": str(exported)}
+    else:
+        shutil.rmtree(exported, ignore_errors=True)  # inside OUTPUT: an export of this script that did not finish
+        command = ["./spark-submit.sh", "jobs/export_libsvm.py", relative(run), "--output", relative(exported)]
+        result = measured(command, output / "logs" / "export.log", "jobs/export_libsvm.py")
+        steps["export"] = {"command": shlex.join(command), **costs(result)}
+    summary = read_json(exported / "export.json")
+    steps["export"]["files"] = summary["files"]
+    return exported, steps
+
+
+# --- figures and decisions ---------------------------------------------------------------------
+
+def sparktc_figures(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The table's figures from a run's metrics.json."""
+    ranking = metrics.get("ranking", {})
+    return {"micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
+            **{k: ranking.get(k) for k in RANKS}, "labels": metrics.get("n_categories"),
+            "zero_division": metrics.get("zero_division")}
+
+
+def peer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The table's figures from the peer's JSON (LibMultiLabel's metric names)."""
+    metrics = record["metrics"]
+    return {"micro_f1": metrics["Micro-F1"], "macro_f1": metrics["Macro-F1"], **{k: metrics.get(k) for k in RANKS},
+            "labels": record["labels"], "zero_division": 0.0}
+
+
+def decision_codes(rows: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each (test document row, integer label) decision as one sorted, distinct int64 code."""
+    return np.unique(rows.astype(np.int64) * (1 << 32) + labels.astype(np.int64))
+
+
+def sparktc_decisions(predictions: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, label) of every category sparktc assigned to a test document: the row is the document's line in
+    test.svm less one (sparktc's doc ids are ``test.svm:LINE``), the label the category read as an integer."""
+    table = ds.dataset(predictions, format="parquet").to_table(columns=["doc_id", "predicted"])
+    line = pc.list_element(pc.split_pattern(table["doc_id"], ":", max_splits=1, reverse=True), 1)
+    lines = pc.cast(line, "int64").to_numpy() - 1
+    counts = pc.list_value_length(table["predicted"]).fill_null(0).to_numpy()
+    labels = pc.cast(pc.list_flatten(table["predicted"]), "int64").to_numpy()
+    return np.repeat(lines, counts), labels
+
+
+def compare_decisions(sparktc: tuple[np.ndarray, np.ndarray], peer: tuple[np.ndarray, np.ndarray]
+                      ) -> dict[str, int]:
+    """How the two tools' positive decisions differ: (document, label) pairs assigned by one only, and the
+    documents and labels those pairs touch."""
+    ours, theirs = decision_codes(*sparktc), decision_codes(*peer)
+    only_ours, only_theirs = np.setdiff1d(ours, theirs), np.setdiff1d(theirs, ours)
+    differing = np.concatenate([only_ours, only_theirs])
+    return {"sparktc_positive": int(len(ours)), "libmultilabel_positive": int(len(theirs)),
+            "only_sparktc": int(len(only_ours)), "only_libmultilabel": int(len(only_theirs)),
+            "differing": int(len(differing)), "documents": int(len(np.unique(differing >> 32))),
+            "labels": int(len(np.unique(differing & 0xFFFFFFFF)))}
+
+
+def agree(a: float | None, b: float | None, digits: int = 4) -> bool | None:
+    """Whether two figures are equal when rounded to ``digits`` decimals (None when one is missing)."""
+    return None if a is None or b is None else round(a, digits) == round(b, digits)
+
+
+# --- one method --------------------------------------------------------------------------------
+
+def run_method(output: Path, corpus: Path, venv: Path, method: Method) -> dict[str, Any]:
+    """sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
+    run_dir = output / f"sparktc-{method.name}"
+    shutil.rmtree(run_dir, ignore_errors=True)  # inside OUTPUT, which is this script's
+    command = sparktc_command(corpus, run_dir, method)
+    ours = measured(command, output / "logs" / f"sparktc-{method.name}.log", "jobs/pipeline.py")
+    sparktc = {"command": shlex.join(command), "run_dir": str(run_dir), **costs(ours),
+               "figures": sparktc_figures(read_json(run_dir / "metrics.json"))}
+    record_file, decisions_file = (output / f"libmultilabel-{method.name}.{kind}" for kind in ("json", "npz"))
+    command = peer_command(venv, corpus, record_file, decisions_file, method)
+    theirs = measured(command, output / "logs" / f"libmultilabel-{method.name}.log", Path(PEER).name)
+    record = read_json(record_file)
+    peer = {"command": shlex.join(command), **costs(theirs), "figures": peer_figures(record),
+            "steps_seconds": record["steps_seconds"], "versions": record["versions"]}
+    with np.load(decisions_file) as saved:
+        decisions = compare_decisions(sparktc_decisions(run_dir / "predictions"), (saved["rows"], saved["labels"]))
+    return {"method": method.name, "libmultilabel": method.libmultilabel, "sparktc_counterpart": method.sparktc,
+            "overrides": list(method.overrides), "same_algorithm": method.same_algorithm,
+            "differences": method.differences, "sparktc": sparktc, "peer": peer, "decisions": decisions,
+            "f1_agree_4_decimals": {key: agree(sparktc["figures"][key], peer["figures"][key])
+                                    for key in ("micro_f1", "macro_f1")}}
+
+
+# --- the report --------------------------------------------------------------------------------
+
+def both(record: Mapping[str, Any], key: str, form: Any = tables.f1) -> str:
+    """An "LibMultiLabel / sparktc" cell of one figure."""
+    return f"{form(record['peer']['figures'].get(key))} / {form(record['sparktc']['figures'].get(key))}"
+
+
+def costs_cell(record: Mapping[str, Any], key: str, form: Any = tables.seconds) -> str:
+    value = (lambda side: record[side]["peak_rss_mb"]["total"]) if key == "peak_rss_mb" else \
+        (lambda side: record[side][key])
+    return f"{form(value('peer'))} / {form(value('sparktc'))}"
+
+
+def decisions_cell(record: Mapping[str, Any]) -> str:
+    d = record.get("decisions")
+    if not d:
+        return tables.DASH
+    if not d["differing"]:
+        return f"0 (equal; {d['sparktc_positive']:,} positive)"
+    return (f"{d['differing']:,} of {max(d['sparktc_positive'], d['libmultilabel_positive']):,} positive "
+            f"({d['only_libmultilabel']:,} LibMultiLabel only, {d['only_sparktc']:,} sparktc only; "
+            f"{d['documents']:,} documents, {d['labels']:,} labels)")
+
+
+def agreement_cell(record: Mapping[str, Any]) -> str:
+    marks = record.get("f1_agree_4_decimals", {})
+    return " / ".join({True: "yes", False: "no", None: tables.DASH}[marks.get(key)] for key in ("micro_f1", "macro_f1"))
+
+
+def comparison_table(methods: Sequence[Mapping[str, Any]]) -> str:
+    header = ["method (LibMultiLabel / sparktc)", "same algorithm", "micro-F1", "macro-F1", *RANKS, "labels averaged",
+              "wall (s)", "CPU (s)", "peak RSS (MB)", "decisions differing", "micro / macro-F1 equal to 4 decimals"]
+    rows = [[f"{r['method']} / {', '.join(r['overrides']) or 'conf/libsvm.toml'}",
+             "yes" if r["same_algorithm"] else "no", both(r, "micro_f1"), both(r, "macro_f1"),
+             *(both(r, k) for k in RANKS), both(r, "labels", tables.count), costs_cell(r, "wall_seconds"),
+             costs_cell(r, "cpu_seconds"), costs_cell(r, "peak_rss_mb", tables.megabytes), decisions_cell(r),
+             agreement_cell(r)] for r in methods]
+    return tables.table(header, rows)
+
+
+def render(result: Mapping[str, Any]) -> str:
+    """The whole libmultilabel.md."""
+    methods = result.get("methods", [])
+    venv = result.get("venv") or {}
+    versions = venv.get("versions", {})
+    prepare = result.get("prepare") or {}
+    parts = [
+        "# LibMultiLabel beside sparktc on the same LIBSVM files",
+        (f"Corpus: `{result['settings']['corpus']}` ({result['settings'].get('documents_note', '')}). Every cell is "
+         f"LibMultiLabel / sparktc. LibMultiLabel {versions.get('libmultilabel', '?')} (liblinear-multicore "
+         f"{versions.get('liblinear-multicore', '?')}, scipy {versions.get('scipy', '?')}, numpy "
+         f"{versions.get('numpy', '?')}) in its own environment `{venv.get('path', '?')}`, options `{OPTIONS}`, "
+         f"numpy seed {PEER_SEED}; sparktc: `./spark-submit.sh jobs/pipeline.py --config conf/libsvm.toml` with the "
+         "settings named. F1 averages over the labels with at least one training document, F1 = 0 at 0/0 "
+         "(LibMultiLabel's convention, conf/libsvm.toml's evaluate.zero_division = 0); P@K over every test "
+         "document. Wall and CPU-seconds: the whole command (sparktc: JVM start, reading, weighting, training, "
+         "evaluation, writing its tables; LibMultiLabel: interpreter start, reading, training, prediction, "
+         f"metrics), CPU and peak RSS of the whole process tree sampled from /proc every {SAMPLE_SECONDS} s. One "
+         "run each on a 2-core machine shared with other work (see the load averages): the times are noisy."),
+        comparison_table(methods),
+        "## What each method is",
+        "\n".join(f"- **{r['method']}**: LibMultiLabel {r['libmultilabel']}. sparktc: {r['sparktc_counterpart']}. "
+                  f"{r['differences'][0].upper()}{r['differences'][1:]}." for r in methods),
+    ]
+    if prepare:
+        lines = []
+        for step, record in prepare.items():
+            if "reused" in record:
+                lines.append(f"- {step}: reused `{record['reused']}`")
+            else:
+                lines.append(f"- {step}: `{record['command']}`: {tables.seconds(record['wall_seconds'])} s wall, "
+                             f"{tables.seconds(record['cpu_seconds'])} CPU-seconds")
+        pipeline = prepare.get("pipeline", {}).get("metrics")
+        if pipeline:
+            lines.append(f"- sparktc on the synthetic corpus itself (conf/rcv1.toml, F1 = "
+                         f"{pipeline['zero_division']:g} at 0/0): micro-F1 {tables.f1(pipeline['micro_f1'])}, "
+                         f"macro-F1 {tables.f1(pipeline['macro_f1'])}")
+        parts += ["## The corpus", "\n".join(lines)]
+    if result.get("error"):
+        parts.insert(1, f"**The benchmark stopped early:** {result['error']}")
+    parts += ["## Machine", tables.machine_section(result)]
+    return "\n\n".join(parts) + "\n"
+
+
+def write_outputs(output: Path, result: Mapping[str, Any]) -> str:
+    """libmultilabel.json and libmultilabel.md; returns the markdown."""
+    markdown = render(result)
+    (output / "libmultilabel.json").write_text(json.dumps(result, indent=2) + "\n")
+    (output / "libmultilabel.md").write_text(markdown)
+    return markdown
+
+
+# --- main --------------------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = parse_arguments(argv)
+    output: Path = arguments.output
+    output.mkdir(parents=True, exist_ok=True)
+    if not (output / MARKER).is_file():
+        (output / MARKER).write_text(json.dumps({"written_by": WRITER}) + "\n")
+    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
+    began = time.monotonic()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    documents = arguments.documents
+    result: dict[str, Any] = {
+        "command": shlex.join([PYTHON, "-m", "benchmarks.libmultilabel", *argv]),
+        "cwd": os.getcwd(), "repository": str(REPO),
+        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(),
+        "settings": {"corpus": str(arguments.corpus or output / f"libsvm-{documents}"), "documents": documents,
+                     "documents_note": (f"{documents:,} synthetic documents, {train_documents(documents):,} for "
+                                        "training, exported by jobs/export_libsvm.py" if documents else "given"),
+                     "methods": arguments.methods, "options": OPTIONS, "peer_seed": PEER_SEED,
+                     "masters": ["local[*,4] (spark-submit.sh's default: all cores)"],
+                     "sample_seconds": SAMPLE_SECONDS},
+        "methods": [],
+    }
+    status = 0
+    try:
+        result["venv"] = ensure_venv(arguments.venv, output / "logs" / "venv.log")
+        corpus = arguments.corpus
+        if corpus is None:
+            corpus, result["prepare"] = prepare_corpus(output, documents)
+        for name in arguments.methods:
+            result["methods"].append(run_method(output, corpus, arguments.venv, METHODS[name]))
+            write_outputs(output, result)  # partial results survive a later failure
+    except HarnessError as error:
+        result["error"] = str(error)
+        print(f"libmultilabel: error: {error}\n{error.detail}", file=sys.stderr, flush=True)
+        status = 1
+    finally:
+        result["machine"]["load_end"] = load_average()
+        result["harness_seconds"] = round(time.monotonic() - began, 1)
+        markdown = write_outputs(output, result)
+    print(markdown)
+    print(f"libmultilabel: wrote {output / 'libmultilabel.json'} and {output / 'libmultilabel.md'}", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
