@@ -40,7 +40,7 @@ class Preset:
 PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     Preset(
         "lyrl2004.svm1",
-        "SVM.1: a linear SVM per category (C = 1, SVMlight's default for unit-length vectors), every training term, "
+        "a linear SVM per category (C = 1, SVMlight's default for unit-length vectors), every training term, "
         "SCutFBR.1 thresholds with one fbr for the category set chosen by 5-fold cross-validation from 0.1 .. 0.8",
         {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID, "tune.shared_fbr": True},
@@ -49,7 +49,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     ),
     Preset(
         "lyrl2004.svm2",
-        "SVM.2: a linear SVM per category whose positive documents weigh j times the negatives (cost-sensitive "
+        "a linear SVM per category whose positive documents weigh j times the negatives (cost-sensitive "
         "training), j chosen per category by cross-validation, threshold 0",
         {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
          "train.thresholding": "fixed", "train.threshold": 0.0, "train.folds": 5,
@@ -59,7 +59,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     ),
     Preset(
         "lyrl2004.knn",
-        "k-NN: the sum of the cosine similarities of the k most similar training documents of the category, "
+        "the sum of the cosine similarities of the k most similar training documents of the category, "
         "SCutFBR.1 thresholds, the feature set size chosen by 5-fold cross-validation over the f_max chi-square "
         "ranking of the terms",
         {"train.method": "knn", "train.knn_k": 45, "train.thresholding": "scutfbr", "train.fbr": 0.1,
@@ -70,7 +70,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     ),
     Preset(
         "lyrl2004.rocchio",
-        "Rocchio-style prototypes: beta times the positive centroid minus gamma times the negative one, "
+        "beta times the positive centroid minus gamma times the negative one, "
         "SCutFBR.1 thresholds with fbr chosen per category by 5-fold cross-validation",
         {"train.method": "rocchio", "train.rocchio_beta": 16.0, "train.rocchio_gamma": 4.0,
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID},
