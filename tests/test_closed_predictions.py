@@ -157,13 +157,16 @@ def test_a_flat_ancestor_table_closes_nothing():
 
 
 def test_a_category_set_without_a_hierarchy_is_refused_before_scoring(spark, tmp_path):
-    """Only the categories table is there: the refusal comes before the models are read."""
+    """Only the categories table is there, flat (an industries run without rcv1.industries.hier, whose configuration
+    cannot know it is flat): the refusal comes before the models are read. A format without hierarchies is refused
+    when the configuration loads (tests/test_lyrl2004_category_sets.py)."""
     run = tmp_path / "run"
     spark.createDataFrame(pd.DataFrame({"category": ["acq", "earn"], "name": ["acq", "earn"], "parent": [None, None],
                                         "train_positives": [3, 4], "test_positives": [1, 2]}),
                           "category string, name string, parent string, train_positives long, test_positives long") \
         .write.parquet(str(run / "categories"))
-    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tmp_path}", "evaluate.close_predictions=true"])
+    config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={tmp_path}", "corpus.category_set=industries",
+                                "evaluate.close_predictions=true"])
     with pytest.raises(InputError, match=r"evaluate\.close_predictions = true.*no hierarchy.*"
                                          r"Set evaluate\.close_predictions = false"):
         predict(spark, config, Tables(str(run), str(run)))
