@@ -162,7 +162,8 @@ def test_nnet_and_nb_settings_reach_the_decision_rule():
                               "train.nnet_l2=0", "train.nnet_learning_rate=0.05"]).train.decision_rule()
     assert (rule.method, rule.nnet_hidden, rule.nnet_epochs, rule.nnet_l2, rule.nnet_learning_rate) == (
         "nnet", 8, 20, 0.0, 0.05)
-    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb_alpha=0.5", "tune.terms=[0, 100]"])
+    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb_alpha=0.5", "tune.terms=[0, 100]",
+                            "train.thresholding=scut"])
     assert (nb.train.decision_rule().nb_alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
 
 

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
+from sparktc.evaluation.training_decisions import training_decisions_lines
 
 __all__ = [
     "CLOSED_ROWS",
@@ -361,6 +362,18 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
             rank_rows = [[f"{name}@K"] + [_float(ranking.get(f"{name}@{k}"), _DASH) for k in ks]
                          for name in _RANKING_ROWS]
             out += _md_table(["Measure"] + [f"K = {k}" for k in ks], rank_rows, "l" + "r" * len(ks)) + [""]
+
+    decisions = metrics.get("training_decisions")
+    if isinstance(decisions, Mapping):
+        lines = training_decisions_lines(decisions)
+        if lines:
+            out += ["## Decisions on the training documents", "",
+                    f"The trained rule applied to its own {_int(decisions.get('documents'), _DASH)} training "
+                    "documents:", ""] + [f"- **Warning:** {line}." for line in lines]
+            for key, what in (("assign_nothing", "assigns none"), ("assign_everything", "assigns all")):
+                if decisions.get(key):
+                    out += [f"- Categories it {what} of: {', '.join(f'`{code}`' for code in decisions[key])}"]
+            out += [""]
 
     out += ["## F1 against training-set frequency", "",
             f"![Per-category F1 against training-set frequency]({F1_BY_TRAINING_FREQUENCY_PNG})", ""]

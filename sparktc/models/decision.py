@@ -42,6 +42,7 @@ through :class:`DecisionRule`, built from the [train] section by ``TrainConfig.d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,65 @@ THRESHOLDING_PARAMETERS = {
 }
 #: The [tune] lists a category chooses from by cross-validation (an empty one keeps the [train] value).
 SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
+
+
+@dataclass(frozen=True)
+class ScoreRange:
+    """The scores s(d, c) a method can give a category with training positives, low <= s <= high, and its
+    natural fixed threshold (None: it has none; SCut is its usual thresholding), said in words in ``natural_means``.
+
+    With the strict rule "d gets c <=> s > t", a fixed t >= ``high`` assigns nothing and a t < ``low`` assigns
+    everything (:meth:`fixed_threshold_problem`)."""
+
+    low: float
+    high: float
+    natural: float | None
+    natural_means: str
+    description: str
+
+    def fixed_threshold_problem(self, threshold: float) -> str | None:
+        """Why the fixed ``threshold`` cannot work on these scores ("assigns nothing ..."), or None."""
+        if threshold >= self.high:
+            return f"assigns nothing: {self.description}, so no score exceeds {threshold:g}"
+        if threshold < self.low:
+            return f"assigns every category to every document: {self.description}, so every score exceeds {threshold:g}"
+        return None
+
+
+def score_range(rule: DecisionRule, nonnegative_features: bool) -> ScoreRange:
+    """The range of ``rule``'s scores and its natural fixed threshold; ``nonnegative_features``: the document
+    vectors have no negative value (every weighting scheme; given vectors may have some).
+
+    * LIBLINEAR, w'x + b: unbounded; natural t = 0, the side of the separating hyperplane.
+    * Rocchio, w'x with w = beta * mean(POS) - gamma * mean(NEG): unbounded; with gamma = 0 and non-negative
+      features w >= 0, so s >= 0; natural t = 0.
+    * kNN, the sum of the similarities of d's k nearest neighbours labelled c: each cosine in [-1, 1], in
+      [0, 1] for non-negative features, so s in [0, k] (or [-k, k]); no natural threshold (Yang & Liu use SCut).
+    * LLSF, x'W_c fit to 0/1 targets: unbounded; natural t = 0.5, midway between the targets.
+    * naive Bayes mixture, ln P(c | d) <= 0; natural t = ln 0.5, P(c | d) > 1/2. Binary naive Bayes, the log
+      odds of c: unbounded; natural t = 0.
+    * NNet, the input of c's logistic output unit: unbounded; natural t = 0, output sigma(s) > 1/2.
+    """
+    unbounded = (-math.inf, math.inf)
+    if rule.method == "rocchio":
+        low = 0.0 if rule.rocchio_gamma == 0 and nonnegative_features else -math.inf
+        bound = " >= 0 (gamma = 0 and no negative feature)" if low == 0 else ""
+        return ScoreRange(low, math.inf, 0.0, "w'x > 0", f"Rocchio's scores are w'x{bound}")
+    if rule.method == "knn":
+        low = 0.0 if nonnegative_features else -float(rule.knn_k)
+        return ScoreRange(low, float(rule.knn_k), None, "",
+                          f"kNN's scores are sums of the similarities of k = {rule.knn_k} neighbours, "
+                          f"between {low:g} and {rule.knn_k}")
+    if rule.method == "llsf":
+        return ScoreRange(*unbounded, 0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores")
+    if rule.posterior_scores:
+        return ScoreRange(-math.inf, 0.0, math.log(0.5), "P(c|d) > 1/2",
+                          "the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0")
+    if rule.method == "nb":
+        return ScoreRange(*unbounded, 0.0, "the log odds of c > 0", "binary naive Bayes's scores")
+    if rule.method == "nnet":
+        return ScoreRange(*unbounded, 0.0, "the output unit's sigma(s) > 1/2", "NNet's scores")
+    return ScoreRange(*unbounded, 0.0, "w'x + b > 0", "LIBLINEAR's decision values")
 
 
 @dataclass(frozen=True)
@@ -208,3 +268,4 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
         "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ()))},
         "search_space": space,
     }
+

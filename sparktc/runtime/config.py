@@ -26,7 +26,7 @@ from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
-from sparktc.models.decision import METHODS, THRESHOLDINGS, DecisionRule
+from sparktc.models.decision import CROSS_VALIDATED, METHODS, SEARCHED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
 from sparktc.runtime import faults
 from sparktc.runtime.presets import PRESET_SECTIONS, apply_preset
@@ -556,6 +556,7 @@ def _check_combinations(config: Config) -> None:
     if train.method == "liblinear" and not math.isfinite(cost):
         names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
         raise ConfigError(f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number")
+    _check_fixed_threshold(config)
     _check_average_over(config.corpus.format, evaluate)
     if max(evaluate.ranks) > evaluate.top_scores:
         raise ConfigError(
@@ -587,6 +588,43 @@ def _check_vector_format(config: Config) -> None:
     if vectors and config.train.method == "nb":
         raise ConfigError(f"train.method = 'nb' with corpus.format = {config.corpus.format!r}: naive Bayes counts "
                           "words, and given vectors have no counts; choose another method")
+
+
+def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> None:
+    """The settings the data can make impossible, checked as soon as a stage has counted the data and before any
+    heavy work: ``facts`` holds the training documents (``train_documents``) and the categories (``categories``),
+    as ingest reports them; ``where`` says which stage counted them. A ConfigError naming the key."""
+    train, tune = config.train, config.tune
+    documents, categories = facts.get("train_documents"), facts.get("categories")
+    searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED)
+    if documents is not None and (train.thresholding in CROSS_VALIDATED or searched > 1) and train.folds > documents:
+        why = (f"train.thresholding = {train.thresholding!r}" if train.thresholding in CROSS_VALIDATED
+               else f"the [tune] search over {searched} candidates")
+        raise ConfigError(f"train.folds = {train.folds} with {documents:,} training documents ({where}): "
+                          f"{why} cross-validates over {train.folds} folds, and each fold needs a training document; "
+                          f"set train.folds <= {documents}" + (" (LYRL2004 uses 5)" if documents >= 5 else ""))
+    if categories is not None and train.thresholding == "rcut" and categories and train.rcut_k >= categories:
+        raise ConfigError(f"train.rcut_k = {train.rcut_k} with {categories:,} categories ({where}): RCut would assign "
+                          f"every category to every document; set train.rcut_k < {categories}")
+
+
+def _check_fixed_threshold(config: Config) -> None:
+    """A fixed threshold outside the method's scores (:func:`sparktc.models.decision.score_range`) assigns nothing,
+    or everything: refused, naming the method's natural threshold and the tuned thresholding."""
+    train = config.train
+    if train.thresholding != "fixed":
+        return
+    scores = score_range(train.decision_rule(), config.weight.scheme != GIVEN)
+    problem = scores.fixed_threshold_problem(train.threshold)
+    if problem is None:
+        return
+    method = f"train.method = {train.method!r}" + (f" (train.nb_model = {train.nb_model!r})"
+                                                   if train.method == "nb" else "")
+    instead = (f"set train.threshold = {scores.natural:.6g} ({scores.natural_means})" if scores.natural is not None
+               else f"set train.threshold in [{scores.low:g}, {scores.high:g})")
+    raise ConfigError(f"{method} with train.thresholding = 'fixed' and train.threshold = {train.threshold:g} "
+                      f"{problem}; {instead}, or train.thresholding = 'scutfbr' (thresholds tuned on the training "
+                      "documents)")
 
 
 def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:

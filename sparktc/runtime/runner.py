@@ -37,7 +37,7 @@ from sparktc import __version__
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config
+from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
@@ -81,6 +81,9 @@ class Stage:
     writes: tuple[str, ...] = ()
     sections: tuple[str, ...] | Callable[[Config], tuple[str, ...]] = ()
     files: Callable[[Config], Sequence[str]] = field(default=_no_files)
+    # Whether its details count the data the later stages' settings must fit (ingest: ``train_documents`` and
+    # ``categories``; :func:`sparktc.runtime.config.check_against_data`).
+    counts_data: bool = False
 
     def sections_of(self, config: Config) -> tuple[str, ...]:
         """The configuration sections the stage's results depend on under ``config``."""
@@ -310,6 +313,11 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     check_worker_memory(dict(spark.sparkContext.getConf().getAll()))
     digests = Digests(spark, claim.output)
     invalidated: dict[str, str] = {}
-    manifests = [run_stage(spark, stage, config, claim, owners, digests, invalidated, force) for stage, config in plan]
+    manifests = []
+    for position, (stage, config) in enumerate(plan):
+        manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force))
+        if stage.counts_data and position + 1 < len(plan):  # before the next stage's work
+            check_against_data(plan[position + 1][1], manifests[-1].get("details") or {},
+                               f"counted by {stage.name} in {claim.output}")
     storage.delete(spark, storage.join(claim.output, INCOMPLETE))  # the lock is held: no other run stages here
     return manifests

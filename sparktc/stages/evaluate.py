@@ -49,7 +49,7 @@ from sparktc.runtime.config import Config, EvaluateConfig
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.resources import explained_failures, out_of_memory
-from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import PREDICTIONS_SCHEMA
 from sparktc.stages.rank import term_order
@@ -350,6 +350,13 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
     storage.write_bytes(spark, tables.output("f1_by_band.png"), plot_f1_by_band(metrics["bands"]))
 
 
+def _training_decisions(spark: SparkSession, tables: Tables) -> dict:
+    """``metrics.json``'s ``training_decisions``: what the train stage found its rule does on the training documents
+    (:func:`sparktc.models.decision.training_decisions`), from its manifest; nothing for PCut and RCut."""
+    found = ((read_manifest(spark, tables.root, "train") or {}).get("details") or {}).get("training_decisions")
+    return {"training_decisions": found} if found else {}
+
+
 def format_table(metrics: dict, table) -> str:
     """The per-category table and the averages as evaluate prints them; with closed predictions, their averages
     on a line of their own."""
@@ -389,6 +396,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             **decision_record(config.as_dict()["train"], config.as_dict()["tune"]),
             "settings": {section: config.as_dict()[section] for section in SETTINGS},
             **({"closed": closed_record(categories, counts, subsets, settings)} if settings.close_predictions else {}),
+            **_training_decisions(spark, tables),
             "per_category": per_category_rows,
         })
         write_reports(spark, tables, metrics, table)

@@ -711,7 +711,8 @@ def corpus_files(config: Config) -> list[str]:
     return [config.corpus.path, config.corpus.hierarchy, config.corpus.topic_names]
 
 
-STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files)
+STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files,
+              counts_data=True)
 
 
 DOCUMENT_COLUMNS = dict.fromkeys(("lyrl2004", "lyrl2004_vectors"), ["doc_id", "split", "labels", "tokens"])

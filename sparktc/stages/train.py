@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -56,6 +57,7 @@ from scipy import sparse
 from sparktc.corpora.records import TRAIN
 from sparktc.errors import InputError
 from sparktc.evaluation.metrics import f1_score
+from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import arrow_filesystem, per_worker
@@ -72,6 +74,7 @@ from sparktc.models.llsf import (
 )
 from sparktc.models.naive_bayes import NaiveBayesMixture, mixture_nb
 from sparktc.models.nnet import SavedNetwork, fit_network, write_network
+from sparktc.models.scoring import Scorer
 from sparktc.models.tuning import (
     ZERO_DIVISION,
     Candidate,
@@ -83,7 +86,7 @@ from sparktc.models.tuning import (
 )
 from sparktc.runtime import storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
-from sparktc.runtime.config import Config
+from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
@@ -602,6 +605,34 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
+def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, n_train: int,
+                          order: np.ndarray) -> dict[str, Any] | None:
+    """The written models' rule applied to the training documents (:func:`sparktc.models.decision.training_decisions`):
+    one task per training ``vectors`` file scores it as evaluate scores the test documents and counts, per
+    category, the documents assigned; only those counts reach the driver. None for PCut and RCut, which decide by
+    the documents being scored, never by a stored threshold."""
+    if rule.thresholding in ("pcut", "rcut"):
+        return None
+    models = spark.read.parquet(tables.output("models")).orderBy("category").toPandas()
+    train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
+    shared = spark.sparkContext.broadcast(Scorer.of(
+        models, n_terms, rule.knn_k, train_path, storage.join(tables.output(MODEL), NETWORK), rule.posterior_scores,
+        order))
+    thresholds = models["threshold"].to_numpy(dtype=np.float64)
+
+    def count(index: int, path: str) -> np.ndarray:
+        scorer, assigned = shared.value, np.zeros(len(thresholds), dtype=np.int64)
+        for batch in read_batches(path, ["indices", scorer.column]):
+            assigned += np.count_nonzero(scorer.scores(scorer.matrix(batch)) > thresholds, axis=0)
+        return assigned
+
+    files = parquet_files(train_path) if storage.exists(spark, train_path) else []
+    assigned = sum(map_parts(spark, files, count), np.zeros(len(thresholds), dtype=np.int64))
+    shared.unpersist()
+    return training_decisions(models["category"].to_numpy(dtype=object), assigned,
+                              models["train_positives"].to_numpy(), n_train)
+
+
 def shared_setting(rule: DecisionRule, tune) -> str:
     """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none:
     ``positive_weight`` or ``fbr`` when [tune] asks, and kNN's ``terms`` always (one similarity space)."""
@@ -619,6 +650,8 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         n_categories = spark.read.parquet(tables.input("categories")).count()
         training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \
             .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
+        check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
+                           f"counted by train in {tables.root}")
         check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
@@ -650,8 +683,14 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
                     tables.output("models"))
-        order.unpersist()
         write_bundle(spark, config, tables, training["documents"])
+        with explained_failures("train"):
+            checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value)
+        order.unpersist()
+        if checked is not None:
+            details["training_decisions"] = checked
+            for line in training_decisions_lines(checked):
+                print(f"sparktc: warning: train: {line}", file=sys.stderr, flush=True)
         written = spark.read.parquet(tables.output("models"))
         report.rows_in = n_categories
         report.rows_out = written.count()

@@ -1,0 +1,214 @@
+"""Each method's scores meet its thresholds, and the settings meet the data.
+
+* Spark-free: every method's declared score range and natural fixed threshold
+  (:func:`sparktc.models.decision.score_range`) against scores the method really gives; a fixed threshold
+  outside the range (the naive Bayes mixture's default 0 among them) refused before Spark starts, naming the
+  working alternative, for every method; :func:`sparktc.evaluation.training_decisions.training_decisions` and
+  its sentences; :func:`sparktc.runtime.config.check_against_data` (folds against the training documents, RCut's
+  k against the categories).
+* Through Spark, on one tiny JSON Lines corpus: more folds than training documents refused as a configuration
+  error naming ``train.folds`` right after ingest, before tokenize runs; a liblinear threshold above every
+  decision value (accepted: its scores are unbounded) reported as a degenerate model on stderr, in the train
+  manifest, ``metrics.json`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.errors import CONFIG_EXIT
+from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
+from sparktc.models.decision import METHODS, score_range
+from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
+from sparktc.models.naive_bayes import log_posterior, mixture_nb
+from sparktc.runtime.config import ConfigError, check_against_data, load_config
+
+SYNTHETIC = "corpus.format=synthetic"
+
+
+def method_settings(method: str) -> list[str]:
+    return [f"train.method={method}"] + (["train.nb_model=mixture"] if method == "nb" else [])
+
+
+# --- the score ranges, Spark-free ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_each_method_accepts_its_natural_threshold_or_names_one(method):
+    rule = load_config(None, [SYNTHETIC, *method_settings(method), "train.thresholding=scut"]).train.decision_rule()
+    scores = score_range(rule, nonnegative_features=True)
+    if scores.natural is None:  # kNN: no natural threshold, any inside its range works
+        assert method == "knn" and scores.low == 0 and scores.high == rule.knn_k
+        return
+    assert scores.low <= scores.natural < scores.high
+    config = load_config(None, [SYNTHETIC, *method_settings(method), f"train.threshold={scores.natural!r}"])
+    assert config.train.threshold == scores.natural
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    (["train.method=nb"],  # the mixture's default: ln P(c|d) <= 0 never exceeds 0
+     "train.method = 'nb' (train.nb_model = 'mixture') with train.thresholding = 'fixed' and train.threshold = 0 "
+     "assigns nothing: the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0, so no score exceeds 0; "
+     "set train.threshold = -0.693147 (P(c|d) > 1/2), or train.thresholding = 'scutfbr'"),
+    (["train.method=nb", "train.threshold=0.5"], "assigns nothing"),
+    (["train.method=knn", "train.knn_k=10", "train.threshold=10"],
+     "assigns nothing: kNN's scores are sums of the similarities of k = 10 neighbours, between 0 and 10"),
+    (["train.method=knn", "train.threshold=-0.5"],
+     "assigns every category to every document: kNN's scores are sums of the similarities of k = 30 neighbours, "
+     "between 0 and 30, so every score exceeds -0.5; set train.threshold in [0, 30)"),
+    (["train.method=rocchio", "train.rocchio_gamma=0", "train.threshold=-1"],
+     "assigns every category to every document: Rocchio's scores are w'x >= 0 (gamma = 0 and no negative feature)"),
+])
+def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(settings, message):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, [SYNTHETIC, *settings])
+    assert message in str(error.value) and error.value.exit_code == CONFIG_EXIT
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("settings", [
+    ["train.method=nb", "train.threshold=-0.7"],
+    ["train.method=nb", "train.nb_model=binary"],  # log odds: unbounded, 0 is natural
+    ["train.method=nb", "train.thresholding=scut"],  # learned thresholds: never refused
+    ["train.method=nb", "train.thresholding=rcut"],
+    ["train.method=knn", "train.threshold=29.5"],
+    ["train.method=rocchio", "train.threshold=-1"],  # gamma > 0: scores of either sign
+    ["train.method=llsf", "train.threshold=1e6"],  # unbounded: the second line of defence reports it
+])
+def test_thresholds_within_the_scores_are_accepted(settings):
+    load_config(None, [SYNTHETIC, *settings])
+
+
+def test_given_vectors_may_have_negative_knn_scores():
+    vectors = ["corpus.format=libsvm", "corpus.path=.", "weight.scheme=given", "train.method=knn"]
+    assert load_config(None, [*vectors, "train.threshold=-0.5"]).train.threshold == -0.5
+    rule = load_config(None, vectors).train.decision_rule()
+    assert (score_range(rule, False).low, score_range(rule, True).low) == (-30.0, 0.0)
+
+
+def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
+    rng = np.random.default_rng(3)
+    X = sparse.random(60, 40, density=0.2, random_state=4, format="csr") * 5
+    Y = rng.random((60, 4)) < 0.3
+    # the naive Bayes mixture: log posteriors, at most 0 (Yang & Liu's NB)
+    log_theta, log_prior = mixture_nb(np.asarray((X.T @ Y.astype(np.float64))), Y.sum(axis=0), 1.0)
+    posterior = log_posterior(np.asarray(X @ log_theta) + log_prior)
+    rule = load_config(None, [SYNTHETIC, "train.method=nb", "train.thresholding=scut"]).train.decision_rule()
+    assert posterior.max() <= score_range(rule, True).high == 0.0
+    # kNN over non-negative vectors: sums of k cosines in [0, 1]
+    unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
+    neighbours, similarities = knn_topk(unit, unit, 7)
+    knn = knn_scores_from_neighbours(neighbours, similarities, Y)
+    rule = load_config(None, [SYNTHETIC, "train.method=knn", "train.knn_k=7"]).train.decision_rule()
+    assert score_range(rule, True).low <= knn.min() and knn.max() <= score_range(rule, True).high == 7
+
+
+# --- the second line of defence, Spark-free ------------------------------------------------------------------
+
+
+def test_training_decisions_name_the_categories_assigned_nothing_or_everything():
+    codes = np.array(["a", "b", "c", "d", "e"], dtype=object)
+    record = training_decisions(codes, np.array([0, 3, 10, 0, 0]), np.array([2, 3, 4, 1, 0]), documents=10)
+    # e has no training positive: nothing to learn, so not reported
+    assert record == {"documents": 10, "categories": 4, "assign_nothing": ["a", "d"], "assign_everything": ["c"],
+                      "degenerate": False}
+    lines = training_decisions_lines(record)
+    assert lines == [
+        "the decision rule assigns no training document to 2 of the 4 categories with a training positive (a, d); "
+        "expect it to do the same on the test documents",
+        "the decision rule assigns every training document to 1 of the 4 categories with a training positive (c); "
+        "expect it to do the same on the test documents"]
+    useful = training_decisions(codes, np.array([1, 3, 9, 2, 0]), np.array([2, 3, 4, 1, 0]), documents=10)
+    assert training_decisions_lines(useful) == [] and not useful["degenerate"]
+
+
+def test_a_rule_that_assigns_nothing_anywhere_is_degenerate():
+    codes = np.array([f"c{i}" for i in range(8)], dtype=object)
+    record = training_decisions(codes, np.zeros(8, dtype=np.int64), np.arange(1, 9), documents=40)
+    assert record["degenerate"]
+    [line] = training_decisions_lines(record)
+    assert line.startswith("the decision rule assigns no training document to any of the 8 categories with a "
+                           "training positive: the model is degenerate")
+    everything = training_decisions(codes, np.full(8, 40), np.arange(1, 9), documents=40)
+    assert everything["degenerate"] and "assigns every training document to each of the 8" in \
+        training_decisions_lines(everything)[0]
+
+
+# --- settings against the data, Spark-free ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings", [
+    ["train.thresholding=scut", "train.folds=12"],
+    ["train.thresholding=proportional", "train.folds=11"],
+    ["tune.C=[0.5, 1.0]", "train.folds=11"],  # a search cross-validates even under a fixed threshold
+])
+def test_more_folds_than_training_documents_is_a_configuration_error_naming_the_key(settings):
+    config = load_config(None, [SYNTHETIC, *settings])
+    with pytest.raises(ConfigError) as error:
+        check_against_data(config, {"train_documents": 10, "categories": 3}, "counted by ingest in /run")
+    assert str(error.value).startswith(f"train.folds = {config.train.folds} with 10 training documents "
+                                       "(counted by ingest in /run)")
+    assert "set train.folds <= 10 (LYRL2004 uses 5)" in str(error.value)
+    check_against_data(config, {"train_documents": config.train.folds, "categories": 3}, "")
+
+
+def test_folds_unused_are_not_checked_and_rcut_needs_fewer_than_the_categories():
+    check_against_data(load_config(None, [SYNTHETIC, "train.folds=50"]), {"train_documents": 3, "categories": 2}, "")
+    rcut = load_config(None, [SYNTHETIC, "train.thresholding=rcut", "train.rcut_k=3"])
+    with pytest.raises(ConfigError, match=r"train.rcut_k = 3 with 3 categories \(x\): RCut would assign every "
+                                          r"category to every document; set train.rcut_k < 3"):
+        check_against_data(rcut, {"train_documents": 30, "categories": 3}, "x")
+    check_against_data(rcut, {"train_documents": 30, "categories": 4}, "x")
+
+
+# --- through Spark ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory) -> Path:
+    """12 training and 8 test documents in three categories, as JSON Lines."""
+    directory = tmp_path_factory.mktemp("tiny")
+    rng = random.Random(5)
+    words = {c: [f"{c}{i}" for i in range(6)] for c in ("alpha", "beta", "gamma")}
+    with open(directory / "docs.jsonl", "w") as handle:
+        for i in range(20):
+            labels = rng.sample(sorted(words), rng.choice([1, 2]))
+            text = " ".join(rng.choice(words[label]) for label in labels for _ in range(5))
+            handle.write(json.dumps({"id": f"d{i}", "text": f"{text} common words here", "labels": labels,
+                                     "split": "train" if i < 12 else "test"}) + "\n")
+    return directory
+
+
+def test_more_folds_than_training_documents_stops_the_run_after_ingest(spark, tiny_corpus, tmp_path):
+    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}", "train.thresholding=scutfbr",
+                                "train.folds=20"])
+    with pytest.raises(ConfigError) as error:
+        run_pipeline(spark, config, str(tmp_path / "run"))
+    assert str(error.value).startswith("train.folds = 20 with 12 training documents (counted by ingest in ")
+    assert (tmp_path / "run" / "manifests" / "ingest.json").exists()
+    assert not (tmp_path / "run" / "manifests" / "tokenize.json").exists()  # nothing heavy after ingest
+
+
+def test_a_threshold_above_every_score_is_reported_as_a_degenerate_model(spark, tiny_corpus, tmp_path, capfd):
+    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}", "train.threshold=1e6"])
+    manifests = {m["stage"]: m for m in run_pipeline(spark, config, str(tmp_path / "run"))}
+    err = capfd.readouterr().err
+    assert ("sparktc: warning: train: the decision rule assigns no training document to any of the 3 categories "
+            "with a training positive: the model is degenerate") in err
+    found = manifests["train"]["details"]["training_decisions"]
+    assert found == {"documents": 12, "categories": 3, "assign_nothing": ["alpha", "beta", "gamma"],
+                     "assign_everything": [], "degenerate": True}
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["training_decisions"] == found and metrics["micro_f1"] == 0.0
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "## Decisions on the training documents" in report and "the model is degenerate" in report
+    assert "Categories it assigns none of: `alpha`, `beta`, `gamma`" in report
+    assert math.isclose(metrics["micro_recall"], 0.0)
