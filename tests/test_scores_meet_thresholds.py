@@ -14,9 +14,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -24,12 +26,12 @@ import pytest
 from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_pipeline
-from sparktc.errors import CONFIG_EXIT
+from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
 from sparktc.models.decision import METHODS, score_range
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.naive_bayes import log_posterior, mixture_nb
-from sparktc.runtime.config import ConfigError, check_against_data, load_config
+from sparktc.runtime.config import SECTIONS, ConfigError, check_against_data, load_config
 
 SYNTHETIC = "corpus.format=synthetic"
 
@@ -99,7 +101,7 @@ def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
     X = sparse.random(60, 40, density=0.2, random_state=4, format="csr") * 5
     Y = rng.random((60, 4)) < 0.3
     # the naive Bayes mixture: log posteriors, at most 0 (Yang & Liu's NB)
-    log_theta, log_prior = mixture_nb(np.asarray((X.T @ Y.astype(np.float64))), Y.sum(axis=0), 1.0)
+    log_theta, log_prior = mixture_nb(np.asarray(X.T @ Y.astype(np.float64)), Y.sum(axis=0), 1.0)
     posterior = log_posterior(np.asarray(X @ log_theta) + log_prior)
     rule = load_config(None, [SYNTHETIC, "train.method=nb", "train.thresholding=scut"]).train.decision_rule()
     assert posterior.max() <= score_range(rule, True).high == 0.0
@@ -212,3 +214,82 @@ def test_a_threshold_above_every_score_is_reported_as_a_degenerate_model(spark, 
     assert "## Decisions on the training documents" in report and "the model is degenerate" in report
     assert "Categories it assigns none of: `alpha`, `beta`, `gamma`" in report
     assert math.isclose(metrics["micro_recall"], 0.0)
+
+
+# --- the settings table walked: no setting's value reaches the user as anything but a SparktcError ---------------
+
+#: Values of every type and size, tried for every key: the configuration takes each or refuses it in one line.
+HOSTILE = ['""', '"x"', "-1", "0", "1", "4294967296", "9223372036854775808", "1e308", "-1e308", "0.5", "true",
+           "[]", '["x"]', "[0]", "[-1]", "[2147483648]", "{}", '{x = ["y"]}', '{x = []}']
+#: Every data-facing setting at the extremes its rule allows, a few per run of the tiny corpus (a setting's
+#: combinations are refused before Spark starts, see above), and what the run must end in: "ok" or a
+#: SparktcError whose message starts with the key named.
+EXTREME_RUNS = [
+    (["train.C=1e300", "train.epsilon=1e300", "train.bias=1e300", "train.positive_weight=1e-300",
+      "train.thresholding=scutfbr", "train.fbr=1", "train.folds=12", "train.seed=4294967295",
+      "select.top_k=2147483647", "evaluate.ranks=[1000]", "evaluate.top_scores=1000", "evaluate.bands=[2147483647]",
+      "evaluate.zero_division=0.0", "evaluate.average_over=test_positive", "evaluate.close_predictions=false"], "ok"),
+    (["tune.C=[1e-300, 1e300]", "tune.positive_weight=[1e-300]", "tune.solver=['l2r_lr', 'l1r_l2loss_svc']",
+      "tune.terms=[2147483647, 1]", "tune.fbr=[0, 1]", "train.thresholding=scutfbr", "train.folds=2",
+      "tune.shared_positive_weight=false", "tune.shared_fbr=false", "train.solver=l1r_lr"], "ok"),
+    (["train.method=knn", "train.knn_k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
+      "train.folds=12"], "ok"),
+    (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
+    (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=-1e-300"], "ok"),
+    (["train.method=rocchio", "train.rocchio_beta=1e300", "train.rocchio_gamma=1e300", "train.threshold=1e300"], "ok"),
+    (["train.method=nnet", "train.nnet_hidden=10000", "train.nnet_epochs=3", "train.nnet_l2=1e300",
+      "train.nnet_learning_rate=1e300"], "train.nnet_learning_rate"),
+    (["evaluate.subsets={x = ['omega']}", "evaluate.average_over=x"], "evaluate.subsets.x"),
+]
+#: Data-facing keys not in EXTREME_RUNS, and why.
+NOT_RUN = {"train.method": "a choice; every method runs in test_methods.py and above",
+           "train.nb_model": "a choice; binary runs in test_naive_bayes.py",
+           "train.thresholding": "a choice; each runs in test_methods.py and test_thresholds",
+           "train.threshold": "refused outside a method's scores above; NB and Rocchio extremes run here",
+           "tune.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise"}
+DATA_FACING = ("select", "train", "tune", "evaluate")
+
+
+def every_key() -> list[str]:
+    return [f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
+
+
+@pytest.mark.parametrize("key", every_key())
+def test_every_setting_takes_any_value_or_refuses_it_in_one_line(key):
+    for value in HOSTILE:
+        try:
+            load_config(None, [SYNTHETIC, f"{key}={value}"])
+        except ConfigError as error:
+            assert "\n" not in str(error) and str(error), (key, value)
+            assert key in str(error) or key.split(".")[0] in str(error), (key, value, str(error))
+        # anything else (a ValueError, a TypeError, ...) fails the test with its traceback
+
+
+def test_every_data_facing_setting_is_run_at_its_extremes():
+    run = {setting.split("=")[0] for settings, _ in EXTREME_RUNS for setting in settings}
+    facing = {key for key in every_key() if key.split(".")[0] in DATA_FACING}
+    assert facing - run - set(NOT_RUN) == set(), "a new data-facing setting: add its extremes to EXTREME_RUNS"
+
+
+@pytest.fixture(scope="module")
+def ranked(spark, tiny_corpus, tmp_path_factory) -> Path:
+    """The tiny corpus through ingest -> rank, once (every extreme run copies it and trains from there)."""
+    output = tmp_path_factory.mktemp("extremes") / "ranked"
+    run_pipeline(spark, load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}"]), str(output),
+                 "ingest", "tokenize", "weight", "rank")
+    return output
+
+
+@pytest.mark.parametrize(("settings", "outcome"), EXTREME_RUNS, ids=[s[0].split("=")[0] for s, _ in EXTREME_RUNS])
+def test_data_facing_settings_at_their_extremes_end_well(spark, tiny_corpus, ranked, tmp_path, settings, outcome):
+    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}", *settings])
+    output = tmp_path / "run"
+    shutil.copytree(ranked, output)
+    try:
+        run_pipeline(spark, config, str(output))
+    except SparktcError as error:
+        assert "\n" not in str(error) and str(error).startswith(outcome), str(error)
+        return
+    assert outcome == "ok"
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert 0 <= metrics["micro_f1"] <= 1 and 0 <= metrics["macro_f1"] <= 1

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 from scipy.special import expit
 
+from sparktc.errors import InputError
 from sparktc.filesystem import per_worker, read_file, write_file
 
 __all__ = ["NETWORK_FILE", "Network", "SavedNetwork", "fit_network", "load_network", "read_network", "write_network"]
@@ -81,7 +82,13 @@ def fit_network(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.
                             learning_rate_init=learning_rate, max_iter=epochs, random_state=seed, shuffle=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # epochs is a budget; the iterations run are recorded
-        network.fit(X[:, columns], padded)
+        try:
+            network.fit(X[:, columns], padded)
+        except ValueError as error:  # scikit-learn stops a diverging network: too large a step
+            if "non-finite" not in str(error):
+                raise
+            raise InputError(f"train.nnet_learning_rate = {learning_rate:g}: NNet's training diverged (its weights "
+                             "became infinite or NaN); lower train.nnet_learning_rate (default 0.001)") from None
     W1, W2 = network.coefs_
     b1, b2 = network.intercepts_
     n = Y.shape[1]
