@@ -25,8 +25,9 @@ def main() -> int:
 
     def prepare() -> Job:
         run, output = check_export(arguments.run, arguments.output)
+        # The job holds RUN, its input, so that no run rewrites the vectors while they are read.
         return Job(run, "run", lambda: build_session("sparktc-export", {}),
-                   lambda spark, held: export_libsvm(spark, run, output))
+                   lambda spark, held: export_libsvm(spark, run, output), reads="RUN")
 
     return run_job(prepare)
 

@@ -5,6 +5,9 @@ vectors back, the lines follow the format to the letter, and the export writes o
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -173,3 +176,29 @@ def test_a_damaged_run_is_refused_and_a_failed_export_leaves_nothing(spark, weig
     with pytest.raises(OSError, match="No space left"):
         export_libsvm(spark, str(weighted), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
+    """The export holds RUN to read it: while a pipeline holds RUN, the refusal names RUN as the input in use,
+    never as the export's --output (which is another, free directory). Refused before Spark starts."""
+    run = tmp_path / "run"
+    (run / "manifests").mkdir(parents=True)
+    (run / ".sparktc").write_text(json.dumps({"kind": "run"}))
+    (run / "manifests" / "weight.json").write_text("{}")
+    with claim(str(run), "run") as held:  # as jobs/pipeline.py holds its --output while it runs
+        jobs = []
+        for _ in range(2):  # its weight stage finished, then being recomputed (--force removes the manifests first)
+            jobs.append(subprocess.run(
+                [sys.executable, "jobs/export_libsvm.py", str(run), "--output", str(tmp_path / "out")], cwd=REPO,
+                capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120))
+            (run / "manifests" / "weight.json").unlink(missing_ok=True)
+    holder = held.holder
+    for job in jobs:
+        assert job.returncode == 75
+        assert job.stderr == (
+            f"sparktc: error: RUN {run} (an input of this job) is in use by run {holder.run_id} (host {holder.host}, "
+            f"process {holder.pid}, started {holder.started}: {holder.command}), which may be writing it; wait for "
+            "that job to finish, then run this command again\n")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ExportError, match="has no weighted vectors yet"):  # once the run is over, what is there
+        check_export(str(run), str(tmp_path / "out"))

@@ -121,6 +121,18 @@ def test_a_second_run_on_a_held_output_is_refused_naming_the_holder(tmp_path: Pa
         pass
 
 
+def test_a_held_input_is_told_as_the_input_not_as_the_output(tmp_path: Path) -> None:
+    run = str(tmp_path / "run")
+    with claim(run) as held:
+        with pytest.raises(OutputBusyError) as caught:
+            with claim(run, "run", reads="RUN"):  # as jobs/export_libsvm.py holds the run it reads
+                pass
+    assert str(caught.value) == (
+        f"RUN {run} (an input of this job) is in use by run {held.run_id} (host {held.holder.host}, process "
+        f"{os.getpid()}, started {held.holder.started}: {held.holder.command}), which may be writing it; wait for "
+        "that job to finish, then run this command again")
+
+
 HOLD = textwrap.dedent("""
     import sys, time
     from sparktc.runtime.outputs import claim

@@ -13,7 +13,8 @@ How a job ends:
 * a :class:`sparktc.errors.SparktcError` (the user's mistake or the environment's problem) in one
   line, ``sparktc: error: ...`` (``sparktc: configuration error: ...`` for a configuration, arguments
   or output refused before Spark starts), and its exit status: 2 refused before Spark starts,
-  1 bad input, bundle or resources at run time, 75 output in use by another run;
+  1 bad input, bundle or resources at run time, 75 output (or an input the job holds, export's RUN) in use by
+  another run;
 * an ``OSError`` of the operating system (a full disk, a file gone) likewise in one line, exit status 1;
 * a failure inside Spark (a Java exception, a Python worker's failure) in one line naming the log
   file that holds Spark's log and the whole trace (``SPARKTC_LOG``, set by ``spark-submit.sh``, else
@@ -146,12 +147,15 @@ def _session_of(start: Callable[[], SparkSession]) -> Iterator[SparkSession]:
 @dataclass(frozen=True)
 class Job:
     """A job whose arguments have been checked: the output it holds (and of what ``kind``, see
-    :data:`sparktc.runtime.outputs.KINDS`), how its Spark session starts, and its work in that session."""
+    :data:`sparktc.runtime.outputs.KINDS`), how its Spark session starts, and its work in that session.
+    ``reads`` names the argument of a directory the job holds only to read it (export's ``RUN``), so that a
+    refusal while another job holds it names that input, not ``--output``."""
 
     output: str
     kind: str
     start: Callable[[], SparkSession]
     work: Callable[[SparkSession, Claim], object]
+    reads: str = ""
 
 
 def run_job(prepare: Callable[[], Job]) -> int:
@@ -161,9 +165,9 @@ def run_job(prepare: Callable[[], Job]) -> int:
     try:
         job = prepare()
         with ExitStack() as stack:
-            held = None if is_uri(job.output) else stack.enter_context(claim(job.output, job.kind))
+            held = None if is_uri(job.output) else stack.enter_context(claim(job.output, job.kind, reads=job.reads))
             spark = stack.enter_context(_session_of(job.start))
-            held = held or stack.enter_context(claim(job.output, job.kind, spark))
+            held = held or stack.enter_context(claim(job.output, job.kind, spark, job.reads))
             job.work(spark, held)
     except (SparktcError, OSError) as error:
         return tell(error)

@@ -53,7 +53,7 @@ from sparktc.filesystem import absolute, arrow_filesystem, is_uri
 from sparktc.runtime import storage
 from sparktc.runtime.config import ConfigError
 from sparktc.runtime.manifest import changed_file
-from sparktc.runtime.outputs import MARKER
+from sparktc.runtime.outputs import MARKER, check_free
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches
 from sparktc.runtime.runner import MANIFESTS, read_manifest
 from sparktc.runtime.stage_report import stage
@@ -90,7 +90,9 @@ def _inside(path: str, directory: str) -> bool:
 def check_export(run: str, output: str) -> tuple[str, str]:
     """The absolute ``run`` and ``output``, or :class:`ExportError`: ``output`` equal to, inside or around ``run``;
     and for local paths (URIs are checked once Spark is up, by :func:`export_libsvm`) ``run`` not a sparktc run
-    whose weight stage finished, or ``output`` already there (the export writes only into a directory it creates)."""
+    whose weight stage finished, or ``output`` already there (the export writes only into a directory it creates).
+    A ``run`` that is not (yet) so while another job holds it is :class:`sparktc.runtime.outputs.OutputBusyError`:
+    a run in progress may have removed its manifests to write them again."""
     run, output = absolute(run).rstrip("/"), absolute(output).rstrip("/")
     real_run, real_output = (run, output) if is_uri(run) or is_uri(output) else \
         (os.path.realpath(run), os.path.realpath(output))
@@ -102,10 +104,13 @@ def check_export(run: str, output: str) -> tuple[str, str]:
                 kind = json.load(marker).get("kind")
         except (OSError, ValueError, AttributeError):
             kind = None
+        weighted = os.path.isfile(os.path.join(run, MANIFESTS, "weight.json"))
+        if kind != "run" or not weighted:
+            check_free(run, "RUN")  # a run in progress may be rewriting it: that is what to tell
         if kind != "run":
             raise ExportError(f"{run} is not a sparktc run directory (no {MARKER} of a run); give the --output of "
                               "a jobs/pipeline.py or jobs/weight.py run")
-        if not os.path.isfile(os.path.join(run, MANIFESTS, "weight.json")):
+        if not weighted:
             raise ExportError(f"{run} has no weighted vectors yet (no {MANIFESTS}/weight.json); run jobs/weight.py "
                               "(or jobs/pipeline.py) there first")
     if not is_uri(output) and os.path.lexists(output):

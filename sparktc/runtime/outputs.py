@@ -179,9 +179,27 @@ class Holder:
             return "another run (its lock file could not be read)"
 
 
-def _busy(output: str, holder: str) -> OutputBusyError:
+def _busy(output: str, holder: str, reads: str = "") -> OutputBusyError:
+    if reads:  # the job reads this directory: it is an input of this job, not its --output
+        return OutputBusyError(f"{reads} {output} (an input of this job) is in use by {holder}, which may be writing "
+                               "it; wait for that job to finish, then run this command again")
     return OutputBusyError(f"--output {output} is in use by {holder}; two runs never share an output: wait for it "
                            "to finish, or give another --output")
+
+
+def check_free(path: str, reads: str) -> None:
+    """OutputBusyError (told as for ``claim(path, reads=reads)``) while a live run holds the local directory ``path``:
+    for a job to say so before refusing what it finds there, which a run in progress may be rewriting."""
+    try:
+        descriptor = os.open(os.path.join(path, LOCK), os.O_RDONLY)
+    except OSError:  # no lock file: never held
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _busy(path, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace")), reads) from None
+    finally:
+        os.close(descriptor)  # releases the probe's shared lock
 
 
 @dataclass
@@ -210,7 +228,7 @@ def _write_marker(path: str, kind: str, holder: Holder) -> None:
 
 
 @contextmanager
-def _local_claim(output: str, kind: str) -> Iterator[Claim]:
+def _local_claim(output: str, kind: str, reads: str = "") -> Iterator[Claim]:
     check_owner(_LocalFiles(), output, kind)  # before the first write: the lock file
     created = not os.path.exists(output)
     os.makedirs(output, exist_ok=True)
@@ -220,7 +238,8 @@ def _local_claim(output: str, kind: str) -> Iterator[Claim]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _busy(output, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace"))) from None
+            raise _busy(output, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace")),
+                        reads) from None
         # Checked again under the lock: another run may have marked the directory since check_output.
         check_owner(_LocalFiles(), output, kind)
         os.ftruncate(descriptor, 0)
@@ -257,7 +276,7 @@ class _HadoopFiles:
 
 
 @contextmanager
-def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
+def _hadoop_claim(spark: Any, output: str, kind: str, reads: str = "") -> Iterator[Claim]:
     files = _HadoopFiles(spark)
     check_owner(files, output, kind)
     holder = Holder.of_this_process()
@@ -265,11 +284,11 @@ def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
     if not storage.create_new(spark, lock, holder.text()):
         age = time.time() - storage.modified(spark, lock) / 1000
         if age < LEASE_SECONDS:
-            raise _busy(output, Holder.describe(files.read(lock) or ""))
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads)
         # The holder stopped renewing its lease: its run is over. Take the lock over.
         storage.delete(spark, lock)
         if not storage.create_new(spark, lock, holder.text()):
-            raise _busy(output, Holder.describe(files.read(lock) or ""))
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads)
     stop = threading.Event()
 
     def renew() -> None:
@@ -291,16 +310,18 @@ def _hadoop_claim(spark: Any, output: str, kind: str) -> Iterator[Claim]:
 
 
 @contextmanager
-def claim(output: str, kind: str = "run", spark: Any = None) -> Iterator[Claim]:
+def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") -> Iterator[Claim]:
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
-    are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed."""
+    are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
+    ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
+    refused while held, it is then told as an input in use, not as the job's ``--output``."""
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
     if is_uri(output):
         if spark is None:
             raise ValueError(f"claiming {output} needs a Spark session (it is a Hadoop URI)")
-        held = _hadoop_claim(spark, output, kind)
+        held = _hadoop_claim(spark, output, kind, reads)
     else:
-        held = _local_claim(output, kind)
+        held = _local_claim(output, kind, reads)
     with held as claimed:
         yield claimed
