@@ -29,7 +29,7 @@ from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, METHODS, SEARCHED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
 from sparktc.runtime import faults
-from sparktc.runtime.presets import PRESET_SECTIONS, apply_preset
+from sparktc.runtime.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -467,13 +467,19 @@ def _default(section: str, key: str) -> Any:
 def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
     """Read a TOML file (or nothing), replace its [select], [train] and [tune] by ``preset``'s when one is named
     (:mod:`sparktc.runtime.presets`; the settings it drops are told on stderr), apply overrides in order, and
-    validate everything."""
+    validate everything. Under a preset, a refusal that names a setting only the preset gave says where each
+    setting it names came from, and advises on what the user wrote (:func:`sparktc.runtime.presets.attribute`)."""
     raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
+    # Where each setting's value comes from, so that a refusal under a preset never blames the user for its settings.
+    origins = {f"{section}.{key}": f"--config {path}" for section, values in raw.items() if isinstance(values, dict)
+               for key in values}
     if preset:
         try:
             given, raw = raw, apply_preset(raw, preset)
         except KeyError as error:
             raise ConfigError(f"--preset {error.args[0]}") from None
+        origins = {key: origin for key, origin in origins.items() if key.split(".")[0] not in PRESET_SECTIONS}
+        origins |= {key: f"--preset {preset}" for key in PRESETS[preset].settings}
         dropped = [f"{section}.{key}" for section in PRESET_SECTIONS
                    for key, value in (given.get(section) or {}).items()
                    if raw[section].get(key, _default(section, key)) != value]
@@ -486,13 +492,23 @@ def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "
         if not isinstance(raw[section], dict):
             raise ConfigError(f"--set {override!r}: [{section}] is not a section")
         raw[section][key] = value
+        origins[f"{section}.{key}"] = SET
     for name, values in raw.items():
         if name not in SECTIONS:
             raise ConfigError(f"unknown section [{name}]; sections: {', '.join(SECTIONS)}")
         if not isinstance(values, dict):
             raise ConfigError(f"{name} = {values!r}: expected a [{name}] table")
-    config = Config(**{name: _section(name, raw.get(name, {})) for name in SECTIONS})
-    _check_combinations(config)
+    try:
+        config = Config(**{name: _section(name, raw.get(name, {})) for name in SECTIONS})
+        _check_combinations(config)
+    except ConfigError as error:
+        if not preset:
+            raise
+        known = {f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)}
+        message = attribute(str(error), origins, preset, known)
+        if message == str(error):
+            raise
+        raise ConfigError(message) from None
     return _resolve_paths(config)
 
 

@@ -2,7 +2,9 @@
 
 ``--preset NAME`` (every job) replaces those three sections of the configuration file by the preset's: a key the
 preset does not name takes its default, so nothing of another method's settings is mixed in. ``--set`` applies
-after the preset. A run records the resulting settings like any other, so a preset is only a name for them.
+after the preset. A run records the resulting settings like any other, so a preset is only a name for them. A
+configuration refused under a preset says which settings the preset gave and which the user (:func:`attribute`),
+so that it never advises removing a setting the user did not write.
 
 Lewis, Yang, Rose & Li 2004 (LYRL2004; ``../shared/seeds/003_*.txt``, section "Supervised learning algorithms";
 REFERENCE.md sections 4-5) train on ltc vectors of every training term and set thresholds by SCutFBR.1: 5-fold
@@ -14,11 +16,12 @@ cannot do what the paper did, the preset's ``differs`` says what it does instead
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PRESETS", "PRESET_SECTIONS", "Preset", "apply_preset"]
+__all__ = ["PRESETS", "PRESET_SECTIONS", "SET", "Preset", "apply_preset", "attribute"]
 
 #: The sections a preset replaces whole.
 PRESET_SECTIONS = ("select", "train", "tune")
@@ -90,3 +93,80 @@ def apply_preset(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
         section, field = key.split(".")
         replaced[section][field] = value
     return {**raw, **replaced}
+
+
+#: Where a setting came from, as :func:`attribute` is told: ``--set``, else ``--config FILE`` or ``--preset NAME``.
+SET = "--set"
+_KEY = re.compile(r"\b([a-z]+)\.([A-Za-z_0-9]+)\b")
+
+
+def _top_level(text: str, start: int = 0) -> list[int]:
+    """The positions in ``text`` from ``start`` outside brackets and quotes (values such as ``[0.1, 0.2]``)."""
+    depth, quote, found = 0, "", []
+    for position in range(start, len(text)):
+        char = text[position]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"" and not (position and text[position - 1].isalnum()):  # not an apostrophe (SCutFBR's)
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0:
+            found.append(position)
+    return found
+
+
+def _named(text: str, known: Collection[str]) -> dict[str, tuple[int, bool]]:
+    """The settings ``text`` names, each with where its mention ends and whether it is given a value: the first
+    ``key = value`` (the end after the value), else the first mere mention (``SCutFBR uses train.fbr``)."""
+    named: dict[str, tuple[int, bool]] = {}
+    for match in _KEY.finditer(text):
+        key = match.group(0)
+        if key not in known or named.get(key, (0, False))[1]:
+            continue
+        if text.startswith(" = ", match.end()):
+            named[key] = (next((position for position in _top_level(text, match.end() + 3)
+                                if text[position] in " :;,"), len(text)), True)
+        else:
+            named.setdefault(key, (match.end(), False))
+    return named
+
+
+def _shown(value: Any) -> str:
+    """A value as the user writes it in TOML and --set (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
+def attribute(message: str, origins: Mapping[str, str], name: str, known: Collection[str]) -> str:
+    """The message of a configuration refused under preset ``name``, rewritten when it names a setting that only the
+    preset gave (``origins`` maps ``section.key`` to where the value came from: ``--set``, ``--config FILE`` or
+    ``--preset NAME``; ``known`` holds every setting): each setting it names is followed by its origin, and its
+    advice (after the last ``; ``), which may say to remove or change a setting the user never wrote, by advice on
+    what the user did write. Any other message is returned as it is."""
+    origin = f"--preset {name}"
+    named = _named(message, known)
+    from_preset = [key for key in named if origins.get(key) == origin]
+    if not from_preset:
+        return message
+    cuts = [position for position in _top_level(message) if message.startswith("; ", position)]
+    head = message[:cuts[-1]] if cuts else message
+    users = [key for key in named if key in origins and origins[key] != origin]
+    mentions = _named(head, known)
+    # The preset's settings that conflict: those given with a value, unless none is (a mere pointer to a key, as in
+    # "SCutFBR uses train.fbr", is not a conflict); each is annotated, as is every setting of the user's.
+    given = [key for key in from_preset if mentions.get(key, (0, False))[1]] or from_preset
+    told = {key: end for key, (end, _) in mentions.items() if key in users or key in given}
+    for key, end in sorted(told.items(), key=lambda item: -item[1]):
+        head = f"{head[:end]} ({'set by ' + origin if origins[key] == origin else origins[key]}){head[end:]}"
+    settings = PRESETS[name].settings
+    overridden = [key for key in users if key in settings]
+    if overridden:  # the user changed what the preset set: the preset's value is what it needs
+        needs = f"{origin} needs {' and '.join(f'{key} = {_shown(settings[key])}' for key in overridden)}"
+    else:
+        needs = f"{origin} sets {' and '.join(f'{key} = {_shown(settings[key])}' for key in given)}"
+    if not users:  # nothing of the user's is named: the preset conflicts with a default
+        return f"{head} — {needs}; choose another preset or --set one of the settings named here"
+    dropped = " and ".join(f"--set {key}" if origins[key] == SET else f"{key} from {origins[key]}" for key in users)
+    return f"{head} — {needs}; drop {dropped} or choose another preset"
