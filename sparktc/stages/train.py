@@ -684,11 +684,13 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
                     tables.output("models"))
         write_bundle(spark, config, tables, training["documents"])
+        began = time.perf_counter()
         with explained_failures("train"):
             checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value)
         order.unpersist()
         if checked is not None:
             details["training_decisions"] = checked
+            details["training_decisions_seconds"] = round(time.perf_counter() - began, 3)
             for line in training_decisions_lines(checked):
                 print(f"sparktc: warning: train: {line}", file=sys.stderr, flush=True)
         written = spark.read.parquet(tables.output("models"))
