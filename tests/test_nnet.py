@@ -31,7 +31,7 @@ from test_methods import CATEGORIES, N_TEST, corpus_config, prepared_corpus
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.models.nnet import NETWORK_FILE, Network, SavedNetwork, fit_network, read_network, write_network
-from sparktc.runtime.bundle import load_bundle
+from sparktc.runtime.bundle import BundleError, load_bundle
 from sparktc.runtime.config import ConfigError, load_config
 
 HIDDEN, EPOCHS, L2, RATE = 6, 30, 0.001, 0.01
@@ -238,6 +238,42 @@ def test_classifying_the_test_texts_with_the_bundle_gives_the_same_scores(spark,
     assert [list(c) for c in classified["top_categories"]] == [list(c) for c in nnet.predictions["top_categories"]]
     np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(nnet.predictions["top_scores"]),
                                rtol=0, atol=1e-9)
+
+
+def test_a_damaged_network_file_is_refused_as_a_damaged_bundle_before_spark_scores(spark, nnet, tmp_path):
+    bundle = tmp_path / "model"
+    shutil.copytree(nnet.output / "model", bundle)
+    path = bundle / "network" / NETWORK_FILE
+    good = path.read_bytes()
+    restore = r"; restore the whole model directory from a good copy, or train again$"
+    middle = len(good) // 2
+    # The same byte count, so bundle.json's sizes cannot tell: an array's bytes changed (the zip's CRC), and the
+    # zip's header gone (numpy takes it for pickled data).
+    for damaged, kind in ((good[:middle] + bytes(b ^ 0xFF for b in good[middle:middle + 16]) + good[middle + 16:],
+                           "BadZipFile"), (bytes(64) + good[64:], "ValueError")):
+        path.write_bytes(damaged)
+        with pytest.raises(BundleError, match=rf"^the model bundle {bundle} is damaged: network/{NETWORK_FILE} "
+                                              rf"cannot be read \({kind}\){restore}"):
+            load_bundle(spark, str(bundle))
+    path.write_bytes(good[:-1])
+    with pytest.raises(BundleError, match=rf"damaged: network/{NETWORK_FILE} has {len(good) - 1:,} bytes"):
+        load_bundle(spark, str(bundle))
+    # A readable network that is not this bundle's (another training's, bundle.json edited to its size).
+    network = read_network(str(nnet.output / "model" / "network"))
+    other = Network(network.columns, network.W1, network.b1, network.W2[:, :-1], network.b2[:-1])
+    path.write_bytes(other.to_bytes())
+    description = json.loads((bundle / "bundle.json").read_text())
+    description["parts"][f"network/{NETWORK_FILE}"] = path.stat().st_size
+    (bundle / ".bundle.json.crc").unlink(missing_ok=True)  # edited behind Hadoop's back
+    (bundle / "bundle.json").write_text(json.dumps(description))
+    with pytest.raises(BundleError, match=rf"damaged: network/{NETWORK_FILE} does not fit its \d+ terms and "
+                                          rf"{len(CATEGORIES)} categories \(input terms {TERMS}, W1 \({TERMS}, 8\), "
+                                          rf"W2 \(8, {len(CATEGORIES) - 1}\)\){restore}"):
+        load_bundle(spark, str(bundle))
+    path.write_bytes(good)
+    description["parts"][f"network/{NETWORK_FILE}"] = len(good)
+    (bundle / "bundle.json").write_text(json.dumps(description))
+    assert load_bundle(spark, str(bundle)).scorer.network_path.endswith("network")
 
 
 def test_the_stage_reports_the_network_and_removes_the_fold_networks(nnet):

@@ -14,7 +14,8 @@ Layout (small files read through Hadoop file systems, tables in Parquet)::
                          vocabulary, zero outside the category's selected terms), bias, threshold, features
     model/training/      kNN only: the training vectors (doc_id, labels, indices, values) kNN scores against
     model/network/       NNet only: network.npz, the network's weights (:mod:`sparktc.models.nnet`), written
-                         there by the train stage
+                         there by the train stage; loading reads it and checks its shapes against the
+                         vocabulary and categories, so a damaged file is refused before Spark scores
 
 Compatibility: a bundle is read only by a sparktc whose :data:`BUNDLE_FORMAT` equals the bundle's
 ``bundle_format``; the number changes whenever the layout or the meaning of a part changes
@@ -39,6 +40,7 @@ from sparktc.errors import InputError
 from sparktc.features.term_selection import score_column
 from sparktc.features.text import stop_words_of
 from sparktc.models.decision import DecisionRule
+from sparktc.models.nnet import NETWORK_FILE, read_network
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, load_section
@@ -141,6 +143,28 @@ def _require(spark: SparkSession, path: str, part: str) -> str:
     return found
 
 
+def _check_network(path: str, network: str, n_terms: int, n_categories: int) -> None:
+    """Refuse a network file that cannot be read or does not fit the bundle's vocabulary and categories, here on the
+    driver: the workers that score with it would fail on it task after task, in numpy's words."""
+    name = f"{NETWORK}/{NETWORK_FILE}"
+    try:
+        saved = read_network(network)
+    except Exception as error:  # a damaged .npz fails in many ways: zip CRC or header, numpy header, missing array
+        # Only the kind of failure: numpy's own advice (load pickled data unsafely) is not for a damaged file.
+        raise BundleError(f"the model bundle {path} is damaged: {name} cannot be read ({type(error).__name__}); "
+                          f"restore the whole {MODEL} directory from a good copy, or train again") from None
+    hidden = saved.W1.shape[-1] if saved.W1.ndim == 2 else -1
+    columns = saved.columns
+    fits = (columns.ndim == 1 and np.issubdtype(columns.dtype, np.integer)
+            and saved.W1.shape == (len(columns), hidden) and saved.b1.shape == (hidden,)
+            and saved.W2.shape == (hidden, n_categories) and saved.b2.shape == (n_categories,)
+            and (len(columns) == 0 or (columns.min() >= 0 and columns.max() < n_terms)))
+    if not fits:
+        raise BundleError(f"the model bundle {path} is damaged: {name} does not fit its {n_terms:,} terms and "
+                          f"{n_categories:,} categories (input terms {len(columns):,}, W1 {saved.W1.shape}, W2 "
+                          f"{saved.W2.shape}); restore the whole {MODEL} directory from a good copy, or train again")
+
+
 def load_bundle(spark: SparkSession, path: str) -> Bundle:
     """Read and check the bundle at ``path`` (a train stage's ``OUTPUT/model``)."""
     if not storage.exists(spark, path):
@@ -164,6 +188,8 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
     training = _require(spark, path, TRAINING) if rule.method == "knn" else ""
     network = _require(spark, path, NETWORK) if rule.method == "nnet" else ""
+    if network:
+        _check_network(path, network, len(vocabulary), len(categories))
     n_train = description["weight"]["train_documents"]
     tokenize = description["tokenize"]
     return Bundle(
