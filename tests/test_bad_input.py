@@ -20,7 +20,8 @@ per format, and per case one malformed record (or file) between well-formed ones
   text of white space only;
 - bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
 - non-UTF-8 bytes (LYRL2004, JSON Lines);
-- valid JSON the JSON Lines reader cannot take: a label repeated in one record, nesting deeper than
+- valid JSON the JSON Lines reader cannot take: a label repeated in one record, a key repeated in one
+  object (the reader's label rule itself is checked without Spark, tests/test_jsonl_reader.py), nesting deeper than
   Python's parser goes (in a file whose name has glob characters, which Spark must read as a name,
   not a pattern), a number longer than Python converts, an unpaired surrogate escape.
 
@@ -282,6 +283,10 @@ JSONL_CASES = [
                None, "line is not valid UTF-8; re-encode the file as UTF-8", "n1", "n3"),
     jsonl_case("repeated_label", "repeated_label.jsonl", jline("r2", labels=("earn", "earn")),
                "r2", "label 'earn' repeated in field 'labels'; list each label once", "r1", "r3"),
+    # json.loads would keep the last id, k9, and the document would change its id unseen.
+    jsonl_case("repeated_key", "repeated_key.jsonl",
+               b'{"id": "k2", "text": "Profit rose.", "labels": ["earn"], "split": "train", "id": "k9"}\n', None,
+               "key 'id' repeated in a JSON object; give each key once", "k1", "k3"),
     # json.loads raises RecursionError here; the file's name is a glob pattern that matches no file.
     jsonl_case("deep_nesting", "deep[1].jsonl", b"[" * 100_000 + b"\n", None,
                "JSON nested too deeply (Python's parser stops at its recursion limit, about 1,000 levels); "
@@ -608,7 +613,7 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
                                      "doc_id string, split string, labels array<string>, text string, tokens string")
     assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
     written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
-    assert written == 3 + 13 * 3 + 1
+    assert written == 3 + 14 * 3 + 1
     reconcile(outcome, written, {})
 
 

@@ -131,3 +131,68 @@ def test_a_line_over_the_limit_is_rejected_unparsed(monkeypatch):
                              "(sparktc.corpora.jsonl.MAX_LINE_BYTES); shorten the record"),
         Document("c", "train", (), "t", None, SRC, 3),
     ]
+
+
+INVISIBLE = "it prints invisibly or breaks a report's line; remove it"
+
+
+def test_a_label_that_is_no_label_is_rejected_naming_it():
+    """An empty label, or one that differs from another only by white space or an invisible character, would be
+    a category of its own (a blank or look-alike row in every report); JSON delimits labels by quotes, so
+    nothing is trimmed. Labels as written are kept: inner plain spaces, non-ASCII letters."""
+    lines = [
+        b'{"id": "a", "text": "t", "labels": ["earn", ""], "split": "train"}',
+        b'{"id": "b", "text": "t", "labels": ["earn", " earn"], "split": "train"}',
+        b'{"id": "c", "text": "t", "labels": ["ea\\trn"], "split": "train"}',
+        b'{"id": "d", "text": "t", "labels": ["\\u2028"], "split": "train"}',
+        b'{"id": "e", "text": "t", "labels": ["ea\\u2028rn"], "split": "train"}',
+        b'{"id": "f", "text": "t", "labels": ["\\ufeffearn"], "split": "train"}',
+        b'{"id": "g", "text": "t", "labels": ["earn\\u00a0"], "split": "train"}',
+        b'{"id": "h", "text": "t", "labels": ["interest rates", "caf\\u00e9"], "split": "test"}',
+    ]
+    result = parse(b"\n".join(lines))
+    assert result[-1] == Document("h", "test", ("interest rates", "caf\u00e9"), "t", None, SRC, 8)
+    where = "in field 'labels'"
+    assert [(r.line, r.doc_id, r.reason) for r in result[:-1]] == [
+        (1, "a", f"label '' {where} is empty; give the category a name"),
+        (2, "b", f"label ' earn' {where} has white space at its start (U+0020 SPACE); remove the surrounding white "
+                 "space"),
+        (3, "c", f"label 'ea\\trn' {where} holds U+0009, a control character, at character 3: {INVISIBLE}"),
+        (4, "d", f"label '\\u2028' {where} is only white space; give the category a name"),
+        (5, "e", f"label 'ea\\u2028rn' {where} holds U+2028 LINE SEPARATOR, a line separator, at character 3: "
+                 f"{INVISIBLE}"),
+        (6, "f", f"label '\\ufeffearn' {where} holds U+FEFF ZERO WIDTH NO-BREAK SPACE, an invisible format "
+                 f"character, at character 1: {INVISIBLE}"),
+        (7, "g", f"label 'earn\\xa0' {where} has white space at its end (U+00A0 NO-BREAK SPACE); remove the "
+                 "surrounding white space"),
+    ]
+    # Documents to classify (labels optional) follow the same rule.
+    [reject] = parse_jsonl(read_lines(b'{"id": "x", "text": "t", "labels": [" earn"]}', SRC), SRC, labelled=False)
+    assert (reject.line, reject.doc_id) == (1, "x") and reject.reason.startswith("label ' earn' in field 'labels'")
+
+
+def test_a_key_repeated_in_any_object_is_rejected_naming_it():
+    """JSON parsers keep the last (or first) value of a repeated key silently: the record is ambiguous, so no
+    field of it, its id included, is trusted. The same key in two different objects is no repeat."""
+    lines = [
+        b'{"id": "a", "text": "t", "id": "b", "labels": [], "split": "train"}',
+        b'{"id": "c", "text": "t", "labels": ["earn"], "labels": [], "split": "train"}',
+        b'{"id": "d", "text": "t", "labels": [], "split": "train", "meta": {"x": 1, "y": {"z": 1, "z": 1}}}',
+        b'{"id": "e", "text": "t", "labels": [], "split": "train", "": 1, "": 2}',
+        b'{"id": "f", "text": "t", "labels": [], "split": "train", "meta": [{"x": 1}, {"x": 2}], "x": 3}',
+    ]
+    result = parse(b"\n".join(lines))
+    assert result[-1] == Document("f", "train", (), "t", None, SRC, 5)
+    assert [(r.line, r.doc_id, r.reason) for r in result[:-1]] == [
+        (1, None, "key 'id' repeated in a JSON object; give each key once"),
+        (2, None, "key 'labels' repeated in a JSON object; give each key once"),
+        (3, None, "key 'z' repeated in a JSON object; give each key once"),
+        (4, None, "key '' repeated in a JSON object; give each key once"),
+    ]
+
+
+def test_a_byte_order_mark_is_invalid_json_as_json_loads_says():
+    """The reader's own decoder (it checks keys) keeps json.loads's reason for a line starting with U+FEFF."""
+    data = b'\xef\xbb\xbf{"id": "a", "text": "t", "labels": [], "split": "train"}\n'
+    reason = "invalid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig): column 1); one object per line"
+    assert parse(data) == [Reject(SRC, 1, None, reason)]

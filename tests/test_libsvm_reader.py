@@ -97,6 +97,13 @@ BAD_LINES = [
     (b"1 3:1 03:2", "index 3 repeated ('3:1' and '03:2')"),
     (b"1,,2 3:1", "empty label in '1,,2'; separate labels by single commas, with none at either end"),
     (b"1, 3:1", "empty label in '1,'"),
+    # White space ends the labels field; what else makes a string no label is rejected (sparktc.corpora.labels).
+    (b"1,\x01 3:1", "label '\\x01' in the labels field holds U+0001, a control character, at character 1: it prints "
+                    "invisibly or breaks a report's line; remove it"),
+    (b"\x7f 3:1", "label '\\x7f' in the labels field holds U+007F, a control character, at character 1"),
+    (b"\xef\xbb\xbf1 3:1", "label '\\ufeff1' in the labels field holds U+FEFF ZERO WIDTH NO-BREAK SPACE, an invisible "
+                          "format character, at character 1"),
+    ("1,ea\u200brn 3:1".encode(), "label 'ea\\u200brn' in the labels field holds U+200B ZERO WIDTH SPACE"),
     (b"1 3", "field '3' is not 'index:value'; each feature is 'index:value', a whole number from 1"),
     (b"1 3:", "field '3:' is not 'index:value'"),
     (b"1 :3", "field ':3' is not 'index:value'"),

@@ -162,7 +162,9 @@ def test_qrels_fixture_equals_line_reader():
 @pytest.mark.parametrize(
     "bad",
     [b"CCAT 12 1 extra\n", b"CCAT 12\n", b"CCAT 012 1\n", b"CCAT x 1\n", b"CCAT 12 0\n", b"CCAT 12 1 C15 13 1\n",
-     "CCAT 12 1 \u00e9\n".encode(), b"CCAT 12 \xff\n"],
+     "CCAT 12 1 \u00e9\n".encode(), b"CCAT 12 \xff\n",
+     # ASCII, but the category is no label (sparktc.corpora.labels): only the line reader says why.
+     b"C15\x01 12 1\n", b"C\x7f 12 1\n", b"\x00 12 1\n", b"CCAT\x1b 12 1\n"],
 )
 def test_bad_qrels_lines_go_to_line_reader(bad):
     assert read_clean_qrels_piece(bad, 1) is None

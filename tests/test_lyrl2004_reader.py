@@ -15,12 +15,14 @@ from sparktc.corpora.lyrl2004 import (
     TRAIN_FILE,
     Assignment,
     load_topic_names,
+    parse_category_list,
     parse_hierarchy,
     parse_qrels,
     parse_token_file,
     split_of,
 )
 from sparktc.corpora.records import Document, Reject
+from sparktc.errors import InputError
 
 RCV1 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rcv1"
 SRC = "mem.dat"
@@ -199,6 +201,33 @@ def test_qrels_rejects_with_line_numbers():
     ]
 
 
+INVISIBLE = "it prints invisibly or breaks a report's line; remove it"
+
+
+def test_a_qrels_category_that_is_no_label_is_rejected_naming_its_document():
+    """White space separates the fields, so a code never holds any; a control or invisible format character (a
+    byte order mark before the first line of a file saved by some editors) would make a look-alike category."""
+    data = b"\xef\xbb\xbfCCAT 2286 1\nC15\x01 2286 1\nC\x7f 2287 1\nGCAT 2287 1\n"
+    result = list(parse_qrels(read_lines(data, "q"), "q"))
+    assert result[-1] == Assignment("GCAT", "2287", "q", 4)
+    hint = "; expected 'CATEGORY DOCID 1'"
+    assert result[:-1] == [
+        Reject("q", 1, "2286", "category code '\\ufeffCCAT' in field CATEGORY holds U+FEFF ZERO WIDTH NO-BREAK SPACE, "
+                               f"an invisible format character, at character 1: {INVISIBLE}{hint}"),
+        Reject("q", 2, "2286", "category code 'C15\\x01' in field CATEGORY holds U+0001, a control character, at "
+                               f"character 4: {INVISIBLE}{hint}"),
+        Reject("q", 3, "2287", "category code 'C\\x7f' in field CATEGORY holds U+007F, a control character, at "
+                               f"character 2: {INVISIBLE}{hint}"),
+    ]
+
+
+def test_a_category_list_code_that_is_no_label_raises_with_file_and_line():
+    with pytest.raises(InputError) as excinfo:
+        parse_category_list(["USA  UNITED STATES", "\ufeffUK  UNITED KINGDOM"], "r")
+    assert str(excinfo.value) == ("r:2: category code '\\ufeffUK' holds U+FEFF ZERO WIDTH NO-BREAK SPACE, an invisible "
+                                  f"format character, at character 1: {INVISIBLE}")
+
+
 # --- hierarchy ---------------------------------------------------------------------------------
 
 
@@ -248,6 +277,9 @@ def test_hierarchy_accepts_str_lines_and_children_before_parents():
           "parent: B1 child: B2 child-description: c"], "h:3: cycle in the hierarchy through B1"),
         (["parent: None child: A1 child-description: a"], "h:2: only 'parent: None child: Root'"),
         (["parent: None child: Root child-description: again"], "h:2: duplicate Root line"),
+        (["parent: Root child: A1 child-description: a", "parent: A1 child: A\x0111 child-description: b"],
+         f"h:3: category code 'A\\x0111' in field 'child:' holds U+0001, a control character, at character 2: "
+         f"{INVISIBLE}"),
     ],
 )
 def test_broken_hierarchy_raises_with_file_and_line(rows: list[str], message: str):

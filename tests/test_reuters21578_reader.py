@@ -175,6 +175,42 @@ def test_bad_attribute_values_are_rejected() -> None:
     )
 
 
+INVISIBLE = "it prints invisibly or breaks a report's line; remove it"
+TOPIC_HINT = " (each topic is written <D>code</D>)"
+
+
+NOT_TOPICS = [
+    (b"", "label '' in <TOPICS> is empty; give the category a name"),
+    (b" earn", "label ' earn' in <TOPICS> has white space at its start (U+0020 SPACE); remove the surrounding "
+               "white space"),
+    (b"earn\n", "label 'earn\\n' in <TOPICS> has white space at its end (U+000A); remove the surrounding "
+                "white space"),
+    (b"&#32;earn", "label ' earn' in <TOPICS> has white space at its start (U+0020 SPACE); remove the "
+                   "surrounding white space"),
+    (b"&#8232;", "label '\\u2028' in <TOPICS> is only white space; give the category a name"),
+    (b"ea\trn", f"label 'ea\\trn' in <TOPICS> holds U+0009, a control character, at character 3: {INVISIBLE}"),
+    # The text drops control characters (&#2;, &#3; mark a story's ends); a topic code keeps them, to reject.
+    (b"ea&#1;rn", f"label 'ea\\x01rn' in <TOPICS> holds U+0001, a control character, at character 3: {INVISIBLE}"),
+    (b"ea&#x200B;rn", "label 'ea\\u200brn' in <TOPICS> holds U+200B ZERO WIDTH SPACE, an invisible format "
+                      f"character, at character 3: {INVISIBLE}"),
+]
+
+
+@pytest.mark.parametrize(("code", "reason"), NOT_TOPICS, ids=[repr(code) for code, _ in NOT_TOPICS])
+def test_a_topic_that_is_no_label_rejects_its_element(code: bytes, reason: str) -> None:
+    """The <D> tags delimit a topic code, not white space, so nothing is trimmed or dropped: a code that is no
+    label (sparktc.corpora.labels) rejects its element, and the next element is read."""
+    bad = element(newid=b'NEWID="7"').replace(b"<D>earn</D>", b"<D>earn</D><D>" + code + b"</D>")
+    reject, document = parse(HEAD + bad + element(newid=b'NEWID="8"'))
+    assert reject == Reject("reut2-test.sgm", 2, "7", reason + TOPIC_HINT)
+    assert (document.doc_id, document.labels) == ("8", ("earn",))
+
+
+def test_topic_entities_are_decoded_and_a_repeat_counts_once() -> None:
+    [document] = parse(element().replace(b"<D>earn</D>", b"<D>earn</D><D>s&amp;p</D><D>earn</D>"))
+    assert document.labels == ("earn", "s&p")
+
+
 def test_non_utf8_bytes_fall_back_to_latin1() -> None:
     [latin1] = parse(element(body=b"growth.\xfc&#5;&#30;side"))
     [utf8] = parse(element(body="caf\u00e9".encode()))

@@ -6,12 +6,15 @@ One JSON object per line (blank lines skipped, other keys ignored)::
 
 ``id`` is a string or an integer (stored as a string), ``text`` a string to be tokenized like
 Reuters-21578 text (docs/REFERENCE.md sections 1-2), ``labels`` a list of strings and ``split``
-``"train"`` or ``"test"``.
+``"train"`` or ``"test"``. Each label must be a label by :func:`sparktc.corpora.labels.label_problem`:
+not empty, no white space at either end, no control, separator or invisible format character (JSON
+delimits a label by its quotes, so nothing is trimmed: ``" earn"`` is rejected, not read as ``"earn"``).
 
 Every line the parser cannot take is a reject, valid JSON included: a line over :data:`MAX_LINE_BYTES`,
 nesting deeper than Python's parser goes, a number longer than Python converts, a string with an
-unpaired surrogate escape (UTF-8 cannot store it), and a label listed twice (it would count the
-document twice as a positive of its category).
+unpaired surrogate escape (UTF-8 cannot store it), a key repeated in any object of the line (JSON
+parsers keep one value or the other silently, so a record could change its id unseen), a label that is
+not a label, and a label listed twice (it would count the document twice as a positive of its category).
 """
 
 from __future__ import annotations
@@ -23,11 +26,45 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+
+__all__ = ["MAX_LINE_BYTES", "parse_jsonl"]
 
 _EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 #: The longest line read as a record (64 MiB): json.loads holds a line's objects several times over.
 MAX_LINE_BYTES = 64 << 20
+
+
+class _RepeatedKey(Exception):
+    """A JSON object names ``key`` twice (not a ValueError: that means a number too long to convert)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A decoded object's dict, raising _RepeatedKey when a key repeats (then the dict is shorter than the pairs)."""
+    record = dict(pairs)
+    if len(record) != len(pairs):  # rare: only then look for the key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return record
+
+
+# One decoder for every line: json.loads with a hook would build a decoder per call, which costs more than the hook.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, with a key repeated in any object of ``text`` raising _RepeatedKey."""
+    if text.startswith("\ufeff"):  # json.loads refuses a byte order mark this way; the decoder alone would not
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
 
 
 def _encodable(value: str) -> bool:
@@ -71,6 +108,10 @@ def _problem(record: Any, labelled: bool) -> str | None:
         return "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         return f"field 'labels' must be a list of strings, got {reprlib.repr(labels)}"
+    for label in labels:
+        problem = label_problem(label, "in field 'labels'")
+        if problem is not None:
+            return problem
     repeated = [label for label, n in Counter(labels).items() if n > 1]
     if repeated:
         which = ", ".join(map(reprlib.repr, repeated))
@@ -84,9 +125,10 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
     """Yield a Document (``text`` set, ``tokens=None``) or a Reject per non-blank line.
 
     Rejected, with the line number: a line over :data:`MAX_LINE_BYTES`, non-UTF-8 bytes, invalid JSON,
-    JSON too deeply nested or with a number too long for Python, a missing or wrongly typed field, a
-    string with an unpaired surrogate escape, an empty text, a repeated label, a split other than
-    train/test, and an id already accepted earlier in the file.
+    JSON too deeply nested or with a number too long for Python, a key repeated in any object, a missing or
+    wrongly typed field, a string with an unpaired surrogate escape, an empty text, a label that is not a
+    label (:func:`~sparktc.corpora.labels.label_problem`), a repeated label, a split other than train/test,
+    and an id already accepted earlier in the file.
     ``labelled=False`` (documents to classify) makes ``labels`` and ``split`` optional: no labels, no split.
     """
     accepted: set[str] = set()
@@ -105,7 +147,11 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
         if not text:
             continue
         try:
-            record = json.loads(text)
+            record = _loads(text)
+        except _RepeatedKey as repeated:
+            yield Reject(source, number, None, f"key {reprlib.repr(repeated.key)} repeated in a JSON object; "
+                                               "give each key once")
+            continue
         except json.JSONDecodeError as exc:
             yield Reject(source, number, None, f"invalid JSON ({exc.msg}: column {exc.colno}); one object per line")
             continue
@@ -113,7 +159,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
             yield Reject(source, number, None, "JSON nested too deeply (Python's parser stops at its recursion limit, "
                                                "about 1,000 levels); flatten the record")
             continue
-        except ValueError:  # the only other ValueError json.loads raises: int() refusing a long number
+        except ValueError:  # the only other ValueError the decoder raises: int() refusing a long number
             yield Reject(source, number, None, f"number too long: over {sys.get_int_max_str_digits():,} digits "
                                                "(Python's int conversion limit); write it as a string")
             continue

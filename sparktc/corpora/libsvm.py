@@ -8,9 +8,10 @@ for LibMultiLabel's linear defaults and section 7 for its published RCV1-v2 figu
     label1,label2 index:value index:value ...
 
 * The labels are the first whitespace-separated field when it holds no ``:``: labels separated by commas,
-  each any non-empty string without white space, comma or colon (numbers on the LIBSVM data page). A line
-  that starts with white space, or whose first field holds a ``:``, has no labels (an unlabelled document).
-  A label given twice counts once.
+  each any non-empty string without white space, comma or colon (numbers on the LIBSVM data page) that is a
+  label by :func:`sparktc.corpora.labels.label_problem` (no control or invisible format character, such as
+  a byte order mark before the first label of a file). A line that starts with white space, or whose first
+  field holds a ``:``, has no labels (an unlabelled document). A label given twice counts once.
 * Every other field is a feature ``index:value``: the index a whole number from 1 (no sign), the value a
   finite decimal number; indices may come in any order, each at most once per line. A document without
   features is kept.
@@ -31,7 +32,10 @@ import reprlib
 from collections.abc import Iterable, Iterator
 
 from sparktc.corpora.files import COMPRESSIONS, base_name
+from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+
+__all__ = ["MAX_INDEX", "TEST_FILE", "TRAIN_FILE", "parse_libsvm", "split_of"]
 
 TRAIN_FILE = "train.svm"
 TEST_FILE = "test.svm"
@@ -78,6 +82,10 @@ def _parse_line(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
             if not label:
                 return (f"empty label in {reprlib.repr(labels_field)}; separate labels by single commas, "
                         "with none at either end")
+            # White space ends the field, so only characters like a control or a byte order mark remain to check.
+            problem = label_problem(label, "in the labels field")
+            if problem is not None:
+                return problem
             labels.setdefault(label)
     features: dict[int, tuple[str, float]] = {}
     for field in fields:
@@ -106,7 +114,8 @@ def _parse_line(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
 def parse_libsvm(lines: Iterable[bytes], source: str) -> Iterator[Document | Reject]:
     """Yield a Document (``tokens`` set to the features, ``text=None``) or a Reject per non-blank line.
 
-    Rejected, with the line number: a non-UTF-8 line, an empty label, a field that is not ``index:value``,
+    Rejected, with the line number: a non-UTF-8 line, an empty label or one that is not a label
+    (:func:`~sparktc.corpora.labels.label_problem`), a field that is not ``index:value``,
     an index that is not a whole number from 1 to :data:`MAX_INDEX`, a value that is not a finite decimal
     number, and an index repeated on its line. A file not named ``train.svm`` or ``test.svm`` (optionally
     compressed) is one Reject (line 0) and none of its lines is read.

@@ -18,8 +18,12 @@ Formats (docs/REFERENCE.md section 1, "RCV1-v2, LYRL2004 split"):
 * ``rcv1.regions.txt`` (appendix 6): the valid region codes, one per line, each optionally followed by white
   space and its description. Regions have no hierarchy (LYRL2004 section 3.3): every region is top-level.
 
+Every format here separates its fields by white space, so a category code never holds any; a code must
+otherwise be a label by :func:`sparktc.corpora.labels.label_problem` (no control or invisible format
+character).
+
 The token and qrels readers never raise on bad data: they yield :class:`~sparktc.corpora.records.Reject`.
-The hierarchy parser raises, because every later stage depends on a correct hierarchy.
+The hierarchy and list parsers raise, because every later stage depends on a correct hierarchy.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 from sparktc.errors import InputError
 
@@ -176,7 +181,8 @@ class Assignment:
 
 def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> Iterator[Assignment | Reject]:
     """Yield an Assignment or a Reject per non-blank ``CATEGORY DOCID 1`` line of a qrels file
-    (or of a piece of one whose first line is number ``first_line``)."""
+    (or of a piece of one whose first line is number ``first_line``); a CATEGORY that is not a label
+    (:func:`~sparktc.corpora.labels.label_problem`) is a Reject naming the line's document."""
     for number, raw in enumerate(lines, first_line):
         try:
             parts = raw.decode("utf-8").split()
@@ -195,6 +201,8 @@ def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> 
             yield Reject(source, number, None, f"{problem}; expected 'CATEGORY DOCID 1'")
         elif flag != "1":
             yield Reject(source, number, doc_id, f"third field is {flag!r}, expected '1' (qrels list only assignments)")
+        elif (category_problem := label_problem(category, "in field CATEGORY", "category code")) is not None:
+            yield Reject(source, number, doc_id, f"{category_problem}; expected 'CATEGORY DOCID 1'")
         else:
             yield Assignment(category, doc_id, source, number)
 
@@ -269,7 +277,8 @@ def _text(raw: bytes | str, where: str) -> str:
 
 def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
     """Parse ``rcv1.topics.hier.orig`` or ``rcv1.industries.hier`` lines; raise InputError naming file and line for a
-    malformed line, a duplicate child, a missing Root line, an unknown parent or a cycle."""
+    malformed line, a child code that is not a label (:func:`~sparktc.corpora.labels.label_problem`), a duplicate
+    child, a missing Root line, an unknown parent or a cycle (every parent is some line's child, checked there)."""
     parent: dict[str, str] = {}
     descriptions: dict[str, str] = {}
     defined_at: dict[str, int] = {}
@@ -290,6 +299,9 @@ def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
                 raise InputError(f"{where}: duplicate Root line")
             has_root = True
             continue
+        problem = label_problem(code, "in field 'child:'", "category code")
+        if problem is not None:
+            raise InputError(f"{where}: {problem}")
         if code in parent:
             raise InputError(f"{where}: duplicate child {code} (first defined at line {defined_at[code]})")
         parent[code] = up
@@ -321,7 +333,8 @@ def flat_hierarchy(descriptions: dict[str, str]) -> Hierarchy:
 def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, str]:
     """Parse a list of category codes (``rcv1.regions.txt``): one code per non-blank line, optionally followed by
     white space and a description (the code itself when there is none); raise InputError naming file and line for
-    a code listed twice or a line that is not valid UTF-8."""
+    a code that is not a label (:func:`~sparktc.corpora.labels.label_problem`), a code listed twice or a line that
+    is not valid UTF-8."""
     descriptions: dict[str, str] = {}
     defined_at: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
@@ -330,6 +343,9 @@ def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, 
         if not fields:
             continue
         code = fields[0]
+        problem = label_problem(code, what="category code")
+        if problem is not None:
+            raise InputError(f"{where}: {problem}")
         if code in descriptions:
             raise InputError(f"{where}: duplicate code {code} (first listed at line {defined_at[code]})")
         descriptions[code] = fields[1].strip() if len(fields) > 1 else code

@@ -42,6 +42,8 @@ PIECE_BYTES = 16 << 20
 # Python's str.split() separators among ASCII bytes, and the decimal digits.
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
+# The ASCII control characters that are not white space: no label holds one (sparktc.corpora.labels).
+_CONTROL = bytes(byte for byte in [*range(0x20), 0x7F] if not _SPACE[byte])
 _CANONICAL_ID = r"^(0|[1-9][0-9]*)$"
 _DOT, _I, _W, _NEWLINE = ord("."), ord("I"), ord("W"), ord("\n")
 
@@ -165,8 +167,9 @@ ASSIGNMENT_SCHEMA = pa.schema(
 
 def read_clean_qrels_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
     """``(doc_ids, categories, lines)`` of a piece of a qrels file whose every non-blank line is
-    ``CATEGORY DOCID 1`` with a canonical id, or None otherwise."""
-    if not piece.isascii():
+    ``CATEGORY DOCID 1`` with a canonical id and a category without control characters, or None otherwise."""
+    # ASCII leaves controls the only characters that make a category no label; deleting them costs a few ms.
+    if not piece.isascii() or len(piece.translate(None, _CONTROL)) != len(piece):
         return None
     found = _words(np.frombuffer(piece, dtype=np.uint8))
     if found is None:

@@ -9,7 +9,10 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
 - ``labels`` are the ``<TOPICS><D>..</D></TOPICS>`` values in file order, unfiltered: no category
   set is applied here (see :func:`category_set`). A value repeated in one element is kept once: the
   collection has two such elements (NEWID 5467 lists ``corn`` twice, NEWID 19918 ``trade``), and a
-  category is a document's or not, so a repeat must not count the document twice.
+  category is a document's or not, so a repeat must not count the document twice. A value is read as
+  written, entities decoded and nothing trimmed or dropped (the tags delimit it, not white space): one
+  that is not a label by :func:`sparktc.corpora.labels.label_problem` (an empty ``<D></D>``, white space
+  around the code, a control character) rejects the element. The collection has none.
 - ``text`` is TITLE and BODY joined by ``"\\n"`` (only those present; a BRIEF story has a TITLE
   only, its "Blah blah blah." filler is not text). When TEXT has neither (most UNPROC stories),
   ``text`` is the whole TEXT content with its tags stripped. Character entities (``&lt;``
@@ -29,7 +32,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+
+__all__ = [
+    "CATEGORY_SETS",
+    "DESCRIPTIONS_FILE",
+    "LEWISSPLIT_VALUES",
+    "TOPICS_VALUES",
+    "category_set",
+    "parse_sgml",
+    "topic_names",
+]
 
 CATEGORY_SETS = ("R10", "R90", "R115")
 
@@ -165,13 +179,15 @@ def _parse_element(element: str, source: str, line: int) -> Document | Reject:
         return Reject(source, line, doc_id, "empty record: the element has no <TEXT> (lewis.dtd requires one); "
                       "restore it from the Reuters-21578 distribution")
     topic_list = _TOPICS.search(element)
-    labels = tuple(dict.fromkeys(
-        label for d in (_D.findall(topic_list[1]) if topic_list else ()) if (label := _clean(d).strip())
-    ))
+    codes = [_ENTITY.sub(_entity, d) for d in _D.findall(topic_list[1])] if topic_list else []
+    for code in codes:
+        problem = label_problem(code, "in <TOPICS>")
+        if problem is not None:
+            return Reject(source, line, doc_id, f"{problem} (each topic is written <D>code</D>)")
     return Document(
         doc_id=doc_id,
         split=_modapte(lewissplit, topics),
-        labels=labels,
+        labels=tuple(dict.fromkeys(codes)),
         text=_text(element),
         tokens=None,
         source=source,
