@@ -370,3 +370,14 @@ def test_sparktc_spark_keys_must_be_known() -> None:
     conf = {"spark.sparktc.fault": "score:3:raise", "spark.anything.else": 1}
     assert load_config(None, REUTERS + ['spark.conf={"spark.sparktc.fault" = "score:3:raise", '
                                         '"spark.anything.else" = 1}']).spark.conf == conf
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ('corpus.categories=[" earn"]', "category code ' earn' in corpus.categories has white space at its start"),
+    ('corpus.categories=["earn", ""]', "category code '' in corpus.categories is empty; give the category a name"),
+    ('evaluate.subsets={core = ["acq", "trade\\u00a0x"]}', "category code 'trade\\xa0x' in evaluate.subsets.core"),
+])
+def test_listed_category_codes_follow_the_readers_label_rule(setting, message):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["corpus.format=jsonl", "corpus.path=.", setting])
+    assert str(error.value).startswith(message)

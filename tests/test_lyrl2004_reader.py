@@ -254,6 +254,9 @@ def test_topic_names_have_the_hierarchy_codes(hierarchy):
     assert names["C11"] == "STRATEGY/PLANS"
     with pytest.raises(ValueError, match="topic names must be"):
         load_topic_names('["C11"]')
+    with pytest.raises(InputError, match="topic names: code 'C11' repeated in the JSON object; give each code one "
+                                         "name"):
+        load_topic_names('{"C11": "STRATEGY/PLANS", "C12": "LEGAL", "C11": "OTHER"}')
 
 
 def hier(*rows: str) -> list[str]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -357,10 +358,14 @@ def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, 
 
 def load_topic_names(text: str) -> dict[str, str]:
     """Parse ``rcv1_topic_codes.json`` (a JSON object topic code -> official name)."""
+    pairs = []
     try:
-        names = json.loads(text)
+        names = json.loads(text, object_pairs_hook=lambda found: pairs.append(found) or dict(found))
     except ValueError as error:
         raise InputError(f"topic names are not valid JSON ({error})") from None
+    repeated = next((key for found in pairs for key, n in Counter(k for k, _ in found).items() if n > 1), None)
+    if repeated is not None:  # json.loads keeps the last name silently
+        raise InputError(f"topic names: code {repeated!r} repeated in the JSON object; give each code one name")
     if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
         raise InputError("topic names must be a JSON object mapping code strings to name strings")
     return names

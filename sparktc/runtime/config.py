@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
 from sparktc.corpora import lyrl2004
+from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import CONFIG_EXIT, SparktcError
@@ -573,6 +574,7 @@ def _check_combinations(config: Config) -> None:
         names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
         raise ConfigError(f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number")
     _check_fixed_threshold(config)
+    _check_category_codes(config)
     _check_average_over(config.corpus.format, evaluate)
     if max(evaluate.ranks) > evaluate.top_scores:
         raise ConfigError(
@@ -622,6 +624,18 @@ def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> 
     if categories is not None and train.thresholding == "rcut" and categories and train.rcut_k >= categories:
         raise ConfigError(f"train.rcut_k = {train.rcut_k} with {categories:,} categories ({where}): RCut would assign "
                           f"every category to every document; set train.rcut_k < {categories}")
+
+
+def _check_category_codes(config: Config) -> None:
+    """The category codes a user lists follow the readers' label rule (:func:`sparktc.corpora.labels.label_problem`):
+    a code no reader accepts would match no document."""
+    listed = [("corpus.categories", config.corpus.categories),
+              *((f"evaluate.subsets.{name}", codes) for name, codes in config.evaluate.subsets.items())]
+    for key, codes in listed:
+        for code in codes:
+            problem = label_problem(code, f"in {key}", "category code")
+            if problem:
+                raise ConfigError(problem)
 
 
 def _check_fixed_threshold(config: Config) -> None:
