@@ -32,17 +32,39 @@ LYRL2004_NAMES = {
 }
 
 
-#: The test files that take longest (each over half a minute on a 2-core machine: a standalone cluster, four
-#: pipeline runs, spark-submit runs, killed drivers), started first: xdist hands whole files to the workers
-#: (--dist loadfile) in collection order, and one of these started last would leave the other worker idle.
-SLOWEST_FIRST = ("test_cluster.py", "test_determinism.py", "test_fault_matrix.py", "test_classify.py",
-                 "test_submit.py", "test_evaluation.py", "test_methods.py", "test_recovery.py")
+#: The test files that take longest, longest first (a standalone cluster, pipeline runs under four layouts,
+#: spark-submit runs, killed drivers, ...; about 20 s to 4 minutes each in a 2-core run of the suite), started
+#: first: xdist hands whole files to the workers (--dist loadfile) in collection order (:func:`pytest_configure`),
+#: and one of these started last would leave the other worker idle. The other files, shorter, follow in their
+#: usual order.
+SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_determinism.py", "test_recovery.py",
+                 "test_evaluation.py", "test_classify.py", "test_submit.py", "test_stages.py", "test_methods.py",
+                 "test_bad_input.py", "test_synthetic_category_sets.py", "test_synthetic.py", "test_vector_corpora.py",
+                 "test_llsf.py", "test_nnet.py", "test_weighting_schemes.py", "test_export_libsvm.py",
+                 "test_lyrl2004_category_sets.py", "test_reuters21578_pipeline.py", "test_naive_bayes.py",
+                 "test_closed_predictions.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist hands out the files in collection order (:func:`pytest_collection_modifyitems`), not by their
+    number of tests, most first, which it does by default (--loadscope-reorder): that put slow files with few
+    tests (test_cluster.py, test_submit.py) near the end of the queue."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The slowest files first, every other file after them in its usual order (tests keep their order)."""
     rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+def selected(request: pytest.FixtureRequest, test: str) -> bool:
+    """Whether the test function ``test`` of the requesting fixture's module runs in this session (not
+    deselected, by -k for one): for module fixtures that start a subprocess early, only for a test that
+    will wait for it."""
+    return any(item.module is request.module and getattr(item, "originalname", item.name) == test
+               for item in request.session.items)
 
 
 def lyrl2004_fixture(name: str) -> Path:
@@ -81,6 +103,16 @@ def made_once(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> Any:
         return json.loads(result.read_text())
 
 
+#: The JIT's first tier only, for the JVMs of the tests: they run many small jobs, not long ones, and the
+#: optimizing tier's compilations cost them about a quarter (this process's session) to a half (a standalone
+#: cluster's JVMs) of their CPU time.
+FIRST_TIER_JIT = "-XX:TieredStopAtLevel=1"
+#: The options of the JVMs the tests start themselves (spark-submit drivers; a standalone cluster's master,
+#: workers and executors): the first tier only, and the serial collector (heaps of 1-2 GB, small jobs), which
+#: took another 8% off the CPU time of tests/test_cluster.py's cluster.
+CHILD_JVM_OPTIONS = f"{FIRST_TIER_JIT} -XX:+UseSerialGC"
+
+
 @pytest.fixture(scope="session")
 def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -99,9 +131,7 @@ def spark():
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.sql.session.timeZone": "UTC",
-            # The JIT's first tier only: a test's JVM runs many small jobs, not long ones, and the
-            # optimizing tier's compilations cost it about a quarter of its CPU time.
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+            "spark.driver.extraJavaOptions": FIRST_TIER_JIT,
         },
         log_level="ERROR",
     )

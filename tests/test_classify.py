@@ -9,6 +9,9 @@
 * clear errors: a bundle of another format, a part of the bundle or a file of one missing or changed,
   a missing input or one without documents, an unknown input format (exit 2 before Spark starts);
   documents without a vocabulary term, bad lines and repeated doc ids go to rejects.
+
+The spark-submit run starts with the module and its test comes last, so that its JVM works while the
+other tests run in this process.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import CHILD_JVM_OPTIONS, REPO, selected
 
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
 from sparktc.apps.pipeline import run as run_pipeline
@@ -59,30 +63,38 @@ def assert_same_predictions(classified: pd.DataFrame, expected: pd.DataFrame) ->
                                rtol=0, atol=1e-9)
 
 
-def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents, tmp_path):
-    source = tmp_path / "documents.jsonl"
+SUBMITTED = "test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline"
+SUBMIT_TIMEOUT = 600
+
+
+@pytest.fixture(scope="module", autouse=True)
+def submitted(request, tmp_path_factory):
+    """``./spark-submit.sh jobs/classify.py`` on the Reuters test documents as JSON Lines, started when the
+    module starts (if the test that reads it runs), so that its JVM works while the tests in this process
+    do; that test, the module's last, waits for it: (process, output directory, stdout file, stderr file)."""
+    if not selected(request, SUBMITTED):
+        yield None
+        return
+    reuters, test_documents = request.getfixturevalue("reuters"), request.getfixturevalue("test_documents")
+    directory = tmp_path_factory.mktemp("submitted")
+    source = directory / "documents.jsonl"
     with source.open("w") as handle:
         for row in test_documents.itertuples():
             handle.write(json.dumps({"id": row.doc_id, "text": row.text}) + "\n")
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    job = subprocess.run(
-        ["./spark-submit.sh", "--master", "local[2]", "jobs/classify.py", "--model", str(reuters / "model"),
-         "--input", str(source), "--output", str(tmp_path / "classified")],
-        cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
-    assert job.returncode == 0, job.stderr[-3000:]
-    classified = pd.read_parquet(tmp_path / "classified" / "predictions").set_index("doc_id")
-    rejects = pd.read_parquet(tmp_path / "classified" / "rejects")
-    expected = pipeline_predictions(spark, reuters)
-    empty = set(test_documents.loc[test_documents["empty"], "doc_id"])
-    # Every test document is classified, but those the pipeline scored with an empty vector, which are rejected.
-    assert set(classified.index) == set(expected.index) - empty and len(classified) + len(empty) == len(test_documents)
-    assert set(rejects["doc_id"]) == empty and set(rejects["reason"]) <= {NO_TERMS}
-    assert_same_predictions(classified, expected)
-    names = load_bundle(spark, str(reuters / "model")).names
-    assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
-    print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
-          f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
-    assert "sparktc: classify" in job.stdout
+    stdout, stderr = directory / "stdout", directory / "stderr"  # files, not pipes: nothing reads them meanwhile
+    with open(stdout, "w") as out, open(stderr, "w") as err:
+        job = subprocess.Popen(
+            ["./spark-submit.sh", "--master", "local[2]",
+             "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}", "jobs/classify.py",
+             "--model", str(reuters / "model"), "--input", str(source), "--output", str(directory / "classified")],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=environment, start_new_session=True)
+    try:
+        yield job, directory / "classified", stdout, stderr
+    finally:
+        if job.poll() is None:  # its test failed before waiting, or did not wait long enough
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
 
 
 def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_documents, tmp_path):
@@ -236,3 +248,23 @@ def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):
     assert job.returncode == 2
     assert ("sparktc: configuration error: --input-format 'xml' is not known; formats: jsonl, text, lyrl2004"
             in job.stderr)
+
+
+def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents,
+                                                                             submitted):
+    job, output, stdout, stderr = submitted
+    job.wait(timeout=SUBMIT_TIMEOUT)
+    assert job.returncode == 0, stderr.read_text()[-3000:]
+    classified = pd.read_parquet(output / "predictions").set_index("doc_id")
+    rejects = pd.read_parquet(output / "rejects")
+    expected = pipeline_predictions(spark, reuters)
+    empty = set(test_documents.loc[test_documents["empty"], "doc_id"])
+    # Every test document is classified, but those the pipeline scored with an empty vector, which are rejected.
+    assert set(classified.index) == set(expected.index) - empty and len(classified) + len(empty) == len(test_documents)
+    assert set(rejects["doc_id"]) == empty and set(rejects["reason"]) <= {NO_TERMS}
+    assert_same_predictions(classified, expected)
+    names = load_bundle(spark, str(reuters / "model")).names
+    assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
+    print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
+          f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
+    assert "sparktc: classify" in stdout.read_text()

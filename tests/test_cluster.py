@@ -6,7 +6,13 @@ Python without its site initialization, so the editable install of sparktc is no
 the installed libraries on its path; checked first), so they can only run sparktc code that
 ``./spark-submit.sh`` ships (build/sparktc.zip through --py-files). The job runs with two
 executors of 1 GB, one per worker, and its tables and metrics must equal those of the suite's
-local-mode run (``reuters21578_run`` in conftest.py).
+local-mode run (``reuters21578_run`` in conftest.py), which this process makes (or another one
+has made) while the cluster runs the job.
+
+Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
+the JIT's first tier only, as the suite's own session, and the serial collector. They run many small
+jobs, and the optimizing tier's compilations were about half of the cluster's CPU time on a 2-core
+machine.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-from conftest import REPO, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
 VENV_PYTHON = REPO / ".venv" / "bin" / "python"
@@ -48,6 +54,7 @@ def cluster_environment() -> dict[str, str]:
     environment["SPARK_LOCAL_IP"] = "127.0.0.1"
     # The master's REST submission server would take the fixed port 6066; nothing here uses it.
     environment["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"
+    environment["SPARK_DAEMON_JAVA_OPTS"] = CHILD_JVM_OPTIONS  # the master's and workers' JVMs
     return environment
 
 
@@ -197,29 +204,41 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster_run(cluster: Cluster, tmp_path_factory):
-    """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds)."""
+def cluster_run(cluster: Cluster, tmp_path_factory, request):
+    """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds). While it
+    runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here, or read if
+    another test process made it: the cluster's JVMs and this process's session share the machine."""
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
     command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
                "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.pyspark.python={cluster.python}",
                "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}",
+               # As many shuffle partitions as the local-mode run's session (conftest.py), not the 16 of
+               # conf/spark-defaults.conf: two one-core executors, and the results do not depend on it
+               # (tests/test_determinism.py).
+               "--conf", "spark.sql.shuffle.partitions=4",
+               "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
+               "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",
                "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
     # spark-submit.sh binds to loopback by itself only in local mode; the driver must too.
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    logs = output.parent / "stdout", output.parent / "stderr"  # files, not pipes: read when it has finished
     began = time.monotonic()
-    job = subprocess.Popen(command, cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with open(logs[0], "w") as out, open(logs[1], "w") as err:
+        job = subprocess.Popen(command, cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                               start_new_session=True)
     try:
-        stdout, stderr = job.communicate(timeout=SUBMIT_TIMEOUT)
+        request.getfixturevalue("reuters21578_run")  # meanwhile
+        job.wait(timeout=max(1.0, SUBMIT_TIMEOUT - (time.monotonic() - began)))
     except subprocess.TimeoutExpired:
         stop_group(job)
-        stdout, stderr = job.communicate()
-        pytest.fail(f"spark-submit did not finish in {SUBMIT_TIMEOUT} s\n{stderr[-3000:]}\n{cluster.log_tails()}")
+        pytest.fail(f"spark-submit did not finish in {SUBMIT_TIMEOUT} s\n{logs[1].read_text()[-3000:]}\n"
+                    f"{cluster.log_tails()}")
     finally:
         leftovers = stop_group(job)  # nothing of the submit (driver JVM, Python driver) may outlive it
+    stdout, stderr = (log.read_text(errors="replace") for log in logs)
     seconds = time.monotonic() - began
     assert not leftovers, f"processes of spark-submit still running after SIGKILL: {leftovers}"
     executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs

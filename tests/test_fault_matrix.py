@@ -8,8 +8,8 @@ reference's. The faults:
 
 * the driver failing in each stage (``spark.sparktc.driver_fault``: before the stage computes,
   between two of its outputs being published, before its manifest), one run after another on one
-  output, in this process; and a ``spark-submit`` driver SIGKILLed between two outputs, followed by
-  the same command;
+  output, in this process; and a ``spark-submit`` driver SIGKILLed between two outputs (started with
+  the module, so that its JVM works while the tests before its own run here), followed by the same command;
 * a Python worker killed in every stage that runs one (``spark.sparktc.fault``, all in one run);
 * an output file truncated, corrupted at the same size (with and without its ``.crc``), deleted,
   and only touched (not recomputed);
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chispa import assert_df_equality
-from conftest import REPO, invented_words
+from conftest import CHILD_JVM_OPTIONS, REPO, invented_words, selected
 
 from sparktc.apps import cli
 from sparktc.apps.classify import classify
@@ -184,21 +184,46 @@ def test_the_driver_failing_in_each_stage_then_the_same_command(spark, job, copy
     assert_same_results(spark, copy, reference)
 
 
-def submit(corpus: Path, output: Path, *conf: str) -> subprocess.Popen:
+def submit(corpus: Path, output: Path, *conf: str) -> tuple[subprocess.Popen, Path, Path]:
+    """jobs/pipeline.py through ./spark-submit.sh in the background: (process, stdout file, stderr file)."""
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    options = [option for setting in ("spark.sql.shuffle.partitions=4", *conf) for option in ("--conf", setting)]
-    return subprocess.Popen(
-        ["./spark-submit.sh", "--master", "local[2,4]", *options, "jobs/pipeline.py",
-         *[f"--set={setting}" for setting in settings(corpus)], "--output", str(output)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
+    conf = ("spark.sql.shuffle.partitions=4", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}", *conf)
+    options = [option for setting in conf for option in ("--conf", setting)]
+    stdout, stderr = output.with_name(f"{output.name}.out"), output.with_name(f"{output.name}.err")
+    with open(stdout, "w") as out, open(stderr, "w") as err:  # files, not pipes: nothing reads them meanwhile
+        process = subprocess.Popen(
+            ["./spark-submit.sh", "--master", "local[2,4]", *options, "jobs/pipeline.py",
+             *[f"--set={setting}" for setting in settings(corpus)], "--output", str(output)],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=environment, start_new_session=True)
+    return process, stdout, stderr
 
 
-def test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_results(spark, job, corpus, reference,
-                                                                                   tmp_path):
-    output = tmp_path / "killed"
-    killed = submit(corpus, output, f"{DRIVER_SETTING}=ingest:publish:kill")
-    out, err = killed.communicate(timeout=600)
-    assert killed.returncode != 0 and list(stage_lines(out)) == ["ingest"], (out, err[-2000:])
+KILLED = "test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_results"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def killed(request, corpus, tmp_path_factory):
+    """The spark-submit run whose driver is SIGKILLed in ingest, between two outputs, started when the module
+    starts (if its test runs), so that its JVM works while the tests before it run in this process:
+    (process, output, stdout file, stderr file)."""
+    if not selected(request, KILLED):
+        yield None
+        return
+    output = tmp_path_factory.mktemp("matrix") / "killed"
+    process, stdout, stderr = submit(corpus, output, f"{DRIVER_SETTING}=ingest:publish:kill")
+    try:
+        yield process, output, stdout, stderr
+    finally:
+        if process.poll() is None:  # its test failed before waiting, or did not wait long enough
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_results(spark, job, killed, reference):
+    process, output, stdout, stderr = killed
+    process.wait(timeout=600)
+    out, err = stdout.read_text(), stderr.read_text()
+    assert process.returncode != 0 and list(stage_lines(out)) == ["ingest"], (out, err[-2000:])
     # ingest published documents, then its driver died: categories and rejects still staged, no manifest.
     assert (output / "documents").exists() and not (output / "categories").exists()
     assert list(output.glob("_incomplete/*/ingest/categories"))
