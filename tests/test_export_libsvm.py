@@ -132,6 +132,14 @@ def test_lines_follow_the_format_and_read_back_alike(tmp_path):
     assert [record.tokens for record in read] == [("1:0.1", "5:2.5e-08", "10:3.0"), ("3:0.5",), (), ("1:1.0",)]
 
 
+def test_a_weight_of_zero_is_left_out_of_the_line():
+    rows = batch([["a"], [], ["b"], []], [[0, 3, 5], [1, 2], [4], [6, 7]], [[0.0, 0.5, -0.0], [0.0, 0.0], [0.0],
+                                                                          [0.25, 0.0]])
+    lines, kept = libsvm_lines(rows, pa.array(["a", "b"]), pa.array(["0", "1"]))
+    assert lines.to_pylist() == ["0 4:0.5", "1", " 7:0.25"]
+    assert kept.to_pylist() == [True, False, True, True]  # zero weights only and no label: no line
+
+
 def test_a_label_outside_the_categories_is_a_bug():
     with pytest.raises(ValueError, match="label z is not in the run's categories"):
         libsvm_lines(batch([["z"]], [[0]], [[1.0]]), pa.array(["a"]), pa.array(["0"]))
@@ -202,3 +210,40 @@ def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
     assert not (tmp_path / "out").exists()
     with pytest.raises(ExportError, match="has no weighted vectors yet"):  # once the run is over, what is there
         check_export(str(run), str(tmp_path / "out"))
+
+
+def test_a_run_whose_vectors_hold_zero_weights_exports_its_nonzero_features_only(spark, tmp_path):
+    """ltc gives a term in every training document idf ln(N / N) = 0, so its weight is stored as 0 in every vector
+    that has it: the LIBSVM files leave it out (they list nonzero features) and still read back as the same matrix."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(40)]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for split, count in (("train", 40), ("test", 12)):
+        lines = [{"id": f"{split}{i}", "text": " ".join(["everywhere", *rng.choice(words, size=6)]),
+                  "labels": sorted({str(label) for label in rng.choice(["a", "b", "c"], size=2)}), "split": split}
+                 for i in range(count)]
+        lines[0] = {"id": f"{split}-only", "text": "everywhere", "labels": [] if split == "train" else ["a"],
+                    "split": split}  # zero weights only: no line in train.svm, the label alone in test.svm
+        (corpus / f"{split}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run, directory = tmp_path / "run", tmp_path / "libsvm"
+    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={corpus}", "tokenize.stemmer=none"])
+    run_stages(spark, config, str(run), "ingest", "tokenize", "weight")
+    with claim(str(run), "run"):
+        summary = export_libsvm(spark, str(run), str(directory))
+    n_features = len(pd.read_parquet(run / "vocabulary"))
+    for split in ("train", "test"):
+        rows = vectors(run, split).set_index("doc_id")
+        assert (np.concatenate(rows["values"].to_list()) == 0).sum() >= len(rows)  # the run does store zeros
+        fields = [field for line in (directory / f"{split}.svm").read_text().splitlines()
+                  for field in line.split(" ")[1:]]
+        assert fields and all(float(field.split(":")[1]) != 0 for field in fields)
+        ids = (directory / f"{split}.ids").read_text().splitlines()
+        X, _ = load_svmlight_file(str(directory / f"{split}.svm"), n_features=n_features, multilabel=True,
+                                  zero_based=False)
+        assert (X.astype(np.float32) != as_matrix(rows.loc[ids], n_features)).nnz == 0
+        assert X.nnz == sum(int((np.asarray(values) != 0).sum()) for values in rows.loc[ids, "values"])
+    assert "train-only" not in (directory / "train.ids").read_text().splitlines()
+    assert summary["files"]["train.svm"]["set_aside"] == {EMPTY: 1}
+    assert (directory / "test.svm").read_text().splitlines()[(directory / "test.ids").read_text().splitlines()
+                                                            .index("test-only")] == "0"

@@ -9,7 +9,9 @@ with current manifests); DIR must not exist: the export creates it and writes
 * ``train.svm`` and ``test.svm``: one line per document, ``label1,label2 index:value ...`` as LibMultiLabel and
   the LIBSVM data page write them (:mod:`sparktc.corpora.libsvm` reads them back). The feature index is the
   vocabulary's ``term_id`` + 1 (1-based, increasing along the line); the value is the stored float32 weight in
-  its shortest decimal form that reads back as the same float32 (``0.1``, ``2.5e-8``). A document without
+  its shortest decimal form that reads back as the same float32 (``0.1``, ``2.5e-8``). A stored weight of 0 (a
+  term whose scheme factor is 0, such as the idf of a term in every training document) is left out, as LIBSVM
+  lists nonzero features only, so the files read back as the same matrix. A document without
   labels has an empty label field (the line starts with a space). A document with neither labels nor features
   has no LIBSVM line (every reader skips or refuses a blank line) and is counted as set aside;
 * ``train.ids`` and ``test.ids``: the run's doc id of each line, line for line;
@@ -163,8 +165,9 @@ def libsvm_labels(categories: Sequence[str]) -> list[str]:
 def libsvm_lines(batch: pa.RecordBatch, categories: pa.StringArray, labels: pa.StringArray
                  ) -> tuple[pa.StringArray, pa.BooleanArray]:
     """The LIBSVM lines (without newline) of a ``vectors`` batch (``labels``, ``indices``, ``values``) and the mask
-    of the rows they are for: every row with a label or a feature. ``labels[i]`` is the label of ``categories[i]``;
-    a label outside ``categories`` is a bug upstream (ingest writes only those) and raises ValueError."""
+    of the rows they are for: every row with a label or a nonzero feature (a value of 0 is left out: LIBSVM lists
+    nonzero features only). ``labels[i]`` is the label of ``categories[i]``; a label outside ``categories`` is a
+    bug upstream (ingest writes only those) and raises ValueError."""
     flat_labels = pc.list_flatten(batch.column("labels"))
     positions = pc.index_in(flat_labels, value_set=categories)
     if positions.null_count:
@@ -172,11 +175,15 @@ def libsvm_lines(batch: pa.RecordBatch, categories: pa.StringArray, labels: pa.S
         raise ValueError(f"label {unknown} is not in the run's categories; please report this as a bug")
     label_lengths = pc.list_value_length(batch.column("labels")).fill_null(0)
     label_field = pc.binary_join(_lists(label_lengths, pc.take(labels, positions)), ",")
-    indices, values = batch.column("indices"), batch.column("values")
-    lengths = pc.list_value_length(indices).fill_null(0)
-    one_based = pc.add(pc.cast(pc.list_flatten(indices), pa.int64()), 1)
+    flat_values = pc.list_flatten(batch.column("values"))
+    nonzero = pc.not_equal(flat_values, 0)  # -0.0 too; NaN is kept, as it was stored
+    # Each row's count of nonzero values: the running count of the mask at the rows' ends, differenced.
+    ends = np.cumsum(pc.list_value_length(batch.column("values")).fill_null(0).to_numpy(zero_copy_only=False))
+    running = np.concatenate([[0], np.cumsum(nonzero.to_numpy(zero_copy_only=False), dtype=np.int64)])
+    lengths = pa.array(np.diff(running[ends], prepend=0))
+    one_based = pc.add(pc.cast(pc.list_flatten(batch.column("indices")).filter(nonzero), pa.int64()), 1)
     pairs = pc.binary_join_element_wise(pc.cast(one_based, pa.string()),
-                                        pc.cast(pc.list_flatten(values), pa.string()), ":")
+                                        pc.cast(flat_values.filter(nonzero), pa.string()), ":")
     feature_field = pc.binary_join(_lists(lengths, pairs), " ")
     line = pc.utf8_rtrim_whitespace(pc.binary_join_element_wise(label_field, feature_field, " "))
     kept = pc.or_(pc.greater(label_lengths, 0), pc.greater(lengths, 0))
@@ -297,7 +304,7 @@ def export_libsvm(spark: SparkSession, run: str, output: str) -> dict[str, Any]:
                 "weight_settings": weight_manifest.get("settings", {}).get("weight"),
                 "order": ORDER,
                 "features": "index = the run's vocabulary term_id + 1; value = the stored float32 weight in its "
-                            "shortest decimal form",
+                            "shortest decimal form; weights of 0 left out (LIBSVM lists nonzero features only)",
                 "labels": dict(zip(labels, names)),
                 "files": {FILES[split]: {"lines": per_split[split]["written"],
                                          "documents_read": per_split[split]["read"],
