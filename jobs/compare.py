@@ -4,8 +4,11 @@
 
 Pairs in the order given: (1, 2), (1, 3), ..., (k-1, k). Writes comparison.json, comparison.md (Yang & Liu's
 Tables 2 and 3, one row per pair, and Figures 4-5), pairs/I_vs_J.md (each pair's statistics and P-values)
-and f1_by_training_frequency.png (per-category F1 against training-set frequency, one curve per run).
-The evaluation settings (category set, 0/0 convention) are run 1's unless overridden.
+and f1_by_training_frequency.png (per-category F1 against training-set frequency, one curve per run), all
+computed first, written aside and then moved into place: an earlier comparison in DIR is replaced only by a
+complete one. A test whose statistic is undefined (two runs that agree, a run and its rerun, leave nothing to
+test) reads "undefined" with its reason and keeps Yang & Liu's "~". The evaluation settings (category set, 0/0
+convention) are run 1's unless overridden.
 """
 
 import argparse
@@ -18,7 +21,7 @@ from sparktc.apps.cli import Job, run_job
 from sparktc.apps.compare import CompareError, check_runs, compare_runs, write_comparisons
 from sparktc.runtime import storage
 from sparktc.runtime.config import load_section, parse_override
-from sparktc.runtime.outputs import check_output
+from sparktc.runtime.outputs import Claim, check_output
 from sparktc.runtime.session import build_session
 
 
@@ -35,19 +38,20 @@ def main() -> int:
             parse_override(override)
         output = check_output(arguments.output, {f"RUN_{i}": run for i, run in enumerate(runs, 1)}, "compare")
         return Job(output, "compare", lambda: build_session("sparktc-compare", {}),
-                   lambda spark, held: _compare(spark, runs, held.output, arguments.set))
+                   lambda spark, held: _compare(spark, runs, held, arguments.set))
 
     return run_job(prepare)
 
 
-def _compare(spark: SparkSession, runs: list[str], output: str, overrides: list[str]) -> None:
+def _compare(spark: SparkSession, runs: list[str], held: Claim, overrides: list[str]) -> None:
     for run in runs:
         if not storage.exists(spark, storage.join(run, "metrics.json")):
             raise CompareError(f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first")
     recorded = json.loads(storage.read_text(spark, storage.join(runs[0], "metrics.json")))["settings"]
     settings = load_section("evaluate", recorded["evaluate"], overrides)
     record, tables = compare_runs(spark, runs, settings, recorded["corpus"]["format"])
-    print(write_comparisons(spark, output, record, tables), flush=True)
+    # staged in the job's own staging directory, which the next job holding the output sweeps if this one dies
+    print(write_comparisons(spark, held.output, record, tables, storage.join(held.staging, "compare")), flush=True)
 
 
 if __name__ == "__main__":

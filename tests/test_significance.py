@@ -236,13 +236,52 @@ def test_degenerate_cases():
     ]:
         assert math.isnan(got.statistic)
         assert (got.p_value_a_better, got.p_value_b_better, got.symbol) == (1.0, 1.0, "~")
+        assert got.reason  # why, for the reports
+
+
+AGREE = "no difference to test (the runs' decisions agree on every document and category)"
+
+
+@pytest.mark.parametrize("test, reason", [
+    (lambda: s_test(0, 0), AGREE),
+    (lambda: S_test([0.5, 0.2], [0.5, 0.2]), "no difference to test (every category's F1 is equal)"),
+    (lambda: T_test([0.5, 0.2], [0.5, 0.2]), "fewer than 2 categories whose F1 differ (every category's F1 is equal)"),
+    (lambda: T_test([0.5, 0.2], [0.4, 0.2]), "fewer than 2 categories whose F1 differ (only 1 does)"),
+    (lambda: T_prime_test([0.5, 0.2], [0.5, 0.2]),
+     "fewer than 2 categories whose F1 differ (every category's F1 is equal)"),
+    (lambda: T_prime_test([0.5, 0.2], [0.4, 0.2]), "fewer than 2 categories whose F1 differ (only 1 does)"),
+    (lambda: T_test([0.5, 0.3, 0.9], [0.4, 0.2, 0.8]),
+     "the F1 differences have zero variance (every differing category differs by the same amount)"),
+    # pooled ranks 1..6 of (0.1, 0.3, 0.5 | 0.2, 0.4, 0.6): every rank difference is -1
+    (lambda: T_prime_test([0.1, 0.3, 0.5], [0.2, 0.4, 0.6]),
+     "the F1 ranks' differences have zero variance (every differing category differs by the same amount)"),
+    (lambda: p_test(0.2, 0.0, 10, 0, "p-test (precision)", no_trials="a run that assigns nothing has no precision"),
+     "no trials on one side (n_b = 0: a run that assigns nothing has no precision)"),
+    (lambda: p_test(0.0, 0.2, 0, 10), "no trials on one side (n_a = 0)"),
+    (lambda: p_test(0.0, 0.0, 0, 0, no_trials="no test decision"),
+     "no trials on either side (n_a = n_b = 0: no test decision)"),
+    (lambda: p_test(0.0, 0.0, 10, 20), "pooled proportion is 0 (both runs' proportions are 0: no variance)"),
+    (lambda: p_test(1.0, 1.0, 10, 20, higher_is_better=False),
+     "pooled proportion is 1 (both runs' proportions are 1: no variance)"),
+], ids=["s_agree", "S_equal", "T_none", "T_one", "T_prime_none", "T_prime_one", "T_zero_variance",
+        "T_prime_zero_variance", "p_no_trials_b", "p_no_trials_a", "p_no_trials", "p_pooled_0", "p_pooled_1"])
+def test_each_degenerate_path_says_why(test, reason):
+    got = test()
+    assert got.reason == reason
+    assert math.isnan(got.statistic) and (got.p_value_a_better, got.p_value_b_better, got.symbol) == (1.0, 1.0, "~")
+
+
+def test_a_defined_statistic_has_no_reason():
+    for got in [s_test(3, 5), S_test([0.5, 0.2], [0.4, 0.3]), T_test([0.5, 0.2, 0.9], [0.4, 0.3, 0.1]),
+                T_prime_test([0.5, 0.2, 0.9], [0.4, 0.3, 0.1]), p_test(0.5, 0.5, 10, 10), p_test(0.8, 0.4, 21, 20)]:
+        assert math.isfinite(got.statistic) and got.reason == "", got
 
 
 def test_result_is_frozen():
     got = s_test(3, 5)
     assert isinstance(got, TestResult)
     assert [f.name for f in dataclasses.fields(got)] == [
-        "name", "n", "statistic", "p_value_a_better", "p_value_b_better", "symbol",
+        "name", "n", "statistic", "p_value_a_better", "p_value_b_better", "symbol", "reason",
     ]
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.symbol = ">"

@@ -10,13 +10,23 @@ which one is right: Spark joins the two ``predictions`` tables on doc_id and red
 document's label sets to three counts, so no decision reaches the driver. The S-, T- and T'-tests
 use the per-category F1 of the two contingency tables, and the p-tests the micro-averaged
 recall, precision and error.
+
+Runs that agree (a run and its rerun; methods that make the same decisions on a small test set)
+leave some tests nothing to test: their statistic is undefined (Yang & Liu 1999 section 4's
+formulas need differing pairs, a non-zero variance, trials on both sides), which the files show as
+"undefined" with the reason (:class:`sparktc.evaluation.significance.TestResult`'s ``reason``) and
+Yang & Liu's "~". :func:`write_comparisons` computes every file before writing any, and publishes
+them from a staging directory, so a failure never leaves a comparison.md linking files not written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import math
 import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict
 
@@ -34,6 +44,7 @@ from sparktc.evaluation.summary import category_table, to_builtin
 from sparktc.filesystem import absolute, is_uri
 from sparktc.runtime import storage
 from sparktc.runtime.config import ConfigError, EvaluateConfig
+from sparktc.runtime.outputs import INCOMPLETE
 
 
 class CompareError(InputError):
@@ -97,6 +108,15 @@ def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfi
             f"the runs were not evaluated on the same test documents: {counts['only_a']:,} only in {run_a}, "
             f"{counts['only_b']:,} only in {run_b}, {counts['labels_differ']:,} with different labels"
         )
+    return pair_result(run_a, run_b, settings, len(categories), table_a, table_b, counts)
+
+
+def pair_result(run_a: str, run_b: str, settings: EvaluateConfig, n_categories: int, table_a: pd.DataFrame,
+                table_b: pd.DataFrame, counts: dict[str, int]) -> dict:
+    """:func:`compare`'s record from what Spark counted (no Spark here): the two runs' averaged categories
+    (:func:`sparktc.evaluation.summary.category_table` rows with ``tp``, ``fp``, ``fn``, ``tn`` and ``f1``, in
+    the same order) and :func:`decision_counts`' ``n`` and ``k_a``. The tests are Yang & Liu 1999 section 4's
+    (:mod:`sparktc.evaluation.significance`); an undefined statistic is null with its reason under ``undefined``."""
     micro_a, micro_b = _micro(table_a), _micro(table_b)
     f1_a, f1_b = table_a["f1"].to_numpy(), table_b["f1"].to_numpy()
     results: list[TestResult] = [
@@ -104,37 +124,63 @@ def compare(spark: SparkSession, run_a: str, run_b: str, settings: EvaluateConfi
         S_test(f1_a, f1_b),
         T_test(f1_a, f1_b),
         T_prime_test(f1_a, f1_b),
-        p_test(micro_a["recall"], micro_b["recall"], micro_a["positives"], micro_b["positives"], "p-test (recall)"),
+        p_test(micro_a["recall"], micro_b["recall"], micro_a["positives"], micro_b["positives"], "p-test (recall)",
+               no_trials="no test document has one of these categories"),
         p_test(micro_a["precision"], micro_b["precision"], micro_a["assigned"], micro_b["assigned"],
-               "p-test (precision)"),
+               "p-test (precision)", no_trials="a run that assigns nothing has no precision"),
         p_test(micro_a["error"], micro_b["error"], micro_a["decisions"], micro_b["decisions"], "p-test (error)",
-               higher_is_better=False),
+               higher_is_better=False, no_trials="no test decision"),
     ]
     return to_builtin({
-        "run_a": run_a, "run_b": run_b, "averaged_over": settings.average_over, "n_categories": len(categories),
+        "run_a": run_a, "run_b": run_b, "averaged_over": settings.average_over, "n_categories": n_categories,
         "zero_division": settings.zero_division,
         "micro_f1": {"a": micro_a["f1"], "b": micro_b["f1"]},
         "macro_f1": {"a": float(np.mean(f1_a)), "b": float(np.mean(f1_b))},
-        "decisions": counts, "tests": [asdict(result) for result in results],
+        "decisions": counts, "tests": [as_record(result) for result in results],
     })
 
 
+def as_record(result: TestResult) -> dict:
+    """One test as comparison.json holds it: :class:`TestResult`'s fields but ``reason``, and ``undefined``,
+    null for a defined statistic, else why it is undefined (``statistic`` is then nan, null in JSON)."""
+    record = asdict(result)
+    reason = record.pop("reason")
+    return {**record, "undefined": reason or None}
+
+
 def format_comparison(result: dict) -> str:
-    """Yang & Liu Table 2 style: one line per test with its statistic, p-values and symbol."""
+    """Yang & Liu Table 2 style: one line per test with its statistic, p-values and symbol. An undefined
+    statistic (a degenerate test: Yang & Liu 1999 section 4 needs differences to test) reads "undefined",
+    its symbol is "~" and its reason is noted below the table."""
     lines = [
-        f"A = {result['run_a']}  (micro-F1 {result['micro_f1']['a']:.4f}, macro-F1 {result['macro_f1']['a']:.4f})",
-        f"B = {result['run_b']}  (micro-F1 {result['micro_f1']['b']:.4f}, macro-F1 {result['macro_f1']['b']:.4f})",
+        f"A = {result['run_a']}  (micro-F1 {_cell(result['micro_f1']['a'], '.4f')}, "
+        f"macro-F1 {_cell(result['macro_f1']['a'], '.4f')})",
+        f"B = {result['run_b']}  (micro-F1 {_cell(result['micro_f1']['b'], '.4f')}, "
+        f"macro-F1 {_cell(result['macro_f1']['b'], '.4f')})",
         f"over {result['n_categories']} categories ({result['averaged_over']})",
         "",
         f"| {'test':<20} | {'n':>10} | {'statistic':>10} | {'p (A > B)':>10} | {'p (B > A)':>10} | result |",
         f"|{'-' * 22}|{'-' * 12}|{'-' * 12}|{'-' * 12}|{'-' * 12}|--------|",
     ]
     for test in result["tests"]:
-        lines.append(f"| {test['name']:<20} | {test['n']:>10,} | {test['statistic']:>10.4f} | "
-                     f"{test['p_value_a_better']:>10.4g} | {test['p_value_b_better']:>10.4g} | A {test['symbol']} B |")
+        lines.append(f"| {test['name']:<20} | {test['n']:>10,} | {_cell(test['statistic'], '.4f', 10)} | "
+                     f"{_cell(test['p_value_a_better'], '.4g', 10)} | {_cell(test['p_value_b_better'], '.4g', 10)} | "
+                     f"A {test['symbol']} B |")
     lines.append("")
     lines.append("≫ / ≪: significant at p <= 0.01; > / <: at p <= 0.05; ~: not significant (Yang & Liu 1999, Table 2)")
+    undefined = comparison_report.undefined_tests(result["tests"])
+    if undefined:
+        lines += ["", "Undefined statistics (shown ~: the data cannot show either run better):", ""]
+        lines += [f"- {name}: {reason}" for name, reason in undefined]
     return "\n".join(lines)
+
+
+def _cell(value: float | None, spec: str, width: int = 0) -> str:
+    """``value`` formatted by ``spec`` right-aligned in ``width``, or "undefined" for null or NaN (comparison.json
+    holds an undefined statistic as null)."""
+    if value is None or not math.isfinite(value):
+        return f"{'undefined':>{width}}"
+    return f"{value:>{width}{spec}}"
 
 
 def check_runs(runs: Sequence[str]) -> list[str]:
@@ -189,18 +235,28 @@ def compare_runs(spark: SparkSession, runs: Sequence[str], settings: EvaluateCon
     Returns the record written as comparison.json (``runs``: name and path of each; ``pairs``: per pair
     the names ``a`` and ``b``, the file of its details and :func:`compare`'s ``result``) and per run
     name its averaged categories' training positives and F1, for the plot."""
+    results = [compare(spark, runs[i], runs[j], settings, corpus_format)
+               for i, j in itertools.combinations(range(len(runs)), 2)]
+    record = comparison_record(runs, results)
+    tables = {run["name"]: _f1_table(spark, run["path"], settings, corpus_format) for run in record["runs"]}
+    return record, tables
+
+
+def comparison_record(runs: Sequence[str], results: Sequence[dict]) -> dict:
+    """comparison.json (:func:`compare_runs`) from the runs' paths and :func:`compare`'s result of every pair,
+    in the order of ``itertools.combinations`` ((1, 2), (1, 3), ..., (k-1, k)); no Spark."""
     names = run_names(runs)
-    pairs = [{"a": names[i], "b": names[j], "details": pair_details(i, j),
-              "result": compare(spark, runs[i], runs[j], settings, corpus_format)}
-             for i, j in itertools.combinations(range(len(runs)), 2)]
+    indices = list(itertools.combinations(range(len(runs)), 2))
+    if len(results) != len(indices):
+        raise ValueError(f"{len(runs)} runs make {len(indices)} pairs; got {len(results)} results")
+    pairs = [{"a": names[i], "b": names[j], "details": pair_details(i, j), "result": result}
+             for (i, j), result in zip(indices, results)]
     first = pairs[0]["result"]
-    record = {
+    return {
         "runs": [{"name": name, "path": run} for name, run in zip(names, runs)],
         "averaged_over": first["averaged_over"], "n_categories": first["n_categories"],
         "zero_division": first["zero_division"], "plot": comparison_report.COMPARISON_PNG, "pairs": pairs,
     }
-    tables = {name: _f1_table(spark, run, settings, corpus_format) for name, run in zip(names, runs)}
-    return record, tables
 
 
 def _run_scores(record: dict) -> list[tuple[float, float]]:
@@ -220,30 +276,71 @@ def format_comparisons(record: dict) -> str:
              f"0/0 counted as {record['zero_division']:g}", "",
              "| # | run | micro-F1 | macro-F1 | path |", "|---:|---|---:|---:|---|"]
     for number, (run, (micro, macro)) in enumerate(zip(record["runs"], _run_scores(record)), 1):
-        lines.append(f"| {number} | {run['name']} | {micro:.4f} | {macro:.4f} | {run['path']} |")
+        lines.append(f"| {number} | {run['name']} | {_cell(micro, '.4f')} | {_cell(macro, '.4f')} | {run['path']} |")
     lines += ["", "## Table 2: statistical significance tests", "",
               comparison_report.significance_table(record["pairs"]), "",
               "## Table 3: p-tests on micro recall (miR), micro precision (miP) and error", "",
-              comparison_report.p_test_table(record["pairs"]), "", comparison_report.LEGEND, "",
-              "## Figures 4-5: per-category F1 against training-set frequency", "",
+              comparison_report.p_test_table(record["pairs"]), "", comparison_report.LEGEND, ""]
+    notes = comparison_report.undefined_notes(record["pairs"])
+    lines += [notes, ""] if notes else []
+    lines += ["## Figures 4-5: per-category F1 against training-set frequency", "",
               f"![per-category F1 against training-set frequency, one curve per run]({record['plot']})", "",
               "## Each pair's tests (statistics and P-values)", ""]
     lines += [f"- [{pair['a']} vs {pair['b']}]({pair['details']})" for pair in record["pairs"]]
     return "\n".join(lines)
 
 
-def write_comparisons(spark: SparkSession, output: str, record: dict, tables: dict[str, pd.DataFrame]) -> str:
-    """comparison.json, comparison.md, each pair's details (:func:`format_comparison`) and the plot; returns
-    what the job prints: each pair's details, then comparison.md."""
+#: The files a reader opens first, which name the others: published last and removed first, so that whenever
+#: they are in the output, every file they link to is there and of the same comparison.
+ENTRY_FILES = ("comparison.json", "comparison.md")
+
+
+def comparison_files(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, bytes], str]:
+    """Every file of the comparison by its path in the output (each pair's details, the plot, then
+    :data:`ENTRY_FILES`), all computed before any is written; and what the job prints: each pair's
+    details, then comparison.md."""
     text = format_comparisons(record)
-    storage.write_text(spark, storage.join(output, "comparison.json"), json.dumps(record, indent=2) + "\n")
-    storage.write_text(spark, storage.join(output, "comparison.md"), text + "\n")
+    files: dict[str, bytes] = {}
     details = []
-    storage.delete(spark, storage.join(output, "pairs"))  # no pair of an earlier comparison into this output stays
     for pair in record["pairs"]:
         table = format_comparison(pair["result"])
-        storage.write_text(spark, storage.join(output, pair["details"]), table + "\n")
+        files[pair["details"]] = (table + "\n").encode("utf-8")
         details += [f"## {pair['a']} vs {pair['b']}", "", table, ""]
-    png, _ = comparison_report.plot_f1_curves(tables)
-    storage.write_bytes(spark, storage.join(output, record["plot"]), png)
-    return "\n".join(details + [text])
+    files[record["plot"]] = comparison_report.plot_f1_curves(tables)[0]
+    # allow_nan=False: JSON has no NaN; compare() writes an undefined statistic as null with its reason
+    files["comparison.json"] = (json.dumps(record, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    files["comparison.md"] = (text + "\n").encode("utf-8")
+    return files, "\n".join(details + [text])
+
+
+def write_comparisons(spark: SparkSession, output: str, record: dict, tables: dict[str, pd.DataFrame],
+                      staging: str = "") -> str:
+    """Publish the comparison into ``output`` (held by this job, :mod:`sparktc.runtime.outputs`) whole, and
+    return what the job prints (:func:`comparison_files`).
+
+    Every file is computed first, then written under ``staging`` (default: a new directory under the output's
+    ``_incomplete``, which a later job holding the output removes if this one dies), and only then moved into
+    place: a failure while computing or writing leaves an earlier comparison in ``output`` as it was. Moving
+    in removes the earlier comparison.md and comparison.json first, then the files they link to (``pairs/``,
+    the plot), and moves the new ones in in the reverse order, so an entry file is never there without every
+    file it links to (a failure between the moves leaves no comparison.md: run the command again). When done,
+    the output's ``_incomplete`` is removed, as at the end of a run's stages."""
+    files, printed = comparison_files(record, tables)
+    staging = staging or storage.join(output, INCOMPLETE, f"compare-{uuid.uuid4().hex}")
+    storage.delete(spark, staging)
+    try:
+        for path, data in files.items():
+            storage.write_bytes(spark, storage.join(staging, path), data)
+        # one move per top-level name: pairs/ moves as a directory, so no pair of an earlier comparison stays
+        linked = [name for name in dict.fromkeys(path.split("/", 1)[0] for path in files) if name not in ENTRY_FILES]
+        for name in (*ENTRY_FILES, *linked):
+            storage.delete(spark, storage.join(output, name))
+        for name in (*linked, *ENTRY_FILES):
+            storage.rename(spark, storage.join(staging, name), storage.join(output, name))
+    except BaseException:
+        with contextlib.suppress(Exception):  # the failure is what to tell; _incomplete is swept by the next job
+            storage.delete(spark, staging)
+        raise
+    storage.delete(spark, storage.join(output, INCOMPLETE))  # the output is held: no other job stages there
+    storage.delete(spark, staging)
+    return printed

@@ -5,16 +5,20 @@ Pure functions, no Spark and no file-system access, like :mod:`sparktc.evaluatio
 ``pairs``
     one dict per pair of runs, in the order compared: ``a`` and ``b`` (the runs' names) and
     ``result`` (:func:`sparktc.apps.compare.compare`'s record: ``micro_f1``/``macro_f1`` with ``a``
-    and ``b``, and ``tests``, each with ``name``, ``n``, ``statistic``, the two one-sided P-values and
-    ``symbol``, one of ≫ > ~ < ≪, read "A symbol B").
+    and ``b``, and ``tests``, each with ``name``, ``n``, ``statistic``, the two one-sided P-values,
+    ``symbol``, one of ≫ > ~ < ≪, read "A symbol B", and ``undefined``: null, or why the statistic is
+    undefined (then null, and the symbol ~: Yang & Liu's tests need differences to test, and two runs
+    that agree, a run and its rerun, have none).
 ``tables``
     per run (name -> pandas DataFrame), one row per category with ``train_positives`` and ``f1``.
 
 Table 2 (:func:`significance_table`) has one row per pair with the symbols of the s-, S-, T- and
 T'-tests; Table 3 (:func:`p_test_table`) those of the p-tests on micro recall (miR), micro
-precision (miP) and error. :func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run;
-its PNG is deterministic as the report's plots are (fixed size and dpi, default style, the Agg
-canvas, no ``Software`` metadata).
+precision (miP) and error. A degenerate test keeps Yang & Liu's "~" in the tables;
+:func:`undefined_notes` lists the undefined ones with their reasons, to print below them.
+:func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run; its PNG is deterministic
+as the report's plots are (fixed size and dpi, default style, the Agg canvas, no ``Software``
+metadata).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ __all__ = [
     "LEGEND",
     "significance_table",
     "p_test_table",
+    "undefined_tests",
+    "undefined_notes",
     "f1_curves",
     "plot_f1_curves",
 ]
@@ -70,6 +76,34 @@ def significance_table(pairs: Sequence[Mapping[str, Any]]) -> str:
 def p_test_table(pairs: Sequence[Mapping[str, Any]]) -> str:
     """Yang & Liu Table 3: one row per pair, the p-tests' symbols on micro recall, precision and error."""
     return "\n".join(_symbols_table(pairs, P_TESTS))
+
+
+def undefined_tests(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(name, reason) of each test whose statistic is undefined: its ``undefined`` reason, or a null/NaN
+    ``statistic`` (a record written before reasons were kept says only that)."""
+    found = []
+    for test in tests:
+        statistic = test.get("statistic")
+        missing = statistic is None or not np.isfinite(statistic)
+        if test.get("undefined") or missing:
+            found.append((test["name"], test.get("undefined") or "statistic undefined"))
+    return found
+
+
+def undefined_notes(pairs: Sequence[Mapping[str, Any]]) -> str:
+    """Below Tables 2 and 3: per pair with an undefined statistic, each such test and why (its symbol ~ says
+    no more than "not significant"); "" when every statistic is defined."""
+    lines = []
+    for pair in pairs:
+        by_reason: dict[str, list[str]] = {}  # the T- and T'-tests are mostly undefined for the same reason
+        for name, reason in undefined_tests(pair["result"]["tests"]):
+            by_reason.setdefault(reason, []).append(name)
+        if by_reason:
+            lines.append(f"- {pair['a']} vs {pair['b']}: "
+                         + "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()))
+    if not lines:
+        return ""
+    return "\n".join(["Undefined statistics, shown ~ (Yang & Liu's tests need differences to test):", "", *lines])
 
 
 def f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS) -> dict[str, pd.DataFrame]:

@@ -17,9 +17,11 @@ correction, for n > 12; the T-, T'- and p-tests use Student's t with n - 1 degre
 for n <= 40 and the standard normal for n > 40 (the paper's "If n <= 40").
 
 Degenerate comparisons, where the statistic is undefined (no differing pair, a single differing
-pair or differences of zero variance in the T-tests, a pooled proportion of 0 or 1 in the
-p-test), give ``statistic = nan``, both P-values 1.0 and symbol "~": the data cannot show either
-system better.
+pair or differences of zero variance in the T-tests, a side with no trials or a pooled proportion
+of 0 or 1 in the p-test), give ``statistic = nan``, both P-values 1.0, symbol "~" (the data cannot
+show either system better) and a ``reason`` that says why in words, for the reports: two runs that
+agree on everything (a run and its rerun) make every sign and t-test degenerate, which is a finding
+to show, not a failure. A defined test has ``reason = ""``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class TestResult:
         degenerate.
     p_value_a_better, p_value_b_better : one-sided P-values for "A better" and "B better".
     symbol : "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
+    reason : why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
+        is defined.
     """
 
     __test__ = False  # not a pytest test class, despite its name
@@ -78,6 +82,7 @@ class TestResult:
     p_value_a_better: float
     p_value_b_better: float
     symbol: str
+    reason: str = ""
 
 
 def significance_symbol(p_value_a_better: float, p_value_b_better: float) -> str:
@@ -107,8 +112,9 @@ def _result(name: str, n: int, statistic: float, p_a: float, p_b: float) -> Test
     return TestResult(name, int(n), float(statistic), p_a, p_b, significance_symbol(p_a, p_b))
 
 
-def _degenerate(name: str, n: int) -> TestResult:
-    return TestResult(name, int(n), math.nan, 1.0, 1.0, "~")
+def _degenerate(name: str, n: int, reason: str) -> TestResult:
+    """An undefined statistic: nan, both P-values 1 and "~" (nothing shows either system better), and why."""
+    return TestResult(name, int(n), math.nan, 1.0, 1.0, "~", reason)
 
 
 def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -126,10 +132,11 @@ def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64]
     return arrays[0], arrays[1]
 
 
-def _sign_test(name: str, k: int, n: int) -> TestResult:
-    """Sign test of k successes of A in n differing pairs: Bin(n, 0.5) tails (section 4.1)."""
+def _sign_test(name: str, k: int, n: int, agreement: str) -> TestResult:
+    """Sign test of k successes of A in n differing pairs: Bin(n, 0.5) tails (section 4.1); with no
+    differing pair the test is undefined, ``agreement`` saying what the systems agree on."""
     if n == 0:
-        return _degenerate(name, n)
+        return _degenerate(name, n, f"no difference to test ({agreement})")
     z = (k - 0.5 * n) / (0.5 * math.sqrt(n))
     if n <= EXACT_SIGN_TEST_MAX_N:
         p_a = stats.binomtest(k, n, 0.5, alternative="greater").pvalue  # P(Z >= k)
@@ -148,15 +155,18 @@ def _t_or_normal(name: str, statistic: float, n: int) -> TestResult:
     return _result(name, n, statistic, p_a, p_b)
 
 
-def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64]) -> TestResult:
-    """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4)."""
+def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64], values: str) -> TestResult:
+    """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
+    ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t."""
     d = (a - b)[a != b]
     n = d.size
-    if n < 2:
-        return _degenerate(name, n)
+    if n < 2:  # sd(d) needs two differences
+        tied = "every category's F1 is equal" if n == 0 else "only 1 does"
+        return _degenerate(name, n, f"fewer than 2 categories whose F1 differ ({tied})")
     sd = d.std(ddof=1)
     if sd == 0.0:
-        return _degenerate(name, n)
+        return _degenerate(name, n, f"the {values} differences have zero variance (every differing category "
+                                    "differs by the same amount)")
     return _t_or_normal(name, d.mean() / (sd / math.sqrt(n)), n)
 
 
@@ -175,7 +185,7 @@ def s_test(k: int, n: int) -> TestResult:
     k = check_integer("k", k, 0)
     if k > n:
         raise ValueError(f"k must be at most n = {n} (A wins only among differing decisions); got {k}")
-    return _sign_test("s-test", k, n)
+    return _sign_test("s-test", k, n, "the runs' decisions agree on every document and category")
 
 
 def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
@@ -187,7 +197,8 @@ def S_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     arrays of equal length with values in [0, 1].
     """
     a, b = _check_scores(f1_a, f1_b)
-    return _sign_test("S-test", int(np.count_nonzero(a > b)), int(np.count_nonzero(a != b)))
+    return _sign_test("S-test", int(np.count_nonzero(a > b)), int(np.count_nonzero(a != b)),
+                      "every category's F1 is equal")
 
 
 def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
@@ -200,7 +211,7 @@ def T_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     degenerate ("~"). Validation as in :func:`S_test`.
     """
     a, b = _check_scores(f1_a, f1_b)
-    return _paired_t("T-test", a, b)
+    return _paired_t("T-test", a, b, "F1")
 
 
 def T_prime_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
@@ -213,7 +224,7 @@ def T_prime_test(f1_a: ArrayLike, f1_b: ArrayLike) -> TestResult:
     """
     a, b = _check_scores(f1_a, f1_b)
     ranks = stats.rankdata(np.concatenate([a, b]), method="average")
-    return _paired_t("T'-test", ranks[: a.size], ranks[a.size :])
+    return _paired_t("T'-test", ranks[: a.size], ranks[a.size :], "F1 ranks'")
 
 
 def p_test(
@@ -223,6 +234,7 @@ def p_test(
     n_b: int,
     name: str = "p-test",
     higher_is_better: bool = True,
+    no_trials: str = "",
 ) -> TestResult:
     """Difference of two proportions (p-test, Yang & Liu 1999 section 4.5).
 
@@ -234,7 +246,8 @@ def p_test(
     where A is better when p_a is lower, and ``p_value_a_better`` is the lower tail. Tails of
     Student's t with n - 1 d.f. for n = n_a + n_b <= 40, else of the standard normal. A pooled
     p of 0 or 1, or a side with no trials (a run that assigns nothing has no precision to test),
-    is degenerate ("~").
+    is degenerate ("~"); ``no_trials`` says in words what a side without trials means for this
+    measure (e.g. "that run assigned nothing"), for the reason.
 
     Raises ValueError unless p_a and p_b are in [0, 1] and n_a, n_b are integers >= 0.
     """
@@ -247,11 +260,14 @@ def p_test(
         raise ValueError(f"higher_is_better must be True or False; got {higher_is_better!r}")
     n = n_a + n_b
     if n_a == 0 or n_b == 0:
-        return _degenerate(name, n)
+        sides = "n_a = n_b = 0" if n == 0 else "n_a = 0" if n_a == 0 else "n_b = 0"
+        which = "either side" if n == 0 else "one side"
+        return _degenerate(name, n, f"no trials on {which} ({sides}{': ' + no_trials if no_trials else ''})")
     pooled = (n_a * p_a + n_b * p_b) / n
     variance = pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)
-    if variance <= 0.0:
-        return _degenerate(name, n)
+    if variance <= 0.0:  # p_a = p_b = 0 or 1: every trial of both runs came out the same
+        both = round(pooled)
+        return _degenerate(name, n, f"pooled proportion is {both} (both runs' proportions are {both}: no variance)")
     z = (p_a - p_b) / math.sqrt(variance)
     result = _t_or_normal(name, z, n)
     if higher_is_better:
