@@ -187,3 +187,10 @@ def test_on_a_hadoop_file_system_the_lock_is_a_lease(spark, tmp_path: Path) -> N
     with pytest.raises(OutputError, match="holds a training run"):
         with claim(uri, "classify", spark):
             pass
+
+
+@pytest.mark.parametrize("name", ["run[2]", "run{a,b}", "run*", "run?"])
+def test_an_output_spark_would_read_as_a_glob_pattern_is_refused(tmp_path, name):
+    with pytest.raises(OutputError, match=r"which Spark reads as a glob pattern when it reads the outputs back"):
+        check_output(str(tmp_path / name), {})
+    assert not (tmp_path / name).exists()

@@ -73,6 +73,10 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
+#: What Hadoop's path globbing reads as a pattern (Spark reads every table back through it).
+GLOB_CHARACTERS = "*?[]{}\\"
+
+
 def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
     """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
     user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
@@ -80,6 +84,11 @@ def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> s
     if not output:
         raise OutputError("--output is required: the directory the stages write their tables to")
     output = absolute(output)
+    globbed = sorted({c for c in output if c in GLOB_CHARACTERS})
+    if globbed:
+        raise OutputError(f"--output {output} holds {' '.join(globbed)}, which Spark reads as a glob pattern when it "
+                          "reads the outputs back, so it would not find them; choose a directory name without "
+                          f"{' '.join(GLOB_CHARACTERS)}")
     if is_uri(output):
         real = output.rstrip("/")
         resolved_inputs = {key: path.rstrip("/") for key, path in inputs.items() if path and is_uri(path)}
