@@ -92,7 +92,7 @@ from sparktc.runtime.parts import map_parts, parquet_files, read_batches
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.stages.rank import term_order
+from sparktc.stages.rank import read_small, term_order
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
@@ -605,6 +605,10 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
+#: The ``models`` columns a :class:`~sparktc.models.scoring.Scorer` and the training decisions read.
+SCORER_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features")
+
+
 def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, n_train: int,
                           order: np.ndarray) -> dict[str, Any] | None:
     """The written models' rule applied to the training documents (:func:`sparktc.models.decision.training_decisions`):
@@ -613,7 +617,8 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
     the documents being scored, never by a stored threshold."""
     if rule.thresholding in ("pcut", "rcut"):
         return None
-    models = spark.read.parquet(tables.output("models")).orderBy("category").toPandas()
+    # Categories x vocabulary, read with pyarrow: no Spark jobs (a sort alone took three).
+    models = read_small(tables.output("models"), list(SCORER_COLUMNS)).sort_by("category").to_pandas()
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
     shared = spark.sparkContext.broadcast(Scorer.of(
         models, n_terms, rule.knn_k, train_path, storage.join(tables.output(MODEL), NETWORK), rule.posterior_scores,
