@@ -194,3 +194,20 @@ def test_an_output_spark_would_read_as_a_glob_pattern_is_refused(tmp_path, name)
     with pytest.raises(OutputError, match=r"which Spark reads as a glob pattern when it reads the outputs back"):
         check_output(str(tmp_path / name), {})
     assert not (tmp_path / name).exists()
+
+
+def test_link_or_copy_hard_links_a_local_tree_and_replaces_the_target(spark, tmp_path):
+    from sparktc.runtime import storage
+
+    source = tmp_path / "documents"
+    (source / "split=train").mkdir(parents=True)
+    (source / "split=train" / "part-0.parquet").write_bytes(b"abc")
+    (source / "_SUCCESS").write_bytes(b"")
+    target = tmp_path / "tokens"
+    (target / "stale").mkdir(parents=True)  # an earlier attempt's leftovers go
+    storage.link_or_copy(spark, str(source), str(target))
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
+        "_SUCCESS", "split=train", "split=train/part-0.parquet"]
+    linked = target / "split=train" / "part-0.parquet"
+    assert linked.stat().st_ino == (source / "split=train" / "part-0.parquet").stat().st_ino  # no byte copied
+    assert linked.read_bytes() == b"abc"

@@ -76,7 +76,8 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         .join(models, "category").orderBy("category").coalesce(1) \
         .write.mode("overwrite").parquet(storage.join(target, CATEGORIES))
     if config.train.method == "knn":
-        storage.copy(spark, storage.join(tables.input("vectors"), "split=train"), storage.join(target, TRAINING))
+        training = storage.join(tables.input("vectors"), "split=train")
+        storage.link_or_copy(spark, training, storage.join(target, TRAINING))  # kNN scores against it
     settings = config.as_dict()
     parts = {name: size for name, size, _ in storage.list_files(spark, target) or [] if _is_part_data(name)}
     description = {

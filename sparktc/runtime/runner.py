@@ -112,17 +112,30 @@ def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any
     return _read_json(spark, manifest_path(output, stage))
 
 
+#: SHA-256 of the local files this process has hashed, by (device, inode, size, modification time in ns).
+_HASHED: dict[tuple[int, int, int, int], str] = {}
+
+
 def _hash(spark: SparkSession, path: str) -> str:
     """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
     and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
     ingest names them)."""
     local = local_path(path)
-    if local is not None and os.path.exists(local) and not stat.S_ISREG(os.stat(local).st_mode):
+    found = os.stat(local) if local is not None and os.path.exists(local) else None
+    if found is not None and not stat.S_ISREG(found.st_mode):
         return "not a regular file"
+    # A hard link of a file hashed before (tokens of a tokenized corpus, the bundle's training set) is not read
+    # again: the same inode, size and modification time are the same bytes, as the manifests trust elsewhere.
+    key = None if found is None else (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    if key in _HASHED:
+        return _HASHED[key]
     try:
-        return storage.sha256(spark, path)
+        digest = storage.sha256(spark, path)
     except Py4JJavaError as error:
         return f"unreadable: {str(error.java_exception)[:200]}"
+    if key is not None:
+        _HASHED[key] = digest
+    return digest
 
 
 class Digests:

@@ -6,11 +6,13 @@ stop-list files, ``metrics.json``) between the driver and the store the executor
 
 from __future__ import annotations
 
+import os
 import time
 
 from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
+from sparktc.filesystem import local_path
 
 
 def file_system(spark: SparkSession, path: str):
@@ -109,6 +111,24 @@ def copy(spark: SparkSession, source: str, target: str) -> None:
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     if not jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source_path, target_fs, target_path, False, conf):
         raise OSError(f"could not copy {source} to {target}")
+
+
+def link_or_copy(spark: SparkSession, source: str, target: str) -> None:
+    """``target`` as the same files as ``source``, replacing it: hard links on the local file system (no byte
+    is copied and no space taken; outputs are never changed in place, only replaced), a copy elsewhere."""
+    local_source, local_target = local_path(source), local_path(target)
+    if local_source is None or local_target is None or not os.path.isdir(local_source):
+        copy(spark, source, target)
+        return
+    delete(spark, target)
+    try:
+        for folder, _, names in os.walk(local_source):
+            into = os.path.join(local_target, os.path.relpath(folder, local_source))
+            os.makedirs(into, exist_ok=True)
+            for name in names:
+                os.link(os.path.join(folder, name), os.path.join(into, name))
+    except OSError:  # a file system without hard links, or across devices: copy instead
+        copy(spark, source, target)
 
 
 def create_new(spark: SparkSession, path: str, text: str) -> bool:

@@ -71,7 +71,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
         documents = spark.read.parquet(tables.input("documents"))
         if "text" not in documents.columns:
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file.
-            storage.copy(spark, tables.input("documents"), tables.output("tokens"))
+            storage.link_or_copy(spark, tables.input("documents"), tables.output("tokens"))
         else:
             # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
             given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
