@@ -12,7 +12,7 @@ from conftest import lyrl2004_corpus, shared_data
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
 from sparktc.runtime.config import load_config
-from sparktc.stages.ingest import NOT_CLOSED, _closed
+from sparktc.stages.ingest import NOT_CLOSED, _closed, _open_rows
 
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 
@@ -31,10 +31,12 @@ def test_closure_against_a_brute_force():
     ids = [f"d{i}" for i in range(len(documents))]
     labels = pa.array(documents, pa.list_(pa.string()))
     open_ids = {i for i, d in zip(ids, documents) if any(c in parent and parent[c] not in d for c in d)}
-    expanded, none = _closed(ids, labels, parent, "expand")
+    open_rows = _open_rows(labels, parent)
+    assert {ids[r] for r in open_rows} == open_ids and len(open_rows) == len(open_ids)
+    expanded, none = _closed(ids, labels, parent, "expand", open_rows)
     assert none == frozenset()
     assert expanded.to_pylist() == [sorted(tree.with_ancestors(d)) for d in documents]
-    same, aside = _closed(ids, labels, parent, "set_aside")
+    same, aside = _closed(ids, labels, parent, "set_aside", open_rows)
     assert same.to_pylist() == documents and aside == open_ids
     assert "d301" in open_ids and "d300" not in open_ids
 
@@ -50,7 +52,7 @@ def open_corpus(tmp_path_factory):
     return corpus
 
 
-@pytest.mark.parametrize("policy", ["expand", "set_aside"])
+@pytest.mark.parametrize("policy", ["expand", "set_aside", "keep"])
 def test_ingest_counts_and_applies_the_hierarchy_policy(spark, open_corpus, tmp_path, policy):
     config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={open_corpus}", f"corpus.hierarchy={HIERARCHY}",
                                 "corpus.test_parts=[0]", f"corpus.hierarchy_policy={policy}"])
@@ -59,6 +61,8 @@ def test_ingest_counts_and_applies_the_hierarchy_policy(spark, open_corpus, tmp_
     documents = pd.read_parquet(tmp_path / "run" / "documents").set_index("doc_id")
     if policy == "expand":
         assert sorted(documents.loc["2286", "labels"]) == sorted(hierarchy().with_ancestors(["C1511", "E121"]))
+    elif policy == "keep":  # counted all the same, by the parsing workers' label index, not a Spark job
+        assert "C151" not in documents.loc["2286", "labels"] and "C1511" in documents.loc["2286", "labels"]
     else:
         assert "2286" not in documents.index
         assert manifest["set_aside"] == {NOT_CLOSED.removeprefix("set aside: "): 1}

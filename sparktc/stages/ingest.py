@@ -84,6 +84,7 @@ class LabelIndex:
     row_of: dict[str, int]
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
     set_aside: frozenset[str] = frozenset()  # documents set aside: their labels are not closed under the hierarchy
+    not_closed: int = 0  # qrels documents whose labels miss an ancestor, whatever the policy did with them
 
     @staticmethod
     def load(path: str, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
@@ -127,18 +128,16 @@ def _load_labels(path: str, parents: tuple[tuple[str, str], ...], policy: str) -
     ids = doc_ids.filter(pa.array(new_doc)).to_pylist()
     no_labels = pa.array([[]], labels.type)
     set_aside: frozenset[str] = frozenset()
-    if parents and policy != "keep":
-        labels, set_aside = _closed(ids, labels, dict(parents), policy)
+    open_rows = _open_rows(labels, dict(parents)) if parents else np.zeros(0, dtype=np.int64)
+    if len(open_rows) and policy != "keep":
+        labels, set_aside = _closed(ids, labels, dict(parents), policy, open_rows)
     return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]),
-                      set_aside)
+                      set_aside, len(open_rows))
 
 
-def _closed(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str], policy: str
-            ) -> tuple[pa.ListArray, frozenset[str]]:
-    """Each document's labels closed under ``parent`` (sorted, every ancestor added) when ``policy`` is
-    "expand", and the documents whose labels were not closed when it is "set_aside" (their labels as read).
-    A document is closed when the parent of each of its labels is among them; that is found with numpy over
-    all documents at once, and only the documents that are not closed are visited one by one."""
+def _open_rows(labels: pa.ListArray, parent: Mapping[str, str]) -> np.ndarray:
+    """The rows of ``labels`` that are not closed under ``parent``: a label's parent is missing among them. Found
+    with numpy over all documents at once."""
     codes = sorted(set(parent) | set(parent.values()))
     flat = pc.list_flatten(labels)
     category = pc.index_in(flat, value_set=pa.array(codes, pa.string())).fill_null(-1).to_numpy(zero_copy_only=False)
@@ -148,9 +147,14 @@ def _closed(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str], pol
     needed = wanted >= 0
     present = row * (len(codes) + 1) + category
     missing = ~np.isin(row[needed] * (len(codes) + 1) + wanted[needed], present)
-    open_rows = np.unique(row[needed][missing])
-    if not len(open_rows):
-        return labels, frozenset()
+    return np.unique(row[needed][missing])
+
+
+def _closed(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str], policy: str, open_rows: np.ndarray
+            ) -> tuple[pa.ListArray, frozenset[str]]:
+    """Each document's labels closed under ``parent`` (sorted, every ancestor added) when ``policy`` is
+    "expand", and the documents whose labels were not closed (``open_rows``, :func:`_open_rows`) when it is
+    "set_aside" (their labels as read); only the documents that are not closed are visited one by one."""
     if policy != "expand":
         return labels, frozenset(ids[r] for r in open_rows)
     found = labels.to_pylist()
@@ -226,6 +230,20 @@ class RecordTally:
 
     def finish(self) -> None:
         """Nothing to do: the counts are kept as the batches come."""
+
+
+class LabelledTally(RecordTally):
+    """A token file's :class:`RecordTally`, with the documents of the whole qrels whose labels are not closed under
+    the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
+    job regroups the qrels to count them."""
+
+    def __init__(self, qrels: str, parents: tuple[tuple[str, str], ...], policy: str) -> None:
+        super().__init__()
+        self._index = (qrels, parents, policy)
+        self.not_closed = 0
+
+    def finish(self) -> None:
+        self.not_closed = LabelIndex.load(*self._index).not_closed
 
 
 class AssignmentTally:
@@ -541,7 +559,8 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
         for batch in reader(content, source):
             yield labels.attach(batch)
 
-    parsed, tallies = parse_into(spark, paths, tokens, storage.join(staging, "tokens"))
+    parsed, tallies = parse_into(spark, paths, tokens, storage.join(staging, "tokens"),
+                                 tally=lambda: LabelledTally(qrels_path, parents, policy))
     records = mark_duplicates(parsed)
     # With every test part read, a qrels line for a document not among them is an error; with a
     # subset, lines for the parts left out are expected and only counted.
@@ -557,7 +576,8 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
              "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored,
              "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
              "category_set": category_set,
-             "hierarchy_closure": {"policy": policy, "documents_not_closed": count_not_closed(good, dict(parents))}}
+             "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
+                                   else count_not_closed(good, dict(parents))}}
     return records, Categories(list(tree.categories), names, dict(parents)), extra
 
 
