@@ -85,6 +85,7 @@ class LabelIndex:
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
     set_aside: frozenset[str] = frozenset()  # documents set aside: their labels are not closed under the hierarchy
     not_closed: int = 0  # qrels documents whose labels miss an ancestor, whatever the policy did with them
+    ids_digest: int = 0  # the sum of the qrels documents' id hashes, mod 2^64 (:func:`id_digest`)
 
     @staticmethod
     def load(path: str, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
@@ -132,7 +133,16 @@ def _load_labels(path: str, parents: tuple[tuple[str, str], ...], policy: str) -
     if len(open_rows) and policy != "keep":
         labels, set_aside = _closed(ids, labels, dict(parents), policy, open_rows)
     return LabelIndex({doc_id: row for row, doc_id in enumerate(ids)}, pa.concat_arrays([labels, no_labels]),
-                      set_aside, len(open_rows))
+                      set_aside, len(open_rows), id_digest(pa.array(ids, pa.string())))
+
+
+def id_digest(doc_ids: pa.Array) -> int:
+    """The sum, mod 2^64, of a 64-bit hash of each of ``doc_ids`` (SipHash, pandas' ``hash_array``): two collections of
+    ids with equal counts and equal digests are the same multiset, but for a chance of 2^-64."""
+    import pandas as pd  # a worker's dependency like pyarrow; imported where used, as the tasks need it
+
+    hashes = pd.util.hash_array(np.asarray(doc_ids.to_numpy(zero_copy_only=False), dtype=object))
+    return int(hashes.sum(dtype=np.uint64))
 
 
 def _open_rows(labels: pa.ListArray, parent: Mapping[str, str]) -> np.ndarray:
@@ -241,9 +251,18 @@ class LabelledTally(RecordTally):
         super().__init__()
         self._index = (qrels, parents, policy)
         self.not_closed = 0
+        self.labelled_digest = 0  # :func:`id_digest` of the accepted documents with labels written
+        self.qrels_digest = 0  # and of the qrels documents
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        super().add(batch)
+        labelled = pc.and_(pc.is_null(batch.column("reason")),
+                           pc.greater(pc.list_value_length(batch.column("labels")).fill_null(0), 0))
+        self.labelled_digest = (self.labelled_digest + id_digest(batch.column("doc_id").filter(labelled))) % 2**64
 
     def finish(self) -> None:
-        self.not_closed = LabelIndex.load(*self._index).not_closed
+        index = LabelIndex.load(*self._index)
+        self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
 
 
 class AssignmentTally:
@@ -692,9 +711,19 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
     labelled = sum(tally.documents.values()) - tally.without_labels
     if labelled != sum(each.documents for each in qrels_tallies):
         return None
-    if parsed.groupBy("doc_id").count().filter(F.col("count") > 1).limit(1).count():
+    if not _labelled_once(tallies, tally.without_labels) and \
+            parsed.groupBy("doc_id").count().filter(F.col("count") > 1).limit(1).count():
         return None
     return CleanCorpus(staged, tally, qrels_reasons[None])
+
+
+def _labelled_once(tallies: list[RecordTally], without_labels: int) -> bool:
+    """Whether the parsing tasks' counts alone show that no doc id repeats, so no Spark job must group the ids:
+    every document has labels, and the labelled documents, as many as the qrels documents, have the qrels
+    documents' id digest (:func:`id_digest`), so each qrels document was read exactly once."""
+    if without_labels or not tallies or not all(isinstance(t, LabelledTally) for t in tallies):
+        return False
+    return sum(t.labelled_digest for t in tallies) % 2**64 == tallies[0].qrels_digest
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "lyrl2004_vectors": _lyrl2004_vectors, "jsonl": _jsonl,
