@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 
 from sparktc.models.thresholds import (
     balanced_folds,
+    best_columns,
     fold_thresholds,
     pcut_thresholds,
     rcut,
@@ -230,3 +231,16 @@ def test_rcut_validates():
         rcut(np.zeros((2, 4)), 5)
     with pytest.raises(ValueError, match="scores must hold finite values"):
         rcut(np.array([[np.inf, 0.0]]), 1)
+
+
+def test_best_columns_are_a_stable_full_sort_cut_at_k():
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 25))
+        # small integers: many ties, also at the k-th score; normals: none; and a row with a NaN or an infinity
+        scores = rng.integers(-3, 3, size=(n, m)).astype(float) if trial % 2 else rng.normal(size=(n, m))
+        if trial % 7 == 0:
+            scores[0, 0] = (np.nan, np.inf, -np.inf)[trial % 3]
+        for k in range(1, m + 3):
+            expected = np.argsort(-scores, axis=1, kind="stable")[:, :min(k, m)]
+            np.testing.assert_array_equal(best_columns(scores, k), expected, err_msg=f"trial {trial}, k {k}")

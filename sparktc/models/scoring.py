@@ -23,6 +23,7 @@ from sparktc.models.decision import VECTOR_COLUMN, Cut
 from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk, selected_space, selection_key
 from sparktc.models.naive_bayes import log_posterior
 from sparktc.models.nnet import load_network
+from sparktc.models.thresholds import best_columns
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def predict_batch(batch: pa.RecordBatch, scorer: Scorer, cut: Cut, top_k: int) -
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
     k = min(top_k, len(codes))
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    top = best_columns(scores, k)
     top_offsets = np.arange(n + 1, dtype=np.int64) * k
     return pa.RecordBatch.from_arrays(
         [batch.column("doc_id"), batch.column("labels"),
