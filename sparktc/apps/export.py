@@ -56,10 +56,9 @@ from sparktc.runtime import storage
 from sparktc.runtime.config import ConfigError
 from sparktc.runtime.manifest import changed_file
 from sparktc.runtime.outputs import MARKER, check_free
-from sparktc.runtime.parts import map_parts, parquet_files, read_batches
+from sparktc.runtime.parts import map_parts, parquet_files, read_batches, read_small
 from sparktc.runtime.runner import MANIFESTS, read_manifest
 from sparktc.runtime.stage_report import stage
-from sparktc.stages.rank import read_small
 
 __all__ = ["EMPTY", "SUMMARY", "ExportError", "check_export", "export_libsvm", "intact_manifest", "libsvm_labels",
            "libsvm_lines"]

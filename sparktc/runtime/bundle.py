@@ -30,20 +30,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from py4j.protocol import Py4JJavaError
-from pyspark.sql import SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from sparktc import __version__
 from sparktc.corpora.records import TOKENIZED_FORMATS
 from sparktc.errors import InputError
-from sparktc.features.term_selection import score_column
 from sparktc.features.text import stop_words_of
 from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, load_section
+from sparktc.runtime.parts import read_small, write_parts
 from sparktc.runtime.runner import Tables
 
 #: The train stage's output holding the bundle.
@@ -58,23 +58,38 @@ VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "trainin
 MODEL_SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune")
 
 
+#: The bundle's two tables, as Spark wrote them before they were written with pyarrow.
+BUNDLE_VOCABULARY = pa.schema([("term_id", pa.int32()), ("term", pa.string()), ("df", pa.int64()),
+                               ("idf", pa.float64()), pa.field("rank", pa.int32(), nullable=False)])
+BUNDLE_CATEGORIES = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
+                               ("train_positives", pa.int64()), ("method", pa.string()),
+                               ("weights", pa.list_(pa.field("element", pa.float64()))), ("bias", pa.float64()),
+                               ("threshold", pa.float64()), ("features", pa.int32())])
+
+
 class BundleError(InputError):
     """A model bundle that cannot be used: missing, incomplete, or of another bundle format."""
 
 
-def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: int) -> None:
-    """Write ``model`` beside the train stage's ``models``, from it and the tables training read."""
+def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: int, order: np.ndarray,
+                 models: pa.Table) -> None:
+    """Write ``model`` beside the train stage's ``models`` (``models``: its rows, sorted by category), from it, the
+    term ``order`` training used (term ids best first) and the tables training read. Vocabulary and categories
+    sized: read and written with pyarrow on the driver, no Spark job."""
     target = tables.output(MODEL)
-    column = score_column(config.rank.score, config.rank.global_score)
-    ranks = spark.read.parquet(tables.input("term_ranks")).select(
-        "term_id", F.row_number().over(Window.orderBy(F.desc(column), "term_id")).alias("rank"))  # as rank_order
-    spark.read.parquet(tables.input("vocabulary")).join(ranks, "term_id").orderBy("term_id").coalesce(1) \
-        .write.mode("overwrite").parquet(storage.join(target, VOCABULARY))
-    models = spark.read.parquet(tables.output("models")).select(
-        "category", "method", "weights", "bias", "threshold", "features")
-    spark.read.parquet(tables.input("categories")).select("category", "name", "parent", "train_positives") \
-        .join(models, "category").orderBy("category").coalesce(1) \
-        .write.mode("overwrite").parquet(storage.join(target, CATEGORIES))
+    vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df", "idf"]).sort_by("term_id")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(1, len(order) + 1, dtype=np.int32)  # as rank_order
+    vocabulary = vocabulary.append_column("rank", pa.array(rank[vocabulary["term_id"].to_numpy()], pa.int32()))
+    write_parts(vocabulary.cast(BUNDLE_VOCABULARY).to_batches(), BUNDLE_VOCABULARY, storage.join(target, VOCABULARY), 0)
+    categories = read_small(tables.input("categories"), ["category", "name", "parent", "train_positives"]
+                            ).sort_by("category")
+    position = pc.index_in(categories["category"], value_set=models["category"])
+    trained = pc.is_valid(position)
+    categories, rows = categories.filter(trained), models.take(position.filter(trained))
+    joined = pa.table({**{name: categories[name] for name in categories.column_names},
+                       **{name: rows[name] for name in ("method", "weights", "bias", "threshold", "features")}})
+    write_parts(joined.cast(BUNDLE_CATEGORIES).to_batches(), BUNDLE_CATEGORIES, storage.join(target, CATEGORIES), 0)
     if config.train.method == "knn":
         training = storage.join(tables.input("vectors"), "split=train")
         storage.link_or_copy(spark, training, storage.join(target, TRAINING))  # kNN scores against it

@@ -170,3 +170,12 @@ class PartWriter:
         self._open[1].write_table(group, row_group_size=self.row_group_rows)
         self._in_file += len(group)
         self.rows += len(group)
+
+
+def read_small(path: str, columns: list[str]) -> pa.Table:
+    """``columns`` of a small table (vocabulary or categories sized), read on the driver with pyarrow."""
+    files = parquet_files(path)
+    if not files:
+        raise FileNotFoundError(f"no Parquet files under {path}")
+    filesystem, _ = arrow_filesystem(path)
+    return pa.concat_tables([pq.read_table(file, columns=columns, filesystem=filesystem) for file in files])

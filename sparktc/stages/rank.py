@@ -21,17 +21,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from scipy import sparse
 
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES, global_scores, rank_order, score_column
-from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import faults, storage
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import parquet_files, read_batches
+from sparktc.runtime.parts import parquet_files, read_batches, read_small
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 
@@ -133,15 +131,6 @@ def term_order(spark: SparkSession, term_ranks: str, config: Config) -> np.ndarr
     column = score_column(config.rank.score, config.rank.global_score)
     ranks = spark.read.parquet(term_ranks).select("term_id", column).toPandas()
     return rank_order(ranks["term_id"].to_numpy(), ranks[column].to_numpy())
-
-
-def read_small(path: str, columns: list[str]) -> pa.Table:
-    """``columns`` of a small table (vocabulary or categories sized), read on the driver with pyarrow."""
-    files = parquet_files(path)
-    if not files:
-        raise FileNotFoundError(f"no Parquet files under {path}")
-    filesystem, _ = arrow_filesystem(path)
-    return pa.concat_tables([pq.read_table(file, columns=columns, filesystem=filesystem) for file in files])
 
 
 def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:

@@ -88,11 +88,11 @@ from sparktc.runtime import storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
 from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import map_parts, parquet_files, read_batches
+from sparktc.runtime.parts import map_parts, parquet_files, read_batches, read_small
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.stages.rank import read_small, term_order
+from sparktc.stages.rank import term_order
 
 MODELS_DDL = (
     "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
@@ -605,20 +605,18 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
     return spark.createDataFrame(models, MODELS_DDL), details
 
 
-#: The ``models`` columns a :class:`~sparktc.models.scoring.Scorer` and the training decisions read.
-SCORER_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features")
+#: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.
+WRITTEN_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features", "seconds")
 
 
 def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, n_train: int,
-                          order: np.ndarray) -> dict[str, Any] | None:
+                          order: np.ndarray, models: pd.DataFrame) -> dict[str, Any] | None:
     """The written models' rule applied to the training documents (:func:`sparktc.models.decision.training_decisions`):
     one task per training ``vectors`` file scores it as evaluate scores the test documents and counts, per
     category, the documents assigned; only those counts reach the driver. None for PCut and RCut, which decide by
-    the documents being scored, never by a stored threshold."""
+    the documents being scored, never by a stored threshold. ``models``: the written ones, sorted by category."""
     if rule.thresholding in ("pcut", "rcut"):
         return None
-    # Categories x vocabulary, read with pyarrow: no Spark jobs (a sort alone took three).
-    models = read_small(tables.output("models"), list(SCORER_COLUMNS)).sort_by("category").to_pandas()
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
     shared = spark.sparkContext.broadcast(Scorer.of(
         models, n_terms, rule.knn_k, train_path, storage.join(tables.output(MODEL), NETWORK), rule.posterior_scores,
@@ -688,26 +686,27 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 fit_models(spark, tables, rule, space, n_terms, order).write.mode("overwrite").parquet(
                     tables.output("models"))
-        write_bundle(spark, config, tables, training["documents"])
+        # Categories x vocabulary, read back once with pyarrow: no Spark jobs (its sort alone took three).
+        written = read_small(tables.output("models"), list(WRITTEN_COLUMNS)).sort_by("category")
+        write_bundle(spark, config, tables, training["documents"], order.value, written)
         began = time.perf_counter()
         with explained_failures("train"):
-            checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value)
+            checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value,
+                                            written.to_pandas())
         order.unpersist()
         if checked is not None:
             details["training_decisions"] = checked
             details["training_decisions_seconds"] = round(time.perf_counter() - began, 3)
             for line in training_decisions_lines(checked):
                 print(f"sparktc: warning: train: {line}", file=sys.stderr, flush=True)
-        written = spark.read.parquet(tables.output("models"))
         report.rows_in = n_categories
-        report.rows_out = written.count()
-        totals = written.agg(F.sum("seconds").alias("s"), F.max("seconds").alias("m")).first()
+        report.rows_out = written.num_rows
         report.details = {
             "method": rule.method, "thresholding": rule.thresholding, "search_space": len(space),
             "features": default_terms(config, n_terms) or n_terms, "vocabulary": n_terms, "epsilon": rule.epsilon,
             "B": rule.bias, **details,
-            "category_seconds_total": round(float(totals["s"] or 0), 3),
-            "category_seconds_max": round(float(totals["m"] or 0), 3),
+            "category_seconds_total": round(float(pc.sum(written["seconds"]).as_py() or 0), 3),
+            "category_seconds_max": round(float(pc.max(written["seconds"]).as_py() or 0), 3),
         }
     return report
 

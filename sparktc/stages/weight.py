@@ -29,11 +29,11 @@ from sparktc.features.term_selection import score_column
 from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, weighted_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, read_small
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
-from sparktc.stages.rank import count_training, read_small, scores, term_category_counts
+from sparktc.stages.rank import count_training, scores, term_category_counts
 from sparktc.stages.tokenize import token_array
 
 
