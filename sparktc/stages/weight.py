@@ -1,7 +1,8 @@
 """Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (weights and raw tf, by split).
 
 The weights are [weight] scheme's (:mod:`sparktc.features.weighting`: ltc, tfidf, sklearn, binary or supervised).
-df and N are counted in Spark over the training documents; the vocabulary (training terms, sorted,
+df and N are counted over the training documents, one task per ``tokens`` file, the driver adding up
+vocabulary-sized tables; the vocabulary (training terms, sorted,
 term_id = position) and each term's global factor are broadcast to the executors, which weight the ``tokens``
 files one task per file (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by
 batch with :func:`sparktc.features.weighting.weighted_rows`.
@@ -19,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN, split_tokens
@@ -29,12 +29,11 @@ from sparktc.features.term_selection import score_column
 from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, weighted_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, read_small
+from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, read_small, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
 from sparktc.stages.rank import count_training, scores, term_category_counts
-from sparktc.stages.tokenize import token_array
 
 
 def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,11 +65,6 @@ def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> 
     return (pa.ListArray.from_arrays(offsets32, pa.array(term_ids[known][order].astype(np.int32))),
             pa.ListArray.from_arrays(offsets32, pa.array(values[known][order].astype(np.float32))),
             pa.nulls(len(token_lists), pa.list_(pa.int32())))
-
-
-def feature_index(token: Column) -> Column:
-    """The index of a stored ``index:value`` feature: the term of a vector corpus."""
-    return F.substring_index(token, ":", 1)
 
 
 def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, factors: np.ndarray,
@@ -120,6 +114,44 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, fa
             "without_terms": without_terms}
 
 
+def document_frequencies(path: str, given: bool) -> tuple[int, pa.Table]:
+    """(training documents, df) of one ``tokens`` file: ``term`` and ``df``, the number of its training documents
+    holding the term (for a vector corpus, ``given``, the feature index of its ``index:value`` tokens). Sized by
+    the file's vocabulary, not its documents."""
+    documents, found = 0, []
+    for batch in read_batches(path, ["split", "tokens"], BATCH_ROWS):
+        train = batch.filter(pc.equal(batch.column("split"), TRAIN))
+        token_lists = split_tokens(train.column("tokens"))
+        terms = pc.list_flatten(token_lists)
+        if given:
+            terms = pc.list_element(pc.split_pattern(terms, ":", max_splits=1), 0)
+        pairs = pa.table({"doc": pc.list_parent_indices(token_lists), "term": terms})
+        found.append(pairs.group_by("term").aggregate([("doc", "count_distinct")]))
+        documents += len(train)
+    if not found:
+        return documents, pa.table({"term": pa.array([], pa.string()), "df": pa.array([], pa.int64())})
+    merged = pa.concat_tables(found).group_by("term").aggregate([("doc_count_distinct", "sum")])
+    return documents, pa.table({"term": merged["term"], "df": pc.cast(merged["doc_count_distinct_sum"], pa.int64())})
+
+
+def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> tuple[int, pa.Table]:
+    """The training documents and the vocabulary (``term_id``, ``term``, ``df``) of the ``tokens`` ``files``: the
+    training terms in order (by value; a vector corpus's feature indices numerically), term_id = position. One task
+    per file counts its document frequencies (:func:`document_frequencies`); the driver adds up vocabulary-sized
+    tables, never documents."""
+    counted = map_parts(spark, files, lambda index, path: document_frequencies(path, given))
+    documents = sum(n for n, _ in counted)
+    tables = [table for _, table in counted if len(table)]
+    if not tables:
+        return documents, pa.table({"term_id": pa.array([], pa.int32()), "term": pa.array([], pa.string()),
+                                    "df": pa.array([], pa.int64())})
+    summed = pa.concat_tables(tables).group_by("term").aggregate([("df", "sum")])
+    terms, df = summed["term"], summed["df_sum"]
+    order = pc.sort_indices(pc.cast(terms, pa.int64()) if given else terms)
+    return documents, pa.table({"term_id": pa.array(np.arange(len(order), dtype=np.int32)),
+                                "term": terms.take(order), "df": df.take(order)})
+
+
 def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
     """(training documents, their A counts) of one ``tokens`` file: A(t, c) = the training documents holding
     vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix. Test documents are not read
@@ -157,35 +189,20 @@ def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     scheme = config.weight.scheme
     with stage(spark, "weight") as report:
-        tokens = spark.read.parquet(tables.input("tokens"))
-        train = tokens.filter(F.col("split") == TRAIN)
-        n_train = train.count()
+        files = parquet_files(tables.input("tokens"))
+        # A vector corpus's terms are its feature indices, in numeric order.
+        n_train, vocabulary = training_vocabulary(spark, files, scheme == GIVEN)
         if n_train == 0:
             raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
-        terms_of = token_array(F.col("tokens"))
-        if scheme == GIVEN:  # a vector corpus's terms are its feature indices, in numeric order
-            terms_of, order = F.transform(terms_of, feature_index), F.col("term").cast("long")
-        else:
-            order = F.col("term")
-        vocabulary = (
-            train.select(F.explode(F.array_distinct(terms_of)).alias("term"))
-            .groupBy("term")
-            .agg(F.count("*").alias("df"))
-            .withColumn("term_id", (F.row_number().over(Window.orderBy(order)) - 1).cast("int"))
-            .select("term_id", "term", "df")
-            .orderBy("term_id")
-            .toPandas()
-        )
-        terms = pa.array(vocabulary["term"].tolist(), type=pa.string())
+        terms = vocabulary["term"].combine_chunks()
         df = vocabulary["df"].to_numpy().astype(np.int64)
         details = {"scheme": scheme}
         score = None
         if scheme == "supervised":
             score, details["score"] = supervised_scores(spark, config, tables, terms, df)
         factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
-        spark.createDataFrame(pa.table([vocabulary["term_id"].to_numpy(), terms, df, factors],
-                                       schema=VOCABULARY_SCHEMA)) \
-            .coalesce(1).write.mode("overwrite").parquet(tables.output("vocabulary"))
+        write_parts(pa.table([vocabulary["term_id"], terms, df, factors], schema=VOCABULARY_SCHEMA).to_batches(),
+                    VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
         shared = spark.sparkContext.broadcast((terms, factors))
         output = tables.output("vectors")
 
@@ -193,7 +210,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             vocabulary_terms, global_factors = shared.value
             return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme)
 
-        counts = map_parts(spark, parquet_files(tables.input("tokens")), vectorize, [output])
+        counts = map_parts(spark, files, vectorize, [output])
         shared.unpersist()
         report.rows_in = sum(c["read"] for c in counts)
         report.rows_out = sum(sum(c["written"].values()) for c in counts)
