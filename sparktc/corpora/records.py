@@ -101,6 +101,16 @@ def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(lists))
 
 
+def token_counts(tokens: pa.Array | pa.ChunkedArray) -> tuple[int, int, int]:
+    """Documents, tokens and documents without tokens among stored token strings (a count of separators: the
+    strings are never split; a null has no tokens)."""
+    present = pc.greater(pc.utf8_length(tokens), 0).fill_null(False)
+    documents = len(tokens)
+    empty = documents - int(pc.sum(present).as_py() or 0)
+    counted = pc.add(pc.count_substring(tokens, " "), pc.cast(present, pa.int64())).fill_null(0)
+    return documents, int(pc.sum(counted).as_py() or 0), empty
+
+
 def batches_of(
     items: Iterable[T], to_batch: Callable[[list[T]], pa.RecordBatch], rows: int = BATCH_ROWS
 ) -> Iterator[pa.RecordBatch]:

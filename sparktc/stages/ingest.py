@@ -30,7 +30,15 @@ from pyspark.sql import functions as F
 
 from sparktc.corpora import jsonl, libsvm, lyrl2004, lyrl2004_columnar, lyrl2004_vectors, reuters21578
 from sparktc.corpora.files import Parser, read_records
-from sparktc.corpora.records import RECORD_SCHEMA, TEST, TOKENIZED_FORMATS, TRAIN, Reject, record_batches
+from sparktc.corpora.records import (
+    RECORD_SCHEMA,
+    TEST,
+    TOKENIZED_FORMATS,
+    TRAIN,
+    Reject,
+    record_batches,
+    token_counts,
+)
 from sparktc.errors import InputError
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import storage
@@ -218,13 +226,16 @@ class RecordTally:
     """What a parsing task counts in the records it writes (:data:`~sparktc.corpora.records.RECORD_SCHEMA`), so
     that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
     over the accepted documents those of each split, those without labels and the positives of each
-    (split, category)."""
+    (split, category), and for documents that come tokenized their tokens and those without any (what the
+    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`)."""
 
     def __init__(self) -> None:
         self.reasons: Counter[str | None] = Counter()
         self.documents: Counter[str] = Counter()
         self.without_labels = 0
         self.positives: Counter[tuple[str, str]] = Counter()
+        self.tokens = 0
+        self.without_tokens = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
         reasons = _count_reasons(self.reasons, batch)
@@ -237,6 +248,9 @@ class RecordTally:
                  .group_by(["split", "category"]).aggregate([([], "count_all")]))
         self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
                                        pairs.column("count_all").to_pylist())))
+        _, tokens, without = token_counts(accepted.column("tokens"))
+        self.tokens += tokens
+        self.without_tokens += without
 
     def finish(self) -> None:
         """Nothing to do: the counts are kept as the batches come."""
@@ -705,6 +719,8 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
         tally.documents.update(each.documents)
         tally.without_labels += each.without_labels
         tally.positives.update(each.positives)
+        tally.tokens += each.tokens
+        tally.without_tokens += each.without_tokens
     qrels_reasons = sum((each.reasons for each in qrels_tallies), Counter())
     if set(tally.reasons) - {None} or set(qrels_reasons) - {None}:
         return None
@@ -843,6 +859,11 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         report.details["qrels_rejected"] = assignments_rejected
         if extra["unread_assignments"] is not None:
             report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
+    if corpus.format in TOKENIZED_FORMATS:  # as the short path counts them while parsing
+        counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
+            token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])])
+        report.details["tokens"] = {"tokens": sum(c[1] for each in counted for c in each),
+                                    "documents_without_tokens": sum(c[2] for each in counted for c in each)}
 
 
 def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, categories: Categories,
@@ -878,3 +899,5 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
     }
     if sorted(corpus.test_parts) != [0, 1, 2, 3]:
         report.details["qrels_lines_for_test_parts_not_read"] = 0
+    if corpus.format in TOKENIZED_FORMATS:  # what tokenize reports of the documents it takes as they are
+        report.details["tokens"] = {"tokens": tally.tokens, "documents_without_tokens": tally.without_tokens}

@@ -12,17 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.corpora.records import join_tokens
+from sparktc.corpora.records import join_tokens, token_counts
 from sparktc.features.text import Analyzer, stop_words_of
+from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches
-from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import TOKENS_SPARK_SCHEMA
 
@@ -42,14 +43,8 @@ def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.S
 def count_tokens(index: int, path: str) -> tuple[int, int, int]:
     """Documents, tokens and documents without tokens in one ``tokens`` file (a count of separators:
     the strings are never split)."""
-    documents = tokens = empty = 0
-    for batch in read_batches(path, ["tokens"]):
-        strings = batch.column("tokens")
-        present = pc.greater(pc.utf8_length(strings), 0)
-        documents += len(strings)
-        empty += len(strings) - int(pc.sum(present).as_py() or 0)
-        tokens += int(pc.sum(pc.add(pc.count_substring(strings, " "), pc.cast(present, pa.int64()))).as_py() or 0)
-    return documents, tokens, empty
+    counted = [token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])]
+    return tuple(sum(column) for column in zip(*counted)) if counted else (0, 0, 0)
 
 
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -69,15 +64,22 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
 
     with stage(spark, "tokenize") as report:
         documents = spark.read.parquet(tables.input("documents"))
+        counted = None
         if "text" not in documents.columns:
-            # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file.
+            # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file, whose
+            # tokens ingest counted as it parsed them when nothing was set aside.
             storage.link_or_copy(spark, tables.input("documents"), tables.output("tokens"))
+            ingested = (read_manifest(spark, tables.root, "ingest") or {}).get("details") or {}
+            if "tokens" in ingested:
+                rows = sum(pq.ParquetFile(file, filesystem=arrow_filesystem(file)[0]).metadata.num_rows
+                           for file in parquet_files(tables.output("tokens")))
+                counted = [(rows, ingested["tokens"]["tokens"], ingested["tokens"]["documents_without_tokens"])]
         else:
             # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
             given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
             analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_SPARK_SCHEMA)
             given.unionByName(analyzed).write.mode("overwrite").parquet(tables.output("tokens"))
-        counts = map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
+        counts = counted or map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
         report.rows_in = documents.count()
         report.rows_out = sum(documents for documents, _, _ in counts)
         report.details = {
