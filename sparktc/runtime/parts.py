@@ -179,3 +179,9 @@ def read_small(path: str, columns: list[str]) -> pa.Table:
         raise FileNotFoundError(f"no Parquet files under {path}")
     filesystem, _ = arrow_filesystem(path)
     return pa.concat_tables([pq.read_table(file, columns=columns, filesystem=filesystem) for file in files])
+
+
+def count_rows(path: str) -> int:
+    """The rows of a table, from its Parquet footers: no data is read and no Spark job runs."""
+    filesystem, _ = arrow_filesystem(path)
+    return sum(pq.read_metadata(file, filesystem=filesystem).num_rows for file in parquet_files(path))

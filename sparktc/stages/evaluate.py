@@ -47,7 +47,15 @@ from sparktc.runtime import storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK
 from sparktc.runtime.config import Config, EvaluateConfig
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import ROWS_PER_FILE, map_parts, parquet_files, read_batches, write_parts
+from sparktc.runtime.parts import (
+    ROWS_PER_FILE,
+    count_rows,
+    map_parts,
+    parquet_files,
+    read_batches,
+    read_small,
+    write_parts,
+)
 from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.stage_report import StageReport, stage
@@ -63,6 +71,8 @@ FIXED_POINT = float(2**40)
 SETTINGS = (*MODEL_SETTINGS, "evaluate")
 
 VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values", "counts"]
+#: The ``models`` columns scoring reads (:meth:`sparktc.models.scoring.Scorer.of`, the cut).
+MODEL_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features")
 CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
 COUNT_COLUMNS = ["test_positives", "tp", "fp", "fn", "tn"]
 #: ``contingency``: the categories table's columns, then the counts (never null).
@@ -265,10 +275,11 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     ``evaluate.close_predictions`` those of the predictions closed under the hierarchy too (InputError
     before any scoring when the categories have no hierarchy: :func:`closure_of`)."""
     rule = config.train.decision_rule()
-    categories = spark.read.parquet(tables.input("categories")).select(*CATEGORY_COLUMNS).orderBy("category").toPandas()
+    # Category and vocabulary sized: read with pyarrow on the driver, no Spark job.
+    categories = read_small(tables.input("categories"), CATEGORY_COLUMNS).sort_by("category").to_pandas()
     ancestors = closure_of(categories) if config.evaluate.close_predictions else None
-    models = spark.read.parquet(tables.input("models")).orderBy("category").toPandas()
-    n_terms = spark.read.parquet(tables.input("vocabulary")).count()
+    models = read_small(tables.input("models"), list(MODEL_COLUMNS)).sort_by("category").to_pandas()
+    n_terms = count_rows(tables.input("vocabulary"))
     scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
                        storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores,
                        term_order(spark, tables.input("term_ranks"), config))

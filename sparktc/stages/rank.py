@@ -129,7 +129,7 @@ def scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_
 def term_order(spark: SparkSession, term_ranks: str, config: Config) -> np.ndarray:
     """Term ids from the best [rank] score (``rank.score`` under ``rank.global_score``) down, vocabulary-sized."""
     column = score_column(config.rank.score, config.rank.global_score)
-    ranks = spark.read.parquet(term_ranks).select("term_id", column).toPandas()
+    ranks = read_small(term_ranks, ["term_id", column])
     return rank_order(ranks["term_id"].to_numpy(), ranks[column].to_numpy())
 
 

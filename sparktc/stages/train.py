@@ -88,7 +88,7 @@ from sparktc.runtime import storage
 from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
 from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import map_parts, parquet_files, read_batches, read_small
+from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
@@ -649,8 +649,7 @@ def shared_setting(rule: DecisionRule, tune) -> str:
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     rule, tune = config.train.decision_rule(), config.tune
     with stage(spark, "train") as report:
-        n_terms = spark.read.parquet(tables.input("vocabulary")).count()
-        n_categories = spark.read.parquet(tables.input("categories")).count()
+        n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))
         training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \
             .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
         check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
