@@ -41,6 +41,7 @@ from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
+from sparktc.runtime.parts import count_rows
 from sparktc.runtime.resources import check_worker_memory
 from sparktc.runtime.stage_report import StageReport
 
@@ -206,7 +207,7 @@ def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
     data = [name for name, _, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
     if not data or not all(name.endswith(".parquet") for name in data):
         return None
-    return spark.read.parquet(path).count()
+    return count_rows(path)
 
 
 def _settings(config: Config, sections: Sequence[str]) -> dict[str, Any]:
