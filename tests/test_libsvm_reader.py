@@ -1,5 +1,6 @@
 """The multi-label LIBSVM reader: fixtures checked against scikit-learn's reader, every reject with its
-file, line and reason, gzip and bz2 files (corrupt ones included) and the split of a file name."""
+file, line and reason, gzip and bz2 files (corrupt ones included) and the split of a file name; the column-wise
+reader (whole files, byte ranges) giving the line parser's records exactly."""
 
 from __future__ import annotations
 
@@ -10,13 +11,25 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import REPO
 from sklearn.datasets import load_svmlight_file
 
+from sparktc.corpora import libsvm
 from sparktc.corpora.files import read_lines, read_records
-from sparktc.corpora.libsvm import TEST_FILE, TRAIN_FILE, parse_libsvm, split_of
-from sparktc.corpora.records import Document, Reject
+from sparktc.corpora.libsvm import (
+    TEST_FILE,
+    TRAIN_FILE,
+    byte_ranges,
+    count_newlines,
+    parse_libsvm,
+    read_libsvm,
+    read_range,
+    split_of,
+)
+from sparktc.corpora.records import Document, Reject, record_batch
+from sparktc.schemas import RECORD_SCHEMA
 
 FIXTURES = REPO / "tests" / "fixtures" / "libsvm"
 #: The highest feature index in the fixtures.
@@ -182,3 +195,123 @@ def test_split_of_another_name_is_a_value_error_naming_it_and_the_names_allowed(
     expected = f"{source!r} is not a LIBSVM corpus file; expected train.svm or test.svm (optionally .gz or .bz2)"
     with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
         split_of(source)
+
+
+# --- The column-wise reader (read_libsvm, read_range) against the line parser ----------------------------------
+
+VALUES = ["0.5", "1", "1e-3", "-2.25", "+3", ".5", "5.", "0.0001", "0.00001", "1e16", "1e15", "123456789.123", "0.1",
+          "0.30000000000000004", "0.50", "-0", "0", "-0.0", "0.0", "1E5", "2.5e+2", "1e-320", "1e308", "1e-999",
+          "9007199254740993", "1234567890123456.7", "123456789012345.0", "1.00000000000000000001", "0.000123", "100",
+          "7.0e0", "99999999999999999999999", "0.0001000", "-123.456"]
+# Every kind of reject and of line the fast path leaves to the line parser.
+ODD_LINES = [line.decode("utf-8", "surrogateescape") for line, _ in BAD_LINES] + [
+    "1 00:2", "1 3:1e99999", ",1 3:1", "1 99999999999:1", "1 0000000000003:1", "1 3:1:2", "1\xa02:1", "1 2:1\u20033:1",
+    "1\x0b2:1", "1\x0c 2:1 \x0c", "1\r2:1", "1:2:3", "é 1:1", "1 1:1 # é", "2,1,2 1:1", "1#2 3:1", "1 2:1#c", "",
+    " ", "\t", "# a comment 1:2", "  # x", "\r", "1 # 2:3", "\x0b", "1", "  3:1", "3:1 1:2", "1 2:1\t\t4:2 \r"]
+
+
+def random_lines(seed: int, count: int) -> bytes:
+    """``count`` lines drawn with a seed: documents with 0-4 labels (some repeated), 0-7 features in or out of order
+    with indices with or without a leading zero, values written in many ways, separated by spaces or tabs,
+    sometimes with a comment or trailing white space; and the odd lines above (rejects, blank and comment lines).
+    Endings LF or CRLF; a non-UTF-8 line; the last line without a newline."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(count):
+        if rng.random() < 0.15:
+            line = str(rng.choice(ODD_LINES))
+        else:
+            labels = ",".join(str(rng.integers(1, 6)) for _ in range(rng.integers(0, 5)))
+            indices = rng.choice(np.arange(1, 40), size=rng.integers(0, 8), replace=False)
+            if rng.random() < 0.5:
+                indices = np.sort(indices)
+            features = []
+            for index in indices.tolist():
+                draw = rng.random()
+                value = (str(rng.choice(VALUES)) if draw < 0.3 else repr(float(rng.standard_normal())) if draw < 0.6
+                         else f"{rng.random():.{rng.integers(1, 8)}f}")
+                features.append(f"{'0' * int(rng.random() < 0.1)}{index}:{value}")
+            separators = [str(rng.choice([" ", " ", "  ", "\t"])) for _ in features]
+            lead = str(rng.choice(["", "", " ", "\t"])) if not labels else labels
+            line = lead + "".join(s + f for s, f in zip(separators, features))
+            if not lead and features:
+                line = line[len(separators[0]):]  # the first field a feature
+            line += str(rng.choice(["", "", "", " ", "\t", " # comment 7:7", "#x"]))
+        lines.append(line.encode("utf-8", "surrogateescape") + (b"\r\n" if rng.random() < 0.1 else b"\n"))
+    lines.insert(int(rng.integers(len(lines))), b"\xff 3:1\n")
+    return b"".join(lines) + b"2 1:1 2:2"  # no newline at the end
+
+
+def column_wise(data: bytes, source: str = TRAIN_FILE) -> list[dict]:
+    return pa.Table.from_batches(list(read_libsvm(data, source)), RECORD_SCHEMA).to_pylist()
+
+
+def line_parsed(data: bytes, source: str = TRAIN_FILE) -> list[dict]:
+    return pa.Table.from_batches([record_batch(parse(data, source))], RECORD_SCHEMA).to_pylist()
+
+
+@pytest.mark.parametrize("name", [TRAIN_FILE, TEST_FILE])
+@pytest.mark.parametrize("variant", ["as is", "crlf", "no final newline"])
+def test_the_column_wise_reader_gives_the_line_parsers_records_on_the_fixtures(name: str, variant: str):
+    data = fixture(name)
+    data = {"as is": data, "crlf": data.replace(b"\n", b"\r\n"), "no final newline": data.rstrip(b"\n")}[variant]
+    assert column_wise(data, f"corpus/{name}") == line_parsed(data, f"corpus/{name}")
+
+
+@pytest.mark.parametrize("chunk_bytes", [100, 4096, libsvm.CHUNK_BYTES])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_column_wise_reader_gives_the_line_parsers_records_on_random_lines(seed: int, chunk_bytes: int,
+                                                                              monkeypatch):
+    monkeypatch.setattr(libsvm, "CHUNK_BYTES", chunk_bytes)
+    data = random_lines(seed, 2000)
+    expected = line_parsed(data)
+    assert sum(record["reason"] is not None for record in expected) > 100  # rejects of every kind are in
+    assert column_wise(data) == expected
+    assert column_wise(b"\n" + data + b"\n", "d/test.svm") == line_parsed(b"\n" + data + b"\n", "d/test.svm")
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress], ids=["gz", "bz2"])
+@pytest.mark.parametrize("cut", [None, 0.3, 0.7])
+def test_the_column_wise_reader_of_a_compressed_file_whole_or_cut_short(compress, cut: float | None, monkeypatch):
+    monkeypatch.setattr(libsvm, "CHUNK_BYTES", 5000)
+    source = f"corpus/{TRAIN_FILE}{'.gz' if compress is gzip.compress else '.bz2'}"
+    data = random_lines(7, 3000)
+    # bz2: several streams, as parallel compressors write them, so a cut loses only the last one.
+    packed = compress(data) if compress is gzip.compress else b"".join(
+        bz2.compress(data[i:i + 30_000]) for i in range(0, len(data), 30_000))
+    if cut is not None:
+        packed = packed[: int(len(packed) * cut)]
+    expected = line_parsed(packed, source)
+    assert (expected[-1]["line"] == 0) == (cut is not None)
+    assert column_wise(packed, source) == expected
+
+
+def test_the_column_wise_reader_rejects_a_file_of_another_name_whole():
+    assert column_wise(fixture(TRAIN_FILE), "corpus/dev.svm") == line_parsed(fixture(TRAIN_FILE), "corpus/dev.svm")
+
+
+@pytest.mark.parametrize("range_bytes", [1, 37, 100, 1000, 50_000, 10**9])
+@pytest.mark.parametrize("ending", ["", "\n", "crlf"])
+def test_byte_ranges_give_the_records_of_the_whole_file_with_its_line_numbers(range_bytes: int, ending: str):
+    data = random_lines(3, 600)
+    data = data.replace(b"\n", b"\r\n") if ending == "crlf" else data + ending.encode()
+    file = pa.BufferReader(data)
+    records, newlines = [], 0
+    for start, end in byte_ranges(len(data), range_bytes):
+        records += pa.Table.from_batches(list(read_range(file, len(data), TRAIN_FILE, start, end, newlines)),
+                                         RECORD_SCHEMA).to_pylist()
+        newlines += count_newlines(file, start, end)
+    assert records == line_parsed(data)
+
+
+def test_byte_ranges_cover_the_file_in_order():
+    assert byte_ranges(0, 10) == [(0, 0)]
+    assert byte_ranges(25, 10) == [(0, 8), (8, 16), (16, 25)]
+    assert byte_ranges(25, 100) == [(0, 25)]
+
+
+@pytest.mark.parametrize("text", ["0.1", "1e-05", "1e16", "123456789.123", "0.0001", "1e-4", "100", "-0.0", "0.10",
+                                  "0.30000000000000004", "1234567890123456", "0.000100"])
+def test_values_are_written_as_pythons_repr(text: str):
+    [record] = column_wise(f"1 3:{text}\n".encode())
+    assert record["tokens"] == f"3:{float(text)!r}"

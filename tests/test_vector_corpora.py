@@ -22,6 +22,7 @@ from sklearn.metrics import f1_score
 
 from sparktc.apps.classify import ClassifyError, classify
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.corpora import libsvm
 from sparktc.runtime.bundle import load_bundle
 from sparktc.runtime.config import ConfigError, load_config
 
@@ -186,3 +187,16 @@ def test_a_model_of_given_vectors_refuses_to_classify_texts(spark, libsvm_run, t
     documents.write_text('{"id": "n1", "text": "oil prices rose"}\n')
     with pytest.raises(ClassifyError, match="trained on given vectors .* cannot weight texts or token files"):
         classify(spark, load_bundle(spark, str(output / "model")), str(documents), str(tmp_path / "out"))
+
+
+def test_plain_libsvm_files_read_in_byte_ranges_give_the_same_documents(spark, libsvm_run, tmp_path, monkeypatch):
+    corpus, output, manifests = libsvm_run
+    assert (corpus / "train.svm").stat().st_size > 10 * 500
+    monkeypatch.setattr(libsvm, "RANGE_BYTES", 500)  # the driver splits the files into ranges of about 500 bytes
+    config = load_config(str(REPO / "conf" / "libsvm.toml"), [f"corpus.path={corpus}"])
+    [ingest] = run_stages(spark, config, str(tmp_path / "run"), "ingest")
+    ranged = pd.read_parquet(tmp_path / "run" / "documents").sort_values("doc_id", ignore_index=True)
+    whole = pd.read_parquet(output / "documents").sort_values("doc_id", ignore_index=True)
+    assert len(ranged) == 200
+    pd.testing.assert_frame_equal(ranged, whole)
+    assert (ingest["rows_in"], ingest["rows_out"]) == (manifests["ingest"]["rows_in"], manifests["ingest"]["rows_out"])

@@ -22,20 +22,40 @@ its features are stored as its tokens, ``index:value`` strings in ascending inde
 written as Python's shortest round-trip repr of the float (``3:0.5``). The reader never raises on bad input:
 a line it cannot take is a reject naming the field and what is expected, and a file of another name is
 one reject for the whole file.
+
+Two readers give exactly the same records. :func:`parse_libsvm` reads line by line. :func:`read_libsvm` (what
+ingest runs) reads column-wise with numpy and pyarrow, :data:`CHUNK_BYTES` of whole lines at a time: a line that
+is ASCII and matches a strict pattern (labels of printable characters, indices of at most 10 digits, exponents
+of at most 4, spaces or tabs between fields) is parsed as part of columns, and every other line, or one whose
+check fails (index 0 or over :data:`MAX_INDEX`, a value that overflows, an index or label given twice), goes to
+the line parser, so every reject keeps its reason. A value is stored as its text when that already is the
+float's repr (a plain decimal of at most 15 digits in repr's fixed-point range, no superfluous zero), else
+as the repr of the float (computed once per distinct value). A large plain file is read in byte ranges
+(:func:`byte_ranges`, :func:`read_range`), one ingest task each: a range holds the lines that start in it and
+numbers them from the newlines of the ranges before it, so the records are those of the whole file.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
 import math
 import re
 import reprlib
 from collections.abc import Iterable, Iterator
 
-from sparktc.corpora.files import COMPRESSIONS, base_name
-from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["MAX_INDEX", "TEST_FILE", "TRAIN_FILE", "parse_libsvm", "split_of"]
+from sparktc.corpora.files import COMPRESSIONS, CORRUPT_GZIP_ERRORS, base_name, compression_of, corrupt_gzip
+from sparktc.corpora.labels import label_problem
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject, record_batch
+from sparktc.schemas import RECORD_SCHEMA
+
+__all__ = ["CHUNK_BYTES", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges", "count_newlines",
+           "parse_chunk", "parse_libsvm", "parse_lines", "read_libsvm", "read_range", "split_of"]
 
 TRAIN_FILE = "train.svm"
 TEST_FILE = "test.svm"
@@ -128,17 +148,341 @@ def parse_libsvm(lines: Iterable[bytes], source: str) -> Iterator[Document | Rej
         return
     name = base_name(source)
     for number, raw in enumerate(lines, 1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            yield Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
-            continue
-        text = text.split("#", 1)[0]
-        if not text.strip():
-            continue
-        parsed = _parse_line(text)
-        if isinstance(parsed, str):
-            yield Reject(source, number, None, parsed)
-        else:
-            labels, tokens = parsed
-            yield Document(f"{name}:{number}", split, labels, None, tokens, source, number)
+        record = _parse_raw(raw, source, name, split, number)
+        if record is not None:
+            yield record
+
+
+# --- The column-wise reader ------------------------------------------------------------------------------------
+# A line is read on the fast path when all of it (before any comment) is ASCII and matches _FAST_LINE: labels
+# of plain printable characters, features whose index has at most 10 digits, and only spaces and tabs between
+# fields (a carriage return may end the line). Its numbers are then parsed column-wise; a line with an index out
+# of range, a value that overflows, a repeated index or a repeated label, and every line that does not match,
+# is read by _parse_line like any line of parse_libsvm, so its record and its reject's reason are the same.
+_LABEL = r'[!"$-+\--9;-~]+'  # printable ASCII but '#', ',' and ':'
+_FAST_FEATURE = r"[0-9]{1,10}:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?"
+_FAST_LINE = (rf"^(?:{_LABEL}(?:,{_LABEL})*|{_FAST_FEATURE})?(?:[ \t]+{_FAST_FEATURE})*[ \t\r]*"
+              r"(?:#[^\n]*)?\n?$")
+# Values whose text is already Python's repr of their float: plain decimals of at most 15 digits (so the
+# text is the shortest that rounds back) in repr's fixed-point range, 1e-4 <= |x| < 1e16, without a superfluous
+# zero: kept as written; any other value is written by repr (once per distinct value).
+_CANONICAL_VALUE = r"^-?(?:[1-9][0-9]*\.(?:0|[0-9]*[1-9])|0\.0{0,3}[1-9](?:[0-9]*[1-9])?|0\.0)$"
+_CANONICAL_LENGTH = 16  # at most 15 digits and the point, a sign aside
+#: Bytes parsed at a time (whole lines): bounds the memory of the columns built from them.
+CHUNK_BYTES = 32 << 20
+#: A plain file larger than this is read in byte ranges of about this size, one task each (:func:`byte_ranges`).
+RANGE_BYTES = 64 << 20
+_DECOMPRESS_READ = io.DEFAULT_BUFFER_SIZE  # the reads line iteration makes, so a corrupt stream breaks alike
+
+
+def read_libsvm(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+    """The records of a whole LIBSVM file (plain, ``.gz`` or ``.bz2``) as :data:`RECORD_SCHEMA` batches in line
+    order: the records of :func:`parse_libsvm` through :func:`~sparktc.corpora.files.read_records`, read
+    column-wise (a corrupt compressed stream ends with the same line-0 reject after the same lines)."""
+    try:
+        split_of(source)
+    except ValueError:
+        yield record_batch(list(parse_libsvm([], source)))
+        return
+    compression = compression_of(source)
+    if compression is None:
+        yield from parse_lines(content, source)
+        return
+    pending: list[bytes] = []
+    held, first_line = 0, 1
+    stream: io.BufferedIOBase = (gzip.GzipFile(fileobj=io.BytesIO(content)) if compression == "gzip"  # type: ignore
+                                 else bz2.BZ2File(io.BytesIO(content)))
+    with stream:
+        while True:
+            try:
+                piece = stream.read1(_DECOMPRESS_READ)
+            except CORRUPT_GZIP_ERRORS as error:
+                data = b"".join(pending)
+                whole = data[: data.rfind(b"\n") + 1]  # a line cut by the break is lost, as read_records loses it
+                yield from parse_lines(whole, source, first_line)
+                yield record_batch([corrupt_gzip(source, error, first_line - 1 + whole.count(b"\n"))])
+                return
+            if piece:
+                pending.append(piece)
+                held += len(piece)
+            if held >= CHUNK_BYTES or not piece:
+                data = b"".join(pending)
+                cut = len(data) if not piece else data.rfind(b"\n") + 1
+                yield from parse_lines(data[:cut], source, first_line)
+                first_line += data.count(b"\n", 0, cut)
+                pending, held = [data[cut:]], len(data) - cut
+                if not piece:
+                    return
+
+
+def parse_lines(data: bytes | memoryview, source: str, first_line: int = 1) -> Iterator[pa.RecordBatch]:
+    """The records of whole lines of a LIBSVM file, the first of them line ``first_line``, as batches
+    (:func:`parse_chunk` over pieces of about :data:`CHUNK_BYTES`)."""
+    view = memoryview(data)
+    start = 0
+    while start < len(view):
+        end = len(view)
+        if end - start > CHUNK_BYTES:
+            cut = bytes(view[start + CHUNK_BYTES - 1: start + CHUNK_BYTES + (1 << 20)]).find(b"\n")
+            end = start + CHUNK_BYTES + cut if cut >= 0 else len(view)
+            if cut < 0:  # a line of over 1 MiB: find its end the slow way
+                rest = bytes(view[start + CHUNK_BYTES - 1:]).find(b"\n")
+                end = start + CHUNK_BYTES + rest if rest >= 0 else len(view)
+        chunk = view[start:end]
+        batch = parse_chunk(chunk, source, first_line)
+        if len(batch):
+            yield batch
+        first_line += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == 10))
+        start = end
+
+
+def _strings(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
+    """Strings laid end to end in ``data`` (ASCII: checked by the caller) at ``offsets``."""
+    return pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets.astype(np.int32)),
+                                       pa.py_buffer(data))
+
+
+def _ends(lengths: np.ndarray) -> np.ndarray:
+    """Offsets of consecutive pieces of ``lengths``: 0, then each piece's end."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def _canonical(values: pa.Array, digits: np.ndarray) -> np.ndarray:
+    """Whether each value's text is already its float's repr (``digits``: the text's length without a minus)."""
+    return (digits <= _CANONICAL_LENGTH) & pc.match_substring_regex(values, _CANONICAL_VALUE).to_numpy(
+        zero_copy_only=False)
+
+
+def _value_texts(values: pa.Array, floats: np.ndarray, canonical: np.ndarray) -> pa.Array:
+    """Each value as written to a token: its text when that is already the float's repr, else the repr."""
+    if canonical.all():
+        return values
+    other = np.flatnonzero(~canonical)
+    # Distinct by bit pattern: 0.0 and -0.0 are equal floats but different reprs.
+    distinct, inverse = np.unique(floats[other].view(np.int64), return_inverse=True)
+    reprs = pa.array([repr(value) for value in distinct.view(np.float64).tolist()], pa.string())
+    # The texts kept and the reprs, put back in the values' order.
+    order = np.concatenate([np.flatnonzero(canonical), other])
+    combined = pa.concat_arrays([values.filter(pa.array(canonical)), reprs.take(pa.array(inverse))])
+    return combined.take(pa.array(np.argsort(order, kind="stable")))
+
+
+def _tokens_as_written(buf: np.ndarray, begins: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """The spans ``[begins, ends)`` of ``buf`` (in order, not overlapping; empty ones ``[0, 0)``) as strings."""
+    lengths = ends - begins
+    nonempty = lengths > 0
+    b, e = begins[nonempty], ends[nonempty]
+    pieces = np.empty(2 * len(b) + 1, dtype=np.int64)
+    pieces[0:-1:2] = b - np.concatenate([[0], e[:-1]])
+    pieces[1::2] = e - b
+    pieces[-1] = len(buf) - (e[-1] if len(e) else 0)
+    kept = np.zeros(len(pieces), dtype=bool)
+    kept[1::2] = True
+    return _strings(buf[np.repeat(kept, pieces)], _ends(lengths))
+
+
+def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> pa.RecordBatch:
+    """The records of ``data``, whole lines of a LIBSVM file (the last may lack its newline) of which the first is
+    line ``first_line``, as one :data:`RECORD_SCHEMA` batch in line order; ``source`` is a corpus file name."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    size = len(buf)
+    newlines = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
+    if size == 0 or buf[-1] == 10:
+        starts = starts[:-1]  # no line after the last newline
+    n = len(starts)
+    if n == 0:
+        return record_batch([])
+    ends = np.append(starts[1:], size)  # each line with its newline
+    numbers = np.arange(first_line, first_line + n, dtype=np.int64)
+    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.append(starts, size)),
+                                                                    pa.py_buffer(buf)])
+    fast = pc.match_substring_regex(lines, _FAST_LINE).to_numpy(zero_copy_only=False)
+    high = np.flatnonzero(buf >= 0x80)
+    if len(high):  # not ASCII: left to the line parser, which reads UTF-8 (and rejects what is not)
+        fast[np.searchsorted(starts, high, side="right") - 1] = False
+    # A line's body ends at its first '#'; the bytes of fast bodies that are no separator make the fields.
+    body_ends = ends.copy()
+    hashes = np.flatnonzero(buf == 35)
+    if len(hashes):
+        line_of_hash = np.searchsorted(starts, hashes, side="right") - 1
+        lines_with, first = np.unique(line_of_hash, return_index=True)
+        body_ends[lines_with] = hashes[first]
+    pieces = np.empty(2 * n, dtype=np.int64)
+    pieces[0::2], pieces[1::2] = body_ends - starts, ends - body_ends
+    kept = np.zeros(2 * n, dtype=bool)
+    kept[0::2] = fast
+    in_field = np.repeat(kept, pieces) & (buf > 32)  # on a fast line only separators and comments are below "!"
+    edges = np.flatnonzero(in_field[1:] != in_field[:-1]) + 1
+    edges = np.concatenate([np.zeros(int(in_field[0]), np.int64), edges, np.full(int(in_field[-1]), size)])
+    field_begins, field_ends = edges[0::2], edges[1::2]
+    field_line = np.searchsorted(starts, field_begins, side="right") - 1
+    colons = np.flatnonzero(buf == 58)
+    colons = colons[in_field[colons]]  # one per feature field (the pattern of a fast line)
+    is_feature = np.zeros(len(field_begins), dtype=bool)
+    is_feature[np.searchsorted(field_begins, colons, side="right") - 1] = True
+    bad = np.zeros(n, dtype=bool)
+    # Each byte's part: 1 an index, 2 a value, 3 the labels, 0 none; from four pieces per field: the gap before
+    # it, then the index (or the labels), the colon and the value.
+    flat_pieces = np.zeros(4 * len(field_begins) + 1, dtype=np.int64)  # and the bytes after the last field
+    flat_part = np.zeros(4 * len(field_begins) + 1, dtype=np.uint8)
+    pieces, part = flat_pieces[:-1].reshape(-1, 4), flat_part[:-1].reshape(-1, 4)
+    pieces[:, 0] = field_begins - np.concatenate([[0], field_ends[:-1]])
+    pieces[:, 1] = field_ends - field_begins
+    pieces[is_feature, 1] = colons - field_begins[is_feature]
+    pieces[is_feature, 2] = 1
+    pieces[is_feature, 3] = field_ends[is_feature] - colons - 1
+    flat_pieces[-1] = size - (field_ends[-1] if len(field_ends) else 0)
+    part[:, 1] = np.where(is_feature, 1, 3)
+    part[:, 3] = 2
+    parts = np.repeat(flat_part, flat_pieces)
+
+    # Labels: the first field of a line that starts with it, when it has no colon.
+    is_labels = ~is_feature & (field_begins == starts[field_line])
+    label_lists = pc.split_pattern(_strings(buf[parts == 3], _ends(pieces[~is_feature, 1])), ",")
+    label_values = pc.list_flatten(label_lists)
+    label_line = field_line[is_labels][pc.list_parent_indices(label_lists).to_numpy()]
+    if len(label_values):
+        codes = pc.dictionary_encode(label_values).indices.to_numpy().astype(np.int64)
+        width = int(codes.max()) + 1
+        keys = np.sort(label_line * width + codes)
+        bad[keys[1:][np.diff(keys) == 0] // width] = True  # a label given twice: the line parser keeps it once
+
+    # Features: index and value column-wise.
+    index_texts = _strings(buf[parts == 1], _ends(pieces[is_feature, 1]))
+    value_lengths = pieces[is_feature, 3]
+    value_texts = _strings(buf[parts == 2], _ends(value_lengths))
+    indices = index_texts.cast(pa.int64()).to_numpy()
+    floats = value_texts.cast(pa.float64()).to_numpy()
+    feature_line = field_line[is_feature]
+    feature_begins, feature_ends = field_begins[is_feature], field_ends[is_feature]
+    canonical = _canonical(value_texts, value_lengths - (buf[colons + 1] == 45))
+    bad[feature_line[(indices < 1) | (indices > MAX_INDEX) | ~np.isfinite(floats)]] = True
+    same_line = feature_line[1:] == feature_line[:-1]
+    step = np.diff(indices)
+    bad[feature_line[1:][same_line & (step == 0)]] = True  # repeated (next to each other): the parser says which
+    # A line whose features are in order, single-spaced, without leading zeros and with canonical values has
+    # its tokens as written: the bytes from its first feature to its last.
+    rewritten = np.zeros(n, dtype=bool)
+    rewritten[feature_line[~canonical | (buf[feature_begins] == 48)]] = True
+    rewritten[feature_line[1:][same_line & ((step < 0) | (feature_begins[1:] - feature_ends[:-1] != 1)
+                                            | (buf[feature_ends[:-1]] != 32))]] = True
+    if (same_line & (step < 0)).any():  # indices out of order: sorted per line, then checked for repeats
+        order = np.lexsort((indices, feature_line))
+        feature_line, indices, floats, canonical = feature_line[order], indices[order], floats[order], canonical[order]
+        value_texts = value_texts.take(pa.array(order))
+        bad[feature_line[1:][(feature_line[1:] == feature_line[:-1]) & (np.diff(indices) == 0)]] = True
+
+    # The documents of the good fast lines; blank ones (no field) are skipped.
+    good = fast & ~bad
+    documents = np.flatnonzero(good & (np.bincount(field_line, minlength=n) > 0))
+    verbatim = ~rewritten[documents]
+    as_written = documents[verbatim]
+    first, last = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)  # a line's features: [first, last)
+    written_line = field_line[is_feature]  # in the order written
+    if len(written_line):
+        group = np.flatnonzero(np.concatenate([[True], written_line[1:] != written_line[:-1]]))
+        first[written_line[group]] = feature_begins[group]
+        last[written_line[group]] = feature_ends[np.append(group[1:], len(written_line)) - 1]
+    tokens_written = _tokens_as_written(buf, first[as_written], last[as_written])
+    others = documents[~verbatim]
+    keep = np.zeros(n, dtype=bool)
+    keep[others] = True
+    keep = keep[feature_line]
+    tokens = pc.binary_join_element_wise(pc.cast(pa.array(indices[keep]), pa.string()),
+                                         _value_texts(value_texts.filter(pa.array(keep)), floats[keep],
+                                                      canonical[keep]), ":")
+    joined = pc.binary_join(pa.ListArray.from_arrays(
+        pa.array(_ends(np.bincount(feature_line[keep], minlength=n)[others]).astype(np.int32)), tokens), " ")
+    if len(others):
+        joined = pa.concat_arrays([tokens_written, joined.cast(pa.string())]).take(
+            pa.array(np.argsort(np.concatenate([np.flatnonzero(verbatim), np.flatnonzero(~verbatim)]))))
+    else:
+        joined = tokens_written
+    label_keep = good[label_line]
+    labels = pa.ListArray.from_arrays(
+        pa.array(_ends(np.bincount(label_line[label_keep], minlength=n)[documents]).astype(np.int32)),
+        label_values.filter(pa.array(label_keep)))
+    name, split = base_name(source), split_of(source)
+    line_numbers = pa.array(numbers[documents].astype(np.int32))
+    count = len(documents)
+    fast_table = pa.Table.from_arrays([
+        pc.binary_join_element_wise(pa.scalar(name), pc.cast(line_numbers, pa.string()), ":"),
+        pa.repeat(pa.scalar(split), count), labels, pa.nulls(count, pa.string()), joined,
+        pa.repeat(pa.scalar(source), count), line_numbers, pa.nulls(count, pa.string()),
+    ], schema=RECORD_SCHEMA)
+
+    # The other lines, one by one.
+    records = [record for i in np.flatnonzero(~good).tolist()
+               if (record := _parse_raw(bytes(buf[starts[i]:ends[i]]), source, name, split, int(numbers[i])))]
+    if records:
+        fast_table = pa.concat_tables([fast_table, pa.Table.from_batches([record_batch(records)])])
+        fast_table = fast_table.take(pc.sort_indices(fast_table.column("line")))
+    return fast_table.combine_chunks().to_batches()[0] if len(fast_table) else record_batch([])
+
+
+def _parse_raw(raw: bytes, source: str, name: str, split: str, number: int) -> Document | Reject | None:
+    """A line as :func:`parse_libsvm` reads it: a Document, a Reject, or None for a blank line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
+    text = text.split("#", 1)[0]
+    if not text.strip():
+        return None
+    parsed = _parse_line(text)
+    if isinstance(parsed, str):
+        return Reject(source, number, None, parsed)
+    labels, tokens = parsed
+    return Document(f"{name}:{number}", split, labels, None, tokens, source, number)
+
+
+# --- Byte ranges of a large plain file ------------------------------------------------------------------------
+# A range [start, end) owns the lines that start in it: it skips the line under way at ``start`` (the previous
+# range's) and finishes its own last line past ``end``. A line's number is 1 + the newlines before it, so a
+# range's first line is numbered from the newlines in the ranges before it (counted by a first light pass).
+_EXTEND = 1 << 20  # bytes read at a time past a range's end to finish its last line
+
+
+def byte_ranges(size: int, range_bytes: int = RANGE_BYTES) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges of about ``range_bytes`` covering a file of ``size`` bytes (one for a small file)."""
+    count = max(1, -(-size // range_bytes))
+    bounds = [size * k // count for k in range(count + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def count_newlines(file: pa.NativeFile, start: int, end: int) -> int:
+    """The newlines in bytes ``[start, end)`` of a file opened for random access."""
+    return int(np.count_nonzero(np.frombuffer(file.read_at(end - start, start), dtype=np.uint8) == 10))
+
+
+def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int,
+               newlines_before: int) -> Iterator[pa.RecordBatch]:
+    """The records of the lines of a plain LIBSVM file (``size`` bytes, opened for random access) that start in
+    ``[start, end)``, ``newlines_before`` being the newlines in ``[0, start)``: with the ranges of
+    :func:`byte_ranges`, the records of :func:`read_libsvm` over the whole file, split between the ranges."""
+    try:
+        split_of(source)
+    except ValueError:
+        if start == 0:
+            yield record_batch(list(parse_libsvm([], source)))
+        return
+    begin = max(start - 1, 0)
+    data = file.read_at(end - begin, begin)
+    first_line = newlines_before + 1
+    if start:
+        newline = data.find(b"\n")
+        if newline < 0:
+            return  # the range is inside one line, which an earlier range owns
+        first_line += 1 if newline > 0 else 0  # the newline ends a line begun before start: one more before ours
+        data = data[newline + 1:]
+    pieces = [data]
+    position = end
+    while data and not pieces[-1].endswith(b"\n") and position < size:
+        more = file.read_at(min(_EXTEND, size - position), position)
+        newline = more.find(b"\n")
+        pieces.append(more if newline < 0 else more[: newline + 1])
+        position += len(more)
+    yield from parse_lines(b"".join(pieces), source, first_line)

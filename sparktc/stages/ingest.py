@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparktc.corpora import jsonl, libsvm, lyrl2004, lyrl2004_columnar, lyrl2004_vectors, reuters21578
-from sparktc.corpora.files import Parser, read_records
+from sparktc.corpora.files import Parser, compression_of, read_records
 from sparktc.corpora.records import (
     RECORD_SCHEMA,
     TEST,
@@ -666,21 +666,75 @@ def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
-    return _labelled_lines(spark, corpus, staging, paths, ignored, jsonl.parse_jsonl)
+    return _labelled_lines(corpus, parse_into(spark, paths, line_reader(jsonl.parse_jsonl), staging)[0], ignored)
 
 
 def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
     hint = "set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)"
     files, ignored = list_corpus(spark, corpus.path, LIBSVM_NAMES, hint)
     paths = [path for name in (libsvm.TRAIN_FILE, libsvm.TEST_FILE) for path in _named(files, name, corpus.path, hint)]
-    return _labelled_lines(spark, corpus, staging, paths, ignored, libsvm.parse_libsvm)
+    return _labelled_lines(corpus, _parse_libsvm_into(spark, paths, staging), ignored)
 
 
-def _labelled_lines(spark: SparkSession, corpus: CorpusConfig, staging: str, paths: list[str], ignored: list[str],
-                    parser: Parser) -> tuple[DataFrame, Categories, dict]:
-    """The records of line files that carry their own labels (JSON Lines, LIBSVM): the categories are
+def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str) -> DataFrame:
+    """Parse LIBSVM files into Parquet at ``directory`` like :func:`parse_into`, column-wise
+    (:func:`~sparktc.corpora.libsvm.read_libsvm`), a plain file of over ``libsvm.RANGE_BYTES`` in byte ranges
+    of about that size, one task each (a compressed file cannot be split: one task); the table read back.
+    A first light pass counts each range's newlines, so every range numbers its lines from the file's start."""
+    units: list[tuple[str, int, int, int]] = []  # (path, start, end, file size); end -1: the whole file
+    for path in paths:
+        filesystem, file = arrow_filesystem(path)
+        size = filesystem.get_file_info(file).size or 0
+        if compression_of(path) is not None or size <= libsvm.RANGE_BYTES:
+            units.append((path, 0, -1, size))
+        else:
+            units.extend((path, start, end, size) for start, end in libsvm.byte_ranges(size, libsvm.RANGE_BYTES))
+
+    def opened(path: str) -> pa.NativeFile:
+        filesystem, file = arrow_filesystem(path)
+        try:
+            return filesystem.open_input_file(file)  # no compression detection: read_libsvm gunzips itself
+        except PermissionError:
+            raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
+                              "cluster, the executors' user) read access to it, or move it out of "
+                              "corpus.path") from None
+        except FileNotFoundError:
+            raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
+                              "put it back and run again") from None
+
+    def count(index: int, unit: tuple[str, int, int, int]) -> int:
+        path, start, end, _ = unit
+        with opened(path) as source:
+            return libsvm.count_newlines(source, start, end)
+
+    # Newlines before each range: those of the file's earlier ranges (a file's last range needs no count).
+    ranges = [unit for unit in units if 0 <= unit[2] < unit[3]]
+    counts = dict(zip(ranges, map_parts(spark, ranges, count, errors=(IngestError,))))
+    before, running = [], 0
+    for unit in units:
+        running = running if unit[1] else 0
+        before.append(running)
+        running += counts.get(unit, 0)
+
+    def parse(index: int, unit: tuple[str, int, int, int, int]) -> None:
+        path, start, end, size, newlines_before = unit
+        with opened(path) as source:
+            inject("parse")
+            if end < 0:
+                batches = libsvm.read_libsvm(source.read(), path)
+            else:
+                batches = libsvm.read_range(source, size, path, start, end, newlines_before)
+            write_parts(batches, RECORD_SCHEMA, directory, index)
+
+    map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, before)], parse, [directory],
+              errors=(IngestError,))
+    return spark.read.parquet(directory)
+
+
+def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str]) -> tuple[DataFrame, Categories, dict]:
+    """The records of line files that carry their own labels (JSON Lines, LIBSVM), as parsed: the categories are
     ``corpus.categories`` (a label outside them rejects its record) or, when empty, every label seen."""
-    records = mark_duplicates(parse_into(spark, paths, line_reader(parser), staging)[0])
+    records = mark_duplicates(parsed)
     if corpus.categories:
         codes = sorted(corpus.categories)
         known = F.array(*[F.lit(c) for c in codes])
