@@ -119,11 +119,18 @@ def test_hand_written_labels_match_the_qrels_file():
 
 def test_ingest_documents_equal_the_fixture_records(spark, lyrl):
     output, reports = lyrl
-    # No text column: the corpus comes tokenized. Tokens are stored as one string, single spaces between.
+    # The corpus comes tokenized: no text. Tokens are stored as one string, single spaces between.
     schema = "doc_id string, split string, labels array<string>, tokens string"
     rows = [(d, "train" if d in TRAIN_IDS else "test", LABELS[d], " ".join(TOKENS[d].split())) for d in TOKENS]
     expected = spark.createDataFrame(rows, schema)
-    assert_df_equality(read(spark, output, "documents"), expected, ignore_row_order=True, ignore_nullable=True)
+    documents = read(spark, output, "documents")
+    assert_df_equality(documents.select("doc_id", "split", "labels", "tokens"), expected, ignore_row_order=True,
+                       ignore_nullable=True)
+    # The parsed files themselves, renamed into place: each document keeps where it was read, nothing else.
+    where = documents.select("doc_id", "source", "line", "text", "reason").toPandas()
+    assert where["text"].isna().all() and where["reason"].isna().all() and (where["line"] >= 1).all()
+    assert set(where["source"].str.rsplit("/", n=1).str[-1]) == {"lyrl2004_tokens_train.dat",
+                                                                  "lyrl2004_tokens_test_pt0.dat.gz"}
 
 
 def test_ingest_categories_are_the_103_topics_with_hand_counted_positives(spark, lyrl):

@@ -44,7 +44,7 @@ from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
+from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import RECORD_SPARK_SCHEMA
@@ -834,7 +834,6 @@ STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), s
               counts_data=True)
 
 
-DOCUMENT_COLUMNS = dict.fromkeys(("lyrl2004", "lyrl2004_vectors"), ["doc_id", "split", "labels", "tokens"])
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
 
@@ -869,9 +868,10 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         _fail_on_rejects(rejects, dispositions.get("rejected", 0), "records")
         if assignment_rejects is not None:
             _fail_on_rejects(assignment_rejects, assignments_rejected, "qrels lines")
-    # Corpora that come tokenized have no text column, so tokenize can take their documents as they are.
-    columns = ["doc_id", "split", "labels", "tokens"] if corpus.format in TOKENIZED_FORMATS else \
-        ["doc_id", "split", "labels", "text", "tokens"]
+    # Corpora that come tokenized keep every record column, as the clean path's staged files have them (where
+    # each document was read: source and line); tokenize takes their documents as they are.
+    columns = RECORD_SCHEMA.names if corpus.format in TOKENIZED_FORMATS else ["doc_id", "split", "labels", "text",
+                                                                             "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
@@ -923,15 +923,11 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
 def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, categories: Categories,
                  ignored_files: list[str], tables: Tables, report: StageReport) -> None:
     """The outputs of a clean corpus, the same tables the general path writes for it: every staged
-    record is a document, copied file by file with pyarrow; no rejects; the counts are the tallies'."""
-    columns = DOCUMENT_COLUMNS[corpus.format]
-    schema = pa.schema([RECORD_SCHEMA.field(name) for name in columns])
+    record is a document, so the staged files are the documents table, renamed into place (no byte copied);
+    no rejects; the counts are the tallies'."""
     documents = tables.output("documents")
-
-    def copy(index: int, path: str) -> int:
-        return write_parts(read_batches(path, columns), schema, documents, index)
-
-    written = sum(map_parts(spark, parquet_files(clean.staged), copy, [documents]))
+    storage.rename(spark, clean.staged, documents)
+    written = count_rows(documents)
     write_parts([], REJECTS_SCHEMA, tables.output("rejects"), 0)
     tally = clean.tally
     spark.createDataFrame(

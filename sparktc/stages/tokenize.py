@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.corpora.records import join_tokens, token_counts
+from sparktc.corpora.records import TOKENIZED_FORMATS, join_tokens, token_counts
 from sparktc.features.text import Analyzer, stop_words_of
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
@@ -65,7 +65,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     with stage(spark, "tokenize") as report:
         documents = spark.read.parquet(tables.input("documents"))
         counted = None
-        if "text" not in documents.columns:
+        if config.corpus.format in TOKENIZED_FORMATS:
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file, whose
             # tokens ingest counted as it parsed them when nothing was set aside.
             storage.link_or_copy(spark, tables.input("documents"), tables.output("tokens"))
