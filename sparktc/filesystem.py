@@ -90,9 +90,11 @@ def read_file(directory: str, name: str) -> bytes:
 
 
 def fingerprint(path: str) -> tuple:
-    """(file, size, mtime) of every file under ``path``: changes whenever the output is rewritten."""
+    """(file, size, mtime) of every file under ``path`` (or of the file ``path``): changes whenever it is rewritten."""
     filesystem, root = arrow_filesystem(path)
-    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    info = filesystem.get_file_info(root)
+    infos = [info] if info.type == pafs.FileType.File else filesystem.get_file_info(
+        pafs.FileSelector(root, recursive=True))
     return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
 
 

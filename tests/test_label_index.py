@@ -2,40 +2,50 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
-from sparktc.stages.ingest import LabelIndex
+from sparktc.stages.ingest import LabelIndex, QrelsFiles
+
+SCHEMA = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
 
 
-def write_qrels(directory, rows):
-    table = pa.table(
-        {name: [row[i] for row in rows] for i, name in enumerate(["doc_id", "category", "source", "line", "reason"])},
-        schema=pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("source", pa.string()),
-                          ("line", pa.int32()), ("reason", pa.string())]),
-    )
-    directory.mkdir()
-    pq.write_table(table, directory / "part-0.parquet")
-    return str(directory)
+def qrels_lines(rows):
+    return pa.table({name: [row[i] for row in rows] for i, name in enumerate(SCHEMA.names)}, schema=SCHEMA)
 
 
 def test_labels_are_sorted_distinct_and_only_from_accepted_lines(tmp_path):
-    path = write_qrels(tmp_path / "qrels", [
-        ("7", "GCAT", "q", 1, None), ("7", "C15", "q", 2, None), ("7", "GCAT", "q", 3, None),
-        ("8", "XXX", "q", 4, "unknown category XXX"), ("8", "E11", "q", 5, None), ("9", "ZZZ", "q", 6, "bad"),
+    lines = qrels_lines([
+        ("7", "GCAT", None), ("7", "C15", None), ("7", "GCAT", None),
+        ("8", "XXX", "unknown category XXX"), ("8", "E11", None), ("9", "ZZZ", "bad"),
     ])
     batch = record_batch([
         Document("7", "train", (), None, ("a",), "t", 1), Document("9", "test", (), None, ("b",), "t", 4),
         Document("8", "test", (), None, ("c",), "t", 7), Reject("t", 9, "7", "empty document"),
     ])
-    attached = LabelIndex.load(path).attach(batch)
+    attached = LabelIndex.of(lines).attach(batch)
     assert attached.schema == RECORD_SCHEMA
     assert attached.column("labels").to_pylist() == [["C15", "GCAT"], [], ["E11"], None]
     assert attached.column("tokens").to_pylist() == ["a", "b", "c", None]
 
 
 def test_no_accepted_assignments_gives_empty_labels(tmp_path):
-    path = write_qrels(tmp_path / "qrels", [("7", "XXX", "q", 1, "unknown category XXX")])
+    lines = qrels_lines([("7", "XXX", "unknown category XXX")])
     batch = record_batch([Document("7", "train", (), None, ("a",), "t", 1)])
-    assert LabelIndex.load(path).attach(batch).column("labels").to_pylist() == [[]]
+    assert LabelIndex.of(lines).attach(batch).column("labels").to_pylist() == [[]]
+
+
+def test_a_worker_reads_the_qrels_files_as_their_own_task_checks_them(tmp_path):
+    (tmp_path / "a.qrels").write_text("GCAT 7 1\nC15 7 1\nXXX 8 1\nE11 8 1\n")
+    (tmp_path / "b.qrels.gz").write_bytes(gzip.compress(b"C15 9 1\nbad line\n"))
+    qrels = QrelsFiles((str(tmp_path / "a.qrels"), str(tmp_path / "b.qrels.gz")), ("C15", "E11", "GCAT"), "tree")
+    staged = pa.Table.from_batches([batch for path in qrels.paths
+                                    for batch in qrels.read(open(path, "rb").read(), path)])
+    assert staged.column("reason").to_pylist()[2] == "unknown category XXX (not in tree)"
+    assert staged.column("reason").null_count == 4  # and the bad line is rejected with its reason
+    batch = record_batch([Document(doc_id, "test", (), None, ("a",), "t", 1) for doc_id in ("7", "8", "9", "10")])
+    index = LabelIndex.load(qrels)
+    assert index.attach(batch).column("labels").to_pylist() == [["C15", "GCAT"], ["E11"], ["C15"], []]
+    assert index.attach(batch).equals(LabelIndex.of(staged.select(["doc_id", "category", "reason"])).attach(batch))

@@ -13,7 +13,7 @@ PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
 LAYERS = ["apps", "stages", "runtime", "models", "evaluation", "features", "corpora"]
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
-SHARED = ["errors", "validation", "filesystem", "schemas"]
+SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
 
 
 def folder_modules(folder: str) -> list[str]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gzip
 import random
+import zlib
 
 import numpy as np
 import pyarrow as pa
 import pytest
 from conftest import invented_words, lyrl2004_fixture
 
-from sparktc.corpora import lyrl2004
+from sparktc.corpora import files, lyrl2004
 from sparktc.corpora.files import read_lines, read_records
 from sparktc.corpora.lyrl2004_columnar import (
     _assignment_batch,
@@ -19,7 +20,7 @@ from sparktc.corpora.lyrl2004_columnar import (
     read_qrels_file,
     read_token_file,
 )
-from sparktc.corpora.records import RECORD_SCHEMA, record_batches
+from sparktc.corpora.records import RECORD_SCHEMA, record_batches, token_counts
 
 
 def line_tokens(content: bytes, source: str, split: str = "test") -> pa.Table:
@@ -170,3 +171,45 @@ def test_bad_qrels_lines_go_to_line_reader(bad):
     assert read_clean_qrels_piece(bad, 1) is None
     content = clean_qrels(40, seed=1) + bad + clean_qrels(40, seed=2)
     assert columnar_qrels(content, "q", piece_bytes=30).equals(line_qrels(content, "q"))
+
+
+@pytest.mark.parametrize("input_bytes", [1, 7, 64, 1 << 20])
+def test_gunzip_equals_gzip_decompress_on_members_padding_and_damage(input_bytes, monkeypatch):
+    monkeypatch.setattr(files, "GUNZIP_INPUT_BYTES", input_bytes)
+    rng = random.Random(input_bytes)
+
+    def outcome(decompress, data):
+        try:
+            return decompress(data)
+        except (EOFError, zlib.error, gzip.BadGzipFile, OSError):
+            return "damaged"
+
+    damaged = 0
+    for _ in range(150):
+        members = [gzip.compress(bytes(rng.choice(b"ab .I\n") for _ in range(rng.randint(0, 300))))
+                   for _ in range(rng.randint(0, 4))]
+        data = b"".join(member + b"\x00" * rng.choice([0, 0, 3]) for member in members)
+        if data and rng.random() < 0.3:
+            data = data[:rng.randrange(len(data))]  # cut short
+        elif data and rng.random() < 0.3:
+            at = rng.randrange(len(data))
+            data = data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1:]  # a flipped byte
+        expected = outcome(gzip.decompress, data)
+        damaged += expected == "damaged"
+        assert outcome(files.gunzip, data) == expected
+    assert damaged > 10  # the damaged cases were exercised
+
+
+def test_token_counts_count_separators_as_splitting_would():
+    rng = random.Random(5)
+    for _ in range(200):
+        values = [None if rng.random() < 0.1 else " ".join("ab" * rng.randint(1, 3) for _ in range(rng.randint(0, 4)))
+                  for _ in range(rng.randint(0, 30))]
+        expected = (len(values), sum(len(v.split()) for v in values if v), sum(1 for v in values if not v))
+        array = pa.array(values, pa.string())
+        assert token_counts(array) == expected
+        assert token_counts(pa.array(values, pa.large_string())) == expected
+        assert token_counts(pa.chunked_array([array, array], pa.string())) == tuple(2 * n for n in expected)
+        if values:
+            assert token_counts(array.slice(1)) == (len(values) - 1, sum(len(v.split()) for v in values[1:] if v),
+                                                    sum(1 for v in values[1:] if not v))

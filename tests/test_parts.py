@@ -86,3 +86,17 @@ def test_a_task_error_of_the_users_input_reaches_the_driver_with_its_message(spa
 
     with pytest.raises(IngestError, match=r"^cannot read /x/a\.dat: permission denied; give the user read access$"):
         map_parts(spark, ["/x/a.dat"], work, errors=(IngestError,))
+
+
+def test_a_file_is_read_only_in_the_row_groups_whose_statistics_admit_the_value(tmp_path):
+    table = pa.table({"split": ["test"] * 4 + ["train", "test"] + ["test"] * 2, "n": range(8)})
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(table, path, row_group_size=2)  # groups: test test | test test | train test | test test
+    read = pa.Table.from_batches(list(read_batches(path, ["split", "n"], where=("split", "train"))))
+    assert read["n"].to_pylist() == [4, 5]
+    assert list(read_batches(path, ["n"], where=("split", "dev"))) == []
+    # Without statistics, or a value the statistics cannot rule out: every group is read, and the caller filters.
+    pq.write_table(table, path, row_group_size=2, write_statistics=False)
+    assert sum(len(b) for b in read_batches(path, ["n"], where=("split", "dev"))) == 8
+    pq.write_table(pa.table({"split": pa.nulls(3, pa.string()), "n": range(3)}), path)  # no min/max either
+    assert sum(len(b) for b in read_batches(path, ["n"], where=("split", "train"))) == 3

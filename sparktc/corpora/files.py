@@ -50,6 +50,30 @@ def read_lines(data: bytes, source: str) -> Iterator[bytes]:
         yield from stream
 
 
+GUNZIP_INPUT_BYTES = 1 << 20  # compressed bytes inflated at a time: what a member's end leaves over is copied
+
+
+def gunzip(data: bytes) -> bytes:
+    """The contents of every gzip member of ``data``, as :func:`gzip.decompress` gives them (zero bytes between
+    members allowed), without its copy of the rest of the input per member (RCV1's synthetic token files
+    have dozens of members: 0.93 -> 0.57 CPU-s for 164 MB). Damage raises one of ``CORRUPT_GZIP_ERRORS``:
+    zlib checks each member's header, CRC-32 and length."""
+    view, position, out = memoryview(data), 0, []
+    while position < len(data):
+        if data[position] == 0:  # zero padding after a member, which gzip.decompress skips (rare: copying is fine)
+            position = len(data) - len(data[position:].lstrip(b"\x00"))
+            continue
+        member = zlib.decompressobj(wbits=31)
+        while not member.eof:
+            if position >= len(data):
+                raise EOFError("compressed file ended before the end-of-stream marker was reached")
+            chunk = view[position:position + GUNZIP_INPUT_BYTES]
+            position += len(chunk)
+            out.append(member.decompress(chunk))
+        position -= len(member.unused_data)
+    return b"".join(out)
+
+
 def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "record") -> Reject:
     """The Reject (line 0: the file, not one of its records) for a compressed (gzip or bz2) stream that broke
     after ``lines_read`` lines; the record still open at the break is lost with everything after it."""

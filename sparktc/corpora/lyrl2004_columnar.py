@@ -18,7 +18,6 @@ line; so bad input never takes a different path to a different answer, it only t
 
 from __future__ import annotations
 
-import gzip
 import io
 from collections.abc import Iterable, Iterator
 
@@ -27,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
-from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, read_records
+from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, gunzip, read_records
 from sparktc.corpora.records import (
     BATCH_ROWS,
     Document,
@@ -38,6 +37,9 @@ from sparktc.corpora.records import (
 )
 
 PIECE_BYTES = 16 << 20
+#: Qrels rows per batch: a line is three short words, so batches of records' size (BATCH_ROWS) would be
+#: hundreds of tiny batches, each paying the per-batch costs of the label check, the tally and the writer.
+QRELS_BATCH_ROWS = 1 << 16
 
 # Python's str.split() separators among ASCII bytes, and the decimal digits.
 _SPACE = np.zeros(256, dtype=bool)
@@ -138,7 +140,7 @@ def read_token_file(
         return lyrl2004.parse_token_file(lines, name, split)
 
     try:
-        text = gzip.decompress(content) if source.endswith(".gz") else content
+        text = gunzip(content) if source.endswith(".gz") else content
     except CORRUPT_GZIP_ERRORS:
         # The line reader keeps the records before the break and names it.
         yield from record_batches(read_records(line_reader, content, source))
@@ -210,7 +212,7 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
         return batches_of(rows, _assignment_batch)
 
     try:
-        text = gzip.decompress(content) if source.endswith(".gz") else content
+        text = gunzip(content) if source.endswith(".gz") else content
     except CORRUPT_GZIP_ERRORS:
         yield from batches(read_records(lyrl2004.parse_qrels, content, source, "line"))  # type: ignore[arg-type]
         return
@@ -222,8 +224,8 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
         doc_ids, categories, lines = clean
         n = len(doc_ids)
         table = pa.Table.from_arrays(
-            [doc_ids, categories, pa.array(np.full(n, source, dtype=object), pa.string()),
+            [doc_ids, categories, pa.repeat(pa.scalar(source, pa.string()), n),
              pa.array(lines, pa.int32()), pa.nulls(n, pa.string())],
             schema=ASSIGNMENT_SCHEMA,
         )
-        yield from table.to_batches(BATCH_ROWS)
+        yield from table.to_batches(QRELS_BATCH_ROWS)

@@ -40,6 +40,7 @@ from sparktc.evaluation.metrics import ancestor_table
 from sparktc.evaluation.ranking import ranking_measures
 from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
 from sparktc.evaluation.summary import assemble, to_builtin
+from sparktc.integer_sets import intersect, isin, unique
 from sparktc.models.decision import Cut, DecisionRule, decision_record
 from sparktc.models.scoring import Scorer, predict_batch
 from sparktc.models.thresholds import pcut_counts
@@ -191,8 +192,8 @@ def _closed_counts(rows: np.ndarray, positions: np.ndarray, labelled: np.ndarray
     implied = ancestors[positions[kept]]  # one row per predicted category: it, then its ancestors, then -1s
     documents = np.broadcast_to(rows[kept, None], implied.shape)
     present = implied >= 0
-    closed = np.unique(documents[present] * n_categories + implied[present])
-    both = np.intersect1d(closed, labelled, assume_unique=True)
+    closed = unique(documents[present] * n_categories + implied[present])
+    both = intersect(closed, labelled)
     return _per_category(closed % n_categories, n_categories), _per_category(both % n_categories, n_categories)
 
 
@@ -226,14 +227,14 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
         return values, rows, places, np.where(label >= 0, rows * width + label, -1)
 
     *_, label_keys = elements(labels)
-    pairs = np.unique(label_keys)  # each (document, distinct label) once
+    pairs = unique(label_keys)  # each (document, distinct label) once
     predicted, predicted_rows, _, predicted_keys = elements(predictions.column("predicted"))
     predicted_positions = _positions(predicted, categories)
-    both = np.intersect1d(pairs, predicted_keys)
+    both = intersect(pairs, predicted_keys)
     _, rows, rank, top_keys = elements(predictions.column("top_categories"))
     kept = rank < k_max
     hits = np.zeros((n, k_max), dtype=np.bool_)  # a ranking shorter than k_max is padded with misses
-    hits[rows[kept], rank[kept]] = np.isin(top_keys[kept], pairs)
+    hits[rows[kept], rank[kept]] = isin(top_keys[kept], pairs)
     values = ranking_measures(hits, np.bincount(pairs // width, minlength=n), ks)
     closed_assigned = closed_tp = None
     if ancestors is not None:

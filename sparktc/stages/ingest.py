@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -41,6 +40,7 @@ from sparktc.corpora.records import (
 )
 from sparktc.errors import InputError
 from sparktc.filesystem import arrow_filesystem, per_worker
+from sparktc.integer_sets import isin, unique
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
 from sparktc.runtime.faults import inject
@@ -96,11 +96,19 @@ class LabelIndex:
     ids_digest: int = 0  # the sum of the qrels documents' id hashes, mod 2^64 (:func:`id_digest`)
 
     @staticmethod
-    def load(path: str, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
-        """The staged qrels at ``path``; with the hierarchy's ``parents`` (code, parent) pairs, a document whose
-        labels miss an ancestor gets the missing ones (``policy = "expand"``, LYRL2004's for topics), is set aside
+    def load(qrels: QrelsFiles, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
+        """The accepted lines of the ``qrels`` files, read and checked as their own parsing task reads them, once
+        per worker; with the hierarchy's ``parents`` (code, parent) pairs, a document whose labels miss an
+        ancestor gets the missing ones (``policy = "expand"``, LYRL2004's for topics), is set aside
         (``"set_aside"``) or keeps its labels as read (``"keep"``)."""
-        return _load_labels(path, parents, policy)
+        return _load_labels(qrels.paths[0], qrels, parents, policy)
+
+    @staticmethod
+    def of(assignments: pa.Table, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
+        """The index of qrels lines (``doc_id``, ``category``, ``reason``: null for an accepted line), as
+        :meth:`load` builds it."""
+        accepted = assignments.filter(pc.is_null(assignments.column("reason")))
+        return _label_index(accepted.select(["doc_id", "category"]), parents, policy)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels, and a
@@ -119,12 +127,40 @@ class LabelIndex:
         return batch.set_column(batch.schema.get_field_index("reason"), "reason", pa.array(marked, pa.string()))
 
 
+@dataclass(frozen=True)
+class QrelsFiles:
+    """The qrels files of a LYRL2004 corpus and how they are checked: an assignment of a category outside
+    ``known`` (the codes of the hierarchy at ``tree_path``; None: any code) is rejected."""
+
+    paths: tuple[str, ...]
+    known: tuple[str, ...] | None = None
+    tree_path: str = ""
+
+    def read(self, content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        """The lines of one qrels file (:data:`~sparktc.corpora.lyrl2004_columnar.ASSIGNMENT_SCHEMA`)."""
+        if self.known is None:
+            yield from lyrl2004_columnar.read_qrels_file(content, source)
+            return
+        known = pa.array(self.known, pa.string())
+        for batch in lyrl2004_columnar.read_qrels_file(content, source):
+            category = batch.column("category")
+            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
+                "unknown category ", category, f" (not in {self.tree_path})", ""))
+            yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
+
+
 @per_worker
-def _load_labels(path: str, parents: tuple[tuple[str, str], ...], policy: str) -> LabelIndex:
-    accepted = ds.field("reason").is_null()
-    filesystem, root = arrow_filesystem(path)
-    assignments = ds.dataset(root, format="parquet", filesystem=filesystem).to_table(
-        columns=["doc_id", "category"], filter=accepted)
+def _load_labels(path: str, qrels: QrelsFiles, parents: tuple[tuple[str, str], ...], policy: str) -> LabelIndex:
+    """A parsing worker's :class:`LabelIndex`, from the qrels files themselves (0.3 CPU-s for RCV1-v2's 2.6M
+    lines), so the token files need not wait for the qrels' own parsing task."""
+    lines = [batch.select(["doc_id", "category", "reason"])
+             for source in qrels.paths for batch in qrels.read(_file_content(source), source)]
+    schema = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
+    return LabelIndex.of(pa.Table.from_batches(lines, schema), parents, policy)
+
+
+def _label_index(assignments: pa.Table, parents: tuple[tuple[str, str], ...], policy: str) -> LabelIndex:
+    """The index of accepted (``doc_id``, ``category``) assignments."""
     ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")])
     doc_ids, categories = ordered.column("doc_id").combine_chunks(), ordered.column("category").combine_chunks()
     new_doc = np.ones(len(doc_ids), dtype=bool)
@@ -164,8 +200,8 @@ def _open_rows(labels: pa.ListArray, parent: Mapping[str, str]) -> np.ndarray:
     wanted = parent_of[category]  # -1 (the last entry) for a top-level label or one outside the hierarchy
     needed = wanted >= 0
     present = row * (len(codes) + 1) + category
-    missing = ~np.isin(row[needed] * (len(codes) + 1) + wanted[needed], present)
-    return np.unique(row[needed][missing])
+    missing = ~isin(row[needed] * (len(codes) + 1) + wanted[needed], present)
+    return unique(row[needed][missing])
 
 
 def _closed(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str], policy: str, open_rows: np.ndarray
@@ -261,7 +297,7 @@ class LabelledTally(RecordTally):
     the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
     job regroups the qrels to count them."""
 
-    def __init__(self, qrels: str, parents: tuple[tuple[str, str], ...], policy: str) -> None:
+    def __init__(self, qrels: QrelsFiles, parents: tuple[tuple[str, str], ...], policy: str) -> None:
         super().__init__()
         self._index = (qrels, parents, policy)
         self.not_closed = 0
@@ -312,6 +348,18 @@ def _counts(values: pa.Array) -> dict:
     return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
 
 
+@dataclass(frozen=True)
+class Parsing:
+    """Files parsed into one staged table: read by ``reader``, written with ``schema`` under ``directory``, each
+    file's records counted by a fresh ``tally``."""
+
+    paths: list[str]
+    reader: Reader
+    directory: str
+    schema: pa.Schema = RECORD_SCHEMA
+    tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
+
+
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
                schema: pa.Schema = RECORD_SCHEMA, tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
                ) -> tuple[DataFrame, list]:
@@ -319,33 +367,50 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
     the executors read the file and write its records with pyarrow; the JVM never holds its bytes);
     the table read back, to be scanned column by column (keys for duplicates and counts, tokens only
     for the final write), and each file's tally of what it wrote."""
+    [(parsed, tallies)] = parse_together(spark, [Parsing(paths, reader, directory, schema, tally)])
+    return parsed, tallies
 
-    def parse(index: int, path: str) -> RecordTally | AssignmentTally:
-        filesystem, file = arrow_filesystem(path)
-        try:
-            with filesystem.open_input_file(file) as source:  # no compression detection: readers gunzip themselves
-                content = source.read()
-        except PermissionError:
-            raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
-                              "cluster, the executors' user) read access to it, or move it out of "
-                              "corpus.path") from None
-        except FileNotFoundError:
-            raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
-                              "put it back and run again") from None
+
+def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tuple[DataFrame, list]]:
+    """Several :func:`parse_into` in one Spark job, their files' tasks in the order given, so that no table's
+    parsing waits for another's (LYRL2004's qrels beside its token files); per parsing, the table read back
+    and its files' tallies."""
+    units = [(kind, index, path) for kind, parsing in enumerate(parsings) for index, path in enumerate(parsing.paths)]
+
+    def parse(_: int, unit: tuple[int, int, str]) -> RecordTally | AssignmentTally:
+        kind, index, path = unit
+        parsing = parsings[kind]
+        content = _file_content(path)
         inject("parse")
-        counted = tally()
+        counted = parsing.tally()
 
         def tallied() -> Iterator[pa.RecordBatch]:
-            for batch in reader(content, path):
+            for batch in parsing.reader(content, path):
                 counted.add(batch)
                 yield batch
 
-        write_parts(tallied(), schema, directory, index)
+        write_parts(tallied(), parsing.schema, parsing.directory, index)
         counted.finish()
         return counted
 
-    tallies = map_parts(spark, paths, parse, [directory], errors=(IngestError,))
-    return spark.read.parquet(directory), tallies
+    results = map_parts(spark, units, parse, [parsing.directory for parsing in parsings], errors=(IngestError,))
+    return [(spark.read.parquet(parsing.directory), [tally for (k, _, _), tally in zip(units, results) if k == kind])
+            for kind, parsing in enumerate(parsings)]
+
+
+def _file_content(path: str) -> bytes:
+    """The bytes of a corpus file, read by a task; a file it cannot read is the user's to fix."""
+    filesystem, file = arrow_filesystem(path)
+    try:
+        with filesystem.open_input_file(file) as source:  # no compression detection: readers gunzip themselves
+            return source.read()
+    except PermissionError:
+        raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
+                          "cluster, the executors' user) read access to it, or move it out of "
+                          "corpus.path") from None
+    except FileNotFoundError:
+        raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
+                          "put it back and run again") from None
 
 
 def _first_rejects(rejects: DataFrame, limit: int = 5) -> list[str]:
@@ -573,27 +638,29 @@ def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str,
     files, ignored = list_corpus(spark, base, file_names, hint)
     paths = [path for name in (train_file, *(test_files[part] for part in corpus.test_parts))
              for path in _named(files, name, base, hint)]
-    qrels_paths = _named(files, lyrl2004.QRELS_FILES[category_set], base, hint)
-    assignments, qrels_tallies = parse_into(spark, qrels_paths, _qrels_reader(tree, tree_path),
-                                            storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
-                                            AssignmentTally)
+    qrels = QrelsFiles(tuple(_named(files, lyrl2004.QRELS_FILES[category_set], base, hint)),
+                       None if tree is None else tuple(tree.categories), tree_path)
+    parents = () if tree is None else tuple(
+        (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
+    policy = hierarchy_policy_of(corpus)
+
+    def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        labels = LabelIndex.load(qrels, parents, policy)
+        for batch in reader(content, source):
+            yield labels.attach(batch)
+
+    # The qrels' task first, beside the token files' tasks, each of which reads the qrels itself (LabelIndex.load).
+    (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [
+        Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
+                AssignmentTally),
+        Parsing(paths, tokens, storage.join(staging, "tokens"), tally=lambda: LabelledTally(qrels, parents, policy)),
+    ])
     good = assignments.filter(F.col("reason").isNull())
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
         tree = lyrl2004.flat_hierarchy({r.category: r.category for r in good.select("category").distinct().collect()})
     names = dict(tree.descriptions)
     if corpus.topic_names:
         names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
-    qrels_path = storage.join(staging, "qrels")
-    parents = tuple((code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
-    policy = hierarchy_policy_of(corpus)
-
-    def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        labels = LabelIndex.load(qrels_path, parents, policy)
-        for batch in reader(content, source):
-            yield labels.attach(batch)
-
-    parsed, tallies = parse_into(spark, paths, tokens, storage.join(staging, "tokens"),
-                                 tally=lambda: LabelledTally(qrels_path, parents, policy))
     records = mark_duplicates(parsed)
     # With every test part read, a qrels line for a document not among them is an error; with a
     # subset, lines for the parts left out are expected and only counted.
@@ -632,21 +699,6 @@ def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
             return None, ""
         raise IngestError(f"hierarchy file not found: {path}; set corpus.hierarchy to {name}")
     return lyrl2004.parse_hierarchy(storage.read_text(spark, path).splitlines(), path), path
-
-
-def _qrels_reader(tree: lyrl2004.Hierarchy | None, tree_path: str) -> Reader:
-    """The qrels reader: an assignment of a category outside ``tree`` (read from ``tree_path``) is rejected."""
-    if tree is None:
-        return lyrl2004_columnar.read_qrels_file
-    known = pa.array(list(tree.categories), pa.string())
-
-    def qrels(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        for batch in lyrl2004_columnar.read_qrels_file(content, source):
-            category = batch.column("category")
-            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
-                "unknown category ", category, f" (not in {tree_path})", ""))
-            yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
-    return qrels
 
 
 #: The reason a document whose labels miss an ancestor is set aside (``corpus.hierarchy_policy = "set_aside"``).

@@ -119,7 +119,7 @@ def document_frequencies(path: str, given: bool) -> tuple[int, pa.Table]:
     holding the term (for a vector corpus, ``given``, the feature index of its ``index:value`` tokens). Sized by
     the file's vocabulary, not its documents."""
     documents, found = 0, []
-    for batch in read_batches(path, ["split", "tokens"], BATCH_ROWS):
+    for batch in read_batches(path, ["split", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
         token_lists = split_tokens(train.column("tokens"))
         terms = pc.list_flatten(token_lists)
@@ -159,7 +159,7 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str])
     n_terms = len(terms)
     documents = 0
     counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
-    for batch in read_batches(path, ["split", "labels", "tokens"], BATCH_ROWS):
+    for batch in read_batches(path, ["split", "labels", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
         rows, term_ids = token_term_ids(train.column("tokens"), terms)
         doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
