@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from unittest import mock
 
 from conftest import shared_data
 
-from sparktc.features.text import Analyzer, parse_stop_list, tokenize
+from sparktc.features.text import _PUNCTUATION, Analyzer, parse_stop_list, tokenize
 
 
 def test_tokenize_recipe() -> None:
@@ -36,3 +37,36 @@ def test_porter_stems_and_each_distinct_token_is_stemmed_once() -> None:
 
 def test_no_stemming_keeps_tokens() -> None:
     assert Analyzer(frozenset(), "none").analyze(["Running PONIES"]) == [["running", "ponies"]]
+
+
+def reference_tokens(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
+    """The recipe token by token, as the analyzer computed it before it worked on whole texts: the definition."""
+    tokens = (_PUNCTUATION.sub("", raw) for raw in text.lower().split())
+    return [token for token in tokens if token and not token.isdigit() and token not in stop_words]
+
+
+def test_whole_text_punctuation_removal_equals_the_per_token_definition_on_every_code_point() -> None:
+    # Each character inside a token, at its ends, alone, and beside ASCII punctuation and white space.
+    for start in range(0, 0x110000, 65536):
+        text = " ".join(f"a{c}b {c} _{c}-1" for c in map(chr, range(start, start + 65536)))
+        assert tokenize(text) == reference_tokens(text), hex(start)
+
+
+def test_whole_texts_equal_the_definition_on_random_mixtures() -> None:
+    rng = random.Random(7)
+    alphabet = ("abcXYZ019_-.,'\"()$%&/\\ \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000"
+                "\u00e9\u00c9\u0130\u00df\u2019\u2014\u201c\u00b2\u0663\u00bd\u0301\ud800\U0001f600\u4e2d")
+    stops = frozenset({"the", "a", "ab"})
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(40)))
+        assert tokenize(text, stops) == reference_tokens(text, stops), repr(text)
+        analyzer = Analyzer(stops, "porter")
+        expected = [analyzer._stemmer.stemWords(reference_tokens(text, stops))]
+        assert analyzer.analyze([text]) == expected and analyzer.joined([text]) == [" ".join(expected[0])]
+
+
+def test_joined_is_the_stored_token_string_of_analyze() -> None:
+    texts = ["The U.S. Treasury's 1987 bill-rate rose", "", "   ", "caf\u00e9's \u2019quotes\u2019 runners", "42 7"]
+    analyzer = Analyzer(frozenset({"the", "us"}), "porter")
+    assert analyzer.joined(texts) == [" ".join(tokens) for tokens in Analyzer(frozenset({"the", "us"})).analyze(texts)]
+    assert analyzer.joined(texts) == ["treasuri billrat rose", "", "", "caf\u00e9 quot runner", ""]

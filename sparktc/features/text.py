@@ -3,16 +3,32 @@
 REFERENCE.md section 2; Lewis et al. 2004 section 7: tokens are maximal sequences of non-blank
 characters, reduced to lower case; punctuation is removed; tokens made only of digits are
 discarded, as are words on the SMART stop list; the remaining tokens are Porter-stemmed.
+
+The definition, per token: ``text.lower().split()``, then ``[\\W_]+`` deleted from each token, empty and
+``str.isdigit()`` tokens and stop words dropped. It is computed on the whole text instead (:func:`clean_text`): a
+token holds no white space, so deleting, from the whole lower-cased text, every character that is neither a word
+character (``str.isalnum()``) nor white space (``str.isspace()``, what ``str.split()`` splits at), and the
+underscore, leaves each token as deleting ``[\\W_]`` from it alone would, and the white space between tokens as it
+was. The deletion is ``bytes.translate`` over the UTF-8 bytes for the ASCII characters and ``str.replace`` for
+the few distinct non-ASCII ones a text holds (found among its non-ASCII bytes), so no Python code runs per
+character or per token; tests check it against the per-token definition on every code point.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 
 import Stemmer
 
+#: The recipe's punctuation, per token (the definition :func:`clean_text` computes on whole texts).
 _PUNCTUATION = re.compile(r"[\W_]+")
+#: The ASCII characters :func:`clean_text` deletes: neither alphanumeric nor white space (the underscore among them).
+_ASCII_DELETED = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()))
+_ASCII = bytes(range(128))
+_NEITHER_WORD_NOR_SPACE = re.compile(r"[^\w\s]+")  # what is left to delete once the ASCII ones are gone
+_REPLACED_AT_MOST = 8  # distinct non-ASCII characters deleted by str.replace; more by _NEITHER_WORD_NOR_SPACE
 
 STEMMERS = ("porter", "none")
 
@@ -28,22 +44,37 @@ def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[
     return parse_stop_list(read_text(stop_list)) if stop_list else frozenset()
 
 
+def clean_text(text: str) -> str:
+    """``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
+    space, and the underscore (``[\\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
+    digit-only tokens and stop words are dropped."""
+    lower = text.lower()
+    data = lower.encode("utf-8", "surrogatepass")  # a lone surrogate (no character: deleted) survives the round trip
+    kept = data.translate(None, _ASCII_DELETED).decode("utf-8", "surrogatepass")
+    if lower.isascii():
+        return kept
+    deleted = [character for character in set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
+               if not (character.isalnum() or character.isspace())]
+    if len(deleted) > _REPLACED_AT_MOST:  # each replace scans the text: a regular expression scans it once
+        return _NEITHER_WORD_NOR_SPACE.sub("", kept)
+    for character in deleted:
+        kept = kept.replace(character, "")
+    return kept
+
+
 def tokenize(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
     """Unstemmed tokens of ``text``: whitespace-separated, lower-cased, punctuation removed,
     empty and digit-only tokens dropped, stop words dropped."""
-    tokens = []
-    for raw in text.lower().split():
-        token = _PUNCTUATION.sub("", raw)
-        if token and not token.isdigit() and token not in stop_words:
-            tokens.append(token)
-    return tokens
+    return [token for token in clean_text(text).split() if not token.isdigit() and token not in stop_words]
 
 
 class Analyzer:
     """Tokenize and stem batches of texts, stemming each distinct token once.
 
-    The stem table lives as long as the analyzer (one per Python worker), so a token is stemmed
-    the first time any document of the worker meets it and looked up afterwards.
+    The table token -> stem lives as long as the analyzer (one per Python worker), so a token is stemmed
+    the first time any document of the worker meets it and looked up afterwards. Dropped tokens (digit-only,
+    stop words) are in the table too, as None, so a document's tokens are one C-level pass of lookups
+    (``map`` over the table) with nothing per token in Python.
     """
 
     def __init__(self, stop_words: frozenset[str], stemmer: str = "porter") -> None:
@@ -51,18 +82,41 @@ class Analyzer:
             raise ValueError(f"stemmer must be one of {', '.join(STEMMERS)}, got {stemmer!r}")
         self.stop_words = stop_words
         self._stemmer = Stemmer.Stemmer("porter") if stemmer == "porter" else None
-        self._stems: dict[str, str] = {}
+        self._stems: dict[str, str | None] = {}  # token -> stem, None for a dropped token
+        self._empty_stem = False  # whether a stem is "" (never seen): joined() then takes the slow path
+
+    def _learn(self, tokenized: list[list[str]]) -> None:
+        """Add the tokens of ``tokenized`` not in the table yet: dropped ones as None, the others with their stems
+        (one ``stemWords`` call for all of them)."""
+        unseen = set(chain.from_iterable(tokenized))
+        unseen.difference_update(self._stems)
+        if not unseen:
+            return
+        dropped = {token for token in unseen if token.isdigit() or token in self.stop_words}
+        self._stems.update(dict.fromkeys(dropped, None))
+        words = sorted(unseen - dropped)
+        if words:
+            stems = words if self._stemmer is None else self._stemmer.stemWords(words)
+            self._stems.update(zip(words, stems))
+            self._empty_stem = self._empty_stem or "" in stems
+
+    def _tokenized(self, texts: Sequence[str]) -> list[list[str]]:
+        tokenized = [clean_text(text).split() for text in texts]
+        self._learn(tokenized)
+        return tokenized
 
     def analyze(self, texts: Sequence[str]) -> list[list[str]]:
-        tokenized = [tokenize(text, self.stop_words) for text in texts]
-        if self._stemmer is None:
-            return tokenized
-        unseen = {token for tokens in tokenized for token in tokens if token not in self._stems}
-        if unseen:
-            words = sorted(unseen)
-            self._stems.update(zip(words, self._stemmer.stemWords(words)))
-        stems = self._stems
-        return [[stems[token] for token in tokens] for tokens in tokenized]
+        lookup = self._stems.__getitem__
+        return [[stem for stem in map(lookup, tokens) if stem is not None] for tokens in self._tokenized(texts)]
+
+    def joined(self, texts: Sequence[str]) -> list[str]:
+        """Each text's stems as stored: one string, single spaces between them (``" ".join`` of :meth:`analyze`'s
+        lists, without building them)."""
+        tokenized = self._tokenized(texts)
+        lookup = self._stems.__getitem__
+        if self._empty_stem:  # never seen (a Porter stem is never empty), but filter(None) would drop it
+            return [" ".join([stem for stem in map(lookup, tokens) if stem is not None]) for tokens in tokenized]
+        return [" ".join(filter(None, map(lookup, tokens))) for tokens in tokenized]
 
     def __call__(self, texts: Iterable[str]) -> list[list[str]]:
         return self.analyze(list(texts))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.corpora.records import TOKENIZED_FORMATS, join_tokens, token_counts
+from sparktc.corpora.records import TOKENIZED_FORMATS, token_counts
 from sparktc.features.text import Analyzer, stop_words_of
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
@@ -36,8 +36,7 @@ def token_array(tokens: Column) -> Column:
 def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
     """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
     recipe, shared with the classification of new documents."""
-    tokens = analyzer.analyze([text or "" for text in texts.to_pylist()])
-    return pa.array([join_tokens(t) for t in tokens], type=pa.string())
+    return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())
 
 
 def count_tokens(index: int, path: str) -> tuple[int, int, int]:
