@@ -196,3 +196,29 @@ def test_a_byte_order_mark_is_invalid_json_as_json_loads_says():
     data = b'\xef\xbb\xbf{"id": "a", "text": "t", "labels": [], "split": "train"}\n'
     reason = "invalid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig): column 1); one object per line"
     assert parse(data) == [Reject(SRC, 1, None, reason)]
+
+
+def test_the_quick_check_of_common_records_agrees_with_the_full_one():
+    """jsonl._valid (the fast path) accepts exactly the records jsonl._problem finds nothing wrong with."""
+    ids = ["d1", 7, "", True, 1.5, None, [], "caf\u00e9", "a\udc80"]
+    texts = ["Oil prices", "caf\u00e9 \u2019s", "", " \t\n", "\u3000", 5, None, "x\ud800y"]
+    label_lists = [[], ["earn"], ["earn", "acq"], ["earn", "earn"], [" earn"], ["a\u200bb"], ["\u00e9t\u00e9"],
+                   ["a\udc80"], [1], "earn", None, ["earn", "acq", "earn"]]
+    splits = ["train", "test", "dev", None, 1, ["train"]]
+    records: list = [["a"], "x", 3, None, {}]
+    for doc_id in ids:
+        for text in texts:
+            for labels in label_lists:
+                for split in splits:
+                    records.append({"id": doc_id, "text": text, "labels": labels, "split": split})
+                records.append({"id": doc_id, "text": text, "labels": labels})
+            records.append({"id": doc_id, "text": text, "split": "train"})
+            records.append({"id": doc_id, "text": text})
+    records += [{"text": "t", "labels": [], "split": "train"}, {"id": "d", "labels": [], "split": "train"}]
+    accepted = 0
+    for record in records:
+        for labelled in (True, False):
+            fast = jsonl._valid(record, labelled)
+            assert fast == (jsonl._problem(record, labelled) is None), (record, labelled)
+            accepted += fast
+    assert accepted > 50

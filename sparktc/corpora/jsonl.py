@@ -121,6 +121,35 @@ def _problem(record: Any, labelled: bool) -> str | None:
     return None
 
 
+def _valid(record: Any, labelled: bool) -> bool:
+    """True only when ``_problem(record, labelled)`` is None, decided quickly for the common record (exact types,
+    ASCII or encodable strings, distinct labels); False sends the record to :func:`_problem`, which says what is
+    wrong, if anything."""
+    if type(record) is not dict:
+        return False
+    text, doc_id = record.get("text"), record.get("id")
+    if type(text) is not str or not text or text.isspace() or not (text.isascii() or _encodable(text)):
+        return False
+    if type(doc_id) is str:
+        if not doc_id or not (doc_id.isascii() or _encodable(doc_id)):
+            return False
+    elif type(doc_id) is not int:  # bool is no int here: type() is exact
+        return False
+    labels = record.get("labels") if labelled else record.get("labels", _NO_LABELS)
+    if type(labels) is not list:
+        return False
+    for label in labels:
+        if type(label) is not str or not (label.isascii() or _encodable(label)) or \
+                label_problem(label, "in field 'labels'") is not None:
+            return False
+    if len(labels) > 1 and len(set(labels)) != len(labels):
+        return False
+    return not (labelled or "split" in record) or record.get("split") in (TRAIN, TEST)
+
+
+_NO_LABELS: list[str] = []
+
+
 def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> Iterator[Document | Reject]:
     """Yield a Document (``text`` set, ``tokens=None``) or a Reject per non-blank line.
 
@@ -163,7 +192,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
             yield Reject(source, number, None, f"number too long: over {sys.get_int_max_str_digits():,} digits "
                                                "(Python's int conversion limit); write it as a string")
             continue
-        problem = _problem(record, labelled)
+        problem = None if _valid(record, labelled) else _problem(record, labelled)
         if problem is not None:
             yield Reject(source, number, _usable_id(record), problem)
             continue
