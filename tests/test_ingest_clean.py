@@ -1,8 +1,11 @@
-"""A clean LYRL2004 corpus takes ingest's short path (its counts from the parsing tasks, its documents
-copied file by file); its outputs and report must be exactly those of the general path."""
+"""A clean LYRL2004 or JSON Lines corpus takes ingest's short path (its counts from the parsing tasks, its
+documents the staged files renamed); its outputs and report must be exactly those of the general path."""
 
 from __future__ import annotations
 
+import json
+
+import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from conftest import lyrl2004_corpus, shared_data
@@ -51,3 +54,75 @@ def test_a_repeated_id_balanced_by_a_missing_one_takes_the_general_path(spark, t
     rejects = spark.read.parquet(str(tmp_path / "staged" / "rejects")).toPandas()
     assert "2286" in set(rejects["doc_id"]) and report.set_aside.get("rejected")
     assert any(reason.startswith("duplicate") for reason in rejects["reason"])
+
+
+def jsonl_corpus(directory, repeat: str | None = None, label: str = "acq"):
+    """Two JSON Lines files of clean documents; ``repeat`` gives the second file's last document that id."""
+    directory.mkdir()
+    lines = [[{"id": f"{part}-{n}", "text": f"Shares of company {n} rose in part {part}.",
+               "labels": [label, "earn"][: 1 + n % 2] if n % 3 else [], "split": "train" if n % 4 else "test"}
+              for n in range(6)] for part in ("a", "b")]
+    if repeat:
+        lines[1][-1]["id"] = repeat
+    for part, records in zip(("a", "b"), lines):
+        (directory / f"{part}.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    return directory
+
+
+def ingested_both_ways(spark, tmp_path, monkeypatch, settings):
+    """Ingest twice, by the short path and (``_clean_lines`` refusing) by the general one; whether each took the
+    short path, and the two reports."""
+    taken = []
+    real_write_clean = ingest_stage._write_clean
+    monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
+    config = load_config(None, ["corpus.format=jsonl", *settings])
+    short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
+    monkeypatch.setattr(ingest_stage, "_clean_lines", lambda *args: None)
+    general = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "general")))
+    return taken, short, general
+
+
+def assert_same_outputs(spark, tmp_path, short, general):
+    assert (short.rows_in, short.rows_out, short.set_aside) == (general.rows_in, general.rows_out, general.set_aside)
+    assert list(short.details.items()) == list(general.details.items())
+    for table, key in (("documents", "doc_id"), ("categories", "category"), ("rejects", "doc_id")):
+        assert_df_equality(spark.read.parquet(str(tmp_path / "short" / table)).orderBy(key),
+                           spark.read.parquet(str(tmp_path / "general" / table)).orderBy(key),
+                           ignore_nullable=table != "categories")  # both written by Spark: the same nullability
+
+
+@pytest.mark.parametrize("categories", [[], ["acq", "earn", "grain"]], ids=["labels-seen", "categories-given"])
+def test_a_clean_jsonl_corpus_takes_the_short_path_and_writes_what_the_general_path_writes(
+        spark, tmp_path, monkeypatch, categories):
+    corpus = jsonl_corpus(tmp_path / "corpus")
+    taken, short, general = ingested_both_ways(spark, tmp_path, monkeypatch, [
+        f"corpus.path={corpus}", f"corpus.categories={json.dumps(categories)}"])
+    assert taken == [1] and short.rows_out == short.rows_in == 12
+    assert_same_outputs(spark, tmp_path, short, general)
+
+
+@pytest.mark.parametrize("case", ["repeated id", "label outside the categories", "hash shared by two ids"])
+def test_a_jsonl_corpus_that_is_not_clean_takes_the_general_path(spark, tmp_path, monkeypatch, case):
+    corpus = jsonl_corpus(tmp_path / "corpus", repeat="a-1" if case == "repeated id" else None)
+    settings = [f"corpus.path={corpus}", "corpus.on_error=reject"]
+    if case == "label outside the categories":
+        settings.append('corpus.categories=["earn"]')
+    if case == "hash shared by two ids":  # as if two distinct ids had one hash: not shown distinct, so no short path
+        monkeypatch.setattr(ingest_stage, "ids_distinct", lambda *args: False)
+    taken = []
+    monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1))
+    report = ingest_stage.ingest(spark, load_config(None, ["corpus.format=jsonl", *settings]),
+                                 Tables(str(tmp_path), str(tmp_path / "out")))
+    assert taken == []
+    rejected = {"repeated id": 1, "label outside the categories": 8, "hash shared by two ids": 0}[case]
+    assert report.set_aside.get("rejected", 0) == rejected and report.rows_in == 12
+
+
+def test_ids_distinct_finds_a_hash_written_twice_in_any_bucket(spark, tmp_path):
+    ids = pa.array([f"d{n}" for n in range(40)])
+    directory = str(tmp_path / "ids")
+    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[:25])], directory, 0, 3)
+    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[25:])], directory, 1, 3)
+    assert ingest_stage.ids_distinct(spark, directory, 3)
+    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[:1])], directory, 2, 3)  # d0 again, from a third file
+    assert not ingest_stage.ids_distinct(spark, directory, 3)

@@ -180,13 +180,17 @@ def _label_index(assignments: pa.Table, parents: tuple[tuple[str, str], ...], po
                       set_aside, len(open_rows), id_digest(pa.array(ids, pa.string())))
 
 
-def id_digest(doc_ids: pa.Array) -> int:
-    """The sum, mod 2^64, of a 64-bit hash of each of ``doc_ids`` (SipHash, pandas' ``hash_array``): two collections of
-    ids with equal counts and equal digests are the same multiset, but for a chance of 2^-64."""
+def id_hashes(doc_ids: pa.Array) -> np.ndarray:
+    """A 64-bit hash (uint64) of each of ``doc_ids``: SipHash, pandas' ``hash_array``."""
     import pandas as pd  # a worker's dependency like pyarrow; imported where used, as the tasks need it
 
-    hashes = pd.util.hash_array(np.asarray(doc_ids.to_numpy(zero_copy_only=False), dtype=object))
-    return int(hashes.sum(dtype=np.uint64))
+    return pd.util.hash_array(np.asarray(doc_ids.to_numpy(zero_copy_only=False), dtype=object))
+
+
+def id_digest(doc_ids: pa.Array) -> int:
+    """The sum, mod 2^64, of the hashes of ``doc_ids`` (:func:`id_hashes`): two collections of ids with equal counts
+    and equal digests are the same multiset, but for a chance of 2^-64."""
+    return int(id_hashes(doc_ids).sum(dtype=np.uint64))
 
 
 def _open_rows(labels: pa.ListArray, parent: Mapping[str, str]) -> np.ndarray:
@@ -351,13 +355,15 @@ def _counts(values: pa.Array) -> dict:
 @dataclass(frozen=True)
 class Parsing:
     """Files parsed into one staged table: read by ``reader``, written with ``schema`` under ``directory``, each
-    file's records counted by a fresh ``tally``."""
+    file's records counted by a fresh ``tally``; with ``ids``, each file's task also writes there the hashes of the
+    doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats."""
 
     paths: list[str]
     reader: Reader
     directory: str
     schema: pa.Schema = RECORD_SCHEMA
     tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
+    ids: str | None = None
 
 
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
@@ -383,19 +389,53 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
         content = _file_content(path)
         inject("parse")
         counted = parsing.tally()
+        hashes: list[np.ndarray] = []
 
         def tallied() -> Iterator[pa.RecordBatch]:
             for batch in parsing.reader(content, path):
                 counted.add(batch)
+                if parsing.ids is not None:
+                    hashes.append(id_hashes(batch.column("doc_id").filter(pc.is_null(batch.column("reason")))))
                 yield batch
 
         write_parts(tallied(), parsing.schema, parsing.directory, index)
+        if parsing.ids is not None:
+            _write_id_hashes(hashes, parsing.ids, index, len(parsing.paths))
         counted.finish()
         return counted
 
-    results = map_parts(spark, units, parse, [parsing.directory for parsing in parsings], errors=(IngestError,))
+    outputs = [directory for parsing in parsings for directory in (parsing.directory, parsing.ids) if directory]
+    results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
     return [(spark.read.parquet(parsing.directory), [tally for (k, _, _), tally in zip(units, results) if k == kind])
             for kind, parsing in enumerate(parsings)]
+
+
+ID_HASHES_SCHEMA = pa.schema([("hash", pa.uint64())])
+
+
+def _write_id_hashes(hashes: list[np.ndarray], directory: str, index: int, buckets: int) -> None:
+    """A parsing task's accepted doc id hashes (:func:`id_hashes`) into ``directory/bucket=B`` by hash mod
+    ``buckets``, so one task per bucket sees every hash that could equal one of its own, and none holds them all."""
+    found = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+    bucket_of = found % np.uint64(buckets)
+    for bucket in range(buckets):
+        write_parts([pa.record_batch([pa.array(found[bucket_of == bucket])], schema=ID_HASHES_SCHEMA)],
+                    ID_HASHES_SCHEMA, f"{directory}/bucket={bucket}", index)
+
+
+def ids_distinct(spark: SparkSession, directory: str, buckets: int) -> bool:
+    """Whether the id hashes the parsing tasks wrote under ``directory`` (:func:`_write_id_hashes`) are all distinct,
+    one task per bucket: then so are the ids (equal ids have equal hashes), exactly, with no Spark shuffle of the
+    ids and nothing corpus-sized on the driver. False may be two distinct ids of one hash (a chance of about
+    n^2 / 2^65): the caller then takes the general path, which finds repeated ids exactly."""
+
+    def distinct(_: int, bucket: int) -> bool:
+        found = [batch.column("hash").to_numpy() for file in parquet_files(f"{directory}/bucket={bucket}")
+                 for batch in read_batches(file, ["hash"])]
+        hashes = np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint64)
+        return not np.any(hashes[1:] == hashes[:-1])
+
+    return all(map_parts(spark, list(range(buckets)), distinct))
 
 
 def _file_content(path: str) -> bytes:
@@ -717,8 +757,16 @@ def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
 
 
 def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
+    """The JSON Lines files, one parsing task each; a clean corpus (:func:`_clean_lines`) takes the short path, its
+    categories those given or the labels the tasks counted, with no Spark job over the records."""
     paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
-    return _labelled_lines(corpus, parse_into(spark, paths, line_reader(jsonl.parse_jsonl), staging)[0], ignored)
+    staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
+    [(parsed, tallies)] = parse_together(spark, [Parsing(paths, line_reader(jsonl.parse_jsonl), staged, ids=ids)])
+    clean = _clean_lines(spark, corpus, tallies, staged, ids, len(paths))
+    if clean is None:
+        return _labelled_lines(corpus, parsed, ignored)
+    codes = sorted(corpus.categories or {category for _, category in clean.tally.positives})
+    return parsed, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored, "clean": lambda: clean}
 
 
 def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
@@ -805,20 +853,16 @@ def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str])
 
 @dataclass(frozen=True)
 class CleanCorpus:
-    """A parsed LYRL2004 corpus in which nothing is to be rejected or set aside: where its records are
-    staged, what the parsing tasks counted in them, and its number of qrels lines."""
+    """A parsed corpus in which nothing is to be rejected or set aside: where its records are staged, what the
+    parsing tasks counted in them, and for LYRL2004 its number of qrels lines (None: the labels are on the lines)."""
 
     staged: str
     tally: RecordTally
-    qrels_lines: int
+    qrels_lines: int | None
 
 
-def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[AssignmentTally],
-           staged: str) -> CleanCorpus | None:
-    """The corpus as parsed when it is clean: no record or qrels line rejected, no doc id repeated, and
-    every document of the qrels among the documents read (the documents with labels, each of which got
-    them from a distinct qrels document, are as many as the qrels' documents). None otherwise: the
-    general path then finds what is not clean and reports it."""
+def _summed(tallies: list[RecordTally]) -> RecordTally:
+    """The parsing tasks' tallies added up."""
     tally = RecordTally()
     for each in tallies:
         tally.reasons.update(each.reasons)
@@ -827,6 +871,16 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
         tally.positives.update(each.positives)
         tally.tokens += each.tokens
         tally.without_tokens += each.without_tokens
+    return tally
+
+
+def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[AssignmentTally],
+           staged: str) -> CleanCorpus | None:
+    """The corpus as parsed when it is clean: no record or qrels line rejected, no doc id repeated, and
+    every document of the qrels among the documents read (the documents with labels, each of which got
+    them from a distinct qrels document, are as many as the qrels' documents). None otherwise: the
+    general path then finds what is not clean and reports it."""
+    tally = _summed(tallies)
     qrels_reasons = sum((each.reasons for each in qrels_tallies), Counter())
     if set(tally.reasons) - {None} or set(qrels_reasons) - {None}:
         return None
@@ -846,6 +900,20 @@ def _labelled_once(tallies: list[RecordTally], without_labels: int) -> bool:
     if without_labels or not tallies or not all(isinstance(t, LabelledTally) for t in tallies):
         return False
     return sum(t.labelled_digest for t in tallies) % 2**64 == tallies[0].qrels_digest
+
+
+def _clean_lines(spark: SparkSession, corpus: CorpusConfig, tallies: list[RecordTally], staged: str, ids: str,
+                 buckets: int) -> CleanCorpus | None:
+    """A corpus of lines that carry their own labels (JSON Lines) as parsed, when it is clean: no record rejected,
+    every label among ``corpus.categories`` when they are given (else a record would be rejected for it), and no
+    doc id repeated (:func:`ids_distinct`, over the hashes under ``ids``). None otherwise: the general path then
+    finds what is not clean and reports it, exactly as before."""
+    tally = _summed(tallies)
+    if set(tally.reasons) - {None}:
+        return None
+    if corpus.categories and not {category for _, category in tally.positives} <= set(corpus.categories):
+        return None
+    return CleanCorpus(staged, tally, None) if ids_distinct(spark, ids, buckets) else None
 
 
 READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "lyrl2004_vectors": _lyrl2004_vectors, "jsonl": _jsonl,
@@ -886,6 +954,9 @@ STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), s
               counts_data=True)
 
 
+#: The formats whose clean corpora take ingest's short path (:class:`CleanCorpus`): their staged records become
+#: ``documents`` as they are, so the general path writes their documents with every record column too.
+CLEAN_PATH_FORMATS = (*TOKENIZED_FORMATS, "jsonl")
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
 
@@ -920,10 +991,10 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         _fail_on_rejects(rejects, dispositions.get("rejected", 0), "records")
         if assignment_rejects is not None:
             _fail_on_rejects(assignment_rejects, assignments_rejected, "qrels lines")
-    # Corpora that come tokenized keep every record column, as the clean path's staged files have them (where
-    # each document was read: source and line); tokenize takes their documents as they are.
-    columns = RECORD_SCHEMA.names if corpus.format in TOKENIZED_FORMATS else ["doc_id", "split", "labels", "text",
-                                                                             "tokens"]
+    # Corpora with a clean path keep every record column, as its staged files have them (where each document was
+    # read: source and line), so both paths write the same documents table.
+    columns = RECORD_SCHEMA.names if corpus.format in CLEAN_PATH_FORMATS else ["doc_id", "split", "labels", "text",
+                                                                              "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
@@ -985,7 +1056,8 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
     spark.createDataFrame(
         [(c, categories.names.get(c, c), categories.parents.get(c), tally.positives[(TRAIN, c)],
           tally.positives[(TEST, c)]) for c in sorted(categories.codes)],
-        "category string, name string, parent string, train_positives long, test_positives long",
+        # The general path's positives are never null (filled with 0): the same schema, nullability included.
+        "category string, name string, parent string, train_positives long not null, test_positives long not null",
     ).coalesce(1).write.mode("overwrite").parquet(tables.output("categories"))
     report.rows_in = sum(tally.reasons.values())
     report.rows_out = written
@@ -996,10 +1068,10 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
         "categories": len(categories.codes),
         "documents_without_labels": tally.without_labels,
         "ignored_files": ignored_files,
-        "qrels_lines": clean.qrels_lines,
-        "qrels_rejected": 0,
     }
-    if sorted(corpus.test_parts) != [0, 1, 2, 3]:
-        report.details["qrels_lines_for_test_parts_not_read"] = 0
+    if clean.qrels_lines is not None:
+        report.details.update(qrels_lines=clean.qrels_lines, qrels_rejected=0)
+        if sorted(corpus.test_parts) != [0, 1, 2, 3]:
+            report.details["qrels_lines_for_test_parts_not_read"] = 0
     if corpus.format in TOKENIZED_FORMATS:  # what tokenize reports of the documents it takes as they are
         report.details["tokens"] = {"tokens": tally.tokens, "documents_without_tokens": tally.without_tokens}
