@@ -53,9 +53,9 @@ PREDICTIONS_SCHEMA = pa.schema([
 ])
 PREDICTIONS_SPARK_SCHEMA = from_arrow_schema(PREDICTIONS_SCHEMA)
 
-#: What tokenizing a document yields: its record's identity, split and labels, and its tokens.
-TOKENS_SPARK_SCHEMA = from_arrow_schema(pa.schema([RECORD_SCHEMA.field(name)
-                                                   for name in ("doc_id", "split", "labels", "tokens")]))
+#: ``tokens``, what tokenizing a document yields (written by the tokenize stage's tasks with pyarrow): its record's
+#: identity, split and labels, and its tokens.
+TOKENS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("doc_id", "split", "labels", "tokens")])
 #: What classifying a file's records yields before scoring: a vector per document, or the record's
 #: source, line and reason when it cannot be classified.
 CLASSIFY_VECTORS_SPARK_SCHEMA = from_arrow_schema(pa.schema(

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from conftest import chi2_order, invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
@@ -31,10 +32,14 @@ from sklearn.metrics import f1_score, multilabel_confusion_matrix
 from sklearn.svm import LinearSVC
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.features.text import Analyzer
 from sparktc.runtime.config import load_config
+from sparktc.runtime.parts import read_batches, write_parts
 from sparktc.runtime.runner import Tables
+from sparktc.schemas import RECORD_SCHEMA, TOKENS_SCHEMA
 from sparktc.stages.ingest import IngestError
 from sparktc.stages.rank import term_order
+from sparktc.stages.tokenize import token_strings, tokenize_file
 from sparktc.stages.weight import weight
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
@@ -612,3 +617,22 @@ def test_weight_does_not_depend_on_partitioning(spark, synthetic, tmp_path):
     for out in results:
         assert_df_equality(read(spark, out, "vectors").select(columns), original, ignore_row_order=True)
         assert_df_equality(read(spark, out, "vocabulary"), read(spark, output, "vocabulary"), ignore_row_order=True)
+
+
+def test_tokenize_file_keeps_given_tokens_and_analyzes_the_rest(tmp_path):
+    # One task's file: given tokens kept as they are (text ignored), raw texts analyzed, a null text no tokens.
+    rows = {"doc_id": ["a", "b", "c", "d"], "split": ["train", "test", "train", "test"],
+            "labels": [["x"], [], ["x", "y"], ["y"]], "text": ["Ignored text", "Shares rose 12%.", None, "The end"],
+            "tokens": ["given tok", None, None, ""], "source": ["f"] * 4, "line": [1, 2, 3, 4], "reason": [None] * 4}
+    documents = pa.RecordBatch.from_pydict(rows, schema=RECORD_SCHEMA)
+    write_parts([documents], RECORD_SCHEMA, str(tmp_path / "documents"), 0)
+    [path] = [str(p) for p in (tmp_path / "documents").glob("*.parquet")]
+    analyzer = Analyzer(frozenset({"the"}), "porter")
+    counts = tokenize_file(3, path, str(tmp_path / "tokens"), analyzer)
+    [written] = list((tmp_path / "tokens").glob("part-00003-*.parquet"))
+    [batch] = read_batches(str(written), TOKENS_SCHEMA.names)
+    analyzed = token_strings(analyzer, pa.array(["Shares rose 12%."])).to_pylist()
+    assert batch.schema == TOKENS_SCHEMA
+    assert batch.column("tokens").to_pylist() == ["given tok", *analyzed, "", ""]
+    assert batch.column("labels").to_pylist() == rows["labels"]
+    assert counts == (4, 4, 2 + len(analyzed[0].split()), 2)

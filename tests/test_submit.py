@@ -52,4 +52,5 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
         event = json.loads(line)
         if event["Event"] == "SparkListenerJobStart":
             descriptions.add(event["Properties"].get("spark.job.description"))
-    assert {f"sparktc: {stage}" for stage in STAGES} <= descriptions
+    # Tokenize runs no Spark job for a corpus that comes tokenized (its files hard-linked, its rows from the footers).
+    assert {f"sparktc: {stage}" for stage in STAGES if stage != "tokenize"} <= descriptions

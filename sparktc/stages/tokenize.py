@@ -4,14 +4,19 @@
 :data:`sparktc.corpora.records.RECORD_SCHEMA`); :func:`token_array` is the same list in Spark.
 
 Documents that arrive tokenized (LYRL2004 token files: already stop-listed and stemmed) pass
-through unchanged; raw texts go through :class:`sparktc.features.text.Analyzer` on the executors.
+through unchanged; raw texts go through :class:`sparktc.features.text.Analyzer` on the executors, one task
+per ``documents`` file (:mod:`sparktc.runtime.parts`: pyarrow reads the texts and writes the tokens, and the
+task counts what it wrote), so the texts never pass through the JVM: measured on 200,000 JSON Lines documents
+(BENCHMARKS.md), Spark's reading, Arrow transfers and writing cost more CPU than the analysis itself.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
@@ -22,10 +27,13 @@ from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import map_parts, parquet_files, read_batches
+from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.schemas import TOKENS_SPARK_SCHEMA
+from sparktc.schemas import TOKENS_SCHEMA
+
+#: Documents analyzed at a time: raw texts are big (a batch of 8,192 is some 10 MB of Python strings).
+BATCH_ROWS = 8192
 
 
 def token_array(tokens: Column) -> Column:
@@ -46,24 +54,41 @@ def count_tokens(index: int, path: str) -> tuple[int, int, int]:
     return tuple(sum(column) for column in zip(*counted)) if counted else (0, 0, 0)
 
 
+@functools.lru_cache(maxsize=1)
+def worker_analyzer(stop_words: frozenset[str], stemmer: str) -> Analyzer:
+    """One :class:`Analyzer` per Python worker, kept across its tasks, so its table of stems stays warm (a cold
+    table costs some 25% more per document)."""
+    return Analyzer(stop_words, stemmer)
+
+
+def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer) -> tuple[int, int, int]:
+    """The tokens of one ``documents`` file into ``output/part-<index>-*``: a document's tokens as given, else its
+    text analyzed; the documents read, and the documents, tokens and documents without tokens written."""
+    inject("tokenize")  # once per task, whether or not its file has rows
+    read, counted = 0, [(0, 0, 0)]
+
+    def tokenized() -> Iterator[pa.RecordBatch]:
+        nonlocal read
+        for batch in read_batches(path, ["doc_id", "split", "labels", "text", "tokens"], BATCH_ROWS):
+            read += len(batch)
+            given = batch.column("tokens")
+            raw = batch.column("text") if given.null_count == len(batch) else \
+                pc.if_else(pc.is_null(given), batch.column("text"), pa.scalar(None, pa.string()))
+            tokens = pc.coalesce(given, token_strings(analyzer, raw))
+            counted.append(token_counts(tokens))
+            yield pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("split"), batch.column("labels"),
+                                              tokens], schema=TOKENS_SCHEMA)
+
+    write_parts(tokenized(), TOKENS_SCHEMA, output, index)
+    return read, *(sum(column) for column in zip(*counted))
+
+
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     settings = config.tokenize
     stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
     stemmer = settings.stemmer
 
-    def analyze(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        analyzer = Analyzer(stop_words, stemmer)
-        for batch in batches:
-            inject("tokenize")
-            yield pa.RecordBatch.from_arrays(
-                [batch.column("doc_id"), batch.column("split"), batch.column("labels"),
-                 token_strings(analyzer, batch.column("text"))],
-                names=["doc_id", "split", "labels", "tokens"],
-            )
-
     with stage(spark, "tokenize") as report:
-        documents = spark.read.parquet(tables.input("documents"))
-        counted = None
         if config.corpus.format in TOKENIZED_FORMATS:
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file, whose
             # tokens ingest counted as it parsed them when nothing was set aside.
@@ -73,17 +98,23 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
                 rows = sum(pq.ParquetFile(file, filesystem=arrow_filesystem(file)[0]).metadata.num_rows
                            for file in parquet_files(tables.output("tokens")))
                 counted = [(rows, ingested["tokens"]["tokens"], ingested["tokens"]["documents_without_tokens"])]
+            else:
+                counted = map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
+            rows_in = count_rows(tables.input("documents"))
         else:
-            # Documents with tokens given are copied by Spark alone; only raw texts visit the analyzer.
-            given = documents.filter(F.col("tokens").isNotNull()).select("doc_id", "split", "labels", "tokens")
-            analyzed = documents.filter(F.col("tokens").isNull()).mapInArrow(analyze, TOKENS_SPARK_SCHEMA)
-            given.unionByName(analyzed).write.mode("overwrite").parquet(tables.output("tokens"))
-        counts = counted or map_parts(spark, parquet_files(tables.output("tokens")), count_tokens)
-        report.rows_in = documents.count()
-        report.rows_out = sum(documents for documents, _, _ in counts)
+            output = tables.output("tokens")
+
+            def analyze(index: int, path: str) -> tuple[int, int, int, int]:
+                return tokenize_file(index, path, output, worker_analyzer(stop_words, stemmer))
+
+            analyzed = map_parts(spark, parquet_files(tables.input("documents")), analyze, [output])
+            rows_in = sum(read for read, *_ in analyzed)
+            counted = [written for _, *written in analyzed]
+        report.rows_in = rows_in
+        report.rows_out = sum(documents for documents, _, _ in counted)
         report.details = {
-            "tokens": sum(tokens for _, tokens, _ in counts),
-            "documents_without_tokens": sum(empty for _, _, empty in counts),
+            "tokens": sum(tokens for _, tokens, _ in counted),
+            "documents_without_tokens": sum(empty for _, _, empty in counted),
             "stop_words": len(stop_words),
             "stemmer": stemmer,
         }
