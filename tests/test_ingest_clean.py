@@ -75,7 +75,7 @@ def ingested_both_ways(spark, tmp_path, monkeypatch, settings):
     taken = []
     real_write_clean = ingest_stage._write_clean
     monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
-    config = load_config(None, ["corpus.format=jsonl", *settings])
+    config = load_config(None, settings)
     short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
     monkeypatch.setattr(ingest_stage, "_clean_lines", lambda *args: None)
     general = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "general")))
@@ -96,8 +96,22 @@ def test_a_clean_jsonl_corpus_takes_the_short_path_and_writes_what_the_general_p
         spark, tmp_path, monkeypatch, categories):
     corpus = jsonl_corpus(tmp_path / "corpus")
     taken, short, general = ingested_both_ways(spark, tmp_path, monkeypatch, [
-        f"corpus.path={corpus}", f"corpus.categories={json.dumps(categories)}"])
+        "corpus.format=jsonl", f"corpus.path={corpus}", f"corpus.categories={json.dumps(categories)}"])
     assert taken == [1] and short.rows_out == short.rows_in == 12
+    assert_same_outputs(spark, tmp_path, short, general)
+
+
+def test_a_clean_libsvm_corpus_in_byte_ranges_takes_the_short_path_and_writes_what_the_general_path_writes(
+        spark, tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lines in (("train.svm", ["acq 1:0.5 3:1", "acq,earn 2:0.25", " 4:1", "earn 1:1 4:2"] * 3),
+                        ("test.svm", ["earn 3:0.5", "acq 1:1 2:1"])):
+        (corpus / name).write_text("".join(line + "\n" for line in lines))
+    monkeypatch.setattr(ingest_stage.libsvm, "RANGE_BYTES", 40)  # train.svm in 4 ranges: 5 tasks, 5 buckets of ids
+    taken, short, general = ingested_both_ways(spark, tmp_path, monkeypatch, [
+        "corpus.format=libsvm", f"corpus.path={corpus}", "weight.scheme=given"])
+    assert taken == [1] and short.rows_out == short.rows_in == 14 and short.details["tokens"]["tokens"] == 21
     assert_same_outputs(spark, tmp_path, short, general)
 
 

@@ -390,15 +390,8 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
         inject("parse")
         counted = parsing.tally()
         hashes: list[np.ndarray] = []
-
-        def tallied() -> Iterator[pa.RecordBatch]:
-            for batch in parsing.reader(content, path):
-                counted.add(batch)
-                if parsing.ids is not None:
-                    hashes.append(id_hashes(batch.column("doc_id").filter(pc.is_null(batch.column("reason")))))
-                yield batch
-
-        write_parts(tallied(), parsing.schema, parsing.directory, index)
+        batches = _tallied(parsing.reader(content, path), counted, hashes if parsing.ids is not None else None)
+        write_parts(batches, parsing.schema, parsing.directory, index)
         if parsing.ids is not None:
             _write_id_hashes(hashes, parsing.ids, index, len(parsing.paths))
         counted.finish()
@@ -408,6 +401,17 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
     results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
     return [(spark.read.parquet(parsing.directory), [tally for (k, _, _), tally in zip(units, results) if k == kind])
             for kind, parsing in enumerate(parsings)]
+
+
+def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally,
+             hashes: list[np.ndarray] | None) -> Iterator[pa.RecordBatch]:
+    """``batches`` as they are, each added to ``counted`` and, with ``hashes``, the hashes of its accepted doc ids
+    (:func:`id_hashes`) appended there, as a parsing task writes them."""
+    for batch in batches:
+        counted.add(batch)
+        if hashes is not None:
+            hashes.append(id_hashes(batch.column("doc_id").filter(pc.is_null(batch.column("reason")))))
+        yield batch
 
 
 ID_HASHES_SCHEMA = pa.schema([("hash", pa.uint64())])
@@ -762,25 +766,39 @@ def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[Dat
     paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
     staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
     [(parsed, tallies)] = parse_together(spark, [Parsing(paths, line_reader(jsonl.parse_jsonl), staged, ids=ids)])
-    clean = _clean_lines(spark, corpus, tallies, staged, ids, len(paths))
+    return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids, len(paths)))
+
+
+def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
+    """The LIBSVM files, in byte ranges (:func:`_parse_libsvm_into`); a clean corpus takes the short path, as JSON
+    Lines do."""
+    hint = "set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)"
+    files, ignored = list_corpus(spark, corpus.path, LIBSVM_NAMES, hint)
+    paths = [path for name in (libsvm.TRAIN_FILE, libsvm.TEST_FILE) for path in _named(files, name, corpus.path, hint)]
+    staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
+    parsed, tallies, buckets = _parse_libsvm_into(spark, paths, staged, ids)
+    return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids, buckets))
+
+
+def _lines_corpus(spark: SparkSession, corpus: CorpusConfig, parsed: DataFrame, ignored: list[str],
+                  clean: CleanCorpus | None) -> tuple[DataFrame, Categories, dict]:
+    """A parsed corpus of lines that carry their own labels: by the short path when it is ``clean``, its
+    categories those given or the labels the parsing tasks counted, with no Spark job over the records; else by
+    :func:`_labelled_lines`."""
     if clean is None:
         return _labelled_lines(corpus, parsed, ignored)
     codes = sorted(corpus.categories or {category for _, category in clean.tally.positives})
     return parsed, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored, "clean": lambda: clean}
 
 
-def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    hint = "set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)"
-    files, ignored = list_corpus(spark, corpus.path, LIBSVM_NAMES, hint)
-    paths = [path for name in (libsvm.TRAIN_FILE, libsvm.TEST_FILE) for path in _named(files, name, corpus.path, hint)]
-    return _labelled_lines(corpus, _parse_libsvm_into(spark, paths, staging), ignored)
-
-
-def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str) -> DataFrame:
+def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, ids: str
+                       ) -> tuple[DataFrame, list[RecordTally], int]:
     """Parse LIBSVM files into Parquet at ``directory`` like :func:`parse_into`, column-wise
     (:func:`~sparktc.corpora.libsvm.read_libsvm`), a plain file of over ``libsvm.RANGE_BYTES`` in byte ranges
-    of about that size, one task each (a compressed file cannot be split: one task); the table read back.
-    A first light pass counts each range's newlines, so every range numbers its lines from the file's start."""
+    of about that size, one task each (a compressed file cannot be split: one task); the table read back, each
+    task's tally, and the number of buckets of the accepted doc ids' hashes the tasks wrote under ``ids``
+    (:func:`_write_id_hashes`). A first light pass counts each range's newlines, so every range numbers its lines
+    from the file's start."""
     units: list[tuple[str, int, int, int]] = []  # (path, start, end, file size); end -1: the whole file
     for path in paths:
         filesystem, file = arrow_filesystem(path)
@@ -816,19 +834,22 @@ def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str) ->
         before.append(running)
         running += counts.get(unit, 0)
 
-    def parse(index: int, unit: tuple[str, int, int, int, int]) -> None:
+    def parse(index: int, unit: tuple[str, int, int, int, int]) -> RecordTally:
         path, start, end, size, newlines_before = unit
+        counted, hashes = RecordTally(), []
         with opened(path) as source:
             inject("parse")
             if end < 0:
                 batches = libsvm.read_libsvm(source.read(), path)
             else:
                 batches = libsvm.read_range(source, size, path, start, end, newlines_before)
-            write_parts(batches, RECORD_SCHEMA, directory, index)
+            write_parts(_tallied(batches, counted, hashes), RECORD_SCHEMA, directory, index)
+        _write_id_hashes(hashes, ids, index, len(units))
+        return counted
 
-    map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, before)], parse, [directory],
-              errors=(IngestError,))
-    return spark.read.parquet(directory)
+    tallies = map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, before)], parse, [directory, ids],
+                        errors=(IngestError,))
+    return spark.read.parquet(directory), tallies, len(units)
 
 
 def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str]) -> tuple[DataFrame, Categories, dict]:
@@ -904,9 +925,9 @@ def _labelled_once(tallies: list[RecordTally], without_labels: int) -> bool:
 
 def _clean_lines(spark: SparkSession, corpus: CorpusConfig, tallies: list[RecordTally], staged: str, ids: str,
                  buckets: int) -> CleanCorpus | None:
-    """A corpus of lines that carry their own labels (JSON Lines) as parsed, when it is clean: no record rejected,
-    every label among ``corpus.categories`` when they are given (else a record would be rejected for it), and no
-    doc id repeated (:func:`ids_distinct`, over the hashes under ``ids``). None otherwise: the general path then
+    """A corpus of lines that carry their own labels (JSON Lines, LIBSVM) as parsed, when it is clean: no record
+    rejected, every label among ``corpus.categories`` when they are given (else a record would be rejected for it),
+    and no doc id repeated (:func:`ids_distinct`, over the hashes under ``ids``). None otherwise: the general path then
     finds what is not clean and reports it, exactly as before."""
     tally = _summed(tallies)
     if set(tally.reasons) - {None}:
@@ -954,8 +975,9 @@ STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), s
               counts_data=True)
 
 
-#: The formats whose clean corpora take ingest's short path (:class:`CleanCorpus`): their staged records become
-#: ``documents`` as they are, so the general path writes their documents with every record column too.
+#: The formats whose clean corpora take ingest's short path (:class:`CleanCorpus`; every one but Reuters-21578): their
+#: staged records become ``documents`` as they are, so the general path writes their documents with every record
+#: column too.
 CLEAN_PATH_FORMATS = (*TOKENIZED_FORMATS, "jsonl")
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
