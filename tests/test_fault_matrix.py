@@ -275,7 +275,7 @@ def a_part(output: Path, name: str) -> Path:
 def truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[:len(data) // 2])
-    path.with_name(f".{path.name}.crc").unlink()
+    path.with_name(f".{path.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum, where Spark wrote the file
 
 
 def corrupt(path: Path, keep_crc: bool) -> None:
@@ -283,7 +283,7 @@ def corrupt(path: Path, keep_crc: bool) -> None:
     data[len(data) // 2] ^= 0xFF  # same size
     path.write_bytes(bytes(data))
     if not keep_crc:
-        path.with_name(f".{path.name}.crc").unlink()
+        path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
 
 
 DAMAGE = {
