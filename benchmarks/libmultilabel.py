@@ -61,7 +61,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from benchmarks import tables
-from benchmarks.measure import Measured, run_measured
+from benchmarks.measure import Measured
 from benchmarks.rcv1_scale import (
     PYTHON,
     RCV1_DOCUMENTS,
@@ -70,7 +70,6 @@ from benchmarks.rcv1_scale import (
     SAMPLE_SECONDS,
     HarnessError,
     corpus_is_complete,
-    failure,
     load_average,
     machine_info,
     read_json,
@@ -78,6 +77,7 @@ from benchmarks.rcv1_scale import (
     rounded,
     train_documents,
 )
+from benchmarks.rcv1_scale import measured as run_command
 
 LIBMULTILABEL_VERSION = "0.10.0"
 SCIPY_VERSION = "1.13.1"
@@ -230,14 +230,8 @@ def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
-    """Run ``command`` from the repository root under the /proc sampler; HarnessError when it fails."""
-    print(f"libmultilabel: $ {shlex.join(command)}", flush=True)
-    result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
-                          echo=lambda line: print(f"    {line}", flush=True))
-    if result.returncode != 0:
-        raise failure(command, log, result)
-    print(f"libmultilabel:   done in {result.seconds:.1f} s", flush=True)
-    return result
+    """Run ``command`` under the /proc sampler (:func:`benchmarks.rcv1_scale.measured`); HarnessError when it fails."""
+    return run_command(command, log, driver_script, harness="libmultilabel")
 
 
 def costs(result: Measured) -> dict[str, Any]:

@@ -125,19 +125,20 @@ def relative(path: Path) -> str:
 
 # --- running commands --------------------------------------------------------------------------
 
-def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True) -> Measured:
-    """Run ``command`` from the repository root under the /proc sampler; raise HarnessError if it fails
-    (with ``check``; else the caller looks at the exit code)."""
-    print(f"rcv1_scale: $ {shlex.join(command)}", flush=True)
+def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True,
+             harness: str = "rcv1_scale") -> Measured:
+    """Run ``command`` from the repository root under the /proc sampler, its lines printed after ``harness``;
+    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code)."""
+    print(f"{harness}: $ {shlex.join(command)}   (load {load_average()})", flush=True)
     result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
     if result.returncode != 0:
         error = failure(command, log, result)
         if check:
             raise error
-        print(f"rcv1_scale: {error}\n{error.detail}", file=sys.stderr, flush=True)
+        print(f"{harness}: {error}\n{error.detail}", file=sys.stderr, flush=True)
         return result
-    print(f"rcv1_scale:   done in {result.seconds:.1f} s", flush=True)
+    print(f"{harness}:   done in {result.seconds:.1f} s, {result.cpu_seconds:.1f} CPU-s", flush=True)
     return result
 
 

@@ -43,19 +43,19 @@ import numpy as np
 import pyarrow.dataset as ds
 
 from benchmarks import tables
-from benchmarks.measure import Measured, run_measured
+from benchmarks.measure import Measured
 from benchmarks.rcv1_scale import (
     PYTHON,
     REPO,
     SAMPLE_SECONDS,
     HarnessError,
-    failure,
     load_average,
     machine_info,
     read_json,
     relative,
     rounded,
 )
+from benchmarks.rcv1_scale import measured as run_command
 from benchmarks.text_corpus import TextShape, corpus_is_complete, write_corpus
 
 TARGET_CPU_RATIO = 2.5  # issue 26: sparktc's CPU <= 2.5 x the lean peer's
@@ -65,14 +65,8 @@ PEER_STEPS = ("read", "tokenize", "weight", "train", "predict+evaluate")
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
-    """Run ``command`` from the repository root under the /proc sampler; HarnessError when it fails."""
-    print(f"text_scale: $ {shlex.join(command)}   (load {load_average()})", flush=True)
-    result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
-                          echo=lambda line: print(f"    {line}", flush=True))
-    if result.returncode != 0:
-        raise failure(command, log, result)
-    print(f"text_scale:   done in {result.seconds:.1f} s, {result.cpu_seconds:.1f} CPU-s", flush=True)
-    return result
+    """Run ``command`` under the /proc sampler (:func:`benchmarks.rcv1_scale.measured`); HarnessError when it fails."""
+    return run_command(command, log, driver_script, harness="text_scale")
 
 
 def ensure_corpus(output: Path, shape: TextShape, files: int) -> dict[str, Any]:

@@ -442,12 +442,12 @@ def ids_distinct(spark: SparkSession, directory: str, buckets: int) -> bool:
     return all(map_parts(spark, list(range(buckets)), distinct))
 
 
-def _file_content(path: str) -> bytes:
-    """The bytes of a corpus file, read by a task; a file it cannot read is the user's to fix."""
+def _opened(path: str) -> pa.NativeFile:
+    """A corpus file opened by a task, as stored (no compression detection: the readers decompress it
+    themselves); a file it cannot open is the user's to fix."""
     filesystem, file = arrow_filesystem(path)
     try:
-        with filesystem.open_input_file(file) as source:  # no compression detection: readers gunzip themselves
-            return source.read()
+        return filesystem.open_input_file(file)
     except PermissionError:
         raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
                           "cluster, the executors' user) read access to it, or move it out of "
@@ -455,6 +455,12 @@ def _file_content(path: str) -> bytes:
     except FileNotFoundError:
         raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
                           "put it back and run again") from None
+
+
+def _file_content(path: str) -> bytes:
+    """The bytes of a corpus file, read by a task."""
+    with _opened(path) as source:
+        return source.read()
 
 
 def _first_rejects(rejects: DataFrame, limit: int = 5) -> list[str]:
@@ -808,21 +814,10 @@ def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, id
         else:
             units.extend((path, start, end, size) for start, end in libsvm.byte_ranges(size, libsvm.RANGE_BYTES))
 
-    def opened(path: str) -> pa.NativeFile:
-        filesystem, file = arrow_filesystem(path)
-        try:
-            return filesystem.open_input_file(file)  # no compression detection: read_libsvm gunzips itself
-        except PermissionError:
-            raise IngestError(f"cannot read {path}: permission denied; give the user that runs Spark (on a "
-                              "cluster, the executors' user) read access to it, or move it out of "
-                              "corpus.path") from None
-        except FileNotFoundError:
-            raise IngestError(f"cannot read {path}: it was removed while ingest ran; "
-                              "put it back and run again") from None
 
     def count(index: int, unit: tuple[str, int, int, int]) -> int:
         path, start, end, _ = unit
-        with opened(path) as source:
+        with _opened(path) as source:
             return libsvm.count_newlines(source, start, end)
 
     # Newlines before each range: those of the file's earlier ranges (a file's last range needs no count).
@@ -837,7 +832,7 @@ def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, id
     def parse(index: int, unit: tuple[str, int, int, int, int]) -> RecordTally:
         path, start, end, size, newlines_before = unit
         counted, hashes = RecordTally(), []
-        with opened(path) as source:
+        with _opened(path) as source:
             inject("parse")
             if end < 0:
                 batches = libsvm.read_libsvm(source.read(), path)
