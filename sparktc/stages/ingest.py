@@ -814,7 +814,6 @@ def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, id
         else:
             units.extend((path, start, end, size) for start, end in libsvm.byte_ranges(size, libsvm.RANGE_BYTES))
 
-
     def count(index: int, unit: tuple[str, int, int, int]) -> int:
         path, start, end, _ = unit
         with _opened(path) as source:

@@ -52,6 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 from scipy import sparse
 
 from sparktc.corpora.records import TRAIN
@@ -94,12 +95,6 @@ from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.stages.rank import term_order
 
-MODELS_DDL = (
-    "category string, method string, weights array<double>, bias double, threshold double, train_positives long, "
-    "solver string, C double, positive_weight double, epsilon double, B double, features int, cv_f1 double, "
-    "choices string, seconds double"
-)
-
 
 @per_worker
 def _training_neighbours(path: str, n_features: int, k: int,
@@ -121,13 +116,15 @@ def default_terms(config: Config, n_terms: int) -> int:
                             if select.reduction_factor else 0)
 
 
-#: ``models`` as Spark writes MODELS_DDL, for the per-category methods' tasks that write it with pyarrow.
+#: ``models``: the per-category methods' tasks write it with pyarrow, the joint methods through Spark
+#: (:data:`MODELS_TYPE`, the same schema).
 MODELS_SCHEMA = pa.schema([
     ("category", pa.string()), ("method", pa.string()), ("weights", pa.list_(pa.field("element", pa.float64()))),
     ("bias", pa.float64()), ("threshold", pa.float64()), ("train_positives", pa.int64()), ("solver", pa.string()),
     ("C", pa.float64()), ("positive_weight", pa.float64()), ("epsilon", pa.float64()), ("B", pa.float64()),
     ("features", pa.int32()), ("cv_f1", pa.float64()), ("choices", pa.string()), ("seconds", pa.float64()),
 ])
+MODELS_TYPE = from_arrow_schema(MODELS_SCHEMA)
 
 
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
@@ -163,17 +160,15 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
                 "features": choice.terms or n_terms, "cv_f1": model.cv_f1, "choices": json.dumps(choices),
                 "seconds": time.perf_counter() - started}
 
-    def work(index: int, categories: list[str]) -> list[str]:
+    def work(index: int, categories: list[str]) -> list[tuple[str, str]]:
         rows = pa.Table.from_pylist([fit(category) for category in categories], schema=MODELS_SCHEMA)
         if directory is not None:
             write_parts(rows.to_batches(), MODELS_SCHEMA, directory, index)
-        return rows["choices"].to_pylist()
+        return list(zip(categories, rows["choices"].to_pylist()))
 
-    chosen = map_parts(spark, [codes[task::tasks] for task in range(tasks)], work,
-                       [directory] if directory is not None else [])
-    by_category = {category: choice for part, found in zip(range(tasks), chosen) for category, choice in
-                   zip(codes[part::tasks], found)}
-    return [by_category[category] for category in codes]
+    chosen = dict(pair for task in map_parts(spark, [codes[task::tasks] for task in range(tasks)], work,
+                                             [directory] if directory is not None else []) for pair in task)
+    return [chosen[category] for category in codes]
 
 
 @contextmanager
@@ -374,7 +369,7 @@ def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
                "llsf_train_documents": int(sums.sizes.sum()), "llsf_folds": sums.folds,
                "llsf_sum_seconds": round(sums.seconds, 3), "llsf_solve_seconds": round(solved - solving, 3),
                "searched": chosen.searched, "chosen_fbr": chosen.fbr}
-    return spark.createDataFrame(models, MODELS_DDL), details
+    return spark.createDataFrame(models, MODELS_TYPE), details
 
 
 def _fold_rows(training, folds: int, seed: int, fold: int) -> np.ndarray:
@@ -467,7 +462,7 @@ def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_term
                "llsf_train_documents": full["documents"], "llsf_folds": folds, "llsf_solve_seconds": full["seconds"],
                "searched": chosen.searched, "chosen_fbr": chosen.fbr,
                "llsf_model_seconds": _unit_seconds(fitted, folds)}
-    return spark.createDataFrame(models, MODELS_DDL), details
+    return spark.createDataFrame(models, MODELS_TYPE), details
 
 
 def fit_nb_mixture(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
@@ -495,7 +490,7 @@ def fit_nb_mixture(spark: SparkSession, tables: Tables, rule: DecisionRule, n_te
                            len(at), {"nb_model": rule.nb_model, "nb_alpha": rule.nb_alpha})
     details = {"nb_terms": len(at), "nb_train_documents": int(sums.sizes.sum()), "nb_folds": sums.folds,
                "nb_sum_seconds": round(sums.seconds, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
-    return spark.createDataFrame(models, MODELS_DDL), details
+    return spark.createDataFrame(models, MODELS_TYPE), details
 
 
 @dataclass(frozen=True)
@@ -622,7 +617,7 @@ def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: i
                "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
                "nnet_seconds": full["seconds"], "searched": chosen.searched, "chosen_fbr": chosen.fbr,
                "nnet_network_seconds": _unit_seconds(fitted, folds)}
-    return spark.createDataFrame(models, MODELS_DDL), details
+    return spark.createDataFrame(models, MODELS_TYPE), details
 
 
 #: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.
