@@ -5,6 +5,12 @@ test:
 	PYSPARK_PYTHON=$(CURDIR)/.venv/bin/python PYSPARK_DRIVER_PYTHON=$(CURDIR)/.venv/bin/python \
 		.venv/bin/python -m pytest
 
+# `make test-maths` runs only the tests that start no Spark (the maths, the formats, the reports): no JVM, seconds.
+.PHONY: test-maths
+test-maths:
+	./scripts/ensure-env.sh
+	.venv/bin/python -m pytest -m "not spark"
+
 # `make lint` checks the code with ruff (rules in pyproject.toml); CI runs it before the tests.
 .PHONY: lint
 lint:

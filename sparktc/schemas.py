@@ -1,17 +1,17 @@
 """The schemas of the tables that Python tasks write with pyarrow and Spark reads, each defined once.
 
-Every table is an Arrow schema here, and its Spark form (what ``mapInArrow`` declares and
-``createDataFrame`` takes) is derived from it by pyspark's own Arrow-to-Spark type mapping, so the
-batches a task builds and the type Spark expects of them cannot drift apart. One module for every
-table, rather than one per stage, because the tables cross stages and applications: ingest's records
-come from the readers in :mod:`sparktc.corpora`, and ``predictions`` is written by the evaluate stage
-and by the classification of new documents alike.
+Every table is an Arrow schema here, and where Spark needs its form (what ``mapInArrow`` declares and
+``createDataFrame`` takes) the Spark layer derives it with pyspark's own Arrow-to-Spark type mapping
+(``from_arrow_schema``), so the batches a task builds and the type Spark expects of them cannot drift
+apart. Only pyarrow is imported: the readers in :mod:`sparktc.corpora` use these schemas without Spark.
+One module for every table, rather than one per stage, because the tables cross stages and applications:
+ingest's records come from the readers in :mod:`sparktc.corpora`, and ``predictions`` is written by the
+evaluate stage and by the classification of new documents alike.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql.pandas.types import from_arrow_schema
 
 #: Readers' records, as the ingest stage moves them from Python workers to Spark: a document row has
 #: ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null. Tokens
@@ -30,7 +30,6 @@ RECORD_SCHEMA = pa.schema(
         ("reason", pa.string()),
     ]
 )
-RECORD_SPARK_SCHEMA = from_arrow_schema(RECORD_SCHEMA)
 
 #: ``vectors``: one weighted vector per document ([weight] scheme; term ids ascending, unit L2 norm, or all zero
 #: when every weight is) with its labels, and beside each weight the term's raw frequency in the document
@@ -51,12 +50,11 @@ PREDICTIONS_SCHEMA = pa.schema([
     ("doc_id", pa.string()), ("labels", pa.list_(pa.string())), ("predicted", pa.list_(pa.string())),
     ("top_categories", pa.list_(pa.string())), ("top_scores", pa.list_(pa.float64())),
 ])
-PREDICTIONS_SPARK_SCHEMA = from_arrow_schema(PREDICTIONS_SCHEMA)
 
 #: ``tokens``, what tokenizing a document yields (written by the tokenize stage's tasks with pyarrow): its record's
 #: identity, split and labels, and its tokens.
 TOKENS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("doc_id", "split", "labels", "tokens")])
 #: What classifying a file's records yields before scoring: a vector per document, or the record's
 #: source, line and reason when it cannot be classified.
-CLASSIFY_VECTORS_SPARK_SCHEMA = from_arrow_schema(pa.schema(
-    [*VECTORS_SCHEMA, *(RECORD_SCHEMA.field(name) for name in ("source", "line", "reason"))]))
+CLASSIFY_VECTORS_SCHEMA = pa.schema(
+    [*VECTORS_SCHEMA, *(RECORD_SCHEMA.field(name) for name in ("source", "line", "reason"))])

@@ -47,15 +47,22 @@ SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_determinism.py
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """xdist hands out the files in collection order (:func:`pytest_collection_modifyitems`), not by their
-    number of tests, most first, which it does by default (--loadscope-reorder): that put slow files with few
-    tests (test_cluster.py, test_submit.py) near the end of the queue."""
+    """The ``spark`` marker (``pytest -m "not spark"`` runs the rest, which need no JVM); and xdist hands out
+    the files in collection order (:func:`pytest_collection_modifyitems`), not by their number of tests, most
+    first, which it does by default (--loadscope-reorder): that put slow files with few tests
+    (test_cluster.py, test_submit.py) near the end of the queue."""
+    config.addinivalue_line("markers", "spark: starts Spark (the session fixture, spark-submit or a cluster)")
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slowest files first, every other file after them in its usual order (tests keep their order)."""
+    """A test that uses the ``spark`` fixture, directly or through another fixture, is marked ``spark`` (a
+    module that starts Spark otherwise marks itself); the slowest files run first, every other file after
+    them in its usual order (tests keep their order)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
     rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 

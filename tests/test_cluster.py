@@ -32,6 +32,8 @@ import pytest
 from chispa import assert_df_equality
 from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
 
+pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the session fixture
+
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
 VENV_PYTHON = REPO / ".venv" / "bin" / "python"
 WORKERS = 2

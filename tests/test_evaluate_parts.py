@@ -10,11 +10,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 from reference import hits_from_rankings
 from sklearn.metrics import multilabel_confusion_matrix
 
 from sparktc.evaluation.ranking import ranking_measures
-from sparktc.schemas import PREDICTIONS_SCHEMA, PREDICTIONS_SPARK_SCHEMA
+from sparktc.schemas import PREDICTIONS_SCHEMA
 from sparktc.stages.evaluate import FIXED_POINT, Counts, contingency_table, count_batch, ranking_names
 
 CODES = ["A", "B", "C", "D"]
@@ -124,7 +125,7 @@ def test_the_contingency_table_is_that_of_sparks_explode_and_array_intersect(spa
     codes = [f"c{j}" for j in range(5)]
     rows = random_rows(rng, 120, codes) + HAND
     predictions = spark.createDataFrame([tuple(row.values()) for row in batch(rows).to_pylist()],
-                                        PREDICTIONS_SPARK_SCHEMA)
+                                        from_arrow_schema(PREDICTIONS_SCHEMA))
     categories = pd.DataFrame({"category": codes, "name": codes, "parent": "root", "train_positives": 1})
     n = predictions.count()
 

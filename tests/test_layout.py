@@ -4,6 +4,8 @@ docstring and ``__all__`` naming its modules, and imports that only run down the
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ PACKAGE = REPO / "sparktc"
 LAYERS = ["apps", "stages", "runtime", "models", "evaluation", "features", "corpora"]
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
 SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
+#: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
+SPARK_FREE = LAYERS[LAYERS.index("models"):]
 
 
 def folder_modules(folder: str) -> list[str]:
@@ -70,3 +74,17 @@ def test_the_readme_draws_every_folder() -> None:
         assert f"    {name}/" in design, name
     for module in SHARED:
         assert f"{module}.py" in design, module
+
+
+def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:
+    """Every module of the Spark-free folders imports, pyspark made unimportable, in a fresh interpreter: what
+    they import, however indirectly, never reaches Spark."""
+    modules = [f"sparktc.{folder}.{name}" for folder in SPARK_FREE for name in folder_modules(folder)]
+    modules += [f"sparktc.{name}" for name in SHARED]
+    script = ("import importlib, sys\n"
+              "sys.modules['pyspark'] = None  # importing pyspark, or anything under it, raises ImportError\n"
+              f"for name in {modules!r}:\n"
+              "    importlib.import_module(name)\n"
+              "assert not any(name.startswith('pyspark') for name, module in sys.modules.items() if module)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from sparktc.schemas import (
-    CLASSIFY_VECTORS_SPARK_SCHEMA,
-    PREDICTIONS_SPARK_SCHEMA,
-    RECORD_SPARK_SCHEMA,
-    TOKENS_SCHEMA,
-)
+from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA, RECORD_SCHEMA, TOKENS_SCHEMA
 from sparktc.stages.synthesize import _STATS_SPARK_SCHEMA
 
 # The DDL strings each stage declared before the schemas were defined once, in Arrow.
@@ -34,8 +29,9 @@ STATS_DDL = (
 
 @pytest.mark.parametrize(
     ("derived", "ddl"),
-    [(RECORD_SPARK_SCHEMA, RECORD_DDL), (PREDICTIONS_SPARK_SCHEMA, PREDICTIONS_DDL), (_STATS_SPARK_SCHEMA, STATS_DDL),
-     (from_arrow_schema(TOKENS_SCHEMA), TOKENS_DDL), (CLASSIFY_VECTORS_SPARK_SCHEMA, CLASSIFY_VECTORS_DDL)],
+    [(from_arrow_schema(RECORD_SCHEMA), RECORD_DDL), (from_arrow_schema(PREDICTIONS_SCHEMA), PREDICTIONS_DDL),
+     (_STATS_SPARK_SCHEMA, STATS_DDL), (from_arrow_schema(TOKENS_SCHEMA), TOKENS_DDL),
+     (from_arrow_schema(CLASSIFY_VECTORS_SCHEMA), CLASSIFY_VECTORS_DDL)],
     ids=["records", "predictions", "synthesize-stats", "tokens", "classify-vectors"],
 )
 def test_derived_spark_schema_is_the_former_ddl(spark, derived, ddl):

@@ -8,7 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from conftest import REPO
+
+pytestmark = pytest.mark.spark  # spark-submit.sh, not the session fixture
 
 STAGES = ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
 

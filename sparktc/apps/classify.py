@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora import jsonl, lyrl2004_columnar
 from sparktc.corpora.plain_text import read_text_file
@@ -37,7 +38,7 @@ from sparktc.runtime.bundle import Bundle
 from sparktc.runtime.config import ConfigError
 from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.schemas import CLASSIFY_VECTORS_SPARK_SCHEMA, PREDICTIONS_SPARK_SCHEMA
+from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
 from sparktc.stages.evaluate import cut_of
 from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
 from sparktc.stages.tokenize import token_strings
@@ -96,7 +97,8 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
                  batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
                 names=["doc_id", "labels", "indices", "values", "counts", "source", "line", "reason"])
 
-    return parse_files(spark, [path], READERS[input_format]).mapInArrow(vectorize, CLASSIFY_VECTORS_SPARK_SCHEMA)
+    return parse_files(spark, [path], READERS[input_format]).mapInArrow(
+        vectorize, from_arrow_schema(CLASSIFY_VECTORS_SCHEMA))
 
 
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
@@ -139,7 +141,7 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
                 yield predict_batch(batch, scorer.value, cut, top_k)
 
         names = F.create_map(*[F.lit(value) for pair in bundle.names.items() for value in pair])
-        predictions = documents.mapInArrow(score, PREDICTIONS_SPARK_SCHEMA).withColumn(
+        predictions = documents.mapInArrow(score, from_arrow_schema(PREDICTIONS_SCHEMA)).withColumn(
             "predicted_names", F.transform("predicted", lambda code: F.element_at(names, code))) \
             .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
         _write(predictions, storage.join(staging, "predictions"), output_format)

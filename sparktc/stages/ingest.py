@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora import jsonl, libsvm, lyrl2004, lyrl2004_columnar, lyrl2004_vectors, reuters21578
 from sparktc.corpora.files import Parser, compression_of, read_records
@@ -47,7 +48,6 @@ from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.schemas import RECORD_SPARK_SCHEMA
 
 #: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
 Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
@@ -79,7 +79,7 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFr
 
     literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
     files = spark.read.format("binaryFile").load(literal).select("path", "content")
-    return files.mapInArrow(parse, RECORD_SPARK_SCHEMA)
+    return files.mapInArrow(parse, from_arrow_schema(RECORD_SCHEMA))
 
 
 @dataclass(frozen=True)
