@@ -50,9 +50,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,19 +61,18 @@ import pyarrow.dataset as ds
 
 from benchmarks import tables
 from benchmarks.measure import Measured
+from benchmarks.methods_rcv1 import output_refusal as refusal_of_output
 from benchmarks.rcv1_scale import (
-    PYTHON,
     RCV1_DOCUMENTS,
     RCV1_VOCABULARY,
     REPO,
     SAMPLE_SECONDS,
     HarnessError,
     corpus_is_complete,
-    load_average,
-    machine_info,
     read_json,
     relative,
     rounded,
+    run_harness,
     train_documents,
 )
 from benchmarks.rcv1_scale import measured as run_command
@@ -150,19 +148,7 @@ def selected_methods(text: str) -> list[str]:
 def output_refusal(output: Path) -> str | None:
     """Why the benchmark may not write into ``output`` (None when it may): an existing file, or a non-empty
     directory without this script's marker."""
-    if not output.exists():
-        return None
-    if not output.is_dir():
-        return f"--output {output} is an existing file, not a directory"
-    if not any(output.iterdir()):
-        return None
-    try:
-        ours = json.loads((output / MARKER).read_text()).get("written_by") == WRITER
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    return None if ours else (
-        f"--output {output} is not empty and was not written by {WRITER} (no {MARKER} file): the benchmark never "
-        "deletes or replaces what it did not write; give a new or empty directory")
+    return refusal_of_output(output, MARKER, WRITER)
 
 
 def corpus_refusal(corpus: Path) -> str | None:
@@ -465,18 +451,8 @@ def render(result: Mapping[str, Any]) -> str:
                          f"{pipeline['zero_division']:g} at 0/0): micro-F1 {tables.f1(pipeline['micro_f1'])}, "
                          f"macro-F1 {tables.f1(pipeline['macro_f1'])}")
         parts += ["## The corpus", "\n".join(lines)]
-    if result.get("error"):
-        parts.insert(1, f"**The benchmark stopped early:** {result['error']}")
     parts += ["## Machine", tables.machine_section(result)]
-    return "\n\n".join(parts) + "\n"
-
-
-def write_outputs(output: Path, result: Mapping[str, Any]) -> str:
-    """libmultilabel.json and libmultilabel.md; returns the markdown."""
-    markdown = render(result)
-    (output / "libmultilabel.json").write_text(json.dumps(result, indent=2) + "\n")
-    (output / "libmultilabel.md").write_text(markdown)
-    return markdown
+    return tables.document(parts, result)
 
 
 # --- main --------------------------------------------------------------------------------------
@@ -484,46 +460,26 @@ def write_outputs(output: Path, result: Mapping[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse_arguments(argv)
     output: Path = arguments.output
-    output.mkdir(parents=True, exist_ok=True)
-    if not (output / MARKER).is_file():
-        (output / MARKER).write_text(json.dumps({"written_by": WRITER}) + "\n")
-    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
-    began = time.monotonic()
-    argv = list(sys.argv[1:] if argv is None else argv)
     documents = arguments.documents
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", "benchmarks.libmultilabel", *argv]),
-        "cwd": os.getcwd(), "repository": str(REPO),
-        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine_info(),
-        "settings": {"corpus": str(arguments.corpus or output / f"libsvm-{documents}"), "documents": documents,
-                     "documents_note": (f"{documents:,} synthetic documents, {train_documents(documents):,} for "
-                                        "training, exported by jobs/export_libsvm.py" if documents else "given"),
-                     "methods": arguments.methods, "options": OPTIONS, "peer_seed": PEER_SEED,
-                     "masters": ["local[*,4] (spark-submit.sh's default: all cores)"],
-                     "sample_seconds": SAMPLE_SECONDS},
-        "methods": [],
-    }
-    status = 0
-    try:
+    settings = {"corpus": str(arguments.corpus or output / f"libsvm-{documents}"), "documents": documents,
+                "documents_note": (f"{documents:,} synthetic documents, {train_documents(documents):,} for "
+                                   "training, exported by jobs/export_libsvm.py" if documents else "given"),
+                "methods": arguments.methods, "options": OPTIONS, "peer_seed": PEER_SEED,
+                "masters": ["local[*,4] (spark-submit.sh's default: all cores)"],
+                "sample_seconds": SAMPLE_SECONDS}
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
         result["venv"] = ensure_venv(arguments.venv, output / "logs" / "venv.log")
         corpus = arguments.corpus
         if corpus is None:
             corpus, result["prepare"] = prepare_corpus(output, documents)
         for name in arguments.methods:
             result["methods"].append(run_method(output, corpus, arguments.venv, METHODS[name]))
-            write_outputs(output, result)  # partial results survive a later failure
-    except HarnessError as error:
-        result["error"] = str(error)
-        print(f"libmultilabel: error: {error}\n{error.detail}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
-        markdown = write_outputs(output, result)
-    print(markdown)
-    print(f"libmultilabel: wrote {output / 'libmultilabel.json'} and {output / 'libmultilabel.md'}", flush=True)
-    return status
+            write()  # partial results survive a later failure
+        return 0
+
+    return run_harness("libmultilabel", output, argv, settings, body, render, "libmultilabel", marker=(MARKER, WRITER),
+                       methods=[])
 
 
 if __name__ == "__main__":

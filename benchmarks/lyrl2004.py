@@ -28,14 +28,9 @@ published topic figures (REFERENCE.md section 7) are printed beside the topics r
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shlex
 import shutil
 import sys
-import time
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +45,7 @@ from benchmarks.methods_rcv1 import (
     run,
     selected,
 )
-from benchmarks.rcv1_scale import PYTHON, REPO, SAMPLE_SECONDS, HarnessError, load_average, machine_info, relative
+from benchmarks.rcv1_scale import SAMPLE_SECONDS, HarnessError, relative, run_harness
 from sparktc.corpora import lyrl2004
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
 from sparktc.runtime.presets import PRESETS
@@ -163,38 +158,18 @@ def render(result: Mapping[str, Any]) -> str:
         "## Machine",
         tables.machine_section(result),
     ]
-    if result.get("error"):
-        parts.insert(1, f"**The benchmark stopped early:** {result['error']}")
-    return "\n\n".join(parts) + "\n"
-
-
-def write_outputs(output: Path, result: dict[str, Any]) -> str:
-    markdown = render(result)
-    (output / "lyrl2004.json").write_text(json.dumps(result, indent=2) + "\n")
-    (output / "lyrl2004.md").write_text(markdown)
-    return markdown
+    return tables.document(parts, result)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse_arguments(argv)
     output: Path = arguments.output
-    output.mkdir(parents=True, exist_ok=True)
-    if not (output / MARKER).is_file():
-        (output / MARKER).write_text(json.dumps({"written_by": WRITER}) + "\n")
-    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
-    began = time.monotonic()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", "benchmarks.lyrl2004", *argv]), "repository": str(REPO),
-        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-        "cwd": os.getcwd(),
-        "settings": {"corpus": relative(arguments.corpus), "sets": arguments.sets, "methods": arguments.methods,
-                     "masters": [MASTER],
-                     "presets": {name: dict(PRESETS[METHODS[name]].settings) for name in arguments.methods}},
-        "runs": [],
-    }
-    status = 0
-    try:
+    settings = {"corpus": relative(arguments.corpus), "sets": arguments.sets, "methods": arguments.methods,
+                "masters": [MASTER],
+                "presets": {name: dict(PRESETS[METHODS[name]].settings) for name in arguments.methods}}
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        status = 0
         for category_set in arguments.sets:
             prepared = output / category_set / "prepared"
             record = run(pipeline_command(arguments.corpus, category_set, prepared), prepared,
@@ -202,22 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["runs"].append({"set": category_set, "method": "one-vs-rest", "preset": "", **record})
             if record["failed"]:
                 raise HarnessError(f"the corpus stages of {category_set} failed: {record.get('cause')}")
-            write_outputs(output, result)
+            write()
             for name in arguments.methods:
                 result["runs"].append(run_method(output, arguments.corpus, category_set, name))
                 status |= int(result["runs"][-1]["failed"])
-                write_outputs(output, result)  # partial results survive a later crash
-    except HarnessError as error:
-        result["error"] = str(error)
-        print(f"lyrl2004: error: {error}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
-        markdown = write_outputs(output, result)
-    print(markdown)
-    print(f"lyrl2004: wrote {output / 'lyrl2004.json'} and {output / 'lyrl2004.md'}", flush=True)
-    return status
+                write()  # partial results survive a later crash
+        return status
+
+    return run_harness("lyrl2004", output, argv, settings, body, render, "lyrl2004", marker=(MARKER, WRITER), runs=[])
 
 
 if __name__ == "__main__":

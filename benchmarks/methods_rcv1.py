@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shlex
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +42,6 @@ from benchmarks import tables
 from benchmarks.measure import Measured, parse_stage_line, run_measured
 from benchmarks.rcv1_scale import (
     CORPUS_FILES,
-    PYTHON,
     RCV1_DOCUMENTS,
     RCV1_VOCABULARY,
     REPO,
@@ -52,12 +49,11 @@ from benchmarks.rcv1_scale import (
     HarnessError,
     failure,
     failure_cause,
-    load_average,
-    machine_info,
     process_summary,
     read_json,
     relative,
     rounded,
+    run_harness,
     train_documents,
 )
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
@@ -327,17 +323,7 @@ def render(result: Mapping[str, Any]) -> str:
         "## Machine",
         tables.machine_section(result),
     ]
-    if result.get("error"):
-        parts.insert(1, f"**The benchmark stopped early:** {result['error']}")
-    return "\n\n".join(parts) + "\n"
-
-
-def write_outputs(output: Path, result: dict[str, Any]) -> str:
-    """methods_rcv1.json and methods_rcv1.md; returns the markdown."""
-    markdown = render(result)
-    (output / "methods_rcv1.json").write_text(json.dumps(result, indent=2) + "\n")
-    (output / "methods_rcv1.md").write_text(markdown)
-    return markdown
+    return tables.document(parts, result)
 
 
 # --- main --------------------------------------------------------------------------------------
@@ -345,45 +331,26 @@ def write_outputs(output: Path, result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse_arguments(argv)
     output: Path = arguments.output
-    output.mkdir(parents=True, exist_ok=True)
-    if not (output / MARKER).is_file():
-        (output / MARKER).write_text(json.dumps({"written_by": WRITER}) + "\n")
-    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
-    began = time.monotonic()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", "benchmarks.methods_rcv1", *argv]),
-        "cwd": os.getcwd(), "repository": str(REPO),
-        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine_info(),
-        "settings": {"corpus": relative(arguments.corpus), "methods": arguments.methods, "masters": [MASTER],
-                     "overrides": {name: list(METHODS[name]) for name in arguments.methods},
-                     "sample_seconds": SAMPLE_SECONDS},
-        "methods": [],
-    }
-    status = 0
-    try:
+    settings = {"corpus": relative(arguments.corpus), "methods": arguments.methods, "masters": [MASTER],
+                "overrides": {name: list(METHODS[name]) for name in arguments.methods},
+                "sample_seconds": SAMPLE_SECONDS}
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        status = 0
         prepared_dir = output / "prepared"
         result["prepared"] = run(pipeline_command(arguments.corpus, prepared_dir), prepared_dir,
                                  output / "logs" / "prepared.log")
         if result["prepared"]["failed"]:
             raise HarnessError(result["prepared"]["error"])
-        write_outputs(output, result)
+        write()
         for name in arguments.methods:
             result["methods"].append(run_method(output, arguments.corpus, name))
             status |= int(result["methods"][-1]["failed"])
-            write_outputs(output, result)  # partial results survive a later crash
-    except HarnessError as error:
-        result["error"] = str(error)
-        print(f"methods_rcv1: error: {error}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
-        markdown = write_outputs(output, result)
-    print(markdown)
-    print(f"methods_rcv1: wrote {output / 'methods_rcv1.json'} and {output / 'methods_rcv1.md'}", flush=True)
-    return status
+            write()  # partial results survive a later crash
+        return status
+
+    return run_harness("methods_rcv1", output, argv, settings, body, render, "methods_rcv1", marker=(MARKER, WRITER),
+                       methods=[])
 
 
 if __name__ == "__main__":

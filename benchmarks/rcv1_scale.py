@@ -51,7 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,55 @@ class HarnessError(RuntimeError):
     def __init__(self, message: str, detail: str = "") -> None:
         super().__init__(message)
         self.detail = detail
+
+
+def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings: dict[str, Any],
+                body: Callable[[dict[str, Any], Callable[[], str]], int], render: Callable[[dict[str, Any]], str],
+                stem: str, marker: tuple[str, str] = ("", ""), **collections: Any) -> int:
+    """What every benchmark's ``main`` does around its own runs.
+
+    Make ``output`` (marked as its writer's with the file ``marker`` = (name, writer), when given) and send
+    spark-submit.sh's logs under it; start the result (the command, where it ran, the machine, ``settings`` and
+    the empty ``collections`` the runs fill); run ``body(result, write)``, which returns the exit status and calls
+    ``write()`` to keep partial results; record a :class:`HarnessError` as the result's error (exit status 1);
+    and always end with the load and the harness's own wall and CPU time in OUTPUT/STEM.json, ``render``'s
+    markdown in OUTPUT/STEM.md, and the markdown printed."""
+    output.mkdir(parents=True, exist_ok=True)
+    name, writer = marker
+    if name and not (output / name).is_file():
+        (output / name).write_text(json.dumps({"written_by": writer}) + "\n")
+    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
+    began = time.monotonic()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    result: dict[str, Any] = {
+        "command": shlex.join([PYTHON, "-m", f"benchmarks.{module}", *argv]), "cwd": os.getcwd(),
+        "repository": str(REPO), "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(), "settings": settings, **collections,
+    }
+
+    def write() -> str:
+        markdown = render(result)
+        (output / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+        (output / f"{stem}.md").write_text(markdown)
+        return markdown
+
+    status = 0
+    try:
+        status = body(result, write)
+    except HarnessError as error:
+        result["error"] = str(error)
+        detail = f"\n{error.detail}" if error.detail else ""
+        print(f"{module}: error: {error}{detail}", file=sys.stderr, flush=True)
+        status = 1
+    finally:
+        result["machine"]["load_end"] = load_average()
+        result["harness_seconds"] = round(time.monotonic() - began, 1)
+        own = os.times()
+        result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
+        markdown = write()
+    print(markdown)
+    print(f"{module}: wrote {output / f'{stem}.json'} and {output / f'{stem}.md'}", flush=True)
+    return status
 
 
 # --- the plan ----------------------------------------------------------------------------------
@@ -498,47 +547,33 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return arguments
 
 
-def write_outputs(output: Path, result: dict[str, Any]) -> str:
-    """benchmark.json and benchmark.md; returns the markdown."""
+def summarized(result: dict[str, Any]) -> str:
+    """benchmark.md, after adding to ``result`` the pipelines' aggregates, the memory summary and the targets."""
     result["pipelines"] = aggregate(result["runs"])
     settings = result["settings"]
     size, master = settings["memory_size"], settings["masters"][0]
     planned = sum(1 for entry in settings["plan"] if entry[0] == size and entry[1] == master)
     result["memory"] = memory_summary(result["runs"], size, master, planned)
     result["targets"] = tables.check_targets(result)
-    markdown = tables.render(result)
-    (output / "benchmark.json").write_text(json.dumps(result, indent=2) + "\n")
-    (output / "benchmark.md").write_text(markdown)
-    return markdown
+    return tables.render(result)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse_arguments(argv)
     output = Path(arguments.output).resolve()
-    output.mkdir(parents=True, exist_ok=True)
-    began = time.monotonic()
-    argv = list(sys.argv[1:] if argv is None else argv)
     plan = plan_runs(arguments.sizes, arguments.masters, arguments.speedup_sizes, arguments.peers_size,
                      arguments.repeat, arguments.memory_runs)
     memory_size, first = memory_configuration(arguments.sizes, arguments.masters, arguments.speedup_sizes,
                                               arguments.peers_size)
     sizes = sorted({size for size, _, _ in plan})
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", "benchmarks.rcv1_scale", *argv]),
-        "cwd": os.getcwd(),
-        "repository": str(REPO),
-        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine_info(),
-        "settings": {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
-                     "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
-                     "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
-                     "repeat": arguments.repeat, "memory_runs": arguments.memory_runs, "memory_size": memory_size,
-                     "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]},
-        "corpora": [], "runs": [], "peers": {"single_process": []},
-    }
-    status = 0
-    try:
-        corpora = {}
+    settings = {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
+                "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
+                "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
+                "repeat": arguments.repeat, "memory_runs": arguments.memory_runs, "memory_size": memory_size,
+                "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]}
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        status, corpora = 0, {}
         for size in sizes:
             corpora[size] = ensure_corpus(output, size, first, arguments.hierarchy)
             result["corpora"].append(corpora[size])
@@ -548,26 +583,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result["runs"].append(run)
                 if run.get("failed"):
                     status = 1
-                write_outputs(output, result)  # partial results survive a later failure
+                write()  # partial results survive a later failure
             result["peers"]["single_process"].append(run_lean_peer(output, corpora[size]))
-            write_outputs(output, result)
+            write()
         peers_run = next((run for run in result["runs"] if run["size"] == arguments.peers_size
                           and run["master"] == first and not run.get("failed")), None)
         result["peers"]["mllib"] = run_mllib(output, arguments.peers_size, first,
                                              peers_run["run_dir"] if peers_run else None)
-    except HarnessError as error:
-        result["error"] = str(error)
-        print(f"rcv1_scale: error: {error}\n{error.detail}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
-        own = os.times()
-        result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
-        markdown = write_outputs(output, result)
-    print(markdown)
-    print(f"rcv1_scale: wrote {output / 'benchmark.json'} and {output / 'benchmark.md'}", flush=True)
-    return status
+        return status
+
+    return run_harness("rcv1_scale", output, argv, settings, body, summarized, "benchmark",
+                       corpora=[], runs=[], peers={"single_process": []})
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ Pure functions of the result record that ``rcv1_scale.py`` writes to ``benchmark
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 STAGES = ("ingest", "tokenize", "weight", "rank", "train", "evaluate")
@@ -182,6 +182,14 @@ def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
             "wall_ratio": divide(record["end_to_end_seconds"] if record else None, peer["wall"]),
             "cpu_ratio": divide(record.get("cpu_seconds") if record else None, peer["cpu"]),
             "micro_f1_difference": difference("micro_f1"), "macro_f1_difference": difference("macro_f1")}
+
+
+def document(parts: list[str], result: Mapping[str, Any]) -> str:
+    """A benchmark's markdown from its ``parts`` (title first), with the error that stopped it, if any, under
+    the title."""
+    if result.get("error"):
+        parts = [parts[0], f"**The benchmark stopped early:** {result['error']}", *parts[1:]]
+    return "\n\n".join(parts) + "\n"
 
 
 def machine_section(result: dict[str, Any]) -> str:
@@ -625,6 +633,4 @@ def render(result: dict[str, Any]) -> str:
     parts += ["## Table 4. Peers", peers_table(result),
               "## Targets", targets_table(result.get("targets") or check_targets(result)),
               "## Commands", commands_section(result)]
-    if result.get("error"):
-        parts.insert(1, f"**The benchmark stopped early:** {result['error']}")
-    return "\n\n".join(parts) + "\n"
+    return document(parts, result)

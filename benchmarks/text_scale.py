@@ -27,15 +27,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import os
 import shlex
 import shutil
 import statistics
 import sys
-import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +44,11 @@ from benchmarks.rcv1_scale import (
     PYTHON,
     REPO,
     SAMPLE_SECONDS,
-    HarnessError,
     load_average,
-    machine_info,
     read_json,
     relative,
     rounded,
+    run_harness,
 )
 from benchmarks.rcv1_scale import measured as run_command
 from benchmarks.text_corpus import TextShape, corpus_is_complete, write_corpus
@@ -226,20 +221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.documents < 100 or arguments.files < 1 or arguments.repeat < 1:
         parser.error("expected --documents >= 100, --files >= 1, --repeat >= 1")
     output = Path(arguments.output).resolve()
-    output.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
     shape = TextShape(documents=arguments.documents)
-    began = time.monotonic()
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", "benchmarks.text_scale", *(sys.argv[1:] if argv is None else argv)]),
-        "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-        "settings": {"documents": shape.documents, "train_documents": shape.train_documents, "files": arguments.files,
-                     "master": arguments.master, "stop_list": arguments.stop_list, "repeat": arguments.repeat,
-                     "corpus": relative(output / f"corpus-{shape.documents}")},
-        "sparktc_runs": [], "peer_runs": [],
-    }
-    status = 0
-    try:
+    settings = {"documents": shape.documents, "train_documents": shape.train_documents, "files": arguments.files,
+                "master": arguments.master, "stop_list": arguments.stop_list, "repeat": arguments.repeat,
+                "corpus": relative(output / f"corpus-{shape.documents}")}
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
         result["corpus"] = ensure_corpus(output, shape, arguments.files)
         corpus = Path(result["corpus"]["path"])
         for repeat in range(arguments.repeat):
@@ -248,18 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["peer_runs"].append(run_peer(output, corpus, arguments.stop_list, repeat, tokens))
         result["tokens"] = compare_tokens(Path(result["sparktc_runs"][0]["run_dir"]), output / "peer-tokens.npz")
         result["summary"] = summary(result["sparktc_runs"], result["peer_runs"])
-    except HarnessError as error:
-        result["error"] = str(error)
-        print(f"text_scale: error: {error}\n{error.detail}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
-        markdown = render(result)
-        (output / "text_scale.json").write_text(json.dumps(result, indent=2) + "\n")
-        (output / "text_scale.md").write_text(markdown)
-    print(markdown)
-    return status
+        return 0
+
+    return run_harness("text_scale", output, argv, settings, body, render, "text_scale", sparktc_runs=[],
+                       peer_runs=[])
 
 
 if __name__ == "__main__":
