@@ -40,8 +40,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
-import math
-import re
 import reprlib
 from collections.abc import Iterable, Iterator
 
@@ -51,7 +49,7 @@ import pyarrow.compute as pc
 
 from sparktc.corpora.files import COMPRESSIONS, CORRUPT_GZIP_ERRORS, base_name, compression_of, corrupt_gzip
 from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, Reject, record_batch
+from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, record_batch
 from sparktc.schemas import RECORD_SCHEMA
 
 __all__ = ["CHUNK_BYTES", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges", "count_newlines",
@@ -61,13 +59,13 @@ TRAIN_FILE = "train.svm"
 TEST_FILE = "test.svm"
 #: The largest feature index read: LIBLINEAR (LibMultiLabel's linear solver) holds indices as C ints.
 MAX_INDEX = 2**31 - 1
-_MAX_INDEX_DIGITS = len(str(MAX_INDEX))
 
 _SUFFIXES = " or ".join(COMPRESSIONS)
-_FEATURE_HINT = "each feature is 'index:value', a whole number from 1 and a decimal number, as in '3:0.5'"
-# The values C's strtod reads as finite decimals (what LIBSVM tools read), without hexadecimal, inf and nan.
-_FEATURE = re.compile(r"([0-9]+):([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
-_INDEX = re.compile(r"[0-9]+")
+_FEATURES = FeatureSyntax(
+    index="index", value="value", form="'index:value'", maximum=MAX_INDEX,
+    hint="each feature is 'index:value', a whole number from 1 and a decimal number, as in '3:0.5'",
+    below_one="LIBSVM indices start at 1 (add 1 to every index of a 0-based file)",
+    over_maximum=", the largest LIBLINEAR reads; renumber the features from 1")
 
 
 def split_of(source: str) -> str:
@@ -79,17 +77,6 @@ def split_of(source: str) -> str:
         return TEST
     raise ValueError(f"{source!r} is not a LIBSVM corpus file; expected {TRAIN_FILE} or {TEST_FILE} "
                      f"(optionally {_SUFFIXES})")
-
-
-def _feature_problem(field: str) -> str:
-    """Why ``field`` (which :data:`_FEATURE` does not match) is not a feature, with what is expected."""
-    shown = reprlib.repr(field)
-    index, colon, value = field.partition(":")
-    if not colon or not index or not value:
-        return f"field {shown} is not 'index:value'; {_FEATURE_HINT}"
-    if not _INDEX.fullmatch(index):
-        return f"field {shown}: index {reprlib.repr(index)} is not a whole number (digits only); {_FEATURE_HINT}"
-    return f"field {shown}: value {reprlib.repr(value)} is not a finite decimal number; {_FEATURE_HINT}"
 
 
 def _parse_line(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
@@ -109,20 +96,10 @@ def _parse_line(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
             labels.setdefault(label)
     features: dict[int, tuple[str, float]] = {}
     for field in fields:
-        match = _FEATURE.fullmatch(field)
-        if match is None:
-            return _feature_problem(field)
-        digits = match[1].lstrip("0")
-        if not digits:
-            return (f"field {reprlib.repr(field)}: index 0 is below 1; LIBSVM indices start at 1 "
-                    "(add 1 to every index of a 0-based file)")
-        # Compared by length first: int() refuses numbers of over 4,300 digits.
-        if len(digits) > _MAX_INDEX_DIGITS or int(digits) > MAX_INDEX:
-            return (f"field {reprlib.repr(field)}: index over {MAX_INDEX:,}, the largest LIBLINEAR reads; "
-                    "renumber the features from 1")
-        index, value = int(digits), float(match[2])
-        if not math.isfinite(value):
-            return f"field {reprlib.repr(field)}: value {reprlib.repr(match[2])} overflows a float; {_FEATURE_HINT}"
+        parsed = _FEATURES.parse(field)
+        if isinstance(parsed, str):
+            return parsed
+        index, value = parsed
         if index in features:
             first = reprlib.repr(features[index][0])
             return f"index {index} repeated ({first} and {reprlib.repr(field)}); give each index once per line"

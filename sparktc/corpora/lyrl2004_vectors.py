@@ -30,12 +30,11 @@ of another name is one Reject (line 0) for the whole file.
 
 from __future__ import annotations
 
-import re
 import reprlib
 from collections.abc import Iterable, Iterator
 
 from sparktc.corpora.lyrl2004 import _doc_id_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject
 
 TRAIN_FILE = "lyrl2004_vectors_train.dat"
 TEST_FILES = {part: f"lyrl2004_vectors_test_pt{part}.dat" for part in range(4)}
@@ -45,9 +44,9 @@ MAX_TERM_ID = 2**63 - 1
 
 _FORMAT_HINT = "each line is 'DOCID  TERMID:WEIGHT TERMID:WEIGHT ...' (Lewis et al. 2004, online appendix 13)"
 _FEATURE_HINT = "each feature is 'termid:weight', a whole number from 1 and a decimal number, as in '864:0.0497'"
-# Finite decimal numbers as C's strtod reads them, without hexadecimal, inf, nan and Python's digit underscores.
-_WEIGHT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_TERM_ID = re.compile(r"[0-9]+")
+_FEATURES = FeatureSyntax(index="term id", value="weight", form="'termid:weight'", maximum=MAX_TERM_ID,
+                          hint=_FEATURE_HINT, below_one=_FEATURE_HINT,
+                          over_maximum="; term ids are the term dictionary's numbers")
 
 
 def split_of(source: str) -> str:
@@ -63,28 +62,6 @@ def split_of(source: str) -> str:
     )
 
 
-def _feature(field: str) -> tuple[int, float] | str:
-    """The term id and weight of a ``termid:weight`` field, or why it is rejected (naming the field)."""
-    shown = reprlib.repr(field)
-    term, colon, weight = field.partition(":")
-    if not colon or not term or not weight:
-        return f"field {shown} is not 'termid:weight'; {_FEATURE_HINT}"
-    if not _TERM_ID.fullmatch(term):
-        return f"field {shown}: term id {reprlib.repr(term)} is not a whole number; {_FEATURE_HINT}"
-    digits = term.lstrip("0")
-    if not digits:
-        return f"field {shown}: term id 0 is below 1; {_FEATURE_HINT}"
-    # Compared as text first: int() refuses numbers of over 4,300 digits.
-    if len(digits) > len(str(MAX_TERM_ID)) or int(digits) > MAX_TERM_ID:
-        return f"field {shown}: term id over {MAX_TERM_ID:,}; term ids are the term dictionary's numbers"
-    if not _WEIGHT.fullmatch(weight):
-        return f"field {shown}: weight {reprlib.repr(weight)} is not a finite decimal number; {_FEATURE_HINT}"
-    value = float(weight)
-    if value in (float("inf"), float("-inf")):
-        return f"field {shown}: weight overflows a float to infinity; {_FEATURE_HINT}"
-    return int(digits), value
-
-
 def _record(fields: list[str], split: str, source: str, line: int) -> Document | Reject:
     """The Document of a non-blank line's ``fields``, or the Reject naming its first bad field."""
     doc_id = fields[0]
@@ -96,7 +73,7 @@ def _record(fields: list[str], split: str, source: str, line: int) -> Document |
         return Reject(source, line, None, f"{problem}; LYRL2004 ids are decimal numbers; {_FORMAT_HINT}")
     weights: dict[int, tuple[str, float]] = {}
     for field in fields[1:]:
-        parsed = _feature(field)
+        parsed = _FEATURES.parse(field)
         if isinstance(parsed, str):
             return Reject(source, line, doc_id, parsed)
         term, value = parsed

@@ -8,6 +8,9 @@ in the ``rejects`` table, and the counts of records in and out always add up.
 
 from __future__ import annotations
 
+import math
+import re
+import reprlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -29,6 +32,53 @@ VECTOR_FORMATS = ("lyrl2004_vectors", "libsvm")
 #: The corpus formats whose documents arrive tokenized (LYRL2004 token files: stop-listed and stemmed; and
 #: the vector formats, whose tokens are their features): tokenize copies them.
 TOKENIZED_FORMATS = ("lyrl2004", *VECTOR_FORMATS)
+#: A finite decimal number as C's strtod reads it (what LIBSVM and LYRL2004's tools read), without hexadecimal,
+#: inf, nan and Python's digit underscores.
+DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_FEATURE = re.compile(rf"([0-9]+):({DECIMAL})")
+_WHOLE = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True)
+class FeatureSyntax:
+    """The ``index:value`` fields of the vector formats, and the words each format's messages use for them.
+
+    :meth:`parse` reads a field as (index, value), the index a whole number from 1 to ``maximum`` and the value a
+    finite :data:`DECIMAL`, or says why it cannot: ``index`` and ``value`` name the two parts, ``form`` the field
+    (``'index:value'``), ``hint`` what a feature looks like, ``below_one`` what to do
+    about an index of 0, and ``over_maximum`` what follows "over MAXIMUM" (its punctuation included).
+    """
+
+    index: str
+    value: str
+    form: str
+    maximum: int
+    hint: str
+    below_one: str
+    over_maximum: str
+
+    def parse(self, field: str) -> tuple[int, float] | str:
+        """``field``'s index and value, or why it is not a feature (naming the field)."""
+        shown = reprlib.repr(field)
+        match = _FEATURE.fullmatch(field)
+        if match is None:
+            index, colon, value = field.partition(":")
+            if not colon or not index or not value:
+                return f"field {shown} is not {self.form}; {self.hint}"
+            if not _WHOLE.fullmatch(index):
+                return (f"field {shown}: {self.index} {reprlib.repr(index)} is not a whole number (digits only); "
+                        f"{self.hint}")
+            return f"field {shown}: {self.value} {reprlib.repr(value)} is not a finite decimal number; {self.hint}"
+        digits = match[1].lstrip("0")
+        if not digits:
+            return f"field {shown}: {self.index} 0 is below 1; {self.below_one}"
+        # Compared by length first: int() refuses numbers of over 4,300 digits.
+        if len(digits) > len(str(self.maximum)) or int(digits) > self.maximum:
+            return f"field {shown}: {self.index} over {self.maximum:,}{self.over_maximum}"
+        value = float(match[2])
+        if not math.isfinite(value):
+            return f"field {shown}: {self.value} {reprlib.repr(match[2])} overflows a float; {self.hint}"
+        return int(digits), value
 
 
 @dataclass(frozen=True, slots=True)
