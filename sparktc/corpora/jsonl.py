@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, Reject, decoded_line
 
 __all__ = ["MAX_LINE_BYTES", "parse_jsonl"]
 
@@ -167,10 +167,9 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
                       "(sparktc.corpora.jsonl.MAX_LINE_BYTES); shorten the record")
             yield Reject(source, number, None, reason)
             continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            yield Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
+        text = decoded_line(raw, source, number)
+        if isinstance(text, Reject):
+            yield text
             continue
         text = text.rstrip()  # the line ending would make error columns point past the line
         if not text:

@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 
 from sparktc.corpora.files import COMPRESSIONS, CORRUPT_GZIP_ERRORS, base_name, compression_of, corrupt_gzip
 from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, record_batch
+from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line, record_batch
 from sparktc.schemas import RECORD_SCHEMA
 
 __all__ = ["CHUNK_BYTES", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges", "count_newlines",
@@ -402,10 +402,9 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
 
 def _parse_raw(raw: bytes, source: str, name: str, split: str, number: int) -> Document | Reject | None:
     """A line as :func:`parse_libsvm` reads it: a Document, a Reject, or None for a blank line."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
+    text = decoded_line(raw, source, number)
+    if isinstance(text, Reject):
+        return text
     text = text.split("#", 1)[0]
     if not text.strip():
         return None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, Reject
+from sparktc.corpora.records import NOT_UTF8, TEST, TRAIN, Document, Reject, decoded_line
 from sparktc.errors import InputError
 
 TRAIN_FILE = "lyrl2004_tokens_train.dat"
@@ -165,7 +165,7 @@ def parse_token_file(
                 record.problem = (number, f"text between .I {record.doc_id} and its .W line; {_FORMAT_HINT}")
             record.tokens.extend(parts)
         if bad_encoding and record is not None and record.problem is None:
-            record.problem = (number, f"line {number} is not valid UTF-8; re-encode the file as UTF-8")
+            record.problem = (number, f"line {number} {NOT_UTF8.removeprefix('line ')}")
     if record is not None:
         yield finish(record)
 
@@ -185,11 +185,11 @@ def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> 
     (or of a piece of one whose first line is number ``first_line``); a CATEGORY that is not a label
     (:func:`~sparktc.corpora.labels.label_problem`) is a Reject naming the line's document."""
     for number, raw in enumerate(lines, first_line):
-        try:
-            parts = raw.decode("utf-8").split()
-        except UnicodeDecodeError:
-            yield Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
+        text = decoded_line(raw, source, number)
+        if isinstance(text, Reject):
+            yield text
             continue
+        parts = text.split()
         if not parts:
             continue
         if len(parts) != 3:

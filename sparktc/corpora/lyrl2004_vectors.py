@@ -34,7 +34,7 @@ import reprlib
 from collections.abc import Iterable, Iterator
 
 from sparktc.corpora.lyrl2004 import _doc_id_problem
-from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject
+from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line
 
 TRAIN_FILE = "lyrl2004_vectors_train.dat"
 TEST_FILES = {part: f"lyrl2004_vectors_test_pt{part}.dat" for part in range(4)}
@@ -103,10 +103,8 @@ def parse_vector_file(lines: Iterable[bytes], source: str) -> Iterator[Document 
                                       "(optionally .gz)")
         return
     for number, raw in enumerate(lines, 1):
-        try:
-            fields = raw.decode("utf-8").split()
-        except UnicodeDecodeError:
-            yield Reject(source, number, None, "line is not valid UTF-8; re-encode the file as UTF-8")
-            continue
-        if fields:
+        text = decoded_line(raw, source, number)
+        if isinstance(text, Reject):
+            yield text
+        elif fields := text.split():
             yield _record(fields, split, source, number)

@@ -115,6 +115,18 @@ class Reject:
         return f"{where}{who}: {self.reason}"
 
 
+#: Why a line that is not UTF-8 is rejected, in every line-oriented format.
+NOT_UTF8 = "line is not valid UTF-8; re-encode the file as UTF-8"
+
+
+def decoded_line(raw: bytes, source: str, number: int) -> str | Reject:
+    """Line ``number`` of ``source`` as text, or the Reject saying it is not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Reject(source, number, None, NOT_UTF8)
+
+
 BATCH_ROWS = 4096
 
 
