@@ -25,7 +25,7 @@ HAND = [("C11", 10, 3, 1, 2, 94), ("E11", 7, 0, 2, 1, 97), ("C12", 4, 0, 0, 0, 1
 
 
 def contingency(rows) -> pd.DataFrame:
-    """The evaluate stage's contingency table (``sparktc.stages.evaluate.contingency_table``'s columns)."""
+    """The evaluate stage's contingency table (``sparktc.evaluation.counting.contingency_table``'s columns)."""
     return pd.DataFrame([{"category": code, "name": code.upper(), "parent": None, "train_positives": train,
                           "test_positives": tp + fn, "tp": tp, "fp": fp, "fn": fn, "tn": tn}
                          for code, train, tp, fp, fn, tn in rows])

@@ -1,5 +1,5 @@
 """evaluate.close_predictions: each test document's predicted categories closed under the hierarchy, counted beside
-the as-assigned ones where predictions are counted (:func:`sparktc.stages.evaluate.count_batch` with an ancestor
+the as-assigned ones where predictions are counted (:func:`sparktc.evaluation.counting.count_batch` with an ancestor
 table, :func:`sparktc.evaluation.metrics.ancestor_table`).
 
 * the ancestor table of a small hierarchy worked by hand, and its refusals;
@@ -29,12 +29,13 @@ from sklearn.metrics import f1_score, multilabel_confusion_matrix, precision_sco
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.errors import InputError
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
+from sparktc.evaluation.counting import Counts, contingency_table, count_batch, ranking_names
 from sparktc.evaluation.metrics import ancestor_table, micro_average
 from sparktc.evaluation.report import CLOSED_ROWS
 from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.schemas import PREDICTIONS_SCHEMA
-from sparktc.stages.evaluate import Counts, contingency_table, count_batch, predict, ranking_names
+from sparktc.stages.evaluate import predict
 
 KS = [1, 3]
 

@@ -1,4 +1,4 @@
-"""The evaluate stage's one-pass counts (:func:`sparktc.stages.evaluate.count_batch`) against a
+"""The evaluate stage's one-pass counts (:func:`sparktc.evaluation.counting.count_batch`) against a
 contingency table worked by hand, scikit-learn's multilabel_confusion_matrix, the ranking measures of
 :mod:`sparktc.evaluation.ranking` document by document, and the Spark reductions (explode, array_intersect)
 evaluate used before."""
@@ -14,9 +14,9 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from reference import hits_from_rankings
 from sklearn.metrics import multilabel_confusion_matrix
 
+from sparktc.evaluation.counting import FIXED_POINT, Counts, contingency_table, count_batch, ranking_names
 from sparktc.evaluation.ranking import ranking_measures
 from sparktc.schemas import PREDICTIONS_SCHEMA
-from sparktc.stages.evaluate import FIXED_POINT, Counts, contingency_table, count_batch, ranking_names
 
 CODES = ["A", "B", "C", "D"]
 KS = [1, 2, 3]
