@@ -10,9 +10,9 @@ import pytest
 from conftest import lyrl2004_corpus, shared_data
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.corpora.label_index import NOT_CLOSED, closed_labels, unclosed_rows
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
 from sparktc.runtime.config import load_config
-from sparktc.stages.ingest import NOT_CLOSED, _closed, _open_rows
 
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 
@@ -31,12 +31,12 @@ def test_closure_against_a_brute_force():
     ids = [f"d{i}" for i in range(len(documents))]
     labels = pa.array(documents, pa.list_(pa.string()))
     open_ids = {i for i, d in zip(ids, documents) if any(c in parent and parent[c] not in d for c in d)}
-    open_rows = _open_rows(labels, parent)
+    open_rows = unclosed_rows(labels, parent)
     assert {ids[r] for r in open_rows} == open_ids and len(open_rows) == len(open_ids)
-    expanded, none = _closed(ids, labels, parent, "expand", open_rows)
+    expanded, none = closed_labels(ids, labels, parent, "expand", open_rows)
     assert none == frozenset()
     assert expanded.to_pylist() == [sorted(tree.with_ancestors(d)) for d in documents]
-    same, aside = _closed(ids, labels, parent, "set_aside", open_rows)
+    same, aside = closed_labels(ids, labels, parent, "set_aside", open_rows)
     assert same.to_pylist() == documents and aside == open_ids
     assert "d301" in open_ids and "d300" not in open_ids
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import pyarrow as pa
 
+from sparktc.corpora.label_index import LabelIndex, QrelsFiles
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
-from sparktc.stages.ingest import LabelIndex, QrelsFiles
 
 SCHEMA = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
 
@@ -46,6 +47,6 @@ def test_a_worker_reads_the_qrels_files_as_their_own_task_checks_them(tmp_path):
     assert staged.column("reason").to_pylist()[2] == "unknown category XXX (not in tree)"
     assert staged.column("reason").null_count == 4  # and the bad line is rejected with its reason
     batch = record_batch([Document(doc_id, "test", (), None, ("a",), "t", 1) for doc_id in ("7", "8", "9", "10")])
-    index = LabelIndex.load(qrels)
+    index = LabelIndex.load(qrels, lambda path: Path(path).read_bytes())
     assert index.attach(batch).column("labels").to_pylist() == [["C15", "GCAT"], ["E11"], ["C15"], []]
     assert index.attach(batch).equals(LabelIndex.of(staged.select(["doc_id", "category", "reason"])).attach(batch))

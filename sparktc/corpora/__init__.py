@@ -4,8 +4,9 @@ form (``lyrl2004_columnar``), LYRL2004 vector files, ltc-weighted and kept as gi
 (``lyrl2004_vectors``), JSON Lines (``jsonl``), multi-label LIBSVM vectors (``libsvm``) and plain
 text (``plain_text``), over the file handling they share (``files``: gzip and bz2, encodings, line
 numbers); the records every reader yields, documents with split and labels or rejects naming file,
-line and reason (``records``); the one rule every reader holds labels to (``labels``); and the synthetic
+line and reason (``records``); the one rule every reader holds labels to (``labels``); each document's labels
+from the qrels, closed under the hierarchy, as a parsing task attaches them (``label_index``); and the synthetic
 corpus written in the LYRL2004 format (``synthetic``). Plain Python, numpy and pyarrow."""
 
-__all__ = ["files", "jsonl", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors", "plain_text",
-           "records", "reuters21578", "synthetic"]
+__all__ = ["files", "jsonl", "label_index", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors",
+           "plain_text", "records", "reuters21578", "synthetic"]
