@@ -82,6 +82,7 @@ from sparktc.errors import InputError, SparktcError
 from sparktc.runtime.bundle import BundleError
 from sparktc.runtime.config import ConfigError, load_config
 from sparktc.runtime.outputs import OutputBusyError, OutputError
+from sparktc.runtime.permissions import permission_denied
 from sparktc.runtime.resources import ResourceLimitError
 from sparktc.runtime.runner import MissingInputError
 from sparktc.stages.ingest import (
@@ -90,7 +91,6 @@ from sparktc.stages.ingest import (
     REUTERS21578_NAMES,
     IngestError,
     list_corpus,
-    permission_denied,
     rejected_line,
 )
 

@@ -37,10 +37,11 @@ from sparktc.runtime import storage
 from sparktc.runtime.bundle import Bundle
 from sparktc.runtime.config import ConfigError
 from sparktc.runtime.outputs import Claim, check_output, claim
+from sparktc.runtime.permissions import permission_errors
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
 from sparktc.stages.evaluate import cut_of
-from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files, permission_errors
+from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files
 from sparktc.stages.tokenize import token_strings
 from sparktc.stages.weight import term_vectors
 

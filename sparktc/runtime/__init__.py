@@ -3,10 +3,10 @@
 systems (``storage``), the Spark session (``session``), output ownership and locks (``outputs``), stage
 manifests and resume (``manifest``, ``runner``), the counts every stage reports (``stage_report``),
 file-by-file tasks writing Parquet with pyarrow (``parts``), the model bundle a training run writes for
-classifying new documents (``bundle``), memory checks (``resources``) and the fault points tests use
-(``faults``)."""
+classifying new documents (``bundle``), memory checks (``resources``), a file system's refusal of an input
+file named with its fix (``permissions``) and the fault points tests use (``faults``)."""
 
 __all__ = [
-    "bundle", "config", "faults", "manifest", "outputs", "parts", "presets", "resources", "runner", "session",
-    "stage_report", "storage",
+    "bundle", "config", "faults", "manifest", "outputs", "parts", "permissions", "presets", "resources", "runner",
+    "session", "stage_report", "storage",
 ]

@@ -17,13 +17,11 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -80,42 +78,6 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFr
     literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
     files = spark.read.format("binaryFile").load(literal).select("path", "content")
     return files.mapInArrow(parse, from_arrow_schema(RECORD_SCHEMA))
-
-
-# How Spark names a file it failed to read ([FAILED_READ_FILE.*]; a local "Permission denied" it calls
-# "File does not exist"), and the Java exceptions by which a file system refuses a user a file.
-_READING_FILE = re.compile(r"while reading file (\S+?)\.(?:\s|$)")
-_DENIED = ("java.nio.file.AccessDeniedException", "org.apache.hadoop.security.AccessControlException")
-
-
-def permission_denied(causes: Sequence[tuple[str, str | None]]) -> str | None:
-    """``"cannot read FILE: permission denied"`` when a failed Spark job's Java exceptions ((class name,
-    message), outermost first) say Spark could not read FILE because the file system denied it; else None."""
-    named = next((found[1] for _, message in causes if (found := _READING_FILE.search(message or ""))), None)
-    denied = any(name in _DENIED or "Permission denied" in (message or "") for name, message in causes)
-    return f"cannot read {named}: permission denied" if named and denied else None
-
-
-def java_causes(error: Py4JJavaError) -> list[tuple[str, str | None]]:
-    """(class name, message) of a Java exception and each of its causes, outermost first."""
-    causes, cause = [], error.java_exception
-    while cause is not None:
-        causes.append((cause.getClass().getName(), cause.getMessage()))
-        cause = cause.getCause()
-    return causes
-
-
-@contextmanager
-def permission_errors(error: type[ValueError], elsewhere: str) -> Iterator[None]:
-    """Run a Spark job that reads input files, raising ``error`` with what to do for a file it may not read."""
-    try:
-        yield
-    except Py4JJavaError as failure:
-        denied = permission_denied(java_causes(failure))
-        if denied is None:
-            raise
-        raise error(f"{denied}; give the user that runs Spark (on a cluster, the executors' user) read access "
-                    f"to it, or {elsewhere}") from None
 
 
 class RecordTally:
