@@ -13,11 +13,14 @@ import pytest
 from scipy.stats import chi2_contingency, entropy
 from sklearn.metrics import mutual_info_score
 
-from sparktc.features.term_selection import chi2, contingency_2x2
+from sparktc.features import term_selection
+from sparktc.features.matrix import term_category_counts
+from sparktc.features.term_selection import SCORE_COLUMNS, chi2, contingency_2x2
 from sparktc.runtime.config import load_config
+from sparktc.runtime.parts import add_counts
 from sparktc.runtime.runner import Tables
 from sparktc.stages import rank as rank_stage
-from sparktc.stages.rank import SCORE_COLUMNS, add_counts, count_file, rank, term_category_counts
+from sparktc.stages.rank import count_file, rank
 
 CATEGORIES = ["C15", "ECAT", "GCAT", "M14"]  # sorted, as the categories table orders them
 TERMS = ["bond", "goal", "oil", "price", "share", "vote"]
@@ -109,7 +112,7 @@ def test_count_file_sums_its_batches(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("rows_per_file", [3, 1])  # 1: eight files, summed in two rounds of the tree reduction
 def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypatch, rows_per_file):
-    monkeypatch.setattr(rank_stage, "BLOCK_TERMS", 4)  # terms scored in two blocks
+    monkeypatch.setattr(term_selection, "BLOCK_TERMS", 4)  # terms scored in two blocks
     root = tmp_path / "run"
     write_vectors(root / "vectors" / "split=train", DOCUMENTS, rows_per_file=rows_per_file)
     write_vectors(root / "vectors" / "split=test", [([0, 1], ["GCAT"])] * 5, rows_per_file=5)  # not counted

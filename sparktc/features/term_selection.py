@@ -26,12 +26,15 @@ import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
 
 from sparktc.validation import check_integer, check_unit_interval
 
 __all__ = [
     "SCORES",
     "GLOBAL_SCORES",
+    "SCORE_COLUMNS",
+    "term_scores",
     "contingency_2x2",
     "chi2",
     "information_gain",
@@ -49,6 +52,7 @@ __all__ = [
 #: The term-selection functions, by their [rank] score names, and the globalizations ([rank] global_score).
 SCORES = ("chi2", "ig", "gr")
 GLOBAL_SCORES = ("max", "avg", "mean")
+BLOCK_TERMS = 2048  # terms scored at a time (term_scores): the 2x2 tables of a block stay in the cache
 
 
 def _counts(name: str, value: ArrayLike) -> NDArray[np.float64]:
@@ -268,3 +272,21 @@ def top_terms(order: ArrayLike, k: int) -> NDArray[np.int64] | None:
     when that is every term (``k`` = 0 or at least the number of terms), so callers can skip the selection."""
     order = np.asarray(order, dtype=np.int64)
     return None if k == 0 or k >= len(order) else np.sort(order[:k])
+
+
+#: Every score column of ``term_ranks``: each function of SCORES under each globalization of GLOBAL_SCORES.
+SCORE_COLUMNS = tuple(score_column(score, global_score) for score in SCORES for global_score in GLOBAL_SCORES)
+
+
+def term_scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_train: int,
+           columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
+    """The score ``columns`` of every term (a row of the terms x categories ``counts`` A, :func:`global_scores`), a
+    block of :data:`BLOCK_TERMS` terms at a time."""
+    n_terms = counts.shape[0]
+    result = {column: np.empty(n_terms) for column in columns}
+    for start in range(0, n_terms, BLOCK_TERMS):
+        block = slice(start, start + BLOCK_TERMS)
+        for column, values in global_scores(counts[block].toarray(), df[block, None], n_positive, n_train,
+                                            columns).items():
+            result[column][block] = values
+    return result

@@ -23,12 +23,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
+from scipy import sparse
 
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import faults
 
-__all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "map_parts", "parquet_files", "read_batches",
-           "remove_unfinished", "write_parts"]
+__all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
+           "read_batches", "remove_unfinished", "sum_over_files", "write_parts"]
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
@@ -204,3 +205,22 @@ def count_rows(path: str) -> int:
     """The rows of a table, from its Parquet footers: no data is read and no Spark job runs."""
     filesystem, _ = arrow_filesystem(path)
     return sum(pq.read_metadata(file, filesystem=filesystem).num_rows for file in parquet_files(path))
+
+
+def add_counts(left: tuple[int, sparse.csr_matrix] | None,
+               right: tuple[int, sparse.csr_matrix] | None) -> tuple[int, sparse.csr_matrix] | None:
+    """The sum of two (documents, counts) pairs; None is zero."""
+    if left is None or right is None:
+        return right if left is None else left
+    return left[0] + right[0], left[1] + right[1]
+
+
+def sum_over_files(spark: SparkSession, files: list[str],
+                   count: Callable[[str], tuple[int, sparse.csr_matrix]]) -> tuple[int, sparse.csr_matrix] | None:
+    """The sum over ``files`` of ``count`` (one file's (documents, counts) pair), run one task per file and summed
+    by a tree reduction: the driver receives sums (vocabulary x categories for the chi-square family's counts),
+    never documents. None without files."""
+    if not files:
+        return None
+    with faults.to_tasks(spark):
+        return spark.sparkContext.parallelize(files, len(files)).map(count).treeAggregate(None, add_counts, add_counts)

@@ -12,7 +12,7 @@ classification of new documents weights them with: ln(N / df) for ltc and tfidf,
 sklearn, 1 for binary, and for supervised the term's [rank] score (``rank.score`` under ``rank.global_score``).
 This stage runs before rank, so supervised weighting counts that score itself, from the training documents only:
 A(t, c) over their tokens and labels, one task per ``tokens`` file summed by a tree reduction, as the rank stage
-counts it over their vectors (:func:`sparktc.stages.rank.count_training`), with |c| from ``categories``.
+counts it over their vectors (:func:`sparktc.runtime.parts.sum_over_files`), with |c| from ``categories``.
 """
 
 from __future__ import annotations
@@ -25,15 +25,23 @@ from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN, split_tokens
 from sparktc.errors import InputError
-from sparktc.features.term_selection import score_column
+from sparktc.features.matrix import term_category_counts
+from sparktc.features.term_selection import score_column, term_scores
 from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, weighted_rows
 from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, read_small, write_parts
+from sparktc.runtime.parts import (
+    PartWriter,
+    map_parts,
+    parquet_files,
+    read_batches,
+    read_small,
+    sum_over_files,
+    write_parts,
+)
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
-from sparktc.stages.rank import count_training, scores, term_category_counts
 
 
 def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
@@ -180,10 +188,10 @@ def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms
     codes = categories["category"].to_pylist()
     n_positive = categories["train_positives"].to_numpy().astype(np.int64)
     shared = spark.sparkContext.broadcast(terms)
-    n_train, counts = count_training(spark, parquet_files(tables.input("tokens")),
+    n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")),
                                      lambda path: count_training_file(path, shared.value, codes))
     shared.unpersist()
-    return scores(counts, df, n_positive, n_train, (column,))[column], column
+    return term_scores(counts, df, n_positive, n_train, (column,))[column], column
 
 
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
