@@ -117,7 +117,7 @@ def made_once(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> Any:
 FIRST_TIER_JIT = "-XX:TieredStopAtLevel=1"
 #: The options of the JVMs the tests start themselves (spark-submit drivers; a standalone cluster's master,
 #: workers and executors): the first tier only, and the serial collector (heaps of 1-2 GB, small jobs), which
-#: took another 8% off the CPU time of tests/test_cluster.py's cluster.
+#: took another 8% off the CPU time of tests/apps/test_cluster.py's cluster.
 CHILD_JVM_OPTIONS = f"{FIRST_TIER_JIT} -XX:+UseSerialGC"
 
 
@@ -156,8 +156,8 @@ def reuters21578_overrides() -> list[str]:
 @pytest.fixture(scope="session")
 def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
-    (output directory, each stage's manifest by stage name). tests/test_reuters21578_pipeline.py
-    checks it against the published figures, tests/test_cluster.py against a standalone-cluster run."""
+    (output directory, each stage's manifest by stage name). tests/stages/test_reuters21578_pipeline.py
+    checks it against the published figures, tests/apps/test_cluster.py against a standalone-cluster run."""
     from sparktc.apps.pipeline import run as run_pipeline
     from sparktc.runtime.config import load_config
 

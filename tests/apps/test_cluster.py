@@ -216,7 +216,7 @@ def cluster_run(cluster: Cluster, tmp_path_factory, request):
                "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}",
                # As many shuffle partitions as the local-mode run's session (conftest.py), not the 16 of
                # conf/spark-defaults.conf: two one-core executors, and the results do not depend on it
-               # (tests/test_determinism.py).
+               # (tests/runtime/test_determinism.py).
                "--conf", "spark.sql.shuffle.partitions=4",
                "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
                "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",

@@ -24,7 +24,7 @@ from sparktc.corpora.lyrl2004 import (
 from sparktc.corpora.records import Document, Reject
 from sparktc.errors import InputError
 
-RCV1 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rcv1"
+RCV1 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rcv1"
 SRC = "mem.dat"
 
 

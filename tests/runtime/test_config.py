@@ -17,7 +17,7 @@ from sparktc.corpora.synthetic import SHAPE_LIMITS, SyntheticShape
 from sparktc.runtime.config import SECTIONS, ConfigError, load_config, parse_override
 from sparktc.stages.synthesize import synthesize_stage
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REUTERS = ["corpus.format=reuters21578", f"corpus.path={REPO}"]
 
 

@@ -18,7 +18,7 @@ reference's. The faults:
 * two runs at once on one ``--output``; an ``--output`` over user files; classify into a training run;
 * an upgrade (the code digest changed).
 
-Bad input (reader x kind x ``on_error``) has its own table: ``tests/test_bad_input.py``.
+Bad input (reader x kind x ``on_error``) has its own table: ``tests/stages/test_bad_input.py``.
 """
 
 from __future__ import annotations
@@ -420,7 +420,7 @@ def test_classify_refuses_a_training_run_as_its_output(spark, reference, corpus,
 
 def test_an_upgrade_makes_every_manifest_stale(spark, copy, monkeypatch):
     """Another code digest: every stage is recomputed (the recomputation itself is ``--force``'s, whose results
-    tests/test_recovery.py checks against an undisturbed run)."""
+    tests/runtime/test_recovery.py checks against an undisturbed run)."""
     monkeypatch.setattr(manifest, "code_digest", lambda: "f" * 64)
     for stage in STAGES:
         assert damage(spark, str(copy), read_manifest(spark, str(copy), stage)).startswith(

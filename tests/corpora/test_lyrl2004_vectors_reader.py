@@ -24,7 +24,7 @@ from sparktc.corpora.lyrl2004_vectors import (
 from sparktc.corpora.records import Document, Reject, record_batch, split_tokens
 
 # Stored under short names, as the token fixtures are: the official names are reserved for the real files.
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lyrl2004_vectors"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lyrl2004_vectors"
 STORED = {TRAIN_FILE: "train.dat", TEST_FILES[0]: "test_pt0.dat"}
 N_FEATURES = 40  # the largest term id in the fixtures
 SRC = TRAIN_FILE

@@ -160,7 +160,7 @@ def test_a_flat_ancestor_table_closes_nothing():
 def test_a_category_set_without_a_hierarchy_is_refused_before_scoring(spark, tmp_path):
     """Only the categories table is there, flat (an industries run without rcv1.industries.hier, whose configuration
     cannot know it is flat): the refusal comes before the models are read. A format without hierarchies is refused
-    when the configuration loads (tests/test_lyrl2004_category_sets.py)."""
+    when the configuration loads (tests/corpora/test_lyrl2004_category_sets.py)."""
     run = tmp_path / "run"
     spark.createDataFrame(pd.DataFrame({"category": ["acq", "earn"], "name": ["acq", "earn"], "parent": [None, None],
                                         "train_positives": [3, 4], "test_positives": [1, 2]}),

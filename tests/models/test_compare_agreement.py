@@ -10,7 +10,7 @@ symbol "~", the reason below the table), and the job ends with exit status 0.
   runs (every test undefined), on six synthesized runs standing for the six methods with the methods'
   characteristic degeneracies (two that agree, one that assigns nothing, one that differs from another in
   one category, one whose per-category F1 differences are equal), and JSON round trips;
-* through Spark: the six methods (:data:`sparktc.models.decision.METHODS`) trained on tests/test_methods.py's
+* through Spark: the six methods (:data:`sparktc.models.decision.METHODS`) trained on tests/models/test_methods.py's
   prepared corpus and compared in one ``compare_runs`` call (15 pairs); jobs/compare.py in this process on
   a run and a copy of it; and publishing that fails part way (a write, a move) leaving the earlier
   comparison in place, or no entry file.
@@ -251,7 +251,7 @@ def test_comparison_files_are_all_computed_before_any_is_written():
 
 # --- through Spark: the six methods, a run and its copy, publishing that fails -------------------------------
 
-#: Cheap settings of each method on tests/test_methods.py's corpus (160 training, 40 test documents).
+#: Cheap settings of each method on tests/models/test_methods.py's corpus (160 training, 40 test documents).
 METHOD_SETTINGS = {
     "liblinear": [],
     "rocchio": ["train.method=rocchio", "train.thresholding=scut"],

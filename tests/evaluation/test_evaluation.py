@@ -58,7 +58,7 @@ from sparktc.evaluation import significance
 from sparktc.evaluation.comparison_report import f1_curves, p_test_table, plot_f1_curves, significance_table
 from sparktc.runtime.config import load_config
 
-# --- a seeded JSONL corpus (same construction as tests/test_stages.py, with more edge cases) -------
+# --- a seeded JSONL corpus (same construction as tests/stages/test_stages.py, with more edge cases) -------
 
 TOPICS = ["acq", "crude", "earn", "grain", "trade"]
 RARE = "gold"        # a few training positives, no test positive: 0/0 when never predicted

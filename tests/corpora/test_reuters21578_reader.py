@@ -13,7 +13,7 @@ from sparktc.corpora.files import read_lines
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 from sparktc.corpora.reuters21578 import CATEGORY_SETS, category_set, parse_sgml
 
-REUTERS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reuters21578"
+REUTERS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "reuters21578"
 
 HEAD = b'<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
 

@@ -4,7 +4,7 @@ Counts from REFERENCE.md section 1: ModApte 9,603 train / 3,299 test, 90 categor
 with 2,877 training positives. The ApteMod filter leaves 7,770 training documents, one more than
 Yang & Liu's 7,769: NEWID 1199 (reut2-001, a BRIEF story labelled trade) is missing from the
 common ApteMod copies, apparently because its <REUTERS> tag carries the undocumented CSECS
-attribute; we keep it, as the ModApte definition does (see tests/test_reuters21578_reader.py).
+attribute; we keep it, as the ModApte definition does (see tests/corpora/test_reuters21578_reader.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sparktc.runtime.config import load_config
 
 @pytest.fixture(scope="module")
 def run(reuters21578_run):
-    """The suite's one local-mode run of the pipeline (conftest.py; tests/test_cluster.py compares with it)."""
+    """The suite's one local-mode run of the pipeline (conftest.py; tests/apps/test_cluster.py compares with it)."""
     return reuters21578_run
 
 

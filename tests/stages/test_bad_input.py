@@ -21,8 +21,8 @@ per format, and per case one malformed record (or file) between well-formed ones
 - bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
 - non-UTF-8 bytes (LYRL2004, JSON Lines);
 - valid JSON the JSON Lines reader cannot take: a label repeated in one record, a key repeated in one
-  object (the reader's label rule itself is checked without Spark, tests/test_jsonl_reader.py), nesting deeper than
-  Python's parser goes (in a file whose name has glob characters, which Spark must read as a name,
+  object (the reader's label rule itself is checked without Spark, tests/corpora/test_jsonl_reader.py), nesting
+  deeper than Python's parser goes (in a file whose name has glob characters, which Spark must read as a name,
   not a pattern), a number longer than Python converts, an unpaired surrogate escape.
 
 1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
