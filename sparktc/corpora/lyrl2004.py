@@ -165,7 +165,7 @@ def parse_token_file(
                 record.problem = (number, f"text between .I {record.doc_id} and its .W line; {_FORMAT_HINT}")
             record.tokens.extend(parts)
         if bad_encoding and record is not None and record.problem is None:
-            record.problem = (number, f"line {number} {NOT_UTF8.removeprefix('line ')}")
+            record.problem = (number, f"line {number} is {NOT_UTF8}")
     if record is not None:
         yield finish(record)
 

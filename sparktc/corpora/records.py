@@ -45,8 +45,8 @@ class FeatureSyntax:
 
     :meth:`parse` reads a field as (index, value), the index a whole number from 1 to ``maximum`` and the value a
     finite :data:`DECIMAL`, or says why it cannot: ``index`` and ``value`` name the two parts, ``form`` the field
-    (``'index:value'``), ``hint`` what a feature looks like, ``below_one`` what to do
-    about an index of 0, and ``over_maximum`` what follows "over MAXIMUM" (its punctuation included).
+    (``'index:value'``), ``hint`` what a feature looks like, ``below_one`` what to do about an index of 0, and
+    ``over_maximum`` what follows "over MAXIMUM" (its punctuation included).
     """
 
     index: str
@@ -59,26 +59,29 @@ class FeatureSyntax:
 
     def parse(self, field: str) -> tuple[int, float] | str:
         """``field``'s index and value, or why it is not a feature (naming the field)."""
-        shown = reprlib.repr(field)
         match = _FEATURE.fullmatch(field)
         if match is None:
-            index, colon, value = field.partition(":")
-            if not colon or not index or not value:
-                return f"field {shown} is not {self.form}; {self.hint}"
-            if not _WHOLE.fullmatch(index):
-                return (f"field {shown}: {self.index} {reprlib.repr(index)} is not a whole number (digits only); "
-                        f"{self.hint}")
-            return f"field {shown}: {self.value} {reprlib.repr(value)} is not a finite decimal number; {self.hint}"
+            return self._malformed(field)
         digits = match[1].lstrip("0")
         if not digits:
-            return f"field {shown}: {self.index} 0 is below 1; {self.below_one}"
+            return f"field {reprlib.repr(field)}: {self.index} 0 is below 1; {self.below_one}"
         # Compared by length first: int() refuses numbers of over 4,300 digits.
         if len(digits) > len(str(self.maximum)) or int(digits) > self.maximum:
-            return f"field {shown}: {self.index} over {self.maximum:,}{self.over_maximum}"
+            return f"field {reprlib.repr(field)}: {self.index} over {self.maximum:,}{self.over_maximum}"
         value = float(match[2])
         if not math.isfinite(value):
-            return f"field {shown}: {self.value} {reprlib.repr(match[2])} overflows a float; {self.hint}"
+            return f"field {reprlib.repr(field)}: {self.value} {reprlib.repr(match[2])} overflows a float; {self.hint}"
         return int(digits), value
+
+    def _malformed(self, field: str) -> str:
+        """Why ``field``, which is not ``digits:decimal``, is not a feature."""
+        shown = reprlib.repr(field)
+        index, colon, value = field.partition(":")
+        if not colon or not index or not value:
+            return f"field {shown} is not {self.form}; {self.hint}"
+        if not _WHOLE.fullmatch(index):
+            return f"field {shown}: {self.index} {reprlib.repr(index)} is not a whole number (digits only); {self.hint}"
+        return f"field {shown}: {self.value} {reprlib.repr(value)} is not a finite decimal number; {self.hint}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,7 @@ class Reject:
 
 
 #: Why a line that is not UTF-8 is rejected, in every line-oriented format.
-NOT_UTF8 = "line is not valid UTF-8; re-encode the file as UTF-8"
+NOT_UTF8 = "not valid UTF-8; re-encode the file as UTF-8"
 
 
 def decoded_line(raw: bytes, source: str, number: int) -> str | Reject:
@@ -124,7 +127,7 @@ def decoded_line(raw: bytes, source: str, number: int) -> str | Reject:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Reject(source, number, None, NOT_UTF8)
+        return Reject(source, number, None, f"line is {NOT_UTF8}")
 
 
 BATCH_ROWS = 4096

@@ -279,7 +279,7 @@ SCORE_COLUMNS = tuple(score_column(score, global_score) for score in SCORES for 
 
 
 def term_scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_train: int,
-           columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
+                columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
     """The score ``columns`` of every term (a row of the terms x categories ``counts`` A, :func:`global_scores`), a
     block of :data:`BLOCK_TERMS` terms at a time."""
     n_terms = counts.shape[0]
