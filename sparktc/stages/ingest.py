@@ -121,7 +121,7 @@ class LabelledTally(RecordTally):
 
     def __init__(self, qrels: QrelsFiles, parents: tuple[tuple[str, str], ...], policy: str) -> None:
         super().__init__()
-        self._index = (qrels, parents, policy)
+        self._index = (qrels, _file_content, parents, policy)  # LabelIndex.load's arguments
         self.not_closed = 0
         self.labelled_digest = 0  # :func:`id_digest` of the accepted documents with labels written
         self.qrels_digest = 0  # and of the qrels documents
@@ -133,7 +133,7 @@ class LabelledTally(RecordTally):
         self.labelled_digest = (self.labelled_digest + id_digest(batch.column("doc_id").filter(labelled))) % 2**64
 
     def finish(self) -> None:
-        index = LabelIndex.load(self._index[0], _file_content, *self._index[1:])
+        index = LabelIndex.load(*self._index)
         self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
 
 
