@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -135,3 +137,31 @@ def check_matrix(
     X = sparse.csr_matrix(X, dtype=np.float64)
     check_finite(name, X.data)
     return X
+
+
+# --- settings: the rules a setting's dataclass field carries in its metadata --------------------------------------
+
+
+def allowed(*values: Any) -> dict[str, Any]:
+    """A field's rule: one of ``values``."""
+    return {"allowed": values}
+
+
+def rule(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
+    """A field's rule: ``check(value)`` holds; ``description`` says what is expected ("> 0")."""
+    return {"check": check, "description": description}
+
+
+def between(low: int, high: int) -> dict[str, Any]:
+    """A field's rule: an integer in [low, high]."""
+    return rule(lambda v: low <= v <= high, f"an integer in [{low:_}, {high:_}]")
+
+
+def setting_problem(key: str, value: Any, metadata: Mapping[str, Any]) -> str | None:
+    """What is wrong with setting ``key`` = ``value`` by the rule in ``metadata`` (:func:`allowed`,
+    :func:`rule`), or None."""
+    if "allowed" in metadata and value not in metadata["allowed"]:
+        return f"{key} = {value!r} is not allowed; allowed values: {', '.join(repr(a) for a in metadata['allowed'])}"
+    if "check" in metadata and not metadata["check"](value):
+        return f"{key} = {value!r} is out of range; expected {metadata['description']}"
+    return None

@@ -166,7 +166,7 @@ _RANKING_ROWS = ("P", "R", "RP", "nDCG")
 _RANKING_KEY = re.compile(r"^(P|R|RP|nDCG)@(\d+)$")
 
 
-def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
+def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Sequence[str]) -> list[str]:
     s = settings if isinstance(settings, Mapping) else {}
 
     def val(*keys: str) -> str:
@@ -190,7 +190,7 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
         selection = f"{name}, global score `{score if score is not None else '?'}`, {kept or '?'}"
     stop = _get(s, "tokenize", "stop_list")
     lines = [
-        *_decision_lines(metrics),
+        *_decision_lines(metrics, method_lines),
         f"- Term selection: {selection}",
         f"- Weighting: {val('weight', 'scheme')}",
         f"- Text processing: stemmer {val('tokenize', 'stemmer')}, "
@@ -207,11 +207,11 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
-    """The method with its parameters, the thresholding with its, and the search space, as ``metrics.json``
-    records them (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record
-    without them is read as the [train] defaults: LIBLINEAR, a fixed threshold, nothing searched."""
-    method = metrics.get("method") or {"name": "liblinear"}
+def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> list[str]:
+    """The method with its parameters (``method_lines``, which its module words: :func:`sparktc.models.registry.
+    describe`), the thresholding with its, and the search space, as ``metrics.json`` records them
+    (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record without them is read as
+    the [train] defaults: a fixed threshold, nothing searched."""
     thresholding = metrics.get("thresholding") or {"name": "fixed"}
     space = metrics.get("search_space") or {}
 
@@ -219,32 +219,7 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
         v = values.get(key)
         return _DASH if v is None or v == "" else f"`{v}`"
 
-    name = method["name"]
-    if name == "liblinear":
-        lines = ["- Method: `liblinear` (one-vs-rest linear models)",
-                 f"- Solver: {val(method, 'solver')}",
-                 f"- C: {val(method, 'C')}; epsilon: {val(method, 'epsilon')}; bias: {val(method, 'bias')}; "
-                 f"positive weight: {val(method, 'positive_weight')}"]
-    elif name == "rocchio":
-        lines = [f"- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta "
-                 f"{val(method, 'rocchio_beta')}, gamma {val(method, 'rocchio_gamma')}"]
-    elif name == "knn":
-        lines = [f"- Method: `knn`, the summed similarities of the k = {val(method, 'knn_k')} nearest training "
-                 "documents"]
-    elif name == "llsf":
-        lines = [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
-                 f"truncated SVD keeping k = {val(method, 'llsf_k')} singular values"]
-    elif name == "nb":
-        model = ("the mixture over all categories, scored by the log posterior"
-                 if method.get("nb_model", "mixture") == "mixture" else "each category against the rest")
-        lines = [f"- Method: `nb`, multinomial naive Bayes over raw term frequencies, {model}, "
-                 f"Laplace smoothing alpha {val(method, 'nb_alpha')}"]
-    elif name == "nnet":
-        lines = [f"- Method: `nnet`, one network for all categories, {val(method, 'nnet_hidden')} logistic hidden "
-                 f"units, at most {val(method, 'nnet_epochs')} epochs of Adam (step "
-                 f"{val(method, 'nnet_learning_rate')}), L2 penalty {val(method, 'nnet_l2')}"]
-    else:
-        lines = [f"- Method: {val(method, 'name')}"]
+    lines = list(method_lines)
     name = thresholding["name"]
     cross_validation = (f"{val(thresholding, 'folds')}-fold cross-validation on the training documents "
                         f"(seed {val(thresholding, 'seed')})")
@@ -272,7 +247,7 @@ def _decision_lines(metrics: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
+def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_lines: Sequence[str]) -> str:
     """A readable Markdown report of one evaluation (REFERENCE.md section 6).
 
     Sections, in order: title with the corpus; the 0/0 convention (a quoted line right under the
@@ -285,7 +260,8 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
     training-set frequency (a link to :data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
     table with categories outside the averaged set marked by a dagger, naming the files that hold it whole
     (``per_category.csv`` and :data:`sparktc.evaluation.appendix_tables.CONTINGENCY_TABLES_TXT`); the key
-    settings, first the method, thresholding and search space.
+    settings, first the method (``method_lines``: its module words them, from ``metrics["method"]``), thresholding
+    and search space.
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
@@ -395,7 +371,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame) -> str:
     out += _md_table(["Category", "Name", "Train+", "Test+", "TP", "FP", "FN", "P", "R", "F1"],
                      cat_rows, "llrrrrrrrr") + [""]
 
-    out += ["## Settings", ""] + _settings_lines(metrics.get("settings"), metrics) + [""]
+    out += ["## Settings", ""] + _settings_lines(metrics.get("settings"), metrics, method_lines) + [""]
     return "\n".join(out)
 
 

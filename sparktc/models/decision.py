@@ -1,27 +1,7 @@
 """The decision rule: how a run scores documents and turns the scores into assignments (REFERENCE.md section 5).
 
-A method scores document d for category c:
-
-* ``liblinear``: s(d, c) = w_c'x_d + b_c, one-vs-rest, w_c and b_c trained by LIBLINEAR (``solver``,
-  ``C``, ``positive_weight`` as ``-w1``, ``epsilon`` as ``-e``, bias feature ``bias`` as ``-B``);
-* ``rocchio``: s(d, c) = w_c'x_d with w_c = beta * mean(c's training vectors) - gamma * mean(the
-  others') (Debole & Sebastiani; beta = ``rocchio_beta``, gamma = ``rocchio_gamma``);
-* ``knn``: s(d, c) = the sum of the cosine similarities of d's ``knn_k`` most similar training
-  documents that are labelled c (Yang & Liu);
-* ``llsf``: s(d, c) = x_d'W_c, W the linear least-squares fit of the training documents to their 0/1
-  category vectors, one regression for all categories solved by a truncated SVD keeping ``llsf_k``
-  singular values, no bias (Yang & Chute; Yang & Liu; :mod:`sparktc.models.llsf`). Its scores lie
-  near [0, 1], so a fixed ``threshold`` of about 0.5 is its natural one (the default stays 0);
-* ``nb``: multinomial naive Bayes over the raw term frequencies (the ``counts`` of ``vectors``, not the
-  ltc weights) with Laplace smoothing ``nb_alpha`` (McCallum & Nigam; Yang & Liu;
-  :mod:`sparktc.models.naive_bayes`): with ``nb_model`` = ``mixture`` (Yang & Liu's, from the Bow
-  library) one model for all categories, s(d, c) = ln P(c | d), the log posterior over the categories;
-  with ``binary``, c against the rest, s(d, c) = ln P(c)/P(c') + sum_t tf(t, d) ln(theta(t|c) / theta(t|c'));
-* ``nnet``: s(d, c) = h(d)'W2_c + b2_c, the input of category c's logistic output unit of one network for
-  all categories with ``nnet_hidden`` logistic hidden units h(d) = sigma(x_d'W1 + b1), trained by
-  backpropagation (Adam, at most ``nnet_epochs`` epochs, L2 penalty ``nnet_l2``, step ``nnet_learning_rate``;
-  Yang & Liu; :mod:`sparktc.models.nnet`). Its output sigma(s) is in (0, 1), so s > 0 is the
-  natural fixed threshold.
+A method scores document d for category c, s(d, c): each method's module says how, and declares its
+parameters (:mod:`sparktc.models.registry` lists them: LIBLINEAR, Rocchio, kNN, LLSF, naive Bayes, NNet).
 
 A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c) > t_c
 (:mod:`sparktc.models.thresholds`). The thresholds are set either
@@ -42,7 +22,7 @@ through :class:`DecisionRule`, built from the [train] section by ``TrainConfig.d
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,25 +30,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sparktc.models.method import POSTERIOR, Method, ScoreRange
+from sparktc.models.registry import METHODS
 from sparktc.models.thresholds import fold_thresholds, proportional_fold_thresholds, rcut
 
-#: The methods and thresholdings, the first of each the default.
-METHODS = ("liblinear", "rocchio", "knn", "llsf", "nb", "nnet")
+__all__ = ["CROSS_VALIDATED", "SEARCHED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS", "Cut", "DecisionRule",
+           "counts", "decision_record", "score_range"]
+
+#: The thresholdings, the first the default.
 THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut")
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
 CROSS_VALIDATED = ("scut", "scutfbr", "proportional")
-#: What each method and each thresholding depends on, by its [train] name: what a run's record states.
-METHOD_PARAMETERS = {
-    "liblinear": ("solver", "C", "positive_weight", "epsilon", "bias"),
-    "rocchio": ("rocchio_beta", "rocchio_gamma"),
-    "knn": ("knn_k",),
-    "llsf": ("llsf_k",),
-    "nb": ("nb_model", "nb_alpha"),
-    "nnet": ("nnet_hidden", "nnet_epochs", "nnet_l2", "nnet_learning_rate"),
-}
-#: The ``vectors`` column a method's document matrices are made of (``values``, the [weight] scheme's weights,
-#: otherwise).
-VECTOR_COLUMN = {"nb": "counts"}
+#: What each thresholding depends on, by its [train] name: what a run's record states.
 THRESHOLDING_PARAMETERS = {
     "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"),
     "proportional": ("folds", "seed"), "pcut": (), "rcut": ("rcut_k",),
@@ -77,63 +50,11 @@ THRESHOLDING_PARAMETERS = {
 SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
 
 
-@dataclass(frozen=True)
-class ScoreRange:
-    """The scores s(d, c) a method can give a category with training positives, low <= s <= high, and its
-    natural fixed threshold (None: it has none; SCut is its usual thresholding), said in words in ``natural_means``.
-
-    With the strict rule "d gets c <=> s > t", a fixed t >= ``high`` assigns nothing and a t < ``low`` assigns
-    everything (:meth:`fixed_threshold_problem`)."""
-
-    low: float
-    high: float
-    natural: float | None
-    natural_means: str
-    description: str
-
-    def fixed_threshold_problem(self, threshold: float) -> str | None:
-        """Why the fixed ``threshold`` cannot work on these scores ("assigns nothing ..."), or None."""
-        if threshold >= self.high:
-            return f"assigns nothing: {self.description}, so no score exceeds {threshold:g}"
-        if threshold < self.low:
-            return f"assigns every category to every document: {self.description}, so every score exceeds {threshold:g}"
-        return None
-
-
 def score_range(rule: DecisionRule, nonnegative_features: bool) -> ScoreRange:
-    """The range of ``rule``'s scores and its natural fixed threshold; ``nonnegative_features``: the document
-    vectors have no negative value (every weighting scheme; given vectors may have some).
-
-    * LIBLINEAR, w'x + b: unbounded; natural t = 0, the side of the separating hyperplane.
-    * Rocchio, w'x with w = beta * mean(POS) - gamma * mean(NEG): unbounded; with gamma = 0 and non-negative
-      features w >= 0, so s >= 0; natural t = 0.
-    * kNN, the sum of the similarities of d's k nearest neighbours labelled c: each cosine in [-1, 1], in
-      [0, 1] for non-negative features, so s in [0, k] (or [-k, k]); no natural threshold (Yang & Liu use SCut).
-    * LLSF, x'W_c fit to 0/1 targets: unbounded; natural t = 0.5, midway between the targets.
-    * naive Bayes mixture, ln P(c | d) <= 0; natural t = ln 0.5, P(c | d) > 1/2. Binary naive Bayes, the log
-      odds of c: unbounded; natural t = 0.
-    * NNet, the input of c's logistic output unit: unbounded; natural t = 0, output sigma(s) > 1/2.
-    """
-    unbounded = (-math.inf, math.inf)
-    if rule.method == "rocchio":
-        low = 0.0 if rule.rocchio_gamma == 0 and nonnegative_features else -math.inf
-        bound = " >= 0 (gamma = 0 and no negative feature)" if low == 0 else ""
-        return ScoreRange(low, math.inf, 0.0, "w'x > 0", f"Rocchio's scores are w'x{bound}")
-    if rule.method == "knn":
-        low = 0.0 if nonnegative_features else -float(rule.knn_k)
-        return ScoreRange(low, float(rule.knn_k), None, "",
-                          f"kNN's scores are sums of the similarities of k = {rule.knn_k} neighbours, "
-                          f"between {low:g} and {rule.knn_k}")
-    if rule.method == "llsf":
-        return ScoreRange(*unbounded, 0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores")
-    if rule.posterior_scores:
-        return ScoreRange(-math.inf, 0.0, math.log(0.5), "P(c|d) > 1/2",
-                          "the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0")
-    if rule.method == "nb":
-        return ScoreRange(*unbounded, 0.0, "the log odds of c > 0", "binary naive Bayes's scores")
-    if rule.method == "nnet":
-        return ScoreRange(*unbounded, 0.0, "the output unit's sigma(s) > 1/2", "NNet's scores")
-    return ScoreRange(*unbounded, 0.0, "w'x + b > 0", "LIBLINEAR's decision values")
+    """The range of ``rule``'s scores and its natural fixed threshold (its method's ``score_range``);
+    ``nonnegative_features``: the document vectors have no negative value (every weighting scheme; given vectors
+    may have some)."""
+    return rule.spec.score_range(rule.parameters, nonnegative_features)
 
 
 @dataclass(frozen=True)
@@ -150,51 +71,48 @@ class Cut:
 
 @dataclass(frozen=True)
 class DecisionRule:
-    """A run's [train] section as the models use it: the method with its parameters and the thresholding.
-
-    ``solver``, ``C``, ``positive_weight`` and ``fbr`` are the values a category keeps when [tune]
-    searches none of its own (:func:`sparktc.models.tuning.candidates`).
-    """
+    """A run's [train] section as the models use it: the method with its own parameters (an instance of its
+    :class:`~sparktc.models.method.Method`'s ``parameters``) and the thresholding with what it depends on."""
 
     method: str
-    solver: str
-    C: float
-    epsilon: float
-    bias: float
-    positive_weight: float
-    thresholding: str
-    threshold: float
-    fbr: float
-    rcut_k: int
-    folds: int
-    seed: int
-    rocchio_beta: float
-    rocchio_gamma: float
-    knn_k: int
-    llsf_k: int = 500
-    nb_alpha: float = 1.0
-    nb_model: str = "mixture"
-    nnet_hidden: int = 64
-    nnet_epochs: int = 200
-    nnet_l2: float = 0.0001
-    nnet_learning_rate: float = 0.001
+    parameters: Any
+    thresholding: str = THRESHOLDINGS[0]
+    threshold: float = 0.0
+    fbr: float = 0.1
+    rcut_k: int = 1
+    folds: int = 5
+    seed: int = 0
+
+    @staticmethod
+    def of(train: Mapping[str, Any]) -> DecisionRule:
+        """The rule of a [train] section's settings (every method's parameters among them; its method's are kept)."""
+        spec = METHODS[train["method"]]
+        parameters = spec.parameters(**{field.name: train[field.name]
+                                        for field in dataclasses.fields(spec.parameters) if field.name in train})
+        common = {field.name: train[field.name] for field in dataclasses.fields(DecisionRule)
+                  if field.name not in ("method", "parameters") and field.name in train}
+        return DecisionRule(train["method"], parameters, **common)
+
+    @property
+    def spec(self) -> Method:
+        """The method's declaration (:mod:`sparktc.models.registry`)."""
+        return METHODS[self.method]
 
     @property
     def joint(self) -> bool:
         """Whether the method fits one model for all categories (LLSF, NNet, the naive Bayes mixture), not one
         per category: its term count and fbr are then chosen for the whole model."""
-        return self.method in ("llsf", "nnet") or self.posterior_scores
+        return self.spec.joint(self.parameters)
 
     @property
     def posterior_scores(self) -> bool:
-        """Whether scores are the naive Bayes mixture's log posteriors, normalized over the categories."""
-        return self.method == "nb" and self.nb_model == "mixture"
+        """Whether scores are log posteriors, normalized over the categories (the naive Bayes mixture)."""
+        return self.spec.scoring(self.parameters).kind == POSTERIOR
 
     @property
     def vector_column(self) -> str:
-        """The ``vectors`` column the method scores: ``counts`` (raw tf) for naive Bayes, else ``values`` (the
-        scheme's weights)."""
-        return VECTOR_COLUMN.get(self.method, "values")
+        """The ``vectors`` column the method scores: ``counts`` (raw tf) or ``values`` (the scheme's weights)."""
+        return self.spec.vector_column
 
     @property
     def cross_validated(self) -> bool:
@@ -244,14 +162,14 @@ def counts(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> dict[str, int]
 def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What ``metrics.json`` and ``report.md`` state of a run's decision rule, from its [train] and [tune]
     settings: ``method`` and ``thresholding``, each its name and the settings it depends on
-    (:data:`METHOD_PARAMETERS`, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
+    (its method's parameters, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
     ``search_space``, the non-empty [tune] lists (and ``shared_positive_weight``, ``shared_fbr`` when set) with
     the folds and seed of the cross-validation choosing from them (empty: nothing searched).
 
     A setting the mappings lack is None, except the method and thresholding, which default as
-    [train] does (:data:`METHODS`, :data:`THRESHOLDINGS`).
+    [train] does (:data:`sparktc.models.registry.METHODS`, :data:`THRESHOLDINGS`).
     """
-    method, thresholding = train.get("method", METHODS[0]), train.get("thresholding", THRESHOLDINGS[0])
+    method, thresholding = train.get("method", next(iter(METHODS))), train.get("thresholding", THRESHOLDINGS[0])
     searched = {key: tune[key] for key in SEARCHED if tune.get(key)}
 
     def parameters(keys: tuple[str, ...]) -> dict[str, Any]:
@@ -264,7 +182,8 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     if space:  # chosen from by cross-validation over the rule's folds, whatever the thresholding
         space.update(folds=train.get("folds"), seed=train.get("seed"))
     return {
-        "method": {"name": method, **parameters(METHOD_PARAMETERS.get(method, ()))},
+        "method": {"name": method, **parameters(tuple(
+            field.name for field in dataclasses.fields(METHODS[method].parameters)) if method in METHODS else ())},
         "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ()))},
         "search_space": space,
     }

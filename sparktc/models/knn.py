@@ -30,15 +30,23 @@ executors, one Arrow batch of documents at a time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.features.term_selection import top_terms
-from sparktc.validation import check_integer, check_matrix
+from sparktc.models.method import NEIGHBOURS, Method, Neighbours, Parameters, ScoreRange, Scoring, shown
+from sparktc.validation import between, check_integer, check_matrix
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "columns_of", "knn_scores_from_neighbours", "knn_topk",
-           "selected_space", "selection_key"]
+#: Spark's int, the type of term ids and counts: no k is meant beyond it.
+MAX_K = 2**31 - 1
+
+__all__ = ["DEFAULT_BLOCK_BYTES", "DEFAULT_K", "METHOD", "KnnParameters", "columns_of", "knn_scores_from_neighbours",
+           "knn_topk", "selected_space", "selection_key"]
 
 #: Debole & Sebastiani's k (Yang & Liu 1999 used 45).
 DEFAULT_K = 30
@@ -216,3 +224,36 @@ def knn_scores_from_neighbours(
     )
     return (W @ Y).toarray()
 
+
+
+@dataclass(frozen=True)
+class KnnParameters(Parameters):
+    """The neighbours summed; beyond the training documents means all of them (:func:`knn_topk` caps k)."""
+
+    knn_k: int = field(default=DEFAULT_K, metadata=between(1, MAX_K))
+
+
+def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> ScoreRange:
+    """The sum of k cosines, each in [-1, 1] ([0, 1] for non-negative features): s in [0, k] (or [-k, k]); no
+    natural threshold (Yang & Liu use SCut)."""
+    k = parameters.knn_k
+    low = 0.0 if nonnegative_features else -float(k)
+    return ScoreRange(low, float(k), None, "",
+                      f"kNN's scores are sums of the similarities of k = {k} neighbours, between {low:g} and {k}")
+
+
+def _describe(record: Mapping[str, Any]) -> list[str]:
+    return [f"- Method: `knn`, the summed similarities of the k = {shown(record, 'knn_k')} nearest training "
+            "documents"]
+
+
+#: kNN (Yang & Liu 1999; Debole & Sebastiani 2005 equation 3).
+METHOD = Method(
+    name="knn", title="kNN", parameters=KnnParameters,
+    fitting=lambda parameters, terms: Neighbours(parameters.knn_k),
+    scoring=lambda parameters: Scoring(NEIGHBOURS, parameters.knn_k), score_range=_score_range, describe=_describe,
+    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.fbr",
+            "tune.shared_fbr"),
+    unused_reason="kNN has no solver, C or positive weight; its term count is chosen for all categories at once, "
+                  "and SCutFBR uses train.fbr",
+)

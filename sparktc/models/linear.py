@@ -27,6 +27,10 @@ Pure numpy/scipy/liblinear; the Spark stage calls :meth:`BinaryProblems.train` o
 from __future__ import annotations
 
 import ctypes
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from liblinear import liblinear as _liblinear
@@ -34,9 +38,10 @@ from liblinear import liblinearutil as _liblinearutil
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.validation import check_labels, check_matrix, check_number
+from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, SearchLists, shown
+from sparktc.validation import allowed, check_labels, check_matrix, check_number, rule
 
-__all__ = ["SOLVERS", "BinaryProblems"]
+__all__ = ["METHOD", "SOLVERS", "BinaryProblems", "LinearParameters"]
 
 #: Solver name -> LIBLINEAR ``-s`` code (binary classification solvers only).
 SOLVERS: dict[str, int] = {
@@ -138,3 +143,59 @@ class BinaryProblems:
         b = float(weights[self.n_features] * self.bias) if self.bias > 0 else 0.0
         return weights[: self.n_features], b
 
+
+
+@dataclass(frozen=True)
+class LinearParameters(Parameters):
+    """LIBLINEAR's options, LibMultiLabel's linear one-vs-rest defaults (``-s 1 -c 1 -e 0.0001 -B 1``)."""
+
+    solver: str = field(default="l2r_l2loss_svc_dual", metadata=allowed(*SOLVERS))
+    # C and epsilon are LIBLINEAR's -c and -e, > 0; C * positive_weight must be finite too (METHOD.check).
+    C: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
+    epsilon: float = field(default=0.0001, metadata=rule(lambda v: v > 0, "> 0"))
+    # The bias feature's value B; <= 0 trains without a bias, so any finite number is valid.
+    bias: float = 1.0
+    # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
+    positive_weight: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
+
+
+# The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it copies every
+# non-zero, training only rewrites the labels. Holds the matrix's key (the matrix itself, so a different matrix
+# at the same address can never be mistaken for it).
+_full_problem: list[tuple[tuple, float, BinaryProblems]] = []
+
+
+def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
+    if reuse is None:
+        problems = BinaryProblems(X, parameters.bias)
+    else:
+        if not (_full_problem and _full_problem[0][0][0] is reuse[0] and _full_problem[0][0][1:] == reuse[1:]
+                and _full_problem[0][1] == parameters.bias):
+            _full_problem[:] = [(reuse, parameters.bias, BinaryProblems(X, parameters.bias))]
+        problems = _full_problem[0][2]
+    return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight)
+
+
+def _check(parameters: LinearParameters, tune: SearchLists, top_k: int) -> str | None:
+    cost = max(tune.C or [parameters.C]) * max(tune.positive_weight or [parameters.positive_weight])
+    if math.isfinite(cost):
+        return None
+    names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
+    return f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number"
+
+
+def _describe(record: Mapping[str, Any]) -> list[str]:
+    return ["- Method: `liblinear` (one-vs-rest linear models)",
+            f"- Solver: {shown(record, 'solver')}",
+            f"- C: {shown(record, 'C')}; epsilon: {shown(record, 'epsilon')}; bias: {shown(record, 'bias')}; "
+            f"positive weight: {shown(record, 'positive_weight')}"]
+
+
+#: One-vs-rest LIBLINEAR: s(d, c) = w_c'x_d + b_c, unbounded, natural threshold 0 (the hyperplane's side).
+METHOD = Method(
+    name="liblinear", title="LIBLINEAR", parameters=LinearParameters,
+    fitting=lambda parameters, terms: PerCategory(_trainer),
+    scoring=lambda parameters: Scoring(LINEAR),
+    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "w'x + b > 0", "LIBLINEAR's decision values"),
+    describe=_describe, searched=("solver", "C", "positive_weight"), check=_check,
+)

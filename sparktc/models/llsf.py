@@ -46,17 +46,30 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.filesystem import read_file, write_file
+from sparktc.models.method import (
+    LINEAR,
+    FromSums,
+    InTasks,
+    Method,
+    Parameters,
+    ScoreRange,
+    Scoring,
+    SearchLists,
+    shown,
+)
+from sparktc.validation import between
 
-__all__ = ["EIGENVALUE_RTOL", "LLSFModel", "SavedLLSF", "document_folds", "fold_models", "gram_sums", "llsf_weights",
-           "llsf_weights_svd"]
+__all__ = ["EIGENVALUE_RTOL", "MAX_GRAM_TERMS", "METHOD", "LLSFModel", "LLSFParameters", "SavedLLSF", "document_folds",
+           "fold_models", "gram_sums", "llsf_weights", "llsf_weights_svd"]
 
 #: Relative tolerance, times the number of terms, below which an eigenvalue of G counts as zero.
 EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
@@ -194,3 +207,65 @@ def fold_models(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDAr
     W_f = :func:`llsf_weights` (G - G_f, X'Y - X'Y_f, k), shape (folds, terms, categories)."""
     G_all, XY_all = G.sum(axis=0), XY.sum(axis=0)
     return np.stack([llsf_weights(G_all - G[f], XY_all - XY[f], k) for f in range(G.shape[0])])
+
+
+@dataclass(frozen=True)
+class LLSFParameters(Parameters):
+    """The singular values kept (Yang & Liu: 500); X has no more than its terms, so more than the selected terms
+    (select.top_k, the smallest of tune.terms) is refused (:data:`METHOD`'s check)."""
+
+    llsf_k: int = field(default=500, metadata=between(1, 100_000))
+
+
+#: G = X'X is dense, one per fold, and each model an O(terms^3) eigendecomposition (5,000 terms and 5 folds:
+#: 0.9 GiB of sums per task and on the driver); over more terms each model is the truncated SVD of its training
+#: rows of X itself, in a Spark task of its own (:func:`llsf_weights_svd`).
+MAX_GRAM_TERMS = 5_000
+
+
+def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
+    k = parameters.llsf_k
+    if terms <= MAX_GRAM_TERMS:
+        return FromSums(
+            gram=True,
+            fold_models=lambda G, XY, labels, columns: [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, k)],
+            full=lambda G, XY, labels: (llsf_weights(G.sum(axis=0), XY.sum(axis=0), k), 0.0))
+
+    def fit_one(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], directory: str,
+                seed: int) -> dict:
+        LLSFModel(columns, llsf_weights_svd(X[:, columns], Y, k)).save(directory)
+        return {}
+
+    def weights(directory: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        model = LLSFModel.load(directory)
+        return model.columns, model.W
+
+    return InTasks(fit_one, SavedLLSF, weights=weights)
+
+
+def _check(parameters: LLSFParameters, tune: SearchLists, top_k: int) -> str | None:
+    selected = [count for count in tune.terms or [top_k] if count]
+    if not selected or parameters.llsf_k <= min(selected):
+        return None
+    names = "tune.terms" if tune.terms else "select.top_k"
+    return (f"train.llsf_k = {parameters.llsf_k} singular values, but {names} = {min(selected)} keeps "
+            f"{min(selected)} terms, and X has no more singular values than terms; set "
+            f"train.llsf_k <= {min(selected)}")
+
+
+def _describe(record: Mapping[str, Any]) -> list[str]:
+    return [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
+            f"truncated SVD keeping k = {shown(record, 'llsf_k')} singular values"]
+
+
+#: LLSF (Yang & Chute 1994; Yang & Liu 1999): x'W_c fit to 0/1 targets, unbounded, natural t = 0.5.
+METHOD = Method(
+    name="llsf", title="LLSF", parameters=LLSFParameters, fitting=_fitting,
+    scoring=lambda parameters: Scoring(LINEAR),
+    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
+        0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores"),
+    describe=_describe, check=_check,
+    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+    unused_reason="LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr "
+                  "is always one for all categories",
+)

@@ -39,14 +39,30 @@ category's mean threshold, to -inf.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 from scipy.special import logsumexp
 
-__all__ = ["NaiveBayesMixture", "log_posterior", "mixture_nb", "multinomial_nb"]
+from sparktc.models.method import (
+    LINEAR,
+    POSTERIOR,
+    FromSums,
+    Method,
+    Parameters,
+    PerCategory,
+    ScoreRange,
+    Scoring,
+    shown,
+)
+from sparktc.validation import allowed, rule
+
+__all__ = ["METHOD", "NaiveBayesMixture", "NaiveBayesParameters", "log_posterior", "mixture_nb", "multinomial_nb"]
 
 
 def multinomial_nb(X: sparse.csr_matrix, y: NDArray[np.bool_], alpha: float) -> tuple[NDArray[np.float64], float]:
@@ -96,3 +112,55 @@ class NaiveBayesMixture:
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
         """Documents x categories scores of the term-frequency rows of ``X`` (documents x vocabulary)."""
         return log_posterior(np.asarray(X[:, self.columns] @ self.log_theta) + self.log_prior)
+
+
+@dataclass(frozen=True)
+class NaiveBayesParameters(Parameters):
+    """Laplace smoothing alpha (0 would give unseen terms probability 0, log -inf), and the model: ``mixture``, one
+    multinomial per category scored by the posterior over all categories (Yang & Liu's, from the Bow library), or
+    ``binary``, each category against the rest."""
+
+    nb_alpha: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
+    nb_model: str = field(default="mixture", metadata=allowed("mixture", "binary"))
+
+
+def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCategory:
+    alpha = parameters.nb_alpha
+    if parameters.nb_model == "binary":
+        return PerCategory(lambda p, X, reuse: lambda y, candidate: multinomial_nb(X, y, alpha))
+
+    def fold_models(G: NDArray, XY: NDArray, labels: NDArray, columns: NDArray[np.int64]) -> list[NaiveBayesMixture]:
+        return [NaiveBayesMixture(columns, *mixture_nb(XY.sum(axis=0) - XY[f], labels.sum(axis=0) - labels[f], alpha))
+                for f in range(XY.shape[0])]
+
+    def full(G: NDArray, XY: NDArray, labels: NDArray) -> tuple[NDArray[np.float64], list[float]]:
+        log_theta, log_prior = mixture_nb(XY.sum(axis=0), labels.sum(axis=0), alpha)
+        return log_theta, log_prior.tolist()  # ln P(c), the bias of each category's row
+
+    return FromSums(gram=False, fold_models=fold_models, full=full)
+
+
+def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -> ScoreRange:
+    """The mixture's ln P(c | d) <= 0, natural t = ln 0.5 (P(c | d) > 1/2); binary's log odds of c, unbounded,
+    natural t = 0."""
+    if parameters.nb_model == "mixture":
+        return ScoreRange(-math.inf, 0.0, math.log(0.5), "P(c|d) > 1/2",
+                          "the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0")
+    return ScoreRange.unbounded(0.0, "the log odds of c > 0", "binary naive Bayes's scores")
+
+
+def _describe(record: Mapping[str, Any]) -> list[str]:
+    model = ("the mixture over all categories, scored by the log posterior"
+             if record.get("nb_model", "mixture") == "mixture" else "each category against the rest")
+    return [f"- Method: `nb`, multinomial naive Bayes over raw term frequencies, {model}, "
+            f"Laplace smoothing alpha {shown(record, 'nb_alpha')}"]
+
+
+#: Multinomial naive Bayes over the raw term frequencies (McCallum & Nigam 1998; Yang & Liu 1999).
+METHOD = Method(
+    name="nb", title="naive Bayes", parameters=NaiveBayesParameters, fitting=_fitting,
+    scoring=lambda parameters: Scoring(POSTERIOR if parameters.nb_model == "mixture" else LINEAR),
+    score_range=_score_range, describe=_describe, vector_column="counts", variant=("nb_model",),
+    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
+    unused_reason="naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha",
+)

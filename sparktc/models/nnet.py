@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,8 +33,11 @@ from scipy.special import expit
 
 from sparktc.errors import InputError
 from sparktc.filesystem import per_worker, read_file, write_file
+from sparktc.models.method import NETWORK, InTasks, Method, Parameters, ScoreRange, Scoring, shown
+from sparktc.validation import between, rule
 
-__all__ = ["NETWORK_FILE", "Network", "SavedNetwork", "fit_network", "load_network", "read_network", "write_network"]
+__all__ = ["METHOD", "NETWORK_FILE", "NNetParameters", "Network", "SavedNetwork", "fit_network", "load_network",
+           "read_network", "write_network"]
 
 
 @dataclass(frozen=True)
@@ -124,3 +129,44 @@ class SavedNetwork:
 def load_network(directory: str) -> Network:
     """The network saved in ``directory``, read once per worker while its file is unchanged."""
     return read_network(directory)
+
+
+@dataclass(frozen=True)
+class NNetParameters(Parameters):
+    """Hidden units (Yang & Liu: 64, of 16, 64, 160 tried), the training budget in epochs (passes over the
+    training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size."""
+
+    nnet_hidden: int = field(default=64, metadata=between(1, 10_000))
+    nnet_epochs: int = field(default=200, metadata=between(1, 100_000))
+    nnet_l2: float = field(default=0.0001, metadata=rule(lambda v: v >= 0, ">= 0"))
+    nnet_learning_rate: float = field(default=0.001, metadata=rule(lambda v: v > 0, "> 0"))
+
+
+def _fitting(parameters: NNetParameters, terms: int) -> InTasks:
+    def fit_one(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], directory: str,
+                seed: int) -> dict:
+        network = fit_network(X, Y, columns, parameters.nnet_hidden, parameters.nnet_epochs, parameters.nnet_l2,
+                              parameters.nnet_learning_rate, seed)
+        write_network(network, directory)
+        return {"iterations": network.iterations, "loss": network.loss}
+
+    return InTasks(fit_one, SavedNetwork, keep_as_network=True)
+
+
+def _describe(record: Mapping[str, Any]) -> list[str]:
+    return [f"- Method: `nnet`, one network for all categories, {shown(record, 'nnet_hidden')} logistic hidden "
+            f"units, at most {shown(record, 'nnet_epochs')} epochs of Adam (step "
+            f"{shown(record, 'nnet_learning_rate')}), L2 penalty {shown(record, 'nnet_l2')}"]
+
+
+#: One network for all categories (Yang & Liu 1999): s = the input of c's logistic output unit, natural t = 0.
+METHOD = Method(
+    name="nnet", title="NNet", parameters=NNetParameters, fitting=_fitting,
+    scoring=lambda parameters: Scoring(NETWORK),
+    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
+        0.0, "the output unit's sigma(s) > 1/2", "NNet's scores"),
+    describe=_describe,
+    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+    unused_reason="NNet is one network for all categories: it has no solver, C or positive weight, and its fbr is "
+                  "always one for all categories",
+)

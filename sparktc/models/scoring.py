@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
-from sparktc.models.decision import VECTOR_COLUMN, Cut
+from sparktc.models.decision import Cut, DecisionRule
 from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk, selected_space, selection_key
+from sparktc.models.method import LINEAR, NEIGHBOURS, NETWORK, POSTERIOR
 from sparktc.models.naive_bayes import log_posterior
 from sparktc.models.nnet import load_network
 from sparktc.models.thresholds import best_columns
@@ -28,36 +29,37 @@ from sparktc.models.thresholds import best_columns
 
 @dataclass(frozen=True)
 class Scorer:
-    """What executors need to score documents: linear weights, the kNN training set, or the saved network."""
+    """What executors need to score documents, by the method's kind of score (:class:`sparktc.models.method.Scoring`):
+    linear weights (and their log posteriors), the kNN training set, or the saved network."""
 
     codes: np.ndarray
     n_terms: int
-    W: np.ndarray | None  # vocabulary x categories; None for kNN
+    kind: str
+    W: np.ndarray | None  # vocabulary x categories: linear scores only
     b: np.ndarray
-    knn_k: int
-    train_path: str
+    k: int = 0  # neighbours summed
+    train_path: str = ""  # neighbours: the training split of ``vectors``
     column: str = "values"  # the vectors column scored: the scheme's weights, or raw tf for naive Bayes
-    network_path: str = ""  # NNet: the directory of its saved network
-    posterior: bool = False  # the naive Bayes mixture: linear scores normalized to log posteriors
-    knn_selection: bytes = b""  # kNN: the selected term ids (int64 bytes); empty: every term
+    network_path: str = ""  # network: the directory of its saved network
+    knn_selection: bytes = b""  # neighbours: the selected term ids (int64 bytes); empty: every term
 
     @staticmethod
-    def of(models: pd.DataFrame, n_terms: int, knn_k: int, train_path: str, network_path: str = "",
-           posterior: bool = False, order: np.ndarray | None = None) -> Scorer:
-        """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a
-        model bundle's categories), the kNN training set at ``train_path`` when their method is kNN (over its
-        ``features`` best terms of the rank ``order``, term ids best first), the network saved at
-        ``network_path`` when it is NNet, normalizing to log posteriors when ``posterior``."""
-        method = models["method"].iloc[0] if len(models) else ""
+    def of(models: pd.DataFrame, n_terms: int, rule: DecisionRule, train_path: str = "", network_path: str = "",
+           order: np.ndarray | None = None) -> Scorer:
+        """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a model
+        bundle's categories) trained by ``rule``: for neighbours, the training set at ``train_path`` over the
+        models' ``features`` best terms of the rank ``order`` (term ids best first); for a network, the one
+        saved at ``network_path``."""
+        scoring = rule.spec.scoring(rule.parameters)
+        linear = scoring.kind in (LINEAR, POSTERIOR)
+        neighbours = scoring.kind == NEIGHBOURS
         selection = selection_key(order, int(models["features"].iloc[0])) \
-            if method == "knn" and order is not None else b""
-        linear = method not in ("knn", "nnet")
+            if neighbours and order is not None and len(models) else b""
         W = np.column_stack(models["weights"].to_list()) if len(models) else np.zeros((n_terms, 0))
-        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms,
-                      W=W if linear else None, b=models["bias"].to_numpy(), knn_k=knn_k,
-                      train_path=train_path, column=VECTOR_COLUMN.get(method, "values"),
-                      network_path=network_path if method == "nnet" else "", posterior=posterior,
-                      knn_selection=selection)
+        return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, kind=scoring.kind,
+                      W=W if linear else None, b=models["bias"].to_numpy(), k=scoring.k,
+                      train_path=train_path if neighbours else "", column=rule.vector_column,
+                      network_path=network_path if scoring.kind == NETWORK else "", knn_selection=selection)
 
     def matrix(self, batch: pa.RecordBatch):
         """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
@@ -65,13 +67,14 @@ class Scorer:
 
     def scores(self, X) -> np.ndarray:
         """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
-        if self.W is not None:
-            linear = np.asarray(X @ self.W) + self.b
-            return log_posterior(linear) if self.posterior else linear
-        if self.network_path:
+        if self.kind == LINEAR:
+            return np.asarray(X @ self.W) + self.b
+        if self.kind == POSTERIOR:
+            return log_posterior(np.asarray(X @ self.W) + self.b)
+        if self.kind == NETWORK:
             return load_network(self.network_path).scores(X)
         training = _knn_training(self.train_path, self.n_terms, self.knn_selection)
-        neighbours, similarities = knn_topk(selected_space(X, columns_of(self.knn_selection)), training, self.knn_k)
+        neighbours, similarities = knn_topk(selected_space(X, columns_of(self.knn_selection)), training, self.k)
         labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
         return knn_scores_from_neighbours(neighbours, similarities, labels)
 

@@ -14,9 +14,8 @@ per-label search). The method, the thresholding and the values not searched come
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,19 +25,18 @@ from sparktc.evaluation.metrics import f1_score
 from sparktc.features.term_selection import top_terms
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours
-from sparktc.models.linear import BinaryProblems
-from sparktc.models.naive_bayes import multinomial_nb
-from sparktc.models.rocchio import rocchio
+from sparktc.models.method import Fit, SearchLists
 from sparktc.models.thresholds import balanced_folds
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point of the search space; ``terms`` = 0 keeps every term."""
+    """One point of the search space; ``terms`` = 0 keeps every term. ``solver``, ``C`` and ``positive_weight``
+    are None for a method that has none of them (its ``searched``)."""
 
-    solver: str
-    C: float
-    positive_weight: float
+    solver: str | None
+    C: float | None
+    positive_weight: float | None
     terms: int
     fbr: float
 
@@ -61,27 +59,17 @@ class CategoryModel:
         return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
 
 
-class SearchLists(Protocol):
-    """The lists a [tune] section names (a ``TuneConfig``): the values to choose from, empty for none."""
-
-    @property
-    def solver(self) -> Sequence[str]: ...
-    @property
-    def C(self) -> Sequence[float]: ...
-    @property
-    def positive_weight(self) -> Sequence[float]: ...
-    @property
-    def terms(self) -> Sequence[int]: ...
-    @property
-    def fbr(self) -> Sequence[float]: ...
-
-
 def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candidate]:
     """The search space: every combination of the [tune] lists, the rule's value where a list is empty
-    (``terms`` for the number of terms)."""
-    return [Candidate(*values) for values in itertools.product(
-        tune.solver or [rule.solver], [float(c) for c in tune.C or [rule.C]],
-        [float(w) for w in tune.positive_weight or [rule.positive_weight]], tune.terms or [terms],
+    (``terms`` for the number of terms); solver, C and positive weight only for a method that searches them
+    (:attr:`sparktc.models.method.Method.searched`; LIBLINEAR)."""
+    def values(name: str, kind: type) -> list:
+        if name not in rule.spec.searched:
+            return [None]
+        return [kind(value) for value in getattr(tune, name) or [getattr(rule.parameters, name)]]
+
+    return [Candidate(*point) for point in itertools.product(
+        values("solver", str), values("C", float), values("positive_weight", float), tune.terms or [terms],
         [float(f) for f in tune.fbr or [rule.fbr]])]
 
 
@@ -95,33 +83,15 @@ def needs_cross_validation(rule: DecisionRule, space: Sequence[Candidate]) -> bo
 ZERO_DIVISION = 1.0
 
 
-Fit = Callable[[NDArray[np.bool_], Candidate], tuple[NDArray[np.float64], float]]
-
-# The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it
-# copies every non-zero, training only rewrites the labels. Holds the matrix itself, so a
-# different matrix at the same address can never be mistaken for it.
-_full_problem: list[tuple[sparse.csr_matrix, bytes | None, float, BinaryProblems]] = []
-
-
 def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,
              rows: NDArray[np.bool_] | None = None) -> Fit:
-    """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for the rule's method."""
+    """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for the rule's method (its
+    :class:`~sparktc.models.method.PerCategory` trainer; the whole matrix ``X`` keyed for reuse)."""
     Xc = X if columns is None else X[:, columns]
     if rows is not None:
         Xc = Xc[rows]
-    if rule.method == "rocchio":
-        return lambda y, candidate: rocchio(Xc, y, rule.rocchio_beta, rule.rocchio_gamma)
-    if rule.method == "nb":
-        return lambda y, candidate: multinomial_nb(Xc, y, rule.nb_alpha)
-    if rows is None:
-        key = None if columns is None else columns.tobytes()
-        if not (_full_problem and _full_problem[0][0] is X and _full_problem[0][1] == key
-                and _full_problem[0][2] == rule.bias):
-            _full_problem[:] = [(X, key, rule.bias, BinaryProblems(Xc, rule.bias))]
-        problems = _full_problem[0][3]
-    else:
-        problems = BinaryProblems(Xc, rule.bias)
-    return lambda y, c: problems.train(y, c.solver, c.C, rule.epsilon, positive_weight=c.positive_weight)
+    reuse = None if rows is not None else (X, None if columns is None else columns.tobytes())
+    return rule.spec.fitting(rule.parameters, 0).trainer(rule.parameters, Xc, reuse)
 
 
 def fit_category(

@@ -38,6 +38,7 @@ from sparktc import __version__
 from sparktc.corpora.records import TOKENIZED_FORMATS
 from sparktc.errors import InputError
 from sparktc.features.text import stop_words_of
+from sparktc.models import method as scoring
 from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
 from sparktc.models.scoring import Scorer
@@ -53,6 +54,9 @@ MODEL = "model"
 BUNDLE_FORMAT = 4
 DESCRIPTION = "bundle.json"
 VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "training", "network"
+#: The part beyond the categories' weights a kind of score reads (:class:`sparktc.models.method.Scoring`): kNN
+#: scores against the training vectors, a network is its saved layers.
+SCORING_PART = {scoring.NEIGHBOURS: TRAINING, scoring.NETWORK: NETWORK}
 #: The configuration sections that shape a model: all but [synthesize] (recorded by the corpus it wrote),
 #: [evaluate] and [spark].
 MODEL_SETTINGS = ("corpus", "tokenize", "weight", "rank", "select", "train", "tune")
@@ -90,7 +94,8 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
     joined = pa.table({**{name: categories[name] for name in categories.column_names},
                        **{name: rows[name] for name in ("method", "weights", "bias", "threshold", "features")}})
     write_parts(joined.cast(BUNDLE_CATEGORIES).to_batches(), BUNDLE_CATEGORIES, storage.join(target, CATEGORIES), 0)
-    if config.train.method == "knn":
+    rule = config.train.decision_rule()
+    if SCORING_PART.get(rule.spec.scoring(rule.parameters).kind) == TRAINING:
         training = storage.join(tables.input("vectors"), "split=train")
         storage.link_or_copy(spark, training, storage.join(target, TRAINING))  # kNN scores against it
     settings = config.as_dict()
@@ -202,8 +207,9 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     rule = load_section("train", description["settings"]["train"]).decision_rule()
     vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
-    training = _require(spark, path, TRAINING) if rule.method == "knn" else ""
-    network = _require(spark, path, NETWORK) if rule.method == "nnet" else ""
+    part = SCORING_PART.get(rule.spec.scoring(rule.parameters).kind)
+    training = _require(spark, path, TRAINING) if part == TRAINING else ""
+    network = _require(spark, path, NETWORK) if part == NETWORK else ""
     if network:
         _check_network(path, network, len(vocabulary), len(categories))
     n_train = description["weight"]["train_documents"]
@@ -213,6 +219,6 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
         categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), rule.knn_k, training, network, rule.posterior_scores,
+        scorer=Scorer.of(categories, len(vocabulary), rule, training, network,
                          vocabulary.sort_values("rank")["term_id"].to_numpy()),
     )

@@ -27,8 +27,9 @@ from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
-from sparktc.models.decision import CROSS_VALIDATED, METHODS, SEARCHED, THRESHOLDINGS, DecisionRule, score_range
+from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
+from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.runtime import faults
 from sparktc.runtime.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
 
@@ -40,23 +41,6 @@ MAX_PER_DOCUMENT = 1000
 #: Seeds go to numpy (``default_rng`` for the folds, ``SeedSequence`` for synthetic corpora; LIBLINEAR is
 #: always reseeded with 1): 0 <= seed < 2**32, the range every numpy seeding API (RandomState too) takes.
 SEEDS = 2**32
-#: Settings a training method does not use, and why: set with it, they would be silently ignored.
-UNUSED_BY_METHOD: dict[str, tuple[tuple[str, ...], str]] = {
-    "knn": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.fbr",
-             "tune.shared_fbr"),
-            "kNN has no solver, C or positive weight; its term count is chosen for all categories at once, and "
-            "SCutFBR uses train.fbr"),
-    "llsf": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
-             "LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr is "
-             "always one for all categories"),
-    "rocchio": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
-                "Rocchio has no solver, C or positive weight"),
-    "nnet": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
-             "NNet is one network for all categories: it has no solver, C or positive weight, and its fbr is "
-             "always one for all categories"),
-    "nb": (("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
-           "naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha"),
-}
 #: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's,
 #: a hierarchy's.
 BASIC_SETS = ("train_positive", "test_positive", "all")
@@ -217,20 +201,11 @@ class SelectConfig:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """The classifiers: LIBLINEAR (LibMultiLabel defaults), Rocchio, kNN, LLSF, naive Bayes or NNet
-    (REFERENCE.md section 5)."""
+class TrainSettings:
+    """The [train] settings every method shares: which method, and its thresholding (REFERENCE.md section 5).
+    :data:`TrainConfig` adds every registered method's parameters."""
 
-    method: str = field(default=METHODS[0], metadata=_choice(*METHODS))
-    solver: str = field(default="l2r_l2loss_svc_dual", metadata=_choice(*SOLVERS))
-    # Every float is finite (checked for all fields); C and epsilon are LIBLINEAR's -c and -e, > 0,
-    # and C * positive_weight (the cost of positive documents) must be finite too.
-    C: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
-    epsilon: float = field(default=0.0001, metadata=_rule(lambda v: v > 0, "> 0"))
-    # The bias feature's value B; <= 0 trains without a bias, so any finite number is valid.
-    bias: float = 1.0
-    # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
-    positive_weight: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
+    method: str = field(default=next(iter(METHODS)), metadata=_choice(*METHODS))
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
     # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
     # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
@@ -243,30 +218,16 @@ class TrainConfig:
     # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
     folds: int = field(default=5, metadata=_between(2, 100))
     seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
-    # w = beta * mean(positives) - gamma * mean(negatives): beta = 0 would ignore the category's own
-    # documents; gamma = 0 is the plain centroid classifier; negative values would invert the pull.
-    rocchio_beta: float = field(default=16.0, metadata=_rule(lambda v: v > 0, "> 0"))
-    rocchio_gamma: float = field(default=4.0, metadata=_rule(lambda v: v >= 0, ">= 0"))
-    # Neighbours beyond the training documents mean all of them (knn_topk caps k).
-    knn_k: int = field(default=30, metadata=_between(1, MAX_COUNT))
-    # LLSF's singular values kept (Yang & Liu: 500); X has no more than its terms, so more than the selected
-    # terms (select.top_k, the smallest of tune.terms) is refused.
-    llsf_k: int = field(default=500, metadata=_between(1, 100_000))
-    # Naive Bayes' Laplace smoothing: alpha = 0 would give unseen terms probability 0 (log -inf).
-    nb_alpha: float = field(default=1.0, metadata=_rule(lambda v: v > 0, "> 0"))
-    # mixture: one multinomial per category, scored by the posterior over all categories (Yang & Liu's, from
-    # the Bow library); binary: each category against the rest.
-    nb_model: str = field(default="mixture", metadata=_choice("mixture", "binary"))
-    # NNet: hidden units (Yang & Liu: 64, of 16, 64, 160 tried), the training budget in epochs (passes over the
-    # training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size.
-    nnet_hidden: int = field(default=64, metadata=_between(1, 10_000))
-    nnet_epochs: int = field(default=200, metadata=_between(1, 100_000))
-    nnet_l2: float = field(default=0.0001, metadata=_rule(lambda v: v >= 0, ">= 0"))
-    nnet_learning_rate: float = field(default=0.001, metadata=_rule(lambda v: v > 0, "> 0"))
 
     def decision_rule(self) -> DecisionRule:
-        """The section as the models decide by it (:mod:`sparktc.models.decision`): every setting is part of it."""
-        return DecisionRule(**dataclasses.asdict(self))
+        """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
+        the thresholding's settings."""
+        return DecisionRule.of(dataclasses.asdict(self))
+
+
+#: [train]: :class:`TrainSettings` and every registered method's parameters (:func:`sparktc.models.registry.
+#: parameter_fields`), each with the default and the rule its method's module declares.
+TrainConfig = dataclasses.make_dataclass("TrainConfig", parameter_fields(), bases=(TrainSettings,), frozen=True)
 
 
 @dataclass(frozen=True)
@@ -535,11 +496,13 @@ def _check_combinations(config: Config) -> None:
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
     _check_category_set(config.corpus, config.evaluate.close_predictions)
-    keys, reason = UNUSED_BY_METHOD.get(train.method, ((), ""))
-    unused = {key: _setting(config, key) for key in keys if _setting(config, key)}
+    rule = train.decision_rule()
+    method = rule.spec
+    unused = {key: _setting(config, key) for key in method.unused if _setting(config, key)}
     if unused:
         raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
-                          f"train.method = {train.method!r} ({reason}); remove {'it' if len(unused) == 1 else 'them'}")
+                          f"train.method = {train.method!r} ({method.unused_reason}); "
+                          f"remove {'it' if len(unused) == 1 else 'them'}")
     if tune.terms and (select.top_k or select.reduction_factor):
         given = (f"select.top_k = {select.top_k}" if select.top_k
                  else f"select.reduction_factor = {select.reduction_factor}")
@@ -553,9 +516,9 @@ def _check_combinations(config: Config) -> None:
                               f"{', '.join(f'tune.{key}' for key in others)}")
     if tune.shared_positive_weight and tune.shared_fbr:
         raise ConfigError("tune.shared_positive_weight and tune.shared_fbr: share one setting, not both")
-    if tune.shared_fbr and train.decision_rule().joint:
-        raise ConfigError(f"tune.shared_fbr = true with train.method = {train.method!r}"
-                          + (f" and train.nb_model = {train.nb_model!r}" if train.method == "nb" else "")
+    if tune.shared_fbr and rule.joint:
+        raise ConfigError(" and ".join([f"tune.shared_fbr = true with train.method = {train.method!r}",
+                                        *method.variant_settings(rule.parameters)])
                           + ": one model for all categories always chooses one fbr for all; remove it")
     if tune.fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.fbr = {tune.fbr} with train.thresholding = {train.thresholding!r}: fbr moves "
@@ -563,16 +526,9 @@ def _check_combinations(config: Config) -> None:
     if tune.shared_fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")
-    selected = [count for count in tune.terms or [select.top_k] if count]
-    if train.method == "llsf" and selected and train.llsf_k > min(selected):
-        names = "tune.terms" if tune.terms else "select.top_k"
-        raise ConfigError(f"train.llsf_k = {train.llsf_k} singular values, but {names} = {min(selected)} keeps "
-                          f"{min(selected)} terms, and X has no more singular values than terms; set "
-                          f"train.llsf_k <= {min(selected)}")
-    cost = max(tune.C or [train.C]) * max(tune.positive_weight or [train.positive_weight])
-    if train.method == "liblinear" and not math.isfinite(cost):
-        names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
-        raise ConfigError(f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number")
+    problem = method.check(rule.parameters, tune, select.top_k)
+    if problem:
+        raise ConfigError(problem)
     _check_fixed_threshold(config)
     _check_category_codes(config)
     _check_average_over(config.corpus.format, evaluate)
@@ -603,9 +559,10 @@ def _check_vector_format(config: Config) -> None:
         raise ConfigError(f"weight.scheme = {GIVEN!r} with corpus.format = {config.corpus.format!r}: only a corpus "
                           f"of vectors ({', '.join(VECTOR_FORMATS)}) has given weights; choose one of "
                           f"{', '.join(SCHEMES)}")
-    if vectors and config.train.method == "nb":
-        raise ConfigError(f"train.method = 'nb' with corpus.format = {config.corpus.format!r}: naive Bayes counts "
-                          "words, and given vectors have no counts; choose another method")
+    method = config.train.decision_rule().spec
+    if vectors and method.vector_column == "counts":
+        raise ConfigError(f"train.method = {method.name!r} with corpus.format = {config.corpus.format!r}: "
+                          f"{method.title} counts words, and given vectors have no counts; choose another method")
 
 
 def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> None:
@@ -644,12 +601,13 @@ def _check_fixed_threshold(config: Config) -> None:
     train = config.train
     if train.thresholding != "fixed":
         return
-    scores = score_range(train.decision_rule(), config.weight.scheme != GIVEN)
+    rule = train.decision_rule()
+    scores = score_range(rule, config.weight.scheme != GIVEN)
     problem = scores.fixed_threshold_problem(train.threshold)
     if problem is None:
         return
-    method = f"train.method = {train.method!r}" + (f" (train.nb_model = {train.nb_model!r})"
-                                                   if train.method == "nb" else "")
+    variant = rule.spec.variant_settings(rule.parameters)
+    method = f"train.method = {train.method!r}" + (f" ({', '.join(variant)})" if variant else "")
     instead = (f"set train.threshold = {scores.natural:.6g} ({scores.natural_means})" if scores.natural is not None
                else f"set train.threshold in [{scores.low:g}, {scores.high:g})")
     raise ConfigError(f"{method} with train.thresholding = 'fixed' and train.threshold = {train.threshold:g} "

@@ -37,6 +37,7 @@ from sparktc.evaluation.counting import Counts, closure_of, contingency_table, c
 from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
 from sparktc.evaluation.summary import assemble, to_builtin
 from sparktc.models.decision import Cut, DecisionRule, decision_record
+from sparktc.models.registry import describe
 from sparktc.models.scoring import Scorer, predict_batch
 from sparktc.models.thresholds import pcut_counts
 from sparktc.runtime import storage
@@ -120,8 +121,8 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     ancestors = closure_of(categories) if config.evaluate.close_predictions else None
     models = read_small(tables.input("models"), list(MODEL_COLUMNS)).sort_by("category").to_pandas()
     n_terms = count_rows(tables.input("vocabulary"))
-    scorer = Scorer.of(models, n_terms, rule.knn_k, storage.join(tables.input("vectors"), f"split={TRAIN}"),
-                       storage.join(tables.input(MODEL), NETWORK), rule.posterior_scores,
+    scorer = Scorer.of(models, n_terms, rule, storage.join(tables.input("vectors"), f"split={TRAIN}"),
+                       storage.join(tables.input(MODEL), NETWORK),
                        term_order(spark, tables.input("term_ranks"), config))
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
@@ -182,7 +183,8 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
     """metrics.json, report.md, per_category.csv, contingency_tables.txt and the two plots, through the Hadoop
     file system (local, HDFS or S3 paths alike)."""
     storage.write_text(spark, tables.output("metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
-    storage.write_text(spark, tables.output("report.md"), report_markdown(metrics, table))
+    report = report_markdown(metrics, table, describe(metrics.get("method") or {}))
+    storage.write_text(spark, tables.output("report.md"), report)
     storage.write_text(spark, tables.output("per_category.csv"), per_category_csv(table))
     storage.write_text(spark, tables.output(CONTINGENCY_TABLES_TXT), contingency_tables_text(metrics, table))
     storage.write_bytes(spark, tables.output("f1_by_training_frequency.png"), plot_f1_by_training_frequency(table))

@@ -28,9 +28,10 @@ terms^2 memory, not corpus-sized. Cost: O(N * nnz_d^2) to accumulate over N docu
 selected terms (O(N * nnz_d) for naive Bayes), spread over the tasks; O((folds + 1) * terms^3) to
 decompose on the driver; O(folds * terms^2 + terms * categories) memory per task and on the driver.
 NNet (:mod:`sparktc.models.nnet`) trains its networks, the full one and one per fold, in parallel tasks
-that each load the training set (:func:`fit_nnet`). For all three, each fold's model scores its held-out
-documents, and one grouped task per category sets the thresholds (:func:`joint_thresholds`), which
-also choose one term count and one fbr for the whole model by cross-validated micro-F1.
+that each load the training set (:func:`fit_joint_in_tasks`), as LLSF does over more terms. For all three,
+each fold's model scores its held-out documents, and one grouped task per category sets the thresholds
+(:func:`joint_thresholds`), which also choose one term count and one fbr for the whole model by cross-validated
+micro-F1.
 """
 
 from __future__ import annotations
@@ -64,17 +65,8 @@ from sparktc.features.term_selection import top_k_from_reduction_factor, top_ter
 from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
-from sparktc.models.llsf import (
-    LLSFModel,
-    SavedLLSF,
-    document_folds,
-    fold_models,
-    gram_sums,
-    llsf_weights,
-    llsf_weights_svd,
-)
-from sparktc.models.naive_bayes import NaiveBayesMixture, mixture_nb
-from sparktc.models.nnet import SavedNetwork, fit_network, write_network
+from sparktc.models.llsf import document_folds, gram_sums
+from sparktc.models.method import FromSums, InTasks, Neighbours
 from sparktc.models.scoring import Scorer
 from sparktc.models.tuning import (
     ZERO_DIVISION,
@@ -127,6 +119,13 @@ MODELS_SCHEMA = pa.schema([
 MODELS_TYPE = from_arrow_schema(MODELS_SCHEMA)
 
 
+def liblinear_options(rule: DecisionRule) -> dict[str, float | None]:
+    """The ``models`` columns ``epsilon`` and ``B``: LIBLINEAR's -e and -B when the method has them, else null
+    (like ``solver``, ``C`` and ``positive_weight``, a candidate's)."""
+    record = rule.parameters.record()
+    return {"epsilon": record.get("epsilon"), "B": record.get("bias")}
+
+
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
                order, directory: str | None = None) -> list[str]:
     """Fit every category on the workers' training set, in 2 x cores tasks of equal numbers of categories (every
@@ -137,6 +136,7 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
     train_path = storage.join(tables.input("vectors"), "split=train")
     codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
     tasks = max(1, min(len(codes), 2 * spark.sparkContext.defaultParallelism))
+    fitting, liblinear = rule.spec.fitting(rule.parameters, n_terms), liblinear_options(rule)
 
     def fit(category: str) -> dict[str, Any]:
         started = time.perf_counter()
@@ -144,10 +144,10 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             inject("train")
             training = load_training_set(train_path, n_terms, rule.vector_column)
             y = training.positives(category)
-            if rule.method == "knn":
-                model = knn_category(_training_neighbours(train_path, n_terms, rule.knn_k, tuple(
+            if isinstance(fitting, Neighbours):
+                model = knn_category(_training_neighbours(train_path, n_terms, fitting.k, tuple(
                     selection_key(order.value, candidate.terms) for candidate in space)), y, space, rule)
-                choices = {**model.choices(), "k": rule.knn_k}
+                choices = {**model.choices(), "k": fitting.k}
             else:
                 model = fit_category(training.X, y, order.value, space, rule)
                 choices = model.choices()
@@ -156,7 +156,7 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
         choice = model.choice
         return {"category": category, "method": rule.method, "weights": model.weights, "bias": model.bias,
                 "threshold": model.threshold, "train_positives": int(y.sum()), "solver": choice.solver,
-                "C": choice.C, "positive_weight": choice.positive_weight, "epsilon": rule.epsilon, "B": rule.bias,
+                "C": choice.C, "positive_weight": choice.positive_weight, **liblinear,
                 "features": choice.terms or n_terms, "cv_f1": model.cv_f1, "choices": json.dumps(choices),
                 "seconds": time.perf_counter() - started}
 
@@ -186,10 +186,6 @@ def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[No
             spark.conf.set(key, value)
 
 
-#: LLSF's terms x terms Gram matrix is dense, one per fold, and each model an O(terms^3) eigendecomposition (5,000
-#: terms and 5 folds: 0.9 GiB of sums per task and on the driver); over more terms LLSF takes the truncated SVD of
-#: the training matrix itself (:func:`fit_llsf_svd`).
-MAX_GRAM_TERMS = 5_000
 SUMS_BATCH_ROWS = 8192  # training documents whose sums a task computes at a time
 
 
@@ -312,17 +308,17 @@ def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, cod
                 total.get("labels", np.zeros((folds, len(codes)))), time.perf_counter() - started)
 
 
-def _joint_models(method: str, rule: DecisionRule, categories: pd.DataFrame, chosen: Choice,
-                  weights: list | np.ndarray, bias: list | float, features: int, extra: dict) -> pd.DataFrame:
+def _joint_models(rule: DecisionRule, categories: pd.DataFrame, chosen: Choice, weights: list | np.ndarray,
+                  bias: list | float, features: int, extra: dict) -> pd.DataFrame:
     """The ``models`` rows of a method with one model for all categories: per category its threshold and
-    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for NNet) and ``bias``."""
+    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for a network) and ``bias``."""
     codes = categories["category"].tolist()
     rows = chosen.rows
     return pd.DataFrame({
-        "category": codes, "method": method, "weights": weights, "bias": bias,
+        "category": codes, "method": rule.method, "weights": weights, "bias": bias,
         "threshold": [rows[code]["threshold"] for code in codes],
-        "train_positives": categories["train_positives"].astype("int64"), "solver": rule.solver, "C": rule.C,
-        "positive_weight": rule.positive_weight, "epsilon": rule.epsilon, "B": rule.bias, "features": features,
+        "train_positives": categories["train_positives"].astype("int64"), "solver": None, "C": None,
+        "positive_weight": None, **liblinear_options(rule), "features": features,
         "cv_f1": [rows[code]["cv_f1"] for code in codes],
         "choices": [json.dumps({**extra, "terms": chosen.terms, "fbr": chosen.fbr, "cv_f1": rows[code]["cv_f1"]})
                     for code in codes],
@@ -338,36 +334,38 @@ def _over_vocabulary(values: np.ndarray, columns: np.ndarray, n_terms: int) -> l
     return [weights[:, j].tolist() for j in range(values.shape[1])]
 
 
-def fit_llsf(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-             fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
-    """The LLSF models (one row per category, as :func:`fit_models` writes them) and what the stage reports.
+def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, fitting: FromSums, n_terms: int,
+                  terms: list[int], fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+    """The models of a method fitted from sums (LLSF up to :data:`sparktc.models.llsf.MAX_GRAM_TERMS` terms, the
+    naive Bayes mixture; one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
-    Up to :data:`MAX_GRAM_TERMS` selected terms, the sums G = X'X and X'Y come from one pass over the
-    training files (:func:`summed_training`; module docstring); each cross-validation fold's model is fitted
-    from the sums without the fold's documents (:func:`sparktc.models.llsf.fold_models`). Over more terms,
-    :func:`fit_llsf_svd`. Then :func:`joint_thresholds` chooses the term count and fbr and sets the
-    thresholds. Weights are zero outside the chosen terms; the bias is 0.
+    The sums X'Y, the documents per category and, with ``fitting.gram``, G = X'X come from one pass over the
+    training files (:func:`summed_training`; module docstring); each cross-validation fold's model is fitted from
+    the sums without the fold's documents (``fitting.fold_models``), and :func:`joint_thresholds` chooses the term
+    count and fbr and sets the thresholds. The full model (``fitting.full``) has zero weights outside its terms.
     """
-    if max(len(selected_columns(order, count, n_terms)) for count in terms) > MAX_GRAM_TERMS:
-        return fit_llsf_svd(spark, tables, rule, n_terms, terms, fbrs, order)
+    name = rule.method
     categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=True)
-    G, XY = sums.G, sums.XY
-    fold_sets = {count: [LLSFModel(sums.candidates[count], W_f) for W_f in fold_models(
-        G[:, at][:, :, at], XY[:, at], rule.llsf_k)] for count, at in sums.positions.items()} \
+    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=fitting.gram)
+
+    def over(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # the per-fold sums over count's terms
+        at = sums.positions[count]
+        return (sums.G[:, at][:, :, at] if fitting.gram else sums.G), sums.XY[:, at], sums.labels
+
+    fold_sets = {count: fitting.fold_models(*over(count), sums.candidates[count]) for count in sums.positions} \
         if sums.folds > 1 else {}
     train_path = storage.join(tables.input("vectors"), "split=train")
     chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
-    at = sums.positions[chosen.terms]
     solving = time.perf_counter()
-    W = llsf_weights(G.sum(axis=0)[np.ix_(at, at)], XY.sum(axis=0)[at], rule.llsf_k)
+    weights, bias = fitting.full(*over(chosen.terms))
     solved = time.perf_counter()
-    weights = _over_vocabulary(W, sums.candidates[chosen.terms], n_terms)
-    models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(at), {"llsf_k": rule.llsf_k})
-    details = {"llsf_k": rule.llsf_k, "llsf_solver": "gram", "llsf_terms": len(at),
-               "llsf_train_documents": int(sums.sizes.sum()), "llsf_folds": sums.folds,
-               "llsf_sum_seconds": round(sums.seconds, 3), "llsf_solve_seconds": round(solved - solving, 3),
+    features = len(sums.positions[chosen.terms])
+    models = _joint_models(rule, categories, chosen, _over_vocabulary(weights, sums.candidates[chosen.terms], n_terms),
+                           bias, features, rule.parameters.record())
+    details = {**rule.parameters.record(), f"{name}_fitting": "sums", f"{name}_terms": features,
+               f"{name}_train_documents": int(sums.sizes.sum()), f"{name}_folds": sums.folds,
+               f"{name}_sum_seconds": round(sums.seconds, 3), f"{name}_solve_seconds": round(solved - solving, 3),
                "searched": chosen.searched, "chosen_fbr": chosen.fbr}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
@@ -389,12 +387,12 @@ Unit = tuple[int, int]  # (candidate term count, fold); fold = folds: the model 
 
 def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, categories: pd.DataFrame, n_terms: int,
                  terms: list[int], fbrs: list[float], order: np.ndarray, name: str,
-                 fit_one: Callable[[sparse.csr_matrix, np.ndarray, np.ndarray, str], dict],
+                 fit_one: Callable[[sparse.csr_matrix, np.ndarray, np.ndarray, str, int], dict],
                  saved: Callable[[str], Any], keep: Callable[[str], Any]) -> tuple[Choice, int, dict[Unit, dict], Any]:
     """A one-model method that trains on the whole training matrix (LLSF by SVD, NNet), one Spark task per
     unit: per candidate term count, one model per cross-validation fold (when the thresholds are
     cross-validated or several counts are searched) and the full one. Each task loads the training set on
-    its worker and calls ``fit_one(X, Y, columns, directory)`` on its rows (X documents x vocabulary, Y
+    its worker and calls ``fit_one(X, Y, columns, directory, seed)`` on its rows (X documents x vocabulary, Y
     documents x categories 0/1, the selected term ids), which saves the model in ``directory`` (a file, not
     through the JVM) and returns what to report. ``saved(directory)`` is a fold model that scores from
     there (:func:`joint_thresholds` chooses with them); ``keep(directory)`` takes the chosen full model
@@ -419,7 +417,7 @@ def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, catego
         Y = np.column_stack([training.positives(code)[rows] for code in codes]) if codes else \
             np.zeros((int(rows.sum()), 0), dtype=np.bool_)
         try:
-            reported = fit_one(training.X[rows], Y, columns, directory[unit])
+            reported = fit_one(training.X[rows], Y, columns, directory[unit], rule.seed)
         except MemoryError:
             raise out_of_memory("train", f"the {name} model over {len(columns):_} terms, training set {train_path}") \
                 from None
@@ -440,56 +438,33 @@ def _unit_seconds(fitted: dict[Unit, dict], folds: int) -> dict[str, float]:
     return {f"{count}/{'all' if f == folds else f}": result["seconds"] for (count, f), result in fitted.items()}
 
 
-def fit_llsf_svd(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-                 fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
-    """LLSF over more than :data:`MAX_GRAM_TERMS` terms: each model (per candidate term count, the full one
-    and one per fold) is the truncated SVD of its training rows of X (:func:`sparktc.models.llsf.llsf_weights_svd`),
-    one Spark task each (:func:`fit_in_tasks`); the thresholds and the choice as :func:`fit_llsf`.
-    Cost per model: O(nnz(X) k) per Lanczos step, (documents + terms) x k memory on its worker."""
+def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, fitting: InTasks, n_terms: int,
+                       terms: list[int], fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+    """The models of a method fitted on the whole training matrix (NNet, LLSF by SVD over more than
+    :data:`sparktc.models.llsf.MAX_GRAM_TERMS` terms; one row per category, as :func:`fit_models` writes them) and
+    what the stage reports: per candidate term count, the full model and, with cross-validated thresholds or
+    several candidates, ``rule.folds`` more, each without one fold's documents, all in parallel tasks
+    (:func:`fit_in_tasks`), whose out-of-fold scores choose the term count and set the thresholds. The chosen full
+    model either moves into the bundle as its network (no weights in ``models``) or gives its weights.
+    Cost per model: that of ``fitting.fit_one`` on one worker holding the training set."""
+    name = rule.method
     categories = _categories(spark, tables)
-
-    def fit_one(X: sparse.csr_matrix, Y: np.ndarray, columns: np.ndarray, directory: str) -> dict:
-        LLSFModel(columns, llsf_weights_svd(X[:, columns], Y, rule.llsf_k)).save(directory)
-        return {}
-
-    chosen, folds, fitted, model = fit_in_tasks(spark, tables, rule, categories, n_terms, terms, fbrs, order, "llsf",
-                                                fit_one, SavedLLSF, LLSFModel.load)
-    weights = _over_vocabulary(model.W, model.columns, n_terms)
-    models = _joint_models("llsf", rule, categories, chosen, weights, 0.0, len(model.columns),
-                           {"llsf_k": rule.llsf_k})
+    network = storage.join(tables.output(MODEL), NETWORK)
+    keep = (lambda directory: storage.rename(spark, directory, network)) if fitting.keep_as_network \
+        else fitting.weights
+    chosen, folds, fitted, kept = fit_in_tasks(spark, tables, rule, categories, n_terms, terms, fbrs, order, name,
+                                               fitting.fit_one, fitting.saved, keep)
     full = fitted[(chosen.terms, folds)]
-    details = {"llsf_k": rule.llsf_k, "llsf_solver": "svd", "llsf_terms": full["terms"],
-               "llsf_train_documents": full["documents"], "llsf_folds": folds, "llsf_solve_seconds": full["seconds"],
-               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "llsf_model_seconds": _unit_seconds(fitted, folds)}
-    return spark.createDataFrame(models, MODELS_TYPE), details
-
-
-def fit_nb_mixture(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-                   fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
-    """The naive Bayes mixture's models (one row per category: ln theta(t | c) over the vocabulary, zero
-    outside the chosen terms, and ln P(c) as its bias; scoring normalizes them to ln P(c | d)) and what the
-    stage reports. Its statistics X'Y over the raw term frequencies and the documents per category come
-    from one pass over the training files (:func:`summed_training`), per fold, so each fold's model is
-    the mixture of the sums without the fold; :func:`joint_thresholds` chooses the term count and fbr and
-    sets the thresholds. Cost: O(nnz) to sum, O(terms x categories) per model.
-    """
-    categories = _categories(spark, tables)
-    codes = categories["category"].tolist()
-    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=False)
-    XY, labels = sums.XY, sums.labels
-    fold_sets = {count: [NaiveBayesMixture(sums.candidates[count], *mixture_nb(
-        XY.sum(axis=0)[at] - XY[f][at], labels.sum(axis=0) - labels[f], rule.nb_alpha)) for f in range(sums.folds)]
-        for count, at in sums.positions.items()} if sums.folds > 1 else {}
-    train_path = storage.join(tables.input("vectors"), "split=train")
-    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
-    at = sums.positions[chosen.terms]
-    log_theta, log_prior = mixture_nb(XY.sum(axis=0)[at], labels.sum(axis=0), rule.nb_alpha)
-    models = _joint_models("nb", rule, categories, chosen,
-                           _over_vocabulary(log_theta, sums.candidates[chosen.terms], n_terms), log_prior.tolist(),
-                           len(at), {"nb_model": rule.nb_model, "nb_alpha": rule.nb_alpha})
-    details = {"nb_terms": len(at), "nb_train_documents": int(sums.sizes.sum()), "nb_folds": sums.folds,
-               "nb_sum_seconds": round(sums.seconds, 3), "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+    reported = {key: value for key, value in full.items() if key not in ("terms", "documents", "seconds")}
+    weights = [[] for _ in range(len(categories))] if fitting.keep_as_network else _over_vocabulary(
+        kept[1], kept[0], n_terms)
+    models = _joint_models(rule, categories, chosen, weights, 0.0, full["terms"],
+                           {**rule.parameters.record(), **reported})
+    details = {**rule.parameters.record(), f"{name}_fitting": "tasks", f"{name}_terms": full["terms"],
+               **{f"{name}_{key}": value for key, value in reported.items()},
+               f"{name}_train_documents": full["documents"], f"{name}_folds": folds,
+               f"{name}_seconds": full["seconds"], f"{name}_model_seconds": _unit_seconds(fitted, folds),
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
 
@@ -583,43 +558,6 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
     return _out_of_fold_cache[0][1], _out_of_fold_cache[0][2]
 
 
-def fit_nnet(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-             fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
-    """The NNet models (one row per category, as :func:`fit_models` writes them, without weights: the
-    network is the model bundle's ``network`` part) and what the stage reports.
-
-    One network for all categories over the best-ranked terms (:mod:`sparktc.models.nnet`) for each
-    candidate term count in ``terms``, trained in one Spark task on the worker's training set; with
-    cross-validated thresholds (SCut, SCutFBR, proportional), or several candidates, ``rule.folds`` more
-    per candidate, each without one fold's documents, in tasks of their own alongside (each saved to a
-    file, not returned through the JVM), whose out-of-fold scores choose the term count and set the
-    thresholds (:func:`joint_thresholds`; the tasks: :func:`fit_in_tasks`).
-    The chosen candidate's network moves into the bundle. Cost: each network is
-    O(epochs * nnz(X) * hidden) to train on one worker holding the training set; all of them
-    (candidates x (folds + 1)) run in parallel.
-    """
-    categories = _categories(spark, tables)
-    codes = categories["category"].tolist()
-
-    def fit_one(X: sparse.csr_matrix, Y: np.ndarray, columns: np.ndarray, directory: str) -> dict:
-        network = fit_network(X, Y, columns, rule.nnet_hidden, rule.nnet_epochs, rule.nnet_l2,
-                              rule.nnet_learning_rate, rule.seed)
-        write_network(network, directory)
-        return {"iterations": network.iterations, "loss": network.loss}
-
-    chosen, folds, fitted, _ = fit_in_tasks(
-        spark, tables, rule, categories, n_terms, terms, fbrs, order, "nnet", fit_one, SavedNetwork,
-        lambda directory: storage.rename(spark, directory, storage.join(tables.output(MODEL), NETWORK)))
-    full = fitted[(chosen.terms, folds)]
-    models = _joint_models("nnet", rule, categories, chosen, [[] for _ in codes], 0.0, full["terms"],
-                           {"nnet_hidden": rule.nnet_hidden, "iterations": full["iterations"]})
-    details = {"nnet_terms": full["terms"], "nnet_hidden": rule.nnet_hidden, "nnet_iterations": full["iterations"],
-               "nnet_loss": full["loss"], "nnet_train_documents": full["documents"], "nnet_folds": folds,
-               "nnet_seconds": full["seconds"], "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "nnet_network_seconds": _unit_seconds(fitted, folds)}
-    return spark.createDataFrame(models, MODELS_TYPE), details
-
-
 #: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.
 WRITTEN_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features", "seconds")
 
@@ -634,8 +572,7 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
         return None
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
     shared = spark.sparkContext.broadcast(Scorer.of(
-        models, n_terms, rule.knn_k, train_path, storage.join(tables.output(MODEL), NETWORK), rule.posterior_scores,
-        order))
+        models, n_terms, rule, train_path, storage.join(tables.output(MODEL), NETWORK), order))
     thresholds = models["threshold"].to_numpy(dtype=np.float64)
 
     def count(index: int, path: str) -> np.ndarray:
@@ -658,7 +595,8 @@ def shared_setting(rule: DecisionRule, tune) -> str:
         return "positive_weight"
     if tune.shared_fbr:
         return "fbr"
-    return "terms" if rule.method == "knn" and len(tune.terms) > 1 else ""
+    neighbours = isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours)
+    return "terms" if neighbours and len(tune.terms) > 1 else ""
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -677,9 +615,11 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                fit_joint = {"llsf": fit_llsf, "nnet": fit_nnet, "nb": fit_nb_mixture}[rule.method]
-                models, joint_details = fit_joint(spark, tables, rule, n_terms,
-                                                  list(tune.terms) or [default_terms(config, n_terms)],
+                terms = list(tune.terms) or [default_terms(config, n_terms)]
+                fitting = rule.spec.fitting(rule.parameters, max(
+                    len(selected_columns(order.value, count, n_terms)) for count in terms))
+                fit_joint = fit_from_sums if isinstance(fitting, FromSums) else fit_joint_in_tasks
+                models, joint_details = fit_joint(spark, tables, rule, fitting, n_terms, terms,
                                                   list(tune.fbr) or [rule.fbr], order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
@@ -716,8 +656,8 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         report.rows_out = written.num_rows
         report.details = {
             "method": rule.method, "thresholding": rule.thresholding, "search_space": len(space),
-            "features": default_terms(config, n_terms) or n_terms, "vocabulary": n_terms, "epsilon": rule.epsilon,
-            "B": rule.bias, **details,
+            "features": default_terms(config, n_terms) or n_terms, "vocabulary": n_terms, **liblinear_options(rule),
+            **details,
             "category_seconds_total": round(float(pc.sum(written["seconds"]).as_py() or 0), 3),
             "category_seconds_max": round(float(pc.max(written["seconds"]).as_py() or 0), 3),
         }

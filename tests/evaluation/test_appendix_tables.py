@@ -17,6 +17,12 @@ from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.report import per_category_csv, report_markdown
 from sparktc.evaluation.summary import assemble
 from sparktc.models.decision import decision_record
+from sparktc.models.registry import describe
+
+
+def markdown(metrics, table) -> str:
+    """The report, its method lines worded by the method's module as the evaluate stage has them."""
+    return report_markdown(metrics, table, describe(metrics.get("method") or {}))
 
 #: (category, training positives, TP, FP, FN, TN) over 100 test documents; "GMIL" has no training positive
 #: (outside the averaged set train_positive), "C12" is 0/0 for P, R and F1, "crude oil" needs quoting.
@@ -122,7 +128,7 @@ def test_pandas_reads_the_table_back_quoted_codes_included():
 
 def test_the_report_names_the_file():
     metrics, table = run_record(HAND, 1.0)
-    assert f"`{CONTINGENCY_TABLES_TXT}`" in report_markdown(metrics, table)
+    assert f"`{CONTINGENCY_TABLES_TXT}`" in markdown(metrics, table)
     assert CONTINGENCY_TABLES_TXT == "contingency_tables.txt"
 
 

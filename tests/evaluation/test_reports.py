@@ -22,6 +22,12 @@ from sparktc.evaluation.report import (
     report_markdown,
 )
 from sparktc.models.decision import decision_record
+from sparktc.models.registry import describe
+
+
+def markdown(metrics, table) -> str:
+    """The report, its method lines worded by the method's module as the evaluate stage has them."""
+    return report_markdown(metrics, table, describe(metrics.get("method") or {}))
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CONVENTION = ("P, R and F1 are 1 when their denominator is 0; F1 = 1 when TP = FP = FN = 0 "
@@ -141,7 +147,7 @@ def test_csv_names_missing_column(table):
 
 
 def test_markdown_has_convention_measures_sets_bands_ranking_categories(metrics, table):
-    text = report_markdown(metrics, table)
+    text = markdown(metrics, table)
     lines = text.splitlines()
     assert lines[0] == "# Text-categorization evaluation: lyrl2004"
     convention_line = next(line for line in lines[:6] if "0/0 convention" in line)
@@ -183,7 +189,7 @@ def test_markdown_states_the_method_thresholding_and_search_space_of_the_run(met
                                     "thresholding": "scut", "folds": 5, "seed": 0, "fbr": 0.1,
                                     "rocchio_beta": 16.0, "rocchio_gamma": 4.0}
     metrics["settings"]["tune"] = {"C": [], "terms": [100, 0], "fbr": []}
-    lines = report_markdown(with_decision_record(metrics), table).splitlines()
+    lines = markdown(with_decision_record(metrics), table).splitlines()
     settings = lines[lines.index("## Settings"):]
     assert "- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta `16.0`, gamma `4.0`" \
         in settings
@@ -195,7 +201,7 @@ def test_markdown_states_the_method_thresholding_and_search_space_of_the_run(met
     assert "Solver" not in text and "l2r_l2loss_svc_dual" not in text and "threshold: `0.0`" not in text
     metrics["settings"]["train"].update(method="knn", knn_k=45, thresholding="rcut", rcut_k=2)
     metrics["settings"]["tune"] = {}
-    text = report_markdown(with_decision_record(metrics), table)
+    text = markdown(with_decision_record(metrics), table)
     assert "- Method: `knn`, the summed similarities of the k = `45` nearest training documents" in text
     assert "- Thresholding: `rcut`, the `2` best categories of each document" in text
     assert "- Search space ([tune]): none" in text
@@ -205,7 +211,7 @@ def test_markdown_without_optional_sections(metrics, table):
     for key in ("averages", "bands", "ranking", "macro_star_f1", "micro_fallout", "settings", "method",
                 "thresholding", "search_space"):
         metrics.pop(key)
-    text = report_markdown(metrics, table)
+    text = markdown(metrics, table)
     assert "0/0 convention" in text and CONVENTION in text
     assert "## Averaging sets" not in text
     assert "## By training-set frequency band" not in text and F1_BY_BAND_PNG not in text
@@ -218,7 +224,7 @@ def test_markdown_without_optional_sections(metrics, table):
 
 def test_markdown_empty_optional_sections_are_skipped(metrics, table):
     metrics.update(averages={}, bands=[], ranking={})
-    text = report_markdown(metrics, table)
+    text = markdown(metrics, table)
     assert "## Averaging sets" not in text and "## Ranking measures" not in text
     assert "## By training-set frequency band" not in text
 

@@ -10,7 +10,7 @@ symbol "~", the reason below the table), and the job ends with exit status 0.
   runs (every test undefined), on six synthesized runs standing for the six methods with the methods'
   characteristic degeneracies (two that agree, one that assigns nothing, one that differs from another in
   one category, one whose per-category F1 differences are equal), and JSON round trips;
-* through Spark: the six methods (:data:`sparktc.models.decision.METHODS`) trained on tests/models/test_methods.py's
+* through Spark: the six methods (:data:`sparktc.models.registry.METHODS`) trained on tests/models/test_methods.py's
   prepared corpus and compared in one ``compare_runs`` call (15 pairs); jobs/compare.py in this process on
   a run and a copy of it; and publishing that fails part way (a write, a move) leaving the earlier
   comparison in place, or no entry file.
@@ -44,7 +44,7 @@ from sparktc.apps.compare import (
 )
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.comparison_report import p_test_table, significance_table, undefined_notes, undefined_tests
-from sparktc.models.decision import METHODS
+from sparktc.models.registry import METHODS
 from sparktc.runtime import storage
 from sparktc.runtime.config import EvaluateConfig
 from sparktc.runtime.outputs import INCOMPLETE, claim

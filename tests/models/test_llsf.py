@@ -23,9 +23,9 @@ from conftest import brute_force_scut, chi2_order
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.models import llsf
 from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights, llsf_weights_svd
 from sparktc.runtime.config import ConfigError, load_config
-from sparktc.stages import train
 
 FOLDS, SEED = 5, 0
 
@@ -97,7 +97,7 @@ def test_document_folds_depend_on_the_id_and_seed_only():
 def test_config_takes_llsf_k_and_refuses_what_llsf_does_not_use():
     synthetic = "corpus.format=synthetic"
     config = load_config(None, [synthetic, "train.method=llsf", "train.llsf_k=20"])
-    assert config.train.decision_rule().llsf_k == 20
+    assert config.train.decision_rule().parameters.llsf_k == 20
     assert load_config(None, [synthetic, "train.method=llsf"]).train.llsf_k == 500
     for bad in (["train.llsf_k=0"], ["train.llsf_k=100001"], ["train.method=llsf", "tune.C=[1.0, 2.0]"]):
         with pytest.raises(ConfigError):
@@ -123,7 +123,7 @@ def runs(spark, tmp_path_factory):
         shutil.copytree(prepared, outputs[name])
         with pytest.MonkeyPatch.context() as patch:
             if name == "scut":  # the SVD path: the Gram path's limit below the 60 selected terms
-                patch.setattr(train, "MAX_GRAM_TERMS", 50)
+                patch.setattr(llsf, "MAX_GRAM_TERMS", 50)
             run_stages(spark, corpus_config(corpus, *overrides), outputs[name], "train", "evaluate")
     ids, X, Y = vectors(spark, str(prepared), "train")
     models = {name: {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
@@ -231,11 +231,11 @@ def test_evaluate_runs_through_and_records_llsf(runs):
 
 def test_the_scut_run_took_the_svd_path_one_task_per_model(runs):
     details = json.loads(Path(runs.outputs["scut"], "manifests", "train.json").read_text())["details"]
-    assert details["llsf_solver"] == "svd" and sorted(details["llsf_model_seconds"]) == [
+    assert details["llsf_fitting"] == "tasks" and sorted(details["llsf_model_seconds"]) == [
         "60/0", "60/1", "60/2", "60/3", "60/4", "60/all"]
     for name in ("fixed", "tuned"):
         assert json.loads(Path(runs.outputs[name], "manifests", "train.json").read_text())["details"][
-            "llsf_solver"] == "gram"
+            "llsf_fitting"] == "sums"
 
 
 @pytest.mark.parametrize("k", [3, 8, 12])

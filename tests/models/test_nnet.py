@@ -160,11 +160,11 @@ def test_bad_nnet_and_nb_settings_are_refused_before_spark_starts(overrides, mes
 def test_nnet_and_nb_settings_reach_the_decision_rule():
     rule = load_config(None, [SYNTHETIC, "train.method=nnet", "train.nnet_hidden=8", "train.nnet_epochs=20",
                               "train.nnet_l2=0", "train.nnet_learning_rate=0.05"]).train.decision_rule()
-    assert (rule.method, rule.nnet_hidden, rule.nnet_epochs, rule.nnet_l2, rule.nnet_learning_rate) == (
-        "nnet", 8, 20, 0.0, 0.05)
+    assert (rule.method, rule.parameters.nnet_hidden, rule.parameters.nnet_epochs, rule.parameters.nnet_l2,
+            rule.parameters.nnet_learning_rate) == ("nnet", 8, 20, 0.0, 0.05)
     nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb_alpha=0.5", "tune.terms=[0, 100]",
                             "train.thresholding=scut"])
-    assert (nb.train.decision_rule().nb_alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
+    assert (nb.train.decision_rule().parameters.nb_alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
 
 
 # --- through Spark ---------------------------------------------------------------------------------

@@ -28,9 +28,10 @@ from scipy import sparse
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
-from sparktc.models.decision import METHODS, score_range
+from sparktc.models.decision import score_range
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.naive_bayes import log_posterior, mixture_nb
+from sparktc.models.registry import METHODS
 from sparktc.runtime.config import SECTIONS, ConfigError, check_against_data, load_config
 
 SYNTHETIC = "corpus.format=synthetic"
@@ -48,7 +49,7 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
     rule = load_config(None, [SYNTHETIC, *method_settings(method), "train.thresholding=scut"]).train.decision_rule()
     scores = score_range(rule, nonnegative_features=True)
     if scores.natural is None:  # kNN: no natural threshold, any inside its range works
-        assert method == "knn" and scores.low == 0 and scores.high == rule.knn_k
+        assert method == "knn" and scores.low == 0 and scores.high == rule.parameters.knn_k
         return
     assert scores.low <= scores.natural < scores.high
     config = load_config(None, [SYNTHETIC, *method_settings(method), f"train.threshold={scores.natural!r}"])

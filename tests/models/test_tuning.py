@@ -29,6 +29,7 @@ from sklearn.svm import LinearSVC
 
 from sparktc.evaluation.metrics import f1_score
 from sparktc.models.decision import DecisionRule, decision_record
+from sparktc.models.rocchio import RocchioParameters
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
 from sparktc.runtime.config import TrainConfig, TuneConfig
@@ -201,7 +202,8 @@ def test_scutfbr_a_fold_below_fbr_falls_back_to_its_top_score():
     scores = np.empty(N_DOCS)
     for f in range(train.folds):
         held = folds == f
-        scores[held] = X[held] @ rocchio_formula(X[~held], y[~held], train.rocchio_beta, train.rocchio_gamma)
+        scores[held] = X[held] @ rocchio_formula(X[~held], y[~held], train.parameters.rocchio_beta,
+                                                   train.parameters.rocchio_gamma)
     best_f1 = np.array([brute_force_scut(scores[folds == f], y[folds == f])[1] for f in range(train.folds)])
     fbr = float(np.median(best_f1))
     assert (best_f1 < fbr).any() and (best_f1 >= fbr).any(), best_f1  # the case is constructed: both happen
@@ -324,7 +326,10 @@ def test_knn_threshold_scut_is_the_mean_of_brute_force_fold_thresholds():
 
 def test_the_decision_rule_is_the_train_section():
     train = TrainConfig(method="rocchio", thresholding="rcut", rcut_k=3, rocchio_gamma=1.5)
-    assert dataclasses.asdict(train.decision_rule()) == dataclasses.asdict(train)
+    rule = train.decision_rule()
+    assert rule.parameters == RocchioParameters(rocchio_beta=16.0, rocchio_gamma=1.5)
+    common = {key: value for key, value in dataclasses.asdict(rule).items() if key != "parameters"}
+    assert common == {key: getattr(train, key) for key in common}
 
 
 def test_cut_thresholds_or_rcut_and_pcut_only_when_asked():

@@ -817,7 +817,7 @@ def no_spark(monkeypatch):
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ("train.bogus=1", "unknown key train.bogus; keys of [train]: method, solver, C, "),
+        ("train.bogus=1", "unknown key train.bogus; keys of [train]: method, thresholding, threshold, "),
         ("bogus.key=1", "unknown section [bogus]; sections: corpus, synthesize, "),
         ("train.C=abc", "train.C = 'abc': expected float, got str"),
         ("train.folds=1.5", "train.folds = 1.5: expected int, got float"),
