@@ -12,7 +12,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from sparktc.models import knn, linear, llsf, naive_bayes, nnet, rocchio
+from sparktc.models import knn, linear, llsf, naive_bayes, nnet, rocchio, sklearn_linear
 from sparktc.models.method import Method
 
 __all__ = ["METHODS", "describe", "parameter_fields"]
@@ -25,6 +25,7 @@ METHODS: dict[str, Method] = {method.name: method for method in (
     llsf.METHOD,
     naive_bayes.METHOD,
     nnet.METHOD,
+    sklearn_linear.METHOD,
 )}
 
 

@@ -237,6 +237,8 @@ EXTREME_RUNS = [
       "train.folds=12"], "ok"),
     (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
     (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=-1e-300"], "ok"),
+    (["train.method=sklearn_linear", "train.sklearn_C=1e300", "train.sklearn_max_iter=1"], "ok"),
+    (["train.method=sklearn_linear", "train.sklearn_C=1e-300", "train.sklearn_max_iter=1000000"], "ok"),
     (["train.method=rocchio", "train.rocchio_beta=1e300", "train.rocchio_gamma=1e300", "train.threshold=1e300"], "ok"),
     (["train.method=nnet", "train.nnet_hidden=10000", "train.nnet_epochs=3", "train.nnet_l2=1e300",
       "train.nnet_learning_rate=1e300"], "train.nnet_learning_rate"),
