@@ -48,11 +48,15 @@ __all__ = [
     "band_order",
     "CONVENTIONS",
     "MEASURES",
+    "MEASURE_LABELS",
     "DEFAULT_BAND_EDGES",
 ]
 
-#: The measures computed per category and averaged, in report order.
-MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "fallout", "overlap", "error", "accuracy")
+#: The measures computed per category and averaged (:func:`_measures` holds their formulas), with their labels in
+#: ``report.md``, in report order.
+MEASURE_LABELS: dict[str, str] = {"precision": "Precision", "recall": "Recall", "f1": "F1", "fallout": "Fallout",
+                                  "overlap": "Overlap", "error": "Error", "accuracy": "Accuracy"}
+MEASURES: tuple[str, ...] = tuple(MEASURE_LABELS)
 
 #: Training-frequency band edges of Lewis 1991 / Yang & Liu 1999 Figs 4-5: 0, 1-10, 11-100, ...
 DEFAULT_BAND_EDGES: tuple[int, ...] = (10, 100, 1000)

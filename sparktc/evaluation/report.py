@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
+from sparktc.evaluation.metrics import MEASURE_LABELS
 from sparktc.evaluation.training_decisions import training_decisions_lines
 
 __all__ = [
@@ -153,15 +154,7 @@ def per_category_csv(table: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------------------------
 # Markdown
 
-_MEASURES = (
-    ("Precision", "precision"),
-    ("Recall", "recall"),
-    ("F1", "f1"),
-    ("Fallout", "fallout"),
-    ("Overlap", "overlap"),
-    ("Error", "error"),
-    ("Accuracy", "accuracy"),
-)
+_MEASURES = tuple((label, name) for name, label in MEASURE_LABELS.items())
 _RANKING_ROWS = ("P", "R", "RP", "nDCG")
 _RANKING_KEY = re.compile(r"^(P|R|RP|nDCG)@(\d+)$")
 
