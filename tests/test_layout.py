@@ -4,6 +4,7 @@ docstring and ``__all__`` naming its modules, and imports that only run down the
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,16 @@ def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:
               "assert not any(name.startswith('pyspark') for name, module in sys.modules.items() if module)\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_references_the_code_cites_resolve_inside_the_repository() -> None:
+    """Every "REFERENCE.md section N" in the code, the jobs, the benchmarks and the configurations names a section
+    of docs/REFERENCE.md, the digest of the papers kept in the repository."""
+    sections = set(re.findall(r"^## (\d+)\. ", (REPO / "docs" / "REFERENCE.md").read_text(), re.MULTILINE))
+    cited = {}
+    for folder in ("sparktc", "jobs", "benchmarks", "conf"):
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix in (".py", ".toml"):
+                for section in re.findall(r"REFERENCE\.md,? sections? (\d+)", path.read_text()):
+                    cited.setdefault(section, path.relative_to(REPO))
+    assert len(cited) == 7 and not {section: path for section, path in cited.items() if section not in sections}

@@ -1,11 +1,12 @@
 """Models: the classifiers and how their scores become decisions. What a method declares (``method``) and the
 methods by name (``registry``, one registration line each); one-vs-rest LIBLINEAR (``linear``),
 Rocchio (``rocchio``), kNN (``knn``), LLSF's truncated-SVD least squares (``llsf``), multinomial naive
-Bayes (``naive_bayes``), the one-hidden-layer network for all categories (``nnet``), the thresholding
+Bayes (``naive_bayes``), the one-hidden-layer network for all categories (``nnet``), scikit-learn's logistic
+regression (``sklearn_linear``), the thresholding
 strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), the decision rule that picks method and
 thresholding (``decision``), per-category cross-validated tuning (``tuning``), and scoring batches of
 documents on the executors (``scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark."""
 
 __all__ = ["decision", "knn", "linear", "llsf", "method", "naive_bayes", "nnet", "registry", "rocchio", "scoring",
-           "thresholds", "tuning"]
+           "sklearn_linear", "thresholds", "tuning"]
