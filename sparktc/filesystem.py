@@ -1,5 +1,5 @@
 """Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
-the per-worker cache.
+the per-worker caches.
 
 **The URI rule** (:func:`is_uri`). A path is a URI when it starts with a scheme as RFC 3986 spells
 it (a letter, then letters, digits, ``+``, ``-`` or ``.``) of two characters or more, then ``:``;
@@ -28,7 +28,7 @@ import functools
 import os
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import pyarrow.fs as pafs
 
@@ -112,3 +112,22 @@ def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
         return cached(path, fingerprint(path), *arguments)
 
     return wrapper
+
+
+class KeptOne(Generic[Result]):
+    """One value a worker keeps, the last one made (as big as the training set, like :func:`per_worker`'s), for keys
+    :func:`per_worker` cannot hash (a matrix, broadcast models): ``get(key, make)`` is the kept value while ``key``
+    is the same, item by item (the same object, or an equal str, bytes or number), else ``make()``'s, kept instead."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[tuple, Result] | None = None
+
+    def get(self, key: tuple, make: Callable[[], Result]) -> Result:
+        if self._kept is None or not _same(self._kept[0], key):
+            self._kept = (key, make())
+        return self._kept[1]
+
+
+def _same(kept: tuple, key: tuple) -> bool:
+    return len(kept) == len(key) and all(a is b or (isinstance(a, str | bytes | int | float) and type(a) is type(b)
+                                                    and a == b) for a, b in zip(kept, key))

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 from sparktc.errors import InputError
 from sparktc.evaluation import comparison_report
 from sparktc.evaluation.category_sets import category_subsets
-from sparktc.evaluation.metrics import f1_score, micro_average
+from sparktc.evaluation.metrics import EMPTY_F1, f1_score, micro_average
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
 from sparktc.filesystem import absolute, is_uri
@@ -84,7 +84,7 @@ def _micro(table: pd.DataFrame) -> dict[str, float]:
         "recall": rates["recall"], "positives": tp + fn,
         "precision": rates["precision"], "assigned": tp + fp,
         "error": rates["error"], "decisions": tp + fp + fn + tn,
-        "f1": f1_score(tp, fp, fn, zero_division=1.0),
+        "f1": f1_score(tp, fp, fn, zero_division=EMPTY_F1),
     }
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "frequency_band",
     "band_order",
     "CONVENTIONS",
+    "EMPTY_F1",
     "MEASURES",
     "MEASURE_LABELS",
     "DEFAULT_BAND_EDGES",
@@ -60,6 +61,10 @@ MEASURES: tuple[str, ...] = tuple(MEASURE_LABELS)
 
 #: Training-frequency band edges of Lewis 1991 / Yang & Liu 1999 Figs 4-5: 0, 1-10, 11-100, ...
 DEFAULT_BAND_EDGES: tuple[int, ...] = (10, 100, 1000)
+
+#: F1 when TP = FP = FN = 0 (no positive, none assigned) wherever sparktc decides it, not the user (cross-validated
+#: choices, the significance tests' micro-F1): perfect, as LYRL2004 counts it.
+EMPTY_F1 = 1.0
 
 #: What each allowed ``zero_division`` means, in words, for reports.
 CONVENTIONS: dict[float, str] = {

@@ -38,6 +38,7 @@ from liblinear import liblinearutil as _liblinearutil
 from numpy.typing import NDArray
 from scipy import sparse
 
+from sparktc.filesystem import KeptOne
 from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, SearchLists, shown
 from sparktc.validation import allowed, check_labels, check_matrix, check_number, rule
 
@@ -160,19 +161,16 @@ class LinearParameters(Parameters):
 
 
 # The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it copies every
-# non-zero, training only rewrites the labels. Holds the matrix's key (the matrix itself, so a different matrix
-# at the same address can never be mistaken for it).
-_full_problem: list[tuple[tuple, float, BinaryProblems]] = []
+# non-zero, training only rewrites the labels. Keyed by the matrix itself, so a different matrix at the same
+# address can never be mistaken for it.
+_full_problem: KeptOne[BinaryProblems] = KeptOne()
 
 
 def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
     if reuse is None:
         problems = BinaryProblems(X, parameters.bias)
     else:
-        if not (_full_problem and _full_problem[0][0][0] is reuse[0] and _full_problem[0][0][1:] == reuse[1:]
-                and _full_problem[0][1] == parameters.bias):
-            _full_problem[:] = [(reuse, parameters.bias, BinaryProblems(X, parameters.bias))]
-        problems = _full_problem[0][2]
+        problems = _full_problem.get((*reuse, parameters.bias), lambda: BinaryProblems(X, parameters.bias))
     return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight)
 
 

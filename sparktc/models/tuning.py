@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.evaluation.metrics import f1_score
+from sparktc.evaluation.metrics import EMPTY_F1, f1_score
 from sparktc.features.term_selection import top_terms
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours
@@ -80,7 +80,7 @@ def needs_cross_validation(rule: DecisionRule, space: Sequence[Candidate]) -> bo
 
 
 #: Cross-validated F1 when TP = FP = FN = 0 (no positive, none assigned): perfect, as LYRL2004 counts it.
-ZERO_DIVISION = 1.0
+ZERO_DIVISION = EMPTY_F1
 
 
 def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,

@@ -62,7 +62,7 @@ from sparktc.evaluation.metrics import f1_score
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
-from sparktc.filesystem import arrow_filesystem, per_worker
+from sparktc.filesystem import KeptOne, arrow_filesystem, per_worker
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
 from sparktc.models.llsf import document_folds, gram_sums
@@ -534,9 +534,8 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
     return Choice(int(chosen[0]), float(chosen[1]), rows, {f"{count}/{fbr}": f1 for (count, fbr), f1 in micro.items()})
 
 
-# One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key): the
-# broadcast models are not hashable, so filesystem.per_worker cannot key on them.
-_out_of_fold_cache: list[tuple[str, list[np.ndarray], np.ndarray]] = []
+# One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key).
+_out_of_fold_cache: KeptOne[tuple[list[np.ndarray], np.ndarray]] = KeptOne()
 
 
 def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
@@ -544,7 +543,8 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
     fold (fitted without it); and the documents' folds. Computed once per worker and broadcast
     ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds."""
     key, fold_sets = models.value
-    if not (_out_of_fold_cache and _out_of_fold_cache[0][0] == key):
+
+    def compute() -> tuple[list[np.ndarray], np.ndarray]:
         fold = document_folds(training.doc_ids, folds, seed)
         held = [np.flatnonzero(fold == f) for f in range(folds)]
         scores = []
@@ -554,8 +554,9 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
             for rows, part in zip(held, parts):
                 candidate[rows] = part
             scores.append(candidate)
-        _out_of_fold_cache[:] = [(key, scores, fold)]
-    return _out_of_fold_cache[0][1], _out_of_fold_cache[0][2]
+        return scores, fold
+
+    return _out_of_fold_cache.get((key,), compute)
 
 
 #: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.

@@ -15,7 +15,7 @@ import pytest
 
 from sparktc import filesystem
 from sparktc.features.matrix import load_training_set
-from sparktc.filesystem import absolute, arrow_filesystem, is_uri, local_path, per_worker
+from sparktc.filesystem import KeptOne, absolute, arrow_filesystem, is_uri, local_path, per_worker
 
 
 @pytest.mark.parametrize(("path", "uri", "local"), [
@@ -85,6 +85,19 @@ def test_a_per_worker_load_is_kept_until_its_files_change(tmp_path):
     (tmp_path / "b").write_bytes(b"345")
     assert load(str(tmp_path), 3) == 15 and len(calls) == 3  # a file added: loaded again
     assert load.__name__ == "load"
+
+
+def test_kept_one_keeps_the_last_value_while_its_key_is_the_same_objects_or_equal_values():
+    kept, made = KeptOne(), []
+
+    def make(value):
+        return lambda: made.append(value) or value
+
+    matrix, same_contents = np.ones(3), np.ones(3)
+    assert kept.get((matrix, b"cols", 1.0), make("a")) == kept.get((matrix, b"cols", 1.0), make("b")) == "a"
+    assert kept.get((same_contents, b"cols", 1.0), make("c")) == "c"  # another object: made again
+    assert kept.get((same_contents, b"cols", 1), make("d")) == "d"  # 1 is not 1.0: made again
+    assert kept.get((same_contents, b"other", 1), make("e")) == "e" and made == ["a", "c", "d", "e"]
 
 
 def test_a_training_split_without_files_is_named(tmp_path):
