@@ -12,8 +12,9 @@ bundle or input, 75 when another run holds the output.
 import argparse
 import sys
 
-from sparktc.apps.classify import OUTPUT_FORMATS, READERS, check_arguments, classify_into
+from sparktc.apps.classify import OUTPUT_FORMATS, check_arguments, classify_into
 from sparktc.apps.cli import Job, run_job
+from sparktc.corpora.registry import CLASSIFY_READERS
 from sparktc.filesystem import absolute
 from sparktc.runtime.bundle import load_bundle
 from sparktc.runtime.outputs import check_output
@@ -26,7 +27,7 @@ def main() -> int:
     parser.add_argument("--input", required=True, help="a file or a directory of documents (local path or Hadoop URI)")
     parser.add_argument("--output", required=True, help="directory for predictions and rejects")
     parser.add_argument("--format", default="parquet", help=f"output format: {', '.join(OUTPUT_FORMATS)}")
-    parser.add_argument("--input-format", default="jsonl", help=f"input format: {', '.join(READERS)}")
+    parser.add_argument("--input-format", default="jsonl", help=f"input format: {', '.join(CLASSIFY_READERS)}")
     parser.add_argument("--top-k", type=int, default=5, help="how many best categories to keep with their scores")
     arguments = parser.parse_args()
     model, documents = absolute(arguments.model), absolute(arguments.input)

@@ -18,7 +18,6 @@ how many. Input without a single record is an error.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,9 +25,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from sparktc.corpora import jsonl, lyrl2004_columnar
-from sparktc.corpora.plain_text import read_text_file
-from sparktc.corpora.records import TEST, Reject
+from sparktc.corpora.records import Reject
+from sparktc.corpora.registry import CLASSIFY_READERS
 from sparktc.errors import InputError
 from sparktc.features.text import Analyzer
 from sparktc.features.weighting import GIVEN
@@ -41,17 +39,10 @@ from sparktc.runtime.permissions import permission_errors
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
 from sparktc.stages.evaluate import cut_of
-from sparktc.stages.ingest import Reader, line_reader, mark_duplicates, parse_files
+from sparktc.stages.ingest import mark_duplicates, parse_files
 from sparktc.stages.tokenize import token_strings
 from sparktc.stages.weight import term_vectors
 
-#: How documents arrive: JSON Lines (id, text; labels and split optional), plain text files (one
-#: document per file, id = file name), or LYRL2004 token files (``.I``/``.W`` records, any file name).
-READERS: dict[str, Reader] = {
-    "jsonl": line_reader(partial(jsonl.parse_jsonl, labelled=False)),
-    "text": read_text_file,
-    "lyrl2004": lambda content, source: lyrl2004_columnar.read_token_file(content, source, TEST),
-}
 OUTPUT_FORMATS = ("parquet", "jsonl")
 NO_TERMS = "no term of the model's vocabulary: nothing to classify by"
 SHOWN = 5
@@ -63,8 +54,8 @@ class ClassifyError(InputError):
 
 def check_arguments(input_format: str, output_format: str, top_k: int) -> None:
     """Refuse an unknown input or output format, or a top-K below 1, before Spark starts."""
-    if input_format not in READERS:
-        raise ConfigError(f"--input-format {input_format!r} is not known; formats: {', '.join(READERS)}")
+    if input_format not in CLASSIFY_READERS:
+        raise ConfigError(f"--input-format {input_format!r} is not known; formats: {', '.join(CLASSIFY_READERS)}")
     if output_format not in OUTPUT_FORMATS:
         raise ConfigError(f"--format {output_format!r} is not known; formats: {', '.join(OUTPUT_FORMATS)}")
     if top_k < 1:
@@ -98,7 +89,7 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
                  batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
                 names=["doc_id", "labels", "indices", "values", "counts", "source", "line", "reason"])
 
-    return parse_files(spark, [path], READERS[input_format]).mapInArrow(
+    return parse_files(spark, [path], CLASSIFY_READERS[input_format]).mapInArrow(
         vectorize, from_arrow_schema(CLASSIFY_VECTORS_SCHEMA))
 
 

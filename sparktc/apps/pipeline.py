@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparktc.corpora.registry import FORMATS
 from sparktc.runtime import storage
 from sparktc.runtime.config import Config, ConfigError
 from sparktc.runtime.outputs import check_output, claim
@@ -32,9 +33,10 @@ def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[S
     if unknown:
         raise ConfigError(f"unknown stage {', '.join(unknown)}; stages: {', '.join(BY_NAME)}")
     stages = [BY_NAME[name] for name in names] if names else list(PIPELINE)
-    if config.corpus.format != "synthetic":
+    written_as = FORMATS[config.corpus.format].written_as
+    if not written_as:
         return [(stage, config) for stage in stages]
-    synthesized = config.with_corpus(format="lyrl2004", path=storage.join(output, SYNTHESIZED_CORPUS), hierarchy="")
+    synthesized = config.with_corpus(format=written_as, path=storage.join(output, SYNTHESIZED_CORPUS), hierarchy="")
     head = [] if names else [(synthesize_stage(SYNTHESIZED_CORPUS), config)]
     return head + [(stage, synthesized) for stage in stages]
 

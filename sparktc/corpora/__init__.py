@@ -6,7 +6,9 @@ text (``plain_text``), over the file handling they share (``files``: gzip and bz
 numbers); the records every reader yields, documents with split and labels or rejects naming file,
 line and reason (``records``); the one rule every reader holds labels to (``labels``); each document's labels
 from the qrels, closed under the hierarchy, as a parsing task attaches them (``label_index``); and the synthetic
-corpus written in the LYRL2004 format (``synthetic``). Plain Python, numpy and pyarrow."""
+corpus written in the LYRL2004 format (``synthetic``). What a corpus format is (``formats``: its files, reader,
+records and categories), each format's module declaring its own, and the formats by name (``registry``), which
+the rest of sparktc asks instead of naming formats. Plain Python, numpy and pyarrow."""
 
-__all__ = ["files", "jsonl", "label_index", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors",
-           "plain_text", "records", "reuters21578", "synthetic"]
+__all__ = ["files", "formats", "jsonl", "label_index", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar",
+           "lyrl2004_vectors", "plain_text", "records", "registry", "reuters21578", "synthetic"]

@@ -9,7 +9,9 @@ import io
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
-from sparktc.corpora.records import Document, Reject
+import pyarrow as pa
+
+from sparktc.corpora.records import Document, Reject, record_batches
 
 #: The compressed files read_lines decompresses: file name suffix -> the compression's name in messages.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
@@ -19,6 +21,8 @@ CORRUPT_GZIP_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
 
 #: A reader of one file's lines: (lines, source) -> records.
 Parser = Callable[[Iterable[bytes], str], Iterator[Document | Reject]]
+#: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
+Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
 
 
 def compression_of(source: str) -> str | None:
@@ -100,3 +104,8 @@ def read_records(parser: Parser, data: bytes, source: str, what: str = "record")
         yield from parser(counted(), source)
     except CORRUPT_GZIP_ERRORS as error:
         yield corrupt_gzip(source, error, lines_read, what)
+
+
+def line_reader(parser: Parser) -> Reader:
+    """A whole-file reader from a line parser (records to Arrow batches)."""
+    return lambda content, source: record_batches(read_records(parser, content, source))

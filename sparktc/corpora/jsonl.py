@@ -24,12 +24,15 @@ import reprlib
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
+from sparktc.corpora.files import line_reader
+from sparktc.corpora.formats import LABELLED, CorpusFormat, CorpusNames
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject, decoded_line
 
-__all__ = ["MAX_LINE_BYTES", "parse_jsonl"]
+__all__ = ["FORMAT", "MAX_LINE_BYTES", "parse_jsonl"]
 
 _EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 #: The longest line read as a record (64 MiB): json.loads holds a line's objects several times over.
@@ -203,3 +206,15 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
             accepted.add(doc_id)
             yield Document(doc_id, record.get("split"), tuple(record.get("labels", ())), record["text"], None, source,
                            number)
+
+
+#: JSON Lines as ``corpus.format = "jsonl"``: every ``*.jsonl`` file in corpus.path, the records carrying their labels;
+#: classify reads new documents in it, labels and split optional.
+FORMAT = CorpusFormat(
+    name="jsonl",
+    assembly=LABELLED,
+    names=CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)"),
+    hint="set corpus.path to the directory holding them",
+    reader=line_reader(parse_jsonl),
+    classify=line_reader(partial(parse_jsonl, labelled=False)),
+)

@@ -48,12 +48,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktc.corpora.files import COMPRESSIONS, CORRUPT_GZIP_ERRORS, base_name, compression_of, corrupt_gzip
+from sparktc.corpora.formats import LABELLED, ByteRanges, CorpusFormat, CorpusNames
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line, record_batch
 from sparktc.schemas import RECORD_SCHEMA
 
-__all__ = ["CHUNK_BYTES", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges", "count_newlines",
-           "parse_chunk", "parse_libsvm", "parse_lines", "read_libsvm", "read_range", "split_of"]
+__all__ = ["CHUNK_BYTES", "FORMAT", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges",
+           "count_newlines", "file_ranges", "parse_chunk", "parse_libsvm", "parse_lines", "read_libsvm", "read_range",
+           "split_of"]
 
 TRAIN_FILE = "train.svm"
 TEST_FILE = "test.svm"
@@ -429,6 +431,15 @@ def byte_ranges(size: int, range_bytes: int = RANGE_BYTES) -> list[tuple[int, in
     return list(zip(bounds[:-1], bounds[1:]))
 
 
+def file_ranges(source: str, size: int) -> list[tuple[int, int]]:
+    """The byte ranges ingest parses the file ``source`` of ``size`` bytes in, one task each: those of
+    :func:`byte_ranges` for a plain file of over :data:`RANGE_BYTES`; none for a smaller one or a compressed one,
+    which cannot be split (the whole file in one task, :func:`read_libsvm`)."""
+    if compression_of(source) is not None or size <= RANGE_BYTES:
+        return []
+    return byte_ranges(size, RANGE_BYTES)
+
+
 def count_newlines(file: pa.NativeFile, start: int, end: int) -> int:
     """The newlines in bytes ``[start, end)`` of a file opened for random access."""
     return int(np.count_nonzero(np.frombuffer(file.read_at(end - start, start), dtype=np.uint8) == 10))
@@ -462,3 +473,19 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
         pieces.append(more if newline < 0 else more[: newline + 1])
         position += len(more)
     yield from parse_lines(b"".join(pieces), source, first_line)
+
+
+#: Multi-label LIBSVM as ``corpus.format = "libsvm"``: train.svm and test.svm (plain, .gz or .bz2), a large plain file
+#: parsed in byte ranges; its records are given vectors, carrying their labels.
+FORMAT = CorpusFormat(
+    name="libsvm",
+    assembly=LABELLED,
+    names=CorpusNames(r"(train|test)\.svm(\.gz|\.bz2)?", r"(train|test)\.svm.*", "LIBSVM files (train.svm, test.svm)"),
+    hint="set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)",
+    reader=read_libsvm,
+    document_files=lambda test_parts: (TRAIN_FILE, TEST_FILE),
+    compressions=(".gz", ".bz2"),
+    ranges=ByteRanges(file_ranges, count_newlines, read_range),
+    tokenized=True,
+    vectors=True,
+)

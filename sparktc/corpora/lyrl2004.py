@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from sparktc.corpora.formats import CorpusNames
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import NOT_UTF8, TEST, TRAIN, Document, Reject, decoded_line
 from sparktc.errors import InputError
@@ -52,6 +53,8 @@ CATEGORY_SETS = ("topics", "industries", "regions")
 QRELS_FILES = {"topics": QRELS_FILE, "industries": "rcv1-v2.industries.qrels", "regions": "rcv1-v2.regions.qrels"}
 HIERARCHY_FILES = {"topics": HIERARCHY_FILE, "industries": "rcv1.industries.hier"}
 REGIONS_FILE = "rcv1.regions.txt"
+#: What to set when the files of a LYRL2004 corpus (token or vector files) are not in corpus.path.
+CORPUS_HINT = "set corpus.path to the directory of the LYRL2004 files, or corpus.test_parts to the parts you have"
 
 _FORMAT_HINT = "each record is '.I <id>', '.W', token lines, blank line (REFERENCE.md section 1)"
 
@@ -67,6 +70,12 @@ def split_of(filename: str) -> str:
     raise ValueError(
         f"{filename!r} is not a LYRL2004 token file; expected one of {', '.join(TOKEN_FILES)} (optionally .gz)"
     )
+
+
+def corpus_names(document_files: Iterable[str], what: str) -> CorpusNames:
+    """The names of a LYRL2004 corpus's files: its ``document_files`` and the qrels files, each plain or gzipped."""
+    files = "|".join(map(re.escape, (*document_files, *QRELS_FILES.values())))
+    return CorpusNames(rf"({files})(\.gz)?", rf"({files}).*", what)
 
 
 def _doc_id_problem(text: str) -> str | None:

@@ -19,7 +19,7 @@ line; so bad input never takes a different path to a different answer, it only t
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,8 +27,10 @@ import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, gunzip, read_records
+from sparktc.corpora.formats import QRELS, CorpusFormat
 from sparktc.corpora.records import (
     BATCH_ROWS,
+    TEST,
     Document,
     Reject,
     batches_of,
@@ -158,6 +160,21 @@ def read_token_file(
         yield from record_batches(records)
 
 
+def read_corpus_file(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+    """The records of a corpus's token file, its split by its name (:func:`~sparktc.corpora.lyrl2004.split_of`)."""
+    return read_token_file(content, source, lyrl2004.split_of(source))
+
+
+def read_new_documents(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+    """The records of a token file of new documents to classify (any name): test documents."""
+    return read_token_file(content, source, TEST)
+
+
+def token_files(test_parts: Sequence[int]) -> tuple[str, ...]:
+    """The token files of a LYRL2004 corpus read with ``corpus.test_parts``: the training file and those parts."""
+    return (lyrl2004.TRAIN_FILE, *(lyrl2004.TEST_FILES[part] for part in test_parts))
+
+
 # --- qrels ---------------------------------------------------------------------------------------
 
 #: One row per qrels line: an assignment (``reason`` null) or a rejected line (``category`` null).
@@ -229,3 +246,20 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
             schema=ASSIGNMENT_SCHEMA,
         )
         yield from table.to_batches(QRELS_BATCH_ROWS)
+
+
+#: LYRL2004's token files as ``corpus.format = "lyrl2004"`` (declared here, beside the reader ingest runs on them):
+#: documents tokenized, labelled from the qrels of a category set of RCV1-v2 (topics by default) under its hierarchy.
+FORMAT = CorpusFormat(
+    name="lyrl2004",
+    assembly=QRELS,
+    names=lyrl2004.corpus_names(lyrl2004.TOKEN_FILES, "LYRL2004 token and qrels files"),
+    hint=lyrl2004.CORPUS_HINT,
+    reader=read_corpus_file,
+    document_files=token_files,
+    tokenized=True,
+    category_sets=lyrl2004.CATEGORY_SETS,
+    default_category_set="topics",
+    hierarchical=True,
+    classify=read_new_documents,
+)

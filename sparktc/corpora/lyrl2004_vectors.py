@@ -31,8 +31,11 @@ of another name is one Reject (line 0) for the whole file.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
+from sparktc.corpora import lyrl2004
+from sparktc.corpora.files import line_reader
+from sparktc.corpora.formats import QRELS, CorpusFormat
 from sparktc.corpora.lyrl2004 import _doc_id_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line
 
@@ -108,3 +111,25 @@ def parse_vector_file(lines: Iterable[bytes], source: str) -> Iterator[Document 
             yield text
         elif fields := text.split():
             yield _record(fields, split, source, number)
+
+
+def vector_files(test_parts: Sequence[int]) -> tuple[str, ...]:
+    """The vector files of a LYRL2004 corpus read with ``corpus.test_parts``: the training file and those parts."""
+    return (TRAIN_FILE, *(TEST_FILES[part] for part in test_parts))
+
+
+#: LYRL2004's vector files as ``corpus.format = "lyrl2004_vectors"``: given vectors, labelled from the qrels as the
+#: token files are.
+FORMAT = CorpusFormat(
+    name="lyrl2004_vectors",
+    assembly=QRELS,
+    names=lyrl2004.corpus_names(VECTOR_FILES, "LYRL2004 vector and qrels files"),
+    hint=lyrl2004.CORPUS_HINT,
+    reader=line_reader(parse_vector_file),
+    document_files=vector_files,
+    tokenized=True,
+    vectors=True,
+    category_sets=lyrl2004.CATEGORY_SETS,
+    default_category_set="topics",
+    hierarchical=True,
+)

@@ -25,13 +25,6 @@ T = TypeVar("T")
 
 TRAIN = "train"
 TEST = "test"
-#: The corpus formats whose documents arrive as vectors (LYRL2004 vector files, LIBSVM files): their ``tokens``
-#: are the given features, ``index:value``
-#: (no whitespace in either), which the weight stage takes as they are (``weight.scheme = "given"``).
-VECTOR_FORMATS = ("lyrl2004_vectors", "libsvm")
-#: The corpus formats whose documents arrive tokenized (LYRL2004 token files: stop-listed and stemmed; and
-#: the vector formats, whose tokens are their features): tokenize copies them.
-TOKENIZED_FORMATS = ("lyrl2004", *VECTOR_FORMATS)
 #: A finite decimal number as C's strtod reads it (what LIBSVM and LYRL2004's tools read), without hexadecimal,
 #: inf, nan and Python's digit underscores.
 DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"

@@ -32,16 +32,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from sparktc.corpora.files import line_reader
+from sparktc.corpora.formats import SUBSET, ChosenSets, CorpusFormat, CorpusNames
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 
 __all__ = [
     "CATEGORY_SETS",
     "DESCRIPTIONS_FILE",
+    "FORMAT",
     "LEWISSPLIT_VALUES",
     "TOPICS_VALUES",
     "category_set",
     "parse_sgml",
+    "set_title",
     "topic_names",
 ]
 
@@ -251,6 +255,11 @@ def category_set(name: str, train_positives: Mapping[str, int], test_positives: 
     return sorted(trained)
 
 
+def set_title(name: str) -> str:
+    """The subset ``name`` as the papers write it, in averages and reports: ``R90`` -> ``R(90)``."""
+    return f"R({name[1:]})"
+
+
 DESCRIPTIONS_FILE = "cat-descriptions_120396.txt"
 _DESCRIBED = re.compile(r"^\s*(\S.*?)\s*\(([^()]+)\)\s*$")
 
@@ -270,3 +279,21 @@ def topic_names(text: str) -> dict[str, str]:
             if match:
                 names[match.group(2).strip().lower()] = match.group(1)
     return names
+
+
+#: Reuters-21578 as ``corpus.format = "reuters21578"``: the SGML files, the ModApte split, the R(10), R(90) and
+#: R(115) subsets chosen from the categories' positives (R90 by default), names from Lewis's descriptions.
+FORMAT = CorpusFormat(
+    name="reuters21578",
+    assembly=SUBSET,
+    names=CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
+                      "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)"),
+    hint="set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm",
+    reader=line_reader(parse_sgml),
+    category_sets=CATEGORY_SETS,
+    default_category_set="R90",
+    chosen_sets=ChosenSets(category_set, set_title),
+    split="ModApte",
+    names_file=DESCRIPTIONS_FILE,
+    parse_names=topic_names,
+)

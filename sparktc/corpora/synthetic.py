@@ -89,6 +89,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from sparktc.corpora import lyrl2004
+from sparktc.corpora.formats import CorpusFormat
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
 from sparktc.errors import InputError
 
@@ -985,3 +986,15 @@ def format_qrels(model: SyntheticModel, batch: Batch, category_set: str = "topic
     parts[0::2] = map(heads.__getitem__, cols.tolist())
     parts[1::2] = map(tails.__getitem__, rows.tolist())
     return "".join(parts)
+
+
+#: The synthetic corpus as ``corpus.format = "synthetic"`` (the embedded default): not read from corpus.path but
+#: written by the synthesize stage as LYRL2004 token files and qrels, which the stages then read as ``lyrl2004``.
+FORMAT = CorpusFormat(
+    name="synthetic",
+    tokenized=True,
+    category_sets=lyrl2004.CATEGORY_SETS,
+    default_category_set="topics",
+    hierarchical=True,
+    written_as="lyrl2004",
+)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from sparktc.corpora.reuters21578 import category_set
+from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
 
 BASIC = ("all", "train_positive", "test_positive")
@@ -39,9 +39,8 @@ def category_subsets(
         "train_positive": [c for c in codes if train[c] > 0],
         "test_positive": [c for c in codes if test[c] > 0],
     }
-    if corpus_format == "reuters21578":
-        for name in ("R10", "R90", "R115"):
-            subsets[f"R({name[1:]})"] = sorted(category_set(name, train, test))
+    if corpus_format in FORMATS:  # the format's own sets (Reuters-21578's R(10), R(90), R(115))
+        subsets.update(FORMATS[corpus_format].subsets(train, test))
     parents = table.get("parent")
     if parents is not None and parents.notna().any():
         parent = {c: p for c, p in zip(table["category"], parents) if isinstance(p, str)}

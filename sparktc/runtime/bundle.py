@@ -35,7 +35,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from sparktc import __version__
-from sparktc.corpora.records import TOKENIZED_FORMATS
+from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
 from sparktc.features.text import stop_words_of
 from sparktc.models import method as scoring
@@ -104,7 +104,7 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         "bundle_format": BUNDLE_FORMAT,
         "sparktc_version": __version__,
         "settings": {section: settings[section] for section in MODEL_SETTINGS},
-        "tokenize": {"tokenized_corpus": config.corpus.format in TOKENIZED_FORMATS, "stemmer": config.tokenize.stemmer,
+        "tokenize": {"tokenized_corpus": FORMATS[config.corpus.format].tokenized, "stemmer": config.tokenize.stemmer,
                      "stop_words": sorted(stop_words_of(config.tokenize.stop_list,
                                                         lambda path: storage.read_text(spark, path)))},
         "weight": {"scheme": config.weight.scheme, "train_documents": n_train},

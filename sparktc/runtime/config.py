@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
 from sparktc.corpora import lyrl2004
+from sparktc.corpora.formats import QRELS
 from sparktc.corpora.labels import label_problem
-from sparktc.corpora.records import VECTOR_FORMATS
+from sparktc.corpora.registry import CATEGORY_SETS, FORMATS, VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
@@ -41,17 +42,13 @@ MAX_PER_DOCUMENT = 1000
 #: Seeds go to numpy (``default_rng`` for the folds, ``SeedSequence`` for synthetic corpora; LIBLINEAR is
 #: always reseeded with 1): 0 <= seed < 2**32, the range every numpy seeding API (RandomState too) takes.
 SEEDS = 2**32
-#: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, Reuters-21578's,
-#: a hierarchy's.
+#: The category sets evaluate averages over (sparktc.evaluation.category_sets): every corpus's, a format's own
+#: (Reuters-21578's R(10), R(90), R(115)), a hierarchy's.
 BASIC_SETS = ("train_positive", "test_positive", "all")
-REUTERS_SETS = ("R(10)", "R(90)", "R(115)")
+FORMAT_SETS = tuple(dict.fromkeys(name for fmt in FORMATS.values() for name in fmt.averaging_sets))
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
-#: corpus.category_set: Debole & Sebastiani's Reuters-21578 subsets, and the formats that read LYRL2004's sets.
-REUTERS_CATEGORY_SETS = ("R10", "R90", "R115")
-LYRL2004_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
 #: corpus.hierarchy_policy: what ingest does with a document whose labels miss an ancestor of one of them.
 HIERARCHY_POLICIES = ("expand", "set_aside", "keep")
-HIERARCHICAL_FORMATS = ("lyrl2004", "lyrl2004_vectors", "synthetic")
 
 
 class ConfigError(SparktcError, ValueError):
@@ -92,15 +89,14 @@ def _distinct(v: list) -> bool:
 class CorpusConfig:
     """Which corpus to read and how (REFERENCE.md section 1)."""
 
-    format: str = field(default="", metadata=_choice("reuters21578", "lyrl2004", "lyrl2004_vectors", "jsonl", "libsvm",
-                                                     "synthetic"))
+    format: str = field(default="", metadata=_choice(*FORMATS))
     # Directory holding the corpus files (local path or any Hadoop URI: hdfs://, s3a://, ...).
     path: str = ""
     # fail: stop at the first bad record; reject: set bad records aside in the `rejects` table.
     on_error: str = field(default="fail", metadata=_choice("fail", "reject"))
     # The categories: Debole & Sebastiani's subsets R10, R90, R115 of Reuters-21578; LYRL2004's topics, industries
     # or regions of RCV1-v2 (lyrl2004, lyrl2004_vectors, synthetic); "" = the format's default (category_set_of).
-    category_set: str = field(default="", metadata=_choice("", *REUTERS_CATEGORY_SETS, *lyrl2004.CATEGORY_SETS))
+    category_set: str = field(default="", metadata=_choice("", *CATEGORY_SETS))
     # Reuters-21578: Yang & Liu's ApteMod document filter.
     document_filter: str = field(default="none", metadata=_choice("none", "aptemod"))
     # RCV1-v2 (LYRL2004): which test parts to read; hierarchy and names files ("" = in corpus.path).
@@ -125,9 +121,7 @@ class CorpusConfig:
 def category_set_of(corpus: CorpusConfig) -> str:
     """The category set ``corpus`` reads: ``corpus.category_set``, or its format's default (R90 for Reuters-21578,
     topics for LYRL2004's formats, "" for the formats that carry their own labels)."""
-    if corpus.category_set:
-        return corpus.category_set
-    return "R90" if corpus.format == "reuters21578" else "topics" if corpus.format in LYRL2004_FORMATS else ""
+    return corpus.category_set or FORMATS[corpus.format].default_category_set
 
 
 def hierarchy_policy_of(corpus: CorpusConfig) -> str:
@@ -551,7 +545,7 @@ def _check_combinations(config: Config) -> None:
 def _check_vector_format(config: Config) -> None:
     """A corpus of given vectors is weighted by ``given`` only, and texts never are; naive Bayes needs term counts,
     which given vectors do not have."""
-    vectors, scheme = config.corpus.format in VECTOR_FORMATS, config.weight.scheme
+    vectors, scheme = FORMATS[config.corpus.format].vectors, config.weight.scheme
     if vectors and scheme != GIVEN:
         raise ConfigError(f"weight.scheme = {scheme!r} with corpus.format = {config.corpus.format!r}: its features are "
                           f"used as given; set weight.scheme = {GIVEN!r}")
@@ -618,19 +612,18 @@ def _check_fixed_threshold(config: Config) -> None:
 def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:
     """corpus.category_set names a set of the corpus's format; the hierarchy policy applies to LYRL2004's formats
     only, and a hierarchy file and closing predictions under it to a category set that has one."""
-    chosen, fmt = corpus.category_set, corpus.format
-    allowed = (REUTERS_CATEGORY_SETS if fmt == "reuters21578"
-               else lyrl2004.CATEGORY_SETS if fmt in LYRL2004_FORMATS else ())
+    chosen, fmt, form = corpus.category_set, corpus.format, FORMATS[corpus.format]
+    allowed = form.category_sets
     if chosen and chosen not in allowed:
         choices = (f"one of {', '.join(repr(a) for a in allowed)}" if allowed
                    else "nothing (its categories are the labels of its records, or corpus.categories)")
         raise ConfigError(f"corpus.category_set = {chosen!r} with corpus.format = {fmt!r}: allowed {choices}")
-    if corpus.hierarchy_policy and fmt not in ("lyrl2004", "lyrl2004_vectors"):
+    if corpus.hierarchy_policy and form.assembly != QRELS:
         raise ConfigError(f"corpus.hierarchy_policy = {corpus.hierarchy_policy!r} with corpus.format = {fmt!r}: "
                           "only LYRL2004's qrels files are checked against a hierarchy; remove it")
-    if close_predictions and (corpus.format not in LYRL2004_FORMATS or category_set_of(corpus) == "regions"):
+    if close_predictions and (not form.hierarchical or category_set_of(corpus) == "regions"):
         raise ConfigError(f"evaluate.close_predictions = true with corpus.format = {fmt!r}"
-                          + (" and corpus.category_set = 'regions'" if fmt in LYRL2004_FORMATS else "")
+                          + (" and corpus.category_set = 'regions'" if form.hierarchical else "")
                           + ": its categories have no hierarchy to close predictions under; remove it")
     if corpus.hierarchy and category_set_of(corpus) == "regions":
         raise ConfigError(f"corpus.hierarchy = {corpus.hierarchy!r} with corpus.category_set = 'regions': regions "
@@ -646,14 +639,14 @@ def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
     """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a
     subset's name; a subset may not take a built-in set's name (it would replace that set)."""
     for name in evaluate.subsets:
-        if name in (*BASIC_SETS, *REUTERS_SETS, *HIERARCHY_SETS) or name.startswith(("branch:", "depth:")):
+        if name in (*BASIC_SETS, *FORMAT_SETS, *HIERARCHY_SETS) or name.startswith(("branch:", "depth:")):
             raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; "
                               "choose another")
-    sets = BASIC_SETS + (REUTERS_SETS if corpus_format == "reuters21578" else ()) + (
-        HIERARCHY_SETS if corpus_format in HIERARCHICAL_FORMATS else ())
+    form = FORMATS[corpus_format]
+    sets = BASIC_SETS + form.averaging_sets + (HIERARCHY_SETS if form.hierarchical else ())
     average_over = evaluate.average_over
     if average_over not in (*sets, *evaluate.subsets) and not (
-            average_over.startswith(("branch:", "depth:")) and corpus_format in HIERARCHICAL_FORMATS):
+            average_over.startswith(("branch:", "depth:")) and form.hierarchical):
         allowed = ", ".join(repr(a) for a in (*sets, *evaluate.subsets))
         raise ConfigError(f"evaluate.average_over = {average_over!r} is not allowed with "
                           f"corpus.format = {corpus_format!r}; allowed values: {allowed}")
@@ -669,7 +662,7 @@ def _check_spark_conf(conf: Mapping[str, Any]) -> None:
 def _resolve_paths(config: Config) -> Config:
     """Local paths checked (they exist and are files or directories as each setting needs) and made absolute."""
     corpus = config.corpus
-    if corpus.format != "synthetic":
+    if not FORMATS[corpus.format].written_as:  # a synthesized corpus is written in the run, not read from corpus.path
         if not corpus.path:
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
                               "(--set corpus.path=DIR)")

@@ -26,18 +26,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from sparktc.corpora import jsonl, libsvm, lyrl2004, lyrl2004_columnar, lyrl2004_vectors, reuters21578
-from sparktc.corpora.files import Parser, compression_of, read_records
+from sparktc.corpora import lyrl2004, lyrl2004_columnar
+from sparktc.corpora.files import Reader
+from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, CorpusFormat, CorpusNames
 from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest, id_hashes
-from sparktc.corpora.records import (
-    RECORD_SCHEMA,
-    TEST,
-    TOKENIZED_FORMATS,
-    TRAIN,
-    Reject,
-    record_batches,
-    token_counts,
-)
+from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, token_counts
+from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
@@ -47,18 +41,10 @@ from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_bat
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 
-#: A reader of one whole file: (content, source) -> Arrow batches of ``RECORD_SCHEMA``.
-Reader = Callable[[bytes, str], Iterator[pa.RecordBatch]]
-
 
 class IngestError(InputError):
     """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
     given twice (``NAME`` and ``NAME.gz``) or not readable."""
-
-
-def line_reader(parser: Parser) -> Reader:
-    """A whole-file reader from a line parser (records to Arrow batches)."""
-    return lambda content, source: record_batches(read_records(parser, content, source))
 
 
 # Spark globs every path it loads: unescaped, a file named "a[1].jsonl" would read "a1.jsonl".
@@ -330,32 +316,9 @@ class Categories:
     parents: dict[str, str] = field(default_factory=dict)
 
 
-# --- corpus files: exactly the names a format reads; nothing else in corpus.path passed over in silence
+# --- corpus files: exactly the names a format reads (CorpusFormat.names); nothing else in corpus.path passed over
+# in silence
 
-
-@dataclass(frozen=True)
-class CorpusNames:
-    """The names of a format's corpus files, as regular expressions over a whole file name: ``accepted``
-    names are read; other names ``resembling`` matches look like another version of a corpus file (a
-    backup, an editor's copy, a partial download) and are reported as ignored. Names starting with
-    ``.`` or ``_`` are hidden, as Hadoop and Spark have them (checksums, ``_SUCCESS``): neither."""
-
-    accepted: str
-    resembling: str
-    what: str
-
-
-_LYRL2004_FILES = "|".join(map(re.escape, (*lyrl2004.TOKEN_FILES, *lyrl2004.QRELS_FILES.values())))
-REUTERS21578_NAMES = CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
-                                 "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)")
-LYRL2004_NAMES = CorpusNames(rf"({_LYRL2004_FILES})(\.gz)?", rf"({_LYRL2004_FILES}).*",
-                             "LYRL2004 token and qrels files")
-LIBSVM_NAMES = CorpusNames(r"(train|test)\.svm(\.gz|\.bz2)?", r"(train|test)\.svm.*",
-                           "LIBSVM files (train.svm, test.svm)")
-_LYRL2004_VECTOR_FILES = "|".join(map(re.escape, (*lyrl2004_vectors.VECTOR_FILES, *lyrl2004.QRELS_FILES.values())))
-LYRL2004_VECTOR_NAMES = CorpusNames(rf"({_LYRL2004_VECTOR_FILES})(\.gz)?", rf"({_LYRL2004_VECTOR_FILES}).*",
-                                    "LYRL2004 vector and qrels files")
-JSONL_NAMES = CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)")
 #: How many ignored names the console line shows (the manifest has them all).
 IGNORED_SHOWN = 10
 _REPLACE = "replace it with the file itself, or move it out of corpus.path"
@@ -429,13 +392,24 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
     return files, ignored
 
 
-def _named(files: list[str], name: str, directory: str, hint: str) -> list[str]:
-    """The corpus file ``name``, ``name.gz`` or ``name.bz2`` among ``files``; IngestError when it is not there."""
-    found = [path for path in files if path.rsplit("/", 1)[-1] in (name, f"{name}.gz", f"{name}.bz2")]
+def _named(files: list[str], name: str, directory: str, form: CorpusFormat) -> list[str]:
+    """The corpus file ``name``, plain or with one of the format's compressions, among ``files``; IngestError when it
+    is not there."""
+    copies = (name, *(name + suffix for suffix in form.compressions))
+    found = [path for path in files if path.rsplit("/", 1)[-1] in copies]
     if not found:
-        raise IngestError(f"no {name} (or {name}.gz{', .bz2' if name.endswith('.svm') else ''}) found in "
-                          f"{directory}; {hint}")
+        first, *others = form.compressions
+        raise IngestError(f"no {name} (or {name}{first}{''.join(f', {suffix}' for suffix in others)}) found in "
+                          f"{directory}; {form.hint}")
     return found
+
+
+def _document_files(files: list[str], corpus: CorpusConfig, form: CorpusFormat) -> list[str]:
+    """The files of ``files`` that hold the corpus's documents: every one for a format of no fixed names, else those
+    of the format's names for ``corpus.test_parts`` (IngestError for one that is not there)."""
+    if form.document_files is None:
+        return files
+    return [path for name in form.document_files(corpus.test_parts) for path in _named(files, name, corpus.path, form)]
 
 
 def _filter_labels(labels: Column, codes: list[str]) -> Column:
@@ -443,13 +417,17 @@ def _filter_labels(labels: Column, codes: list[str]) -> Column:
     return F.array_sort(F.array_distinct(F.filter(labels, lambda label: F.array_contains(allowed, label))))
 
 
-# --- per-format readers: each returns (records with a `reason` for rejected or set-aside rows, categories)
+# --- the assemblies (CorpusFormat.assembly): each returns (records with a `reason` for rejected or set-aside rows,
+# categories, extra)
 
 
-def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    paths, ignored = list_corpus(spark, corpus.path, REUTERS21578_NAMES,
-                                  "set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm")
-    records = mark_duplicates(parse_into(spark, paths, line_reader(reuters21578.parse_sgml), staging)[0])
+def _subset_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str
+                   ) -> tuple[DataFrame, Categories, dict]:
+    """A corpus whose records carry their labels, kept to the category set chosen from their positives
+    (:class:`~sparktc.corpora.formats.ChosenSets`: Reuters-21578's R10, R90, R115); the documents outside the format's
+    split are set aside, and with the ApteMod filter those of no category of the set."""
+    paths, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
+    records = mark_duplicates(parse_into(spark, paths, form.reader, staging)[0])
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
     positives = (
         in_split.select("split", F.explode(F.array_distinct("labels")).alias("category"))
@@ -458,55 +436,37 @@ def _reuters(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[D
     train = {r.category: r["count"] for r in positives if r.split == TRAIN}
     test = {r.category: r["count"] for r in positives if r.split == TEST}
     chosen = category_set_of(corpus)
-    codes = reuters21578.category_set(chosen, train, test)
-    set_name = f"R({chosen[1:]})"
+    codes = form.chosen_sets.choose(chosen, train, test)
+    set_name = form.chosen_sets.title(chosen)
     labelled = records.withColumn("labels", _filter_labels(F.col("labels"), codes))
     outside = F.col("split").isNull()
     no_category = F.size("labels") == 0
     if corpus.document_filter == "aptemod":
-        aside = F.when(outside, F.lit("set aside: not in the ModApte split")).when(
+        aside = F.when(outside, F.lit(f"set aside: not in the {form.split} split")).when(
             no_category, F.lit(f"set aside: no category of {set_name} (ApteMod filter)")
         )
     else:
-        aside = F.when(outside, F.lit("set aside: not in the ModApte split"))
+        aside = F.when(outside, F.lit(f"set aside: not in the {form.split} split"))
     marked = labelled.withColumn("reason", F.coalesce("reason", aside))
-    # Names from Lewis's category descriptions when they are beside the SGML files; else the codes.
-    descriptions = storage.join(corpus.path, reuters21578.DESCRIPTIONS_FILE)
-    described = (
-        reuters21578.topic_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
-    )
+    # Names from the format's names file when it is beside the corpus files (Lewis's category descriptions); else
+    # the codes.
+    descriptions = storage.join(corpus.path, form.names_file)
+    described = form.parse_names(storage.read_text(spark, descriptions)) if storage.exists(spark, descriptions) else {}
     names = {c: described.get(c, c) for c in codes}
     return marked, Categories(codes, names), {"category_set": set_name, "ignored_files": ignored}
 
 
-def _lyrl2004(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    """The LYRL2004 token files with the topic qrels and hierarchy."""
-    return _lyrl2004_documents(spark, corpus, staging, LYRL2004_NAMES, lyrl2004.TRAIN_FILE, lyrl2004.TEST_FILES,
-                               lambda content, source: lyrl2004_columnar.read_token_file(
-                                   content, source, lyrl2004.split_of(source)))
-
-
-def _lyrl2004_vectors(spark: SparkSession, corpus: CorpusConfig, staging: str
-                      ) -> tuple[DataFrame, Categories, dict]:
-    """The LYRL2004 vector files (ltc vectors, the features kept as given) with the topic qrels and hierarchy."""
-    return _lyrl2004_documents(spark, corpus, staging, LYRL2004_VECTOR_NAMES, lyrl2004_vectors.TRAIN_FILE,
-                               lyrl2004_vectors.TEST_FILES, line_reader(lyrl2004_vectors.parse_vector_file))
-
-
-def _lyrl2004_documents(spark: SparkSession, corpus: CorpusConfig, staging: str, file_names: CorpusNames,
-                        train_file: str, test_files: Sequence[str] | Mapping[int, str], reader: Reader
-                        ) -> tuple[DataFrame, Categories, dict]:
-    """A LYRL2004 corpus: the documents of ``train_file`` and the test parts (``test_files[part]``) read by
-    ``reader``, labelled by the qrels of the category set (``corpus.category_set``) while they are parsed; the
-    set's hierarchy or list and the names give the categories."""
-    base = corpus.path
+def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str
+                  ) -> tuple[DataFrame, Categories, dict]:
+    """A LYRL2004 corpus: the documents of the format's files for the test parts read by its reader, labelled by the
+    qrels of the category set (``corpus.category_set``) while they are parsed; the set's hierarchy or list and the
+    names give the categories."""
     category_set = category_set_of(corpus)
     tree, tree_path = _category_tree(spark, corpus, category_set)
-    hint = "set corpus.path to the directory of the LYRL2004 files, or corpus.test_parts to the parts you have"
-    files, ignored = list_corpus(spark, base, file_names, hint)
-    paths = [path for name in (train_file, *(test_files[part] for part in corpus.test_parts))
-             for path in _named(files, name, base, hint)]
-    qrels = QrelsFiles(tuple(_named(files, lyrl2004.QRELS_FILES[category_set], base, hint)),
+    files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
+    paths = _document_files(files, corpus, form)
+    reader = form.reader
+    qrels = QrelsFiles(tuple(_named(files, lyrl2004.QRELS_FILES[category_set], corpus.path, form)),
                        None if tree is None else tuple(tree.categories), tree_path)
     parents = () if tree is None else tuple(
         (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
@@ -580,23 +540,19 @@ def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
         "labels", lambda label: parent[label].isNotNull() & ~F.array_contains("labels", parent[label]))).count()
 
 
-def _jsonl(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    """The JSON Lines files, one parsing task each; a clean corpus (:func:`_clean_lines`) takes the short path, its
-    categories those given or the labels the tasks counted, with no Spark job over the records."""
-    paths, ignored = list_corpus(spark, corpus.path, JSONL_NAMES, "set corpus.path to the directory holding them")
+def _labelled_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str
+                     ) -> tuple[DataFrame, Categories, dict]:
+    """Files whose records carry their labels (JSON Lines, LIBSVM), one parsing task each, or one per byte range
+    for a format read in ranges (:func:`_parse_ranges_into`); a clean corpus (:func:`_clean_lines`) takes the short
+    path, its categories those given or the labels the tasks counted, with no Spark job over the records."""
+    files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
+    paths = _document_files(files, corpus, form)
     staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
-    [(parsed, tallies)] = parse_together(spark, [Parsing(paths, line_reader(jsonl.parse_jsonl), staged, ids=ids)])
-    return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids, len(paths)))
-
-
-def _libsvm(spark: SparkSession, corpus: CorpusConfig, staging: str) -> tuple[DataFrame, Categories, dict]:
-    """The LIBSVM files, in byte ranges (:func:`_parse_libsvm_into`); a clean corpus takes the short path, as JSON
-    Lines do."""
-    hint = "set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)"
-    files, ignored = list_corpus(spark, corpus.path, LIBSVM_NAMES, hint)
-    paths = [path for name in (libsvm.TRAIN_FILE, libsvm.TEST_FILE) for path in _named(files, name, corpus.path, hint)]
-    staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
-    parsed, tallies, buckets = _parse_libsvm_into(spark, paths, staged, ids)
+    if form.ranges is None:
+        [(parsed, tallies)] = parse_together(spark, [Parsing(paths, form.reader, staged, ids=ids)])
+        buckets = len(paths)
+    else:
+        parsed, tallies, buckets = _parse_ranges_into(spark, form, paths, staged, ids)
     return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids, buckets))
 
 
@@ -611,27 +567,25 @@ def _lines_corpus(spark: SparkSession, corpus: CorpusConfig, parsed: DataFrame, 
     return parsed, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored, "clean": lambda: clean}
 
 
-def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, ids: str
+def _parse_ranges_into(spark: SparkSession, form: CorpusFormat, paths: list[str], directory: str, ids: str
                        ) -> tuple[DataFrame, list[RecordTally], int]:
-    """Parse LIBSVM files into Parquet at ``directory`` like :func:`parse_into`, column-wise
-    (:func:`~sparktc.corpora.libsvm.read_libsvm`), a plain file of over ``libsvm.RANGE_BYTES`` in byte ranges
-    of about that size, one task each (a compressed file cannot be split: one task); the table read back, each
-    task's tally, and the number of buckets of the accepted doc ids' hashes the tasks wrote under ``ids``
-    (:func:`_write_id_hashes`). A first light pass counts each range's newlines, so every range numbers its lines
-    from the file's start."""
+    """Parse the files of a format read in byte ranges (:class:`~sparktc.corpora.formats.ByteRanges`: LIBSVM) into
+    Parquet at ``directory`` like :func:`parse_into`, one task per range (per file when the format cuts it into none:
+    a small or compressed file, read whole by the format's reader); the table read back, each task's tally, and the
+    number of buckets of the accepted doc ids' hashes the tasks wrote under ``ids`` (:func:`_write_id_hashes`). A
+    first light pass counts each range's newlines, so every range numbers its lines from the file's start."""
+    ranges_of, read_whole = form.ranges, form.reader
     units: list[tuple[str, int, int, int]] = []  # (path, start, end, file size); end -1: the whole file
     for path in paths:
         filesystem, file = arrow_filesystem(path)
         size = filesystem.get_file_info(file).size or 0
-        if compression_of(path) is not None or size <= libsvm.RANGE_BYTES:
-            units.append((path, 0, -1, size))
-        else:
-            units.extend((path, start, end, size) for start, end in libsvm.byte_ranges(size, libsvm.RANGE_BYTES))
+        cut = ranges_of.ranges(path, size)
+        units.extend((path, start, end, size) for start, end in cut) if cut else units.append((path, 0, -1, size))
 
     def count(index: int, unit: tuple[str, int, int, int]) -> int:
         path, start, end, _ = unit
         with _opened(path) as source:
-            return libsvm.count_newlines(source, start, end)
+            return ranges_of.count_newlines(source, start, end)
 
     # Newlines before each range: those of the file's earlier ranges (a file's last range needs no count).
     ranges = [unit for unit in units if 0 <= unit[2] < unit[3]]
@@ -648,9 +602,9 @@ def _parse_libsvm_into(spark: SparkSession, paths: list[str], directory: str, id
         with _opened(path) as source:
             inject("parse")
             if end < 0:
-                batches = libsvm.read_libsvm(source.read(), path)
+                batches = read_whole(source.read(), path)
             else:
-                batches = libsvm.read_range(source, size, path, start, end, newlines_before)
+                batches = ranges_of.read_range(source, size, path, start, end, newlines_before)
             write_parts(_tallied(batches, counted, hashes), RECORD_SCHEMA, directory, index)
         _write_id_hashes(hashes, ids, index, len(units))
         return counted
@@ -745,8 +699,8 @@ def _clean_lines(spark: SparkSession, corpus: CorpusConfig, tallies: list[Record
     return CleanCorpus(staged, tally, None) if ids_distinct(spark, ids, buckets) else None
 
 
-READERS = {"reuters21578": _reuters, "lyrl2004": _lyrl2004, "lyrl2004_vectors": _lyrl2004_vectors, "jsonl": _jsonl,
-           "libsvm": _libsvm}
+#: How ingest makes each kind of assembly (:data:`~sparktc.corpora.formats.ASSEMBLIES`) a corpus.
+ASSEMBLE = {SUBSET: _subset_corpus, QRELS: _qrels_corpus, LABELLED: _labelled_corpus}
 
 
 def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -783,15 +737,16 @@ STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), s
               counts_data=True)
 
 
-#: The formats whose clean corpora take ingest's short path (:class:`CleanCorpus`; every one but Reuters-21578): their
-#: staged records become ``documents`` as they are, so the general path writes their documents with every record
-#: column too.
-CLEAN_PATH_FORMATS = (*TOKENIZED_FORMATS, "jsonl")
+#: The assemblies whose clean corpora take ingest's short path (:class:`CleanCorpus`; every one but a chosen subset's):
+#: their staged records become ``documents`` as they are, so the general path writes their documents with every
+#: record column too.
+CLEAN_PATH_ASSEMBLIES = (QRELS, LABELLED)
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
 
 def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
-    marked, categories, extra = READERS[corpus.format](spark, corpus, staging)
+    form = FORMATS[corpus.format]
+    marked, categories, extra = ASSEMBLE[form.assembly](spark, corpus, form, staging)
     _write(spark, corpus, tables, staging, report, marked, categories, extra)
     for key in ("category_set", "hierarchy_closure"):
         if key in extra:
@@ -823,8 +778,9 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
             _fail_on_rejects(assignment_rejects, assignments_rejected, "qrels lines")
     # Corpora with a clean path keep every record column, as its staged files have them (where each document was
     # read: source and line), so both paths write the same documents table.
-    columns = RECORD_SCHEMA.names if corpus.format in CLEAN_PATH_FORMATS else ["doc_id", "split", "labels", "text",
-                                                                              "tokens"]
+    form = FORMATS[corpus.format]
+    columns = RECORD_SCHEMA.names if form.assembly in CLEAN_PATH_ASSEMBLIES else ["doc_id", "split", "labels", "text",
+                                                                                "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
@@ -866,7 +822,7 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         report.details["qrels_rejected"] = assignments_rejected
         if extra["unread_assignments"] is not None:
             report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
-    if corpus.format in TOKENIZED_FORMATS:  # as the short path counts them while parsing
+    if form.tokenized:  # as the short path counts them while parsing
         counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
             token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])])
         report.details["tokens"] = {"tokens": sum(c[1] for each in counted for c in each),
@@ -903,5 +859,5 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
         report.details.update(qrels_lines=clean.qrels_lines, qrels_rejected=0)
         if sorted(corpus.test_parts) != [0, 1, 2, 3]:
             report.details["qrels_lines_for_test_parts_not_read"] = 0
-    if corpus.format in TOKENIZED_FORMATS:  # what tokenize reports of the documents it takes as they are
+    if FORMATS[corpus.format].tokenized:  # what tokenize reports of the documents it takes as they are
         report.details["tokens"] = {"tokens": tally.tokens, "documents_without_tokens": tally.without_tokens}

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.corpora.records import TOKENIZED_FORMATS, token_counts
+from sparktc.corpora.records import token_counts
+from sparktc.corpora.registry import FORMATS
 from sparktc.features.text import Analyzer, stop_words_of
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
@@ -89,7 +90,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     stemmer = settings.stemmer
 
     with stage(spark, "tokenize") as report:
-        if config.corpus.format in TOKENIZED_FORMATS:
+        if FORMATS[config.corpus.format].tokenized:
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file, whose
             # tokens ingest counted as it parsed them when nothing was set aside.
             storage.link_or_copy(spark, tables.input("documents"), tables.output("tokens"))

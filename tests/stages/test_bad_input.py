@@ -77,6 +77,7 @@ from sparktc.apps.compare import CompareError
 from sparktc.apps.pipeline import plan, run
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
+from sparktc.corpora.registry import FORMATS
 from sparktc.corpora.reuters21578 import parse_sgml
 from sparktc.errors import InputError, SparktcError
 from sparktc.runtime.bundle import BundleError
@@ -85,14 +86,7 @@ from sparktc.runtime.outputs import OutputBusyError, OutputError
 from sparktc.runtime.permissions import permission_denied
 from sparktc.runtime.resources import ResourceLimitError
 from sparktc.runtime.runner import MissingInputError
-from sparktc.stages.ingest import (
-    JSONL_NAMES,
-    LYRL2004_NAMES,
-    REUTERS21578_NAMES,
-    IngestError,
-    list_corpus,
-    rejected_line,
-)
+from sparktc.stages.ingest import IngestError, list_corpus, rejected_line
 
 Row = tuple[str, int, "str | None", str]  # a reject: (file name, line, doc_id, reason)
 
@@ -712,11 +706,11 @@ def test_corpus_files_are_exactly_the_format_names(spark, tmp_path, capsys):
     """``NAME`` and ``NAME.gz`` are read; other names starting like a corpus file are named as ignored;
     hidden files (checksums, editors' swap files) and other names go unmentioned."""
     listings = [
-        (REUTERS21578_NAMES, ["reut2-000.sgm", "reut2-001.sgm.gz"],
+        (FORMATS["reuters21578"].names, ["reut2-000.sgm", "reut2-001.sgm.gz"],
          ["reut2-000.sgm.bak", "reut2-001.sgm.gz~", "reut2-1.sgm"], [".reut2-000.sgm.crc", "README.txt"]),
-        (JSONL_NAMES, ["a.jsonl", "b.jsonl.gz"], ["a.jsonl.orig", "a.jsonl.tmp", "b.jsonl.gz.1"],
+        (FORMATS["jsonl"].names, ["a.jsonl", "b.jsonl.gz"], ["a.jsonl.orig", "a.jsonl.tmp", "b.jsonl.gz.1"],
          [".a.jsonl.swp", "_SUCCESS", "notes.txt"]),
-        (LYRL2004_NAMES, [PT(0) + ".gz", TRAIN, QRELS], [TRAIN + "~", QRELS + ".bak"],
+        (FORMATS["lyrl2004"].names, [PT(0) + ".gz", TRAIN, QRELS], [TRAIN + "~", QRELS + ".bak"],
          ["rcv1.topics.hier.orig", "lyrl2004_tokens_test_pt4.dat"]),
     ]
     for index, (names, read, ignored, unmentioned) in enumerate(listings):
@@ -738,7 +732,7 @@ def test_a_corpus_file_name_on_what_is_no_file_stops_ingest(spark, tmp_path, mon
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind("socket.jsonl")
         with pytest.raises(IngestError) as caught:
-            list_corpus(spark, str(corpus), JSONL_NAMES, "a hint")
+            list_corpus(spark, str(corpus), FORMATS["jsonl"].names, "a hint")
     what_to_do = "not a file; replace it with the file itself, or move it out of corpus.path"
     assert str(caught.value).split("\n") == [
         f"file:{corpus}/dir.jsonl is a directory, {what_to_do}",
@@ -752,7 +746,7 @@ def test_a_corpus_file_name_on_what_is_no_file_stops_ingest(spark, tmp_path, mon
 def test_a_corpus_file_beside_its_gz_copy_stops_ingest(spark, tmp_path):
     corpus = write(tmp_path / "corpus", dict.fromkeys([TRAIN, TRAIN + ".gz", PT(0), QRELS, QRELS + ".gz"], b""))
     with pytest.raises(IngestError) as caught:
-        list_corpus(spark, str(corpus), LYRL2004_NAMES, "a hint")
+        list_corpus(spark, str(corpus), FORMATS["lyrl2004"].names, "a hint")
     assert str(caught.value).split("\n") == [
         f"both file:{corpus}/{name} and file:{corpus}/{name}.gz are in corpus.path: the same records would be read "
         "twice; keep one" for name in (TRAIN, QRELS)]

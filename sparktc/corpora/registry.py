@@ -1,0 +1,30 @@
+"""The corpus formats by name (``corpus.format``): one registration line per format, each format's own module
+declaring its :class:`~sparktc.corpora.formats.CorpusFormat`; and what is derived from them for the configuration
+and classify."""
+
+from __future__ import annotations
+
+from sparktc.corpora import jsonl, libsvm, lyrl2004_columnar, lyrl2004_vectors, reuters21578, synthetic
+from sparktc.corpora.files import Reader
+from sparktc.corpora.formats import CorpusFormat
+from sparktc.corpora.plain_text import read_text_file
+
+__all__ = ["CATEGORY_SETS", "CLASSIFY_READERS", "FORMATS", "VECTOR_FORMATS"]
+
+#: Every corpus format, in the order the configuration lists them.
+FORMATS: dict[str, CorpusFormat] = {fmt.name: fmt for fmt in (
+    reuters21578.FORMAT,
+    lyrl2004_columnar.FORMAT,
+    lyrl2004_vectors.FORMAT,
+    jsonl.FORMAT,
+    libsvm.FORMAT,
+    synthetic.FORMAT,
+)}
+#: Every format's category sets (``corpus.category_set``), each once.
+CATEGORY_SETS = tuple(dict.fromkeys(name for fmt in FORMATS.values() for name in fmt.category_sets))
+#: The formats whose documents arrive as vectors, their tokens given ``index:value`` features.
+VECTOR_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.vectors)
+#: How classify reads new documents (``--input-format``), in the order the job lists them: the formats that declare
+#: a form for it, and plain text files, one document each (id: the file name), which no corpus format reads.
+CLASSIFY_READERS: dict[str, Reader] = {"jsonl": FORMATS["jsonl"].classify, "text": read_text_file,
+                                       "lyrl2004": FORMATS["lyrl2004"].classify}
