@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import ast
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,3 +42,30 @@ def hits_from_rankings(
         n_relevant[i] = len(truth_set)
         hits[i, : len(top)] = [category in truth_set for category in top]
     return hits, n_relevant
+
+
+def name_branches(source: str, names: Collection[str]) -> list[str]:
+    """Where ``source`` names one of ``names`` (registered formats, methods) to branch on it: a comparison with a
+    name, a table keyed by names, or a collection of names and nothing else (``LYRL2004_FORMATS = (...)``,
+    ``fmt in (...)``; not ``("parquet", "jsonl")``, output formats, nor a folder's ``__all__``)."""
+    tree = ast.parse(source)
+    modules = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and [getattr(target, "id", None) for target in node.targets] == ["__all__"]]
+
+    def named(node: ast.AST) -> list[str]:
+        return [node.value] if isinstance(node, ast.Constant) and node.value in names else []
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            hits = [name for operand in (node.left, *node.comparators) for name in named(operand)]
+        elif isinstance(node, ast.Dict):
+            hits = [name for key in node.keys if key is not None for name in named(key)]
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and not any(node is listed for listed in modules):
+            strings = [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+            hits = [item.value for item in strings if item.value in names]
+            hits = hits if hits and len(hits) == len(strings) else []
+        else:
+            continue
+        found += [f"line {node.lineno}: {name!r}" for name in hits]
+    return found

@@ -11,6 +11,7 @@ import tomllib
 
 import pytest
 from conftest import REPO
+from reference import name_branches
 
 from sparktc.corpora.formats import ASSEMBLIES
 from sparktc.corpora.registry import CLASSIFY_READERS, FORMATS
@@ -88,32 +89,8 @@ def test_every_format_has_a_configuration_example_that_loads(name, tmp_path):
         assert load_config(str(path), [f"corpus.path={tmp_path}"]).corpus.format == name
 
 
-def _format_name(node: ast.AST) -> list[str]:
-    """The format name ``node`` is as a literal string, if it is one."""
-    return [node.value] if isinstance(node, ast.Constant) and node.value in FORMATS else []
-
-
 def format_branches(source: str) -> list[str]:
-    """Where ``source`` names a corpus format to branch on it: a comparison with a format name, a table keyed by
-    format names, or a collection of format names and nothing else (``LYRL2004_FORMATS = (...)``, ``fmt in (...)``;
-    not ``("parquet", "jsonl")``, output formats, nor a folder's ``__all__``)."""
-    tree = ast.parse(source)
-    modules = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-               and [getattr(target, "id", None) for target in node.targets] == ["__all__"]]
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            names = [name for operand in (node.left, *node.comparators) for name in _format_name(operand)]
-        elif isinstance(node, ast.Dict):
-            names = [name for key in node.keys if key is not None for name in _format_name(key)]
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and not any(node is listed for listed in modules):
-            strings = [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
-            names = [item.value for item in strings if item.value in FORMATS]
-            names = names if names and len(names) == len(strings) else []
-        else:
-            continue
-        found += [f"line {node.lineno}: {name!r}" for name in names]
-    return found
+    return name_branches(source, FORMATS)
 
 
 def test_the_branch_finder_finds_branches():
