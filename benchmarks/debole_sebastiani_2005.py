@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from sparktc.apps.cli import tell
     from sparktc.apps.pipeline import run as run_stages
-    from sparktc.runtime.config import ConfigError, load_config
+    from sparktc.experiment.config import ConfigError, load_config
     from sparktc.runtime.session import build_session
 
     names = {code: name for name, code in SUBSETS.items()}

@@ -70,7 +70,7 @@ def main() -> None:
 def ingest(corpus: Path, output: str, lines: int, digits: str) -> None:
     """The ingest stage alone on ``lines`` generated documents in ``corpus`` (written unless there), into ``output``."""
     from sparktc.apps.pipeline import run
-    from sparktc.runtime.config import load_config
+    from sparktc.experiment.config import load_config
     from sparktc.runtime.session import build_session
 
     train = round(23_149 * lines / 804_414)

@@ -11,7 +11,7 @@ Run it from the repository root; the commands it starts run from there, exactly 
    (LibMultiLabel's default): the table's "one-vs-rest" row.
 2. Per method, OUTPUT/SET/prepared is copied to OUTPUT/SET/METHOD (the Parquet files hard-linked, the manifests
    copied with their times, so ingest .. rank are skipped as current) and the same command runs there with
-   ``--preset lyrl2004.METHOD`` (:mod:`sparktc.runtime.presets`), under the /proc sampler of
+   ``--preset lyrl2004.METHOD`` (:mod:`sparktc.experiment.presets`), under the /proc sampler of
    ``benchmarks/measure.py``: wall and CPU-seconds of the whole process tree and peak RSS per stage segment.
 3. OUTPUT/lyrl2004.json holds every figure raw, OUTPUT/lyrl2004.md the table of micro/macro-F1 (over each set's
    categories with at least one training positive, as LYRL2004 averages) and costs, and the machine (printed too).
@@ -47,8 +47,8 @@ from benchmarks.methods_rcv1 import (
 )
 from benchmarks.rcv1_scale import SAMPLE_SECONDS, HarnessError, relative, run_harness
 from sparktc.corpora import lyrl2004
+from sparktc.experiment.presets import PRESETS
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
-from sparktc.runtime.presets import PRESETS
 
 #: The methods: the prepared run's plain one-vs-rest, then LYRL2004's four as presets.
 METHODS = {"svm1": "lyrl2004.svm1", "svm2": "lyrl2004.svm2", "knn": "lyrl2004.knn", "rocchio": "lyrl2004.rocchio"}

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 from sparktc.runtime.session import build_session
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,7 +33,7 @@ from sparktc.apps.cli import tell
 from sparktc.apps.compare import check_runs, compare_runs, write_comparisons
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.comparison_report import COMPARISON_PNG, LEGEND, P_TESTS, SIGNIFICANCE_TESTS, f1_curves
-from sparktc.runtime.config import Config, ConfigError, load_config
+from sparktc.experiment.config import Config, ConfigError, load_config
 from sparktc.runtime.outputs import check_output, claim
 from sparktc.runtime.session import build_session
 

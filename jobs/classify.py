@@ -15,8 +15,8 @@ import sys
 from sparktc.apps.classify import OUTPUT_FORMATS, check_arguments, classify_into
 from sparktc.apps.cli import Job, run_job
 from sparktc.corpora.registry import CLASSIFY_READERS
+from sparktc.experiment.bundle import load_bundle
 from sparktc.filesystem import absolute
-from sparktc.runtime.bundle import load_bundle
 from sparktc.runtime.outputs import check_output
 from sparktc.runtime.session import build_session
 

@@ -19,8 +19,8 @@ from pyspark.sql import SparkSession
 
 from sparktc.apps.cli import Job, run_job
 from sparktc.apps.compare import CompareError, check_runs, compare_runs, write_comparisons
+from sparktc.experiment.config import load_section, parse_override
 from sparktc.runtime import storage
-from sparktc.runtime.config import load_section, parse_override
 from sparktc.runtime.outputs import Claim, check_output
 from sparktc.runtime.session import build_session
 

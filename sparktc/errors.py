@@ -5,9 +5,9 @@ and what to do, and which carries the job's exit status; the command line
 (:mod:`sparktc.apps.cli`) prints ``sparktc: <heading>: <message>`` and exits with it, without a
 trace. Any other exception is a bug in sparktc (or a failure inside Spark) and keeps its trace.
 
-Each concern keeps its own subclass where it lives (``ConfigError`` in :mod:`sparktc.runtime.config`,
-``IngestError`` in :mod:`sparktc.stages.ingest`, ...). The classes that callers have always been able
-to catch as ``ValueError`` or ``RuntimeError`` still derive from that too.
+Each concern keeps its own subclass where it lives (``IngestError`` in :mod:`sparktc.stages.ingest`, ...);
+:class:`ConfigError` is here, as the configuration and the output checks below it both raise it. The classes that
+callers have always been able to catch as ``ValueError`` or ``RuntimeError`` still derive from that too.
 """
 
 from __future__ import annotations
@@ -30,3 +30,10 @@ class SparktcError(Exception):
 
 class InputError(SparktcError, ValueError):
     """Input found wrong at run time (a file, a table, a setting's value as the data sees it); exit 1."""
+
+
+class ConfigError(SparktcError, ValueError):
+    """A configuration problem found before any Spark work starts."""
+
+    exit_code = CONFIG_EXIT
+    heading = "configuration error"

@@ -159,7 +159,7 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     (output directory, each stage's manifest by stage name). tests/stages/test_reuters21578_pipeline.py
     checks it against the published figures, tests/apps/test_cluster.py against a standalone-cluster run."""
     from sparktc.apps.pipeline import run as run_pipeline
-    from sparktc.runtime.config import load_config
+    from sparktc.experiment.config import load_config
 
     def make(output: Path) -> list:
         config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
@@ -220,7 +220,7 @@ SMALL_CORPUS = ["synthesize.documents=1200", "synthesize.train_documents=400", "
 def small_corpus(spark, tmp_path_factory) -> Path:
     """A 1,200-document LYRL2004-format corpus (400 training documents) written by the synthesize stage."""
     from sparktc.apps.pipeline import OWNERS
-    from sparktc.runtime.config import load_config
+    from sparktc.experiment.config import load_config
     from sparktc.runtime.outputs import claim
     from sparktc.runtime.runner import run_stages
     from sparktc.stages.synthesize import synthesize_stage

@@ -14,11 +14,11 @@ from conftest import REPO
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
-LAYERS = ["apps", "stages", "runtime", "models", "evaluation", "features", "corpora"]
+LAYERS = ["apps", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
 SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
-SPARK_FREE = LAYERS[LAYERS.index("models"):]
+SPARK_FREE = LAYERS[LAYERS.index("models"):LAYERS.index("runtime")]
 
 
 def folder_modules(folder: str) -> list[str]:
@@ -102,3 +102,10 @@ def test_the_references_the_code_cites_resolve_inside_the_repository() -> None:
                 for section in re.findall(r"REFERENCE\.md,? sections? (\d+)", path.read_text()):
                     cited.setdefault(section, path.relative_to(REPO))
     assert len(cited) == 7 and not {section: path for section, path in cited.items() if section not in sections}
+
+
+def test_runtime_is_domain_free() -> None:
+    """``runtime`` (storage, tasks, manifests, the runner) knows nothing of text categorization: it imports no
+    other folder, only the shared modules."""
+    for path in (PACKAGE / "runtime").glob("*.py"):
+        assert imported(path) <= set(SHARED) | {"runtime"}, path.name

@@ -28,20 +28,17 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from sparktc.corpora.records import Reject
 from sparktc.corpora.registry import CLASSIFY_READERS
 from sparktc.errors import InputError
-from sparktc.features.text import Analyzer
-from sparktc.features.weighting import GIVEN
+from sparktc.experiment.bundle import Bundle
+from sparktc.experiment.config import ConfigError
+from sparktc.experiment.tables import cut_of, mark_duplicates, parse_files
+from sparktc.features.text import Analyzer, token_strings
+from sparktc.features.weighting import GIVEN, term_vectors
 from sparktc.models.scoring import predict_batch
 from sparktc.runtime import storage
-from sparktc.runtime.bundle import Bundle
-from sparktc.runtime.config import ConfigError
 from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.permissions import permission_errors
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
-from sparktc.stages.evaluate import cut_of
-from sparktc.stages.ingest import mark_duplicates, parse_files
-from sparktc.stages.tokenize import token_strings
-from sparktc.stages.weight import term_vectors
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 NO_TERMS = "no term of the model's vocabulary: nothing to classify by"

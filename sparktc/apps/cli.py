@@ -1,4 +1,4 @@
-"""Command line shared by every job: ``--config FILE``, ``--preset NAME`` (:mod:`sparktc.runtime.presets`),
+"""Command line shared by every job: ``--config FILE``, ``--preset NAME`` (:mod:`sparktc.experiment.presets`),
 repeatable ``--set section.key=value``, ``--output DIR``, ``--force``.
 
 The configuration and the output directory are checked before Spark starts, so a wrong key, value
@@ -39,11 +39,11 @@ from pyspark.sql import SparkSession
 
 from sparktc.apps.pipeline import OWNERS, run_inputs
 from sparktc.errors import INPUT_EXIT, SparktcError
+from sparktc.experiment.config import Config, load_config
+from sparktc.experiment.presets import PRESETS
 from sparktc.filesystem import is_uri
-from sparktc.runtime.config import Config, load_config
 from sparktc.runtime.faults import InjectedFault
 from sparktc.runtime.outputs import Claim, check_output, claim
-from sparktc.runtime.presets import PRESETS
 from sparktc.runtime.runner import Stage, run_stages
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]

@@ -41,9 +41,9 @@ from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.metrics import EMPTY_F1, f1_score, micro_average
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
+from sparktc.experiment.config import ConfigError, EvaluateConfig
 from sparktc.filesystem import absolute, is_uri
 from sparktc.runtime import storage
-from sparktc.runtime.config import ConfigError, EvaluateConfig
 from sparktc.runtime.outputs import INCOMPLETE
 
 

@@ -51,9 +51,9 @@ from sparktc import __version__
 from sparktc.corpora.libsvm import TEST_FILE, TRAIN_FILE
 from sparktc.corpora.records import TEST, TRAIN
 from sparktc.errors import InputError
+from sparktc.experiment.config import ConfigError
 from sparktc.filesystem import absolute, arrow_filesystem, is_uri
 from sparktc.runtime import storage
-from sparktc.runtime.config import ConfigError
 from sparktc.runtime.manifest import changed_file
 from sparktc.runtime.outputs import MARKER, check_free
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, read_small

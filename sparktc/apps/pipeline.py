@@ -13,8 +13,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparktc.corpora.registry import FORMATS
+from sparktc.experiment.config import Config, ConfigError
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, ConfigError
 from sparktc.runtime.outputs import check_output, claim
 from sparktc.runtime.runner import Stage, run_stages
 from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight

@@ -140,7 +140,7 @@ def _rng(seed: int, *key: int) -> np.random.Generator:
 # ---------------------------------------------------------------------------------------------
 
 #: (kind, lowest, highest) of each :class:`SyntheticShape` setting: the one definition, which
-#: :mod:`sparktc.runtime.config` checks ``[synthesize]`` against before Spark starts.
+#: :mod:`sparktc.experiment.config` checks ``[synthesize]`` against before Spark starts.
 SHAPE_LIMITS = {
     "documents": (int, 10, 100_000_000),
     "train_documents": (int, 1, 100_000_000),

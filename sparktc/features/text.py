@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 
+import pyarrow as pa
 import Stemmer
 
 #: The recipe's punctuation, per token (the definition :func:`clean_text` computes on whole texts).
@@ -120,3 +121,9 @@ class Analyzer:
 
     def __call__(self, texts: Iterable[str]) -> list[list[str]]:
         return self.analyze(list(texts))
+
+
+def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
+    """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
+    recipe, shared with the classification of new documents."""
+    return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())

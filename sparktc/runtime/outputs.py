@@ -39,10 +39,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sparktc.errors import BUSY_EXIT, SparktcError
+from sparktc.errors import BUSY_EXIT, ConfigError, SparktcError
 from sparktc.filesystem import absolute, is_uri
 from sparktc.runtime import storage
-from sparktc.runtime.config import ConfigError
 
 MARKER = ".sparktc"
 INCOMPLETE = "_incomplete"

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
@@ -37,7 +37,6 @@ from sparktc import __version__
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
@@ -66,6 +65,16 @@ class Tables:
         return storage.join(self.staging, name)
 
 
+class Config(Protocol):
+    """What the runner needs of a run's configuration (:class:`sparktc.experiment.config.Config`): its sections as
+    attributes (dataclasses), all of them as a dict, and the check of the settings against the data a stage
+    counted."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None: ...
+
+
 def _no_files(config: Config) -> Sequence[str]:
     return ()
 
@@ -83,7 +92,7 @@ class Stage:
     sections: tuple[str, ...] | Callable[[Config], tuple[str, ...]] = ()
     files: Callable[[Config], Sequence[str]] = field(default=_no_files)
     # Whether its details count the data the later stages' settings must fit (ingest: ``train_documents`` and
-    # ``categories``; :func:`sparktc.runtime.config.check_against_data`).
+    # ``categories``; ``Config.check_against_data``).
     counts_data: bool = False
 
     def sections_of(self, config: Config) -> tuple[str, ...]:
@@ -331,7 +340,7 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     for position, (stage, config) in enumerate(plan):
         manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force))
         if stage.counts_data and position + 1 < len(plan):  # before the next stage's work
-            check_against_data(plan[position + 1][1], manifests[-1].get("details") or {},
+            plan[position + 1][1].check_against_data(manifests[-1].get("details") or {},
                                f"counted by {stage.name} in {claim.output}")
     storage.delete(spark, storage.join(claim.output, INCOMPLETE))  # the lock is held: no other run stages here
     return manifests

@@ -21,12 +21,11 @@ as-assigned numbers are the headline; the closed ones are ``metrics.json``'s ``c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -36,13 +35,13 @@ from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
 from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
 from sparktc.evaluation.summary import assemble, to_builtin
-from sparktc.models.decision import Cut, DecisionRule, decision_record
+from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, NETWORK
+from sparktc.experiment.config import Config, EvaluateConfig
+from sparktc.experiment.tables import cut_of, term_order
+from sparktc.models.decision import decision_record
 from sparktc.models.registry import describe
 from sparktc.models.scoring import Scorer, predict_batch
-from sparktc.models.thresholds import pcut_counts
 from sparktc.runtime import storage
-from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK
-from sparktc.runtime.config import Config, EvaluateConfig
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     ROWS_PER_FILE,
@@ -57,7 +56,6 @@ from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import PREDICTIONS_SCHEMA
-from sparktc.stages.rank import term_order
 
 #: The configuration sections ``metrics.json`` records, and so the ones evaluate's outputs depend on
 #: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
@@ -77,39 +75,6 @@ CONTINGENCY_SCHEMA = StructType(
 BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
-def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
-    """PCut (REFERENCE.md section 5) over a DataFrame of vectors, scored by the broadcast scorer ``shared``
-    and ranked in Spark: per category, the score of the document ranked just below the training share of
-    the documents, so that share of documents scores above it (in memory:
-    :func:`sparktc.models.thresholds.pcut_thresholds`)."""
-
-    def long(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        scorer = shared.value
-        for batch in batches:
-            scores = scorer.scores(scorer.matrix(batch))
-            yield pa.RecordBatch.from_pydict({
-                "c": np.tile(np.arange(scores.shape[1], dtype=np.int32), scores.shape[0]), "score": scores.ravel()})
-
-    n_documents = test.count()
-    assigned = pcut_counts(train_share, n_documents)
-    wanted = test.sparkSession.createDataFrame(
-        [(int(c), int(m) + 1) for c, m in enumerate(assigned) if m < n_documents], "c int, r long")
-    ranked = test.mapInArrow(long, "c int, score double").withColumn(
-        "r", F.row_number().over(Window.partitionBy("c").orderBy(F.col("score").desc())))
-    thresholds = np.full(len(train_share), -np.inf)
-    for row in ranked.join(wanted, ["c", "r"]).select("c", "score").collect():
-        thresholds[row.c] = row.score
-    return thresholds
-
-
-def cut_of(rule: DecisionRule, models: pd.DataFrame, documents: DataFrame, shared, n_train: Callable[[], int]) -> Cut:
-    """How ``documents`` are decided (:meth:`sparktc.models.decision.DecisionRule.cut`): the models' own
-    thresholds, RCut's k, or PCut's thresholds over ``documents``, each category's share being its training
-    positives out of ``n_train()`` training documents (counted for PCut only)."""
-    return rule.cut(models["threshold"].to_numpy(), lambda: pcut_thresholds_of_documents(
-        documents, shared, models["train_positives"].to_numpy() / max(n_train(), 1)))
-
-
 def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.DataFrame, Counts]:
     """Score the test vectors with the models and write ``predictions``, counting them in the same
     pass: the categories (category, name, parent, train_positives; by category) and their counts, with
@@ -123,7 +88,7 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     n_terms = count_rows(tables.input("vocabulary"))
     scorer = Scorer.of(models, n_terms, rule, storage.join(tables.input("vectors"), f"split={TRAIN}"),
                        storage.join(tables.input(MODEL), NETWORK),
-                       term_order(spark, tables.input("term_ranks"), config))
+                       term_order(tables.input("term_ranks"), config))
     shared = spark.sparkContext.broadcast(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)

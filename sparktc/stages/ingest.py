@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora import lyrl2004, lyrl2004_columnar
 from sparktc.corpora.files import Reader
@@ -33,9 +32,10 @@ from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest, id_ha
 from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, token_counts
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
+from sparktc.experiment.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
+from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
@@ -45,25 +45,6 @@ from sparktc.runtime.stage_report import StageReport, stage
 class IngestError(InputError):
     """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
     given twice (``NAME`` and ``NAME.gz``) or not readable."""
-
-
-# Spark globs every path it loads: unescaped, a file named "a[1].jsonl" would read "a1.jsonl".
-_GLOB_CHARACTERS = re.compile(r"([\\{}\[\]*?])")
-
-
-def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFrame:
-    """One row per record of every file (a document, ``reason`` null, or a rejected record);
-    ``paths`` name files or directories, never patterns."""
-
-    def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            inject("parse")
-            for source, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
-                yield from reader(content, source)
-
-    literal = [_GLOB_CHARACTERS.sub(r"\\\1", path) for path in paths]
-    files = spark.read.format("binaryFile").load(literal).select("path", "content")
-    return files.mapInArrow(parse, from_arrow_schema(RECORD_SCHEMA))
 
 
 class RecordTally:
@@ -284,26 +265,6 @@ def _fail_on_rejects(rejects: DataFrame, count: int, what: str) -> None:
             f"{_counted(count, 'bad ' + what)}; the first:\n  {shown}\n"
             "Fix the input, or set corpus.on_error=reject to set such records aside in the `rejects` table."
         )
-
-
-def mark_duplicates(records: DataFrame) -> DataFrame:
-    """Reject every repeat of a doc id after its first occurrence (by file, then line).
-
-    Only the (doc_id, source, line) keys are shuffled to find repeated ids; the few repeats are
-    broadcast back, so the documents themselves are not moved.
-    """
-    first = F.min(F.struct("source", "line"))
-    repeated = (
-        records.filter(F.col("reason").isNull()).groupBy("doc_id")
-        .agg(F.count("*").alias("_n"), first.alias("_first")).filter(F.col("_n") > 1).drop("_n")
-    )
-    marked = records.join(F.broadcast(repeated), "doc_id", "left")
-    is_repeat = F.col("reason").isNull() & F.col("_first").isNotNull() & (
-        (F.col("source") != F.col("_first.source")) | (F.col("line") != F.col("_first.line"))
-    )
-    duplicate = F.concat(F.lit("duplicate doc id (first at "), F.col("_first.source"), F.lit(":"),
-                         F.col("_first.line").cast("string"), F.lit("); doc ids must be unique"))
-    return marked.withColumn("reason", F.when(is_repeat, duplicate).otherwise(F.col("reason"))).drop("_first")
 
 
 @dataclass

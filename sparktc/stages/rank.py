@@ -24,10 +24,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from scipy import sparse
 
+from sparktc.experiment.config import Config
 from sparktc.features.matrix import term_category_counts
-from sparktc.features.term_selection import SCORE_COLUMNS, rank_order, score_column, term_scores
+from sparktc.features.term_selection import SCORE_COLUMNS, term_scores
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import parquet_files, read_batches, read_small, sum_over_files
 from sparktc.runtime.runner import Stage, Tables
@@ -50,13 +50,6 @@ def count_file(path: str, categories: Sequence[str], n_terms: int) -> tuple[int,
         documents += len(batch)
         counts = counts + term_category_counts(batch.column("indices"), batch.column("labels"), categories, n_terms)
     return documents, counts
-
-
-def term_order(spark: SparkSession, term_ranks: str, config: Config) -> np.ndarray:
-    """Term ids from the best [rank] score (``rank.score`` under ``rank.global_score``) down, vocabulary-sized."""
-    column = score_column(config.rank.score, config.rank.global_score)
-    ranks = read_small(term_ranks, ["term_id", column])
-    return rank_order(ranks["term_id"].to_numpy(), ranks[column].to_numpy())
 
 
 def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:

@@ -48,8 +48,8 @@ from sparktc.corpora.synthetic import (
     generate_documents,
 )
 from sparktc.errors import InputError
+from sparktc.experiment.config import Config
 from sparktc.filesystem import absolute, arrow_filesystem
-from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage

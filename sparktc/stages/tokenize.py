@@ -23,10 +23,10 @@ from pyspark.sql import functions as F
 
 from sparktc.corpora.records import token_counts
 from sparktc.corpora.registry import FORMATS
-from sparktc.features.text import Analyzer, stop_words_of
+from sparktc.experiment.config import Config
+from sparktc.features.text import Analyzer, stop_words_of, token_strings
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables, read_manifest
@@ -40,12 +40,6 @@ BATCH_ROWS = 8192
 def token_array(tokens: Column) -> Column:
     """A stored token string as an array of tokens ("" is no token at all)."""
     return F.when(tokens == "", F.array().cast("array<string>")).otherwise(F.split(tokens, " "))
-
-
-def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
-    """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
-    recipe, shared with the classification of new documents."""
-    return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())
 
 
 def count_tokens(index: int, path: str) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ tasks Spark gives it, writing their rows with pyarrow, so the matrix is never re
 nothing proportional to the corpus reaches the driver.
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
-documents on its own (:mod:`sparktc.runtime.bundle`).
+documents on its own (:mod:`sparktc.experiment.bundle`).
 
 LLSF (:mod:`sparktc.models.llsf`) and the naive Bayes mixture (:mod:`sparktc.models.naive_bayes`) are
 fitted from sums over documents (:func:`summed_training`): one Spark task per training ``vectors`` file
@@ -60,6 +60,9 @@ from sparktc.corpora.records import TRAIN
 from sparktc.errors import InputError
 from sparktc.evaluation.metrics import f1_score
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
+from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
+from sparktc.experiment.config import Config, check_against_data
+from sparktc.experiment.tables import term_order
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import KeptOne, arrow_filesystem, per_worker
@@ -78,14 +81,11 @@ from sparktc.models.tuning import (
     shared_value,
 )
 from sparktc.runtime import storage
-from sparktc.runtime.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bundle
-from sparktc.runtime.config import Config, check_against_data
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.stages.rank import term_order
 
 
 @per_worker
@@ -611,7 +611,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
-        order = spark.sparkContext.broadcast(term_order(spark, tables.input("term_ranks"), config))
+        order = spark.sparkContext.broadcast(term_order(tables.input("term_ranks"), config))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:

@@ -25,10 +25,10 @@ from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN, split_tokens
 from sparktc.errors import InputError
+from sparktc.experiment.config import Config
 from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import score_column, term_scores
-from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, weighted_rows
-from sparktc.runtime.config import Config
+from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, term_vectors, token_term_ids
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     PartWriter,
@@ -42,52 +42,6 @@ from sparktc.runtime.parts import (
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
-
-
-def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
-    """Stored token strings as one (row, term id) pair per token occurrence, the term id the token's position in
-    the vocabulary ``terms`` (in term_id order) or -1 outside it."""
-    token_lists = split_tokens(tokens)
-    lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-    term_ids = pc.index_in(pc.list_flatten(token_lists), options=pc.SetLookupOptions(value_set=terms)).fill_null(-1)
-    return rows, term_ids.to_numpy(zero_copy_only=False)
-
-
-def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[pa.ListArray, ...]:
-    """A vector corpus's stored features (``index:value`` tokens) to vectors over the vocabulary ``terms`` (the
-    training feature indices, in term_id order): the ``indices`` and ``values`` list columns, values as given and
-    not normalized, features outside the vocabulary dropped (no linear model trained on the training documents
-    weights them), and ``counts`` null (given vectors have no term counts)."""
-    token_lists = split_tokens(tokens)
-    lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-    pairs = pc.split_pattern(pc.list_flatten(token_lists), ":", max_splits=1)
-    term_ids = pc.index_in(pc.list_element(pairs, 0), value_set=terms).fill_null(-1).to_numpy(zero_copy_only=False)
-    values = pc.cast(pc.list_element(pairs, 1), pa.float64()).to_numpy(zero_copy_only=False)
-    known = term_ids >= 0
-    order = np.lexsort((term_ids[known], rows[known]))
-    offsets = np.zeros(len(token_lists) + 1, dtype=np.int32)
-    np.cumsum(np.bincount(rows[known], minlength=len(token_lists)), out=offsets[1:])
-    offsets32 = pa.array(offsets)
-    return (pa.ListArray.from_arrays(offsets32, pa.array(term_ids[known][order].astype(np.int32))),
-            pa.ListArray.from_arrays(offsets32, pa.array(values[known][order].astype(np.float32))),
-            pa.nulls(len(token_lists), pa.list_(pa.int32())))
-
-
-def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, factors: np.ndarray,
-                 scheme: str) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
-    """Stored token strings to ``scheme``'s vectors over the vocabulary ``terms`` (in term_id order) with each
-    term's global factor ``factors``: the ``indices``, ``values`` and ``counts`` (raw tf) list columns; for the
-    ``given`` scheme, the stored features as they are (:func:`given_vectors`). Shared with the classification of
-    new documents."""
-    if scheme == GIVEN:
-        return given_vectors(tokens, terms)
-    rows, term_ids = token_term_ids(tokens, terms)
-    offsets, *columns = weighted_rows(rows, term_ids, len(tokens), factors, scheme)
-    offsets32 = pa.array(offsets.astype(np.int32))
-    return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
-
 
 #: The ``vectors`` files (:data:`~sparktc.schemas.VECTORS_SCHEMA`): one directory per split
 #: (``split=train``, ``split=test``), as Spark's partitioned tables have them, so a reader of one split

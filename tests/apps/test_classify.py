@@ -31,8 +31,8 @@ from conftest import CHILD_JVM_OPTIONS, REPO, selected
 
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
 from sparktc.apps.pipeline import run as run_pipeline
-from sparktc.runtime.bundle import BUNDLE_FORMAT, BundleError, load_bundle
-from sparktc.runtime.config import load_config
+from sparktc.experiment.bundle import BUNDLE_FORMAT, BundleError, load_bundle
+from sparktc.experiment.config import load_config
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from sparktc.apps.pipeline import run as run_stages
 from sparktc.corpora.libsvm import parse_libsvm
 from sparktc.corpora.records import Document
 from sparktc.errors import InputError
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 from sparktc.runtime.outputs import claim
 
 

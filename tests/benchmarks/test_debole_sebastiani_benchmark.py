@@ -27,7 +27,7 @@ from benchmarks.debole_sebastiani_2005 import (
     table_3,
     table_4,
 )
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 
 def paper() -> str:

@@ -16,7 +16,7 @@ from conftest import REPO
 
 from benchmarks import libmultilabel as bench
 from benchmarks.rcv1_scale import HarnessError
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 
 def corpus(directory: Path, *names: str) -> Path:

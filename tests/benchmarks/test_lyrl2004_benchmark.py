@@ -10,8 +10,8 @@ import pytest
 from benchmarks.lyrl2004 import MARKER, METHODS, WRITER, parse_arguments, pipeline_command, render
 from benchmarks.methods_rcv1 import CORPUS_FILES
 from sparktc.corpora import lyrl2004
-from sparktc.runtime.config import load_config
-from sparktc.runtime.presets import PRESETS
+from sparktc.experiment.config import load_config
+from sparktc.experiment.presets import PRESETS
 
 
 def corpus(directory: Path, *sets: str) -> Path:

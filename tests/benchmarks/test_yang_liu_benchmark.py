@@ -31,7 +31,7 @@ from benchmarks.yang_liu_1999 import (
 )
 from sparktc.evaluation.comparison_report import P_TESTS, SIGNIFICANCE_TESTS
 from sparktc.evaluation.summary import assemble
-from sparktc.runtime.config import ConfigError
+from sparktc.experiment.config import ConfigError
 
 TEST_NAMES = [name for _, name in (*SIGNIFICANCE_TESTS, *P_TESTS)]
 

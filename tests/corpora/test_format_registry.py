@@ -15,7 +15,7 @@ from reference import name_branches
 
 from sparktc.corpora.formats import ASSEMBLIES
 from sparktc.corpora.registry import CLASSIFY_READERS, FORMATS
-from sparktc.runtime.config import CorpusConfig, load_config
+from sparktc.experiment.config import CorpusConfig, load_config
 
 PACKAGE = REPO / "sparktc"
 

@@ -12,7 +12,7 @@ from conftest import lyrl2004_corpus, shared_data
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.corpora.label_index import NOT_CLOSED, closed_labels, unclosed_rows
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 

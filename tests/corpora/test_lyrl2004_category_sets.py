@@ -10,7 +10,7 @@ from conftest import lyrl2004_corpus, shared_data
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.corpora import lyrl2004
 from sparktc.errors import InputError
-from sparktc.runtime.config import ConfigError, category_set_of, hierarchy_policy_of, load_config
+from sparktc.experiment.config import ConfigError, category_set_of, hierarchy_policy_of, load_config
 
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 

@@ -35,7 +35,7 @@ from sparktc.corpora.synthetic import (
     generate_industries_hierarchy,
     generate_regions,
 )
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 SEED = 5
 SHAPE = [f"synthesize.seed={SEED}", "synthesize.documents=2500", "synthesize.train_documents=1000",

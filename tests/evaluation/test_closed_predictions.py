@@ -32,7 +32,7 @@ from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
 from sparktc.evaluation.counting import Counts, contingency_table, count_batch, ranking_names
 from sparktc.evaluation.metrics import ancestor_table, micro_average
 from sparktc.evaluation.report import CLOSED_ROWS
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.schemas import PREDICTIONS_SCHEMA
 from sparktc.stages.evaluate import predict

@@ -56,7 +56,7 @@ from sparktc.apps.compare import (
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation import significance
 from sparktc.evaluation.comparison_report import f1_curves, p_test_table, plot_f1_curves, significance_table
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 # --- a seeded JSONL corpus (same construction as tests/stages/test_stages.py, with more edge cases) -------
 

@@ -13,10 +13,10 @@ import pytest
 from scipy.stats import chi2_contingency, entropy
 from sklearn.metrics import mutual_info_score
 
+from sparktc.experiment.config import load_config
 from sparktc.features import term_selection
 from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import SCORE_COLUMNS, chi2, contingency_2x2
-from sparktc.runtime.config import load_config
 from sparktc.runtime.parts import add_counts
 from sparktc.runtime.runner import Tables
 from sparktc.stages import rank as rank_stage

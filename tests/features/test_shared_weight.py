@@ -7,8 +7,8 @@ import pytest
 from conftest import REPO
 
 from sparktc.evaluation.metrics import f1_score
+from sparktc.experiment.config import ConfigError, load_config
 from sparktc.models.tuning import ZERO_DIVISION, shared_value
-from sparktc.runtime.config import ConfigError, load_config
 
 
 def row(weight: float, tp: int, fp: int, fn: int) -> dict:

@@ -30,12 +30,11 @@ from sklearn.metrics import mutual_info_score
 
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.features.weighting import SCHEMES, term_factors, weighted_rows
-from sparktc.runtime.bundle import load_bundle
-from sparktc.runtime.config import load_config
+from sparktc.experiment.bundle import load_bundle
+from sparktc.experiment.config import load_config
+from sparktc.features.weighting import SCHEMES, term_factors, term_vectors, weighted_rows
 from sparktc.runtime.runner import Tables
 from sparktc.stages import weight as weight_stage
-from sparktc.stages.weight import term_vectors
 
 # --- the formulas, without Spark -------------------------------------------------------------------------
 

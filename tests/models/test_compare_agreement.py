@@ -44,9 +44,9 @@ from sparktc.apps.compare import (
 )
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.comparison_report import p_test_table, significance_table, undefined_notes, undefined_tests
+from sparktc.experiment.config import EvaluateConfig
 from sparktc.models.registry import METHODS
 from sparktc.runtime import storage
-from sparktc.runtime.config import EvaluateConfig
 from sparktc.runtime.outputs import INCOMPLETE, claim
 
 TEST_NAMES = ["s-test", "S-test", "T-test", "T'-test", "p-test (recall)", "p-test (precision)", "p-test (error)"]

@@ -23,9 +23,9 @@ from conftest import brute_force_scut, chi2_order
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.experiment.config import ConfigError, load_config
 from sparktc.models import llsf
 from sparktc.models.llsf import document_folds, fold_models, gram_sums, llsf_weights, llsf_weights_svd
-from sparktc.runtime.config import ConfigError, load_config
 
 FOLDS, SEED = 5, 0
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import REPO
 from reference import name_branches
 
+from sparktc.experiment.config import TrainConfig, TuneConfig, load_config
 from sparktc.models.method import FromSums, InTasks, Neighbours, PerCategory
 from sparktc.models.registry import METHODS, describe, parameter_fields
-from sparktc.runtime.config import TrainConfig, TuneConfig, load_config
 
 PACKAGE = REPO / "sparktc"
 

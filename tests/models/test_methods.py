@@ -34,9 +34,9 @@ from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.metrics import f1_score
+from sparktc.experiment.config import load_config
 from sparktc.models.knn import selected_space
 from sparktc.models.thresholds import balanced_folds, pcut_thresholds
-from sparktc.runtime.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages.evaluate import predict
 

@@ -23,10 +23,10 @@ from sklearn.naive_bayes import MultinomialNB
 from test_methods import CATEGORIES, N_TEST, N_TRAIN
 from test_nnet import read_split, trained
 
+from sparktc.experiment.config import TrainConfig
 from sparktc.models.llsf import document_folds
 from sparktc.models.naive_bayes import NaiveBayesMixture, log_posterior, mixture_nb, multinomial_nb
 from sparktc.models.tuning import Candidate, fit_category
-from sparktc.runtime.config import TrainConfig
 
 
 def _reference(X, y, alpha: float) -> np.ndarray:

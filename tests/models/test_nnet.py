@@ -30,9 +30,9 @@ from test_methods import CATEGORIES, N_TEST, corpus_config, prepared_corpus
 
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.experiment.bundle import BundleError, load_bundle
+from sparktc.experiment.config import ConfigError, load_config
 from sparktc.models.nnet import NETWORK_FILE, Network, SavedNetwork, fit_network, read_network, write_network
-from sparktc.runtime.bundle import BundleError, load_bundle
-from sparktc.runtime.config import ConfigError, load_config
 
 HIDDEN, EPOCHS, L2, RATE = 6, 30, 0.001, 0.01
 

@@ -23,10 +23,10 @@ from scipy import sparse
 
 from sparktc.evaluation.metrics import f1_score
 from sparktc.evaluation.report import _decision_lines
+from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.models.decision import CROSS_VALIDATED, THRESHOLDINGS, decision_record
 from sparktc.models.thresholds import balanced_folds, proportional, proportional_fold_thresholds
 from sparktc.models.tuning import candidates, fit_category
-from sparktc.runtime.config import ConfigError, TrainConfig, TuneConfig, load_config
 
 # --- independent helpers ------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
   (:func:`sparktc.models.decision.score_range`) against scores the method really gives; a fixed threshold
   outside the range (the naive Bayes mixture's default 0 among them) refused before Spark starts, naming the
   working alternative, for every method; :func:`sparktc.evaluation.training_decisions.training_decisions` and
-  its sentences; :func:`sparktc.runtime.config.check_against_data` (folds against the training documents, RCut's
+  its sentences; :func:`sparktc.experiment.config.check_against_data` (folds against the training documents, RCut's
   k against the categories).
 * Through Spark, on one tiny JSON Lines corpus: more folds than training documents refused as a configuration
   error naming ``train.folds`` right after ingest, before tokenize runs; a liblinear threshold above every
@@ -28,11 +28,11 @@ from scipy import sparse
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
+from sparktc.experiment.config import SECTIONS, ConfigError, check_against_data, load_config
 from sparktc.models.decision import score_range
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.naive_bayes import log_posterior, mixture_nb
 from sparktc.models.registry import METHODS
-from sparktc.runtime.config import SECTIONS, ConfigError, check_against_data, load_config
 
 SYNTHETIC = "corpus.format=synthetic"
 

@@ -23,11 +23,11 @@ from scipy.special import expit
 from test_methods import CATEGORIES, corpus_config, prepared_corpus, read_run, vectors
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.features.term_selection import top_terms
 from sparktc.models.sklearn_linear import SklearnLinearParameters, logistic_regression
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import candidates, fit_category
-from sparktc.runtime.config import ConfigError, TrainConfig, TuneConfig, load_config
 
 SYNTHETIC = "corpus.format=synthetic"
 

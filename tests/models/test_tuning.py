@@ -28,11 +28,11 @@ from scipy import sparse
 from sklearn.svm import LinearSVC
 
 from sparktc.evaluation.metrics import f1_score
+from sparktc.experiment.config import TrainConfig, TuneConfig
 from sparktc.models.decision import DecisionRule, decision_record
 from sparktc.models.rocchio import RocchioParameters
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
-from sparktc.runtime.config import TrainConfig, TuneConfig
 
 SOLVER = "l2r_l2loss_svc_dual"
 N_DOCS, N_FEATURES = 300, 200

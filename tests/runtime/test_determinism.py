@@ -19,7 +19,7 @@ import pytest
 from chispa import assert_df_equality
 
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 PARTITIONS = (1, 2, 8, 64)
 #: Session settings per partition count: shuffle partitions, Parquet row-group bytes and read-split

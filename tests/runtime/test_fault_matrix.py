@@ -43,9 +43,9 @@ from sparktc.apps import cli
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import plan
 from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.experiment.bundle import load_bundle
+from sparktc.experiment.config import load_config
 from sparktc.runtime import manifest
-from sparktc.runtime.bundle import load_bundle
-from sparktc.runtime.config import load_config
 from sparktc.runtime.faults import DRIVER_SETTING, SETTING
 from sparktc.runtime.outputs import BUSY_EXIT, LOCK, OutputError
 from sparktc.runtime.runner import damage, read_manifest

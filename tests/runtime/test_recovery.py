@@ -22,7 +22,7 @@ import pytest
 from chispa import assert_df_equality
 
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 from sparktc.runtime.faults import SETTING as FAULT
 from sparktc.runtime.outputs import claim
 from sparktc.runtime.resources import (

@@ -80,8 +80,8 @@ from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
 from sparktc.corpora.registry import FORMATS
 from sparktc.corpora.reuters21578 import parse_sgml
 from sparktc.errors import InputError, SparktcError
-from sparktc.runtime.bundle import BundleError
-from sparktc.runtime.config import ConfigError, load_config
+from sparktc.experiment.bundle import BundleError
+from sparktc.experiment.config import ConfigError, load_config
 from sparktc.runtime.outputs import OutputBusyError, OutputError
 from sparktc.runtime.permissions import permission_denied
 from sparktc.runtime.resources import ResourceLimitError

@@ -11,7 +11,7 @@ from chispa import assert_df_equality
 from conftest import lyrl2004_corpus, shared_data
 
 from sparktc.corpora import libsvm
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages import ingest as ingest_stage
 

@@ -17,7 +17,7 @@ from conftest import REPO, shared_data
 from pyspark.sql import functions as F
 
 from sparktc.apps.pipeline import run as run_pipeline
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
 
 
 @pytest.fixture(scope="module")

@@ -32,14 +32,14 @@ from sklearn.metrics import f1_score, multilabel_confusion_matrix
 from sklearn.svm import LinearSVC
 
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.features.text import Analyzer
-from sparktc.runtime.config import load_config
+from sparktc.experiment.config import load_config
+from sparktc.experiment.tables import term_order
+from sparktc.features.text import Analyzer, token_strings
 from sparktc.runtime.parts import read_batches, write_parts
 from sparktc.runtime.runner import Tables
 from sparktc.schemas import RECORD_SCHEMA, TOKENS_SCHEMA
 from sparktc.stages.ingest import IngestError
-from sparktc.stages.rank import term_order
-from sparktc.stages.tokenize import token_strings, tokenize_file
+from sparktc.stages.tokenize import tokenize_file
 from sparktc.stages.weight import weight
 
 # --- the LYRL2004 fixtures, written out by hand -------------------------------------------------
@@ -405,7 +405,7 @@ def test_rank_scores_every_term_of_the_vocabulary_and_orders_by_the_configured_s
         configured = load_config(None, ["corpus.format=synthetic", f"rank.score={score}",
                                         f"rank.global_score={global_score}"])
         expected = [r.term_id for r in sorted(ranks.itertuples(), key=lambda r: (-getattr(r, column), r.term_id))]
-        assert term_order(spark, f"{output}/term_ranks", configured).tolist() == expected
+        assert term_order(f"{output}/term_ranks", configured).tolist() == expected
 
 
 # --- a seeded JSONL corpus for train, evaluate and partitioning ------------------------------------

@@ -23,8 +23,8 @@ from sklearn.metrics import f1_score
 from sparktc.apps.classify import ClassifyError, classify
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.corpora import libsvm
-from sparktc.runtime.bundle import load_bundle
-from sparktc.runtime.config import ConfigError, load_config
+from sparktc.experiment.bundle import load_bundle
+from sparktc.experiment.config import ConfigError, load_config
 
 LABELS = ["1", "2", "3", "4"]
 N_FEATURES = 40

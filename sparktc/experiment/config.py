@@ -24,7 +24,8 @@ from sparktc.corpora.formats import QRELS
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.registry import CATEGORY_SETS, FORMATS, VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
-from sparktc.errors import CONFIG_EXIT, SparktcError
+from sparktc.errors import ConfigError
+from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
@@ -32,7 +33,6 @@ from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, THRESHOLDINGS, De
 from sparktc.models.linear import SOLVERS
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.runtime import faults
-from sparktc.runtime.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -49,13 +49,6 @@ FORMAT_SETS = tuple(dict.fromkeys(name for fmt in FORMATS.values() for name in f
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
 #: corpus.hierarchy_policy: what ingest does with a document whose labels miss an ancestor of one of them.
 HIERARCHY_POLICIES = ("expand", "set_aside", "keep")
-
-
-class ConfigError(SparktcError, ValueError):
-    """A configuration problem found before any Spark work starts."""
-
-    exit_code = CONFIG_EXIT
-    heading = "configuration error"
 
 
 def _choice(*allowed: Any) -> dict[str, Any]:
@@ -312,6 +305,10 @@ class Config:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None:
+        """:func:`check_against_data` of this configuration (the runner's check after a stage counted the data)."""
+        check_against_data(self, facts, where)
+
     def with_corpus(self, **changes: Any) -> Config:
         return dataclasses.replace(self, corpus=dataclasses.replace(self.corpus, **changes))
 
@@ -422,9 +419,9 @@ def _default(section: str, key: str) -> Any:
 
 def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
     """Read a TOML file (or nothing), replace its [select], [train] and [tune] by ``preset``'s when one is named
-    (:mod:`sparktc.runtime.presets`; the settings it drops are told on stderr), apply overrides in order, and
+    (:mod:`sparktc.experiment.presets`; the settings it drops are told on stderr), apply overrides in order, and
     validate everything. Under a preset, a refusal that names a setting only the preset gave says where each
-    setting it names came from, and advises on what the user wrote (:func:`sparktc.runtime.presets.attribute`)."""
+    setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`)."""
     raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
     # Where each setting's value comes from, so that a refusal under a preset never blames the user for its settings.
     origins = {f"{section}.{key}": f"--config {path}" for section, values in raw.items() if isinstance(values, dict)

@@ -37,13 +37,13 @@ from pyspark.sql import SparkSession
 from sparktc import __version__
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
+from sparktc.experiment.config import Config, load_section
 from sparktc.features.text import stop_words_of
 from sparktc.models import method as scoring
 from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
-from sparktc.runtime.config import Config, load_section
 from sparktc.runtime.parts import read_small, write_parts
 from sparktc.runtime.runner import Tables
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sparktc.apps.cli import parse_arguments
-from sparktc.runtime.config import ConfigError, load_config
-from sparktc.runtime.presets import FBR_GRID, PRESETS, attribute
+from sparktc.experiment.config import ConfigError, load_config
+from sparktc.experiment.presets import FBR_GRID, PRESETS, attribute
 
 SYNTHETIC = ["corpus.format=synthetic"]
 

@@ -11,10 +11,10 @@ from typing import get_type_hints
 
 import pytest
 
-import sparktc.runtime.config
+import sparktc.experiment.config
 from sparktc.apps import cli
 from sparktc.corpora.synthetic import SHAPE_LIMITS, SyntheticShape
-from sparktc.runtime.config import SECTIONS, ConfigError, load_config, parse_override
+from sparktc.experiment.config import SECTIONS, ConfigError, load_config, parse_override
 from sparktc.stages.synthesize import synthesize_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -250,7 +250,7 @@ def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch:
     def denied(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(sparktc.runtime.config, "open", denied, raising=False)  # chmod does not stop root
+    monkeypatch.setattr(sparktc.experiment.config, "open", denied, raising=False)  # chmod does not stop root
     assert refused([], str(locked)) == f"--config {locked}: cannot be read: Permission denied"
 
 
