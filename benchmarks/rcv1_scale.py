@@ -58,7 +58,8 @@ from typing import Any
 
 from benchmarks import tables
 from benchmarks.measure import Measured, run_measured
-from sparktc.corpora.synthetic import HIERARCHY_FILE, QRELS_FILE, TEST_FILES, TRAIN_FILE
+from sparktc.corpora.synthetic import QRELS_FILE, TEST_FILES, TRAIN_FILE
+from sparktc.corpora.synthetic_categories import HIERARCHY_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -34,7 +34,6 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.lyrl2004 import CATEGORY_SETS, HIERARCHY_FILES, REGIONS_FILE
 from sparktc.corpora.synthetic import (
-    HIERARCHY_FILE,
     QRELS_FILES,
     TEST_FILES,
     TRAIN_FILE,
@@ -42,11 +41,10 @@ from sparktc.corpora.synthetic import (
     SyntheticShape,
     build_model,
     format_batch,
-    format_hierarchy,
     format_qrels,
-    format_regions,
     generate_documents,
 )
+from sparktc.corpora.synthetic_categories import HIERARCHY_FILE, format_hierarchy, format_regions
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config
 from sparktc.filesystem import absolute, arrow_filesystem

@@ -14,7 +14,6 @@ from sparktc.corpora.lyrl2004 import parse_hierarchy, parse_qrels, parse_token_f
 from sparktc.corpora.records import Reject
 from sparktc.corpora.synthetic import (
     BLOCK_DOCUMENTS,
-    HIERARCHY_FILE,
     LINE_WIDTH,
     QRELS_FILE,
     QRELS_FILES,
@@ -25,8 +24,11 @@ from sparktc.corpora.synthetic import (
     SyntheticModel,
     SyntheticShape,
     format_batch,
-    format_hierarchy,
     generate_documents,
+)
+from sparktc.corpora.synthetic_categories import (
+    HIERARCHY_FILE,
+    format_hierarchy,
     generate_hierarchy,
     parse_hierarchy_text,
 )

@@ -21,17 +21,19 @@ from sparktc.corpora import lyrl2004
 from sparktc.corpora.records import Reject
 from sparktc.corpora.synthetic import (
     INDUSTRY_DOCUMENT_SHARE,
-    INDUSTRY_LEVELS,
     INDUSTRY_NOT_CLOSED_SHARE,
     QRELS_FILES,
-    REGION_CODES,
     REGIONS_ASSIGNED,
     REGIONS_PER_DOCUMENT,
     SyntheticModel,
     SyntheticShape,
+    generate_documents,
+)
+from sparktc.corpora.synthetic_categories import (
+    INDUSTRY_LEVELS,
+    REGION_CODES,
     format_hierarchy,
     format_regions,
-    generate_documents,
     generate_industries_hierarchy,
     generate_regions,
 )
