@@ -12,9 +12,6 @@ chosen set); the stage report checks that these add up to the records read.
 
 from __future__ import annotations
 
-import os
-import re
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +24,13 @@ from pyspark.sql import functions as F
 
 from sparktc.corpora import lyrl2004, lyrl2004_columnar
 from sparktc.corpora.files import Reader
-from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, CorpusFormat, CorpusNames
-from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest, id_hashes
+from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, CorpusFormat
+from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_hashes
 from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, token_counts
 from sparktc.corpora.registry import FORMATS
-from sparktc.errors import InputError
+from sparktc.corpora.tallies import AssignmentTally, LabelledTally, RecordTally, summed
 from sparktc.experiment.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
+from sparktc.experiment.corpus_files import IngestError, document_files, list_corpus, named_files
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
@@ -40,101 +38,6 @@ from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-
-
-class IngestError(InputError):
-    """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
-    given twice (``NAME`` and ``NAME.gz``) or not readable."""
-
-
-class RecordTally:
-    """What a parsing task counts in the records it writes (:data:`~sparktc.corpora.records.RECORD_SCHEMA`), so
-    that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
-    over the accepted documents those of each split, those without labels and the positives of each
-    (split, category), and for documents that come tokenized their tokens and those without any (what the
-    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`)."""
-
-    def __init__(self) -> None:
-        self.reasons: Counter[str | None] = Counter()
-        self.documents: Counter[str] = Counter()
-        self.without_labels = 0
-        self.positives: Counter[tuple[str, str]] = Counter()
-        self.tokens = 0
-        self.without_tokens = 0
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        reasons = _count_reasons(self.reasons, batch)
-        accepted = batch.filter(pc.is_null(reasons))
-        self.documents.update(_counts(accepted.column("split")))
-        labels = accepted.column("labels")
-        self.without_labels += len(labels) - int(pc.sum(pc.greater(pc.list_value_length(labels), 0)).as_py() or 0)
-        pairs = (pa.table({"split": accepted.column("split").take(pc.list_parent_indices(labels)),
-                           "category": pc.list_flatten(labels)})
-                 .group_by(["split", "category"]).aggregate([([], "count_all")]))
-        self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
-                                       pairs.column("count_all").to_pylist())))
-        _, tokens, without = token_counts(accepted.column("tokens"))
-        self.tokens += tokens
-        self.without_tokens += without
-
-    def finish(self) -> None:
-        """Nothing to do: the counts are kept as the batches come."""
-
-
-class LabelledTally(RecordTally):
-    """A token file's :class:`RecordTally`, with the documents of the whole qrels whose labels are not closed under
-    the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
-    job regroups the qrels to count them."""
-
-    def __init__(self, qrels: QrelsFiles, parents: tuple[tuple[str, str], ...], policy: str) -> None:
-        super().__init__()
-        self._index = (qrels, _file_content, parents, policy)  # LabelIndex.load's arguments
-        self.not_closed = 0
-        self.labelled_digest = 0  # :func:`id_digest` of the accepted documents with labels written
-        self.qrels_digest = 0  # and of the qrels documents
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        super().add(batch)
-        labelled = pc.and_(pc.is_null(batch.column("reason")),
-                           pc.greater(pc.list_value_length(batch.column("labels")).fill_null(0), 0))
-        self.labelled_digest = (self.labelled_digest + id_digest(batch.column("doc_id").filter(labelled))) % 2**64
-
-    def finish(self) -> None:
-        index = LabelIndex.load(*self._index)
-        self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
-
-
-class AssignmentTally:
-    """What a qrels parsing task counts: lines by reason (None: accepted), and the distinct documents
-    of the accepted lines."""
-
-    def __init__(self) -> None:
-        self.reasons: Counter[str | None] = Counter()
-        self._documents: list[pa.Array] = []
-        self.documents = 0
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        reasons = _count_reasons(self.reasons, batch)
-        self._documents.append(batch.column("doc_id").filter(pc.is_null(reasons)))
-
-    def finish(self) -> None:
-        """Count the distinct documents, and keep only the counts (the tally travels to the driver)."""
-        self.documents = pc.count_distinct(pa.chunked_array(self._documents, pa.string())).as_py()
-        self._documents = []
-
-
-def _count_reasons(counted: Counter[str | None], batch: pa.RecordBatch) -> pa.Array:
-    """Add a batch's rows to ``counted`` by reason (None: accepted); the reason column."""
-    reasons = batch.column("reason")
-    counted.update({None: reasons.null_count})
-    if reasons.null_count != len(batch):
-        counted.update(reasons.drop_null().to_pylist())
-    return reasons
-
-
-def _counts(values: pa.Array) -> dict:
-    counted = pc.value_counts(values)
-    return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
 
 
 @dataclass(frozen=True)
@@ -277,102 +180,6 @@ class Categories:
     parents: dict[str, str] = field(default_factory=dict)
 
 
-# --- corpus files: exactly the names a format reads (CorpusFormat.names); nothing else in corpus.path passed over
-# in silence
-
-#: How many ignored names the console line shows (the manifest has them all).
-IGNORED_SHOWN = 10
-_REPLACE = "replace it with the file itself, or move it out of corpus.path"
-
-
-def _not_a_file(path: str) -> str | None:
-    """What the local ``path`` is when it is not a regular file (following symbolic links), with what to do."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return f"a symbolic link to {os.readlink(path)}, which does not exist; restore that file, or remove the link"
-    except OSError as error:  # a loop of symbolic links
-        return f"a path that cannot be followed ({error.strerror}); {_REPLACE}"
-    if stat.S_ISREG(mode):
-        return None
-    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "a device")
-    return f"{kind}, not a file; {_REPLACE}"
-
-
-def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: str) -> tuple[list[str], list[str]]:
-    """The corpus files in ``directory`` (full paths, sorted) and the names of the entries that resemble
-    corpus files but are not read (printed here, for the report's ``ignored_files``).
-
-    Listed through the Hadoop file system (``listStatus``), and on a local disk also with ``os``:
-    Hadoop's local listing drops dangling symbolic links and calls FIFOs and sockets files, which
-    Spark would then wait on forever. IngestError for an entry with a corpus file's name that is not
-    a regular file, for ``NAME`` beside ``NAME.gz`` or ``NAME.bz2`` (the same records twice), and for no corpus
-    file.
-    """
-    hadoop_path, fs = storage.file_system(spark, directory)
-    if not fs.exists(hadoop_path):
-        raise IngestError(f"corpus.path {directory} does not exist; {hint}")
-    status = fs.getFileStatus(hadoop_path)
-    if not status.isDirectory():
-        raise IngestError(f"corpus.path {directory} is a file, not a directory; {hint}")
-    root = status.getPath().toString().rstrip("/")
-    listed = {entry.getPath().getName(): entry for entry in fs.listStatus(hadoop_path)}
-    local = hadoop_path.toUri().getPath() if fs.getScheme() == "file" else None
-    files, unusable, ignored = [], [], []
-    for name in sorted(listed.keys() | set(os.listdir(local) if local else ())):
-        if re.fullmatch(names.accepted, name):
-            path = f"{root}/{name}"
-            if local:
-                problem = _not_a_file(os.path.join(local, name))
-            else:
-                problem = None if listed[name].isFile() else f"not a file; {_REPLACE}"
-            if problem:
-                unusable.append(f"{path} is {problem}")
-            else:
-                files.append(path)
-        elif re.fullmatch(names.resembling, name):
-            ignored.append(name)
-    if unusable:
-        raise IngestError("\n".join(unusable))
-    by_base: dict[str, list[str]] = {}
-    for path in files:  # NAME, NAME.gz and NAME.bz2 are one file's copies
-        by_base.setdefault(re.sub(r"\.(gz|bz2)$", "", path), []).append(path)
-    doubled = [" and ".join(copies) for copies in by_base.values() if len(copies) > 1]
-    if doubled:
-        raise IngestError("\n".join(f"both {pair} are in corpus.path: the same records would be read twice; keep one"
-                                     for pair in doubled))
-    if not files:
-        raise IngestError(f"no {names.what} found in {directory}; {hint}")
-    if ignored:
-        shown = ", ".join(ignored[:IGNORED_SHOWN])
-        more = f", and {len(ignored) - IGNORED_SHOWN:,} more (all in the ingest manifest)" \
-            if len(ignored) > IGNORED_SHOWN else ""
-        print(f"sparktc: ingest: ignoring {len(ignored):,} file(s) in corpus.path that are not corpus files: "
-              f"{shown}{more}", flush=True)
-    return files, ignored
-
-
-def _named(files: list[str], name: str, directory: str, form: CorpusFormat) -> list[str]:
-    """The corpus file ``name``, plain or with one of the format's compressions, among ``files``; IngestError when it
-    is not there."""
-    copies = (name, *(name + suffix for suffix in form.compressions))
-    found = [path for path in files if path.rsplit("/", 1)[-1] in copies]
-    if not found:
-        first, *others = form.compressions
-        raise IngestError(f"no {name} (or {name}{first}{''.join(f', {suffix}' for suffix in others)}) found in "
-                          f"{directory}; {form.hint}")
-    return found
-
-
-def _document_files(files: list[str], corpus: CorpusConfig, form: CorpusFormat) -> list[str]:
-    """The files of ``files`` that hold the corpus's documents: every one for a format of no fixed names, else those
-    of the format's names for ``corpus.test_parts`` (IngestError for one that is not there)."""
-    if form.document_files is None:
-        return files
-    return [path for name in form.document_files(corpus.test_parts) for path in _named(files, name, corpus.path, form)]
-
-
 def _filter_labels(labels: Column, codes: list[str]) -> Column:
     allowed = F.array(*[F.lit(c) for c in codes]) if codes else F.array().cast("array<string>")
     return F.array_sort(F.array_distinct(F.filter(labels, lambda label: F.array_contains(allowed, label))))
@@ -425,9 +232,9 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     category_set = category_set_of(corpus)
     tree, tree_path = _category_tree(spark, corpus, category_set)
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
-    paths = _document_files(files, corpus, form)
+    paths = document_files(files, corpus, form)
     reader = form.reader
-    qrels = QrelsFiles(tuple(_named(files, lyrl2004.QRELS_FILES[category_set], corpus.path, form)),
+    qrels = QrelsFiles(tuple(named_files(files, lyrl2004.QRELS_FILES[category_set], corpus.path, form)),
                        None if tree is None else tuple(tree.categories), tree_path)
     parents = () if tree is None else tuple(
         (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
@@ -442,7 +249,8 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [
         Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
                 AssignmentTally),
-        Parsing(paths, tokens, storage.join(staging, "tokens"), tally=lambda: LabelledTally(qrels, parents, policy)),
+        Parsing(paths, tokens, storage.join(staging, "tokens"),
+                tally=lambda: LabelledTally(qrels, _file_content, parents, policy)),
     ])
     good = assignments.filter(F.col("reason").isNull())
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
@@ -507,7 +315,7 @@ def _labelled_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusForm
     for a format read in ranges (:func:`_parse_ranges_into`); a clean corpus (:func:`_clean_lines`) takes the short
     path, its categories those given or the labels the tasks counted, with no Spark job over the records."""
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
-    paths = _document_files(files, corpus, form)
+    paths = document_files(files, corpus, form)
     staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
     if form.ranges is None:
         [(parsed, tallies)] = parse_together(spark, [Parsing(paths, form.reader, staged, ids=ids)])
@@ -605,26 +413,13 @@ class CleanCorpus:
     qrels_lines: int | None
 
 
-def _summed(tallies: list[RecordTally]) -> RecordTally:
-    """The parsing tasks' tallies added up."""
-    tally = RecordTally()
-    for each in tallies:
-        tally.reasons.update(each.reasons)
-        tally.documents.update(each.documents)
-        tally.without_labels += each.without_labels
-        tally.positives.update(each.positives)
-        tally.tokens += each.tokens
-        tally.without_tokens += each.without_tokens
-    return tally
-
-
 def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[AssignmentTally],
            staged: str) -> CleanCorpus | None:
     """The corpus as parsed when it is clean: no record or qrels line rejected, no doc id repeated, and
     every document of the qrels among the documents read (the documents with labels, each of which got
     them from a distinct qrels document, are as many as the qrels' documents). None otherwise: the
     general path then finds what is not clean and reports it."""
-    tally = _summed(tallies)
+    tally = summed(tallies)
     qrels_reasons = sum((each.reasons for each in qrels_tallies), Counter())
     if set(tally.reasons) - {None} or set(qrels_reasons) - {None}:
         return None
@@ -652,7 +447,7 @@ def _clean_lines(spark: SparkSession, corpus: CorpusConfig, tallies: list[Record
     rejected, every label among ``corpus.categories`` when they are given (else a record would be rejected for it),
     and no doc id repeated (:func:`ids_distinct`, over the hashes under ``ids``). None otherwise: the general path then
     finds what is not clean and reports it, exactly as before."""
-    tally = _summed(tallies)
+    tally = summed(tallies)
     if set(tally.reasons) - {None}:
         return None
     if corpus.categories and not {category for _, category in tally.positives} <= set(corpus.categories):

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark import TaskContext
 
+from sparktc.experiment.corpus_files import IngestError
 from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, remove_unfinished, write_parts
-from sparktc.stages.ingest import IngestError
 
 SCHEMA = pa.schema([("n", pa.int64())])
 

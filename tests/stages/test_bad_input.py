@@ -82,11 +82,12 @@ from sparktc.corpora.reuters21578 import parse_sgml
 from sparktc.errors import InputError, SparktcError
 from sparktc.experiment.bundle import BundleError
 from sparktc.experiment.config import ConfigError, load_config
+from sparktc.experiment.corpus_files import IngestError, list_corpus
 from sparktc.runtime.outputs import OutputBusyError, OutputError
 from sparktc.runtime.permissions import permission_denied
 from sparktc.runtime.resources import ResourceLimitError
 from sparktc.runtime.runner import MissingInputError
-from sparktc.stages.ingest import IngestError, list_corpus, rejected_line
+from sparktc.stages.ingest import rejected_line
 
 Row = tuple[str, int, "str | None", str]  # a reject: (file name, line, doc_id, reason)
 

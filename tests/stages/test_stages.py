@@ -33,12 +33,12 @@ from sklearn.svm import LinearSVC
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import load_config
+from sparktc.experiment.corpus_files import IngestError
 from sparktc.experiment.tables import term_order
 from sparktc.features.text import Analyzer, token_strings
 from sparktc.runtime.parts import read_batches, write_parts
 from sparktc.runtime.runner import Tables
 from sparktc.schemas import RECORD_SCHEMA, TOKENS_SCHEMA
-from sparktc.stages.ingest import IngestError
 from sparktc.stages.tokenize import tokenize_file
 from sparktc.stages.weight import weight
 

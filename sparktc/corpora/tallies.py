@@ -1,0 +1,121 @@
+"""What a parsing task counts in the records it writes, so that a clean corpus needs no Spark pass to count them:
+records by reason, documents per split, the positives of each (split, category), tokens, and with the qrels the
+assignments (:class:`RecordTally`, :class:`LabelledTally`, :class:`AssignmentTally`). Pure pyarrow; the ingest
+stage sums the tasks' tallies on the driver (:func:`summed`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest
+from sparktc.corpora.records import token_counts
+
+__all__ = ["AssignmentTally", "LabelledTally", "RecordTally", "summed"]
+
+
+class RecordTally:
+    """What a parsing task counts in the records it writes (:data:`~sparktc.corpora.records.RECORD_SCHEMA`), so
+    that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
+    over the accepted documents those of each split, those without labels and the positives of each
+    (split, category), and for documents that come tokenized their tokens and those without any (what the
+    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`)."""
+
+    def __init__(self) -> None:
+        self.reasons: Counter[str | None] = Counter()
+        self.documents: Counter[str] = Counter()
+        self.without_labels = 0
+        self.positives: Counter[tuple[str, str]] = Counter()
+        self.tokens = 0
+        self.without_tokens = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        reasons = _count_reasons(self.reasons, batch)
+        accepted = batch.filter(pc.is_null(reasons))
+        self.documents.update(_counts(accepted.column("split")))
+        labels = accepted.column("labels")
+        self.without_labels += len(labels) - int(pc.sum(pc.greater(pc.list_value_length(labels), 0)).as_py() or 0)
+        pairs = (pa.table({"split": accepted.column("split").take(pc.list_parent_indices(labels)),
+                           "category": pc.list_flatten(labels)})
+                 .group_by(["split", "category"]).aggregate([([], "count_all")]))
+        self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
+                                       pairs.column("count_all").to_pylist())))
+        _, tokens, without = token_counts(accepted.column("tokens"))
+        self.tokens += tokens
+        self.without_tokens += without
+
+    def finish(self) -> None:
+        """Nothing to do: the counts are kept as the batches come."""
+
+
+class LabelledTally(RecordTally):
+    """A token file's :class:`RecordTally`, with the documents of the whole qrels whose labels are not closed under
+    the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
+    job regroups the qrels to count them."""
+
+    def __init__(self, qrels: QrelsFiles, read: Callable[[str], bytes], parents: tuple[tuple[str, str], ...],
+                 policy: str) -> None:
+        super().__init__()
+        self._index = (qrels, read, parents, policy)  # LabelIndex.load's arguments
+        self.not_closed = 0
+        self.labelled_digest = 0  # :func:`id_digest` of the accepted documents with labels written
+        self.qrels_digest = 0  # and of the qrels documents
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        super().add(batch)
+        labelled = pc.and_(pc.is_null(batch.column("reason")),
+                           pc.greater(pc.list_value_length(batch.column("labels")).fill_null(0), 0))
+        self.labelled_digest = (self.labelled_digest + id_digest(batch.column("doc_id").filter(labelled))) % 2**64
+
+    def finish(self) -> None:
+        index = LabelIndex.load(*self._index)
+        self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
+
+
+class AssignmentTally:
+    """What a qrels parsing task counts: lines by reason (None: accepted), and the distinct documents
+    of the accepted lines."""
+
+    def __init__(self) -> None:
+        self.reasons: Counter[str | None] = Counter()
+        self._documents: list[pa.Array] = []
+        self.documents = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        reasons = _count_reasons(self.reasons, batch)
+        self._documents.append(batch.column("doc_id").filter(pc.is_null(reasons)))
+
+    def finish(self) -> None:
+        """Count the distinct documents, and keep only the counts (the tally travels to the driver)."""
+        self.documents = pc.count_distinct(pa.chunked_array(self._documents, pa.string())).as_py()
+        self._documents = []
+
+
+def _count_reasons(counted: Counter[str | None], batch: pa.RecordBatch) -> pa.Array:
+    """Add a batch's rows to ``counted`` by reason (None: accepted); the reason column."""
+    reasons = batch.column("reason")
+    counted.update({None: reasons.null_count})
+    if reasons.null_count != len(batch):
+        counted.update(reasons.drop_null().to_pylist())
+    return reasons
+
+
+def _counts(values: pa.Array) -> dict:
+    counted = pc.value_counts(values)
+    return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
+
+
+def summed(tallies: list[RecordTally]) -> RecordTally:
+    """The parsing tasks' tallies added up."""
+    tally = RecordTally()
+    for each in tallies:
+        tally.reasons.update(each.reasons)
+        tally.documents.update(each.documents)
+        tally.without_labels += each.without_labels
+        tally.positives.update(each.positives)
+        tally.tokens += each.tokens
+        tally.without_tokens += each.without_tokens
+    return tally
