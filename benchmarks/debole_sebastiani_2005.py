@@ -76,7 +76,8 @@ TABLE_4_SLACK = 0.2
 
 class Setup(NamedTuple):
     """One experimental context: a learner, a weighting, a selection function (None: no selection with tf-idf,
-    where the function plays no part) and a reduction factor."""
+    where the function plays no part) and a reduction factor.
+    """
 
     learner: str
     weighting: str
@@ -129,7 +130,8 @@ def pipeline_command(subset: str, setup: Setup) -> str:
 
 def link_tables(source: str, target: str) -> None:
     """Copy a corpus-stages file into a setup's run: the Parquet tables' files hard-linked (stages never change a
-    published file in place, they write new ones and rename), anything else (manifests, the lock) copied."""
+    published file in place, they write new ones and rename), anything else (manifests, the lock) copied.
+    """
     if "/manifests/" in source or Path(source).name.startswith(".sparktc"):
         shutil.copy2(source, target)
     else:

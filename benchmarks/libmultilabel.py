@@ -97,7 +97,8 @@ INSTALL_SECONDS = 1800
 @dataclass(frozen=True)
 class Method:
     """A LibMultiLabel linear method and sparktc's nearest counterpart: the settings over conf/libsvm.toml, and
-    whether it is the same algorithm (and if not, what differs)."""
+    whether it is the same algorithm (and if not, what differs).
+    """
 
     name: str
     libmultilabel: str
@@ -147,13 +148,15 @@ def selected_methods(text: str) -> list[str]:
 
 def output_refusal(output: Path) -> str | None:
     """Why the benchmark may not write into ``output`` (None when it may): an existing file, or a non-empty
-    directory without this script's marker."""
+    directory without this script's marker.
+    """
     return refusal_of_output(output, MARKER, WRITER)
 
 
 def corpus_refusal(corpus: Path) -> str | None:
     """Why ``corpus`` cannot be given to both tools (None when it can): plain train.svm and test.svm are needed
-    (LibMultiLabel reads no compressed file)."""
+    (LibMultiLabel reads no compressed file).
+    """
     missing = [name for name in CORPUS_FILES if not (corpus / name).is_file()]
     if not missing:
         return None
@@ -266,7 +269,8 @@ def ensure_venv(venv: Path, log: Path) -> dict[str, Any]:
 
 def prepare_corpus(output: Path, documents: int) -> tuple[Path, dict[str, Any]]:
     """The LIBSVM files of a synthetic corpus of ``documents`` (see the module docstring, step 2), and a record
-    of each step that ran (command and costs) or was reused."""
+    of each step that ran (command and costs) or was reused.
+    """
     corpus, run, exported = (output / f"{name}-{documents}" for name in ("corpus", "weighted", "libsvm"))
     steps: dict[str, Any] = {}
     if corpus_is_complete(corpus, documents):
@@ -321,7 +325,8 @@ def decision_codes(rows: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 def sparktc_decisions(predictions: Path) -> tuple[np.ndarray, np.ndarray]:
     """The (row, label) of every category sparktc assigned to a test document: the row is the document's line in
-    test.svm less one (sparktc's doc ids are ``test.svm:LINE``), the label the category read as an integer."""
+    test.svm less one (sparktc's doc ids are ``test.svm:LINE``), the label the category read as an integer.
+    """
     table = ds.dataset(predictions, format="parquet").to_table(columns=["doc_id", "predicted"])
     line = pc.list_element(pc.split_pattern(table["doc_id"], ":", max_splits=1, reverse=True), 1)
     lines = pc.cast(line, "int64").to_numpy() - 1
@@ -333,7 +338,8 @@ def sparktc_decisions(predictions: Path) -> tuple[np.ndarray, np.ndarray]:
 def compare_decisions(sparktc: tuple[np.ndarray, np.ndarray], peer: tuple[np.ndarray, np.ndarray]
                       ) -> dict[str, int]:
     """How the two tools' positive decisions differ: (document, label) pairs assigned by one only, and the
-    documents and labels those pairs touch."""
+    documents and labels those pairs touch.
+    """
     ours, theirs = decision_codes(*sparktc), decision_codes(*peer)
     only_ours, only_theirs = np.setdiff1d(ours, theirs), np.setdiff1d(theirs, ours)
     differing = np.concatenate([only_ours, only_theirs])

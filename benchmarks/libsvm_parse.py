@@ -27,7 +27,8 @@ from sparktc.schemas import RECORD_SCHEMA
 
 def rcv1_like(lines: int, seed: int = 0, digits: str = "repr") -> bytes:
     """``lines`` documents of 1-4 labels (of 103) and about 75 features (indices of 47,236, ascending) each; values
-    are unit-norm TF-IDF-like weights written as Python writes them (``digits="repr"``) or as ``%.6e``."""
+    are unit-norm TF-IDF-like weights written as Python writes them (``digits="repr"``) or as ``%.6e``.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(lines):

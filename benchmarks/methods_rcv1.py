@@ -83,7 +83,8 @@ SPARK_LOG = re.compile(r"\(the trace and Spark's log: (?P<path>[^)]+)\)")
 
 def selected(text: str, known: Sequence[str], what: str) -> list[str]:
     """The comma-separated names of ``text`` (``what`` they are, for the messages), each in ``known`` and none
-    twice, in the order given."""
+    twice, in the order given.
+    """
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in known]
     if not names or unknown:
@@ -102,7 +103,8 @@ def selected_methods(text: str) -> list[str]:
 
 def output_refusal(output: Path, marker: str = MARKER, writer: str = WRITER) -> str | None:
     """Why the benchmark ``writer`` may not write into ``output`` (None when it may): an existing file, or a
-    non-empty directory without its ``marker``."""
+    non-empty directory without its ``marker``.
+    """
     if not output.exists():
         return None
     if not output.is_dir():
@@ -160,7 +162,8 @@ def pipeline_command(corpus: Path, run_dir: Path, overrides: Sequence[str] = ())
 
 def stage_status(events: Sequence[tuple[float, str]], reasons: Mapping[str, str]) -> dict[str, str]:
     """How each corpus stage fared in a run, from its ``sparktc:`` lines: skipped as current, recomputed (with
-    ``reasons[stage]``, its manifest's ``recomputed_because``), or not reached."""
+    ``reasons[stage]``, its manifest's ``recomputed_because``), or not reached.
+    """
     skipped = {match["stage"] for _, line in events if (match := SKIPPED_LINE.match(line))}
     ran = {stage.stage for stage in (parse_stage_line(t, line) for t, line in events) if stage is not None}
     return {stage: "skipped (current)" if stage in skipped
@@ -177,7 +180,8 @@ def read_manifest(run_dir: Path, stage: str) -> dict[str, Any]:
 
 def segments(result: Measured, run_dir: Path) -> dict[str, dict[str, Any]]:
     """Each segment of a run (startup, the stages that ran, shutdown): wall, CPU-seconds, peak RSS, and for a
-    stage its own time and rows from its manifest (``wall_seconds``; the segment's own span is kept too)."""
+    stage its own time and rows from its manifest (``wall_seconds``; the segment's own span is kept too).
+    """
     found = {}
     for segment in result.segments():
         entry: dict[str, Any] = {"wall_seconds": round(segment.wall_seconds, 3),
@@ -206,7 +210,8 @@ def why_it_failed(result: Measured, log: Path) -> tuple[bool, str]:
 
 def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rcv1") -> dict[str, Any]:
     """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause; the
-    lines it prints start with ``harness``."""
+    lines it prints start with ``harness``.
+    """
     print(f"{harness}: $ {shlex.join(command)}", flush=True)
     result = run_measured(command, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
@@ -257,7 +262,8 @@ def memory(record: Mapping[str, Any], stage: str) -> str:
 
 def corpus_cell(record: Mapping[str, Any]) -> str:
     """How ingest .. rank fared: skipped, or the first stage not skipped with its reason (the later ones repeat
-    it: "ingest was recomputed (...)") and how the others fared."""
+    it: "ingest was recomputed (...)") and how the others fared.
+    """
     states = record.get("corpus_stages", {})
     changed = [stage for stage, state in states.items() if not state.startswith("skipped")]
     if not states or not changed:

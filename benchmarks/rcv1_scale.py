@@ -91,7 +91,8 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
     the empty ``collections`` the runs fill); run ``body(result, write)``, which returns the exit status and calls
     ``write()`` to keep partial results; record a :class:`HarnessError` as the result's error (exit status 1);
     and always end with the load and the harness's own wall and CPU time in OUTPUT/STEM.json, ``render``'s
-    markdown in OUTPUT/STEM.md, and the markdown printed."""
+    markdown in OUTPUT/STEM.md, and the markdown printed.
+    """
     output.mkdir(parents=True, exist_ok=True)
     name, writer = marker
     if name and not (output / name).is_file():
@@ -177,7 +178,8 @@ def relative(path: Path) -> str:
 def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True,
              harness: str = "rcv1_scale") -> Measured:
     """Run ``command`` from the repository root under the /proc sampler, its lines printed after ``harness``;
-    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code)."""
+    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code).
+    """
     print(f"{harness}: $ {shlex.join(command)}   (load {load_average()})", flush=True)
     result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
@@ -336,7 +338,8 @@ def process_summary(result: Measured) -> list[dict[str, Any]]:
 
 def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The median of the numeric figures of repeated (successful) runs of one configuration (the runs
-    themselves listed); ``peak_rss_mb_max``: the largest peak RSS of each role over the runs."""
+    themselves listed); ``peak_rss_mb_max``: the largest peak RSS of each role over the runs.
+    """
     def med(values: list[Any]) -> Any:
         present = [v for v in values if v is not None]
         return statistics.median(present) if present else None
@@ -375,7 +378,8 @@ def aggregate(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def memory_summary(runs: Sequence[dict[str, Any]], size: int, master: str, planned: int) -> dict[str, Any]:
     """The memory runs (``size`` on ``master``), failed ones included: each one's driver JVM peak RSS and
-    end to end time, the largest peak, the median time of the successful runs, and the failures."""
+    end to end time, the largest peak, the median time of the successful runs, and the failures.
+    """
     mine = [run for run in runs if run["size"] == size and run["master"] == master]
     ok = [run["end_to_end_seconds"] for run in mine if not run.get("failed")]
     peaks = [run["peak_rss_mb"].get("jvm") for run in mine]

@@ -152,7 +152,8 @@ def lean_peer(result: dict[str, Any], size: int) -> dict[str, Any] | None:
 def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
     """The lean peer's wall and CPU seconds (its whole command, from the same sampler as sparktc's; its own
     step total and CPU when the command's are missing), peak RSS (its own ru_maxrss, else the sampled peak)
-    and micro/macro-F1; all None unless it ran."""
+    and micro/macro-F1; all None unless it ran.
+    """
     if not peer or peer.get("status") != "ok":
         return dict.fromkeys(("wall", "cpu", "rss", "micro_f1", "macro_f1", "steps"))
     own = peer.get("result", {})
@@ -167,7 +168,8 @@ def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
 
 def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
     """sparktc on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
-    sparktc - peer for micro- and macro-F1 (None where either side is missing)."""
+    sparktc - peer for micro- and macro-F1 (None where either side is missing).
+    """
     record = pipeline(result, size, baseline_master(result))
     peer = peer_figures(lean_peer(result, size))
     metrics = record.get("metrics", {}) if record else {}
@@ -186,7 +188,8 @@ def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
 
 def document(parts: list[str], result: Mapping[str, Any]) -> str:
     """A benchmark's markdown from its ``parts`` (title first), with the error that stopped it, if any, under
-    the title."""
+    the title.
+    """
     if result.get("error"):
         parts = [parts[0], f"**The benchmark stopped early:** {result['error']}", *parts[1:]]
     return "\n\n".join(parts) + "\n"
@@ -222,7 +225,8 @@ def table_sizes(result: dict[str, Any]) -> list[int]:
 
 def sizes_table(result: dict[str, Any]) -> str:
     """Table 1, sizes × stages: sparktc on the baseline master (wall / CPU of each stage and end to end, peak
-    RSS, F1) beside the lean peer on the same corpus (wall / CPU, peak RSS, F1) and sparktc / peer."""
+    RSS, F1) beside the lean peer on the same corpus (wall / CPU, peak RSS, F1) and sparktc / peer.
+    """
     rows = []
     for size in table_sizes(result):
         versus = comparison(result, size)
@@ -390,7 +394,8 @@ def mean(values: Sequence[float | None]) -> float | None:
 
 def peer_ratios(result: dict[str, Any]) -> dict[str, float | None]:
     """At the peers size: MLlib's extrapolated training over sparktc's train stage; sparktc over the lean
-    peer for wall (end to end / its command) and CPU-seconds."""
+    peer for wall (end to end / its command) and CPU-seconds.
+    """
     size = result["settings"]["peers_size"]
     record = pipeline(result, size, baseline_master(result))
     mllib = result.get("peers", {}).get("mllib") or {}
@@ -466,7 +471,8 @@ def speedup_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 def beyond_rcv1_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Past RCV1-v2's size (the largest size run above FULL_SIZE): CPU-seconds per document within
     TARGET_CPU_PER_DOCUMENT_GROWTH of FULL_SIZE's, and the driver JVM still within TARGET_JVM_RSS_MB: nothing on
-    the driver grows with the corpus."""
+    the driver grows with the corpus.
+    """
     master = baseline_master(result)
     full = pipeline(result, FULL_SIZE, master)
     larger = [size for size in sizes_run(result, master) if size > FULL_SIZE]

@@ -319,7 +319,8 @@ def file_blocks(shape: TextShape, files: int) -> list[range]:
 
 def write_corpus(output: Path, shape: TextShape, files: int = 8, compress: bool = False) -> dict:
     """Write the corpus into ``output`` (created; files of an earlier corpus of other names are left alone) and
-    ``corpus.json``; returns what corpus.json holds."""
+    ``corpus.json``; returns what corpus.json holds.
+    """
     began = time.monotonic()
     output.mkdir(parents=True, exist_ok=True)
     model = TextModel(shape)

@@ -74,7 +74,8 @@ ASCII = bytes(range(128))
 def clean(text: str) -> str:
     """``DELETE.sub("", text.lower())``, faster: ``bytes.translate`` deletes the ASCII punctuation from the UTF-8
     bytes; the few distinct non-ASCII characters to delete (found among the non-ASCII bytes) go by ``str.replace``
-    (by DELETE when there are many)."""
+    (by DELETE when there are many).
+    """
     lower = text.lower()
     data = lower.encode("utf-8", "surrogatepass")
     kept = data.translate(None, ASCII_DELETED).decode("utf-8", "surrogatepass")

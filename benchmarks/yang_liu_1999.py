@@ -121,7 +121,8 @@ REVERSED = {"≫": "≪", ">": "<", "~": "~", "<": ">", "≪": "≫"}
 
 def selected_methods(text: str) -> list[str]:
     """The methods of ``--methods`` (comma-separated), in Table 1's order; ConfigError for an unknown or repeated
-    name, or fewer than two (the tables compare pairs)."""
+    name, or fewer than two (the tables compare pairs).
+    """
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in METHODS]
     if unknown:
@@ -179,7 +180,8 @@ def n_test_documents(metrics: Mapping[str, Any]) -> int:
 def symbol_rows(pairs: Sequence[Mapping[str, Any]], published: Mapping[tuple[str, str], Sequence[str]],
                 columns: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
     """One row per published pair, in the paper's order: our test records (comparison.json's, None for a pair not
-    run) and the published symbols, by column header."""
+    run) and the published symbols, by column header.
+    """
     ours = {(pair["a"], pair["b"]): {test["name"]: test for test in pair["result"]["tests"]} for pair in pairs}
     headers = [header for header, _ in columns]
     return [{"a": a, "b": b,
@@ -190,7 +192,8 @@ def symbol_rows(pairs: Sequence[Mapping[str, Any]], published: Mapping[tuple[str
 
 def table_3_rows(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Table 3's rows, the published error symbol read as sparktc reads it (A ≫ B: A's error significantly lower),
-    the symbols as printed kept under ``printed``."""
+    the symbols as printed kept under ``printed``.
+    """
     rows = symbol_rows(pairs, PUBLISHED_TABLE_3, P_TESTS)
     for row in rows:
         row["printed"] = dict(row["published"])
@@ -215,7 +218,8 @@ def build_record(corpus: str, command_line: str, runs: Mapping[str, Mapping[str,
                  curves: Mapping[str, Any], compare_seconds: float) -> dict[str, Any]:
     """Every figure of the rerun beside the published ones (yang_liu_1999.json). ``runs``: per method run, its
     metrics.json (``metrics``), ``train_seconds``, ``evaluate_seconds`` and ``path``; ``comparison``: what
-    compare_runs returned (comparison.json); ``curves``: the figure's points per run (f1_curves)."""
+    compare_runs returned (comparison.json); ``curves``: the figure's points per run (f1_curves).
+    """
     methods = [key for key in METHODS if key in runs]
     first = runs[methods[0]]["metrics"]
     table_2 = symbol_rows(comparison["pairs"], PUBLISHED_TABLE_2, SIGNIFICANCE_TESTS)

@@ -8,7 +8,8 @@ line and reason (``records``); the one rule every reader holds labels to (``labe
 from the qrels, closed under the hierarchy, as a parsing task attaches them (``label_index``); and the synthetic
 corpus written in the LYRL2004 format (``synthetic``). What a corpus format is (``formats``: its files, reader,
 records and categories), each format's module declaring its own, and the formats by name (``registry``), which
-the rest of sparktc asks instead of naming formats. Plain Python, numpy and pyarrow."""
+the rest of sparktc asks instead of naming formats. Plain Python, numpy and pyarrow.
+"""
 
 __all__ = ["files", "formats", "jsonl", "label_index", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar",
            "lyrl2004_vectors", "plain_text", "records", "registry", "reuters21578", "synthetic"]

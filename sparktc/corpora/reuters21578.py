@@ -266,7 +266,8 @@ _DESCRIBED = re.compile(r"^\s*(\S.*?)\s*\(([^()]+)\)\s*$")
 
 def topic_names(text: str) -> dict[str, str]:
     """Topic code -> name from Lewis's ``cat-descriptions_120396.txt`` (lines ``Name (CODE)`` in the
-    TOPICS part, which ends at the first ``____`` rule); codes are lower-cased as in the SGML."""
+    TOPICS part, which ends at the first ``____`` rule); codes are lower-cased as in the SGML.
+    """
     names: dict[str, str] = {}
     in_topics = False
     for line in text.splitlines():

@@ -85,7 +85,8 @@ def _check(table: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.DataFrame:
 
 def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows of fields as lines: the first field left-aligned, the others right-aligned, each column as wide
-    as its widest field, columns :data:`_GAP` apart."""
+    as its widest field, columns :data:`_GAP` apart.
+    """
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [_GAP.join([row[0].ljust(widths[0]), *(f.rjust(w) for f, w in zip(row[1:], widths[1:]))]) for row in rows]
 

@@ -204,7 +204,8 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     """The method with its parameters (``method_lines``, which its module words: :func:`sparktc.models.registry.
     describe`), the thresholding with its, and the search space, as ``metrics.json`` records them
     (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record without them is read as
-    the [train] defaults: a fixed threshold, nothing searched."""
+    the [train] defaults: a fixed threshold, nothing searched.
+    """
     thresholding = metrics.get("thresholding") or {"name": "fixed"}
     space = metrics.get("search_space") or {}
 

@@ -134,7 +134,8 @@ def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64]
 
 def _sign_test(name: str, k: int, n: int, agreement: str) -> TestResult:
     """Sign test of k successes of A in n differing pairs: Bin(n, 0.5) tails (section 4.1); with no
-    differing pair the test is undefined, ``agreement`` saying what the systems agree on."""
+    differing pair the test is undefined, ``agreement`` saying what the systems agree on.
+    """
     if n == 0:
         return _degenerate(name, n, f"no difference to test ({agreement})")
     z = (k - 0.5 * n) / (0.5 * math.sqrt(n))
@@ -157,7 +158,8 @@ def _t_or_normal(name: str, statistic: float, n: int) -> TestResult:
 
 def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64], values: str) -> TestResult:
     """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
-    ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t."""
+    ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t.
+    """
     d = (a - b)[a != b]
     n = d.size
     if n < 2:  # sd(d) needs two differences

@@ -40,7 +40,8 @@ def term_category_counts(indices: pa.Array, labels: pa.Array, categories: Sequen
     include ``categories[j]``, an int64 ``n_terms x len(categories)`` CSR matrix. ``indices`` and
     ``labels`` are list columns, one list per document (null lists are empty); a term repeated in a
     document counts once. A term id outside ``[0, n_terms)`` or a label outside ``categories`` is
-    an error."""
+    an error.
+    """
     n_documents = len(indices)
     term_ids = pc.list_flatten(indices)
     label_codes = pc.index_in(pc.list_flatten(labels), value_set=pa.array(list(categories), pa.string()))
@@ -91,7 +92,8 @@ class TrainingSet:
 def load_training_set(path: str, n_features: int, column: str = "values") -> TrainingSet:
     """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), its matrix of ``column``
     (``values``: the ltc weights; ``counts``: raw tf), read once per worker and kept while its files are
-    unchanged (:func:`sparktc.filesystem.per_worker`)."""
+    unchanged (:func:`sparktc.filesystem.per_worker`).
+    """
     filesystem, root = arrow_filesystem(path)
     dataset = ds.dataset(root, format="parquet", filesystem=filesystem)
     if not dataset.files:

@@ -41,14 +41,16 @@ def parse_stop_list(text: str) -> frozenset[str]:
 
 def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[str]:
     """The words of the stop list file ``stop_list`` (``tokenize.stop_list``) as ``read_text`` reads it
-    (the stages read through Hadoop file systems); none when it is ""."""
+    (the stages read through Hadoop file systems); none when it is "".
+    """
     return parse_stop_list(read_text(stop_list)) if stop_list else frozenset()
 
 
 def clean_text(text: str) -> str:
     """``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
     space, and the underscore (``[\\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
-    digit-only tokens and stop words are dropped."""
+    digit-only tokens and stop words are dropped.
+    """
     lower = text.lower()
     data = lower.encode("utf-8", "surrogatepass")  # a lone surrogate (no character: deleted) survives the round trip
     kept = data.translate(None, _ASCII_DELETED).decode("utf-8", "surrogatepass")
@@ -65,7 +67,8 @@ def clean_text(text: str) -> str:
 
 def tokenize(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
     """Unstemmed tokens of ``text``: whitespace-separated, lower-cased, punctuation removed,
-    empty and digit-only tokens dropped, stop words dropped."""
+    empty and digit-only tokens dropped, stop words dropped.
+    """
     return [token for token in clean_text(text).split() if not token.isdigit() and token not in stop_words]
 
 
@@ -88,7 +91,8 @@ class Analyzer:
 
     def _learn(self, tokenized: list[list[str]]) -> None:
         """Add the tokens of ``tokenized`` not in the table yet: dropped ones as None, the others with their stems
-        (one ``stemWords`` call for all of them)."""
+        (one ``stemWords`` call for all of them).
+        """
         unseen = set(chain.from_iterable(tokenized))
         unseen.difference_update(self._stems)
         if not unseen:
@@ -112,7 +116,8 @@ class Analyzer:
 
     def joined(self, texts: Sequence[str]) -> list[str]:
         """Each text's stems as stored: one string, single spaces between them (``" ".join`` of :meth:`analyze`'s
-        lists, without building them)."""
+        lists, without building them).
+        """
         tokenized = self._tokenized(texts)
         lookup = self._stems.__getitem__
         if self._empty_stem:  # never seen (a Porter stem is never empty), but filter(None) would drop it
@@ -125,5 +130,6 @@ class Analyzer:
 
 def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
     """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
-    recipe, shared with the classification of new documents."""
+    recipe, shared with the classification of new documents.
+    """
     return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())

@@ -72,7 +72,8 @@ def _membership(Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_]) -
 def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int64] | None) -> sparse.csr_matrix:
     """The rows of ``X`` over the selected terms ``columns`` (None: every term), each renormalized to unit
     length: Yang & Liu's kNN compares documents by the cosine over the selected features (2,415 of them), and
-    dropping terms shortens the ltc rows. A row without a selected term stays zero (no neighbour similarity)."""
+    dropping terms shortens the ltc rows. A row without a selected term stays zero (no neighbour similarity).
+    """
     X = sparse.csr_matrix(X, dtype=np.float64)
     if columns is None:
         return X
@@ -84,7 +85,8 @@ def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int6
 def selection_key(order: NDArray[np.int64], terms: int) -> bytes:
     """The ``terms`` best-ranked term ids of ``order`` as int64 bytes (a per-worker cache key; empty bytes: every
     term), read back by :func:`columns_of` for :func:`selected_space`: the training and the scoring of kNN select
-    alike."""
+    alike.
+    """
     selected = top_terms(order, terms)
     return b"" if selected is None else selected.tobytes()
 
@@ -235,7 +237,8 @@ class KnnParameters(Parameters):
 
 def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> ScoreRange:
     """The sum of k cosines, each in [-1, 1] ([0, 1] for non-negative features): s in [0, k] (or [-k, k]); no
-    natural threshold (Yang & Liu use SCut)."""
+    natural threshold (Yang & Liu use SCut).
+    """
     k = parameters.knn_k
     low = 0.0 if nonnegative_features else -float(k)
     return ScoreRange(low, float(k), None, "",

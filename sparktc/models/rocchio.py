@@ -80,7 +80,8 @@ def rocchio(
 @dataclass(frozen=True)
 class RocchioParameters(Parameters):
     """w = beta * mean(positives) - gamma * mean(negatives): beta = 0 would ignore the category's own documents;
-    gamma = 0 is the plain centroid classifier; negative values would invert the pull."""
+    gamma = 0 is the plain centroid classifier; negative values would invert the pull.
+    """
 
     rocchio_beta: float = field(default=16.0, metadata=rule(lambda v: v > 0, "> 0"))
     rocchio_gamma: float = field(default=4.0, metadata=rule(lambda v: v >= 0, ">= 0"))

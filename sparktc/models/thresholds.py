@@ -61,7 +61,8 @@ def _below(value: float) -> float:
 def _cuts(scores: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """Every distinct set of "score > t" decisions on ``scores``, from nothing assigned to everything:
     the documents in decreasing score order, and per cut the number it assigns (the first so many of
-    that order; increasing) and its threshold (:func:`scut`'s candidates)."""
+    that order; increasing) and its threshold (:func:`scut`'s candidates).
+    """
     order = np.argsort(-scores, kind="stable")
     ranked = scores[order]
     # Index of the last document of each run of equal scores, in decreasing score order.
@@ -254,7 +255,8 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
 
 def pcut_counts(train_share: NDArray[np.float64], n_docs: int) -> NDArray[np.int64]:
     """PCut's m_c = floor(train_share_c * n + 1/2) (rounded half up), at most n: how many of n
-    documents category c is assigned to."""
+    documents category c is assigned to.
+    """
     return np.minimum(np.floor(np.asarray(train_share, dtype=np.float64) * n_docs + 0.5).astype(np.int64), n_docs)
 
 
@@ -323,7 +325,8 @@ def best_columns(scores: np.ndarray, k: int) -> np.ndarray:
     """Per row of ``scores`` (documents x categories), the columns of its ``k`` highest scores, best first, ties to
     the column first in order: ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``, without sorting every row
     whole. ``np.partition`` finds each row's k-th score; the ties at it, rare among real-valued scores, are taken
-    in column order, and only the k chosen are sorted (about half of the full sort's time for 5 of 103)."""
+    in column order, and only the k chosen are sorted (about half of the full sort's time for 5 of 103).
+    """
     n, m = scores.shape
     k = min(k, m)
     if k == m or n == 0 or not np.isfinite(scores).all():  # a NaN would compare false either way

@@ -79,7 +79,8 @@ GLOB_CHARACTERS = "*?[]{}\\"
 def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
     """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
     user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
-    its path; local paths are compared after resolving symbolic links, URIs as written."""
+    its path; local paths are compared after resolving symbolic links, URIs as written.
+    """
     if not output:
         raise OutputError("--output is required: the directory the stages write their tables to")
     output = absolute(output)
@@ -197,7 +198,8 @@ def _busy(output: str, holder: str, reads: str = "") -> OutputBusyError:
 
 def check_free(path: str, reads: str) -> None:
     """OutputBusyError (told as for ``claim(path, reads=reads)``) while a live run holds the local directory ``path``:
-    for a job to say so before refusing what it finds there, which a run in progress may be rewriting."""
+    for a job to say so before refusing what it finds there, which a run in progress may be rewriting.
+    """
     try:
         descriptor = os.open(os.path.join(path, LOCK), os.O_RDONLY)
     except OSError:  # no lock file: never held
@@ -322,7 +324,8 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
     are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
     ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
-    refused while held, it is then told as an input in use, not as the job's ``--output``."""
+    refused while held, it is then told as an input in use, not as the job's ``--output``.
+    """
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
     if is_uri(output):

@@ -68,7 +68,8 @@ class Tables:
 class Config(Protocol):
     """What the runner needs of a run's configuration (:class:`sparktc.experiment.config.Config`): its sections as
     attributes (dataclasses), all of them as a dict, and the check of the settings against the data a stage
-    counted."""
+    counted.
+    """
 
     def as_dict(self) -> dict[str, Any]: ...
 
@@ -83,7 +84,8 @@ def _no_files(config: Config) -> Sequence[str]:
 class Stage:
     """A stage: its function, the outputs of earlier stages it reads, the outputs it writes, the
     configuration sections its results depend on (or a function of the configuration naming them, for a stage
-    that reads a section under some settings only), and the files outside the run it reads."""
+    that reads a section under some settings only), and the files outside the run it reads.
+    """
 
     name: str
     run: Callable[[SparkSession, Config, Tables], StageReport]
@@ -129,7 +131,8 @@ _HASHED: dict[tuple[int, int, int, int], str] = {}
 def _hash(spark: SparkSession, path: str) -> str:
     """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
     and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
-    ingest names them)."""
+    ingest names them).
+    """
     local = local_path(path)
     found = os.stat(local) if local is not None and os.path.exists(local) else None
     if found is not None and not stat.S_ISREG(found.st_mode):
@@ -150,7 +153,8 @@ def _hash(spark: SparkSession, path: str) -> str:
 
 class Digests:
     """SHA-256 of files outside the run, kept in ``OUTPUT/manifests/_file_digests.json`` by path, size
-    and modification time, so an unchanged corpus is hashed once, not on every run."""
+    and modification time, so an unchanged corpus is hashed once, not on every run.
+    """
 
     def __init__(self, spark: SparkSession, output: str):
         self.spark, self.path = spark, storage.join(output, MANIFESTS, DIGESTS)
@@ -172,7 +176,8 @@ class Digests:
 
 def _write_json(spark: SparkSession, path: str, value: Any) -> None:
     """Write ``path`` whole: to a temporary name beside it, then, the old file removed, renamed to ``path``
-    (a crash in between leaves no file, never part of one)."""
+    (a crash in between leaves no file, never part of one).
+    """
     folder, name = path.rsplit("/", 1)
     written = storage.join(folder, f"_{name}.writing")
     storage.write_text(spark, written, json.dumps(value, indent=2) + "\n")
@@ -203,7 +208,8 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
     """(relative path, size, SHA-256) of every file under each path outside the run; a corpus that is
-    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it."""
+    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it.
+    """
     return {path: [[relative, size, digests.of(storage.join(path, relative), size, mtime)]
                    for relative, size, mtime in storage.list_files(spark, path) or []
                    if relative.split("/", 1)[0] not in BOOKKEEPING]
@@ -212,7 +218,8 @@ def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) 
 
 def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
     """Rows of a Parquet output (from its footers); None for other outputs (files, a corpus, a model
-    bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are."""
+    bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are.
+    """
     data = [name for name, _, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
     if not data or not all(name.endswith(".parquet") for name in data):
         return None
@@ -229,7 +236,8 @@ def _now() -> str:
 
 def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:
     """The stages that read ``stage``'s outputs, directly or through others, in pipeline order; a stage
-    that writes no pipeline table (synthesize: the corpus every stage is computed from) feeds them all."""
+    that writes no pipeline table (synthesize: the corpus every stage is computed from) feeds them all.
+    """
     stages = list(dict.fromkeys(owners.values()))
     if stage not in stages:
         return stages
@@ -243,7 +251,8 @@ def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:
 
 def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> None:
     """Remove the manifests of ``stages`` (all of them first: from then on none passes for current),
-    then their outputs, so nothing computed from the old settings or inputs stays in ``output``."""
+    then their outputs, so nothing computed from the old settings or inputs stays in ``output``.
+    """
     for stage in stages:
         storage.delete(spark, manifest_path(output, stage.name))
     for stage in stages:
@@ -254,7 +263,8 @@ def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> Non
 def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, owners: Mapping[str, Stage],
               digests: Digests, invalidated: dict[str, str], force: bool = False) -> dict[str, Any]:
     """Run ``stage`` into the claimed output unless its manifest is current; return its manifest.
-    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it."""
+    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it.
+    """
     output = claim.output
     inputs, tables = {}, {}
     for table in stage.reads:

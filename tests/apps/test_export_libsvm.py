@@ -1,6 +1,7 @@
 """A run's weighted vectors exported as multi-label LIBSVM files (sparktc.apps.export, jobs/export_libsvm.py):
 scikit-learn's reader finds the run's vectors and labels in them, sparktc's own LIBSVM ingest reads the same
-vectors back, the lines follow the format to the letter, and the export writes only into a directory it creates."""
+vectors back, the lines follow the format to the letter, and the export writes only into a directory it creates.
+"""
 
 from __future__ import annotations
 
@@ -188,7 +189,8 @@ def test_a_damaged_run_is_refused_and_a_failed_export_leaves_nothing(spark, weig
 
 def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
     """The export holds RUN to read it: while a pipeline holds RUN, the refusal names RUN as the input in use,
-    never as the export's --output (which is another, free directory). Refused before Spark starts."""
+    never as the export's --output (which is another, free directory). Refused before Spark starts.
+    """
     run = tmp_path / "run"
     (run / "manifests").mkdir(parents=True)
     (run / ".sparktc").write_text(json.dumps({"kind": "run"}))
@@ -214,7 +216,8 @@ def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
 
 def test_a_run_whose_vectors_hold_zero_weights_exports_its_nonzero_features_only(spark, tmp_path):
     """ltc gives a term in every training document idf ln(N / N) = 0, so its weight is stored as 0 in every vector
-    that has it: the LIBSVM files leave it out (they list nonzero features) and still read back as the same matrix."""
+    that has it: the LIBSVM files leave it out (they list nonzero features) and still read back as the same matrix.
+    """
     rng = np.random.default_rng(7)
     words = [f"w{i}" for i in range(40)]
     corpus = tmp_path / "corpus"

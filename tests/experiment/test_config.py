@@ -1,5 +1,6 @@
 """Configuration: a wrong key or value stops the job before Spark starts, naming the key, the value and the allowed
-ones."""
+ones.
+"""
 
 from __future__ import annotations
 
@@ -315,7 +316,8 @@ KNN = ("(kNN has no solver, C or positive weight; its term count is chosen for a
 )
 def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:
     """kNN and Rocchio ignored these silently (kNN with a shared weight failed in training); tune.terms ignored
-    select."""
+    select.
+    """
     assert refused(REUTERS + overrides) == message
 
 

@@ -63,7 +63,8 @@ def sparse_data():
 @pytest.fixture(scope="module")
 def quantised_data():
     """Rows of four 0.5 entries (unit length) over 12 features, some training rows duplicated:
-    every similarity is a multiple of 1/4, exact in any summation order, so ties abound."""
+    every similarity is a multiple of 1/4, exact in any summation order, so ties abound.
+    """
     rng = np.random.default_rng(3)
 
     def rows(n):
