@@ -61,17 +61,17 @@ STRONG_LEVEL, LEVEL = 0.01, 0.05
 class TestResult:
     """The outcome of one comparison of systems A and B.
 
-    Attributes
-    ----------
-    name : the test, e.g. "s-test" or "p-test (recall)".
-    n : the sample size the test used: differing decisions (s-test), differing categories (S-,
-        T-, T'-tests) or n_a + n_b trials (p-test).
-    statistic : z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
-        degenerate.
-    p_value_a_better, p_value_b_better : one-sided P-values for "A better" and "B better".
-    symbol : "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
-    reason : why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
-        is defined.
+    Attributes:
+        name: the test, e.g. "s-test" or "p-test (recall)".
+        n: the sample size the test used: differing decisions (s-test), differing categories (S-,
+            T-, T'-tests) or n_a + n_b trials (p-test).
+        statistic: z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
+            degenerate.
+        p_value_a_better: one-sided P-value for "A better".
+        p_value_b_better: one-sided P-value for "B better".
+        symbol: "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
+        reason: why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
+            is defined.
     """
 
     __test__ = False  # not a pytest test class, despite its name

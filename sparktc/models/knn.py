@@ -127,28 +127,23 @@ def knn_topk(
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The k training documents most similar to each query, and their similarities.
 
-    Parameters
-    ----------
-    X_query : scipy sparse matrix, shape (n_query, n_features)
-        Documents to score, one L2-normalised row each (not renormalised here).
-    X_train : scipy sparse matrix, shape (n_train, n_features)
-        Training documents, one L2-normalised row each; at least one.
-    k : int
-        Neighbours per query, >= 1. More than are available means all of them: k is capped at
-        n_train, or at n_train - 1 when ``exclude_self`` excludes any row.
-    exclude_self : int array, shape (n_query,), optional
-        ``exclude_self[i]`` is a training row that query i may not have as a neighbour (its
-        own row, for leave-one-out scores of the training documents), or -1 for none.
-    block_bytes : int
-        Budget, >= 1, for one dense float64 block of similarities (rows x n_train); a block
-        holds at least one query (see the module docstring for the peak memory).
+    Args:
+        X_query: scipy sparse matrix, shape (n_query, n_features). Documents to score, one
+            L2-normalised row each (not renormalised here).
+        X_train: scipy sparse matrix, shape (n_train, n_features). Training documents, one
+            L2-normalised row each; at least one.
+        k: Neighbours per query, >= 1. More than are available means all of them: k is capped at
+            n_train, or at n_train - 1 when ``exclude_self`` excludes any row.
+        exclude_self: optional int array, shape (n_query,). ``exclude_self[i]`` is a training row that
+            query i may not have as a neighbour (its own row, for leave-one-out scores of the training
+            documents), or -1 for none.
+        block_bytes: Budget, >= 1, for one dense float64 block of similarities (rows x n_train); a block
+            holds at least one query (see the module docstring for the peak memory).
 
-    Returns
-    -------
-    indices : int64 array, shape (n_query, k_used)
-        Training rows of the neighbours, by decreasing similarity, ties by increasing row.
-    similarities : float64 array, shape (n_query, k_used)
-        Their dot products with the query (cosine similarities for unit rows).
+    Returns:
+        (indices, similarities): indices an int64 array of shape (n_query, k_used), the training rows
+        of the neighbours, by decreasing similarity, ties by increasing row; similarities a float64
+        array of the same shape, their dot products with the query (cosine similarities for unit rows).
     """
     X_query = check_matrix("X_query", X_query)
     X_train = check_matrix("X_train", X_train)

@@ -78,18 +78,14 @@ EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
 def llsf_weights(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """The truncated-SVD least-squares weights W = V_k diag(1/lambda_k) V_k' X'Y (module docstring).
 
-    Parameters
-    ----------
-    G : float array, shape (terms, terms)
-        X'X over the training documents (symmetric positive semi-definite).
-    XY : float array, shape (terms, categories)
-        X'Y, Y the documents' 0/1 category indicators.
-    k : int
-        The number of singular values kept (>= 1): the k largest eigenvalues of G that are not zero.
+    Args:
+        G: float array, shape (terms, terms). X'X over the training documents (symmetric positive
+            semi-definite).
+        XY: float array, shape (terms, categories). X'Y, Y the documents' 0/1 category indicators.
+        k: The number of singular values kept (>= 1): the k largest eigenvalues of G that are not zero.
 
-    Returns
-    -------
-    float array, shape (terms, categories); zero when G is zero.
+    Returns:
+        float array, shape (terms, categories); zero when G is zero.
     """
     G = np.asarray(G, dtype=np.float64)
     XY = np.asarray(XY, dtype=np.float64)

@@ -93,19 +93,13 @@ def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     one (fewer assignments). Cost O(n log n): one sort, then cumulative counts of positives and
     negatives at the end of each run of equal scores.
 
-    Parameters
-    ----------
-    scores : float array, shape (n,)
-        Decision values of the validation documents; finite.
-    y : bool array, shape (n,)
-        True for the validation documents in the category.
+    Args:
+        scores: float array, shape (n,). Decision values of the validation documents; finite.
+        y: bool array, shape (n,). True for the validation documents in the category.
 
-    Returns
-    -------
-    threshold : float
-    f1 : float
-        F1 of "score > threshold" on (scores, y). When y has no True entry every threshold has
-        F1 = 0 and the result is (max(scores), 0.0): assign nothing.
+    Returns:
+        (threshold, f1), both floats: f1 is the F1 of "score > threshold" on (scores, y). When y has no
+        True entry every threshold has F1 = 0 and the result is (max(scores), 0.0): assign nothing.
     """
     scores = _check_scores(scores, 1)
     y = check_labels("y", y, scores.shape[0])
@@ -140,16 +134,14 @@ def fold_thresholds(
 
     ``fbr = 0`` never falls back: the per-fold SCut thresholds.
 
-    Parameters
-    ----------
-    fold_scores, fold_y : sequences of arrays, one (scores, bool labels) pair per fold
-        Each fold's validation decision values (from the model trained without that fold) and labels.
-    fbr : float
-        The F1 below which the fold falls back, in [0, 1]; LYRL2004 chose it by CV from 0.1..0.8.
+    Args:
+        fold_scores: sequence of float arrays, one per fold: each fold's validation decision values
+            (from the model trained without that fold).
+        fold_y: sequence of bool arrays, one per fold: each fold's validation labels.
+        fbr: The F1 below which the fold falls back, in [0, 1]; LYRL2004 chose it by CV from 0.1..0.8.
 
-    Returns
-    -------
-    float array, shape (n_folds,)
+    Returns:
+        float array, shape (n_folds,).
     """
     fbr = check_number("fbr", fbr, 0, 1, kind="number")
     if len(fold_scores) == 0 or len(fold_scores) != len(fold_y):
@@ -184,16 +176,13 @@ def proportional(scores: ArrayLike, share: float) -> float:
     distances that truly differ, to p * n = positives * n / documents, differ by at least
     1 / documents. Cost O(n log n): one sort.
 
-    Parameters
-    ----------
-    scores : float array, shape (n,)
-        Decision values of the validation documents; finite.
-    share : float
-        p, the category's share of the training documents, in [0, 1]: 0 assigns nothing, 1 everything.
+    Args:
+        scores: float array, shape (n,). Decision values of the validation documents; finite.
+        share: p, the category's share of the training documents, in [0, 1]: 0 assigns nothing, 1
+            everything.
 
-    Returns
-    -------
-    float
+    Returns:
+        The threshold, a float.
     """
     scores = _check_scores(scores, 1)
     share = check_number("share", share, 0, 1, kind="number")
@@ -207,16 +196,13 @@ def proportional_fold_thresholds(fold_scores: Sequence[ArrayLike], share: float)
     """The :func:`proportional` threshold of each fold, t_f = proportional(s_f, p), every fold with
     the same training share p (Debole & Sebastiani 2005, per validation set).
 
-    Parameters
-    ----------
-    fold_scores : sequence of arrays, one per fold
-        Each fold's validation decision values (from the model trained without that fold).
-    share : float
-        p, the category's share of all the training documents, in [0, 1].
+    Args:
+        fold_scores: sequence of arrays, one per fold: each fold's validation decision values (from the
+            model trained without that fold).
+        share: p, the category's share of all the training documents, in [0, 1].
 
-    Returns
-    -------
-    float array, shape (n_folds,)
+    Returns:
+        float array, shape (n_folds,).
     """
     if len(fold_scores) == 0:
         raise ValueError("fold_scores must hold one array per fold, at least one fold; got 0 arrays")
@@ -233,14 +219,10 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
     their sizes, and every fold is non-empty (k <= n). The orders come from
     ``numpy.random.default_rng(seed)``: the same (y, k, seed) gives the same folds.
 
-    Parameters
-    ----------
-    y : bool array, shape (n,)
-        True for the documents in the category.
-    k : int
-        Number of folds, 2 <= k <= n.
-    seed : int
-        Non-negative seed of the random orders.
+    Args:
+        y: bool array, shape (n,). True for the documents in the category.
+        k: Number of folds, 2 <= k <= n.
+        seed: Non-negative seed of the random orders.
     """
     y = check_labels("y", y)
     k = check_integer("k", k, 2, y.shape[0])
@@ -270,16 +252,14 @@ def pcut_thresholds(scores: ArrayLike, train_share: ArrayLike) -> NDArray[np.flo
     Documents tied with the (m_c + 1)-th are not assigned, so ties can make fewer than m_c
     assignments.
 
-    Parameters
-    ----------
-    scores : float array, shape (n_docs, n_categories)
-        Decision values of the documents to classify; finite.
-    train_share : float array, shape (n_categories,)
-        Each category's share of the training documents, in [0, 1].
+    Args:
+        scores: float array, shape (n_docs, n_categories). Decision values of the documents to classify;
+            finite.
+        train_share: float array, shape (n_categories,). Each category's share of the training documents,
+            in [0, 1].
 
-    Returns
-    -------
-    float array, shape (n_categories,)
+    Returns:
+        float array, shape (n_categories,).
     """
     scores = _check_scores(scores, 2)
     n_docs, n_categories = scores.shape
@@ -302,16 +282,12 @@ def rcut(scores: ArrayLike, k: int) -> NDArray[np.bool_]:
 
     Ties are broken by column order: of equal scores, the lower column index ranks first.
 
-    Parameters
-    ----------
-    scores : float array, shape (n_docs, n_categories)
-        Decision values; finite.
-    k : int
-        Categories per document, 1 <= k <= n_categories.
+    Args:
+        scores: float array, shape (n_docs, n_categories). Decision values; finite.
+        k: Categories per document, 1 <= k <= n_categories.
 
-    Returns
-    -------
-    bool array, shape (n_docs, n_categories), with exactly k True entries per row.
+    Returns:
+        bool array, shape (n_docs, n_categories), with exactly k True entries per row.
     """
     scores = _check_scores(scores, 2)
     k = check_integer("k", k, 1, scores.shape[1])
