@@ -1,6 +1,6 @@
-"""Debole & Sebastiani 2005's relative hardness of R(10), R(90) and R(115): their 48 setups per subset, rerun.
+r"""Debole & Sebastiani 2005's relative hardness of R(10), R(90) and R(115): their 48 setups per subset, rerun.
 
-    .venv/bin/python -m benchmarks.debole_sebastiani_2005 --output runs/debole-sebastiani [--corpus DIR] \\
+    .venv/bin/python -m benchmarks.debole_sebastiani_2005 --output runs/debole-sebastiani [--corpus DIR] \
         [--subsets R10,R90,R115]
 
 Every combination of 3 learners (Rocchio beta 16 / gamma 4 and kNN k = 30, both with proportional thresholds

@@ -1,6 +1,6 @@
-"""Yang & Liu's five classifiers at RCV1-v2 scale: what each one's train and evaluate stages cost.
+r"""Yang & Liu's five classifiers at RCV1-v2 scale: what each one's train and evaluate stages cost.
 
-    .venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1 \\
+    .venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1 \
         [--corpus runs/benchmark-rcv1/corpus-804414] [--methods svm,knn,llsf,nb,nnet]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them:

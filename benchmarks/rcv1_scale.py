@@ -1,8 +1,8 @@
-"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
+r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
 
-    .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \\
-        [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \\
-        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \\
+    .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
+        [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
+        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
         [--memory-runs 3]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts

@@ -1,6 +1,6 @@
-"""A synthetic raw-text corpus in sparktc's JSON Lines format, deterministic for a seed, RCV1-v2-shaped.
+r"""A synthetic raw-text corpus in sparktc's JSON Lines format, deterministic for a seed, RCV1-v2-shaped.
 
-    .venv/bin/python -m benchmarks.text_corpus --output DIR [--documents 200000] [--files 8] [--seed 0] \\
+    .venv/bin/python -m benchmarks.text_corpus --output DIR [--documents 200000] [--files 8] [--seed 0] \
         [--words 220] [--labels 100] [--train-share 0.02878] [--gzip]
 
 Writes ``DIR/part-000.jsonl`` .. (``.jsonl.gz`` with ``--gzip``), one ``{"id", "text", "labels", "split"}``
@@ -28,7 +28,7 @@ removed, digit-only tokens dropped, SMART stop list, Porter stemmer), not to be 
 * **Surface**: sentences of about 18 words, the first word capitalized, ending in ``.`` (sometimes ``?``, ``!``);
   commas, semicolons, colons, dashes standing alone (`` - ``, ``--``), hyphenated compounds (``long-term``),
   possessives (``'s`` and ``’s``), quotes and parentheses; proper names capitalized, a few acronyms in capitals
-  (``OPEC``-like), paragraph breaks (``\\n\\n``) and tabs; numbers in many forms (``1,250``, ``3.5%``, ``$4.2``,
+  (``OPEC``-like), paragraph breaks (``\n\n``) and tabs; numbers in many forms (``1,250``, ``3.5%``, ``$4.2``,
   ``1987``: dropped as digit-only once the punctuation is gone; ``12m``, ``1st``, ``Q3``: kept).
 * **Shape**: a log-normal number of words per document around ``--words`` (220: "a few hundred words"), so about
   1.5 kB a line. The training documents are the first ``round(N * train_share)`` ids (RCV1-v2's chronological

@@ -1,7 +1,7 @@
-"""Lean single-process peer of sparktc on raw text: conf/jsonl.toml's experiment in plain Python, numpy, scipy,
+r"""Lean single-process peer of sparktc on raw text: conf/jsonl.toml's experiment in plain Python, numpy, scipy,
 PyStemmer and LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc:
 
-    .venv/bin/python -m benchmarks.text_peer --corpus DIR --output FILE.json \\
+    .venv/bin/python -m benchmarks.text_peer --corpus DIR --output FILE.json \
         [--stop-list ../shared/data/stopwords/smart_english.stop]
 
 DIR holds ``*.jsonl`` / ``*.jsonl.gz`` files (names not starting with ``.`` or ``_``), one
@@ -13,12 +13,12 @@ CPU seconds of this process):
   labels, split ``train`` or ``test``); bad input stops the run naming file and line; a doc id read twice stops
   it too (sparktc's ``corpus.on_error = "fail"``).
 * tokenize: the LYRL2004 recipe (REFERENCE.md section 2) exactly as sparktc's ``Analyzer`` applies it: lower
-  case; tokens are the runs of non-whitespace (``str.split()``); punctuation (``[\\W_]``) removed from each; empty and
+  case; tokens are the runs of non-whitespace (``str.split()``); punctuation (``[\W_]``) removed from each; empty and
   digit-only (``str.isdigit``) tokens dropped; SMART stop words dropped; the rest stemmed by PyStemmer's
   ``porter`` (the library and algorithm sparktc uses). Done the fast way: the punctuation that is not white space
   is deleted from the whole lower-cased text (``bytes.translate`` for ASCII, ``str.replace`` for the rest), which
-  leaves the same tokens as deleting it token by token (a token holds no white space, and ``[\\W_]`` within one is
-  ``[^\\w\\s]|_``); each
+  leaves the same tokens as deleting it token by token (a token holds no white space, and ``[\W_]`` within one is
+  ``[^\w\s]|_``); each
   distinct token is looked up once in a table token -> stem id (-1: dropped), filled batch by batch for the tokens
   not seen before (one ``stemWords`` call per batch), so per token only ``split`` and a dict lookup in C
   (``map``) are left. Term frequencies are counted with numpy.

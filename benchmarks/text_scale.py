@@ -1,6 +1,6 @@
-"""Raw text at scale: sparktc's pipeline on a synthetic JSON Lines corpus beside a lean tokenizing peer.
+r"""Raw text at scale: sparktc's pipeline on a synthetic JSON Lines corpus beside a lean tokenizing peer.
 
-    .venv/bin/python -m benchmarks.text_scale --output runs/text-bench [--documents 200000] [--files 8] \\
+    .venv/bin/python -m benchmarks.text_scale --output runs/text-bench [--documents 200000] [--files 8] \
         [--master "local[2]"] [--stop-list ../shared/data/stopwords/smart_english.stop] [--repeat 1]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them.

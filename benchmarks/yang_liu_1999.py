@@ -1,6 +1,6 @@
-"""Yang & Liu 1999's controlled comparison of SVM, kNN, LLSF, NNet and NB, rerun on Reuters-21578 R(90) ApteMod.
+r"""Yang & Liu 1999's controlled comparison of SVM, kNN, LLSF, NNet and NB, rerun on Reuters-21578 R(90) ApteMod.
 
-    ./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/benchmark-yang-liu [--corpus DIR] \\
+    ./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/benchmark-yang-liu [--corpus DIR] \
         [--methods svm,knn,llsf,nnet,nb]
 
 The corpus stages (ingest, tokenize, weight, rank) run once with conf/reuters21578.toml for R(90) ApteMod;

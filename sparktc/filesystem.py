@@ -1,4 +1,4 @@
-"""Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
+r"""Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
 the per-worker caches.
 
 **The URI rule** (:func:`is_uri`). A path is a URI when it starts with a scheme as RFC 3986 spells
@@ -14,7 +14,7 @@ path               URI?    what it names
 ``file:///x``      yes     the local ``/x`` as well
 ``/x``             no      the local ``/x``
 ``runs/x``         no      a local path relative to the working directory (made absolute on the driver)
-``C:\\x``, ``c:/x``  no      a Windows drive letter is one character: a local path
+``C:\x``, ``c:/x``  no      a Windows drive letter is one character: a local path
 =================  ======  ===================================================================
 
 A ``file:`` URI stays a URI where sparktc decides between a local and a Hadoop path (it is not

@@ -71,7 +71,7 @@ def _loads(text: str) -> Any:
 
 
 def _encodable(value: str) -> bool:
-    """False for a string JSON can hold but UTF-8 cannot: one with a ``\\udXXX`` escape that has no pair."""
+    r"""False for a string JSON can hold but UTF-8 cannot: one with a ``\udXXX`` escape that has no pair."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

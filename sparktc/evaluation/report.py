@@ -130,12 +130,12 @@ def _get(mapping: Any, *keys: str, default: Any = None) -> Any:
 
 
 def per_category_csv(table: pd.DataFrame) -> str:
-    """The per-category table as CSV, as LYRL2004 publishes it, so any average can be recomputed.
+    r"""The per-category table as CSV, as LYRL2004 publishes it, so any average can be recomputed.
 
     Header ``category,name,train_positives,test_positives,TP,FP,FN,TN,P,R,F1``; one row per
     category sorted by category code; counts as integers, P, R, F1 with 4 decimals (an empty
     field for a missing value); fields quoted only when needed (a name holding a comma or quote),
-    lines ended by ``\\n``. Raises ValueError if a column is missing.
+    lines ended by ``\n``. Raises ValueError if a column is missing.
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     out = io.StringIO()

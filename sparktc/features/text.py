@@ -1,14 +1,14 @@
-"""LYRL2004 text processing: lower case, tokens, punctuation removal, no digit-only tokens, SMART stop list, Porter.
+r"""LYRL2004 text processing: lower case, tokens, punctuation removal, no digit-only tokens, SMART stop list, Porter.
 
 REFERENCE.md section 2; Lewis et al. 2004 section 7: tokens are maximal sequences of non-blank
 characters, reduced to lower case; punctuation is removed; tokens made only of digits are
 discarded, as are words on the SMART stop list; the remaining tokens are Porter-stemmed.
 
-The definition, per token: ``text.lower().split()``, then ``[\\W_]+`` deleted from each token, empty and
+The definition, per token: ``text.lower().split()``, then ``[\W_]+`` deleted from each token, empty and
 ``str.isdigit()`` tokens and stop words dropped. It is computed on the whole text instead (:func:`clean_text`): a
 token holds no white space, so deleting, from the whole lower-cased text, every character that is neither a word
 character (``str.isalnum()``) nor white space (``str.isspace()``, what ``str.split()`` splits at), and the
-underscore, leaves each token as deleting ``[\\W_]`` from it alone would, and the white space between tokens as it
+underscore, leaves each token as deleting ``[\W_]`` from it alone would, and the white space between tokens as it
 was. The deletion is ``bytes.translate`` over the UTF-8 bytes for the ASCII characters and ``str.replace`` for
 the few distinct non-ASCII ones a text holds (found among its non-ASCII bytes), so no Python code runs per
 character or per token; tests check it against the per-token definition on every code point.
@@ -47,8 +47,8 @@ def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[
 
 
 def clean_text(text: str) -> str:
-    """``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
-    space, and the underscore (``[\\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
+    r"""``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
+    space, and the underscore (``[\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
     digit-only tokens and stop words are dropped.
     """
     lower = text.lower()
