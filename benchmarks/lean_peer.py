@@ -1,5 +1,5 @@
 """Lean single-process peer of sparktc: its RCV1-v2 (LYRL2004) experiment in plain Python, numpy, scipy and
-LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc:
+LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc.
 
     .venv/bin/python benchmarks/lean_peer.py --corpus DIR --output FILE.json [--test-parts 0,1,2,3] \
         [--hierarchy rcv1.topics.hier.orig]
@@ -489,7 +489,7 @@ def ltc(tf: sparse.csr_matrix, idf_values: np.ndarray) -> sparse.csr_matrix:
 
 
 def weight(read: Corpus) -> tuple[sparse.csr_matrix, list[sparse.csr_matrix]]:
-    """ltc matrices of the training and test documents (REFERENCE.md section 3), overwriting the tf matrices."""
+    """The ltc matrices of the training and test documents (REFERENCE.md section 3), overwriting the tf matrices."""
     idf_values = idf(read.train_tf)
     return ltc(read.train_tf, idf_values), [ltc(block, idf_values) for block in read.test_tf]
 
@@ -575,7 +575,7 @@ def predict_and_count(X: list[sparse.csr_matrix], W: np.ndarray, b: np.ndarray, 
 
 
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator, 1 where the denominator is 0."""
+    """The ratio numerator / denominator, 1 where the denominator is 0."""
     return np.divide(numerator, denominator, out=np.ones(len(numerator)), where=denominator > 0)
 
 

@@ -357,7 +357,7 @@ def agree(a: float | None, b: float | None, digits: int = 4) -> bool | None:
 # --- one method --------------------------------------------------------------------------------
 
 def run_method(output: Path, corpus: Path, venv: Path, method: Method) -> dict[str, Any]:
-    """sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
+    """Run sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
     run_dir = output / f"sparktc-{method.name}"
     shutil.rmtree(run_dir, ignore_errors=True)  # inside OUTPUT, which is this script's
     command = sparktc_command(corpus, run_dir, method)

@@ -91,7 +91,7 @@ def test_counts(test: DataFrame, models: dict[str, LinearSVCModel]) -> dict[str,
 
 
 def f1(counts: pd.Series | dict) -> float:
-    """sparktc's F1 of TP, FP, FN, 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
+    """The F1 of TP, FP, FN as sparktc computes it, 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
     return f1_score(counts["tp"], counts["fp"], counts["fn"], zero_division=1.0)
 
 

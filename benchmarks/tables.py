@@ -167,7 +167,7 @@ def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
-    """sparktc on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
+    """The sparktc run on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
     sparktc - peer for micro- and macro-F1 (None where either side is missing).
     """
     record = pipeline(result, size, baseline_master(result))
@@ -522,7 +522,7 @@ def memory_target(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """sparktc against the lean peer at FULL_SIZE: wall ratio, CPU ratio, F1 differences.
+    """The targets of sparktc against the lean peer at FULL_SIZE: wall ratio, CPU ratio, F1 differences.
 
     When either side did not run at FULL_SIZE, the target is not run and its measured text gives the
     figure at the largest other size where both ran, if any.

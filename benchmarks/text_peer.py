@@ -1,5 +1,5 @@
 r"""Lean single-process peer of sparktc on raw text: conf/jsonl.toml's experiment in plain Python, numpy, scipy,
-PyStemmer and LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc:
+PyStemmer and LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc.
 
     .venv/bin/python -m benchmarks.text_peer --corpus DIR --output FILE.json \
         [--stop-list ../shared/data/stopwords/smart_english.stop]
@@ -281,7 +281,7 @@ class Matrices:
 
 
 def weight(read: Corpus) -> Matrices:
-    """ltc vectors over the training stems (sorted, sparktc's term ids), training rows in doc-id order."""
+    """The ltc vectors over the training stems (sorted, sparktc's term ids), training rows in doc-id order."""
     records = read.records
     is_train = np.array(records.train, dtype=bool)
     train_rows = np.flatnonzero(is_train)

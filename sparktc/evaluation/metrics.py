@@ -108,7 +108,7 @@ def _check_table(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike) -> 
 
 
 def _divide(numerator: NDArray, denominator: NDArray, zero_division: float) -> NDArray[np.float64]:
-    """numerator / denominator elementwise, ``zero_division`` where the denominator is 0."""
+    """The ratio numerator / denominator elementwise, ``zero_division`` where the denominator is 0."""
     numerator = np.asarray(numerator, dtype=np.float64)
     denominator = np.asarray(denominator, dtype=np.float64)
     return np.divide(

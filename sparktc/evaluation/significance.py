@@ -157,7 +157,7 @@ def _t_or_normal(name: str, statistic: float, n: int) -> TestResult:
 
 
 def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64], values: str) -> TestResult:
-    """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
+    """The paired t statistic, t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
     ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t.
     """
     d = (a - b)[a != b]

@@ -1,4 +1,4 @@
-"""Term weighting schemes (REFERENCE.md section 3), ``[weight] scheme``:
+"""Term weighting schemes (REFERENCE.md section 3), one chosen by ``[weight] scheme``.
 
 * ``ltc`` (Lewis et al. 2004 section 7, the default):  w(t, d) = (1 + ln tf(t, d)) * ln(N / df(t));
 * ``tfidf`` (Debole & Sebastiani 2005, eq. 4-5):  w(t, d) = (1 + log #(t, d)) * log(|Tr| / #Tr(t)). The paper
@@ -44,7 +44,7 @@ def _log_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
 
 
 def _raw_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
-    """tf itself (SMART ``n``, scikit-learn's ``sublinear_tf=False``)."""
+    """The raw tf itself (SMART ``n``, scikit-learn's ``sublinear_tf=False``)."""
     return tf.astype(np.float64)
 
 
@@ -78,7 +78,7 @@ def idf(df: ArrayLike, n_documents: int) -> NDArray[np.float64]:
 def term_factors(scheme: str, df: ArrayLike, n_documents: int,
                  scores: ArrayLike | None = None) -> NDArray[np.float64]:
     """Each term's global factor under ``scheme``, from its training document frequency ``df`` over
-    ``n_documents`` = N training documents (REFERENCE.md section 3):
+    ``n_documents`` = N training documents (REFERENCE.md section 3).
 
     * ``ltc``: idf = ln(N / df(t)) (Lewis et al. 2004);
     * ``tfidf``: idf = log(|Tr| / #Tr(t)) (Debole & Sebastiani 2005, eq. 4), natural logarithms: the same

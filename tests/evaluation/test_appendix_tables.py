@@ -39,7 +39,7 @@ def contingency(rows) -> pd.DataFrame:
 
 
 def run_record(rows, zero_division: float) -> tuple[dict, pd.DataFrame]:
-    """metrics and the per-category table as the evaluate stage makes them (averaged over train_positive)."""
+    """The metrics and the per-category table as the evaluate stage makes them (averaged over train_positive)."""
     table = contingency(rows)
     metrics, per_category = assemble(table, category_subsets(table, "jsonl"), "train_positive", zero_division,
                                      [10, 100, 1000], {})

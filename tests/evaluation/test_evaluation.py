@@ -140,7 +140,9 @@ def indicator(lists) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
-    """ingest -> ... -> rank once; train + evaluate with threshold 0 (A) and -0.3 (B); A again with zero_division 0."""
+    """Run ingest -> ... -> rank once; train + evaluate with threshold 0 (A) and -0.3 (B); A again with
+    zero_division 0.
+    """
     base = tmp_path_factory.mktemp("evaluation")
     corpus = base / "corpus"
     records = write_corpus(corpus)

@@ -1,5 +1,5 @@
 """The [weight] schemes (REFERENCE.md section 3; sparktc.features.weighting), each against an independent
-computation:
+computation.
 
 * ltc, tfidf (Debole & Sebastiani 2005, eq. 4-5), sklearn, binary and supervised against scipy.sparse formulas
   on a random term-frequency matrix, training rows fixing N and df, test rows holding terms outside training;
@@ -206,7 +206,7 @@ def supervised(spark, tmp_path_factory):
 
 
 def chi2_of(a: int, b: int, c: int, d: int) -> float:
-    """scipy's Pearson chi-square of the 2x2 table; 0 where a margin is 0 (term or category in all or no
+    """The Pearson chi-square of the 2x2 table by scipy; 0 where a margin is 0 (term or category in all or no
     documents), as REFERENCE.md section 4's formula with its 0 denominator.
     """
     table = np.array([[a, b], [c, d]])

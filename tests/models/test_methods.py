@@ -290,7 +290,7 @@ def _similarities(X_query, X_train, columns: np.ndarray) -> np.ndarray:
 
 
 def test_knn_chooses_one_term_count_by_micro_f1_and_scores_the_renormalized_selection(runs):
-    """kNN over the selected terms compares renormalized vectors; the term count is one for all categories,
+    """The kNN method over the selected terms compares renormalized vectors; the term count is one for all categories,
     the candidate whose leave-one-out SCut decisions have the best micro-F1.
     """
     micro, thresholds = {}, {}
