@@ -57,6 +57,9 @@ DISK_FULL = ("the disk is full (No space left on device): free space on the file
 
 
 def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tuple[Config, str, bool]:
+    """The job's command line, checked before Spark starts: the configuration (file, preset, then the ``--set``
+    overrides), the ``--output`` directory and ``--force``.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", help="TOML configuration file (see conf/)")
     parser.add_argument("--preset", default="", choices=["", *PRESETS], metavar="NAME",
@@ -81,6 +84,9 @@ def session_conf(config: Config) -> dict[str, str]:
 
 
 def session(config: Config) -> SparkSession:
+    """The Spark session of a run under ``config``'s [spark] section, a local event-log directory made first (Spark
+    refuses to start without it).
+    """
     from sparktc.runtime.session import build_session
 
     if config.spark.event_log and not is_uri(config.spark.event_log):

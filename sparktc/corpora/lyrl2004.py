@@ -251,6 +251,7 @@ class Hierarchy:
         return frozenset(self.leaves)
 
     def is_leaf(self, code: str) -> bool:
+        """Whether topic ``code`` is nobody's parent; KeyError for a code not in the hierarchy."""
         self._check(code)
         return code in self._leaf_set
 

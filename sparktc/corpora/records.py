@@ -106,6 +106,9 @@ class Reject:
     reason: str
 
     def message(self) -> str:
+        """The reject in one line, ``source:line (doc DOC_ID): reason``, without the line when the whole file failed and
+        without the doc id when none was read.
+        """
         where = f"{self.source}:{self.line}" if self.line else self.source
         who = f" (doc {self.doc_id})" if self.doc_id is not None else ""
         return f"{where}{who}: {self.reason}"

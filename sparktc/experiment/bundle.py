@@ -131,6 +131,7 @@ class Bundle:
 
     @property
     def names(self) -> dict[str, str]:
+        """Each category's name by its code, from the bundle's categories table."""
         return dict(zip(self.categories["category"], self.categories["name"]))
 
 

@@ -295,6 +295,10 @@ class SparkConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """A run's whole configuration: one checked section per TOML table, [corpus] to [spark], each defaulted when the
+    file leaves it out.
+    """
+
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
     synthesize: SynthesizeConfig = field(default_factory=SynthesizeConfig)
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
@@ -307,6 +311,7 @@ class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def as_dict(self) -> dict[str, Any]:
+        """Every section's settings as plain dicts, by section name."""
         return dataclasses.asdict(self)
 
     def check_against_data(self, facts: Mapping[str, Any], where: str) -> None:
@@ -314,6 +319,7 @@ class Config:
         check_against_data(self, facts, where)
 
     def with_corpus(self, **changes: Any) -> Config:
+        """A copy of the configuration with the [corpus] settings in ``changes`` replaced."""
         return dataclasses.replace(self, corpus=dataclasses.replace(self.corpus, **changes))
 
 

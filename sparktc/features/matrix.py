@@ -83,6 +83,9 @@ class TrainingSet:
     doc_ids: NDArray[np.object_] | None = None  # the rows' doc ids, in order
 
     def positives(self, category: str) -> NDArray[np.bool_]:
+        """The training rows' labels for ``category``: True for its positive documents (all False for a category with
+        none).
+        """
         y = np.zeros(self.X.shape[0], dtype=np.bool_)
         y[self.rows_of.get(category, np.empty(0, dtype=np.int64))] = True
         return y

@@ -111,6 +111,9 @@ class Analyzer:
         return tokenized
 
     def analyze(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's stems, in order: tokens cleaned as by :func:`tokenize`, digit-only tokens and stop words dropped,
+        the rest stemmed.
+        """
         lookup = self._stems.__getitem__
         return [[stem for stem in map(lookup, tokens) if stem is not None] for tokens in self._tokenized(texts)]
 
@@ -125,6 +128,7 @@ class Analyzer:
         return [" ".join(filter(None, map(lookup, tokens))) for tokens in tokenized]
 
     def __call__(self, texts: Iterable[str]) -> list[list[str]]:
+        """Each text's stems, as :meth:`analyze`: the analyzer is a function of the texts."""
         return self.analyze(list(texts))
 
 

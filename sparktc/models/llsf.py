@@ -146,12 +146,14 @@ class LLSFModel:
         return np.asarray(X[:, self.columns] @ self.W)
 
     def save(self, directory: str) -> None:
+        """Save the model as ``directory/llsf.npz`` (local or any Hadoop file system pyarrow reaches)."""
         buffer = io.BytesIO()
         np.savez(buffer, columns=self.columns, W=self.W)
         write_file(directory, LLSF_FILE, buffer.getvalue())
 
     @staticmethod
     def load(directory: str) -> LLSFModel:
+        """The model :meth:`save` wrote in ``directory``."""
         with np.load(io.BytesIO(read_file(directory, LLSF_FILE))) as saved:
             return LLSFModel(saved["columns"], saved["W"])
 
@@ -163,6 +165,9 @@ class SavedLLSF:
     directory: str
 
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories scores of the rows of ``X`` (documents x vocabulary) by the model saved in
+        ``directory``.
+        """
         return LLSFModel.load(self.directory).scores(X)
 
 

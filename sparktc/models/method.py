@@ -56,15 +56,29 @@ class SearchLists(Protocol):
     """The lists a [tune] section names (a ``TuneConfig``): the values to choose from, empty for none."""
 
     @property
-    def solver(self) -> Sequence[str]: ...
+    def solver(self) -> Sequence[str]:
+        """The LIBLINEAR solvers to choose from."""
+        ...
+
     @property
-    def C(self) -> Sequence[float]: ...
+    def C(self) -> Sequence[float]:
+        """The costs C to choose from."""
+        ...
+
     @property
-    def positive_weight(self) -> Sequence[float]: ...
+    def positive_weight(self) -> Sequence[float]:
+        """The factors on the positives' loss to choose from."""
+        ...
+
     @property
-    def terms(self) -> Sequence[int]: ...
+    def terms(self) -> Sequence[int]:
+        """The numbers of top-ranked terms to choose from (0: every term)."""
+        ...
+
     @property
-    def fbr(self) -> Sequence[float]: ...
+    def fbr(self) -> Sequence[float]:
+        """SCutFBR's fbr values to choose from."""
+        ...
 
 
 @dataclass(frozen=True)

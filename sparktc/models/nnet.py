@@ -60,6 +60,7 @@ class Network:
         return hidden @ self.W2 + self.b2
 
     def to_bytes(self) -> bytes:
+        """The network as the bytes of one ``.npz`` file: its columns, weights and biases, iterations and loss."""
         buffer = io.BytesIO()
         np.savez(buffer, columns=self.columns, W1=self.W1, b1=self.b1, W2=self.W2, b2=self.b2,
                  iterations=self.iterations, loss=self.loss)
@@ -67,6 +68,7 @@ class Network:
 
     @staticmethod
     def from_bytes(data: bytes) -> Network:
+        """The network :meth:`to_bytes` wrote into ``data``."""
         with np.load(io.BytesIO(data)) as saved:
             return Network(saved["columns"], saved["W1"], saved["b1"], saved["W2"], saved["b2"],
                            int(saved["iterations"]), float(saved["loss"]))
@@ -124,6 +126,9 @@ class SavedNetwork:
     directory: str
 
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories s(d, c) of the rows of ``X`` (documents x vocabulary) by the network saved in
+        ``directory``.
+        """
         return read_network(self.directory).scores(X)
 
 

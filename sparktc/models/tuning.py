@@ -49,6 +49,10 @@ class Candidate:
 
 @dataclass
 class CategoryModel:
+    """One category's trained model: its weights over the whole vocabulary, bias and threshold, the candidate chosen,
+    its cross-validated F1 and every candidate searched.
+    """
+
     weights: NDArray[np.float64]  # over the whole vocabulary
     bias: float
     threshold: float
@@ -57,6 +61,9 @@ class CategoryModel:
     searched: list[dict]  # every candidate with its cross-validated F1
 
     def choices(self) -> dict:
+        """What the category's record states of the choice: the chosen candidate's settings, its cross-validated F1 and
+        every candidate searched.
+        """
         return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
 
 

@@ -134,9 +134,13 @@ def _marker_kind(text: str | None) -> str | None:
 class Files(Protocol):
     """The two file operations ownership needs, on the local file system or through Hadoop."""
 
-    def entries(self, path: str) -> list[str] | None: ...
+    def entries(self, path: str) -> list[str] | None:
+        """The names in directory ``path``; None when there is no such directory."""
+        ...
 
-    def read(self, path: str) -> str | None: ...
+    def read(self, path: str) -> str | None:
+        """The text of the UTF-8 file ``path``; None when it is missing or not UTF-8."""
+        ...
 
 
 def check_owner(files: Files, output: str, kind: str) -> None:
@@ -169,12 +173,16 @@ class Holder:
 
     @staticmethod
     def of_this_process() -> Holder:
+        """The holder this process writes: a run id from the UTC time, the host and the process id, and the command line
+        (its first 500 characters).
+        """
         now = datetime.now(UTC)
         run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}"
         return Holder(run_id, socket.gethostname(), os.getpid(), now.isoformat(timespec="seconds"),
                       " ".join(sys.argv)[:500])
 
     def text(self) -> str:
+        """The holder as the lock file's JSON text."""
         return json.dumps(self.__dict__, indent=2) + "\n"
 
     @staticmethod
@@ -221,10 +229,12 @@ class Claim:
 
     @property
     def run_id(self) -> str:
+        """The holder's run id, which names the run's staging directory."""
         return self.holder.run_id
 
     @property
     def staging(self) -> str:
+        """The run's private staging directory, ``OUTPUT/_incomplete/<run id>``."""
         return f"{self.output.rstrip('/')}/{INCOMPLETE}/{self.run_id}"
 
 

@@ -151,6 +151,9 @@ class PartWriter:
         self._in_file = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
+        """Add the rows of ``batch``: a row group is written whenever ``row_group_rows`` rows are buffered, a new file
+        begun when one would pass ``rows_per_file``.
+        """
         while len(batch):
             take = min(self.row_group_rows - self._buffered, len(batch))
             self._buffer.append(batch.slice(0, take))
@@ -160,6 +163,9 @@ class PartWriter:
                 self._flush()
 
     def close(self) -> None:
+        """Write the rows still buffered (or the one empty file ``empty_file`` asks for) and rename the open file into
+        place.
+        """
         if self._buffered or (self.empty_file and not self._files and self._open is None):
             self._flush()
         if self._open is not None:

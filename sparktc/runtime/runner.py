@@ -59,9 +59,11 @@ class Tables:
     staging: str
 
     def input(self, name: str) -> str:
+        """The path of ``name``, an earlier stage's published output."""
         return storage.join(self.root, name)
 
     def output(self, name: str) -> str:
+        """The path the stage writes its output ``name`` to, in the staging directory until published."""
         return storage.join(self.staging, name)
 
 
@@ -71,9 +73,15 @@ class Config(Protocol):
     counted.
     """
 
-    def as_dict(self) -> dict[str, Any]: ...
+    def as_dict(self) -> dict[str, Any]:
+        """Every section's settings as plain dicts, by section name."""
+        ...
 
-    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None: ...
+    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None:
+        """Refuse (ConfigError) settings the data cannot satisfy, as soon as a stage has counted it: ``facts`` are the
+        counts, ``where`` says which stage counted them.
+        """
+        ...
 
 
 def _no_files(config: Config) -> Sequence[str]:
@@ -107,6 +115,7 @@ class MissingInputError(InputError):
 
 
 def manifest_path(output: str, stage: str) -> str:
+    """Where the manifest of ``stage`` lives: ``OUTPUT/manifests/<stage>.json``."""
     return storage.join(output, MANIFESTS, f"{stage}.json")
 
 
@@ -121,6 +130,7 @@ def _read_json(spark: SparkSession, path: str) -> dict[str, Any] | None:
 
 
 def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
+    """The manifest of ``stage`` in ``output``; None when it is missing, damaged or not a JSON object."""
     return _read_json(spark, manifest_path(output, stage))
 
 
@@ -162,6 +172,7 @@ class Digests:
         self.changed = False
 
     def of(self, path: str, size: int, mtime: int) -> str:
+        """The SHA-256 of ``path``, hashed again only when its size or modification time differs from the kept one."""
         entry = self.known.get(path)
         if entry is None or entry[:2] != [size, mtime]:
             entry = self.known[path] = [size, mtime, _hash(self.spark, path)]
@@ -169,6 +180,7 @@ class Digests:
         return entry[2]
 
     def save(self) -> None:
+        """Write the digests back to ``_file_digests.json`` when any changed."""
         if self.changed:
             _write_json(self.spark, self.path, self.known)
             self.changed = False

@@ -23,6 +23,7 @@ def file_system(spark: SparkSession, path: str):
 
 
 def exists(spark: SparkSession, path: str) -> bool:
+    """Whether ``path`` exists, on the file system that holds it."""
     hadoop_path, fs = file_system(spark, path)
     return bool(fs.exists(hadoop_path))
 

@@ -191,6 +191,9 @@ def format_table(metrics: dict, table) -> str:
 
 
 def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The evaluate stage (module docstring): the test documents' ``predictions``, the ``contingency`` table, the
+    metrics and the reports; the table is printed.
+    """
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
         categories, counts = predict(spark, config, tables)

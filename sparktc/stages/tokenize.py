@@ -82,6 +82,9 @@ def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer) -> tup
 
 
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The tokenize stage (module docstring): ``tokens`` of the ``documents``, linked as they are when the corpus comes
+    tokenized.
+    """
     settings = config.tokenize
     stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
     stemmer = settings.stemmer

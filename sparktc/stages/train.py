@@ -617,6 +617,9 @@ def shared_setting(rule: DecisionRule, tune) -> str:
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The train stage (module docstring): the ``models`` of every category and the decisions tuning made, after
+    checking the settings and memory against the training data.
+    """
     rule, tune = config.train.decision_rule(), config.tune
     with stage(spark, "train") as report:
         n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))

@@ -154,6 +154,9 @@ def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms
 
 
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The weight stage (module docstring): the ``vocabulary`` with each term's df and global factor, and the
+    ``vectors`` of every split.
+    """
     scheme = config.weight.scheme
     with stage(spark, "weight") as report:
         files = parquet_files(tables.input("tokens"))
