@@ -86,6 +86,9 @@ class Setup(NamedTuple):
 
     @property
     def name(self) -> str:
+        """The setup's name, learner-weighting-function-xi<reduction> ('all' when no function selects), which names its
+        run directory.
+        """
         return f"{self.learner}-{self.weighting}-{self.function or 'all'}-xi{self.reduction:g}"
 
     @property
@@ -123,6 +126,7 @@ def setup_overrides(corpus: str, subset: str, setup: Setup) -> list[str]:
 
 
 def pipeline_command(subset: str, setup: Setup) -> str:
+    """The one-line pipeline command that reproduces ``setup`` on ``subset`` by itself, the corpus as ``$CORPUS``."""
     overrides = " ".join(f"--set {o}" for o in setup_overrides("$CORPUS", subset, setup))
     return (f"./spark-submit.sh jobs/pipeline.py --config {BASE} {overrides} "
             f"--output runs/{SUBSETS[subset]}-{setup.name}")
@@ -338,6 +342,7 @@ def build_record(results: Sequence[Mapping[str, Any]], **fields: Any) -> dict[st
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the 48 setups on each chosen subset and write the tables and figures (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))

@@ -177,6 +177,9 @@ def venv_refusal(venv: Path) -> str | None:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked: the corpus given or the number of documents to synthesize (default when neither), the
+    output, LibMultiLabel's environment and the methods.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", help="directory of plain train.svm and test.svm (multi-label LIBSVM format)")
@@ -207,12 +210,18 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 # --- commands ----------------------------------------------------------------------------------
 
 def sparktc_command(corpus: Path, run_dir: Path, method: Method) -> list[str]:
+    """The sparktc pipeline command of ``method`` on the LIBSVM ``corpus`` (conf/libsvm.toml and the method's overrides)
+    into ``run_dir``.
+    """
     return ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/libsvm.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in method.overrides for a in ("--set", o)),
             "--output", relative(run_dir)]
 
 
 def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method: Method) -> list[str]:
+    """The command that runs LibMultiLabel's ``method`` on ``corpus`` in its own environment ``venv`` (``python -I`` the
+    peer script), writing ``result`` and ``decisions``.
+    """
     return [str(venv / "bin" / "python"), "-I", PEER, "--train", str(corpus / "train.svm"),
             "--test", str(corpus / "test.svm"), "--method", method.name, "--options", OPTIONS,
             "--seed", str(PEER_SEED), "--output", str(result), "--decisions", str(decisions)]
@@ -387,12 +396,14 @@ def both(record: Mapping[str, Any], key: str, form: Any = tables.f1) -> str:
 
 
 def costs_cell(record: Mapping[str, Any], key: str, form: Any = tables.seconds) -> str:
+    """A "LibMultiLabel / sparktc" cell of one cost (``key``: wall or CPU seconds, or the total peak RSS)."""
     value = (lambda side: record[side]["peak_rss_mb"]["total"]) if key == "peak_rss_mb" else \
         (lambda side: record[side][key])
     return f"{form(value('peer'))} / {form(value('sparktc'))}"
 
 
 def decisions_cell(record: Mapping[str, Any]) -> str:
+    """The cell that counts the positive decisions on which the two sides differ, and whose they are."""
     d = record.get("decisions")
     if not d:
         return tables.DASH
@@ -404,11 +415,15 @@ def decisions_cell(record: Mapping[str, Any]) -> str:
 
 
 def agreement_cell(record: Mapping[str, Any]) -> str:
+    """The "micro / macro-F1 equal to 4 decimals" cell: yes, no or a dash for each."""
     marks = record.get("f1_agree_4_decimals", {})
     return " / ".join({True: "yes", False: "no", None: tables.DASH}[marks.get(key)] for key in ("micro_f1", "macro_f1"))
 
 
 def comparison_table(methods: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown table of every method: LibMultiLabel's figures and costs beside sparktc's, and how far their
+    decisions agree.
+    """
     header = ["method (LibMultiLabel / sparktc)", "same algorithm", "micro-F1", "macro-F1", *RANKS, "labels averaged",
               "wall (s)", "CPU (s)", "peak RSS (MB)", "decisions differing", "micro / macro-F1 equal to 4 decimals"]
     rows = [[f"{r['method']} / {', '.join(r['overrides']) or 'conf/libsvm.toml'}",
@@ -464,6 +479,9 @@ def render(result: Mapping[str, Any]) -> str:
 # --- main --------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run every chosen method on both sides and write libmultilabel.json and libmultilabel.md (module docstring); the
+    exit code.
+    """
     arguments = parse_arguments(argv)
     output: Path = arguments.output
     documents = arguments.documents

@@ -42,6 +42,9 @@ PACKAGES = ("libmultilabel", "liblinear-multicore", "numpy", "scipy", "scikit-le
 
 
 def main() -> int:
+    """Run one LibMultiLabel linear method on the LIBSVM files, timed step by step, and write its figures and decisions
+    (module docstring); the exit code.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", required=True)
     parser.add_argument("--test", required=True)

@@ -42,12 +42,16 @@ def rcv1_like(lines: int, seed: int = 0, digits: str = "repr") -> bytes:
 
 
 def cpu(work) -> tuple[float, object]:
+    """The CPU seconds ``work()`` took, and its result."""
     start = time.process_time()
     result = work()
     return time.process_time() - start, result
 
 
 def main() -> None:
+    """Time both LIBSVM readers on a generated file and print their speeds, or time the ingest stage alone with
+    ``--corpus`` (module docstring).
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--digits", choices=["repr", "e"], default="repr")

@@ -138,6 +138,7 @@ def corpus_refusal(corpus: Path) -> str | None:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked before anything runs: the corpus, the output and the methods."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=DEFAULT_CORPUS,
                         help=f"LYRL2004-format corpus directory (default {DEFAULT_CORPUS})")
@@ -155,6 +156,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 # --- runs --------------------------------------------------------------------------------------
 
 def pipeline_command(corpus: Path, run_dir: Path, overrides: Sequence[str] = ()) -> list[str]:
+    """The pipeline command (conf/rcv1.toml with ``overrides``) on ``corpus`` into ``run_dir``."""
     return ["./spark-submit.sh", "--master", MASTER, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in overrides for a in ("--set", o)),
             "--output", relative(run_dir)]
@@ -172,6 +174,7 @@ def stage_status(events: Sequence[tuple[float, str]], reasons: Mapping[str, str]
 
 
 def read_manifest(run_dir: Path, stage: str) -> dict[str, Any]:
+    """The manifest of ``stage`` in ``run_dir``; empty when it is missing or unreadable."""
     try:
         return json.loads((run_dir / "manifests" / f"{stage}.json").read_text())
     except (OSError, ValueError):
@@ -252,10 +255,12 @@ def run_method(output: Path, corpus: Path, name: str) -> dict[str, Any]:
 # --- the tables --------------------------------------------------------------------------------
 
 def figure(record: Mapping[str, Any], stage: str, key: str) -> Any:
+    """One figure (``key``) of a stage's segment in the record; None when the stage did not run."""
     return record.get("segments", {}).get(stage, {}).get(key)
 
 
 def memory(record: Mapping[str, Any], stage: str) -> str:
+    """The "driver JVM / Python driver / Python workers" peak-RSS cell of a stage."""
     peaks = figure(record, stage, "peak_rss_mb")
     return tables.DASH if peaks is None else " / ".join(tables.megabytes(peaks.get(role)) for role in ROLES)
 
@@ -273,6 +278,9 @@ def corpus_cell(record: Mapping[str, Any]) -> str:
 
 
 def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown table of every method: train and evaluate times and memory, end-to-end time, F1, how the corpus
+    stages fared and the command.
+    """
     rows = []
     for record in methods:
         metrics = record.get("metrics", {})
@@ -293,6 +301,7 @@ def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
 
 
 def failures_section(methods: Sequence[Mapping[str, Any]]) -> str:
+    """What failed: each failed method's cause, exit code and the last lines of its output, in markdown."""
     failed = [record for record in methods if record["failed"]]
     if not failed:
         return "No method failed."
@@ -335,6 +344,9 @@ def render(result: Mapping[str, Any]) -> str:
 # --- main --------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the corpus stages once, then every chosen method on a copy, and write methods_rcv1.json and methods_rcv1.md
+    (module docstring); the exit code.
+    """
     arguments = parse_arguments(argv)
     output: Path = arguments.output
     settings = {"corpus": relative(arguments.corpus), "methods": arguments.methods, "masters": [MASTER],

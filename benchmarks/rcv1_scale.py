@@ -218,6 +218,7 @@ def failure_cause(returncode: int, output: str) -> tuple[bool, str]:
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; HarnessError when it cannot be read."""
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as error:
@@ -272,6 +273,7 @@ def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[
 
 
 def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
+    """``values`` with each one rounded to ``digits`` decimals."""
     return {key: round(value, digits) for key, value in values.items()}
 
 
@@ -461,6 +463,7 @@ def proc_field(path: str, key: str) -> str:
 
 
 def load_average() -> str:
+    """The one-minute load average of the machine, "unknown" without /proc."""
     try:
         return Path("/proc/loadavg").read_text().split()[0]
     except OSError:
@@ -502,6 +505,7 @@ def machine_info() -> dict[str, Any]:
 # --- main --------------------------------------------------------------------------------------
 
 def integers(text: str) -> list[int]:
+    """The argparse type of a list of corpus sizes: comma-separated integers >= 10 (underscores allowed)."""
     try:
         values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
     except ValueError as error:
@@ -512,6 +516,7 @@ def integers(text: str) -> list[int]:
 
 
 def masters(text: str) -> list[str]:
+    """The argparse type of a list of Spark masters: comma-separated, at least one."""
     values = [part.strip() for part in text.split(",") if part.strip()]
     if not values:
         raise argparse.ArgumentTypeError("expected at least one Spark master, e.g. local[2]")
@@ -519,6 +524,9 @@ def masters(text: str) -> list[str]:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked: the output, the sizes, the masters, the speed-up and peers sizes, the hierarchy and
+    the repetitions.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True, help="directory for corpora, runs, logs and benchmark.json/.md")
     parser.add_argument("--sizes", type=integers, default=[100_000, 200_000, 400_000, RCV1_DOCUMENTS],
@@ -563,6 +571,9 @@ def summarized(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Synthesize the corpora, run the planned pipelines and peers, and write benchmark.json and benchmark.md (module
+    docstring); the exit code.
+    """
     arguments = parse_arguments(argv)
     output = Path(arguments.output).resolve()
     plan = plan_runs(arguments.sizes, arguments.masters, arguments.speedup_sizes, arguments.peers_size,

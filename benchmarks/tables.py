@@ -49,18 +49,22 @@ DASH = "—"
 
 
 def seconds(value: float | None) -> str:
+    """Seconds with one decimal and thousands separators, or a dash."""
     return DASH if value is None else f"{value:,.1f}"
 
 
 def ratio(value: float | None) -> str:
+    """A ratio with two decimals, or a dash."""
     return DASH if value is None else f"{value:.2f}"
 
 
 def f1(value: float | None) -> str:
+    """An F1 with four decimals, or a dash."""
     return DASH if value is None else f"{value:.4f}"
 
 
 def megabytes(value: float | None) -> str:
+    """Megabytes rounded to whole ones, with thousands separators, or a dash."""
     return DASH if value is None else f"{value:,.0f}"
 
 
@@ -72,6 +76,7 @@ def count(value: float | None) -> str:
 
 
 def divide(numerator: float | None, denominator: float | None) -> float | None:
+    """``numerator / denominator``; None when either is missing or the denominator is 0."""
     if numerator is None or not denominator:
         return None
     return numerator / denominator
@@ -85,6 +90,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def baseline_master(result: dict[str, Any]) -> str:
+    """The master every size runs on: the first of the result's masters."""
     return result["settings"]["masters"][0]
 
 
@@ -97,10 +103,12 @@ def pipeline(result: dict[str, Any], size: int, master: str) -> dict[str, Any] |
 
 
 def sizes_run(result: dict[str, Any], master: str) -> list[int]:
+    """The corpus sizes the pipeline ran at on ``master``, ascending."""
     return sorted(record["size"] for record in result.get("pipelines", []) if record["master"] == master)
 
 
 def stage_value(record: dict[str, Any] | None, stage: str, key: str) -> Any:
+    """One figure (``key``) of ``stage`` in a pipeline record; None when the record or the stage is missing."""
     if record is None or stage not in record["stages"]:
         return None
     return record["stages"][stage].get(key)
@@ -388,6 +396,7 @@ def peers_table(result: dict[str, Any]) -> str:
 
 
 def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values present; None when none is."""
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
 
@@ -407,6 +416,7 @@ def peer_ratios(result: dict[str, Any]) -> dict[str, float | None]:
 
 
 def verdict(value: float | None, passes: bool) -> str:
+    """A target's status: PASS or MISS, "not run" without a value."""
     return "not run" if value is None else ("PASS" if passes else "MISS")
 
 
@@ -584,6 +594,7 @@ def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def targets_table(targets: Sequence[dict[str, Any]]) -> str:
+    """The markdown table of the targets: each one, what was measured and its status."""
     return table(["target", "measured", "result"], [[t["target"], t["measured"], t["status"]] for t in targets])
 
 

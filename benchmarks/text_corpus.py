@@ -106,6 +106,7 @@ class TextShape:
 
     @property
     def train_documents(self) -> int:
+        """The number of training documents, ``train_share`` of all rounded, at least one."""
         return max(1, round(self.documents * self.train_share))
 
 
@@ -305,6 +306,7 @@ def generate_block(model: TextModel, shape: TextShape, block: int) -> Block:
 
 
 def jsonl_lines(block: Block) -> Iterator[str]:
+    """The block's documents as sparktc JSON Lines, one ``{"id", "text", "labels", "split"}`` object per line."""
     for doc_id, text, labels, split in zip(block.ids, block.texts, block.labels, block.splits):
         yield json.dumps({"id": doc_id, "text": text, "labels": labels, "split": split}, ensure_ascii=False) + "\n"
 
@@ -359,6 +361,7 @@ def corpus_is_complete(output: Path, shape: TextShape, files: int, compress: boo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Write the synthetic corpus the arguments describe, with its corpus.json (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True, help="directory for the *.jsonl files and corpus.json")
     parser.add_argument("--documents", type=int, default=TextShape.documents)

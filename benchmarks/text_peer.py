@@ -106,6 +106,7 @@ def stop_words(path: str | None) -> frozenset[str]:
 
 
 def corpus_files(corpus: str) -> list[str]:
+    """The corpus's ``*.jsonl`` and ``*.jsonl.gz`` files, sorted; BadInput when there are none."""
     names = sorted(name for name in os.listdir(corpus) if NAME.fullmatch(name))
     if not names:
         raise BadInput(f"no *.jsonl or *.jsonl.gz files in {corpus}")
@@ -113,6 +114,7 @@ def corpus_files(corpus: str) -> list[str]:
 
 
 def file_lines(path: str) -> list[bytes]:
+    """The lines of a corpus file, gunzipped when ``.gz``; BadInput for a damaged gzip file."""
     raw = Path(path).read_bytes()
     if path.endswith(".gz"):
         try:
@@ -217,6 +219,7 @@ class Steps:
     cpu: dict[str, float] = field(default_factory=dict)
 
     def add(self, name: str, wall: float, cpu: float) -> None:
+        """Add ``wall`` and ``cpu`` seconds to step ``name``."""
         self.wall[name] = self.wall.get(name, 0.0) + wall
         self.cpu[name] = self.cpu.get(name, 0.0) + cpu
 
@@ -229,6 +232,7 @@ class Clock:
         self.wall, self.cpu = time.perf_counter(), time.process_time()
 
     def charge(self, name: str) -> None:
+        """Charge the wall and CPU time since the last mark to step ``name``, and mark now."""
         wall, cpu = time.perf_counter(), time.process_time()
         self.steps.add(name, wall - self.wall, cpu - self.cpu)
         self.wall, self.cpu = wall, cpu
@@ -236,6 +240,10 @@ class Clock:
 
 @dataclass
 class Corpus:
+    """The corpus read and tokenized: its records, the term frequencies of every document over the stem ids, the
+    tokenizer and, when asked for, each document's token hash.
+    """
+
     records: Records
     tf: sparse.csr_matrix  # all documents x stem ids
     tokenizer: Tokenizer
@@ -272,6 +280,10 @@ def read_and_tokenize(corpus: str, stops: frozenset[str], clock: Clock, keep_has
 
 @dataclass
 class Matrices:
+    """The ltc vectors and 0/1 label matrices of the training and test documents, the vocabulary size and the
+    categories.
+    """
+
     X_train: sparse.csr_matrix
     X_test: sparse.csr_matrix
     Y_train: sparse.csc_matrix
@@ -317,6 +329,9 @@ def weight(read: Corpus) -> Matrices:
 
 
 def run(corpus: str, stop_list: str | None, tokens_file: str | None = None) -> dict[str, Any]:
+    """The whole experiment timed step by step (read and tokenize, weight, train, predict and evaluate), printed and
+    returned as the result record; with ``tokens_file``, each document's token hash is saved afterwards, untimed.
+    """
     steps = Steps()
     clock = Clock(steps)
     stops = stop_words(stop_list)
@@ -361,6 +376,7 @@ def run(corpus: str, stop_list: str | None, tokens_file: str | None = None) -> d
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the experiment on ``--corpus`` and write the result JSON to ``--output``; the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True, help="directory of *.jsonl / *.jsonl.gz files")
     parser.add_argument("--output", required=True, help="result JSON file")

@@ -39,6 +39,8 @@ from sparktc.runtime.session import build_session
 
 
 class Method(NamedTuple):
+    """One of Yang & Liu's methods: their name, its conf/reuters21578.toml overrides, their setting (section 5.1)."""
+
     label: str  # Yang & Liu's name
     overrides: tuple[str, ...]  # of conf/reuters21578.toml
     yang_liu: str  # their setting (section 5.1)
@@ -140,6 +142,7 @@ def comparison_order(methods: Sequence[str]) -> list[str]:
 
 
 def corpus_overrides(corpus: str) -> list[str]:
+    """The corpus overrides of the comparison: ``corpus`` as the path, and the R(90) category set."""
     return [f"corpus.path={corpus}", *SETS[CATEGORY_SET]]
 
 
@@ -162,6 +165,7 @@ def pipeline_command(key: str) -> str:
 
 
 def compare_command(methods: Sequence[str]) -> str:
+    """The one-line compare command over the runs of ``methods``, in comparison order."""
     runs = " ".join(f"runs/yang-liu-{key}" for key in comparison_order(methods))
     return f"./spark-submit.sh jobs/compare.py {runs} --output runs/yang-liu-comparison"
 
@@ -317,6 +321,7 @@ def render(record: Mapping[str, Any]) -> str:
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
 def main() -> int:
+    """Run the chosen methods on R(90), compare them and write the tables (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
