@@ -1,6 +1,6 @@
-"""Debole & Sebastiani 2005's relative hardness of R(10), R(90) and R(115): their 48 setups per subset, rerun.
+r"""Debole & Sebastiani 2005's relative hardness of R(10), R(90) and R(115): their 48 setups per subset, rerun.
 
-    .venv/bin/python -m benchmarks.debole_sebastiani_2005 --output runs/debole-sebastiani [--corpus DIR] \\
+    .venv/bin/python -m benchmarks.debole_sebastiani_2005 --output runs/debole-sebastiani [--corpus DIR] \
         [--subsets R10,R90,R115]
 
 Every combination of 3 learners (Rocchio beta 16 / gamma 4 and kNN k = 30, both with proportional thresholds
@@ -76,7 +76,8 @@ TABLE_4_SLACK = 0.2
 
 class Setup(NamedTuple):
     """One experimental context: a learner, a weighting, a selection function (None: no selection with tf-idf,
-    where the function plays no part) and a reduction factor."""
+    where the function plays no part) and a reduction factor.
+    """
 
     learner: str
     weighting: str
@@ -85,6 +86,9 @@ class Setup(NamedTuple):
 
     @property
     def name(self) -> str:
+        """The setup's name, learner-weighting-function-xi<reduction> ('all' when no function selects), which names its
+        run directory.
+        """
         return f"{self.learner}-{self.weighting}-{self.function or 'all'}-xi{self.reduction:g}"
 
     @property
@@ -122,6 +126,7 @@ def setup_overrides(corpus: str, subset: str, setup: Setup) -> list[str]:
 
 
 def pipeline_command(subset: str, setup: Setup) -> str:
+    """The one-line pipeline command that reproduces ``setup`` on ``subset`` by itself, the corpus as ``$CORPUS``."""
     overrides = " ".join(f"--set {o}" for o in setup_overrides("$CORPUS", subset, setup))
     return (f"./spark-submit.sh jobs/pipeline.py --config {BASE} {overrides} "
             f"--output runs/{SUBSETS[subset]}-{setup.name}")
@@ -129,7 +134,8 @@ def pipeline_command(subset: str, setup: Setup) -> str:
 
 def link_tables(source: str, target: str) -> None:
     """Copy a corpus-stages file into a setup's run: the Parquet tables' files hard-linked (stages never change a
-    published file in place, they write new ones and rename), anything else (manifests, the lock) copied."""
+    published file in place, they write new ones and rename), anything else (manifests, the lock) copied.
+    """
     if "/manifests/" in source or Path(source).name.startswith(".sparktc"):
         shutil.copy2(source, target)
     else:
@@ -336,6 +342,7 @@ def build_record(results: Sequence[Mapping[str, Any]], **fields: Any) -> dict[st
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the 48 setups on each chosen subset and write the tables and figures (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))

@@ -1,5 +1,5 @@
 """Lean single-process peer of sparktc: its RCV1-v2 (LYRL2004) experiment in plain Python, numpy, scipy and
-LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc:
+LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc.
 
     .venv/bin/python benchmarks/lean_peer.py --corpus DIR --output FILE.json [--test-parts 0,1,2,3] \
         [--hierarchy rcv1.topics.hier.orig]
@@ -132,7 +132,8 @@ def file_bytes(path: str) -> bytes:
 
 def chunks(data: bytes, boundary: bytes, size: int) -> Iterator[tuple[bytes, int]]:
     """(piece, its offset) of ``data`` cut into pieces of at most about ``size`` bytes, each cut after a
-    newline that is followed by ``boundary`` (a piece grows past ``size`` only for one long record)."""
+    newline that is followed by ``boundary`` (a piece grows past ``size`` only for one long record).
+    """
     start = 0
     while start < len(data):
         end = data.rfind(b"\n" + boundary, start, start + size) if start + size < len(data) else len(data) - 1
@@ -161,7 +162,8 @@ def utf8(chunk: bytes, source: str) -> bytes:
 @functools.cache
 def hash_tables(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(B^k, B^-k) mod 2^64 for k = 0 .. size - 1 (numpy's uint64 products wrap modulo 2^64) and a scratch
-    array of size + 1 for the prefix sums; ``size`` is a power of two, so few sizes are ever cached."""
+    array of size + 1 for the prefix sums; ``size`` is a power of two, so few sizes are ever cached.
+    """
     powers = np.empty((3, size + 1), dtype=np.uint64)
     powers[:2, 0] = 1
     for row, base in enumerate((HASH_BASE, pow(HASH_BASE, -1, 1 << 64))):
@@ -234,7 +236,8 @@ class TermTable:
 def decimal_numbers(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, where: Callable[[int], str]
                     ) -> np.ndarray:
     """The tokens buf[starts:ends] as int64; BadInput (at ``where(i)``) unless each is a canonical decimal
-    number: digits only, no leading zero, at most 18 digits."""
+    number: digits only, no leading zero, at most 18 digits.
+    """
     lengths = ends - starts
     values = np.zeros(len(starts), dtype=np.int64)
     bad = (lengths > 18) | ((buf[starts] == ord("0")) & (lengths > 1))
@@ -470,7 +473,8 @@ def idf(train_tf: sparse.csr_matrix) -> np.ndarray:
 
 def ltc(tf: sparse.csr_matrix, idf_values: np.ndarray) -> sparse.csr_matrix:
     """In place: w = (1 + ln tf) * idf, each row divided by its L2 norm (a zero row stays zero); computed in
-    float64, stored in tf's float32."""
+    float64, stored in tf's float32.
+    """
     for start in range(0, tf.shape[0], WEIGHT_ROWS):
         indptr = tf.indptr[start:start + WEIGHT_ROWS + 1]
         low, high = indptr[0], indptr[-1]
@@ -485,7 +489,7 @@ def ltc(tf: sparse.csr_matrix, idf_values: np.ndarray) -> sparse.csr_matrix:
 
 
 def weight(read: Corpus) -> tuple[sparse.csr_matrix, list[sparse.csr_matrix]]:
-    """ltc matrices of the training and test documents (REFERENCE.md section 3), overwriting the tf matrices."""
+    """The ltc matrices of the training and test documents (REFERENCE.md section 3), overwriting the tf matrices."""
     idf_values = idf(read.train_tf)
     return ltc(read.train_tf, idf_values), [ltc(block, idf_values) for block in read.test_tf]
 
@@ -571,7 +575,7 @@ def predict_and_count(X: list[sparse.csr_matrix], W: np.ndarray, b: np.ndarray, 
 
 
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator, 1 where the denominator is 0."""
+    """The ratio numerator / denominator, 1 where the denominator is 0."""
     return np.divide(numerator, denominator, out=np.ones(len(numerator)), where=denominator > 0)
 
 

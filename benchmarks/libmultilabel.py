@@ -97,7 +97,8 @@ INSTALL_SECONDS = 1800
 @dataclass(frozen=True)
 class Method:
     """A LibMultiLabel linear method and sparktc's nearest counterpart: the settings over conf/libsvm.toml, and
-    whether it is the same algorithm (and if not, what differs)."""
+    whether it is the same algorithm (and if not, what differs).
+    """
 
     name: str
     libmultilabel: str
@@ -147,13 +148,15 @@ def selected_methods(text: str) -> list[str]:
 
 def output_refusal(output: Path) -> str | None:
     """Why the benchmark may not write into ``output`` (None when it may): an existing file, or a non-empty
-    directory without this script's marker."""
+    directory without this script's marker.
+    """
     return refusal_of_output(output, MARKER, WRITER)
 
 
 def corpus_refusal(corpus: Path) -> str | None:
     """Why ``corpus`` cannot be given to both tools (None when it can): plain train.svm and test.svm are needed
-    (LibMultiLabel reads no compressed file)."""
+    (LibMultiLabel reads no compressed file).
+    """
     missing = [name for name in CORPUS_FILES if not (corpus / name).is_file()]
     if not missing:
         return None
@@ -174,6 +177,9 @@ def venv_refusal(venv: Path) -> str | None:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked: the corpus given or the number of documents to synthesize (default when neither), the
+    output, LibMultiLabel's environment and the methods.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", help="directory of plain train.svm and test.svm (multi-label LIBSVM format)")
@@ -204,12 +210,18 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 # --- commands ----------------------------------------------------------------------------------
 
 def sparktc_command(corpus: Path, run_dir: Path, method: Method) -> list[str]:
+    """The sparktc pipeline command of ``method`` on the LIBSVM ``corpus`` (conf/libsvm.toml and the method's overrides)
+    into ``run_dir``.
+    """
     return ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/libsvm.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in method.overrides for a in ("--set", o)),
             "--output", relative(run_dir)]
 
 
 def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method: Method) -> list[str]:
+    """The command that runs LibMultiLabel's ``method`` on ``corpus`` in its own environment ``venv`` (``python -I`` the
+    peer script), writing ``result`` and ``decisions``.
+    """
     return [str(venv / "bin" / "python"), "-I", PEER, "--train", str(corpus / "train.svm"),
             "--test", str(corpus / "test.svm"), "--method", method.name, "--options", OPTIONS,
             "--seed", str(PEER_SEED), "--output", str(result), "--decisions", str(decisions)]
@@ -266,7 +278,8 @@ def ensure_venv(venv: Path, log: Path) -> dict[str, Any]:
 
 def prepare_corpus(output: Path, documents: int) -> tuple[Path, dict[str, Any]]:
     """The LIBSVM files of a synthetic corpus of ``documents`` (see the module docstring, step 2), and a record
-    of each step that ran (command and costs) or was reused."""
+    of each step that ran (command and costs) or was reused.
+    """
     corpus, run, exported = (output / f"{name}-{documents}" for name in ("corpus", "weighted", "libsvm"))
     steps: dict[str, Any] = {}
     if corpus_is_complete(corpus, documents):
@@ -321,7 +334,8 @@ def decision_codes(rows: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 def sparktc_decisions(predictions: Path) -> tuple[np.ndarray, np.ndarray]:
     """The (row, label) of every category sparktc assigned to a test document: the row is the document's line in
-    test.svm less one (sparktc's doc ids are ``test.svm:LINE``), the label the category read as an integer."""
+    test.svm less one (sparktc's doc ids are ``test.svm:LINE``), the label the category read as an integer.
+    """
     table = ds.dataset(predictions, format="parquet").to_table(columns=["doc_id", "predicted"])
     line = pc.list_element(pc.split_pattern(table["doc_id"], ":", max_splits=1, reverse=True), 1)
     lines = pc.cast(line, "int64").to_numpy() - 1
@@ -333,7 +347,8 @@ def sparktc_decisions(predictions: Path) -> tuple[np.ndarray, np.ndarray]:
 def compare_decisions(sparktc: tuple[np.ndarray, np.ndarray], peer: tuple[np.ndarray, np.ndarray]
                       ) -> dict[str, int]:
     """How the two tools' positive decisions differ: (document, label) pairs assigned by one only, and the
-    documents and labels those pairs touch."""
+    documents and labels those pairs touch.
+    """
     ours, theirs = decision_codes(*sparktc), decision_codes(*peer)
     only_ours, only_theirs = np.setdiff1d(ours, theirs), np.setdiff1d(theirs, ours)
     differing = np.concatenate([only_ours, only_theirs])
@@ -351,7 +366,7 @@ def agree(a: float | None, b: float | None, digits: int = 4) -> bool | None:
 # --- one method --------------------------------------------------------------------------------
 
 def run_method(output: Path, corpus: Path, venv: Path, method: Method) -> dict[str, Any]:
-    """sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
+    """Run sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
     run_dir = output / f"sparktc-{method.name}"
     shutil.rmtree(run_dir, ignore_errors=True)  # inside OUTPUT, which is this script's
     command = sparktc_command(corpus, run_dir, method)
@@ -381,12 +396,14 @@ def both(record: Mapping[str, Any], key: str, form: Any = tables.f1) -> str:
 
 
 def costs_cell(record: Mapping[str, Any], key: str, form: Any = tables.seconds) -> str:
+    """A "LibMultiLabel / sparktc" cell of one cost (``key``: wall or CPU seconds, or the total peak RSS)."""
     value = (lambda side: record[side]["peak_rss_mb"]["total"]) if key == "peak_rss_mb" else \
         (lambda side: record[side][key])
     return f"{form(value('peer'))} / {form(value('sparktc'))}"
 
 
 def decisions_cell(record: Mapping[str, Any]) -> str:
+    """The cell that counts the positive decisions on which the two sides differ, and whose they are."""
     d = record.get("decisions")
     if not d:
         return tables.DASH
@@ -398,11 +415,15 @@ def decisions_cell(record: Mapping[str, Any]) -> str:
 
 
 def agreement_cell(record: Mapping[str, Any]) -> str:
+    """The "micro / macro-F1 equal to 4 decimals" cell: yes, no or a dash for each."""
     marks = record.get("f1_agree_4_decimals", {})
     return " / ".join({True: "yes", False: "no", None: tables.DASH}[marks.get(key)] for key in ("micro_f1", "macro_f1"))
 
 
 def comparison_table(methods: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown table of every method: LibMultiLabel's figures and costs beside sparktc's, and how far their
+    decisions agree.
+    """
     header = ["method (LibMultiLabel / sparktc)", "same algorithm", "micro-F1", "macro-F1", *RANKS, "labels averaged",
               "wall (s)", "CPU (s)", "peak RSS (MB)", "decisions differing", "micro / macro-F1 equal to 4 decimals"]
     rows = [[f"{r['method']} / {', '.join(r['overrides']) or 'conf/libsvm.toml'}",
@@ -458,6 +479,9 @@ def render(result: Mapping[str, Any]) -> str:
 # --- main --------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run every chosen method on both sides and write libmultilabel.json and libmultilabel.md (module docstring); the
+    exit code.
+    """
     arguments = parse_arguments(argv)
     output: Path = arguments.output
     documents = arguments.documents

@@ -1,8 +1,8 @@
-"""LibMultiLabel's linear methods on multi-label LIBSVM files, through its public API only; run by the separate
+r"""LibMultiLabel's linear methods on multi-label LIBSVM files, through its public API only; run by the separate
 virtual environment that ``benchmarks/libmultilabel.py`` makes (never the project's: libmultilabel's
 ``liblinear-multicore`` installs a ``liblinear`` module over the project's ``liblinear-official``).
 
-    VENV/bin/python -I benchmarks/libmultilabel_peer.py --train DIR/train.svm --test DIR/test.svm \\
+    VENV/bin/python -I benchmarks/libmultilabel_peer.py --train DIR/train.svm --test DIR/test.svm \
         --method 1vsrest|thresholding|cost_sensitive --output RESULT.json --decisions DECISIONS.npz
 
 ``-I`` keeps this directory off ``sys.path`` (``benchmarks/libmultilabel.py`` would hide the package) and the
@@ -42,6 +42,9 @@ PACKAGES = ("libmultilabel", "liblinear-multicore", "numpy", "scipy", "scikit-le
 
 
 def main() -> int:
+    """Run one LibMultiLabel linear method on the LIBSVM files, timed step by step, and write its figures and decisions
+    (module docstring); the exit code.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", required=True)
     parser.add_argument("--test", required=True)

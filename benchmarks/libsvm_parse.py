@@ -27,7 +27,8 @@ from sparktc.schemas import RECORD_SCHEMA
 
 def rcv1_like(lines: int, seed: int = 0, digits: str = "repr") -> bytes:
     """``lines`` documents of 1-4 labels (of 103) and about 75 features (indices of 47,236, ascending) each; values
-    are unit-norm TF-IDF-like weights written as Python writes them (``digits="repr"``) or as ``%.6e``."""
+    are unit-norm TF-IDF-like weights written as Python writes them (``digits="repr"``) or as ``%.6e``.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(lines):
@@ -41,12 +42,16 @@ def rcv1_like(lines: int, seed: int = 0, digits: str = "repr") -> bytes:
 
 
 def cpu(work) -> tuple[float, object]:
+    """The CPU seconds ``work()`` took, and its result."""
     start = time.process_time()
     result = work()
     return time.process_time() - start, result
 
 
 def main() -> None:
+    """Time both LIBSVM readers on a generated file and print their speeds, or time the ingest stage alone with
+    ``--corpus`` (module docstring).
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--digits", choices=["repr", "e"], default="repr")

@@ -72,6 +72,9 @@ def set_files_refusal(corpus: Path, sets: Sequence[str]) -> str | None:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked before anything runs: the corpus, its category-set files, the output, the sets and the
+    methods.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=DEFAULT_CORPUS,
                         help=f"LYRL2004-format corpus directory (default {DEFAULT_CORPUS})")
@@ -92,6 +95,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def pipeline_command(corpus: Path, category_set: str, run_dir: Path, preset: str = "") -> list[str]:
+    """The pipeline command (conf/rcv1.toml, ``preset`` if any) on ``category_set`` of ``corpus`` into ``run_dir``."""
     return ["./spark-submit.sh", "--master", MASTER, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
             *(["--preset", preset] if preset else []), "--set", f"corpus.path={relative(corpus)}",
             "--set", f"corpus.category_set={category_set}", "--output", relative(run_dir)]
@@ -108,11 +112,15 @@ def run_method(output: Path, corpus: Path, category_set: str, name: str) -> dict
 
 
 def published(record: Mapping[str, Any]) -> str:
+    """LYRL2004's published "micro / macro-F1" of the record's method on Topics, or a dash where the paper has none."""
     figures = PUBLISHED_TOPICS.get(record["method"]) if record["set"] == "topics" else None
     return tables.DASH if figures is None else f"{figures[0]:.3f} / {figures[1]:.3f}"
 
 
 def results_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown table of every run: F1, categories averaged, the train, evaluate and end-to-end times, peak RSS and
+    the published figures.
+    """
     rows = []
     for record in records:
         metrics = record.get("metrics") or {}
@@ -132,6 +140,7 @@ def results_table(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def presets_section(methods: Sequence[str]) -> str:
+    """One markdown bullet per method: its preset, what the preset is and how it differs from LYRL2004."""
     return "\n".join(f"- **{LABELS[name]}** (`--preset {METHODS[name]}`): {PRESETS[METHODS[name]].description}. "
                      f"Differs from LYRL2004: {PRESETS[METHODS[name]].differs}." for name in methods)
 
@@ -162,6 +171,9 @@ def render(result: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run every chosen method on every chosen category set and write lyrl2004.json and lyrl2004.md (module docstring);
+    the exit code.
+    """
     arguments = parse_arguments(argv)
     output: Path = arguments.output
     settings = {"corpus": relative(arguments.corpus), "sets": arguments.sets, "methods": arguments.methods,

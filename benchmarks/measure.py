@@ -52,6 +52,7 @@ class ProcessStat:
 
     @property
     def ticks(self) -> int:
+        """The process's CPU ticks with those of the children it has waited for."""
         return self.own_ticks + self.children_ticks
 
 
@@ -247,6 +248,7 @@ class TreeSampler(threading.Thread):
             return sample
 
     def run(self) -> None:
+        """Sample the tree every ``interval`` seconds until :meth:`stop`."""
         while not self._stopped.is_set():
             self.sample()
             self._stopped.wait(self.interval)
@@ -312,6 +314,7 @@ class Segment:
 
     @property
     def wall_seconds(self) -> float:
+        """The segment's wall-clock length in seconds."""
         return self.end - self.start
 
 
@@ -365,9 +368,11 @@ class Measured:
 
     @property
     def seconds(self) -> float:
+        """The command's wall-clock time in seconds."""
         return self.end - self.start
 
     def segments(self) -> list[Segment]:
+        """The command's segments, cut at its stage lines, each with its wall and CPU seconds and peak RSS by role."""
         return summarize_segments(segment_bounds(self.events, self.start, self.end), self.samples, self.cpu_seconds)
 
     def peak_rss_mb(self) -> dict[str, float]:

@@ -1,6 +1,6 @@
-"""Yang & Liu's five classifiers at RCV1-v2 scale: what each one's train and evaluate stages cost.
+r"""Yang & Liu's five classifiers at RCV1-v2 scale: what each one's train and evaluate stages cost.
 
-    .venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1 \\
+    .venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1 \
         [--corpus runs/benchmark-rcv1/corpus-804414] [--methods svm,knn,llsf,nb,nnet]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them:
@@ -83,7 +83,8 @@ SPARK_LOG = re.compile(r"\(the trace and Spark's log: (?P<path>[^)]+)\)")
 
 def selected(text: str, known: Sequence[str], what: str) -> list[str]:
     """The comma-separated names of ``text`` (``what`` they are, for the messages), each in ``known`` and none
-    twice, in the order given."""
+    twice, in the order given.
+    """
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in known]
     if not names or unknown:
@@ -102,7 +103,8 @@ def selected_methods(text: str) -> list[str]:
 
 def output_refusal(output: Path, marker: str = MARKER, writer: str = WRITER) -> str | None:
     """Why the benchmark ``writer`` may not write into ``output`` (None when it may): an existing file, or a
-    non-empty directory without its ``marker``."""
+    non-empty directory without its ``marker``.
+    """
     if not output.exists():
         return None
     if not output.is_dir():
@@ -136,6 +138,7 @@ def corpus_refusal(corpus: Path) -> str | None:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked before anything runs: the corpus, the output and the methods."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=DEFAULT_CORPUS,
                         help=f"LYRL2004-format corpus directory (default {DEFAULT_CORPUS})")
@@ -153,6 +156,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 # --- runs --------------------------------------------------------------------------------------
 
 def pipeline_command(corpus: Path, run_dir: Path, overrides: Sequence[str] = ()) -> list[str]:
+    """The pipeline command (conf/rcv1.toml with ``overrides``) on ``corpus`` into ``run_dir``."""
     return ["./spark-submit.sh", "--master", MASTER, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in overrides for a in ("--set", o)),
             "--output", relative(run_dir)]
@@ -160,7 +164,8 @@ def pipeline_command(corpus: Path, run_dir: Path, overrides: Sequence[str] = ())
 
 def stage_status(events: Sequence[tuple[float, str]], reasons: Mapping[str, str]) -> dict[str, str]:
     """How each corpus stage fared in a run, from its ``sparktc:`` lines: skipped as current, recomputed (with
-    ``reasons[stage]``, its manifest's ``recomputed_because``), or not reached."""
+    ``reasons[stage]``, its manifest's ``recomputed_because``), or not reached.
+    """
     skipped = {match["stage"] for _, line in events if (match := SKIPPED_LINE.match(line))}
     ran = {stage.stage for stage in (parse_stage_line(t, line) for t, line in events) if stage is not None}
     return {stage: "skipped (current)" if stage in skipped
@@ -169,6 +174,7 @@ def stage_status(events: Sequence[tuple[float, str]], reasons: Mapping[str, str]
 
 
 def read_manifest(run_dir: Path, stage: str) -> dict[str, Any]:
+    """The manifest of ``stage`` in ``run_dir``; empty when it is missing or unreadable."""
     try:
         return json.loads((run_dir / "manifests" / f"{stage}.json").read_text())
     except (OSError, ValueError):
@@ -177,7 +183,8 @@ def read_manifest(run_dir: Path, stage: str) -> dict[str, Any]:
 
 def segments(result: Measured, run_dir: Path) -> dict[str, dict[str, Any]]:
     """Each segment of a run (startup, the stages that ran, shutdown): wall, CPU-seconds, peak RSS, and for a
-    stage its own time and rows from its manifest (``wall_seconds``; the segment's own span is kept too)."""
+    stage its own time and rows from its manifest (``wall_seconds``; the segment's own span is kept too).
+    """
     found = {}
     for segment in result.segments():
         entry: dict[str, Any] = {"wall_seconds": round(segment.wall_seconds, 3),
@@ -206,7 +213,8 @@ def why_it_failed(result: Measured, log: Path) -> tuple[bool, str]:
 
 def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rcv1") -> dict[str, Any]:
     """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause; the
-    lines it prints start with ``harness``."""
+    lines it prints start with ``harness``.
+    """
     print(f"{harness}: $ {shlex.join(command)}", flush=True)
     result = run_measured(command, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
@@ -247,17 +255,20 @@ def run_method(output: Path, corpus: Path, name: str) -> dict[str, Any]:
 # --- the tables --------------------------------------------------------------------------------
 
 def figure(record: Mapping[str, Any], stage: str, key: str) -> Any:
+    """One figure (``key``) of a stage's segment in the record; None when the stage did not run."""
     return record.get("segments", {}).get(stage, {}).get(key)
 
 
 def memory(record: Mapping[str, Any], stage: str) -> str:
+    """The "driver JVM / Python driver / Python workers" peak-RSS cell of a stage."""
     peaks = figure(record, stage, "peak_rss_mb")
     return tables.DASH if peaks is None else " / ".join(tables.megabytes(peaks.get(role)) for role in ROLES)
 
 
 def corpus_cell(record: Mapping[str, Any]) -> str:
     """How ingest .. rank fared: skipped, or the first stage not skipped with its reason (the later ones repeat
-    it: "ingest was recomputed (...)") and how the others fared."""
+    it: "ingest was recomputed (...)") and how the others fared.
+    """
     states = record.get("corpus_stages", {})
     changed = [stage for stage, state in states.items() if not state.startswith("skipped")]
     if not states or not changed:
@@ -267,6 +278,9 @@ def corpus_cell(record: Mapping[str, Any]) -> str:
 
 
 def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown table of every method: train and evaluate times and memory, end-to-end time, F1, how the corpus
+    stages fared and the command.
+    """
     rows = []
     for record in methods:
         metrics = record.get("metrics", {})
@@ -287,6 +301,7 @@ def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
 
 
 def failures_section(methods: Sequence[Mapping[str, Any]]) -> str:
+    """What failed: each failed method's cause, exit code and the last lines of its output, in markdown."""
     failed = [record for record in methods if record["failed"]]
     if not failed:
         return "No method failed."
@@ -329,6 +344,9 @@ def render(result: Mapping[str, Any]) -> str:
 # --- main --------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the corpus stages once, then every chosen method on a copy, and write methods_rcv1.json and methods_rcv1.md
+    (module docstring); the exit code.
+    """
     arguments = parse_arguments(argv)
     output: Path = arguments.output
     settings = {"corpus": relative(arguments.corpus), "methods": arguments.methods, "masters": [MASTER],

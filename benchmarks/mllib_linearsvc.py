@@ -56,6 +56,7 @@ def sample_categories(categories: pd.DataFrame, k: int) -> pd.DataFrame:
 
 
 def is_positive(category: str) -> Column:
+    """The Spark column that is True for the documents labelled ``category``."""
     return F.array_contains("labels", category)
 
 
@@ -91,11 +92,14 @@ def test_counts(test: DataFrame, models: dict[str, LinearSVCModel]) -> dict[str,
 
 
 def f1(counts: pd.Series | dict) -> float:
-    """sparktc's F1 of TP, FP, FN, 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
+    """The F1 of TP, FP, FN as sparktc computes it, 1 when TP = FP = FN = 0 (sparktc's evaluate.zero_division = 1)."""
     return f1_score(counts["tp"], counts["fp"], counts["fn"], zero_division=1.0)
 
 
 def main() -> int:
+    """Time MLlib's LinearSVC on a spread of categories of a sparktc run, extrapolate to all, and write the result
+    (module docstring); the exit code.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="output directory of a sparktc pipeline run")
     parser.add_argument("--output", required=True, help="result JSON file")

@@ -1,8 +1,8 @@
-"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
+r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format corpora of growing size.
 
-    .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \\
-        [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \\
-        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \\
+    .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
+        [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
+        [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
         [--memory-runs 3]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
@@ -92,7 +92,8 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
     the empty ``collections`` the runs fill); run ``body(result, write)``, which returns the exit status and calls
     ``write()`` to keep partial results; record a :class:`HarnessError` as the result's error (exit status 1);
     and always end with the load and the harness's own wall and CPU time in OUTPUT/STEM.json, ``render``'s
-    markdown in OUTPUT/STEM.md, and the markdown printed."""
+    markdown in OUTPUT/STEM.md, and the markdown printed.
+    """
     output.mkdir(parents=True, exist_ok=True)
     name, writer = marker
     if name and not (output / name).is_file():
@@ -178,7 +179,8 @@ def relative(path: Path) -> str:
 def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True,
              harness: str = "rcv1_scale") -> Measured:
     """Run ``command`` from the repository root under the /proc sampler, its lines printed after ``harness``;
-    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code)."""
+    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code).
+    """
     print(f"{harness}: $ {shlex.join(command)}   (load {load_average()})", flush=True)
     result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
@@ -217,6 +219,7 @@ def failure_cause(returncode: int, output: str) -> tuple[bool, str]:
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; HarnessError when it cannot be read."""
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as error:
@@ -271,6 +274,7 @@ def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[
 
 
 def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
+    """``values`` with each one rounded to ``digits`` decimals."""
     return {key: round(value, digits) for key, value in values.items()}
 
 
@@ -337,7 +341,8 @@ def process_summary(result: Measured) -> list[dict[str, Any]]:
 
 def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The median of the numeric figures of repeated (successful) runs of one configuration (the runs
-    themselves listed); ``peak_rss_mb_max``: the largest peak RSS of each role over the runs."""
+    themselves listed); ``peak_rss_mb_max``: the largest peak RSS of each role over the runs.
+    """
     def med(values: list[Any]) -> Any:
         present = [v for v in values if v is not None]
         return statistics.median(present) if present else None
@@ -376,7 +381,8 @@ def aggregate(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def memory_summary(runs: Sequence[dict[str, Any]], size: int, master: str, planned: int) -> dict[str, Any]:
     """The memory runs (``size`` on ``master``), failed ones included: each one's driver JVM peak RSS and
-    end to end time, the largest peak, the median time of the successful runs, and the failures."""
+    end to end time, the largest peak, the median time of the successful runs, and the failures.
+    """
     mine = [run for run in runs if run["size"] == size and run["master"] == master]
     ok = [run["end_to_end_seconds"] for run in mine if not run.get("failed")]
     peaks = [run["peak_rss_mb"].get("jvm") for run in mine]
@@ -458,6 +464,7 @@ def proc_field(path: str, key: str) -> str:
 
 
 def load_average() -> str:
+    """The one-minute load average of the machine, "unknown" without /proc."""
     try:
         return Path("/proc/loadavg").read_text().split()[0]
     except OSError:
@@ -499,6 +506,7 @@ def machine_info() -> dict[str, Any]:
 # --- main --------------------------------------------------------------------------------------
 
 def integers(text: str) -> list[int]:
+    """The argparse type of a list of corpus sizes: comma-separated integers >= 10 (underscores allowed)."""
     try:
         values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
     except ValueError as error:
@@ -509,6 +517,7 @@ def integers(text: str) -> list[int]:
 
 
 def masters(text: str) -> list[str]:
+    """The argparse type of a list of Spark masters: comma-separated, at least one."""
     values = [part.strip() for part in text.split(",") if part.strip()]
     if not values:
         raise argparse.ArgumentTypeError("expected at least one Spark master, e.g. local[2]")
@@ -516,6 +525,9 @@ def masters(text: str) -> list[str]:
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked: the output, the sizes, the masters, the speed-up and peers sizes, the hierarchy and
+    the repetitions.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True, help="directory for corpora, runs, logs and benchmark.json/.md")
     parser.add_argument("--sizes", type=integers, default=[100_000, 200_000, 400_000, RCV1_DOCUMENTS],
@@ -560,6 +572,9 @@ def summarized(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Synthesize the corpora, run the planned pipelines and peers, and write benchmark.json and benchmark.md (module
+    docstring); the exit code.
+    """
     arguments = parse_arguments(argv)
     output = Path(arguments.output).resolve()
     plan = plan_runs(arguments.sizes, arguments.masters, arguments.speedup_sizes, arguments.peers_size,

@@ -50,12 +50,18 @@ PUBLISHED = {
 DEBOLE_MEAN = {"R(10)": ".852 / .715", "R(90)": ".787 / .468", "R(115)": ".784 / .494"}
 
 def command(config: str, overrides: list[str], output: str) -> str:
+    """The one-line pipeline command of a method: ``config`` with the corpus as ``$CORPUS`` and ``overrides``, into
+    ``output``.
+    """
     sets = " ".join(f"--set '{o}'" if " " in o else f"--set {o}" for o in overrides)
     return (f"./spark-submit.sh jobs/pipeline.py --config {config} --set corpus.path=$CORPUS {sets} "
             f"--output {output}").replace("  ", " ")
 
 
 def main() -> int:
+    """Run every method on each category set and write the table to OUTPUT/benchmark.md (module docstring); the exit
+    code.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))

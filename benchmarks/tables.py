@@ -49,18 +49,22 @@ DASH = "—"
 
 
 def seconds(value: float | None) -> str:
+    """Seconds with one decimal and thousands separators, or a dash."""
     return DASH if value is None else f"{value:,.1f}"
 
 
 def ratio(value: float | None) -> str:
+    """A ratio with two decimals, or a dash."""
     return DASH if value is None else f"{value:.2f}"
 
 
 def f1(value: float | None) -> str:
+    """An F1 with four decimals, or a dash."""
     return DASH if value is None else f"{value:.4f}"
 
 
 def megabytes(value: float | None) -> str:
+    """Megabytes rounded to whole ones, with thousands separators, or a dash."""
     return DASH if value is None else f"{value:,.0f}"
 
 
@@ -72,6 +76,7 @@ def count(value: float | None) -> str:
 
 
 def divide(numerator: float | None, denominator: float | None) -> float | None:
+    """``numerator / denominator``; None when either is missing or the denominator is 0."""
     if numerator is None or not denominator:
         return None
     return numerator / denominator
@@ -85,6 +90,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def baseline_master(result: dict[str, Any]) -> str:
+    """The master every size runs on: the first of the result's masters."""
     return result["settings"]["masters"][0]
 
 
@@ -97,10 +103,12 @@ def pipeline(result: dict[str, Any], size: int, master: str) -> dict[str, Any] |
 
 
 def sizes_run(result: dict[str, Any], master: str) -> list[int]:
+    """The corpus sizes the pipeline ran at on ``master``, ascending."""
     return sorted(record["size"] for record in result.get("pipelines", []) if record["master"] == master)
 
 
 def stage_value(record: dict[str, Any] | None, stage: str, key: str) -> Any:
+    """One figure (``key``) of ``stage`` in a pipeline record; None when the record or the stage is missing."""
     if record is None or stage not in record["stages"]:
         return None
     return record["stages"][stage].get(key)
@@ -152,7 +160,8 @@ def lean_peer(result: dict[str, Any], size: int) -> dict[str, Any] | None:
 def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
     """The lean peer's wall and CPU seconds (its whole command, from the same sampler as sparktc's; its own
     step total and CPU when the command's are missing), peak RSS (its own ru_maxrss, else the sampled peak)
-    and micro/macro-F1; all None unless it ran."""
+    and micro/macro-F1; all None unless it ran.
+    """
     if not peer or peer.get("status") != "ok":
         return dict.fromkeys(("wall", "cpu", "rss", "micro_f1", "macro_f1", "steps"))
     own = peer.get("result", {})
@@ -166,8 +175,9 @@ def peer_figures(peer: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
-    """sparktc on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
-    sparktc - peer for micro- and macro-F1 (None where either side is missing)."""
+    """The sparktc run on the baseline master against the lean peer at ``size``: sparktc / peer for wall and CPU,
+    sparktc - peer for micro- and macro-F1 (None where either side is missing).
+    """
     record = pipeline(result, size, baseline_master(result))
     peer = peer_figures(lean_peer(result, size))
     metrics = record.get("metrics", {}) if record else {}
@@ -186,7 +196,8 @@ def comparison(result: dict[str, Any], size: int) -> dict[str, Any]:
 
 def document(parts: list[str], result: Mapping[str, Any]) -> str:
     """A benchmark's markdown from its ``parts`` (title first), with the error that stopped it, if any, under
-    the title."""
+    the title.
+    """
     if result.get("error"):
         parts = [parts[0], f"**The benchmark stopped early:** {result['error']}", *parts[1:]]
     return "\n\n".join(parts) + "\n"
@@ -222,7 +233,8 @@ def table_sizes(result: dict[str, Any]) -> list[int]:
 
 def sizes_table(result: dict[str, Any]) -> str:
     """Table 1, sizes × stages: sparktc on the baseline master (wall / CPU of each stage and end to end, peak
-    RSS, F1) beside the lean peer on the same corpus (wall / CPU, peak RSS, F1) and sparktc / peer."""
+    RSS, F1) beside the lean peer on the same corpus (wall / CPU, peak RSS, F1) and sparktc / peer.
+    """
     rows = []
     for size in table_sizes(result):
         versus = comparison(result, size)
@@ -384,13 +396,15 @@ def peers_table(result: dict[str, Any]) -> str:
 
 
 def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values present; None when none is."""
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
 
 
 def peer_ratios(result: dict[str, Any]) -> dict[str, float | None]:
     """At the peers size: MLlib's extrapolated training over sparktc's train stage; sparktc over the lean
-    peer for wall (end to end / its command) and CPU-seconds."""
+    peer for wall (end to end / its command) and CPU-seconds.
+    """
     size = result["settings"]["peers_size"]
     record = pipeline(result, size, baseline_master(result))
     mllib = result.get("peers", {}).get("mllib") or {}
@@ -402,6 +416,7 @@ def peer_ratios(result: dict[str, Any]) -> dict[str, float | None]:
 
 
 def verdict(value: float | None, passes: bool) -> str:
+    """A target's status: PASS or MISS, "not run" without a value."""
     return "not run" if value is None else ("PASS" if passes else "MISS")
 
 
@@ -466,7 +481,8 @@ def speedup_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 def beyond_rcv1_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Past RCV1-v2's size (the largest size run above FULL_SIZE): CPU-seconds per document within
     TARGET_CPU_PER_DOCUMENT_GROWTH of FULL_SIZE's, and the driver JVM still within TARGET_JVM_RSS_MB: nothing on
-    the driver grows with the corpus."""
+    the driver grows with the corpus.
+    """
     master = baseline_master(result)
     full = pipeline(result, FULL_SIZE, master)
     larger = [size for size in sizes_run(result, master) if size > FULL_SIZE]
@@ -516,7 +532,7 @@ def memory_target(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """sparktc against the lean peer at FULL_SIZE: wall ratio, CPU ratio, F1 differences.
+    """The targets of sparktc against the lean peer at FULL_SIZE: wall ratio, CPU ratio, F1 differences.
 
     When either side did not run at FULL_SIZE, the target is not run and its measured text gives the
     figure at the largest other size where both ran, if any.
@@ -578,6 +594,7 @@ def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def targets_table(targets: Sequence[dict[str, Any]]) -> str:
+    """The markdown table of the targets: each one, what was measured and its status."""
     return table(["target", "measured", "result"], [[t["target"], t["measured"], t["status"]] for t in targets])
 
 

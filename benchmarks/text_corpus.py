@@ -1,6 +1,6 @@
-"""A synthetic raw-text corpus in sparktc's JSON Lines format, deterministic for a seed, RCV1-v2-shaped.
+r"""A synthetic raw-text corpus in sparktc's JSON Lines format, deterministic for a seed, RCV1-v2-shaped.
 
-    .venv/bin/python -m benchmarks.text_corpus --output DIR [--documents 200000] [--files 8] [--seed 0] \\
+    .venv/bin/python -m benchmarks.text_corpus --output DIR [--documents 200000] [--files 8] [--seed 0] \
         [--words 220] [--labels 100] [--train-share 0.02878] [--gzip]
 
 Writes ``DIR/part-000.jsonl`` .. (``.jsonl.gz`` with ``--gzip``), one ``{"id", "text", "labels", "split"}``
@@ -28,7 +28,7 @@ removed, digit-only tokens dropped, SMART stop list, Porter stemmer), not to be 
 * **Surface**: sentences of about 18 words, the first word capitalized, ending in ``.`` (sometimes ``?``, ``!``);
   commas, semicolons, colons, dashes standing alone (`` - ``, ``--``), hyphenated compounds (``long-term``),
   possessives (``'s`` and ``’s``), quotes and parentheses; proper names capitalized, a few acronyms in capitals
-  (``OPEC``-like), paragraph breaks (``\\n\\n``) and tabs; numbers in many forms (``1,250``, ``3.5%``, ``$4.2``,
+  (``OPEC``-like), paragraph breaks (``\n\n``) and tabs; numbers in many forms (``1,250``, ``3.5%``, ``$4.2``,
   ``1987``: dropped as digit-only once the punctuation is gone; ``12m``, ``1st``, ``Q3``: kept).
 * **Shape**: a log-normal number of words per document around ``--words`` (220: "a few hundred words"), so about
   1.5 kB a line. The training documents are the first ``round(N * train_share)`` ids (RCV1-v2's chronological
@@ -106,6 +106,7 @@ class TextShape:
 
     @property
     def train_documents(self) -> int:
+        """The number of training documents, ``train_share`` of all rounded, at least one."""
         return max(1, round(self.documents * self.train_share))
 
 
@@ -305,6 +306,7 @@ def generate_block(model: TextModel, shape: TextShape, block: int) -> Block:
 
 
 def jsonl_lines(block: Block) -> Iterator[str]:
+    """The block's documents as sparktc JSON Lines, one ``{"id", "text", "labels", "split"}`` object per line."""
     for doc_id, text, labels, split in zip(block.ids, block.texts, block.labels, block.splits):
         yield json.dumps({"id": doc_id, "text": text, "labels": labels, "split": split}, ensure_ascii=False) + "\n"
 
@@ -319,7 +321,8 @@ def file_blocks(shape: TextShape, files: int) -> list[range]:
 
 def write_corpus(output: Path, shape: TextShape, files: int = 8, compress: bool = False) -> dict:
     """Write the corpus into ``output`` (created; files of an earlier corpus of other names are left alone) and
-    ``corpus.json``; returns what corpus.json holds."""
+    ``corpus.json``; returns what corpus.json holds.
+    """
     began = time.monotonic()
     output.mkdir(parents=True, exist_ok=True)
     model = TextModel(shape)
@@ -358,6 +361,7 @@ def corpus_is_complete(output: Path, shape: TextShape, files: int, compress: boo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Write the synthetic corpus the arguments describe, with its corpus.json (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True, help="directory for the *.jsonl files and corpus.json")
     parser.add_argument("--documents", type=int, default=TextShape.documents)

@@ -1,7 +1,7 @@
-"""Lean single-process peer of sparktc on raw text: conf/jsonl.toml's experiment in plain Python, numpy, scipy,
-PyStemmer and LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc:
+r"""Lean single-process peer of sparktc on raw text: conf/jsonl.toml's experiment in plain Python, numpy, scipy,
+PyStemmer and LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc.
 
-    .venv/bin/python -m benchmarks.text_peer --corpus DIR --output FILE.json \\
+    .venv/bin/python -m benchmarks.text_peer --corpus DIR --output FILE.json \
         [--stop-list ../shared/data/stopwords/smart_english.stop]
 
 DIR holds ``*.jsonl`` / ``*.jsonl.gz`` files (names not starting with ``.`` or ``_``), one
@@ -13,12 +13,12 @@ CPU seconds of this process):
   labels, split ``train`` or ``test``); bad input stops the run naming file and line; a doc id read twice stops
   it too (sparktc's ``corpus.on_error = "fail"``).
 * tokenize: the LYRL2004 recipe (REFERENCE.md section 2) exactly as sparktc's ``Analyzer`` applies it: lower
-  case; tokens are the runs of non-whitespace (``str.split()``); punctuation (``[\\W_]``) removed from each; empty and
+  case; tokens are the runs of non-whitespace (``str.split()``); punctuation (``[\W_]``) removed from each; empty and
   digit-only (``str.isdigit``) tokens dropped; SMART stop words dropped; the rest stemmed by PyStemmer's
   ``porter`` (the library and algorithm sparktc uses). Done the fast way: the punctuation that is not white space
   is deleted from the whole lower-cased text (``bytes.translate`` for ASCII, ``str.replace`` for the rest), which
-  leaves the same tokens as deleting it token by token (a token holds no white space, and ``[\\W_]`` within one is
-  ``[^\\w\\s]|_``); each
+  leaves the same tokens as deleting it token by token (a token holds no white space, and ``[\W_]`` within one is
+  ``[^\w\s]|_``); each
   distinct token is looked up once in a table token -> stem id (-1: dropped), filled batch by batch for the tokens
   not seen before (one ``stemWords`` call per batch), so per token only ``split`` and a dict lookup in C
   (``map``) are left. Term frequencies are counted with numpy.
@@ -74,7 +74,8 @@ ASCII = bytes(range(128))
 def clean(text: str) -> str:
     """``DELETE.sub("", text.lower())``, faster: ``bytes.translate`` deletes the ASCII punctuation from the UTF-8
     bytes; the few distinct non-ASCII characters to delete (found among the non-ASCII bytes) go by ``str.replace``
-    (by DELETE when there are many)."""
+    (by DELETE when there are many).
+    """
     lower = text.lower()
     data = lower.encode("utf-8", "surrogatepass")
     kept = data.translate(None, ASCII_DELETED).decode("utf-8", "surrogatepass")
@@ -105,6 +106,7 @@ def stop_words(path: str | None) -> frozenset[str]:
 
 
 def corpus_files(corpus: str) -> list[str]:
+    """The corpus's ``*.jsonl`` and ``*.jsonl.gz`` files, sorted; BadInput when there are none."""
     names = sorted(name for name in os.listdir(corpus) if NAME.fullmatch(name))
     if not names:
         raise BadInput(f"no *.jsonl or *.jsonl.gz files in {corpus}")
@@ -112,6 +114,7 @@ def corpus_files(corpus: str) -> list[str]:
 
 
 def file_lines(path: str) -> list[bytes]:
+    """The lines of a corpus file, gunzipped when ``.gz``; BadInput for a damaged gzip file."""
     raw = Path(path).read_bytes()
     if path.endswith(".gz"):
         try:
@@ -216,6 +219,7 @@ class Steps:
     cpu: dict[str, float] = field(default_factory=dict)
 
     def add(self, name: str, wall: float, cpu: float) -> None:
+        """Add ``wall`` and ``cpu`` seconds to step ``name``."""
         self.wall[name] = self.wall.get(name, 0.0) + wall
         self.cpu[name] = self.cpu.get(name, 0.0) + cpu
 
@@ -228,6 +232,7 @@ class Clock:
         self.wall, self.cpu = time.perf_counter(), time.process_time()
 
     def charge(self, name: str) -> None:
+        """Charge the wall and CPU time since the last mark to step ``name``, and mark now."""
         wall, cpu = time.perf_counter(), time.process_time()
         self.steps.add(name, wall - self.wall, cpu - self.cpu)
         self.wall, self.cpu = wall, cpu
@@ -235,6 +240,10 @@ class Clock:
 
 @dataclass
 class Corpus:
+    """The corpus read and tokenized: its records, the term frequencies of every document over the stem ids, the
+    tokenizer and, when asked for, each document's token hash.
+    """
+
     records: Records
     tf: sparse.csr_matrix  # all documents x stem ids
     tokenizer: Tokenizer
@@ -271,6 +280,10 @@ def read_and_tokenize(corpus: str, stops: frozenset[str], clock: Clock, keep_has
 
 @dataclass
 class Matrices:
+    """The ltc vectors and 0/1 label matrices of the training and test documents, the vocabulary size and the
+    categories.
+    """
+
     X_train: sparse.csr_matrix
     X_test: sparse.csr_matrix
     Y_train: sparse.csc_matrix
@@ -280,7 +293,7 @@ class Matrices:
 
 
 def weight(read: Corpus) -> Matrices:
-    """ltc vectors over the training stems (sorted, sparktc's term ids), training rows in doc-id order."""
+    """The ltc vectors over the training stems (sorted, sparktc's term ids), training rows in doc-id order."""
     records = read.records
     is_train = np.array(records.train, dtype=bool)
     train_rows = np.flatnonzero(is_train)
@@ -316,6 +329,9 @@ def weight(read: Corpus) -> Matrices:
 
 
 def run(corpus: str, stop_list: str | None, tokens_file: str | None = None) -> dict[str, Any]:
+    """The whole experiment timed step by step (read and tokenize, weight, train, predict and evaluate), printed and
+    returned as the result record; with ``tokens_file``, each document's token hash is saved afterwards, untimed.
+    """
     steps = Steps()
     clock = Clock(steps)
     stops = stop_words(stop_list)
@@ -360,6 +376,7 @@ def run(corpus: str, stop_list: str | None, tokens_file: str | None = None) -> d
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the experiment on ``--corpus`` and write the result JSON to ``--output``; the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True, help="directory of *.jsonl / *.jsonl.gz files")
     parser.add_argument("--output", required=True, help="result JSON file")

@@ -1,6 +1,6 @@
-"""Raw text at scale: sparktc's pipeline on a synthetic JSON Lines corpus beside a lean tokenizing peer.
+r"""Raw text at scale: sparktc's pipeline on a synthetic JSON Lines corpus beside a lean tokenizing peer.
 
-    .venv/bin/python -m benchmarks.text_scale --output runs/text-bench [--documents 200000] [--files 8] \\
+    .venv/bin/python -m benchmarks.text_scale --output runs/text-bench [--documents 200000] [--files 8] \
         [--master "local[2]"] [--stop-list ../shared/data/stopwords/smart_english.stop] [--repeat 1]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them.
@@ -65,6 +65,7 @@ def measured(command: list[str], log: Path, driver_script: str) -> Measured:
 
 
 def ensure_corpus(output: Path, shape: TextShape, files: int) -> dict[str, Any]:
+    """The synthetic corpus of ``shape`` in OUTPUT, reused when it is complete, else written anew; its record."""
     directory = output / f"corpus-{shape.documents}"
     if corpus_is_complete(directory, shape, files, compress=False):
         record = read_json(directory / "corpus.json")
@@ -76,6 +77,9 @@ def ensure_corpus(output: Path, shape: TextShape, files: int) -> dict[str, Any]:
 
 
 def run_sparktc(output: Path, corpus: Path, master: str, stop_list: str, repeat: int) -> dict[str, Any]:
+    """One measured sparktc pipeline run (conf/jsonl.toml) on ``corpus``: wall, CPU and peak RSS per segment, with each
+    stage's own time and rows.
+    """
     run_dir = output / f"run-{repeat}"
     shutil.rmtree(run_dir, ignore_errors=True)  # inside OUTPUT, which is this script's
     command = ["./spark-submit.sh", "--master", master, "jobs/pipeline.py", "--config", "conf/jsonl.toml",
@@ -101,6 +105,9 @@ def run_sparktc(output: Path, corpus: Path, master: str, stop_list: str, repeat:
 
 
 def run_peer(output: Path, corpus: Path, stop_list: str, repeat: int, tokens: Path | None) -> dict[str, Any]:
+    """One measured run of the lean tokenizing peer on ``corpus``; with ``tokens``, an untimed extra run saves its token
+    hashes.
+    """
     record_file = output / f"peer-{repeat}.json"
     command = [PYTHON, "-m", PEER, "--corpus", relative(corpus), "--stop-list", stop_list,
                "--output", relative(record_file)]
@@ -131,6 +138,7 @@ def compare_tokens(run_dir: Path, peer_tokens: Path) -> dict[str, Any]:
 
 
 def median(values: Sequence[float]) -> float:
+    """The median of ``values`` as a float."""
     return float(statistics.median(values))
 
 
@@ -160,6 +168,9 @@ def summary(sparktc_runs: list[dict[str, Any]], peer_runs: list[dict[str, Any]])
 
 
 def render(result: dict[str, Any]) -> str:
+    """The markdown report of the result: settings, sparktc's stages beside the peer's steps, F1 and the token
+    comparison.
+    """
     s = result.get("summary")
     if not s:
         return f"# Raw text: JSON Lines\n\n**The benchmark stopped early:** {result.get('error')}\n"
@@ -210,6 +221,9 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Write the corpus, run sparktc and the peer ``--repeat`` times, and write text_scale.json and text_scale.md
+    (module docstring); the exit code.
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True, help="directory for the corpus, the runs, logs, text_scale.json/.md")
     parser.add_argument("--documents", type=int, default=TextShape.documents)

@@ -1,6 +1,6 @@
-"""Yang & Liu 1999's controlled comparison of SVM, kNN, LLSF, NNet and NB, rerun on Reuters-21578 R(90) ApteMod.
+r"""Yang & Liu 1999's controlled comparison of SVM, kNN, LLSF, NNet and NB, rerun on Reuters-21578 R(90) ApteMod.
 
-    ./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/benchmark-yang-liu [--corpus DIR] \\
+    ./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/benchmark-yang-liu [--corpus DIR] \
         [--methods svm,knn,llsf,nnet,nb]
 
 The corpus stages (ingest, tokenize, weight, rank) run once with conf/reuters21578.toml for R(90) ApteMod;
@@ -39,6 +39,8 @@ from sparktc.runtime.session import build_session
 
 
 class Method(NamedTuple):
+    """One of Yang & Liu's methods: their name, its conf/reuters21578.toml overrides, their setting (section 5.1)."""
+
     label: str  # Yang & Liu's name
     overrides: tuple[str, ...]  # of conf/reuters21578.toml
     yang_liu: str  # their setting (section 5.1)
@@ -121,7 +123,8 @@ REVERSED = {"≫": "≪", ">": "<", "~": "~", "<": ">", "≪": "≫"}
 
 def selected_methods(text: str) -> list[str]:
     """The methods of ``--methods`` (comma-separated), in Table 1's order; ConfigError for an unknown or repeated
-    name, or fewer than two (the tables compare pairs)."""
+    name, or fewer than two (the tables compare pairs).
+    """
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in METHODS]
     if unknown:
@@ -139,6 +142,7 @@ def comparison_order(methods: Sequence[str]) -> list[str]:
 
 
 def corpus_overrides(corpus: str) -> list[str]:
+    """The corpus overrides of the comparison: ``corpus`` as the path, and the R(90) category set."""
     return [f"corpus.path={corpus}", *SETS[CATEGORY_SET]]
 
 
@@ -161,6 +165,7 @@ def pipeline_command(key: str) -> str:
 
 
 def compare_command(methods: Sequence[str]) -> str:
+    """The one-line compare command over the runs of ``methods``, in comparison order."""
     runs = " ".join(f"runs/yang-liu-{key}" for key in comparison_order(methods))
     return f"./spark-submit.sh jobs/compare.py {runs} --output runs/yang-liu-comparison"
 
@@ -179,7 +184,8 @@ def n_test_documents(metrics: Mapping[str, Any]) -> int:
 def symbol_rows(pairs: Sequence[Mapping[str, Any]], published: Mapping[tuple[str, str], Sequence[str]],
                 columns: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
     """One row per published pair, in the paper's order: our test records (comparison.json's, None for a pair not
-    run) and the published symbols, by column header."""
+    run) and the published symbols, by column header.
+    """
     ours = {(pair["a"], pair["b"]): {test["name"]: test for test in pair["result"]["tests"]} for pair in pairs}
     headers = [header for header, _ in columns]
     return [{"a": a, "b": b,
@@ -190,7 +196,8 @@ def symbol_rows(pairs: Sequence[Mapping[str, Any]], published: Mapping[tuple[str
 
 def table_3_rows(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Table 3's rows, the published error symbol read as sparktc reads it (A ≫ B: A's error significantly lower),
-    the symbols as printed kept under ``printed``."""
+    the symbols as printed kept under ``printed``.
+    """
     rows = symbol_rows(pairs, PUBLISHED_TABLE_3, P_TESTS)
     for row in rows:
         row["printed"] = dict(row["published"])
@@ -215,7 +222,8 @@ def build_record(corpus: str, command_line: str, runs: Mapping[str, Mapping[str,
                  curves: Mapping[str, Any], compare_seconds: float) -> dict[str, Any]:
     """Every figure of the rerun beside the published ones (yang_liu_1999.json). ``runs``: per method run, its
     metrics.json (``metrics``), ``train_seconds``, ``evaluate_seconds`` and ``path``; ``comparison``: what
-    compare_runs returned (comparison.json); ``curves``: the figure's points per run (f1_curves)."""
+    compare_runs returned (comparison.json); ``curves``: the figure's points per run (f1_curves).
+    """
     methods = [key for key in METHODS if key in runs]
     first = runs[methods[0]]["metrics"]
     table_2 = symbol_rows(comparison["pairs"], PUBLISHED_TABLE_2, SIGNIFICANCE_TESTS)
@@ -313,6 +321,7 @@ def render(record: Mapping[str, Any]) -> str:
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
 def main() -> int:
+    """Run the chosen methods on R(90), compare them and write the tables (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))

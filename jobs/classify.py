@@ -22,6 +22,9 @@ from sparktc.runtime.session import build_session
 
 
 def main() -> int:
+    """Classify the documents of ``--input`` with the model bundle ``--model`` into ``--output``; the exit status
+    (:func:`sparktc.apps.cli.run_job`).
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the model bundle: a training run's OUTPUT/model")
     parser.add_argument("--input", required=True, help="a file or a directory of documents (local path or Hadoop URI)")

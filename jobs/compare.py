@@ -26,6 +26,7 @@ from sparktc.runtime.session import build_session
 
 
 def main() -> int:
+    """Compare the RUN directories into ``--output``; the exit status (:func:`sparktc.apps.cli.run_job`)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", metavar="RUN", help="output directory of a run (at least two)")
     parser.add_argument("--output", required=True, help="directory for comparison.json, comparison.md and the plot")

@@ -18,6 +18,9 @@ from sparktc.runtime.session import build_session
 
 
 def main() -> int:
+    """Export the weighted vectors of RUN as LIBSVM ``train.svm`` and ``test.svm`` under ``--output``; the exit status
+    (:func:`sparktc.apps.cli.run_job`).
+    """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", metavar="RUN", help="output directory of a run whose weight stage has finished")
     parser.add_argument("--output", required=True, help="new directory for train.svm and test.svm")

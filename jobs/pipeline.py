@@ -2,7 +2,8 @@
 embedded default ``corpus.format = "synthetic"``, synthesize a LYRL2004-format corpus first).
 
 Rerun with the same --output after a failure or a change of settings: stages whose manifests are
-current are skipped, the rest recomputed; --force recomputes everything."""
+current are skipped, the rest recomputed; --force recomputes everything.
+"""
 
 import sys
 

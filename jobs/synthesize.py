@@ -1,5 +1,6 @@
 """Synthesize: a corpus in the LYRL2004 format written into --output: the token files, the qrels of the topics,
-industries and regions, the topics and industries hierarchies and the regions list."""
+industries and regions, the topics and industries hierarchies and the regions list.
+"""
 
 import sys
 

@@ -1,5 +1,7 @@
-"""Tokenize: documents -> tokens by the LYRL2004 recipe. (Not named tokenize.py: that would shadow the standard
-library module of that name.)"""
+"""Tokenize: documents -> tokens by the LYRL2004 recipe.
+
+Not named tokenize.py: that would shadow the standard library module of that name.
+"""
 
 import sys
 

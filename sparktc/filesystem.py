@@ -1,4 +1,4 @@
-"""Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
+r"""Paths and file systems, for every layer: the one rule for what is a URI, pyarrow's view of a path, and
 the per-worker caches.
 
 **The URI rule** (:func:`is_uri`). A path is a URI when it starts with a scheme as RFC 3986 spells
@@ -14,7 +14,7 @@ path               URI?    what it names
 ``file:///x``      yes     the local ``/x`` as well
 ``/x``             no      the local ``/x``
 ``runs/x``         no      a local path relative to the working directory (made absolute on the driver)
-``C:\\x``, ``c:/x``  no      a Windows drive letter is one character: a local path
+``C:\x``, ``c:/x``  no      a Windows drive letter is one character: a local path
 =================  ======  ===================================================================
 
 A ``file:`` URI stays a URI where sparktc decides between a local and a Hadoop path (it is not
@@ -41,13 +41,15 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 def is_uri(path: str) -> bool:
     """True when ``path`` names its file system by a scheme (``hdfs://``, ``s3a://``, ``file:``...); see the module
-    docstring."""
+    docstring.
+    """
     return _SCHEME.match(path) is not None
 
 
 def local_path(path: str) -> str | None:
     """The local path that ``path`` names: itself when it is no URI, the path of a ``file:`` URI; None for any
-    other scheme."""
+    other scheme.
+    """
     if not is_uri(path):
         return path
     scheme, _, rest = path.partition(":")
@@ -63,7 +65,8 @@ def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     """The pyarrow file system and path for a path as Spark writes it, read on an executor:
     local paths and ``file:`` URIs are the local file system, Hadoop's ``s3a://`` / ``s3n://`` are
     pyarrow's ``s3://`` (credentials from the executor's environment or instance role), ``hdfs://``
-    needs libhdfs."""
+    needs libhdfs.
+    """
     local = local_path(path)
     if local is not None:
         return pafs.LocalFileSystem(), local
@@ -75,7 +78,8 @@ def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
 
 def write_file(directory: str, name: str, data: bytes) -> None:
     """``data`` as the file ``directory/name``, the directory made when missing; a retried task that writes
-    the same bytes again replaces the file."""
+    the same bytes again replaces the file.
+    """
     filesystem, root = arrow_filesystem(directory)
     filesystem.create_dir(root, recursive=True)
     with filesystem.open_output_stream(f"{root}/{name}") as stream:
@@ -101,7 +105,8 @@ def fingerprint(path: str) -> tuple:
 def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
     """``load(path, *arguments)`` computed once per Python worker and kept, one result at a time (what a
     worker loads is as big as the training set): called again with the same arguments while the files
-    under ``path`` are unchanged (:func:`fingerprint`), the kept result; a rewritten output is read afresh."""
+    under ``path`` are unchanged (:func:`fingerprint`), the kept result; a rewritten output is read afresh.
+    """
 
     @functools.lru_cache(maxsize=1)
     def cached(path: str, files: tuple, *arguments) -> Result:
@@ -117,7 +122,8 @@ def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
 class KeptOne(Generic[Result]):
     """One value a worker keeps, the last one made (as big as the training set, like :func:`per_worker`'s), for keys
     :func:`per_worker` cannot hash (a matrix, broadcast models): ``get(key, make)`` is the kept value while ``key``
-    is the same, item by item (the same object, or an equal str, bytes or number), else ``make()``'s, kept instead."""
+    is the same, item by item (the same object, or an equal str, bytes or number), else ``make()``'s, kept instead.
+    """
 
     def __init__(self) -> None:
         self._kept: tuple[tuple, Result] | None = None

@@ -7,7 +7,6 @@ int64) that is 100 to 300 times slower than sorting. Measured on this machine, 1
 exactly what its numpy namesake returns.
 
 Example:
-
     >>> unique(np.array([5, 1, 5, 3]))
     array([1, 3, 5])
     >>> isin(np.array([1, 2, 3]), np.array([3, 1]))

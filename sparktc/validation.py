@@ -71,7 +71,8 @@ def check_integer(name: str, value: int, low: int, high: int | None = None, *, k
 
 def check_labels(name: str, y: ArrayLike, n_docs: int | None = None) -> NDArray[np.bool_]:
     """``y`` as a bool array of shape (n_docs,), one label per document (any length when ``n_docs``
-    is None), or ValueError naming its dtype and shape."""
+    is None), or ValueError naming its dtype and shape.
+    """
     y = np.asarray(y)
     if n_docs is None:
         if y.dtype != np.bool_ or y.ndim != 1:
@@ -92,7 +93,8 @@ def check_finite(name: str, values: NDArray[np.floating]) -> None:
 
 def check_array(name: str, value: ArrayLike, ndim: int, of: str) -> NDArray[np.float64]:
     """``value`` as a non-empty float64 array of ``ndim`` dimensions, or ValueError naming its shape;
-    ``of`` says what it holds, e.g. "of decision values"."""
+    ``of`` says what it holds, e.g. "of decision values".
+    """
     array = np.asarray(value, dtype=np.float64)
     if array.ndim != ndim or array.size == 0:
         raise ValueError(f"{name} must be a non-empty {ndim}-D array {of}; got shape {array.shape}")
@@ -101,7 +103,8 @@ def check_array(name: str, value: ArrayLike, ndim: int, of: str) -> NDArray[np.f
 
 def check_unit_interval(name: str, values: NDArray[np.float64], what: str) -> None:
     """ValueError unless every entry of ``values`` is in [0, 1] (NaN is not), naming the first that
-    is not and its index; ``what`` names the entries, e.g. "probabilities"."""
+    is not and its index; ``what`` names the entries, e.g. "probabilities".
+    """
     outside = ~((values >= 0.0) & (values <= 1.0))
     if np.any(outside):
         first = int(np.flatnonzero(outside)[0])
@@ -159,7 +162,8 @@ def between(low: int, high: int) -> dict[str, Any]:
 
 def setting_problem(key: str, value: Any, metadata: Mapping[str, Any]) -> str | None:
     """What is wrong with setting ``key`` = ``value`` by the rule in ``metadata`` (:func:`allowed`,
-    :func:`rule`), or None."""
+    :func:`rule`), or None.
+    """
     if "allowed" in metadata and value not in metadata["allowed"]:
         return f"{key} = {value!r} is not allowed; allowed values: {', '.join(repr(a) for a in metadata['allowed'])}"
     if "check" in metadata and not metadata["check"](value):

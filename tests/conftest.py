@@ -50,7 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """The ``spark`` marker (``pytest -m "not spark"`` runs the rest, which need no JVM); and xdist hands out
     the files in collection order (:func:`pytest_collection_modifyitems`), not by their number of tests, most
     first, which it does by default (--loadscope-reorder): that put slow files with few tests
-    (test_cluster.py, test_submit.py) near the end of the queue."""
+    (test_cluster.py, test_submit.py) near the end of the queue.
+    """
     config.addinivalue_line("markers", "spark: starts Spark (the session fixture, spark-submit or a cluster)")
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
@@ -59,7 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that uses the ``spark`` fixture, directly or through another fixture, is marked ``spark`` (a
     module that starts Spark otherwise marks itself); the slowest files run first, every other file after
-    them in its usual order (tests keep their order)."""
+    them in its usual order (tests keep their order).
+    """
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
@@ -70,7 +72,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def selected(request: pytest.FixtureRequest, test: str) -> bool:
     """Whether the test function ``test`` of the requesting fixture's module runs in this session (not
     deselected, by -k for one): for module fixtures that start a subprocess early, only for a test that
-    will wait for it."""
+    will wait for it.
+    """
     return any(item.module is request.module and getattr(item, "originalname", item.name) == test
                for item in request.session.items)
 
@@ -99,7 +102,8 @@ def shared_data(*parts: str) -> Path:
 
 def made_once(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> Any:
     """``make(directory)``'s result (JSON), made by the first test process that asks for it: the
-    xdist workers share their base directory's parent, so the others wait on a lock and read it."""
+    xdist workers share their base directory's parent, so the others wait on a lock and read it.
+    """
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent
@@ -157,7 +161,8 @@ def reuters21578_overrides() -> list[str]:
 def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
     (output directory, each stage's manifest by stage name). tests/stages/test_reuters21578_pipeline.py
-    checks it against the published figures, tests/apps/test_cluster.py against a standalone-cluster run."""
+    checks it against the published figures, tests/apps/test_cluster.py against a standalone-cluster run.
+    """
     from sparktc.apps.pipeline import run as run_pipeline
     from sparktc.experiment.config import load_config
 
@@ -201,7 +206,8 @@ def f1_of(scores, y, threshold) -> float:
 
 def brute_force_scut(scores, y) -> tuple[float, float]:
     """O(n^2) reference SCut: every candidate threshold (top score, midpoints, below the lowest) rated
-    by its decisions; ties in F1 go to the smallest |t|, then the larger t (sparktc.models.thresholds.scut's rule)."""
+    by its decisions; ties in F1 go to the smallest |t|, then the larger t (sparktc.models.thresholds.scut's rule).
+    """
     import numpy as np
 
     distinct = np.unique(scores)[::-1]

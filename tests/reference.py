@@ -47,7 +47,8 @@ def hits_from_rankings(
 def name_branches(source: str, names: Collection[str]) -> list[str]:
     """Where ``source`` names one of ``names`` (registered formats, methods) to branch on it: a comparison with a
     name, a table keyed by names, or a collection of names and nothing else (``LYRL2004_FORMATS = (...)``,
-    ``fmt in (...)``; not ``("parquet", "jsonl")``, output formats, nor a folder's ``__all__``)."""
+    ``fmt in (...)``; not ``("parquet", "jsonl")``, output formats, nor a folder's ``__all__``).
+    """
     tree = ast.parse(source)
     modules = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
                and [getattr(target, "id", None) for target in node.targets] == ["__all__"]]

@@ -1,5 +1,6 @@
 """The library's layout as the README's "Design" section draws it: concern folders, each with a
-docstring and ``__all__`` naming its modules, and imports that only run down the layers."""
+docstring and ``__all__`` naming its modules, and imports that only run down the layers.
+"""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def test_the_readme_draws_every_folder() -> None:
 
 def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:
     """Every module of the Spark-free folders imports, pyspark made unimportable, in a fresh interpreter: what
-    they import, however indirectly, never reaches Spark."""
+    they import, however indirectly, never reaches Spark.
+    """
     modules = [f"sparktc.{folder}.{name}" for folder in SPARK_FREE for name in folder_modules(folder)]
     modules += [f"sparktc.{name}" for name in SHARED]
     script = ("import importlib, sys\n"
@@ -93,7 +95,8 @@ def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:
 
 def test_the_references_the_code_cites_resolve_inside_the_repository() -> None:
     """Every "REFERENCE.md section N" in the code, the jobs, the benchmarks and the configurations names a section
-    of docs/REFERENCE.md, the digest of the papers kept in the repository."""
+    of docs/REFERENCE.md, the digest of the papers kept in the repository.
+    """
     sections = set(re.findall(r"^## (\d+)\. ", (REPO / "docs" / "REFERENCE.md").read_text(), re.MULTILINE))
     cited = {}
     for folder in ("sparktc", "jobs", "benchmarks", "conf"):
@@ -106,6 +109,7 @@ def test_the_references_the_code_cites_resolve_inside_the_repository() -> None:
 
 def test_runtime_is_domain_free() -> None:
     """``runtime`` (storage, tasks, manifests, the runner) knows nothing of text categorization: it imports no
-    other folder, only the shared modules."""
+    other folder, only the shared modules.
+    """
     for path in (PACKAGE / "runtime").glob("*.py"):
         assert imported(path) <= set(SHARED) | {"runtime"}, path.name

@@ -93,7 +93,8 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
              output_format: str = "parquet", top_k: int = 5) -> StageReport:
     """Classify the documents under ``path`` into ``output`` (checked and held as by the job:
-    :mod:`sparktc.runtime.outputs`); see :func:`classify_into`."""
+    :mod:`sparktc.runtime.outputs`); see :func:`classify_into`.
+    """
     output = check_output(output, {"--model": bundle.path, "--input": path}, "classify")
     with claim(output, "classify", spark) as held:
         return classify_into(spark, bundle, path, held, input_format, output_format, top_k)
@@ -104,7 +105,8 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
     """Classify the documents under ``path`` into the held output's predictions (doc_id, labels, predicted,
     predicted_names, top_categories, top_scores); rejected records and documents without a vocabulary
     term into its rejects. Both are written in the run's staging directory and moved into the output
-    when complete, replacing those of an earlier classify run there."""
+    when complete, replacing those of an earlier classify run there.
+    """
     output = held.output
     check_arguments(input_format, output_format, top_k)
     if not storage.exists(spark, path):

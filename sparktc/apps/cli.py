@@ -57,6 +57,9 @@ DISK_FULL = ("the disk is full (No space left on device): free space on the file
 
 
 def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tuple[Config, str, bool]:
+    """The job's command line, checked before Spark starts: the configuration (file, preset, then the ``--set``
+    overrides), the ``--output`` directory and ``--force``.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", help="TOML configuration file (see conf/)")
     parser.add_argument("--preset", default="", choices=["", *PRESETS], metavar="NAME",
@@ -81,6 +84,9 @@ def session_conf(config: Config) -> dict[str, str]:
 
 
 def session(config: Config) -> SparkSession:
+    """The Spark session of a run under ``config``'s [spark] section, a local event-log directory made first (Spark
+    refuses to start without it).
+    """
     from sparktc.runtime.session import build_session
 
     if config.spark.event_log and not is_uri(config.spark.event_log):
@@ -101,7 +107,8 @@ def _first_line(text: str) -> str:
 
 def summarize(error: BaseException) -> str:
     """One line for an unexpected failure: the innermost Java cause, or the last line of a Python
-    worker's trace, with what to do for the failures an operator can fix (a full disk)."""
+    worker's trace, with what to do for the failures an operator can fix (a full disk).
+    """
     text = str(error)
     if isinstance(error, Py4JJavaError):
         cause = error.java_exception
@@ -149,7 +156,8 @@ class Job:
     """A job whose arguments have been checked: the output it holds (and of what ``kind``, see
     :data:`sparktc.runtime.outputs.KINDS`), how its Spark session starts, and its work in that session.
     ``reads`` names the argument of a directory the job holds only to read it (export's ``RUN``), so that a
-    refusal while another job holds it names that input, not ``--output``."""
+    refusal while another job holds it names that input, not ``--output``.
+    """
 
     output: str
     kind: str
@@ -161,7 +169,8 @@ class Job:
 def run_job(prepare: Callable[[], Job]) -> int:
     """Every job's skeleton: ``prepare`` checks the arguments before Spark starts, then the job holds its
     output (a local path before Spark starts, a URI right after) and does its work in its session, which
-    is stopped however the work ends; the exit status, each failure told as the module docstring says."""
+    is stopped however the work ends; the exit status, each failure told as the module docstring says.
+    """
     try:
         job = prepare()
         with ExitStack() as stack:

@@ -53,7 +53,8 @@ class CompareError(InputError):
 
 def decision_counts(a: DataFrame, b: DataFrame, categories: list[str]) -> dict[str, int]:
     """Over the documents of both runs and ``categories``: decisions where A and B differ (n),
-    where A is right and B wrong (k_a), and the documents only one run has."""
+    where A is right and B wrong (k_a), and the documents only one run has.
+    """
     keep = F.array(*[F.lit(c) for c in categories])
     left = a.select("doc_id", F.col("labels").alias("labels_a"), F.array_intersect("predicted", keep).alias("a"))
     right = b.select("doc_id", F.col("labels").alias("labels_b"), F.array_intersect("predicted", keep).alias("b"))
@@ -77,7 +78,8 @@ def decision_counts(a: DataFrame, b: DataFrame, categories: list[str]) -> dict[s
 
 def _micro(table: pd.DataFrame) -> dict[str, float]:
     """Micro-averaged recall, precision and error with their numbers of trials (the p-tests' inputs; a
-    rate with no trial is 0 and its p-test degenerate), and micro-F1, 1 when TP = FP = FN = 0."""
+    rate with no trial is 0 and its p-test degenerate), and micro-F1, 1 when TP = FP = FN = 0.
+    """
     tp, fp, fn, tn = (int(table[c].sum()) for c in ("tp", "fp", "fn", "tn"))
     rates = micro_average([tp], [fp], [fn], [tn], zero_division=0.0)
     return {
@@ -116,7 +118,8 @@ def pair_result(run_a: str, run_b: str, settings: EvaluateConfig, n_categories: 
     """:func:`compare`'s record from what Spark counted (no Spark here): the two runs' averaged categories
     (:func:`sparktc.evaluation.summary.category_table` rows with ``tp``, ``fp``, ``fn``, ``tn`` and ``f1``, in
     the same order) and :func:`decision_counts`' ``n`` and ``k_a``. The tests are Yang & Liu 1999 section 4's
-    (:mod:`sparktc.evaluation.significance`); an undefined statistic is null with its reason under ``undefined``."""
+    (:mod:`sparktc.evaluation.significance`); an undefined statistic is null with its reason under ``undefined``.
+    """
     micro_a, micro_b = _micro(table_a), _micro(table_b)
     f1_a, f1_b = table_a["f1"].to_numpy(), table_b["f1"].to_numpy()
     results: list[TestResult] = [
@@ -142,7 +145,8 @@ def pair_result(run_a: str, run_b: str, settings: EvaluateConfig, n_categories: 
 
 def as_record(result: TestResult) -> dict:
     """One test as comparison.json holds it: :class:`TestResult`'s fields but ``reason``, and ``undefined``,
-    null for a defined statistic, else why it is undefined (``statistic`` is then nan, null in JSON)."""
+    null for a defined statistic, else why it is undefined (``statistic`` is then nan, null in JSON).
+    """
     record = asdict(result)
     reason = record.pop("reason")
     return {**record, "undefined": reason or None}
@@ -151,7 +155,8 @@ def as_record(result: TestResult) -> dict:
 def format_comparison(result: dict) -> str:
     """Yang & Liu Table 2 style: one line per test with its statistic, p-values and symbol. An undefined
     statistic (a degenerate test: Yang & Liu 1999 section 4 needs differences to test) reads "undefined",
-    its symbol is "~" and its reason is noted below the table."""
+    its symbol is "~" and its reason is noted below the table.
+    """
     lines = [
         f"A = {result['run_a']}  (micro-F1 {_cell(result['micro_f1']['a'], '.4f')}, "
         f"macro-F1 {_cell(result['macro_f1']['a'], '.4f')})",
@@ -177,7 +182,8 @@ def format_comparison(result: dict) -> str:
 
 def _cell(value: float | None, spec: str, width: int = 0) -> str:
     """``value`` formatted by ``spec`` right-aligned in ``width``, or "undefined" for null or NaN (comparison.json
-    holds an undefined statistic as null)."""
+    holds an undefined statistic as null).
+    """
     if value is None or not math.isfinite(value):
         return f"{'undefined':>{width}}"
     return f"{value:>{width}{spec}}"
@@ -185,7 +191,8 @@ def _cell(value: float | None, spec: str, width: int = 0) -> str:
 
 def check_runs(runs: Sequence[str]) -> list[str]:
     """The runs' absolute paths, or :class:`ConfigError` (before Spark starts) for fewer than two runs or
-    a directory given twice (local paths compared after resolving symbolic links, URIs as written)."""
+    a directory given twice (local paths compared after resolving symbolic links, URIs as written).
+    """
     if len(runs) < 2:
         raise ConfigError(f"compare needs at least two runs; got {len(runs)}: give RUN_1 RUN_2 [... RUN_k]")
     paths = [absolute(run) for run in runs]
@@ -201,7 +208,8 @@ def check_runs(runs: Sequence[str]) -> list[str]:
 
 def run_names(runs: Sequence[str]) -> list[str]:
     """Each run's name: its directory's base name; runs whose base names coincide are named by as many
-    trailing path components as make them distinct (``x/run``, ``y/run``), the same for the same paths."""
+    trailing path components as make them distinct (``x/run``, ``y/run``), the same for the same paths.
+    """
     parts = [[p for p in (run.split("://", 1)[-1] if is_uri(run) else os.path.normpath(run)).split("/") if p]
              for run in runs]
     depth = [1] * len(runs)
@@ -234,7 +242,8 @@ def compare_runs(spark: SparkSession, runs: Sequence[str], settings: EvaluateCon
 
     Returns the record written as comparison.json (``runs``: name and path of each; ``pairs``: per pair
     the names ``a`` and ``b``, the file of its details and :func:`compare`'s ``result``) and per run
-    name its averaged categories' training positives and F1, for the plot."""
+    name its averaged categories' training positives and F1, for the plot.
+    """
     results = [compare(spark, runs[i], runs[j], settings, corpus_format)
                for i, j in itertools.combinations(range(len(runs)), 2)]
     record = comparison_record(runs, results)
@@ -244,7 +253,8 @@ def compare_runs(spark: SparkSession, runs: Sequence[str], settings: EvaluateCon
 
 def comparison_record(runs: Sequence[str], results: Sequence[dict]) -> dict:
     """comparison.json (:func:`compare_runs`) from the runs' paths and :func:`compare`'s result of every pair,
-    in the order of ``itertools.combinations`` ((1, 2), (1, 3), ..., (k-1, k)); no Spark."""
+    in the order of ``itertools.combinations`` ((1, 2), (1, 3), ..., (k-1, k)); no Spark.
+    """
     names = run_names(runs)
     indices = list(itertools.combinations(range(len(runs)), 2))
     if len(results) != len(indices):
@@ -270,7 +280,8 @@ def _run_scores(record: dict) -> list[tuple[float, float]]:
 
 def format_comparisons(record: dict) -> str:
     """comparison.md: the runs, Yang & Liu's Table 2 (s-, S-, T-, T'-tests) and Table 3 (p-tests), one row
-    per pair with the symbol of A against B, Figures 4-5 and the files with each pair's details."""
+    per pair with the symbol of A against B, Figures 4-5 and the files with each pair's details.
+    """
     lines = [f"# Comparison of {len(record['runs'])} runs", "",
              f"over {record['n_categories']} categories ({record['averaged_over']}), "
              f"0/0 counted as {record['zero_division']:g}", "",
@@ -298,7 +309,8 @@ ENTRY_FILES = ("comparison.json", "comparison.md")
 def comparison_files(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, bytes], str]:
     """Every file of the comparison by its path in the output (each pair's details, the plot, then
     :data:`ENTRY_FILES`), all computed before any is written; and what the job prints: each pair's
-    details, then comparison.md."""
+    details, then comparison.md.
+    """
     text = format_comparisons(record)
     files: dict[str, bytes] = {}
     details = []
@@ -324,7 +336,8 @@ def write_comparisons(spark: SparkSession, output: str, record: dict, tables: di
     in removes the earlier comparison.md and comparison.json first, then the files they link to (``pairs/``,
     the plot), and moves the new ones in in the reverse order, so an entry file is never there without every
     file it links to (a failure between the moves leaves no comparison.md: run the command again). When done,
-    the output's ``_incomplete`` is removed, as at the end of a run's stages."""
+    the output's ``_incomplete`` is removed, as at the end of a run's stages.
+    """
     files, printed = comparison_files(record, tables)
     staging = staging or storage.join(output, INCOMPLETE, f"compare-{uuid.uuid4().hex}")
     storage.delete(spark, staging)

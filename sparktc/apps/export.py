@@ -93,7 +93,8 @@ def check_export(run: str, output: str) -> tuple[str, str]:
     and for local paths (URIs are checked once Spark is up, by :func:`export_libsvm`) ``run`` not a sparktc run
     whose weight stage finished, or ``output`` already there (the export writes only into a directory it creates).
     A ``run`` that is not (yet) so while another job holds it is :class:`sparktc.runtime.outputs.OutputBusyError`:
-    a run in progress may have removed its manifests to write them again."""
+    a run in progress may have removed its manifests to write them again.
+    """
     run, output = absolute(run).rstrip("/"), absolute(output).rstrip("/")
     real_run, real_output = (run, output) if is_uri(run) or is_uri(output) else \
         (os.path.realpath(run), os.path.realpath(output))
@@ -155,7 +156,8 @@ def _remove_written(output: str) -> None:
 
 def libsvm_labels(categories: Sequence[str]) -> list[str]:
     """The LIBSVM label of each of ``categories`` (distinct, sorted by name): its name when every name is a whole
-    number without sign or leading zero, else its position (LibMultiLabel and scikit-learn read numbers only)."""
+    number without sign or leading zero, else its position (LibMultiLabel and scikit-learn read numbers only).
+    """
     if all(_WHOLE_NUMBER.fullmatch(category) for category in categories):
         return list(categories)
     return [str(position) for position in range(len(categories))]
@@ -166,7 +168,8 @@ def libsvm_lines(batch: pa.RecordBatch, categories: pa.StringArray, labels: pa.S
     """The LIBSVM lines (without newline) of a ``vectors`` batch (``labels``, ``indices``, ``values``) and the mask
     of the rows they are for: every row with a label or a nonzero feature (a value of 0 is left out: LIBSVM lists
     nonzero features only). ``labels[i]`` is the label of ``categories[i]``; a label outside ``categories`` is a
-    bug upstream (ingest writes only those) and raises ValueError."""
+    bug upstream (ingest writes only those) and raises ValueError.
+    """
     flat_labels = pc.list_flatten(batch.column("labels"))
     positions = pc.index_in(flat_labels, value_set=categories)
     if positions.null_count:
@@ -206,7 +209,8 @@ def write_part(index: int, path: str, directory: str, categories: pa.StringArray
                ) -> dict[str, int]:
     """The LIBSVM lines of one ``vectors`` file as ``directory/part-<index>.svm`` and their doc ids as
     ``directory/part-<index>.ids``, each written under a hidden name and renamed into place; the counts of rows
-    read, lines written and rows set aside (:data:`EMPTY`)."""
+    read, lines written and rows set aside (:data:`EMPTY`).
+    """
     filesystem, root = arrow_filesystem(directory)
     filesystem.create_dir(root, recursive=True)
     targets = [f"{root}/part-{index:05d}.svm", f"{root}/part-{index:05d}.ids"]
@@ -229,7 +233,8 @@ def write_part(index: int, path: str, directory: str, categories: pa.StringArray
 
 def concatenate(parts: Sequence[str], target: str) -> int:
     """The files ``parts``, in order, as the one file ``target`` (written under a hidden name, then renamed);
-    the bytes written. Streamed: at most :data:`COPY_BYTES` are held at a time."""
+    the bytes written. Streamed: at most :data:`COPY_BYTES` are held at a time.
+    """
     filesystem, path = arrow_filesystem(target)
     temporary = _temporary(path)
     written = 0
@@ -250,7 +255,8 @@ def intact_manifest(spark: SparkSession, run: str, stage_name: str) -> dict[str,
     """The manifest of ``run``'s stage ``stage_name`` when the outputs it lists are still exactly its files (same
     paths and sizes, and the same SHA-256 where a modification time changed), else :class:`InputError`. Unlike a
     stage's check for resuming, the code and settings that made them need not be current: the export takes the
-    tables as they are, whatever sparktc wrote them."""
+    tables as they are, whatever sparktc wrote them.
+    """
     manifest = read_manifest(spark, run, stage_name)
     if manifest is None:
         raise InputError(f"{run}: no {MANIFESTS}/{stage_name}.json, so the {stage_name} stage has not finished there; "
@@ -267,7 +273,8 @@ def intact_manifest(spark: SparkSession, run: str, stage_name: str) -> dict[str,
 
 def export_libsvm(spark: SparkSession, run: str, output: str) -> dict[str, Any]:
     """Write ``run``'s vectors into the new directory ``output`` as the module docstring says; the summary, also
-    written to ``output/export.json``. The caller holds the run (:func:`sparktc.runtime.outputs.claim`)."""
+    written to ``output/export.json``. The caller holds the run (:func:`sparktc.runtime.outputs.claim`).
+    """
     weight_manifest = intact_manifest(spark, run, "weight")
     intact_manifest(spark, run, "ingest")
     names = sorted(read_small(storage.join(run, "categories"), ["category"]).column("category").to_pylist())

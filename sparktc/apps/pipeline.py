@@ -50,7 +50,8 @@ def run_inputs(config: Config) -> dict[str, str]:
 
 def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
     """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current;
-    the output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`)."""
+    the output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`).
+    """
     output = check_output(output, run_inputs(config))
     with claim(output, "run", spark) as held:
         return run_stages(spark, plan(config, output, names), held, OWNERS, force)

@@ -10,7 +10,8 @@ LYRL2004 format (``synthetic``: its shape, document model and files), over the n
 (``synthetic_categories``: the vocabulary, the topic hierarchy, the industries tree and the regions). What a corpus
 format is (``formats``: its files, reader, records and categories), each format's module declaring its own, and the
 formats by name (``registry``), which the rest of sparktc asks instead of naming formats. Plain Python, numpy and
-pyarrow."""
+pyarrow.
+"""
 
 __all__ = ["files", "formats", "jsonl", "label_index", "labels", "libsvm", "lyrl2004", "lyrl2004_columnar",
            "lyrl2004_vectors", "plain_text", "records", "registry", "reuters21578", "synthetic",

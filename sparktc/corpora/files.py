@@ -1,5 +1,6 @@
 """Bytes of a corpus file to lines (decompressing ``.gz`` and ``.bz2`` files as a stream), and to records
-through a line parser."""
+through a line parser.
+"""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def gunzip(data: bytes) -> bytes:
     """The contents of every gzip member of ``data``, as :func:`gzip.decompress` gives them (zero bytes between
     members allowed), without its copy of the rest of the input per member (RCV1's synthetic token files
     have dozens of members: 0.93 -> 0.57 CPU-s for 164 MB). Damage raises one of ``CORRUPT_GZIP_ERRORS``:
-    zlib checks each member's header, CRC-32 and length."""
+    zlib checks each member's header, CRC-32 and length.
+    """
     view, position, out = memoryview(data), 0, []
     while position < len(data):
         if data[position] == 0:  # zero padding after a member, which gzip.decompress skips (rare: copying is fine)
@@ -80,7 +82,8 @@ def gunzip(data: bytes) -> bytes:
 
 def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "record") -> Reject:
     """The Reject (line 0: the file, not one of its records) for a compressed (gzip or bz2) stream that broke
-    after ``lines_read`` lines; the record still open at the break is lost with everything after it."""
+    after ``lines_read`` lines; the record still open at the break is lost with everything after it.
+    """
     if lines_read:
         where = f"after line {lines_read}; the {what} being read there and every {what} after it are lost"
     else:
@@ -91,7 +94,8 @@ def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "re
 
 def read_records(parser: Parser, data: bytes, source: str, what: str = "record") -> Iterator[Document | Reject]:
     """Run a line parser over a file's bytes; a corrupt gzip or bz2 stream ends the file with a Reject (line 0)
-    after the records read before the break, naming the last line read."""
+    after the records read before the break, naming the last line read.
+    """
     lines_read = 0
 
     def counted() -> Iterator[bytes]:

@@ -33,7 +33,8 @@ class CorpusNames:
     """The names of a format's corpus files, as regular expressions over a whole file name: ``accepted``
     names are read; other names ``resembling`` matches look like another version of a corpus file (a
     backup, an editor's copy, a partial download) and are reported as ignored. Names starting with
-    ``.`` or ``_`` are hidden, as Hadoop and Spark have them (checksums, ``_SUCCESS``): neither."""
+    ``.`` or ``_`` are hidden, as Hadoop and Spark have them (checksums, ``_SUCCESS``): neither.
+    """
 
     accepted: str
     resembling: str
@@ -45,7 +46,8 @@ class ByteRanges:
     """How a format's large files are parsed in byte ranges, one task each: ``ranges(source, size)`` cuts a file
     into ``[start, end)`` ranges (none: the whole file in one task, by the format's reader); ``count_newlines(file,
     start, end)`` counts a range's newlines, so each range numbers its lines from the file's start; and
-    ``read_range(file, size, source, start, end, newlines_before)`` parses the lines that start in a range."""
+    ``read_range(file, size, source, start, end, newlines_before)`` parses the lines that start in a range.
+    """
 
     ranges: Callable[[str, int], list[tuple[int, int]]]
     count_newlines: Callable[[pa.NativeFile, int, int], int]
@@ -56,7 +58,8 @@ class ByteRanges:
 class ChosenSets:
     """Category sets chosen from the categories' training and test positives (Debole & Sebastiani's R10, R90 and
     R115 of Reuters-21578): ``choose(name, train_positives, test_positives)`` gives a set's codes, ``title(name)`` its
-    name in averages and reports (``R(90)``)."""
+    name in averages and reports (``R(90)``).
+    """
 
     choose: Callable[[str, Mapping[str, int], Mapping[str, int]], list[str]]
     title: Callable[[str], str]

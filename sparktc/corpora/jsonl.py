@@ -71,7 +71,7 @@ def _loads(text: str) -> Any:
 
 
 def _encodable(value: str) -> bool:
-    """False for a string JSON can hold but UTF-8 cannot: one with a ``\\udXXX`` escape that has no pair."""
+    r"""False for a string JSON can hold but UTF-8 cannot: one with a ``\udXXX`` escape that has no pair."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -127,7 +127,8 @@ def _problem(record: Any, labelled: bool) -> str | None:
 def _valid(record: Any, labelled: bool) -> bool:
     """True only when ``_problem(record, labelled)`` is None, decided quickly for the common record (exact types,
     ASCII or encodable strings, distinct labels); False sends the record to :func:`_problem`, which says what is
-    wrong, if anything."""
+    wrong, if anything.
+    """
     if type(record) is not dict:
         return False
     text, doc_id = record.get("text"), record.get("id")

@@ -29,7 +29,8 @@ class LabelIndex:
     """Each document's sorted, distinct label codes, as a parsing worker reads them from the staged
     qrels (the accepted assignments: ``reason`` null), so documents get their labels while they are
     parsed instead of being shuffled with their tokens to meet them. The qrels hold only ids and
-    codes; each Python worker reads them once (like the training matrix in the train stage)."""
+    codes; each Python worker reads them once (like the training matrix in the train stage).
+    """
 
     row_of: dict[str, int]
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
@@ -44,19 +45,22 @@ class LabelIndex:
         and checked as their own parsing task reads them, once per worker; with the hierarchy's ``parents``
         (code, parent) pairs, a document whose labels miss an ancestor gets the missing ones (``policy =
         "expand"``, LYRL2004's for topics), is set aside (``"set_aside"``) or keeps its labels as read
-        (``"keep"``)."""
+        (``"keep"``).
+        """
         return _load_labels(qrels.paths[0], qrels, read, parents, policy)
 
     @staticmethod
     def of(assignments: pa.Table, parents: tuple[tuple[str, str], ...] = (), policy: str = "expand") -> LabelIndex:
         """The index of qrels lines (``doc_id``, ``category``, ``reason``: null for an accepted line), as
-        :meth:`load` builds it."""
+        :meth:`load` builds it.
+        """
         accepted = assignments.filter(pc.is_null(assignments.column("reason")))
         return _label_index(accepted.select(["doc_id", "category"]), parents, policy)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels, and a
-        document set aside gets the reason :data:`NOT_CLOSED`."""
+        document set aside gets the reason :data:`NOT_CLOSED`.
+        """
         no_labels = len(self.labels) - 1
         reasons = batch.column("reason").to_pylist()
         doc_ids = batch.column("doc_id").to_pylist()
@@ -74,7 +78,8 @@ class LabelIndex:
 @dataclass(frozen=True)
 class QrelsFiles:
     """The qrels files of a LYRL2004 corpus and how they are checked: an assignment of a category outside
-    ``known`` (the codes of the hierarchy at ``tree_path``; None: any code) is rejected."""
+    ``known`` (the codes of the hierarchy at ``tree_path``; None: any code) is rejected.
+    """
 
     paths: tuple[str, ...]
     known: tuple[str, ...] | None = None
@@ -97,7 +102,8 @@ class QrelsFiles:
 def _load_labels(path: str, qrels: QrelsFiles, read: Callable[[str], bytes], parents: tuple[tuple[str, str], ...],
                  policy: str) -> LabelIndex:
     """A parsing worker's :class:`LabelIndex`, from the qrels files themselves (0.3 CPU-s for RCV1-v2's 2.6M
-    lines), so the token files need not wait for the qrels' own parsing task."""
+    lines), so the token files need not wait for the qrels' own parsing task.
+    """
     lines = [batch.select(["doc_id", "category", "reason"])
              for source in qrels.paths for batch in qrels.read(read(source), source)]
     schema = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
@@ -134,13 +140,15 @@ def id_hashes(doc_ids: pa.Array) -> np.ndarray:
 
 def id_digest(doc_ids: pa.Array) -> int:
     """The sum, mod 2^64, of the hashes of ``doc_ids`` (:func:`id_hashes`): two collections of ids with equal counts
-    and equal digests are the same multiset, but for a chance of 2^-64."""
+    and equal digests are the same multiset, but for a chance of 2^-64.
+    """
     return int(id_hashes(doc_ids).sum(dtype=np.uint64))
 
 
 def unclosed_rows(labels: pa.ListArray, parent: Mapping[str, str]) -> np.ndarray:
     """The rows of ``labels`` that are not closed under ``parent``: a label's parent is missing among them. Found
-    with numpy over all documents at once."""
+    with numpy over all documents at once.
+    """
     codes = sorted(set(parent) | set(parent.values()))
     flat = pc.list_flatten(labels)
     category = pc.index_in(flat, value_set=pa.array(codes, pa.string())).fill_null(-1).to_numpy(zero_copy_only=False)
@@ -157,7 +165,8 @@ def closed_labels(ids: list[str], labels: pa.ListArray, parent: Mapping[str, str
             ) -> tuple[pa.ListArray, frozenset[str]]:
     """Each document's labels closed under ``parent`` (sorted, every ancestor added) when ``policy`` is
     "expand", and the documents whose labels were not closed (``open_rows``, :func:`unclosed_rows`) when it is
-    "set_aside" (their labels as read); only the documents that are not closed are visited one by one."""
+    "set_aside" (their labels as read); only the documents that are not closed are visited one by one.
+    """
     if policy != "expand":
         return labels, frozenset(ids[r] for r in open_rows)
     found = labels.to_pylist()

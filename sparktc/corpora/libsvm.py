@@ -157,7 +157,8 @@ _DECOMPRESS_READ = io.DEFAULT_BUFFER_SIZE  # the reads line iteration makes, so 
 def read_libsvm(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
     """The records of a whole LIBSVM file (plain, ``.gz`` or ``.bz2``) as :data:`RECORD_SCHEMA` batches in line
     order: the records of :func:`parse_libsvm` through :func:`~sparktc.corpora.files.read_records`, read
-    column-wise (a corrupt compressed stream ends with the same line-0 reject after the same lines)."""
+    column-wise (a corrupt compressed stream ends with the same line-0 reject after the same lines).
+    """
     try:
         split_of(source)
     except ValueError:
@@ -196,7 +197,8 @@ def read_libsvm(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
 
 def parse_lines(data: bytes | memoryview, source: str, first_line: int = 1) -> Iterator[pa.RecordBatch]:
     """The records of whole lines of a LIBSVM file, the first of them line ``first_line``, as batches
-    (:func:`parse_chunk` over pieces of about :data:`CHUNK_BYTES`)."""
+    (:func:`parse_chunk` over pieces of about :data:`CHUNK_BYTES`).
+    """
     view = memoryview(data)
     start = 0
     while start < len(view):
@@ -264,7 +266,8 @@ def _tokens_as_written(buf: np.ndarray, begins: np.ndarray, ends: np.ndarray) ->
 
 def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> pa.RecordBatch:
     """The records of ``data``, whole lines of a LIBSVM file (the last may lack its newline) of which the first is
-    line ``first_line``, as one :data:`RECORD_SCHEMA` batch in line order; ``source`` is a corpus file name."""
+    line ``first_line``, as one :data:`RECORD_SCHEMA` batch in line order; ``source`` is a corpus file name.
+    """
     buf = np.frombuffer(data, dtype=np.uint8)
     size = len(buf)
     newlines = np.flatnonzero(buf == 10)
@@ -434,7 +437,8 @@ def byte_ranges(size: int, range_bytes: int = RANGE_BYTES) -> list[tuple[int, in
 def file_ranges(source: str, size: int) -> list[tuple[int, int]]:
     """The byte ranges ingest parses the file ``source`` of ``size`` bytes in, one task each: those of
     :func:`byte_ranges` for a plain file of over :data:`RANGE_BYTES`; none for a smaller one or a compressed one,
-    which cannot be split (the whole file in one task, :func:`read_libsvm`)."""
+    which cannot be split (the whole file in one task, :func:`read_libsvm`).
+    """
     if compression_of(source) is not None or size <= RANGE_BYTES:
         return []
     return byte_ranges(size, RANGE_BYTES)
@@ -449,7 +453,8 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
                newlines_before: int) -> Iterator[pa.RecordBatch]:
     """The records of the lines of a plain LIBSVM file (``size`` bytes, opened for random access) that start in
     ``[start, end)``, ``newlines_before`` being the newlines in ``[0, start)``: with the ranges of
-    :func:`byte_ranges`, the records of :func:`read_libsvm` over the whole file, split between the ranges."""
+    :func:`byte_ranges`, the records of :func:`read_libsvm` over the whole file, split between the ranges.
+    """
     try:
         split_of(source)
     except ValueError:

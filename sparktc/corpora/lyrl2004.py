@@ -192,7 +192,8 @@ class Assignment:
 def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> Iterator[Assignment | Reject]:
     """Yield an Assignment or a Reject per non-blank ``CATEGORY DOCID 1`` line of a qrels file
     (or of a piece of one whose first line is number ``first_line``); a CATEGORY that is not a label
-    (:func:`~sparktc.corpora.labels.label_problem`) is a Reject naming the line's document."""
+    (:func:`~sparktc.corpora.labels.label_problem`) is a Reject naming the line's document.
+    """
     for number, raw in enumerate(lines, first_line):
         text = decoded_line(raw, source, number)
         if isinstance(text, Reject):
@@ -223,7 +224,8 @@ _HIER_LINE = re.compile(r"parent:\s*(\S+)\s+child:\s*(\S+)\s+child-description:(
 @dataclass(frozen=True)
 class Hierarchy:
     """The topic tree: ``parent`` maps each of the topics to its parent (``"Root"`` for top-level
-    ones); ``descriptions`` maps each topic to the file's description. Root is in neither."""
+    ones); ``descriptions`` maps each topic to the file's description. Root is in neither.
+    """
 
     parent: dict[str, str]
     descriptions: dict[str, str]
@@ -249,6 +251,7 @@ class Hierarchy:
         return frozenset(self.leaves)
 
     def is_leaf(self, code: str) -> bool:
+        """Whether topic ``code`` is nobody's parent; KeyError for a code not in the hierarchy."""
         self._check(code)
         return code in self._leaf_set
 
@@ -288,7 +291,8 @@ def _text(raw: bytes | str, where: str) -> str:
 def parse_hierarchy(lines: Iterable[bytes | str], source: str) -> Hierarchy:
     """Parse ``rcv1.topics.hier.orig`` or ``rcv1.industries.hier`` lines; raise InputError naming file and line for a
     malformed line, a child code that is not a label (:func:`~sparktc.corpora.labels.label_problem`), a duplicate
-    child, a missing Root line, an unknown parent or a cycle (every parent is some line's child, checked there)."""
+    child, a missing Root line, an unknown parent or a cycle (every parent is some line's child, checked there).
+    """
     parent: dict[str, str] = {}
     descriptions: dict[str, str] = {}
     defined_at: dict[str, int] = {}
@@ -344,7 +348,8 @@ def parse_category_list(lines: Iterable[bytes | str], source: str) -> dict[str, 
     """Parse a list of category codes (``rcv1.regions.txt``): one code per non-blank line, optionally followed by
     white space and a description (the code itself when there is none); raise InputError naming file and line for
     a code that is not a label (:func:`~sparktc.corpora.labels.label_problem`), a code listed twice or a line that
-    is not valid UTF-8."""
+    is not valid UTF-8.
+    """
     descriptions: dict[str, str] = {}
     defined_at: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):

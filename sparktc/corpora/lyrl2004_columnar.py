@@ -54,7 +54,8 @@ _DOT, _I, _W, _NEWLINE = ord("."), ord("I"), ord("W"), ord("\n")
 
 def _words(data: np.ndarray) -> tuple[pa.StringArray, np.ndarray, np.ndarray] | None:
     """The whitespace-separated words of ASCII bytes as an Arrow array, with each word's line index
-    (0-based) and length; None when the words do not fit 32-bit Arrow offsets."""
+    (0-based) and length; None when the words do not fit 32-bit Arrow offsets.
+    """
     in_word = ~_SPACE[data]
     edges = np.diff(in_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 at starts, -1 after ends
     starts = np.flatnonzero(edges == 1)
@@ -121,7 +122,8 @@ def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListAr
 
 def _pieces(text: bytes, piece_bytes: int, boundary: bytes) -> Iterator[tuple[bytes, int]]:
     """Cut ``text`` into pieces of about ``piece_bytes`` that end just before a ``boundary`` (which
-    starts with a newline), with the line number of each piece's first line."""
+    starts with a newline), with the line number of each piece's first line.
+    """
     start, line = 0, 1
     while start < len(text):
         cut = text.find(boundary, start + piece_bytes)
@@ -136,7 +138,8 @@ def read_token_file(
     content: bytes, source: str, split: str, piece_bytes: int = PIECE_BYTES
 ) -> Iterator[pa.RecordBatch]:
     """The records of one token file (``.gz`` or not) as :data:`~sparktc.corpora.records.RECORD_SCHEMA` batches,
-    identical to :func:`~sparktc.corpora.lyrl2004.parse_token_file` over the same file."""
+    identical to :func:`~sparktc.corpora.lyrl2004.parse_token_file` over the same file.
+    """
 
     def line_reader(lines: Iterable[bytes], name: str) -> Iterator[Document | Reject]:
         return lyrl2004.parse_token_file(lines, name, split)
@@ -186,7 +189,8 @@ ASSIGNMENT_SCHEMA = pa.schema(
 
 def read_clean_qrels_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
     """``(doc_ids, categories, lines)`` of a piece of a qrels file whose every non-blank line is
-    ``CATEGORY DOCID 1`` with a canonical id and a category without control characters, or None otherwise."""
+    ``CATEGORY DOCID 1`` with a canonical id and a category without control characters, or None otherwise.
+    """
     # ASCII leaves controls the only characters that make a category no label; deleting them costs a few ms.
     if not piece.isascii() or len(piece.translate(None, _CONTROL)) != len(piece):
         return None
@@ -223,7 +227,8 @@ def _assignment_batch(rows: list[lyrl2004.Assignment | Reject]) -> pa.RecordBatc
 
 def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES) -> Iterator[pa.RecordBatch]:
     """The lines of a qrels file (``.gz`` or not) as :data:`ASSIGNMENT_SCHEMA` batches, identical to
-    :func:`~sparktc.corpora.lyrl2004.parse_qrels` over the same file (blank lines give no row)."""
+    :func:`~sparktc.corpora.lyrl2004.parse_qrels` over the same file (blank lines give no row).
+    """
 
     def batches(rows: Iterable[lyrl2004.Assignment | Reject]) -> Iterator[pa.RecordBatch]:
         return batches_of(rows, _assignment_batch)

@@ -106,6 +106,9 @@ class Reject:
     reason: str
 
     def message(self) -> str:
+        """The reject in one line, ``source:line (doc DOC_ID): reason``, without the line when the whole file failed and
+        without the doc id when none was read.
+        """
         where = f"{self.source}:{self.line}" if self.line else self.source
         who = f" (doc {self.doc_id})" if self.doc_id is not None else ""
         return f"{where}{who}: {self.reason}"
@@ -161,7 +164,8 @@ def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
 
 def token_counts(tokens: pa.Array | pa.ChunkedArray) -> tuple[int, int, int]:
     """Documents, tokens and documents without tokens among stored token strings (a count of separators: the
-    strings are never split; a null has no tokens)."""
+    strings are never split; a null has no tokens).
+    """
     chunks = tokens.chunks if isinstance(tokens, pa.ChunkedArray) else [tokens]
     counted = [_chunk_token_counts(chunk) for chunk in chunks]
     return len(tokens), sum(n for n, _ in counted), sum(empty for _, empty in counted)
@@ -169,7 +173,8 @@ def token_counts(tokens: pa.Array | pa.ChunkedArray) -> tuple[int, int, int]:
 
 def _chunk_token_counts(tokens: pa.Array) -> tuple[int, int]:
     """(tokens, documents without tokens) of one string array: its separators counted in its data buffer with numpy
-    (a byte scan; pyarrow's count_substring is several times slower), plus one token per non-empty string."""
+    (a byte scan; pyarrow's count_substring is several times slower), plus one token per non-empty string.
+    """
     if tokens.null_count:  # a null slot may span bytes of the buffer: count over "" in its place
         tokens = pc.fill_null(tokens, "")
     non_empty = int(pc.sum(pc.greater(pc.binary_length(tokens), 0)).as_py() or 0)
@@ -204,7 +209,8 @@ def tokenized_documents(
     doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
 ) -> pa.Table:
     """Documents read in columnar form (a token list each, no labels yet) as a
-    :data:`~sparktc.schemas.RECORD_SCHEMA` table."""
+    :data:`~sparktc.schemas.RECORD_SCHEMA` table.
+    """
     n = len(doc_ids)
     no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
     return pa.Table.from_arrays(

@@ -1,6 +1,7 @@
 """The corpus formats by name (``corpus.format``): one registration line per format, each format's own module
 declaring its :class:`~sparktc.corpora.formats.CorpusFormat`; and what is derived from them for the configuration
-and classify."""
+and classify.
+"""
 
 from __future__ import annotations
 

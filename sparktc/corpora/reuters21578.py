@@ -1,4 +1,4 @@
-"""Reuters-21578 Distribution 1.0: a lenient SGML reader, the ModApte split and the R(10)/R(90)/R(115) sets.
+r"""Reuters-21578 Distribution 1.0: a lenient SGML reader, the ModApte split and the R(10)/R(90)/R(115) sets.
 
 Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section VI):
 
@@ -13,7 +13,7 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
   written, entities decoded and nothing trimmed or dropped (the tags delimit it, not white space): one
   that is not a label by :func:`sparktc.corpora.labels.label_problem` (an empty ``<D></D>``, white space
   around the code, a control character) rejects the element. The collection has none.
-- ``text`` is TITLE and BODY joined by ``"\\n"`` (only those present; a BRIEF story has a TITLE
+- ``text`` is TITLE and BODY joined by ``"\n"`` (only those present; a BRIEF story has a TITLE
   only, its "Blah blah blah." filler is not text). When TEXT has neither (most UNPROC stories),
   ``text`` is the whole TEXT content with its tags stripped. Character entities (``&lt;``
   ``&gt;`` ``&amp;`` ``&quot;`` ``&apos;`` ``&#N;`` ``&#xN;``) are decoded, other ``&`` and ``<``
@@ -266,7 +266,8 @@ _DESCRIBED = re.compile(r"^\s*(\S.*?)\s*\(([^()]+)\)\s*$")
 
 def topic_names(text: str) -> dict[str, str]:
     """Topic code -> name from Lewis's ``cat-descriptions_120396.txt`` (lines ``Name (CODE)`` in the
-    TOPICS part, which ends at the first ``____`` rule); codes are lower-cased as in the SGML."""
+    TOPICS part, which ends at the first ``____`` rule); codes are lower-cased as in the SGML.
+    """
     names: dict[str, str] = {}
     in_topics = False
     for line in text.splitlines():

@@ -193,10 +193,12 @@ class SyntheticShape:
 
     @property
     def test_documents(self) -> int:
+        """The documents of the test parts: all but the training ones."""
         return self.documents - self.train_documents
 
     @property
     def test_first_id(self) -> int:
+        """The first test document id: LYRL2004's 26151, or later when more training ids need the room."""
         return max(TEST_FIRST_ID, TRAIN_FIRST_ID + self.train_documents)
 
     def test_part_sizes(self) -> tuple[int, int, int, int]:
@@ -273,7 +275,8 @@ def _indicative_terms(rng: np.random.Generator, tree: Tree, sizes: tuple[int, in
     probabilities offset by the category's index (category ``i``'s lie in ``[i, i + 1]``), so that one
     ``searchsorted(cdf, i + u)`` draws a word of category ``i``: ``(terms, cdf)``. The terms are words of
     vocabulary ranks from ``lo_rank`` up (log-uniform), the ``k``-th of a set drawn with probability proportional
-    to ``(k + offset) ** -exponent`` (``weights = (offset, exponent)``)."""
+    to ``(k + offset) ** -exponent`` (``weights = (offset, exponent)``).
+    """
     v = vocabulary_size
     offset, exponent = weights
     n = len(tree.codes)
@@ -303,7 +306,8 @@ def _indicative_words(rng: np.random.Generator, primaries: np.ndarray, offsets: 
                       ) -> np.ndarray:
     """One indicative word per entry of ``docs`` (documents of a block), of one of the document's ``primaries``
     (``offsets`` delimit each document's) or an ancestor: by :data:`_UP_STEPS` (the primary itself, its parent,
-    grandparent, ...), or, given the categories' ``depth``, any of the primary's chain alike."""
+    grandparent, ...), or, given the categories' ``depth``, any of the primary's chain alike.
+    """
     n = len(docs)
     m = offsets[1:] - offsets[:-1]
     which = offsets[docs] + (rng.random(n) * m[docs]).astype(np.int64)
@@ -320,7 +324,8 @@ def _indicative_words(rng: np.random.Generator, primaries: np.ndarray, offsets: 
 def _rank_curve(count: int, exponent: float, offset: float, cutoff: float) -> np.ndarray:
     """Skewed probabilities of ``count`` ranks, the first the most frequent: ``(r + 1 + offset) ** -exponent``,
     falling steeply (``exp(-cutoff (r / count) ** 4)``) over the last ranks, so that RCV1's 23,149 training
-    documents have no positive of the rarest codes."""
+    documents have no positive of the rarest codes.
+    """
     r = np.arange(count, dtype=np.float64)
     curve = (r + 1 + offset) ** -exponent * np.exp(-cutoff * (r / count) ** 4)
     return curve / curve.sum()
@@ -330,7 +335,8 @@ def _rank_curve(count: int, exponent: float, offset: float, cutoff: float) -> np
 class CategorySet:
     """What the generator needs of industries or regions: the tree (flat for regions), its ancestor table, the
     codes a document can draw (most frequent first) with their cumulative probabilities, and the indicative
-    terms (:func:`_indicative_terms`)."""
+    terms (:func:`_indicative_terms`).
+    """
 
     tree: Tree
     ancestors: np.ndarray
@@ -343,7 +349,8 @@ class CategorySet:
     def build(cls, rng: np.random.Generator, tree: Tree, drawn: np.ndarray, curve: tuple[float, float, float],
               vocabulary_size: int, indicative: dict) -> CategorySet:
         """The set of ``tree`` whose codes ``drawn`` (in rank order) follow :func:`_rank_curve` ``(*curve)``, with
-        the indicative terms of :func:`_indicative_terms` ``(**indicative)``."""
+        the indicative terms of :func:`_indicative_terms` ``(**indicative)``.
+        """
         cdf = np.cumsum(_rank_curve(len(drawn), *curve))
         cdf[-1] = 1.0
         terms, term_cdf = _indicative_terms(rng, tree, vocabulary_size=vocabulary_size, **indicative)
@@ -360,7 +367,8 @@ class CategorySet:
 
     def labels(self, primaries: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """The ``documents x categories`` matrix of the ``primaries`` (``offsets`` delimit each document's) and
-        all their ancestors."""
+        all their ancestors.
+        """
         count = len(offsets) - 1
         doc = np.repeat(np.arange(count), offsets[1:] - offsets[:-1])
         labels = np.zeros((count, len(self.tree.codes)), dtype=bool)
@@ -378,7 +386,8 @@ def _counts_offsets(counts: np.ndarray) -> np.ndarray:
 def _region_lambda(probabilities: np.ndarray, target: float) -> float:
     """The Poisson mean giving ``target`` distinct regions per document on average when a document draws
     1 + Poisson(lambda) regions of ``probabilities``: the mean is ``sum(1 - (1 - p) exp(-lambda p))`` (the cap
-    :data:`_MAX_REGIONS` changes it by less than 1e-9), solved by bisection."""
+    :data:`_MAX_REGIONS` changes it by less than 1e-9), solved by bisection.
+    """
     def distinct(lam: float) -> float:
         return float(np.sum(1.0 - (1.0 - probabilities) * np.exp(-lam * probabilities)))
 
@@ -541,7 +550,8 @@ class SyntheticModel:
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Industry codes of ``count`` documents: :data:`INDUSTRY_DOCUMENT_SHARE` of them get 1 + Poisson primary
         codes below the top nodes and their ancestors, except that :data:`INDUSTRY_NOT_CLOSED_SHARE` of those
-        lose the first primary's immediate parent. ``(primaries, offsets, labels)`` as :meth:`sample_labels`."""
+        lose the first primary's immediate parent. ``(primaries, offsets, labels)`` as :meth:`sample_labels`.
+        """
         labelled = rng.random(count) < INDUSTRY_DOCUMENT_SHARE
         extra = np.minimum(rng.poisson(_INDUSTRY_PRIMARIES, size=count), _MAX_PRIMARIES - 1)
         offsets = _counts_offsets(np.where(labelled, 1 + extra, 0))
@@ -553,7 +563,8 @@ class SyntheticModel:
 
     def sample_regions(self, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Regions of ``count`` documents, at least one each: 1 + Poisson(``region_lam``) draws (repeats count
-        once in the labels). ``(draws, offsets, labels)`` as :meth:`sample_labels`."""
+        once in the labels). ``(draws, offsets, labels)`` as :meth:`sample_labels`.
+        """
         offsets = _counts_offsets(1 + np.minimum(rng.poisson(self.region_lam, size=count), _MAX_REGIONS - 1))
         draws = self.regions.draw(rng, int(offsets[-1]))
         return draws, offsets, self.regions.labels(draws, offsets)
@@ -588,7 +599,8 @@ def build_model(shape: SyntheticShape, hierarchy_text: str | None = None) -> Syn
 @dataclass
 class Batch:
     """Consecutive documents: ids, token offsets (len + 1), flat token indices, and the label matrices of the
-    topics (``labels``), the industries and the regions (documents x the set's codes, in code order)."""
+    topics (``labels``), the industries and the regions (documents x the set's codes, in code order).
+    """
 
     doc_ids: np.ndarray
     offsets: np.ndarray
@@ -601,6 +613,7 @@ class Batch:
         return len(self.doc_ids)
 
     def slice(self, lo: int, hi: int) -> Batch:
+        """Documents ``lo`` to ``hi`` (exclusive) of the batch, their token offsets rebased to 0."""
         a, b = int(self.offsets[lo]), int(self.offsets[hi])
         return Batch(self.doc_ids[lo:hi], self.offsets[lo:hi + 1] - a, self.tokens[a:b], self.labels[lo:hi],
                      self.industries[lo:hi], self.regions[lo:hi])
@@ -686,7 +699,8 @@ def generate_documents(model: SyntheticModel, start: int, stop: int) -> Iterator
 
 def line_ends(offsets: np.ndarray, lengths: np.ndarray, width: int = LINE_WIDTH) -> np.ndarray:
     """Boolean per token: it ends a line when wrapping greedily to at most ``width`` characters (a token
-    longer than ``width`` is a line of its own)."""
+    longer than ``width`` is a line of its own).
+    """
     total = len(lengths)
     ends = np.zeros(total, dtype=bool)
     if total == 0:
@@ -710,7 +724,8 @@ def line_ends(offsets: np.ndarray, lengths: np.ndarray, width: int = LINE_WIDTH)
 
 def format_batch(model: SyntheticModel, batch: Batch) -> str:
     """The batch's records in the token-file layout: ``.I id``, ``.W``, the tokens wrapped by
-    :func:`line_ends`, a blank line."""
+    :func:`line_ends`, a blank line.
+    """
     strings, wlen = model.tables()
     v = model.shape.vocabulary_size
     n = len(batch)
@@ -732,7 +747,8 @@ def format_batch(model: SyntheticModel, batch: Batch) -> str:
 
 def format_qrels(model: SyntheticModel, batch: Batch, category_set: str = "topics") -> str:
     """The qrels lines ``CATEGORY DOCID 1`` of ``category_set`` (``lyrl2004.CATEGORY_SETS``), by document then
-    category code."""
+    category code.
+    """
     rows, cols = np.nonzero(batch.category_labels(category_set))
     heads = [f"{code} " for code in model.category_tree(category_set).codes]
     tails = [f"{doc_id} 1\n" for doc_id in batch.doc_ids.tolist()]

@@ -53,7 +53,8 @@ def random_stream(seed: int, *key: int) -> np.random.Generator:
 
 def parse_hierarchy_text(text: str, source: str = HIERARCHY_FILE) -> list[tuple[str, str, str]]:
     """``(parent, child, description)`` per topic of an ``rcv1.topics.hier.orig`` text, in file
-    order, after the checks of :func:`sparktc.corpora.lyrl2004.parse_hierarchy` (Root line first)."""
+    order, after the checks of :func:`sparktc.corpora.lyrl2004.parse_hierarchy` (Root line first).
+    """
     hierarchy = parse_hierarchy(text.splitlines(), source)
     return [("None", ROOT, "No Description")] + [
         (parent, code, hierarchy.descriptions[code]) for code, parent in hierarchy.parent.items()
@@ -132,7 +133,8 @@ def _descriptions(words: Sequence[str], rng: np.random.Generator, count: int, mo
 def _children_counts(rng: np.random.Generator, children: int, parents: int, every: bool) -> np.ndarray:
     """How many of ``children`` each of ``parents`` nodes gets: at least one each when ``every``, otherwise
     ``ceil(children / 3)`` parents chosen at random get at least one; skewed (Dirichlet), at most 9 each (one digit
-    of the code)."""
+    of the code).
+    """
     internal = parents if every else min(parents, -(-children // 3))
     counts = 1 + rng.multinomial(children - internal, rng.dirichlet(np.full(internal, 1.5)))
     while counts.max() > 9:
@@ -174,7 +176,8 @@ def generate_industries_hierarchy(seed: int) -> list[tuple[str, str, str]]:
 
 def generate_regions(seed: int) -> list[tuple[str, str]]:
     """:data:`REGION_CODES` ``(code, description)`` pairs sorted by code: made-up country names of 1 to 3 words and
-    codes of 3 to 7 upper-case letters or digits taken from them (``BRAVONIA`` -> ``BRAV``)."""
+    codes of 3 to 7 upper-case letters or digits taken from them (``BRAVONIA`` -> ``BRAV``).
+    """
     rng = random_stream(seed, _REGION_LIST)
     words = generate_vocabulary(seed, 2000)
     regions: dict[str, str] = {}
@@ -198,7 +201,8 @@ def format_regions(regions: Sequence[tuple[str, str]]) -> str:
 @dataclass
 class Tree:
     """A category set (sorted by code; qrels order) with parent index, depth (top = 1) and top node; a flat set
-    (regions) has every category at the top."""
+    (regions) has every category at the top.
+    """
 
     codes: list[str]
     parent: np.ndarray  # -1 for top nodes
@@ -209,6 +213,7 @@ class Tree:
 
     @classmethod
     def from_entries(cls, entries: Sequence[tuple[str, str, str]]) -> Tree:
+        """The tree of hierarchy ``entries`` (parent, child, description), Root first, as the file lists them."""
         parent_of = {}
         for p, c, _ in entries:
             if c == ROOT:

@@ -1,7 +1,8 @@
 """What a parsing task counts in the records it writes, so that a clean corpus needs no Spark pass to count them:
 records by reason, documents per split, the positives of each (split, category), tokens, and with the qrels the
 assignments (:class:`RecordTally`, :class:`LabelledTally`, :class:`AssignmentTally`). Pure pyarrow; the ingest
-stage sums the tasks' tallies on the driver (:func:`summed`)."""
+stage sums the tasks' tallies on the driver (:func:`summed`).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class RecordTally:
     that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
     over the accepted documents those of each split, those without labels and the positives of each
     (split, category), and for documents that come tokenized their tokens and those without any (what the
-    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`)."""
+    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`).
+    """
 
     def __init__(self) -> None:
         self.reasons: Counter[str | None] = Counter()
@@ -33,6 +35,7 @@ class RecordTally:
         self.without_tokens = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
+        """Count one batch of written records: reasons; the accepted documents' splits, labels and tokens."""
         reasons = _count_reasons(self.reasons, batch)
         accepted = batch.filter(pc.is_null(reasons))
         self.documents.update(_counts(accepted.column("split")))
@@ -54,7 +57,8 @@ class RecordTally:
 class LabelledTally(RecordTally):
     """A token file's :class:`RecordTally`, with the documents of the whole qrels whose labels are not closed under
     the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
-    job regroups the qrels to count them."""
+    job regroups the qrels to count them.
+    """
 
     def __init__(self, qrels: QrelsFiles, read: Callable[[str], bytes], parents: tuple[tuple[str, str], ...],
                  policy: str) -> None:
@@ -65,19 +69,22 @@ class LabelledTally(RecordTally):
         self.qrels_digest = 0  # and of the qrels documents
 
     def add(self, batch: pa.RecordBatch) -> None:
+        """Count one batch as :class:`RecordTally` does; add its accepted labelled documents' ids to the digest."""
         super().add(batch)
         labelled = pc.and_(pc.is_null(batch.column("reason")),
                            pc.greater(pc.list_value_length(batch.column("labels")).fill_null(0), 0))
         self.labelled_digest = (self.labelled_digest + id_digest(batch.column("doc_id").filter(labelled))) % 2**64
 
     def finish(self) -> None:
+        """Count, the task's records written, the documents not closed under the hierarchy and the qrels ids."""
         index = LabelIndex.load(*self._index)
         self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
 
 
 class AssignmentTally:
     """What a qrels parsing task counts: lines by reason (None: accepted), and the distinct documents
-    of the accepted lines."""
+    of the accepted lines.
+    """
 
     def __init__(self) -> None:
         self.reasons: Counter[str | None] = Counter()
@@ -85,6 +92,7 @@ class AssignmentTally:
         self.documents = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
+        """Count one batch of qrels lines by reason and keep the documents of the accepted ones."""
         reasons = _count_reasons(self.reasons, batch)
         self._documents.append(batch.column("doc_id").filter(pc.is_null(reasons)))
 

@@ -5,7 +5,8 @@ significance tests (``significance``), a test set's predictions counted in one p
 ``metrics.json`` assembled over every set (``summary``), ``report.md`` with its tables and plots
 (``report``), the per-category contingency tables in the layout of LYRL2004's online appendix 15
 (``appendix_tables``), the comparison of k runs as Yang & Liu's Tables 2-3 and Figures 4-5
-(``comparison_report``), and what a trained rule does on its own training documents (``training_decisions``)."""
+(``comparison_report``), and what a trained rule does on its own training documents (``training_decisions``).
+"""
 
 __all__ = ["appendix_tables", "category_sets", "comparison_report", "counting", "metrics", "ranking", "report",
            "significance", "summary", "training_decisions"]

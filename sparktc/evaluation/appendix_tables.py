@@ -1,4 +1,4 @@
-"""Per-category contingency tables in the layout of LYRL2004's online appendix 15, so a run can be diffed
+r"""Per-category contingency tables in the layout of LYRL2004's online appendix 15, so a run can be diffed
 category by category against the published ones: the file ``contingency_tables.txt`` of every evaluate run.
 
 What is known, and from where:
@@ -17,7 +17,7 @@ whether it holds measures beside the counts) were not available to us, neither o
 public material searched, so the layout below is sparktc's choice, made to diff easily against any
 whitespace-separated table:
 
-* one file per run, ``contingency_tables.txt``, UTF-8, lines ended by ``\\n``;
+* one file per run, ``contingency_tables.txt``, UTF-8, lines ended by ``\n``;
 * comment lines first, each starting ``# ``: what the file is, the corpus, method, thresholding and number of
   test documents, the 0/0 convention, the averaged set and the categories outside it;
 * a header line ``category TP FP FN TN P R F1`` and one line per category, sorted by category code (as
@@ -26,7 +26,7 @@ whitespace-separated table:
   ``per_category.csv``, the same convention);
 * a category code that is empty, holds white space or a double quote, or starts with ``#`` is written in double
   quotes with inner quotes doubled, as CSV quotes it, so every line splits into the same columns
-  (``pandas.read_csv(path, sep=r"\\s+", comment="#")`` reads the file);
+  (``pandas.read_csv(path, sep=r"\s+", comment="#")`` reads the file);
 * comment lines last: the micro-averaged table (summed TP, FP, FN, TN and its P, R, F1) and the macro-averaged
   P, R, F1 over the averaged set, as ``metrics.json`` holds them.
 
@@ -85,7 +85,8 @@ def _check(table: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.DataFrame:
 
 def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows of fields as lines: the first field left-aligned, the others right-aligned, each column as wide
-    as its widest field, columns :data:`_GAP` apart."""
+    as its widest field, columns :data:`_GAP` apart.
+    """
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [_GAP.join([row[0].ljust(widths[0]), *(f.rjust(w) for f, w in zip(row[1:], widths[1:]))]) for row in rows]
 

@@ -80,7 +80,8 @@ def p_test_table(pairs: Sequence[Mapping[str, Any]]) -> str:
 
 def undefined_tests(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(name, reason) of each test whose statistic is undefined: its ``undefined`` reason, or a null/NaN
-    ``statistic`` (a record written before reasons were kept says only that)."""
+    ``statistic`` (a record written before reasons were kept says only that).
+    """
     found = []
     for test in tests:
         statistic = test.get("statistic")
@@ -92,7 +93,8 @@ def undefined_tests(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]
 
 def undefined_notes(pairs: Sequence[Mapping[str, Any]]) -> str:
     """Below Tables 2 and 3: per pair with an undefined statistic, each such test and why (its symbol ~ says
-    no more than "not significant"); "" when every statistic is defined."""
+    no more than "not significant"); "" when every statistic is defined.
+    """
     lines = []
     for pair in pairs:
         by_reason: dict[str, list[str]] = {}  # the T- and T'-tests are mostly undefined for the same reason
@@ -114,7 +116,8 @@ def f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS) ->
     Each run's DataFrame has one row per non-empty interval, in increasing frequency: ``low`` and
     ``high`` (the interval's bounds in training positives), ``frequency`` (the geometric mean of
     its categories' training frequencies, where the curve's point is drawn), ``n_categories`` and
-    ``f1`` (their mean F1)."""
+    ``f1`` (their mean F1).
+    """
     if intervals < 1:
         raise ValueError(f"intervals must be >= 1; got {intervals}")
     kept = {}
@@ -147,7 +150,8 @@ def plot_f1_curves(tables: Mapping[str, pd.DataFrame],
 
     Per run, in the given order: its categories' F1 against training-set frequency as faint dots
     and its curve (mean F1 per interval, the points joined by straight lines) in the run's colour;
-    x on a log scale. Identical bytes for identical input."""
+    x on a log scale. Identical bytes for identical input.
+    """
     curves = f1_curves(tables, intervals)
     colours = [f"C{i % 10}" for i in range(len(curves))]
     markers = "osD^v<>ph*"

@@ -43,7 +43,8 @@ class Counts:
     per-document values, each rounded to an integer in units of 2^-40, so that sums do not depend on
     the order they are added in (floating-point addition is not associative). When predictions are
     closed under a hierarchy (``evaluate.close_predictions``), ``closed_assigned`` and ``closed_tp`` are
-    ``assigned`` and ``tp`` over each document's closed predicted set (:meth:`closed`); None otherwise."""
+    ``assigned`` and ``tp`` over each document's closed predicted set (:meth:`closed`); None otherwise.
+    """
 
     documents: int
     positives: np.ndarray
@@ -72,7 +73,8 @@ class Counts:
     def closed(self) -> Counts:
         """The counts of the same documents with their predictions closed under the hierarchy: the labels
         (``positives``) and the ranking measures (of the top-scoring categories) are the same, ``assigned``
-        and ``tp`` are the closed ones. ValueError if closed predictions were not counted."""
+        and ``tp`` are the closed ones. ValueError if closed predictions were not counted.
+        """
         if self.closed_assigned is None or self.closed_tp is None:
             raise ValueError("closed predictions were not counted (count_batch without an ancestor table)")
         return Counts(self.documents, self.positives, self.closed_assigned, self.closed_tp, self.ranking)
@@ -98,7 +100,8 @@ def _closed_counts(rows: np.ndarray, positions: np.ndarray, labelled: np.ndarray
     labelled with it: each predicted category (``positions``, of documents ``rows``) is replaced by its row of
     ``ancestors`` (itself and its ancestors; :func:`sparktc.evaluation.metrics.ancestor_table`) and each
     (document, category) pair counted once. ``labelled``: the distinct (document, category) labels, as
-    document * n_categories + position."""
+    document * n_categories + position.
+    """
     n_categories = len(ancestors)
     kept = positions >= 0
     implied = ancestors[positions[kept]]  # one row per predicted category: it, then its ancestors, then -1s
@@ -130,7 +133,8 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
 
     def elements(column: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
         """A list column's elements, the document of each, its place in the document's list, and its
-        (document, label) key: -1 when it is none of its document's labels."""
+        (document, label) key: -1 when it is none of its document's labels.
+        """
         lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False)
         rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
         places = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -171,7 +175,8 @@ def count_batch(predictions: pa.RecordBatch, categories: pa.Array, ks: Sequence[
 def closure_of(categories: pd.DataFrame) -> np.ndarray:
     """The ancestor table ``evaluate.close_predictions`` closes predictions with, over the run's categories
     (category, parent; :func:`sparktc.evaluation.metrics.ancestor_table`); InputError naming the setting when
-    no category has a parent among them (a flat category set: there is no hierarchy to close under)."""
+    no category has a parent among them (a flat category set: there is no hierarchy to close under).
+    """
     ancestors = ancestor_table(categories["category"].tolist(), categories["parent"].tolist())
     if ancestors.shape[1] == 1:
         raise InputError(
@@ -184,7 +189,8 @@ def closure_of(categories: pd.DataFrame) -> np.ndarray:
 
 def contingency_table(categories: pd.DataFrame, counts: Counts) -> pd.DataFrame:
     """Per category (``categories``: category, name, parent, train_positives): training and test
-    positives, and TP, FP, FN, TN over the documents ``counts`` counted."""
+    positives, and TP, FP, FN, TN over the documents ``counts`` counted.
+    """
     table = categories.copy()
     table["test_positives"] = counts.positives
     table["tp"] = counts.tp

@@ -108,7 +108,7 @@ def _check_table(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike) -> 
 
 
 def _divide(numerator: NDArray, denominator: NDArray, zero_division: float) -> NDArray[np.float64]:
-    """numerator / denominator elementwise, ``zero_division`` where the denominator is 0."""
+    """The ratio numerator / denominator elementwise, ``zero_division`` where the denominator is 0."""
     numerator = np.asarray(numerator, dtype=np.float64)
     denominator = np.asarray(denominator, dtype=np.float64)
     return np.divide(
@@ -158,15 +158,16 @@ def per_category(
     * overlap = TP / (TP + FP + FN) (scikit-learn's ``jaccard_score``; 0/0 exactly when F1's is);
     * error = (FP + FN) / n and accuracy = (TP + TN) / n (0/0 only when n = 0).
 
-    Parameters
-    ----------
-    tp, fp, fn, tn : 1-D integer arrays, one entry per category.
-    zero_division : 0.0 or 1.0, the value of a ratio with denominator 0.
+    Args:
+        tp: 1-D integer array of true positives, one entry per category.
+        fp: 1-D integer array of false positives, one entry per category.
+        fn: 1-D integer array of false negatives, one entry per category.
+        tn: 1-D integer array of true negatives, one entry per category.
+        zero_division: 0.0 or 1.0, the value of a ratio with denominator 0.
 
-    Returns
-    -------
-    dict with one float64 array per name in :data:`MEASURES` (``"precision"``, ``"recall"``,
-    ``"f1"``, ``"fallout"``, ``"overlap"``, ``"error"``, ``"accuracy"``).
+    Returns:
+        dict with one float64 array per name in :data:`MEASURES` (``"precision"``, ``"recall"``,
+        ``"f1"``, ``"fallout"``, ``"overlap"``, ``"error"``, ``"accuracy"``).
     """
     zero_division = _check_zero_division(zero_division)
     return _measures(*_check_table(tp, fp, fn, tn), zero_division)
@@ -305,14 +306,12 @@ def frequency_band(
     is in "1-10" and 11 in "11-100"). Lewis 1991 recommends averaging over such groups; Yang &
     Liu 1999 (Figs 4-5) plot F1 against training-set frequency.
 
-    Parameters
-    ----------
-    train_positives : 1-D array of non-negative integer counts, one per category.
-    edges : strictly increasing positive integers, the inclusive upper ends of the non-zero bands.
+    Args:
+        train_positives: 1-D array of non-negative integer counts, one per category.
+        edges: strictly increasing positive integers, the inclusive upper ends of the non-zero bands.
 
-    Returns
-    -------
-    1-D array of band labels (numpy str), one per category.
+    Returns:
+        1-D array of band labels (numpy str), one per category.
     """
     labels = np.array(band_order(edges))
     counts = check_counts("train_positives", train_positives)

@@ -55,18 +55,16 @@ def ranking_measures(
     R@K, RP@K and nDCG@K (and P@K = 0, since it has no hits). Rankings shorter than K are
     padded with misses, so P@K still divides by K.
 
-    Parameters
-    ----------
-    hits : boolean array of shape (n_docs, K_max); ``hits[i, r]`` is True when the category
-        ranked r + 1 for document i is relevant to it.
-    n_relevant : integer array of shape (n_docs,), the number of relevant categories of each
-        document (counting those ranked below K_max); at least the number of hits in its row.
-    ks : distinct cut-offs, each in 1..K_max.
+    Args:
+        hits: boolean array of shape (n_docs, K_max); ``hits[i, r]`` is True when the category
+            ranked r + 1 for document i is relevant to it.
+        n_relevant: integer array of shape (n_docs,), the number of relevant categories of each
+            document (counting those ranked below K_max); at least the number of hits in its row.
+        ks: distinct cut-offs, each in 1..K_max.
 
-    Returns
-    -------
-    dict with keys ``"P@K"``, ``"R@K"``, ``"RP@K"``, ``"nDCG@K"`` for each K in ``ks``
-    (in that order), each a float64 array of shape (n_docs,).
+    Returns:
+        dict with keys ``"P@K"``, ``"R@K"``, ``"RP@K"``, ``"nDCG@K"`` for each K in ``ks``
+        (in that order), each a float64 array of shape (n_docs,).
     """
     hits_ = np.asarray(hits)
     if hits_.ndim != 2:

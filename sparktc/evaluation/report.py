@@ -130,12 +130,12 @@ def _get(mapping: Any, *keys: str, default: Any = None) -> Any:
 
 
 def per_category_csv(table: pd.DataFrame) -> str:
-    """The per-category table as CSV, as LYRL2004 publishes it, so any average can be recomputed.
+    r"""The per-category table as CSV, as LYRL2004 publishes it, so any average can be recomputed.
 
     Header ``category,name,train_positives,test_positives,TP,FP,FN,TN,P,R,F1``; one row per
     category sorted by category code; counts as integers, P, R, F1 with 4 decimals (an empty
     field for a missing value); fields quoted only when needed (a name holding a comma or quote),
-    lines ended by ``\\n``. Raises ValueError if a column is missing.
+    lines ended by ``\n``. Raises ValueError if a column is missing.
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     out = io.StringIO()
@@ -204,7 +204,8 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     """The method with its parameters (``method_lines``, which its module words: :func:`sparktc.models.registry.
     describe`), the thresholding with its, and the search space, as ``metrics.json`` records them
     (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record without them is read as
-    the [train] defaults: a fixed threshold, nothing searched."""
+    the [train] defaults: a fixed threshold, nothing searched.
+    """
     thresholding = metrics.get("thresholding") or {"name": "fixed"}
     space = metrics.get("search_space") or {}
 

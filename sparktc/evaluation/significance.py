@@ -61,17 +61,17 @@ STRONG_LEVEL, LEVEL = 0.01, 0.05
 class TestResult:
     """The outcome of one comparison of systems A and B.
 
-    Attributes
-    ----------
-    name : the test, e.g. "s-test" or "p-test (recall)".
-    n : the sample size the test used: differing decisions (s-test), differing categories (S-,
-        T-, T'-tests) or n_a + n_b trials (p-test).
-    statistic : z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
-        degenerate.
-    p_value_a_better, p_value_b_better : one-sided P-values for "A better" and "B better".
-    symbol : "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
-    reason : why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
-        is defined.
+    Attributes:
+        name: the test, e.g. "s-test" or "p-test (recall)".
+        n: the sample size the test used: differing decisions (s-test), differing categories (S-,
+            T-, T'-tests) or n_a + n_b trials (p-test).
+        statistic: z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
+            degenerate.
+        p_value_a_better: one-sided P-value for "A better".
+        p_value_b_better: one-sided P-value for "B better".
+        symbol: "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
+        reason: why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
+            is defined.
     """
 
     __test__ = False  # not a pytest test class, despite its name
@@ -134,7 +134,8 @@ def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64]
 
 def _sign_test(name: str, k: int, n: int, agreement: str) -> TestResult:
     """Sign test of k successes of A in n differing pairs: Bin(n, 0.5) tails (section 4.1); with no
-    differing pair the test is undefined, ``agreement`` saying what the systems agree on."""
+    differing pair the test is undefined, ``agreement`` saying what the systems agree on.
+    """
     if n == 0:
         return _degenerate(name, n, f"no difference to test ({agreement})")
     z = (k - 0.5 * n) / (0.5 * math.sqrt(n))
@@ -156,8 +157,9 @@ def _t_or_normal(name: str, statistic: float, n: int) -> TestResult:
 
 
 def _paired_t(name: str, a: NDArray[np.float64], b: NDArray[np.float64], values: str) -> TestResult:
-    """t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
-    ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t."""
+    """The paired t statistic, t = mean(d) / (sd(d) / sqrt(n)) over the n pairs with d = a - b != 0 (sections 4.3-4.4);
+    ``values`` names what is paired ("F1", "F1 ranks") in the reason of an undefined t.
+    """
     d = (a - b)[a != b]
     n = d.size
     if n < 2:  # sd(d) needs two differences

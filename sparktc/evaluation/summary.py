@@ -85,7 +85,7 @@ def assemble(
 
 
 def to_builtin(value: Any) -> Any:
-    """numpy scalars to plain Python and NaN to None, for JSON."""
+    """The value with numpy scalars made plain Python and NaN made None, for JSON."""
     if isinstance(value, dict):
         return {key: to_builtin(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

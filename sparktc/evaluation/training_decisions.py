@@ -31,7 +31,8 @@ def training_decisions(codes: NDArray[np.object_], assigned: NDArray[np.int64], 
     """What a trained rule does on its own training documents (the second line of defence against a useless model):
     over the categories with a training positive (``categories``), those it assigns no training document
     (``assign_nothing``) and those it assigns every one (``assign_everything``), by code; ``degenerate`` when
-    either holds for every such category. ``assigned`` and ``positives`` are per category of ``codes``."""
+    either holds for every such category. ``assigned`` and ``positives`` are per category of ``codes``.
+    """
     learnable = np.asarray(positives) > 0
     assigned = np.asarray(assigned)
     nothing = sorted(str(c) for c in np.asarray(codes)[learnable & (assigned == 0)])
@@ -43,7 +44,8 @@ def training_decisions(codes: NDArray[np.object_], assigned: NDArray[np.int64], 
 
 def training_decisions_lines(record: Mapping[str, Any]) -> list[str]:
     """One sentence per finding of :func:`training_decisions` (none: the rule assigns some, not all, training
-    documents to every category with a training positive), for stderr and ``report.md``."""
+    documents to every category with a training positive), for stderr and ``report.md``.
+    """
     lines, n = [], record["categories"]
     for key, what, every in (("assign_nothing", "no training document", "any"),
                              ("assign_everything", "every training document", "each")):

@@ -4,6 +4,7 @@ the papers' methods as named settings (``presets``), the files of a corpus direc
 (``corpus_files``), the model bundle a training run leaves for classifying new documents (``bundle``), and what the
 stages and apps share over the run's tables (``tables``: files parsed into records, repeated ids rejected, the term
 order, the cut of scored documents). It asks the method and format registries; the Spark machinery it runs on is
-``runtime``'s, below everything."""
+``runtime``'s, below everything.
+"""
 
 __all__ = ["bundle", "config", "corpus_files", "presets", "tables"]

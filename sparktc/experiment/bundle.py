@@ -79,7 +79,8 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
                  models: pa.Table) -> None:
     """Write ``model`` beside the train stage's ``models`` (``models``: its rows, sorted by category), from it, the
     term ``order`` training used (term ids best first) and the tables training read. Vocabulary and categories
-    sized: read and written with pyarrow on the driver, no Spark job."""
+    sized: read and written with pyarrow on the driver, no Spark job.
+    """
     target = tables.output(MODEL)
     vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df", "idf"]).sort_by("term_id")
     rank = np.empty(len(order), dtype=np.int32)
@@ -130,18 +131,21 @@ class Bundle:
 
     @property
     def names(self) -> dict[str, str]:
+        """Each category's name by its code, from the bundle's categories table."""
         return dict(zip(self.categories["category"], self.categories["name"]))
 
 
 def _is_part_data(name: str) -> bool:
     """Whether a file under the bundle (path relative to it) is data of a part: not bundle.json, not a
-    hidden file (``_SUCCESS``, Hadoop's ``.crc`` checksums), which copying tools may leave out."""
+    hidden file (``_SUCCESS``, Hadoop's ``.crc`` checksums), which copying tools may leave out.
+    """
     return name != DESCRIPTION and not name.rsplit("/", 1)[-1].startswith(("_", "."))
 
 
 def _check_parts(spark: SparkSession, path: str, recorded: dict[str, int]) -> None:
     """Refuse a bundle whose parts' data files are not those bundle.json records, byte count for byte count
-    (other files beside the parts are not the model's)."""
+    (other files beside the parts are not the model's).
+    """
     parts = sorted({name.split("/", 1)[0] for name in recorded})
     for part in parts:
         _require(spark, path, part)
@@ -166,7 +170,8 @@ def _require(spark: SparkSession, path: str, part: str) -> str:
 
 def _check_network(path: str, network: str, n_terms: int, n_categories: int) -> None:
     """Refuse a network file that cannot be read or does not fit the bundle's vocabulary and categories, here on the
-    driver: the workers that score with it would fail on it task after task, in numpy's words."""
+    driver: the workers that score with it would fail on it task after task, in numpy's words.
+    """
     name = f"{NETWORK}/{NETWORK_FILE}"
     try:
         saved = read_network(network)

@@ -113,13 +113,15 @@ class CorpusConfig:
 
 def category_set_of(corpus: CorpusConfig) -> str:
     """The category set ``corpus`` reads: ``corpus.category_set``, or its format's default (R90 for Reuters-21578,
-    topics for LYRL2004's formats, "" for the formats that carry their own labels)."""
+    topics for LYRL2004's formats, "" for the formats that carry their own labels).
+    """
     return corpus.category_set or FORMATS[corpus.format].default_category_set
 
 
 def hierarchy_policy_of(corpus: CorpusConfig) -> str:
     """The hierarchy policy ``corpus`` is read with: ``corpus.hierarchy_policy``, or LYRL2004's for the category set
-    (expand for topics, keep for industries and the flat regions)."""
+    (expand for topics, keep for industries and the flat regions).
+    """
     if corpus.hierarchy_policy:
         return corpus.hierarchy_policy
     return "expand" if category_set_of(corpus) == "topics" else "keep"
@@ -190,7 +192,8 @@ class SelectConfig:
 @dataclass(frozen=True)
 class TrainSettings:
     """The [train] settings every method shares: which method, and its thresholding (REFERENCE.md section 5).
-    :data:`TrainConfig` adds every registered method's parameters."""
+    :data:`TrainConfig` adds every registered method's parameters.
+    """
 
     method: str = field(default=next(iter(METHODS)), metadata=_choice(*METHODS))
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
@@ -208,7 +211,8 @@ class TrainSettings:
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
-        the thresholding's settings."""
+        the thresholding's settings.
+        """
         return DecisionRule.of(dataclasses.asdict(self))
 
 
@@ -291,6 +295,10 @@ class SparkConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """A run's whole configuration: one checked section per TOML table, [corpus] to [spark], each defaulted when the
+    file leaves it out.
+    """
+
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
     synthesize: SynthesizeConfig = field(default_factory=SynthesizeConfig)
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
@@ -303,6 +311,7 @@ class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def as_dict(self) -> dict[str, Any]:
+        """Every section's settings as plain dicts, by section name."""
         return dataclasses.asdict(self)
 
     def check_against_data(self, facts: Mapping[str, Any], where: str) -> None:
@@ -310,6 +319,7 @@ class Config:
         check_against_data(self, facts, where)
 
     def with_corpus(self, **changes: Any) -> Config:
+        """A copy of the configuration with the [corpus] settings in ``changes`` replaced."""
         return dataclasses.replace(self, corpus=dataclasses.replace(self.corpus, **changes))
 
 
@@ -318,7 +328,8 @@ SECTIONS: dict[str, type] = get_type_hints(Config)
 
 def _check_type(key: str, value: Any, expected: Any) -> Any:
     """``value`` as the type hint ``expected``: an integer where a float is expected becomes a float, every
-    float must be finite, and each item of a ``list[...]`` or ``dict[str, ...]`` is checked under its own key."""
+    float must be finite, and each item of a ``list[...]`` or ``dict[str, ...]`` is checked under its own key.
+    """
     container = get_origin(expected)
     if container is not None:
         if not isinstance(value, container):
@@ -421,7 +432,8 @@ def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "
     """Read a TOML file (or nothing), replace its [select], [train] and [tune] by ``preset``'s when one is named
     (:mod:`sparktc.experiment.presets`; the settings it drops are told on stderr), apply overrides in order, and
     validate everything. Under a preset, a refusal that names a setting only the preset gave says where each
-    setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`)."""
+    setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`).
+    """
     raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
     # Where each setting's value comes from, so that a refusal under a preset never blames the user for its settings.
     origins = {f"{section}.{key}": f"--config {path}" for section, values in raw.items() if isinstance(values, dict)
@@ -541,7 +553,8 @@ def _check_combinations(config: Config) -> None:
 
 def _check_vector_format(config: Config) -> None:
     """A corpus of given vectors is weighted by ``given`` only, and texts never are; naive Bayes needs term counts,
-    which given vectors do not have."""
+    which given vectors do not have.
+    """
     vectors, scheme = FORMATS[config.corpus.format].vectors, config.weight.scheme
     if vectors and scheme != GIVEN:
         raise ConfigError(f"weight.scheme = {scheme!r} with corpus.format = {config.corpus.format!r}: its features are "
@@ -559,7 +572,8 @@ def _check_vector_format(config: Config) -> None:
 def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> None:
     """The settings the data can make impossible, checked as soon as a stage has counted the data and before any
     heavy work: ``facts`` holds the training documents (``train_documents``) and the categories (``categories``),
-    as ingest reports them; ``where`` says which stage counted them. A ConfigError naming the key."""
+    as ingest reports them; ``where`` says which stage counted them. A ConfigError naming the key.
+    """
     train, tune = config.train, config.tune
     documents, categories = facts.get("train_documents"), facts.get("categories")
     searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED)
@@ -576,7 +590,8 @@ def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> 
 
 def _check_category_codes(config: Config) -> None:
     """The category codes a user lists follow the readers' label rule (:func:`sparktc.corpora.labels.label_problem`):
-    a code no reader accepts would match no document."""
+    a code no reader accepts would match no document.
+    """
     listed = [("corpus.categories", config.corpus.categories),
               *((f"evaluate.subsets.{name}", codes) for name, codes in config.evaluate.subsets.items())]
     for key, codes in listed:
@@ -588,7 +603,8 @@ def _check_category_codes(config: Config) -> None:
 
 def _check_fixed_threshold(config: Config) -> None:
     """A fixed threshold outside the method's scores (:func:`sparktc.models.decision.score_range`) assigns nothing,
-    or everything: refused, naming the method's natural threshold and the tuned thresholding."""
+    or everything: refused, naming the method's natural threshold and the tuned thresholding.
+    """
     train = config.train
     if train.thresholding != "fixed":
         return
@@ -608,7 +624,8 @@ def _check_fixed_threshold(config: Config) -> None:
 
 def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:
     """corpus.category_set names a set of the corpus's format; the hierarchy policy applies to LYRL2004's formats
-    only, and a hierarchy file and closing predictions under it to a category set that has one."""
+    only, and a hierarchy file and closing predictions under it to a category set that has one.
+    """
     chosen, fmt, form = corpus.category_set, corpus.format, FORMATS[corpus.format]
     allowed = form.category_sets
     if chosen and chosen not in allowed:
@@ -634,7 +651,8 @@ def _setting(config: Config, key: str) -> Any:
 
 def _check_average_over(corpus_format: str, evaluate: EvaluateConfig) -> None:
     """evaluate.average_over is a category set this corpus has (:mod:`sparktc.evaluation.category_sets`) or a
-    subset's name; a subset may not take a built-in set's name (it would replace that set)."""
+    subset's name; a subset may not take a built-in set's name (it would replace that set).
+    """
     for name in evaluate.subsets:
         if name in (*BASIC_SETS, *FORMAT_SETS, *HIERARCHY_SETS) or name.startswith(("branch:", "depth:")):
             raise ConfigError(f"evaluate.subsets.{name}: {name!r} is the name of a built-in category set; "

@@ -1,6 +1,7 @@
 """The files of a corpus directory: exactly the names a format reads (``CorpusFormat.names``), each a file; other
 versions of corpus files (backups, partial copies) named as ignored, never passed over in silence; and, of them,
-the document files of ``corpus.test_parts`` (:func:`list_corpus`, :func:`document_files`, :func:`named_files`)."""
+the document files of ``corpus.test_parts`` (:func:`list_corpus`, :func:`document_files`, :func:`named_files`).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ __all__ = ["IGNORED_SHOWN", "IngestError", "document_files", "list_corpus", "nam
 
 class IngestError(InputError):
     """Bad corpus input met with ``corpus.on_error = "fail"``, or corpus files that are missing, not files,
-    given twice (``NAME`` and ``NAME.gz``) or not readable."""
+    given twice (``NAME`` and ``NAME.gz``) or not readable.
+    """
 
 
 #: Ignored names a message shows (all of them are in the ingest manifest).
@@ -100,7 +102,8 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
 
 def named_files(files: list[str], name: str, directory: str, form: CorpusFormat) -> list[str]:
     """The corpus file ``name``, plain or with one of the format's compressions, among ``files``; IngestError when it
-    is not there."""
+    is not there.
+    """
     copies = (name, *(name + suffix for suffix in form.compressions))
     found = [path for path in files if path.rsplit("/", 1)[-1] in copies]
     if not found:
@@ -112,7 +115,8 @@ def named_files(files: list[str], name: str, directory: str, form: CorpusFormat)
 
 def document_files(files: list[str], corpus: CorpusConfig, form: CorpusFormat) -> list[str]:
     """The files of ``files`` that hold the corpus's documents: every one for a format of no fixed names, else those
-    of the format's names for ``corpus.test_parts`` (IngestError for one that is not there)."""
+    of the format's names for ``corpus.test_parts`` (IngestError for one that is not there).
+    """
     if form.document_files is None:
         return files
     return [path for name in form.document_files(corpus.test_parts)

@@ -32,7 +32,8 @@ FBR_GRID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 @dataclass(frozen=True)
 class Preset:
     """A method of a paper: its name, what it is, the settings (``section.key`` -> value) and how sparktc's
-    version differs from the paper's."""
+    version differs from the paper's.
+    """
 
     name: str
     description: str
@@ -85,7 +86,8 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
 
 def apply_preset(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
     """The configuration ``raw`` (TOML tables by section) with :data:`PRESET_SECTIONS` replaced by preset
-    ``name``'s settings. KeyError names the known presets for an unknown name."""
+    ``name``'s settings. KeyError names the known presets for an unknown name.
+    """
     if name not in PRESETS:
         raise KeyError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
     replaced: dict[str, dict[str, Any]] = {section: {} for section in PRESET_SECTIONS}
@@ -120,7 +122,8 @@ def _top_level(text: str, start: int = 0) -> list[int]:
 
 def _named(text: str, known: Collection[str]) -> dict[str, tuple[int, bool]]:
     """The settings ``text`` names, each with where its mention ends and whether it is given a value: the first
-    ``key = value`` (the end after the value), else the first mere mention (``SCutFBR uses train.fbr``)."""
+    ``key = value`` (the end after the value), else the first mere mention (``SCutFBR uses train.fbr``).
+    """
     named: dict[str, tuple[int, bool]] = {}
     for match in _KEY.finditer(text):
         key = match.group(0)
@@ -144,7 +147,8 @@ def attribute(message: str, origins: Mapping[str, str], name: str, known: Collec
     preset gave (``origins`` maps ``section.key`` to where the value came from: ``--set``, ``--config FILE`` or
     ``--preset NAME``; ``known`` holds every setting): each setting it names is followed by its origin, and its
     advice (after the last ``; ``), which may say to remove or change a setting the user never wrote, by advice on
-    what the user did write. Any other message is returned as it is."""
+    what the user did write. Any other message is returned as it is.
+    """
     origin = f"--preset {name}"
     named = _named(message, known)
     from_preset = [key for key in named if origins.get(key) == origin]

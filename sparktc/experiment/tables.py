@@ -1,7 +1,8 @@
 """What the stages and the apps share over a run's tables, so that no stage imports another and classify imports
 none: files parsed into records by a format's reader (:func:`parse_files`), repeated doc ids rejected
 (:func:`mark_duplicates`), the term order of ``term_ranks`` (:func:`term_order`), and how scored documents are
-cut, PCut's thresholds ranked in Spark (:func:`cut_of`)."""
+cut, PCut's thresholds ranked in Spark (:func:`cut_of`).
+"""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ _GLOB_CHARACTERS = re.compile(r"([\\{}\[\]*?])")
 
 def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFrame:
     """One row per record of every file (a document, ``reason`` null, or a rejected record);
-    ``paths`` name files or directories, never patterns."""
+    ``paths`` name files or directories, never patterns.
+    """
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -70,7 +72,8 @@ def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarra
     """PCut (REFERENCE.md section 5) over a DataFrame of vectors, scored by the broadcast scorer ``shared``
     and ranked in Spark: per category, the score of the document ranked just below the training share of
     the documents, so that share of documents scores above it (in memory:
-    :func:`sparktc.models.thresholds.pcut_thresholds`)."""
+    :func:`sparktc.models.thresholds.pcut_thresholds`).
+    """
 
     def long(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         scorer = shared.value
@@ -94,7 +97,8 @@ def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarra
 def cut_of(rule: DecisionRule, models: pd.DataFrame, documents: DataFrame, shared, n_train: Callable[[], int]) -> Cut:
     """How ``documents`` are decided (:meth:`sparktc.models.decision.DecisionRule.cut`): the models' own
     thresholds, RCut's k, or PCut's thresholds over ``documents``, each category's share being its training
-    positives out of ``n_train()`` training documents (counted for PCut only)."""
+    positives out of ``n_train()`` training documents (counted for PCut only).
+    """
     return rule.cut(models["threshold"].to_numpy(), lambda: pcut_thresholds_of_documents(
         documents, shared, models["train_positives"].to_numpy() / max(n_train(), 1)))
 

@@ -40,7 +40,8 @@ def term_category_counts(indices: pa.Array, labels: pa.Array, categories: Sequen
     include ``categories[j]``, an int64 ``n_terms x len(categories)`` CSR matrix. ``indices`` and
     ``labels`` are list columns, one list per document (null lists are empty); a term repeated in a
     document counts once. A term id outside ``[0, n_terms)`` or a label outside ``categories`` is
-    an error."""
+    an error.
+    """
     n_documents = len(indices)
     term_ids = pc.list_flatten(indices)
     label_codes = pc.index_in(pc.list_flatten(labels), value_set=pa.array(list(categories), pa.string()))
@@ -82,6 +83,9 @@ class TrainingSet:
     doc_ids: NDArray[np.object_] | None = None  # the rows' doc ids, in order
 
     def positives(self, category: str) -> NDArray[np.bool_]:
+        """The training rows' labels for ``category``: True for its positive documents (all False for a category with
+        none).
+        """
         y = np.zeros(self.X.shape[0], dtype=np.bool_)
         y[self.rows_of.get(category, np.empty(0, dtype=np.int64))] = True
         return y
@@ -91,7 +95,8 @@ class TrainingSet:
 def load_training_set(path: str, n_features: int, column: str = "values") -> TrainingSet:
     """The training split of ``vectors`` at ``path`` (a ``split=train`` directory), its matrix of ``column``
     (``values``: the ltc weights; ``counts``: raw tf), read once per worker and kept while its files are
-    unchanged (:func:`sparktc.filesystem.per_worker`)."""
+    unchanged (:func:`sparktc.filesystem.per_worker`).
+    """
     filesystem, root = arrow_filesystem(path)
     dataset = ds.dataset(root, format="parquet", filesystem=filesystem)
     if not dataset.files:

@@ -244,7 +244,8 @@ def global_scores(A: ArrayLike, df: ArrayLike, n_positive: ArrayLike, N: int,
 
 def rank_order(term_ids: ArrayLike, scores: ArrayLike) -> NDArray[np.int64]:
     """The term ids from the best score down, ties by ascending term id: the ranking term selection keeps the
-    top of (:func:`top_terms`)."""
+    top of (:func:`top_terms`).
+    """
     term_ids = np.asarray(term_ids, dtype=np.int64)
     return term_ids[np.lexsort((term_ids, -np.asarray(scores, dtype=np.float64)))]
 
@@ -269,7 +270,8 @@ def top_k_from_reduction_factor(n_terms: int, xi: float) -> int:
 
 def top_terms(order: ArrayLike, k: int) -> NDArray[np.int64] | None:
     """The term ids of the ``k`` best-ranked terms of ``order`` (every term id, best first), ascending; None
-    when that is every term (``k`` = 0 or at least the number of terms), so callers can skip the selection."""
+    when that is every term (``k`` = 0 or at least the number of terms), so callers can skip the selection.
+    """
     order = np.asarray(order, dtype=np.int64)
     return None if k == 0 or k >= len(order) else np.sort(order[:k])
 
@@ -281,7 +283,8 @@ SCORE_COLUMNS = tuple(score_column(score, global_score) for score in SCORES for 
 def term_scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_train: int,
                 columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
     """The score ``columns`` of every term (a row of the terms x categories ``counts`` A, :func:`global_scores`), a
-    block of :data:`BLOCK_TERMS` terms at a time."""
+    block of :data:`BLOCK_TERMS` terms at a time.
+    """
     n_terms = counts.shape[0]
     result = {column: np.empty(n_terms) for column in columns}
     for start in range(0, n_terms, BLOCK_TERMS):

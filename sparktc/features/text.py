@@ -1,14 +1,14 @@
-"""LYRL2004 text processing: lower case, tokens, punctuation removal, no digit-only tokens, SMART stop list, Porter.
+r"""LYRL2004 text processing: lower case, tokens, punctuation removal, no digit-only tokens, SMART stop list, Porter.
 
 REFERENCE.md section 2; Lewis et al. 2004 section 7: tokens are maximal sequences of non-blank
 characters, reduced to lower case; punctuation is removed; tokens made only of digits are
 discarded, as are words on the SMART stop list; the remaining tokens are Porter-stemmed.
 
-The definition, per token: ``text.lower().split()``, then ``[\\W_]+`` deleted from each token, empty and
+The definition, per token: ``text.lower().split()``, then ``[\W_]+`` deleted from each token, empty and
 ``str.isdigit()`` tokens and stop words dropped. It is computed on the whole text instead (:func:`clean_text`): a
 token holds no white space, so deleting, from the whole lower-cased text, every character that is neither a word
 character (``str.isalnum()``) nor white space (``str.isspace()``, what ``str.split()`` splits at), and the
-underscore, leaves each token as deleting ``[\\W_]`` from it alone would, and the white space between tokens as it
+underscore, leaves each token as deleting ``[\W_]`` from it alone would, and the white space between tokens as it
 was. The deletion is ``bytes.translate`` over the UTF-8 bytes for the ASCII characters and ``str.replace`` for
 the few distinct non-ASCII ones a text holds (found among its non-ASCII bytes), so no Python code runs per
 character or per token; tests check it against the per-token definition on every code point.
@@ -41,14 +41,16 @@ def parse_stop_list(text: str) -> frozenset[str]:
 
 def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[str]:
     """The words of the stop list file ``stop_list`` (``tokenize.stop_list``) as ``read_text`` reads it
-    (the stages read through Hadoop file systems); none when it is ""."""
+    (the stages read through Hadoop file systems); none when it is "".
+    """
     return parse_stop_list(read_text(stop_list)) if stop_list else frozenset()
 
 
 def clean_text(text: str) -> str:
-    """``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
-    space, and the underscore (``[\\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
-    digit-only tokens and stop words are dropped."""
+    r"""``text`` lower-cased with its punctuation deleted: every character that is neither alphanumeric nor white
+    space, and the underscore (``[\W_]`` outside white space); its ``split()`` is the recipe's tokens before the
+    digit-only tokens and stop words are dropped.
+    """
     lower = text.lower()
     data = lower.encode("utf-8", "surrogatepass")  # a lone surrogate (no character: deleted) survives the round trip
     kept = data.translate(None, _ASCII_DELETED).decode("utf-8", "surrogatepass")
@@ -65,7 +67,8 @@ def clean_text(text: str) -> str:
 
 def tokenize(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
     """Unstemmed tokens of ``text``: whitespace-separated, lower-cased, punctuation removed,
-    empty and digit-only tokens dropped, stop words dropped."""
+    empty and digit-only tokens dropped, stop words dropped.
+    """
     return [token for token in clean_text(text).split() if not token.isdigit() and token not in stop_words]
 
 
@@ -88,7 +91,8 @@ class Analyzer:
 
     def _learn(self, tokenized: list[list[str]]) -> None:
         """Add the tokens of ``tokenized`` not in the table yet: dropped ones as None, the others with their stems
-        (one ``stemWords`` call for all of them)."""
+        (one ``stemWords`` call for all of them).
+        """
         unseen = set(chain.from_iterable(tokenized))
         unseen.difference_update(self._stems)
         if not unseen:
@@ -107,12 +111,16 @@ class Analyzer:
         return tokenized
 
     def analyze(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's stems, in order: tokens cleaned as by :func:`tokenize`, digit-only tokens and stop words dropped,
+        the rest stemmed.
+        """
         lookup = self._stems.__getitem__
         return [[stem for stem in map(lookup, tokens) if stem is not None] for tokens in self._tokenized(texts)]
 
     def joined(self, texts: Sequence[str]) -> list[str]:
         """Each text's stems as stored: one string, single spaces between them (``" ".join`` of :meth:`analyze`'s
-        lists, without building them)."""
+        lists, without building them).
+        """
         tokenized = self._tokenized(texts)
         lookup = self._stems.__getitem__
         if self._empty_stem:  # never seen (a Porter stem is never empty), but filter(None) would drop it
@@ -120,10 +128,12 @@ class Analyzer:
         return [" ".join(filter(None, map(lookup, tokens))) for tokens in tokenized]
 
     def __call__(self, texts: Iterable[str]) -> list[list[str]]:
+        """Each text's stems, as :meth:`analyze`: the analyzer is a function of the texts."""
         return self.analyze(list(texts))
 
 
 def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
     """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
-    recipe, shared with the classification of new documents."""
+    recipe, shared with the classification of new documents.
+    """
     return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())

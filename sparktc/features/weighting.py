@@ -1,4 +1,4 @@
-"""Term weighting schemes (REFERENCE.md section 3), ``[weight] scheme``:
+"""Term weighting schemes (REFERENCE.md section 3), one chosen by ``[weight] scheme``.
 
 * ``ltc`` (Lewis et al. 2004 section 7, the default):  w(t, d) = (1 + ln tf(t, d)) * ln(N / df(t));
 * ``tfidf`` (Debole & Sebastiani 2005, eq. 4-5):  w(t, d) = (1 + log #(t, d)) * log(|Tr| / #Tr(t)). The paper
@@ -44,7 +44,7 @@ def _log_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
 
 
 def _raw_tf(tf: NDArray[np.int64]) -> NDArray[np.float64]:
-    """tf itself (SMART ``n``, scikit-learn's ``sublinear_tf=False``)."""
+    """The raw tf itself (SMART ``n``, scikit-learn's ``sublinear_tf=False``)."""
     return tf.astype(np.float64)
 
 
@@ -66,7 +66,8 @@ def _check_scheme(scheme: str) -> None:
 
 def idf(df: ArrayLike, n_documents: int) -> NDArray[np.float64]:
     """ln(N / df(t)) for every term (ltc's idf, Lewis et al. 2004; Debole & Sebastiani's log(|Tr| / #Tr(t))); df
-    must be in 1..N (every vocabulary term occurs in training)."""
+    must be in 1..N (every vocabulary term occurs in training).
+    """
     check_integer("n_documents", n_documents, 1)
     df = np.asarray(df, dtype=np.float64)
     if df.size and (df.min() < 1 or df.max() > n_documents):
@@ -77,7 +78,7 @@ def idf(df: ArrayLike, n_documents: int) -> NDArray[np.float64]:
 def term_factors(scheme: str, df: ArrayLike, n_documents: int,
                  scores: ArrayLike | None = None) -> NDArray[np.float64]:
     """Each term's global factor under ``scheme``, from its training document frequency ``df`` over
-    ``n_documents`` = N training documents (REFERENCE.md section 3):
+    ``n_documents`` = N training documents (REFERENCE.md section 3).
 
     * ``ltc``: idf = ln(N / df(t)) (Lewis et al. 2004);
     * ``tfidf``: idf = log(|Tr| / #Tr(t)) (Debole & Sebastiani 2005, eq. 4), natural logarithms: the same
@@ -113,7 +114,8 @@ def term_frequencies(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Given one (row, term id) pair per token occurrence (``term_ids`` of -1, tokens outside the
     vocabulary of ``n_terms`` terms, are dropped): the (document, term, tf) triples, documents and then
-    terms ascending."""
+    terms ascending.
+    """
     rows = np.asarray(rows, dtype=np.int64)
     term_ids = np.asarray(term_ids, dtype=np.int64)
     known = term_ids >= 0
@@ -151,7 +153,8 @@ def weighted_rows(
 
 def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """Stored token strings as one (row, term id) pair per token occurrence, the term id the token's position in
-    the vocabulary ``terms`` (in term_id order) or -1 outside it."""
+    the vocabulary ``terms`` (in term_id order) or -1 outside it.
+    """
     token_lists = split_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
@@ -163,7 +166,8 @@ def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> 
     """A vector corpus's stored features (``index:value`` tokens) to vectors over the vocabulary ``terms`` (the
     training feature indices, in term_id order): the ``indices`` and ``values`` list columns, values as given and
     not normalized, features outside the vocabulary dropped (no linear model trained on the training documents
-    weights them), and ``counts`` null (given vectors have no term counts)."""
+    weights them), and ``counts`` null (given vectors have no term counts).
+    """
     token_lists = split_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
@@ -185,7 +189,8 @@ def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, fact
     """Stored token strings to ``scheme``'s vectors over the vocabulary ``terms`` (in term_id order) with each
     term's global factor ``factors``: the ``indices``, ``values`` and ``counts`` (raw tf) list columns; for the
     ``given`` scheme, the stored features as they are (:func:`given_vectors`). Shared with the classification of
-    new documents."""
+    new documents.
+    """
     if scheme == GIVEN:
         return given_vectors(tokens, terms)
     rows, term_ids = token_term_ids(tokens, terms)

@@ -6,7 +6,8 @@ regression (``sklearn_linear``), the thresholding
 strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), the decision rule that picks method and
 thresholding (``decision``), per-category cross-validated tuning (``tuning``), and scoring batches of
 documents on the executors (``scoring``).
-Pure functions over numpy, scipy and pyarrow: nothing here needs Spark."""
+Pure functions over numpy, scipy and pyarrow: nothing here needs Spark.
+"""
 
 __all__ = ["decision", "knn", "linear", "llsf", "method", "naive_bayes", "nnet", "registry", "rocchio", "scoring",
            "sklearn_linear", "thresholds", "tuning"]

@@ -53,7 +53,8 @@ SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
 def score_range(rule: DecisionRule, nonnegative_features: bool) -> ScoreRange:
     """The range of ``rule``'s scores and its natural fixed threshold (its method's ``score_range``);
     ``nonnegative_features``: the document vectors have no negative value (every weighting scheme; given vectors
-    may have some)."""
+    may have some).
+    """
     return rule.spec.score_range(rule.parameters, nonnegative_features)
 
 
@@ -72,7 +73,8 @@ class Cut:
 @dataclass(frozen=True)
 class DecisionRule:
     """A run's [train] section as the models use it: the method with its own parameters (an instance of its
-    :class:`~sparktc.models.method.Method`'s ``parameters``) and the thresholding with what it depends on."""
+    :class:`~sparktc.models.method.Method`'s ``parameters``) and the thresholding with what it depends on.
+    """
 
     method: str
     parameters: Any
@@ -101,7 +103,8 @@ class DecisionRule:
     @property
     def joint(self) -> bool:
         """Whether the method fits one model for all categories (LLSF, NNet, the naive Bayes mixture), not one
-        per category: its term count and fbr are then chosen for the whole model."""
+        per category: its term count and fbr are then chosen for the whole model.
+        """
         return self.spec.joint(self.parameters)
 
     @property
@@ -117,7 +120,8 @@ class DecisionRule:
     @property
     def cross_validated(self) -> bool:
         """Whether the thresholds are tuned by cross-validation on the training documents (SCut, SCutFBR,
-        proportional)."""
+        proportional).
+        """
         return self.thresholding in CROSS_VALIDATED
 
     def learned_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64],
@@ -147,7 +151,8 @@ class DecisionRule:
 
     def cut(self, learned: NDArray[np.float64], pcut_thresholds: Callable[[], NDArray[np.float64]]) -> Cut:
         """The cut scoring applies: the ``learned`` (stored) thresholds, PCut's over the documents being
-        classified (``pcut_thresholds``, called only for PCut: it scores them all), or RCut's k."""
+        classified (``pcut_thresholds``, called only for PCut: it scores them all), or RCut's k.
+        """
         if self.thresholding == "pcut":
             return Cut(pcut_thresholds())
         return Cut(learned, self.rcut_k if self.thresholding == "rcut" else 0)

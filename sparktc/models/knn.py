@@ -72,7 +72,8 @@ def _membership(Y_train: sparse.spmatrix | sparse.sparray | NDArray[np.bool_]) -
 def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int64] | None) -> sparse.csr_matrix:
     """The rows of ``X`` over the selected terms ``columns`` (None: every term), each renormalized to unit
     length: Yang & Liu's kNN compares documents by the cosine over the selected features (2,415 of them), and
-    dropping terms shortens the ltc rows. A row without a selected term stays zero (no neighbour similarity)."""
+    dropping terms shortens the ltc rows. A row without a selected term stays zero (no neighbour similarity).
+    """
     X = sparse.csr_matrix(X, dtype=np.float64)
     if columns is None:
         return X
@@ -84,7 +85,8 @@ def selected_space(X: sparse.spmatrix | sparse.sparray, columns: NDArray[np.int6
 def selection_key(order: NDArray[np.int64], terms: int) -> bytes:
     """The ``terms`` best-ranked term ids of ``order`` as int64 bytes (a per-worker cache key; empty bytes: every
     term), read back by :func:`columns_of` for :func:`selected_space`: the training and the scoring of kNN select
-    alike."""
+    alike.
+    """
     selected = top_terms(order, terms)
     return b"" if selected is None else selected.tobytes()
 
@@ -125,28 +127,23 @@ def knn_topk(
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The k training documents most similar to each query, and their similarities.
 
-    Parameters
-    ----------
-    X_query : scipy sparse matrix, shape (n_query, n_features)
-        Documents to score, one L2-normalised row each (not renormalised here).
-    X_train : scipy sparse matrix, shape (n_train, n_features)
-        Training documents, one L2-normalised row each; at least one.
-    k : int
-        Neighbours per query, >= 1. More than are available means all of them: k is capped at
-        n_train, or at n_train - 1 when ``exclude_self`` excludes any row.
-    exclude_self : int array, shape (n_query,), optional
-        ``exclude_self[i]`` is a training row that query i may not have as a neighbour (its
-        own row, for leave-one-out scores of the training documents), or -1 for none.
-    block_bytes : int
-        Budget, >= 1, for one dense float64 block of similarities (rows x n_train); a block
-        holds at least one query (see the module docstring for the peak memory).
+    Args:
+        X_query: scipy sparse matrix, shape (n_query, n_features). Documents to score, one
+            L2-normalised row each (not renormalised here).
+        X_train: scipy sparse matrix, shape (n_train, n_features). Training documents, one
+            L2-normalised row each; at least one.
+        k: Neighbours per query, >= 1. More than are available means all of them: k is capped at
+            n_train, or at n_train - 1 when ``exclude_self`` excludes any row.
+        exclude_self: optional int array, shape (n_query,). ``exclude_self[i]`` is a training row that
+            query i may not have as a neighbour (its own row, for leave-one-out scores of the training
+            documents), or -1 for none.
+        block_bytes: Budget, >= 1, for one dense float64 block of similarities (rows x n_train); a block
+            holds at least one query (see the module docstring for the peak memory).
 
-    Returns
-    -------
-    indices : int64 array, shape (n_query, k_used)
-        Training rows of the neighbours, by decreasing similarity, ties by increasing row.
-    similarities : float64 array, shape (n_query, k_used)
-        Their dot products with the query (cosine similarities for unit rows).
+    Returns:
+        (indices, similarities): indices an int64 array of shape (n_query, k_used), the training rows
+        of the neighbours, by decreasing similarity, ties by increasing row; similarities a float64
+        array of the same shape, their dot products with the query (cosine similarities for unit rows).
     """
     X_query = check_matrix("X_query", X_query)
     X_train = check_matrix("X_train", X_train)
@@ -235,7 +232,8 @@ class KnnParameters(Parameters):
 
 def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> ScoreRange:
     """The sum of k cosines, each in [-1, 1] ([0, 1] for non-negative features): s in [0, k] (or [-k, k]); no
-    natural threshold (Yang & Liu use SCut)."""
+    natural threshold (Yang & Liu use SCut).
+    """
     k = parameters.knn_k
     low = 0.0 if nonnegative_features else -float(k)
     return ScoreRange(low, float(k), None, "",

@@ -63,16 +63,14 @@ _RAND_SEED = 1
 class BinaryProblems:
     """LIBLINEAR binary problems that share one training matrix and differ only in their labels.
 
-    Parameters
-    ----------
-    X : scipy sparse matrix, shape (n_docs, n_features)
-        Training documents (e.g. ltc vectors); converted to CSR float64. Values must be finite.
-    bias : float
-        LIBLINEAR's ``-B``: when ``bias > 0`` each document gets an extra feature of value
-        ``bias`` whose weight gives the intercept b; ``bias <= 0`` means no bias feature, b = 0.
-
     The conversion to LIBLINEAR's ``problem`` happens once, here; :meth:`train` then solves one
     binary problem per call.
+
+    Args:
+        X: scipy sparse matrix, shape (n_docs, n_features). Training documents (e.g. ltc vectors);
+            converted to CSR float64. Values must be finite.
+        bias: LIBLINEAR's ``-B``: when ``bias > 0`` each document gets an extra feature of value
+            ``bias`` whose weight gives the intercept b; ``bias <= 0`` means no bias feature, b = 0.
     """
 
     def __init__(self, X: sparse.spmatrix | sparse.sparray, bias: float) -> None:
@@ -93,29 +91,21 @@ class BinaryProblems:
     ) -> tuple[NDArray[np.float64], float]:
         """Train the binary classifier "True vs False" and return (w, b).
 
-        Parameters
-        ----------
-        y : bool array, shape (n_docs,)
-            True for the documents in the category.
-        solver : str
-            A key of :data:`SOLVERS`, e.g. ``"l2r_l2loss_svc_dual"`` (LibMultiLabel's default).
-        C : float
-            Cost parameter, > 0 (``-c``).
-        epsilon : float
-            Stopping tolerance, > 0 (``-e``; its meaning depends on the solver).
-        positive_weight : float
-            Factor, > 0, on the loss of the True documents (``-w1``): their cost is
-            ``C * positive_weight``, the False documents' cost stays ``C``. 1 is the plain problem.
-
-        Returns
-        -------
-        w : float64 array, shape (n_features,)
-        b : float
-            Decision value w'x + b > 0 means True. ``b = bias * w_bias`` (0 without bias).
-
         If ``y`` has no True entry LIBLINEAR is not called and the model is w = 0, b = -1.0
         (the category is never predicted); if ``y`` is all True, w = 0, b = +1.0 (always
         predicted).
+
+        Args:
+            y: bool array, shape (n_docs,). True for the documents in the category.
+            solver: A key of :data:`SOLVERS`, e.g. ``"l2r_l2loss_svc_dual"`` (LibMultiLabel's default).
+            C: Cost parameter, > 0 (``-c``).
+            epsilon: Stopping tolerance, > 0 (``-e``; its meaning depends on the solver).
+            positive_weight: Factor, > 0, on the loss of the True documents (``-w1``): their cost is
+                ``C * positive_weight``, the False documents' cost stays ``C``. 1 is the plain problem.
+
+        Returns:
+            (w, b): w a float64 array of shape (n_features,), b a float; decision value w'x + b > 0
+            means True. ``b = bias * w_bias`` (0 without bias).
         """
         y = check_labels("y", y, self.n_docs)
         if solver not in SOLVERS:

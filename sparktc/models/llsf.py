@@ -78,18 +78,14 @@ EIGENVALUE_RTOL = 10 * np.finfo(np.float64).eps
 def llsf_weights(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """The truncated-SVD least-squares weights W = V_k diag(1/lambda_k) V_k' X'Y (module docstring).
 
-    Parameters
-    ----------
-    G : float array, shape (terms, terms)
-        X'X over the training documents (symmetric positive semi-definite).
-    XY : float array, shape (terms, categories)
-        X'Y, Y the documents' 0/1 category indicators.
-    k : int
-        The number of singular values kept (>= 1): the k largest eigenvalues of G that are not zero.
+    Args:
+        G: float array, shape (terms, terms). X'X over the training documents (symmetric positive
+            semi-definite).
+        XY: float array, shape (terms, categories). X'Y, Y the documents' 0/1 category indicators.
+        k: The number of singular values kept (>= 1): the k largest eigenvalues of G that are not zero.
 
-    Returns
-    -------
-    float array, shape (terms, categories); zero when G is zero.
+    Returns:
+        float array, shape (terms, categories); zero when G is zero.
     """
     G = np.asarray(G, dtype=np.float64)
     XY = np.asarray(XY, dtype=np.float64)
@@ -114,7 +110,8 @@ def llsf_weights_svd(X: Matrix, Y: Matrix, k: int) -> NDArray[np.float64]:
     scipy's ``svds``, started from a fixed vector, so deterministic), for term sets whose terms x terms Gram
     matrix would not fit (:func:`llsf_weights` needs it): O(nnz(X) k) work per Lanczos step and
     (documents + terms) x k memory instead of terms^2. Singular values below sigma_max sqrt(terms *
-    ``EIGENVALUE_RTOL``) count as zero, as the eigenvalues lambda = sigma^2 do in :func:`llsf_weights`."""
+    ``EIGENVALUE_RTOL``) count as zero, as the eigenvalues lambda = sigma^2 do in :func:`llsf_weights`.
+    """
     from scipy.sparse.linalg import svds
 
     X = sparse.csr_matrix(X, dtype=np.float64)
@@ -149,12 +146,14 @@ class LLSFModel:
         return np.asarray(X[:, self.columns] @ self.W)
 
     def save(self, directory: str) -> None:
+        """Save the model as ``directory/llsf.npz`` (local or any Hadoop file system pyarrow reaches)."""
         buffer = io.BytesIO()
         np.savez(buffer, columns=self.columns, W=self.W)
         write_file(directory, LLSF_FILE, buffer.getvalue())
 
     @staticmethod
     def load(directory: str) -> LLSFModel:
+        """The model :meth:`save` wrote in ``directory``."""
         with np.load(io.BytesIO(read_file(directory, LLSF_FILE))) as saved:
             return LLSFModel(saved["columns"], saved["W"])
 
@@ -166,13 +165,17 @@ class SavedLLSF:
     directory: str
 
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories scores of the rows of ``X`` (documents x vocabulary) by the model saved in
+        ``directory``.
+        """
         return LLSFModel.load(self.directory).scores(X)
 
 
 def document_folds(doc_ids: Iterable[str], folds: int, seed: int) -> NDArray[np.int64]:
     """Each document's cross-validation fold, 0..folds-1: the first 8 bytes of BLAKE2b(seed, doc id)
     modulo ``folds``, the same wherever and in whatever order the document is read. Folds are not
-    balanced (their sizes are binomial around N / folds)."""
+    balanced (their sizes are binomial around N / folds).
+    """
     prefix = f"{seed}\x00".encode()
     return np.fromiter((int.from_bytes(hashlib.blake2b(prefix + str(doc_id).encode(), digest_size=8).digest(),
                                        "little") % folds for doc_id in doc_ids), dtype=np.int64)
@@ -186,7 +189,8 @@ def gram_sums(X: Matrix, Y: Matrix, fold: NDArray[np.int64], folds: int,
     """Per fold f: (G_f = X_f'X_f, X'Y_f, documents in f), X_f the rows of ``X`` whose ``fold`` is f; as
     arrays of shapes (folds, terms, terms), (folds, terms, categories) and (folds,). Their sums over the
     folds are G, X'Y and N (``folds`` = 1 and ``fold`` all 0 for no cross-validation). Without ``gram``,
-    G is left out (shape (folds, 0, 0)): X'Y alone is what naive Bayes needs."""
+    G is left out (shape (folds, 0, 0)): X'Y alone is what naive Bayes needs.
+    """
     X = sparse.csr_matrix(X, dtype=np.float64)
     Y = sparse.csr_matrix(Y, dtype=np.float64)
     fold = np.asarray(fold, dtype=np.int64)
@@ -204,7 +208,8 @@ def gram_sums(X: Matrix, Y: Matrix, fold: NDArray[np.int64], folds: int,
 
 def fold_models(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """From the per-fold sums of :func:`gram_sums`, each fold's model, fitted on the other folds' documents:
-    W_f = :func:`llsf_weights` (G - G_f, X'Y - X'Y_f, k), shape (folds, terms, categories)."""
+    W_f = :func:`llsf_weights` (G - G_f, X'Y - X'Y_f, k), shape (folds, terms, categories).
+    """
     G_all, XY_all = G.sum(axis=0), XY.sum(axis=0)
     return np.stack([llsf_weights(G_all - G[f], XY_all - XY[f], k) for f in range(G.shape[0])])
 
@@ -212,7 +217,8 @@ def fold_models(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDAr
 @dataclass(frozen=True)
 class LLSFParameters(Parameters):
     """The singular values kept (Yang & Liu: 500); X has no more than its terms, so more than the selected terms
-    (select.top_k, the smallest of tune.terms) is refused (:data:`METHOD`'s check)."""
+    (select.top_k, the smallest of tune.terms) is refused (:data:`METHOD`'s check).
+    """
 
     llsf_k: int = field(default=500, metadata=between(1, 100_000))
 

@@ -38,7 +38,8 @@ __all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "FromSums", "InTasks"
 class Parameters:
     """Base of a method's parameter dataclass: each field's metadata holds its rule (``allowed`` values, or a
     ``check`` with its ``description``; :func:`sparktc.validation.allowed`, :func:`~sparktc.validation.rule`),
-    checked on construction. The [train] section shows the same fields, checked with the same rules."""
+    checked on construction. The [train] section shows the same fields, checked with the same rules.
+    """
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):  # type: ignore[arg-type]
@@ -55,15 +56,29 @@ class SearchLists(Protocol):
     """The lists a [tune] section names (a ``TuneConfig``): the values to choose from, empty for none."""
 
     @property
-    def solver(self) -> Sequence[str]: ...
+    def solver(self) -> Sequence[str]:
+        """The LIBLINEAR solvers to choose from."""
+        ...
+
     @property
-    def C(self) -> Sequence[float]: ...
+    def C(self) -> Sequence[float]:
+        """The costs C to choose from."""
+        ...
+
     @property
-    def positive_weight(self) -> Sequence[float]: ...
+    def positive_weight(self) -> Sequence[float]:
+        """The factors on the positives' loss to choose from."""
+        ...
+
     @property
-    def terms(self) -> Sequence[int]: ...
+    def terms(self) -> Sequence[int]:
+        """The numbers of top-ranked terms to choose from (0: every term)."""
+        ...
+
     @property
-    def fbr(self) -> Sequence[float]: ...
+    def fbr(self) -> Sequence[float]:
+        """SCutFBR's fbr values to choose from."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +87,8 @@ class ScoreRange:
     natural fixed threshold (None: it has none; SCut is its usual thresholding), said in words in ``natural_means``.
 
     With the strict rule "d gets c <=> s > t", a fixed t >= ``high`` assigns nothing and a t < ``low`` assigns
-    everything (:meth:`fixed_threshold_problem`)."""
+    everything (:meth:`fixed_threshold_problem`).
+    """
 
     low: float
     high: float
@@ -116,7 +132,8 @@ Fit = Callable[[NDArray[np.bool_], Any], tuple[NDArray[np.float64], float]]
 class PerCategory:
     """One model per category, s(d, c) = w_c'x_d + b_c. ``trainer(parameters, X, reuse)`` is a :data:`Fit`
     over the documents x selected terms matrix ``X``; ``reuse`` is a key naming X when it is the worker's
-    whole training matrix, the same for every category (a trainer may keep work done on it), else None."""
+    whole training matrix, the same for every category (a trainer may keep work done on it), else None.
+    """
 
     trainer: Callable[[Any, sparse.csr_matrix, tuple | None], Fit]
 
@@ -124,7 +141,8 @@ class PerCategory:
 @dataclass(frozen=True)
 class Neighbours:
     """kNN: the category's scores are the summed similarities of each training document's ``k`` nearest other
-    training documents labelled with it (leave-one-out); the term count is chosen once for all categories."""
+    training documents labelled with it (leave-one-out); the term count is chosen once for all categories.
+    """
 
     k: int
 
@@ -137,7 +155,8 @@ class FromSums:
     ``fold_models(G, XY, labels, columns)`` are the models fitted without each fold's sums (objects with
     ``scores(X)``), ``full(G, XY, labels)`` the model of all of them as (weights: selected terms x categories,
     bias: per category or one number); G, XY, labels are the per-fold sums over the candidate's terms
-    (``columns``, their ids)."""
+    (``columns``, their ids).
+    """
 
     gram: bool
     fold_models: Callable[[NDArray, NDArray, NDArray, NDArray[np.int64]], list]
@@ -151,7 +170,8 @@ class InTasks:
     (documents x vocabulary), Y (documents x categories 0/1) over the term ids ``columns`` into ``directory`` and
     returns what to report (``seed``: the rule's); ``saved(directory)`` is a fold model scoring from there; the
     chosen full model is either kept as the model bundle's network part (``keep_as_network``) or its weights are
-    read back with ``weights(directory)`` -> (term ids, selected terms x categories)."""
+    read back with ``weights(directory)`` -> (term ids, selected terms x categories).
+    """
 
     fit_one: Callable[[sparse.csr_matrix, NDArray[np.bool_], NDArray[np.int64], str, int], dict]
     saved: Callable[[str], Any]
@@ -203,7 +223,8 @@ class Method:
 
     def joint(self, parameters: Any) -> bool:
         """Whether it fits one model for all categories (not one per category): its term count and fbr are
-        then chosen for the whole model."""
+        then chosen for the whole model.
+        """
         return isinstance(self.fitting(parameters, 0), FromSums | InTasks)
 
     def variant_settings(self, parameters: Any) -> list[str]:

@@ -84,7 +84,8 @@ def multinomial_nb(X: sparse.csr_matrix, y: NDArray[np.bool_], alpha: float) -> 
 def mixture_nb(XY: NDArray[np.float64], documents: NDArray[np.float64],
                alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(ln theta, ln P(c)) of the mixture from its sufficient statistics: ``XY`` = X'Y (terms x categories:
-    each category's summed term frequencies) and ``documents`` = each category's training documents."""
+    each category's summed term frequencies) and ``documents`` = each category's training documents.
+    """
     if not alpha > 0:
         raise ValueError(f"alpha = {alpha}: Laplace smoothing needs alpha > 0")
     XY = np.asarray(XY, dtype=np.float64)
@@ -118,7 +119,8 @@ class NaiveBayesMixture:
 class NaiveBayesParameters(Parameters):
     """Laplace smoothing alpha (0 would give unseen terms probability 0, log -inf), and the model: ``mixture``, one
     multinomial per category scored by the posterior over all categories (Yang & Liu's, from the Bow library), or
-    ``binary``, each category against the rest."""
+    ``binary``, each category against the rest.
+    """
 
     nb_alpha: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
     nb_model: str = field(default="mixture", metadata=allowed("mixture", "binary"))
@@ -142,7 +144,8 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
 
 def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -> ScoreRange:
     """The mixture's ln P(c | d) <= 0, natural t = ln 0.5 (P(c | d) > 1/2); binary's log odds of c, unbounded,
-    natural t = 0."""
+    natural t = 0.
+    """
     if parameters.nb_model == "mixture":
         return ScoreRange(-math.inf, 0.0, math.log(0.5), "P(c|d) > 1/2",
                           "the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0")

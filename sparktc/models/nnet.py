@@ -43,7 +43,8 @@ __all__ = ["METHOD", "NETWORK_FILE", "NNetParameters", "Network", "SavedNetwork"
 @dataclass(frozen=True)
 class Network:
     """A trained network: input ``columns`` (the selected term ids, ascending), the hidden layer
-    (W1: terms x hidden, b1) and the output layer (W2: hidden x categories, b2)."""
+    (W1: terms x hidden, b1) and the output layer (W2: hidden x categories, b2).
+    """
 
     columns: NDArray[np.int64]
     W1: NDArray[np.float64]
@@ -59,6 +60,7 @@ class Network:
         return hidden @ self.W2 + self.b2
 
     def to_bytes(self) -> bytes:
+        """The network as the bytes of one ``.npz`` file: its columns, weights and biases, iterations and loss."""
         buffer = io.BytesIO()
         np.savez(buffer, columns=self.columns, W1=self.W1, b1=self.b1, W2=self.W2, b2=self.b2,
                  iterations=self.iterations, loss=self.loss)
@@ -66,6 +68,7 @@ class Network:
 
     @staticmethod
     def from_bytes(data: bytes) -> Network:
+        """The network :meth:`to_bytes` wrote into ``data``."""
         with np.load(io.BytesIO(data)) as saved:
             return Network(saved["columns"], saved["W1"], saved["b1"], saved["W2"], saved["b2"],
                            int(saved["iterations"]), float(saved["loss"]))
@@ -74,7 +77,8 @@ class Network:
 def fit_network(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], hidden: int, epochs: int,
                 l2: float, learning_rate: float, seed: int) -> Network:
     """The network trained on the rows of ``X`` (documents x vocabulary; only ``columns`` are input) and
-    their documents x categories 0/1 labels ``Y``."""
+    their documents x categories 0/1 labels ``Y``.
+    """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
@@ -122,6 +126,9 @@ class SavedNetwork:
     directory: str
 
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
+        """Documents x categories s(d, c) of the rows of ``X`` (documents x vocabulary) by the network saved in
+        ``directory``.
+        """
         return read_network(self.directory).scores(X)
 
 
@@ -134,7 +141,8 @@ def load_network(directory: str) -> Network:
 @dataclass(frozen=True)
 class NNetParameters(Parameters):
     """Hidden units (Yang & Liu: 64, of 16, 64, 160 tried), the training budget in epochs (passes over the
-    training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size."""
+    training documents; it stops sooner when the loss stops improving), the L2 penalty and Adam's step size.
+    """
 
     nnet_hidden: int = field(default=64, metadata=between(1, 10_000))
     nnet_epochs: int = field(default=200, metadata=between(1, 100_000))

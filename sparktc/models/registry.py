@@ -32,7 +32,8 @@ METHODS: dict[str, Method] = {method.name: method for method in (
 def parameter_fields() -> list[tuple[str, Any, dataclasses.Field]]:
     """Every method's parameters as ``dataclasses.make_dataclass`` takes fields (name, type, field with its
     default and rule), in registry order: the method-specific keys of the [train] section. A name is one
-    method's only, since the section is flat."""
+    method's only, since the section is flat.
+    """
     owner: dict[str, str] = {}
     fields = []
     for method in METHODS.values():

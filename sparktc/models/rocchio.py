@@ -44,23 +44,20 @@ def rocchio(
 ) -> tuple[NDArray[np.float64], float]:
     """The Rocchio classifier (w, b) for one category: w = beta mean(positives) - gamma mean(negatives).
 
-    Parameters
-    ----------
-    X : scipy sparse matrix, shape (n_docs, n_features)
-        Training documents, one row each (e.g. the L2-normalised ltc rows of
-        :class:`sparktc.features.matrix.TrainingSet`); values must be finite.
-    y : bool array, shape (n_docs,)
-        True for the documents in the category (``TrainingSet.positives(category)``).
-    beta, gamma : float
-        Rocchio's control parameters, finite and >= 0 (defaults 16 and 4, Debole & Sebastiani 2005).
+    Args:
+        X: scipy sparse matrix, shape (n_docs, n_features). Training documents, one row each (e.g. the
+            L2-normalised ltc rows of :class:`sparktc.features.matrix.TrainingSet`); values must be finite.
+        y: bool array, shape (n_docs,). True for the documents in the category
+            (``TrainingSet.positives(category)``).
+        beta: Rocchio's control parameter on the positives' mean, finite and >= 0 (default 16, Debole &
+            Sebastiani 2005).
+        gamma: Rocchio's control parameter on the negatives' mean, finite and >= 0 (default 4, Debole &
+            Sebastiani 2005).
 
-    Returns
-    -------
-    w : float64 array, shape (n_features,)
-    b : float
-        0.0, except for the degenerate categories described in the module docstring
-        (no positives: w = 0, b = -1.0; no negatives: w = 0, b = +1.0).
-        Scores are ``X @ w + b``.
+    Returns:
+        (w, b): w a float64 array of shape (n_features,); b a float, 0.0 except for the degenerate
+        categories described in the module docstring (no positives: w = 0, b = -1.0; no negatives:
+        w = 0, b = +1.0). Scores are ``X @ w + b``.
     """
     X = check_matrix("X", X, nonempty=True)
     n_docs, n_features = X.shape
@@ -80,7 +77,8 @@ def rocchio(
 @dataclass(frozen=True)
 class RocchioParameters(Parameters):
     """w = beta * mean(positives) - gamma * mean(negatives): beta = 0 would ignore the category's own documents;
-    gamma = 0 is the plain centroid classifier; negative values would invert the pull."""
+    gamma = 0 is the plain centroid classifier; negative values would invert the pull.
+    """
 
     rocchio_beta: float = field(default=16.0, metadata=rule(lambda v: v > 0, "> 0"))
     rocchio_gamma: float = field(default=4.0, metadata=rule(lambda v: v >= 0, ">= 0"))

@@ -30,7 +30,8 @@ from sparktc.models.thresholds import best_columns
 @dataclass(frozen=True)
 class Scorer:
     """What executors need to score documents, by the method's kind of score (:class:`sparktc.models.method.Scoring`):
-    linear weights (and their log posteriors), the kNN training set, or the saved network."""
+    linear weights (and their log posteriors), the kNN training set, or the saved network.
+    """
 
     codes: np.ndarray
     n_terms: int
@@ -49,7 +50,8 @@ class Scorer:
         """The scorer of ``models`` (one row per category, ordered by category: a ``models`` table or a model
         bundle's categories) trained by ``rule``: for neighbours, the training set at ``train_path`` over the
         models' ``features`` best terms of the rank ``order`` (term ids best first); for a network, the one
-        saved at ``network_path``."""
+        saved at ``network_path``.
+        """
         scoring = rule.spec.scoring(rule.parameters)
         linear = scoring.kind in (LINEAR, POSTERIOR)
         neighbours = scoring.kind == NEIGHBOURS
@@ -100,7 +102,8 @@ def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
 def predict_batch(batch: pa.RecordBatch, scorer: Scorer, cut: Cut, top_k: int) -> pa.RecordBatch:
     """A batch of vectors (doc_id, labels, indices, values, counts) to predictions (doc_id, labels, predicted,
     top_categories, top_scores): the categories ``cut`` assigns, and the ``top_k`` best categories with
-    their scores (ties to the category first in order)."""
+    their scores (ties to the category first in order).
+    """
     codes = scorer.codes
     scores = scorer.scores(scorer.matrix(batch))
     n = scores.shape[0]

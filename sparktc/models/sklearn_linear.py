@@ -42,7 +42,8 @@ __all__ = ["METHOD", "SklearnLinearParameters", "logistic_regression"]
 def logistic_regression(X: sparse.spmatrix | sparse.sparray, y: NDArray[np.bool_], C: float,
                         max_iter: int) -> tuple[NDArray[np.float64], float]:
     """(w, b) of the L2-regularized logistic regression of the 0/1 labels ``y`` on the rows of ``X`` (module
-    docstring), at most ``max_iter`` L-BFGS iterations (a budget: scikit-learn's convergence warning is not raised)."""
+    docstring), at most ``max_iter`` L-BFGS iterations (a budget: scikit-learn's convergence warning is not raised).
+    """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 

@@ -61,7 +61,8 @@ def _below(value: float) -> float:
 def _cuts(scores: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """Every distinct set of "score > t" decisions on ``scores``, from nothing assigned to everything:
     the documents in decreasing score order, and per cut the number it assigns (the first so many of
-    that order; increasing) and its threshold (:func:`scut`'s candidates)."""
+    that order; increasing) and its threshold (:func:`scut`'s candidates).
+    """
     order = np.argsort(-scores, kind="stable")
     ranked = scores[order]
     # Index of the last document of each run of equal scores, in decreasing score order.
@@ -92,19 +93,13 @@ def scut(scores: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     one (fewer assignments). Cost O(n log n): one sort, then cumulative counts of positives and
     negatives at the end of each run of equal scores.
 
-    Parameters
-    ----------
-    scores : float array, shape (n,)
-        Decision values of the validation documents; finite.
-    y : bool array, shape (n,)
-        True for the validation documents in the category.
+    Args:
+        scores: float array, shape (n,). Decision values of the validation documents; finite.
+        y: bool array, shape (n,). True for the validation documents in the category.
 
-    Returns
-    -------
-    threshold : float
-    f1 : float
-        F1 of "score > threshold" on (scores, y). When y has no True entry every threshold has
-        F1 = 0 and the result is (max(scores), 0.0): assign nothing.
+    Returns:
+        (threshold, f1), both floats: f1 is the F1 of "score > threshold" on (scores, y). When y has no
+        True entry every threshold has F1 = 0 and the result is (max(scores), 0.0): assign nothing.
     """
     scores = _check_scores(scores, 1)
     y = check_labels("y", y, scores.shape[0])
@@ -139,16 +134,14 @@ def fold_thresholds(
 
     ``fbr = 0`` never falls back: the per-fold SCut thresholds.
 
-    Parameters
-    ----------
-    fold_scores, fold_y : sequences of arrays, one (scores, bool labels) pair per fold
-        Each fold's validation decision values (from the model trained without that fold) and labels.
-    fbr : float
-        The F1 below which the fold falls back, in [0, 1]; LYRL2004 chose it by CV from 0.1..0.8.
+    Args:
+        fold_scores: sequence of float arrays, one per fold: each fold's validation decision values
+            (from the model trained without that fold).
+        fold_y: sequence of bool arrays, one per fold: each fold's validation labels.
+        fbr: The F1 below which the fold falls back, in [0, 1]; LYRL2004 chose it by CV from 0.1..0.8.
 
-    Returns
-    -------
-    float array, shape (n_folds,)
+    Returns:
+        float array, shape (n_folds,).
     """
     fbr = check_number("fbr", fbr, 0, 1, kind="number")
     if len(fold_scores) == 0 or len(fold_scores) != len(fold_y):
@@ -183,16 +176,13 @@ def proportional(scores: ArrayLike, share: float) -> float:
     distances that truly differ, to p * n = positives * n / documents, differ by at least
     1 / documents. Cost O(n log n): one sort.
 
-    Parameters
-    ----------
-    scores : float array, shape (n,)
-        Decision values of the validation documents; finite.
-    share : float
-        p, the category's share of the training documents, in [0, 1]: 0 assigns nothing, 1 everything.
+    Args:
+        scores: float array, shape (n,). Decision values of the validation documents; finite.
+        share: p, the category's share of the training documents, in [0, 1]: 0 assigns nothing, 1
+            everything.
 
-    Returns
-    -------
-    float
+    Returns:
+        The threshold, a float.
     """
     scores = _check_scores(scores, 1)
     share = check_number("share", share, 0, 1, kind="number")
@@ -206,16 +196,13 @@ def proportional_fold_thresholds(fold_scores: Sequence[ArrayLike], share: float)
     """The :func:`proportional` threshold of each fold, t_f = proportional(s_f, p), every fold with
     the same training share p (Debole & Sebastiani 2005, per validation set).
 
-    Parameters
-    ----------
-    fold_scores : sequence of arrays, one per fold
-        Each fold's validation decision values (from the model trained without that fold).
-    share : float
-        p, the category's share of all the training documents, in [0, 1].
+    Args:
+        fold_scores: sequence of arrays, one per fold: each fold's validation decision values (from the
+            model trained without that fold).
+        share: p, the category's share of all the training documents, in [0, 1].
 
-    Returns
-    -------
-    float array, shape (n_folds,)
+    Returns:
+        float array, shape (n_folds,).
     """
     if len(fold_scores) == 0:
         raise ValueError("fold_scores must hold one array per fold, at least one fold; got 0 arrays")
@@ -232,14 +219,10 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
     their sizes, and every fold is non-empty (k <= n). The orders come from
     ``numpy.random.default_rng(seed)``: the same (y, k, seed) gives the same folds.
 
-    Parameters
-    ----------
-    y : bool array, shape (n,)
-        True for the documents in the category.
-    k : int
-        Number of folds, 2 <= k <= n.
-    seed : int
-        Non-negative seed of the random orders.
+    Args:
+        y: bool array, shape (n,). True for the documents in the category.
+        k: Number of folds, 2 <= k <= n.
+        seed: Non-negative seed of the random orders.
     """
     y = check_labels("y", y)
     k = check_integer("k", k, 2, y.shape[0])
@@ -254,7 +237,8 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
 
 def pcut_counts(train_share: NDArray[np.float64], n_docs: int) -> NDArray[np.int64]:
     """PCut's m_c = floor(train_share_c * n + 1/2) (rounded half up), at most n: how many of n
-    documents category c is assigned to."""
+    documents category c is assigned to.
+    """
     return np.minimum(np.floor(np.asarray(train_share, dtype=np.float64) * n_docs + 0.5).astype(np.int64), n_docs)
 
 
@@ -268,16 +252,14 @@ def pcut_thresholds(scores: ArrayLike, train_share: ArrayLike) -> NDArray[np.flo
     Documents tied with the (m_c + 1)-th are not assigned, so ties can make fewer than m_c
     assignments.
 
-    Parameters
-    ----------
-    scores : float array, shape (n_docs, n_categories)
-        Decision values of the documents to classify; finite.
-    train_share : float array, shape (n_categories,)
-        Each category's share of the training documents, in [0, 1].
+    Args:
+        scores: float array, shape (n_docs, n_categories). Decision values of the documents to classify;
+            finite.
+        train_share: float array, shape (n_categories,). Each category's share of the training documents,
+            in [0, 1].
 
-    Returns
-    -------
-    float array, shape (n_categories,)
+    Returns:
+        float array, shape (n_categories,).
     """
     scores = _check_scores(scores, 2)
     n_docs, n_categories = scores.shape
@@ -300,16 +282,12 @@ def rcut(scores: ArrayLike, k: int) -> NDArray[np.bool_]:
 
     Ties are broken by column order: of equal scores, the lower column index ranks first.
 
-    Parameters
-    ----------
-    scores : float array, shape (n_docs, n_categories)
-        Decision values; finite.
-    k : int
-        Categories per document, 1 <= k <= n_categories.
+    Args:
+        scores: float array, shape (n_docs, n_categories). Decision values; finite.
+        k: Categories per document, 1 <= k <= n_categories.
 
-    Returns
-    -------
-    bool array, shape (n_docs, n_categories), with exactly k True entries per row.
+    Returns:
+        bool array, shape (n_docs, n_categories), with exactly k True entries per row.
     """
     scores = _check_scores(scores, 2)
     k = check_integer("k", k, 1, scores.shape[1])
@@ -323,7 +301,8 @@ def best_columns(scores: np.ndarray, k: int) -> np.ndarray:
     """Per row of ``scores`` (documents x categories), the columns of its ``k`` highest scores, best first, ties to
     the column first in order: ``np.argsort(-scores, axis=1, kind="stable")[:, :k]``, without sorting every row
     whole. ``np.partition`` finds each row's k-th score; the ties at it, rare among real-valued scores, are taken
-    in column order, and only the k chosen are sorted (about half of the full sort's time for 5 of 103)."""
+    in column order, and only the k chosen are sorted (about half of the full sort's time for 5 of 103).
+    """
     n, m = scores.shape
     k = min(k, m)
     if k == m or n == 0 or not np.isfinite(scores).all():  # a NaN would compare false either way

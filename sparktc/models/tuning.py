@@ -32,7 +32,8 @@ from sparktc.models.thresholds import balanced_folds
 @dataclass(frozen=True)
 class Candidate:
     """One point of the search space; ``terms`` = 0 keeps every term. ``solver``, ``C`` and ``positive_weight``
-    are None for a method that has none of them (its ``searched``)."""
+    are None for a method that has none of them (its ``searched``).
+    """
 
     solver: str | None
     C: float | None
@@ -48,6 +49,10 @@ class Candidate:
 
 @dataclass
 class CategoryModel:
+    """One category's trained model: its weights over the whole vocabulary, bias and threshold, the candidate chosen,
+    its cross-validated F1 and every candidate searched.
+    """
+
     weights: NDArray[np.float64]  # over the whole vocabulary
     bias: float
     threshold: float
@@ -56,13 +61,17 @@ class CategoryModel:
     searched: list[dict]  # every candidate with its cross-validated F1
 
     def choices(self) -> dict:
+        """What the category's record states of the choice: the chosen candidate's settings, its cross-validated F1 and
+        every candidate searched.
+        """
         return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
 
 
 def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candidate]:
     """The search space: every combination of the [tune] lists, the rule's value where a list is empty
     (``terms`` for the number of terms); solver, C and positive weight only for a method that searches them
-    (:attr:`sparktc.models.method.Method.searched`; LIBLINEAR)."""
+    (:attr:`sparktc.models.method.Method.searched`; LIBLINEAR).
+    """
     def values(name: str, kind: type) -> list:
         if name not in rule.spec.searched:
             return [None]
@@ -75,7 +84,8 @@ def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candid
 
 def needs_cross_validation(rule: DecisionRule, space: Sequence[Candidate]) -> bool:
     """Whether a category is cross-validated: for its thresholds (SCut, SCutFBR, proportional) or to choose from
-    ``space``."""
+    ``space``.
+    """
     return rule.cross_validated or len(space) > 1
 
 
@@ -86,7 +96,8 @@ ZERO_DIVISION = EMPTY_F1
 def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64] | None,
              rows: NDArray[np.bool_] | None = None) -> Fit:
     """A function (y, candidate) -> (w, b) over ``X[rows][:, columns]`` for the rule's method (its
-    :class:`~sparktc.models.method.PerCategory` trainer; the whole matrix ``X`` keyed for reuse)."""
+    :class:`~sparktc.models.method.PerCategory` trainer; the whole matrix ``X`` keyed for reuse).
+    """
     Xc = X if columns is None else X[:, columns]
     if rows is not None:
         Xc = Xc[rows]
@@ -99,7 +110,8 @@ def fit_category(
     rule: DecisionRule,
 ) -> CategoryModel:
     """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``; the threshold
-    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`)."""
+    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`).
+    """
     best, threshold, cv_f1, searched = space[0], rule.threshold, None, []
     if needs_cross_validation(rule, space):
         folds = balanced_folds(y, rule.folds, rule.seed)
@@ -134,7 +146,8 @@ def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
                   rule: DecisionRule) -> tuple[float, dict[str, int]]:
     """A kNN category's threshold and the TP/FP/FN of its decisions from leave-one-out training scores: the
     rule's fixed threshold (its decisions on those scores), or SCut, SCutFBR (with the rule's fbr) or
-    proportional over balanced folds (their cross-validated decisions)."""
+    proportional over balanced folds (their cross-validated decisions).
+    """
     folds = balanced_folds(y, rule.folds, rule.seed) if rule.cross_validated else np.zeros(len(y), dtype=np.int64)
     return rule.learned_threshold(scores, y, folds, rule.fbr)
 
@@ -144,7 +157,8 @@ def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.fl
     """A kNN category from each candidate's leave-one-out neighbours of the training documents (one per
     candidate of ``space``, over its terms): the threshold of :func:`knn_threshold`, and the candidate of
     best F1 over those decisions (the first on ties; kNN's term count is chosen for all categories at
-    once by the train stage, from every category's ``searched`` counts). kNN has no weights."""
+    once by the train stage, from every category's ``searched`` counts). kNN has no weights.
+    """
     searched, best = [], None
     for candidate, (neighbours, similarities) in zip(space, neighbourhoods):
         scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]

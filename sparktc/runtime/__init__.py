@@ -3,7 +3,8 @@ imported but the shared modules. Storage on local and Hadoop file systems (``sto
 (``session``), output ownership and locks (``outputs``), stage manifests and resume (``manifest``, ``runner``),
 the counts every stage reports (``stage_report``), file-by-file tasks writing Parquet with pyarrow (``parts``),
 memory checks (``resources``), a file system's refusal of an input file named with its fix (``permissions``) and
-the fault points tests use (``faults``)."""
+the fault points tests use (``faults``).
+"""
 
 __all__ = ["faults", "manifest", "outputs", "parts", "permissions", "resources", "runner", "session", "stage_report",
            "storage"]

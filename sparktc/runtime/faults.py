@@ -71,7 +71,8 @@ def problem(conf: Mapping[str, Any]) -> str | None:
 @contextmanager
 def to_tasks(spark: SparkSession) -> Iterator[None]:
     """Hand the session's :data:`SETTING` to the tasks of plain Spark jobs (RDD jobs) run inside, as
-    Spark SQL does for its own jobs."""
+    Spark SQL does for its own jobs.
+    """
     context = spark.sparkContext
     previous = context.getLocalProperty(SETTING)
     context.setLocalProperty(SETTING, spark.conf.get(SETTING, None))
@@ -102,7 +103,8 @@ def inject(point: str) -> None:
 
 def inject_driver(conf: Any, stage: str, point: str) -> None:
     """Fail here if ``spark.sparktc.driver_fault`` names this stage and point (``conf``: the session's
-    ``spark.conf``)."""
+    ``spark.conf``).
+    """
     spec = conf.get(DRIVER_SETTING, None)
     if not spec or spec.split(":")[:2] != [stage, point]:
         return

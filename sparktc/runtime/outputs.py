@@ -79,7 +79,8 @@ GLOB_CHARACTERS = "*?[]{}\\"
 def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
     """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
     user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
-    its path; local paths are compared after resolving symbolic links, URIs as written."""
+    its path; local paths are compared after resolving symbolic links, URIs as written.
+    """
     if not output:
         raise OutputError("--output is required: the directory the stages write their tables to")
     output = absolute(output)
@@ -133,9 +134,13 @@ def _marker_kind(text: str | None) -> str | None:
 class Files(Protocol):
     """The two file operations ownership needs, on the local file system or through Hadoop."""
 
-    def entries(self, path: str) -> list[str] | None: ...
+    def entries(self, path: str) -> list[str] | None:
+        """The names in directory ``path``; None when there is no such directory."""
+        ...
 
-    def read(self, path: str) -> str | None: ...
+    def read(self, path: str) -> str | None:
+        """The text of the UTF-8 file ``path``; None when it is missing or not UTF-8."""
+        ...
 
 
 def check_owner(files: Files, output: str, kind: str) -> None:
@@ -168,12 +173,16 @@ class Holder:
 
     @staticmethod
     def of_this_process() -> Holder:
+        """The holder this process writes: a run id from the UTC time, the host and the process id, and the command line
+        (its first 500 characters).
+        """
         now = datetime.now(UTC)
         run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}"
         return Holder(run_id, socket.gethostname(), os.getpid(), now.isoformat(timespec="seconds"),
                       " ".join(sys.argv)[:500])
 
     def text(self) -> str:
+        """The holder as the lock file's JSON text."""
         return json.dumps(self.__dict__, indent=2) + "\n"
 
     @staticmethod
@@ -197,7 +206,8 @@ def _busy(output: str, holder: str, reads: str = "") -> OutputBusyError:
 
 def check_free(path: str, reads: str) -> None:
     """OutputBusyError (told as for ``claim(path, reads=reads)``) while a live run holds the local directory ``path``:
-    for a job to say so before refusing what it finds there, which a run in progress may be rewriting."""
+    for a job to say so before refusing what it finds there, which a run in progress may be rewriting.
+    """
     try:
         descriptor = os.open(os.path.join(path, LOCK), os.O_RDONLY)
     except OSError:  # no lock file: never held
@@ -219,10 +229,12 @@ class Claim:
 
     @property
     def run_id(self) -> str:
+        """The holder's run id, which names the run's staging directory."""
         return self.holder.run_id
 
     @property
     def staging(self) -> str:
+        """The run's private staging directory, ``OUTPUT/_incomplete/<run id>``."""
         return f"{self.output.rstrip('/')}/{INCOMPLETE}/{self.run_id}"
 
 
@@ -322,7 +334,8 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
     are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
     ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
-    refused while held, it is then told as an input in use, not as the job's ``--output``."""
+    refused while held, it is then told as an input in use, not as the job's ``--output``.
+    """
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
     if is_uri(output):

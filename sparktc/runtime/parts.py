@@ -85,7 +85,8 @@ def remove_unfinished(directory: str) -> None:
 
 def parquet_files(path: str) -> list[str]:
     """The Parquet data files of a table (recursively, partition directories included), sorted;
-    hidden files (``_SUCCESS``, ``.crc``, a task's unfinished part) are not data."""
+    hidden files (``_SUCCESS``, ``.crc``, a task's unfinished part) are not data.
+    """
     filesystem, root = arrow_filesystem(path)
     infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
     hidden = lambda info: any(part.startswith(("_", ".")) for part in info.path[len(root):].split("/"))  # noqa: E731
@@ -98,7 +99,8 @@ def read_batches(path: str, columns: Sequence[str], batch_size: int = BATCH_ROWS
     """The rows of the Parquet file at ``path`` (on any file system pyarrow reaches), ``columns`` only, as
     record batches of ``batch_size`` rows; the file stays open until they have all been read. With ``where``,
     a (column, value) pair, only the row groups whose statistics admit ``column == value`` are read (the
-    caller still filters their rows): a file of test documents is not decoded to find no training one."""
+    caller still filters their rows): a file of test documents is not decoded to find no training one.
+    """
     filesystem, file = arrow_filesystem(path)
     with filesystem.open_input_file(file) as source:
         parquet = pq.ParquetFile(source)
@@ -121,7 +123,8 @@ def _row_groups_admitting(metadata: pq.FileMetaData, column: str, value: str) ->
 def write_parts(batches: Iterable[pa.RecordBatch], schema: pa.Schema, directory: str, index: int,
                 rows_per_file: int = ROWS_PER_FILE, row_group_rows: int = ROW_GROUP_ROWS) -> int:
     """Write ``batches`` as ``directory/part-<index>-<n>.parquet`` files (at least one, so an empty part
-    still carries the schema); the number of rows written."""
+    still carries the schema); the number of rows written.
+    """
     with PartWriter(schema, directory, index, rows_per_file, row_group_rows, empty_file=True) as writer:
         for batch in batches:
             writer.write(batch)
@@ -131,7 +134,8 @@ def write_parts(batches: Iterable[pa.RecordBatch], schema: pa.Schema, directory:
 class PartWriter:
     """A task's part of a table: ``directory/part-<index>-<n>.parquet`` files of at most ``rows_per_file``
     rows in row groups of ``row_group_rows``, each written under a hidden name and renamed into place
-    when complete. No file when nothing is written, unless ``empty_file``."""
+    when complete. No file when nothing is written, unless ``empty_file``.
+    """
 
     def __init__(self, schema: pa.Schema, directory: str, index: int, rows_per_file: int = ROWS_PER_FILE,
                  row_group_rows: int = ROW_GROUP_ROWS, empty_file: bool = False):
@@ -147,6 +151,9 @@ class PartWriter:
         self._in_file = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
+        """Add the rows of ``batch``: a row group is written whenever ``row_group_rows`` rows are buffered, a new file
+        begun when one would pass ``rows_per_file``.
+        """
         while len(batch):
             take = min(self.row_group_rows - self._buffered, len(batch))
             self._buffer.append(batch.slice(0, take))
@@ -156,6 +163,9 @@ class PartWriter:
                 self._flush()
 
     def close(self) -> None:
+        """Write the rows still buffered (or the one empty file ``empty_file`` asks for) and rename the open file into
+        place.
+        """
         if self._buffered or (self.empty_file and not self._files and self._open is None):
             self._flush()
         if self._open is not None:
@@ -219,7 +229,8 @@ def sum_over_files(spark: SparkSession, files: list[str],
                    count: Callable[[str], tuple[int, sparse.csr_matrix]]) -> tuple[int, sparse.csr_matrix] | None:
     """The sum over ``files`` of ``count`` (one file's (documents, counts) pair), run one task per file and summed
     by a tree reduction: the driver receives sums (vocabulary x categories for the chi-square family's counts),
-    never documents. None without files."""
+    never documents. None without files.
+    """
     if not files:
         return None
     with faults.to_tasks(spark):

@@ -23,7 +23,8 @@ _DENIED = ("java.nio.file.AccessDeniedException", "org.apache.hadoop.security.Ac
 
 def permission_denied(causes: Sequence[tuple[str, str | None]]) -> str | None:
     """``"cannot read FILE: permission denied"`` when a failed Spark job's Java exceptions ((class name,
-    message), outermost first) say Spark could not read FILE because the file system denied it; else None."""
+    message), outermost first) say Spark could not read FILE because the file system denied it; else None.
+    """
     named = next((found[1] for _, message in causes if (found := _READING_FILE.search(message or ""))), None)
     denied = any(name in _DENIED or "Permission denied" in (message or "") for name, message in causes)
     return f"cannot read {named}: permission denied" if named and denied else None

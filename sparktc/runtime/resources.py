@@ -63,7 +63,8 @@ def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
 
 def check_worker_memory(conf: Mapping[str, str]) -> None:
     """Refuse a memory limit under which no Python worker can even load its libraries (such workers
-    fail every task, or spin in Python's out-of-memory handling and never finish)."""
+    fail every task, or spin in Python's out-of-memory handling and never finish).
+    """
     limit = worker_memory_limit(conf)
     if limit is not None and limit < WORKER_BASELINE:
         raise ResourceLimitError(

@@ -59,20 +59,29 @@ class Tables:
     staging: str
 
     def input(self, name: str) -> str:
+        """The path of ``name``, an earlier stage's published output."""
         return storage.join(self.root, name)
 
     def output(self, name: str) -> str:
+        """The path the stage writes its output ``name`` to, in the staging directory until published."""
         return storage.join(self.staging, name)
 
 
 class Config(Protocol):
     """What the runner needs of a run's configuration (:class:`sparktc.experiment.config.Config`): its sections as
     attributes (dataclasses), all of them as a dict, and the check of the settings against the data a stage
-    counted."""
+    counted.
+    """
 
-    def as_dict(self) -> dict[str, Any]: ...
+    def as_dict(self) -> dict[str, Any]:
+        """Every section's settings as plain dicts, by section name."""
+        ...
 
-    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None: ...
+    def check_against_data(self, facts: Mapping[str, Any], where: str) -> None:
+        """Refuse (ConfigError) settings the data cannot satisfy, as soon as a stage has counted it: ``facts`` are the
+        counts, ``where`` says which stage counted them.
+        """
+        ...
 
 
 def _no_files(config: Config) -> Sequence[str]:
@@ -83,7 +92,8 @@ def _no_files(config: Config) -> Sequence[str]:
 class Stage:
     """A stage: its function, the outputs of earlier stages it reads, the outputs it writes, the
     configuration sections its results depend on (or a function of the configuration naming them, for a stage
-    that reads a section under some settings only), and the files outside the run it reads."""
+    that reads a section under some settings only), and the files outside the run it reads.
+    """
 
     name: str
     run: Callable[[SparkSession, Config, Tables], StageReport]
@@ -105,6 +115,7 @@ class MissingInputError(InputError):
 
 
 def manifest_path(output: str, stage: str) -> str:
+    """Where the manifest of ``stage`` lives: ``OUTPUT/manifests/<stage>.json``."""
     return storage.join(output, MANIFESTS, f"{stage}.json")
 
 
@@ -119,6 +130,7 @@ def _read_json(spark: SparkSession, path: str) -> dict[str, Any] | None:
 
 
 def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any] | None:
+    """The manifest of ``stage`` in ``output``; None when it is missing, damaged or not a JSON object."""
     return _read_json(spark, manifest_path(output, stage))
 
 
@@ -129,7 +141,8 @@ _HASHED: dict[tuple[int, int, int, int], str] = {}
 def _hash(spark: SparkSession, path: str) -> str:
     """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
     and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
-    ingest names them)."""
+    ingest names them).
+    """
     local = local_path(path)
     found = os.stat(local) if local is not None and os.path.exists(local) else None
     if found is not None and not stat.S_ISREG(found.st_mode):
@@ -150,7 +163,8 @@ def _hash(spark: SparkSession, path: str) -> str:
 
 class Digests:
     """SHA-256 of files outside the run, kept in ``OUTPUT/manifests/_file_digests.json`` by path, size
-    and modification time, so an unchanged corpus is hashed once, not on every run."""
+    and modification time, so an unchanged corpus is hashed once, not on every run.
+    """
 
     def __init__(self, spark: SparkSession, output: str):
         self.spark, self.path = spark, storage.join(output, MANIFESTS, DIGESTS)
@@ -158,6 +172,7 @@ class Digests:
         self.changed = False
 
     def of(self, path: str, size: int, mtime: int) -> str:
+        """The SHA-256 of ``path``, hashed again only when its size or modification time differs from the kept one."""
         entry = self.known.get(path)
         if entry is None or entry[:2] != [size, mtime]:
             entry = self.known[path] = [size, mtime, _hash(self.spark, path)]
@@ -165,6 +180,7 @@ class Digests:
         return entry[2]
 
     def save(self) -> None:
+        """Write the digests back to ``_file_digests.json`` when any changed."""
         if self.changed:
             _write_json(self.spark, self.path, self.known)
             self.changed = False
@@ -172,7 +188,8 @@ class Digests:
 
 def _write_json(spark: SparkSession, path: str, value: Any) -> None:
     """Write ``path`` whole: to a temporary name beside it, then, the old file removed, renamed to ``path``
-    (a crash in between leaves no file, never part of one)."""
+    (a crash in between leaves no file, never part of one).
+    """
     folder, name = path.rsplit("/", 1)
     written = storage.join(folder, f"_{name}.writing")
     storage.write_text(spark, written, json.dumps(value, indent=2) + "\n")
@@ -203,7 +220,8 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
     """(relative path, size, SHA-256) of every file under each path outside the run; a corpus that is
-    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it."""
+    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it.
+    """
     return {path: [[relative, size, digests.of(storage.join(path, relative), size, mtime)]
                    for relative, size, mtime in storage.list_files(spark, path) or []
                    if relative.split("/", 1)[0] not in BOOKKEEPING]
@@ -212,7 +230,8 @@ def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) 
 
 def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
     """Rows of a Parquet output (from its footers); None for other outputs (files, a corpus, a model
-    bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are."""
+    bundle): an output is a Parquet table when all its data files (not ``_SUCCESS``, not ``.crc``) are.
+    """
     data = [name for name, _, _ in listing if not name.rsplit("/", 1)[-1].startswith(("_", "."))]
     if not data or not all(name.endswith(".parquet") for name in data):
         return None
@@ -229,7 +248,8 @@ def _now() -> str:
 
 def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:
     """The stages that read ``stage``'s outputs, directly or through others, in pipeline order; a stage
-    that writes no pipeline table (synthesize: the corpus every stage is computed from) feeds them all."""
+    that writes no pipeline table (synthesize: the corpus every stage is computed from) feeds them all.
+    """
     stages = list(dict.fromkeys(owners.values()))
     if stage not in stages:
         return stages
@@ -243,7 +263,8 @@ def downstream(stage: Stage, owners: Mapping[str, Stage]) -> list[Stage]:
 
 def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> None:
     """Remove the manifests of ``stages`` (all of them first: from then on none passes for current),
-    then their outputs, so nothing computed from the old settings or inputs stays in ``output``."""
+    then their outputs, so nothing computed from the old settings or inputs stays in ``output``.
+    """
     for stage in stages:
         storage.delete(spark, manifest_path(output, stage.name))
     for stage in stages:
@@ -254,7 +275,8 @@ def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> Non
 def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, owners: Mapping[str, Stage],
               digests: Digests, invalidated: dict[str, str], force: bool = False) -> dict[str, Any]:
     """Run ``stage`` into the claimed output unless its manifest is current; return its manifest.
-    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it."""
+    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it.
+    """
     output = claim.output
     inputs, tables = {}, {}
     for table in stage.reads:

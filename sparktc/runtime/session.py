@@ -18,7 +18,8 @@ def build_session(
     master: str | None = None,
 ) -> SparkSession:
     """Get or create the session; ``master`` is left to spark-submit unless given (tests). Spark writes Parquet
-    with the codec of the tables the tasks write (:data:`sparktc.runtime.parts.COMPRESSION`) unless told otherwise."""
+    with the codec of the tables the tasks write (:data:`sparktc.runtime.parts.COMPRESSION`) unless told otherwise.
+    """
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)

@@ -13,6 +13,8 @@ from pyspark.sql import SparkSession
 
 @dataclass
 class StageReport:
+    """What a stage reports: its rows in and out, the rows it set aside by reason, its time and its own details."""
+
     stage: str
     rows_in: int = 0
     rows_out: int = 0
@@ -30,6 +32,7 @@ class StageReport:
             )
 
     def line(self) -> str:
+        """The line the stage prints: its counts, the rows set aside by reason and its time in seconds."""
         aside = ", ".join(f"{reason} {count:,}" for reason, count in sorted(self.set_aside.items()) if count)
         text = f"sparktc: {self.stage:<9} in {self.rows_in:>10,}  out {self.rows_out:>10,}"
         if aside:
@@ -37,6 +40,7 @@ class StageReport:
         return text + f"  [{self.seconds:.1f} s]"
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as a dict of plain values."""
         return asdict(self)
 
 

@@ -23,13 +23,15 @@ def file_system(spark: SparkSession, path: str):
 
 
 def exists(spark: SparkSession, path: str) -> bool:
+    """Whether ``path`` exists, on the file system that holds it."""
     hadoop_path, fs = file_system(spark, path)
     return bool(fs.exists(hadoop_path))
 
 
 def read_text(spark: SparkSession, path: str) -> str:
     """The whole of a small UTF-8 text file (a hierarchy, a stop list, a manifest), gzipped or not,
-    read by the driver without a Spark job."""
+    read by the driver without a Spark job.
+    """
     hadoop_path, fs = file_system(spark, path)
     jvm = spark.sparkContext._jvm
     codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
@@ -76,7 +78,8 @@ def delete(spark: SparkSession, path: str) -> None:
 
 def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move ``source`` (a file or a directory) to ``target``, which must not exist: the publishing step of
-    a stage. Nothing is replaced here; callers remove first what is theirs to remove."""
+    a stage. Nothing is replaced here; callers remove first what is theirs to remove.
+    """
     source_path, fs = file_system(spark, source)
     target_path, _ = file_system(spark, target)
     if fs.exists(target_path):
@@ -88,7 +91,8 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
 
 def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
     """(path relative to ``path``, size, modification time in ms) of every file under ``path``, sorted;
-    a file lists itself with the relative path ""; None when ``path`` does not exist."""
+    a file lists itself with the relative path ""; None when ``path`` does not exist.
+    """
     hadoop_path, fs = file_system(spark, path)
     if not fs.exists(hadoop_path):
         return None
@@ -115,7 +119,8 @@ def copy(spark: SparkSession, source: str, target: str) -> None:
 
 def link_or_copy(spark: SparkSession, source: str, target: str) -> None:
     """``target`` as the same files as ``source``, replacing it: hard links on the local file system (no byte
-    is copied and no space taken; outputs are never changed in place, only replaced), a copy elsewhere."""
+    is copied and no space taken; outputs are never changed in place, only replaced), a copy elsewhere.
+    """
     local_source, local_target = local_path(source), local_path(target)
     if local_source is None or local_target is None or not os.path.isdir(local_source):
         copy(spark, source, target)
@@ -162,7 +167,8 @@ def touch(spark: SparkSession, path: str) -> None:
 def sha256(spark: SparkSession, path: str) -> str:
     """The SHA-256 of a file's bytes, streamed by the JVM (nothing crosses to Python but the digest).
     On the local file system Hadoop checks the file against its ``.crc`` sidecar while reading, and a
-    file that fails that check raises."""
+    file that fails that check raises.
+    """
     hadoop_path, fs = file_system(spark, path)
     stream = fs.open(hadoop_path)
     try:

@@ -79,7 +79,8 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     """Score the test vectors with the models and write ``predictions``, counting them in the same
     pass: the categories (category, name, parent, train_positives; by category) and their counts, with
     ``evaluate.close_predictions`` those of the predictions closed under the hierarchy too (InputError
-    before any scoring when the categories have no hierarchy: :func:`closure_of`)."""
+    before any scoring when the categories have no hierarchy: :func:`closure_of`).
+    """
     rule = config.train.decision_rule()
     # Category and vocabulary sized: read with pyarrow on the driver, no Spark job.
     categories = read_small(tables.input("categories"), CATEGORY_COLUMNS).sort_by("category").to_pandas()
@@ -137,7 +138,8 @@ def closed_record(categories: pd.DataFrame, counts: Counts, subsets: dict[str, l
     macro averages over ``evaluate.average_over``, every category set, the frequency bands, the per-category
     rows) over the predictions closed under the hierarchy (:meth:`Counts.closed`), over the same sets and with
     the same 0/0 convention. The ranking measures rate the top-scoring categories, which closing does not
-    change, so they are the headline's only."""
+    change, so they are the headline's only.
+    """
     record, _ = assemble(contingency_table(categories, counts.closed()), subsets, settings.average_over,
                          settings.zero_division, settings.bands, {})
     del record["ranking"]
@@ -146,7 +148,8 @@ def closed_record(categories: pd.DataFrame, counts: Counts, subsets: dict[str, l
 
 def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:
     """metrics.json, report.md, per_category.csv, contingency_tables.txt and the two plots, through the Hadoop
-    file system (local, HDFS or S3 paths alike)."""
+    file system (local, HDFS or S3 paths alike).
+    """
     storage.write_text(spark, tables.output("metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
     report = report_markdown(metrics, table, describe(metrics.get("method") or {}))
     storage.write_text(spark, tables.output("report.md"), report)
@@ -158,14 +161,16 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
 
 def _training_decisions(spark: SparkSession, tables: Tables) -> dict:
     """``metrics.json``'s ``training_decisions``: what the train stage found its rule does on the training documents
-    (:func:`sparktc.models.decision.training_decisions`), from its manifest; nothing for PCut and RCut."""
+    (:func:`sparktc.models.decision.training_decisions`), from its manifest; nothing for PCut and RCut.
+    """
     found = ((read_manifest(spark, tables.root, "train") or {}).get("details") or {}).get("training_decisions")
     return {"training_decisions": found} if found else {}
 
 
 def format_table(metrics: dict, table) -> str:
     """The per-category table and the averages as evaluate prints them; with closed predictions, their averages
-    on a line of their own."""
+    on a line of their own.
+    """
     lines = [f"{'category':<12} {'train+':>7} {'test+':>7} {'TP':>6} {'FP':>6} {'FN':>6} {'P':>6} {'R':>6} {'F1':>6}"]
     for row in table.itertuples():
         scores = f"{row.precision:6.3f} {row.recall:6.3f} {row.f1:6.3f}" + ("" if row.averaged else "  (not averaged)")
@@ -186,6 +191,9 @@ def format_table(metrics: dict, table) -> str:
 
 
 def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The evaluate stage (module docstring): the test documents' ``predictions``, the ``contingency`` table, the
+    metrics and the reports; the table is printed.
+    """
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
         categories, counts = predict(spark, config, tables)

@@ -44,7 +44,8 @@ from sparktc.runtime.stage_report import StageReport, stage
 class Parsing:
     """Files parsed into one staged table: read by ``reader``, written with ``schema`` under ``directory``, each
     file's records counted by a fresh ``tally``; with ``ids``, each file's task also writes there the hashes of the
-    doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats."""
+    doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats.
+    """
 
     paths: list[str]
     reader: Reader
@@ -60,7 +61,8 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
     """Parse every file into Parquet at ``directory``, one task per file (:mod:`sparktc.runtime.parts`:
     the executors read the file and write its records with pyarrow; the JVM never holds its bytes);
     the table read back, to be scanned column by column (keys for duplicates and counts, tokens only
-    for the final write), and each file's tally of what it wrote."""
+    for the final write), and each file's tally of what it wrote.
+    """
     [(parsed, tallies)] = parse_together(spark, [Parsing(paths, reader, directory, schema, tally)])
     return parsed, tallies
 
@@ -68,7 +70,8 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
 def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tuple[DataFrame, list]]:
     """Several :func:`parse_into` in one Spark job, their files' tasks in the order given, so that no table's
     parsing waits for another's (LYRL2004's qrels beside its token files); per parsing, the table read back
-    and its files' tallies."""
+    and its files' tallies.
+    """
     units = [(kind, index, path) for kind, parsing in enumerate(parsings) for index, path in enumerate(parsing.paths)]
 
     def parse(_: int, unit: tuple[int, int, str]) -> RecordTally | AssignmentTally:
@@ -94,7 +97,8 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
 def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally,
              hashes: list[np.ndarray] | None) -> Iterator[pa.RecordBatch]:
     """``batches`` as they are, each added to ``counted`` and, with ``hashes``, the hashes of its accepted doc ids
-    (:func:`id_hashes`) appended there, as a parsing task writes them."""
+    (:func:`id_hashes`) appended there, as a parsing task writes them.
+    """
     for batch in batches:
         counted.add(batch)
         if hashes is not None:
@@ -107,7 +111,8 @@ ID_HASHES_SCHEMA = pa.schema([("hash", pa.uint64())])
 
 def _write_id_hashes(hashes: list[np.ndarray], directory: str, index: int, buckets: int) -> None:
     """A parsing task's accepted doc id hashes (:func:`id_hashes`) into ``directory/bucket=B`` by hash mod
-    ``buckets``, so one task per bucket sees every hash that could equal one of its own, and none holds them all."""
+    ``buckets``, so one task per bucket sees every hash that could equal one of its own, and none holds them all.
+    """
     found = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
     bucket_of = found % np.uint64(buckets)
     for bucket in range(buckets):
@@ -119,7 +124,8 @@ def ids_distinct(spark: SparkSession, directory: str, buckets: int) -> bool:
     """Whether the id hashes the parsing tasks wrote under ``directory`` (:func:`_write_id_hashes`) are all distinct,
     one task per bucket: then so are the ids (equal ids have equal hashes), exactly, with no Spark shuffle of the
     ids and nothing corpus-sized on the driver. False may be two distinct ids of one hash (a chance of about
-    n^2 / 2^65): the caller then takes the general path, which finds repeated ids exactly."""
+    n^2 / 2^65): the caller then takes the general path, which finds repeated ids exactly.
+    """
 
     def distinct(_: int, bucket: int) -> bool:
         found = [batch.column("hash").to_numpy() for file in parquet_files(f"{directory}/bucket={bucket}")
@@ -132,7 +138,8 @@ def ids_distinct(spark: SparkSession, directory: str, buckets: int) -> bool:
 
 def _opened(path: str) -> pa.NativeFile:
     """A corpus file opened by a task, as stored (no compression detection: the readers decompress it
-    themselves); a file it cannot open is the user's to fix."""
+    themselves); a file it cannot open is the user's to fix.
+    """
     filesystem, file = arrow_filesystem(path)
     try:
         return filesystem.open_input_file(file)
@@ -173,7 +180,8 @@ def _fail_on_rejects(rejects: DataFrame, count: int, what: str) -> None:
 @dataclass
 class Categories:
     """The category set of the run, with display names and, for a hierarchy, each category's parent
-    (None for top-level categories and flat category sets); training and averaging follow it."""
+    (None for top-level categories and flat category sets); training and averaging follow it.
+    """
 
     codes: list[str]
     names: dict[str, str]
@@ -193,7 +201,8 @@ def _subset_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat
                    ) -> tuple[DataFrame, Categories, dict]:
     """A corpus whose records carry their labels, kept to the category set chosen from their positives
     (:class:`~sparktc.corpora.formats.ChosenSets`: Reuters-21578's R10, R90, R115); the documents outside the format's
-    split are set aside, and with the ApteMod filter those of no category of the set."""
+    split are set aside, and with the ApteMod filter those of no category of the set.
+    """
     paths, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
     records = mark_duplicates(parse_into(spark, paths, form.reader, staging)[0])
     in_split = records.filter(F.col("reason").isNull() & F.col("split").isNotNull())
@@ -228,7 +237,8 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
                   ) -> tuple[DataFrame, Categories, dict]:
     """A LYRL2004 corpus: the documents of the format's files for the test parts read by its reader, labelled by the
     qrels of the category set (``corpus.category_set``) while they are parsed; the set's hierarchy or list and the
-    names give the categories."""
+    names give the categories.
+    """
     category_set = category_set_of(corpus)
     tree, tree_path = _category_tree(spark, corpus, category_set)
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
@@ -282,7 +292,8 @@ def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
                    ) -> tuple[lyrl2004.Hierarchy | None, str]:
     """The categories of ``category_set`` and the file that lists them: the set's hierarchy (``corpus.hierarchy``,
     else the set's file in corpus.path; required for topics) or, for regions, the flat list. None when corpus.path
-    has no industries hierarchy or regions list: the categories are then the codes the qrels assign."""
+    has no industries hierarchy or regions list: the categories are then the codes the qrels assign.
+    """
     if category_set == "regions":
         path = storage.join(corpus.path, lyrl2004.REGIONS_FILE)
         if not storage.exists(spark, path):
@@ -300,7 +311,8 @@ def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
 
 def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
     """How many documents of the accepted qrels lines ``good`` have a label whose parent is not among their labels
-    (LYRL2004's qrels include every ancestor), counted by Spark."""
+    (LYRL2004's qrels include every ancestor), counted by Spark.
+    """
     if not parents:
         return 0
     parent = F.create_map(*[F.lit(value) for pair in parents.items() for value in pair])
@@ -313,7 +325,8 @@ def _labelled_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusForm
                      ) -> tuple[DataFrame, Categories, dict]:
     """Files whose records carry their labels (JSON Lines, LIBSVM), one parsing task each, or one per byte range
     for a format read in ranges (:func:`_parse_ranges_into`); a clean corpus (:func:`_clean_lines`) takes the short
-    path, its categories those given or the labels the tasks counted, with no Spark job over the records."""
+    path, its categories those given or the labels the tasks counted, with no Spark job over the records.
+    """
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
     paths = document_files(files, corpus, form)
     staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
@@ -329,7 +342,8 @@ def _lines_corpus(spark: SparkSession, corpus: CorpusConfig, parsed: DataFrame, 
                   clean: CleanCorpus | None) -> tuple[DataFrame, Categories, dict]:
     """A parsed corpus of lines that carry their own labels: by the short path when it is ``clean``, its
     categories those given or the labels the parsing tasks counted, with no Spark job over the records; else by
-    :func:`_labelled_lines`."""
+    :func:`_labelled_lines`.
+    """
     if clean is None:
         return _labelled_lines(corpus, parsed, ignored)
     codes = sorted(corpus.categories or {category for _, category in clean.tally.positives})
@@ -342,7 +356,8 @@ def _parse_ranges_into(spark: SparkSession, form: CorpusFormat, paths: list[str]
     Parquet at ``directory`` like :func:`parse_into`, one task per range (per file when the format cuts it into none:
     a small or compressed file, read whole by the format's reader); the table read back, each task's tally, and the
     number of buckets of the accepted doc ids' hashes the tasks wrote under ``ids`` (:func:`_write_id_hashes`). A
-    first light pass counts each range's newlines, so every range numbers its lines from the file's start."""
+    first light pass counts each range's newlines, so every range numbers its lines from the file's start.
+    """
     ranges_of, read_whole = form.ranges, form.reader
     units: list[tuple[str, int, int, int]] = []  # (path, start, end, file size); end -1: the whole file
     for path in paths:
@@ -385,7 +400,8 @@ def _parse_ranges_into(spark: SparkSession, form: CorpusFormat, paths: list[str]
 
 def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str]) -> tuple[DataFrame, Categories, dict]:
     """The records of line files that carry their own labels (JSON Lines, LIBSVM), as parsed: the categories are
-    ``corpus.categories`` (a label outside them rejects its record) or, when empty, every label seen."""
+    ``corpus.categories`` (a label outside them rejects its record) or, when empty, every label seen.
+    """
     records = mark_duplicates(parsed)
     if corpus.categories:
         codes = sorted(corpus.categories)
@@ -406,7 +422,8 @@ def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str])
 @dataclass(frozen=True)
 class CleanCorpus:
     """A parsed corpus in which nothing is to be rejected or set aside: where its records are staged, what the
-    parsing tasks counted in them, and for LYRL2004 its number of qrels lines (None: the labels are on the lines)."""
+    parsing tasks counted in them, and for LYRL2004 its number of qrels lines (None: the labels are on the lines).
+    """
 
     staged: str
     tally: RecordTally
@@ -418,7 +435,8 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
     """The corpus as parsed when it is clean: no record or qrels line rejected, no doc id repeated, and
     every document of the qrels among the documents read (the documents with labels, each of which got
     them from a distinct qrels document, are as many as the qrels' documents). None otherwise: the
-    general path then finds what is not clean and reports it."""
+    general path then finds what is not clean and reports it.
+    """
     tally = summed(tallies)
     qrels_reasons = sum((each.reasons for each in qrels_tallies), Counter())
     if set(tally.reasons) - {None} or set(qrels_reasons) - {None}:
@@ -435,7 +453,8 @@ def _clean(parsed: DataFrame, tallies: list[RecordTally], qrels_tallies: list[As
 def _labelled_once(tallies: list[RecordTally], without_labels: int) -> bool:
     """Whether the parsing tasks' counts alone show that no doc id repeats, so no Spark job must group the ids:
     every document has labels, and the labelled documents, as many as the qrels documents, have the qrels
-    documents' id digest (:func:`id_digest`), so each qrels document was read exactly once."""
+    documents' id digest (:func:`id_digest`), so each qrels document was read exactly once.
+    """
     if without_labels or not tallies or not all(isinstance(t, LabelledTally) for t in tallies):
         return False
     return sum(t.labelled_digest for t in tallies) % 2**64 == tallies[0].qrels_digest
@@ -446,7 +465,8 @@ def _clean_lines(spark: SparkSession, corpus: CorpusConfig, tallies: list[Record
     """A corpus of lines that carry their own labels (JSON Lines, LIBSVM) as parsed, when it is clean: no record
     rejected, every label among ``corpus.categories`` when they are given (else a record would be rejected for it),
     and no doc id repeated (:func:`ids_distinct`, over the hashes under ``ids``). None otherwise: the general path then
-    finds what is not clean and reports it, exactly as before."""
+    finds what is not clean and reports it, exactly as before.
+    """
     tally = summed(tallies)
     if set(tally.reasons) - {None}:
         return None
@@ -476,7 +496,8 @@ def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
 
 def rejected_line(set_aside: dict[str, int], details: dict) -> str | None:
     """The console line under the stage's own (which counts records only) when qrels lines were rejected:
-    the records and the qrels lines the rejects table holds."""
+    the records and the qrels lines the rejects table holds.
+    """
     lines = details.get("qrels_rejected", 0)
     if not lines:
         return None
@@ -589,7 +610,8 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
                  ignored_files: list[str], tables: Tables, report: StageReport) -> None:
     """The outputs of a clean corpus, the same tables the general path writes for it: every staged
     record is a document, so the staged files are the documents table, renamed into place (no byte copied);
-    no rejects; the counts are the tallies'."""
+    no rejects; the counts are the tallies'.
+    """
     documents = tables.output("documents")
     storage.rename(spark, clean.staged, documents)
     written = count_rows(documents)

@@ -53,6 +53,9 @@ def count_file(path: str, categories: Sequence[str], n_terms: int) -> tuple[int,
 
 
 def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The rank stage (module docstring): ``term_ranks``, every term-selection score of every term, counted over the
+    training split.
+    """
     with stage(spark, "rank") as report:
         vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df"]).sort_by("term_id")
         categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")

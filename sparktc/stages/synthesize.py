@@ -366,7 +366,8 @@ def synthesize(
 
 def synthesize_stage(into: str = "") -> Stage:
     """The stage writing the corpus of ``config.synthesize`` into ``into`` under the output (the
-    pipeline's ``corpus``), or, with ``into`` empty, as the output's own files (the synthesize job)."""
+    pipeline's ``corpus``), or, with ``into`` empty, as the output's own files (the synthesize job).
+    """
 
     def run(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         settings = config.synthesize

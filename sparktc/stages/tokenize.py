@@ -44,7 +44,8 @@ def token_array(tokens: Column) -> Column:
 
 def count_tokens(index: int, path: str) -> tuple[int, int, int]:
     """Documents, tokens and documents without tokens in one ``tokens`` file (a count of separators:
-    the strings are never split)."""
+    the strings are never split).
+    """
     counted = [token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])]
     return tuple(sum(column) for column in zip(*counted)) if counted else (0, 0, 0)
 
@@ -52,13 +53,15 @@ def count_tokens(index: int, path: str) -> tuple[int, int, int]:
 @functools.lru_cache(maxsize=1)
 def worker_analyzer(stop_words: frozenset[str], stemmer: str) -> Analyzer:
     """One :class:`Analyzer` per Python worker, kept across its tasks, so its table of stems stays warm (a cold
-    table costs some 25% more per document)."""
+    table costs some 25% more per document).
+    """
     return Analyzer(stop_words, stemmer)
 
 
 def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer) -> tuple[int, int, int]:
     """The tokens of one ``documents`` file into ``output/part-<index>-*``: a document's tokens as given, else its
-    text analyzed; the documents read, and the documents, tokens and documents without tokens written."""
+    text analyzed; the documents read, and the documents, tokens and documents without tokens written.
+    """
     inject("tokenize")  # once per task, whether or not its file has rows
     read, counted = 0, [(0, 0, 0)]
 
@@ -79,6 +82,9 @@ def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer) -> tup
 
 
 def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The tokenize stage (module docstring): ``tokens`` of the ``documents``, linked as they are when the corpus comes
+    tokenized.
+    """
     settings = config.tokenize
     stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
     stemmer = settings.stemmer

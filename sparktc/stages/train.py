@@ -92,7 +92,8 @@ from sparktc.runtime.stage_report import StageReport, stage
 def _training_neighbours(path: str, n_features: int, k: int,
                          selections: tuple[bytes, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every training document's k nearest other training documents (leave-one-out), over each of the
-    ``selections`` (selected term ids as int64 bytes; empty: every term), once per worker."""
+    ``selections`` (selected term ids as int64 bytes; empty: every term), once per worker.
+    """
     X = load_training_set(path, n_features).X
     found = []
     for selection in selections:
@@ -121,7 +122,8 @@ MODELS_TYPE = from_arrow_schema(MODELS_SCHEMA)
 
 def liblinear_options(rule: DecisionRule) -> dict[str, float | None]:
     """The ``models`` columns ``epsilon`` and ``B``: LIBLINEAR's -e and -B when the method has them, else null
-    (like ``solver``, ``C`` and ``positive_weight``, a candidate's)."""
+    (like ``solver``, ``C`` and ``positive_weight``, a candidate's).
+    """
     record = rule.parameters.record()
     return {"epsilon": record.get("epsilon"), "B": record.get("bias")}
 
@@ -132,7 +134,8 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
     tasks-th category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the
     fit's 6.5 s at 804,414 documents). Each task writes its ``models`` rows with pyarrow into ``directory`` (no
     pandas UDF: the JVM never converts the weights); without a directory (a shared setting's first pass) the rows
-    are not kept. The categories' ``choices`` JSON, in category order."""
+    are not kept. The categories' ``choices`` JSON, in category order.
+    """
     train_path = storage.join(tables.input("vectors"), "split=train")
     codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
     tasks = max(1, min(len(codes), 2 * spark.sparkContext.defaultParallelism))
@@ -191,7 +194,8 @@ SUMS_BATCH_ROWS = 8192  # training documents whose sums a task computes at a tim
 
 def label_matrix(labels: pa.Array, codes: list[str]) -> sparse.csr_matrix:
     """Documents x categories 0/1 indicators of a list<string> column (null lists are empty); a label
-    outside ``codes`` is an error, as in the rank stage."""
+    outside ``codes`` is an error, as in the rank stage.
+    """
     flat = pc.list_flatten(labels)
     columns = pc.index_in(flat, value_set=pa.array(codes, pa.string()))
     if columns.null_count:
@@ -213,7 +217,8 @@ def training_sums(path: str, columns: np.ndarray, codes: list[str], n_terms: int
     (``folds`` = 1: no cross-validation; folds by :func:`sparktc.models.llsf.document_folds`): G_f = X_f'X_f
     (terms x terms; only with ``gram``, for LLSF), X'Y_f (terms x categories), the documents, and the
     documents per category. G is dense (folds x terms^2 numbers: 233 MB for Yang & Liu's 2,415 terms and
-    5 folds), so the sums go through a file, not through the JVM."""
+    5 folds), so the sums go through a file, not through the JVM.
+    """
     inject("train")
     sums = {"G": np.zeros((folds, len(columns), len(columns)) if gram else (folds, 0, 0)),
             "XY": np.zeros((folds, len(columns), len(codes))), "sizes": np.zeros(folds, dtype=np.int64),
@@ -265,7 +270,8 @@ def _categories(spark: SparkSession, tables: Tables) -> pd.DataFrame:
 class Sums:
     """What one pass over the training files gives a method with one model for all categories: the
     candidate term counts' columns, their positions in the summed ``columns`` (the largest candidate's),
-    and the per-fold sums of :func:`training_sums` over them."""
+    and the per-fold sums of :func:`training_sums` over them.
+    """
 
     candidates: dict[int, np.ndarray]
     positions: dict[int, np.ndarray]
@@ -283,7 +289,8 @@ def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, cod
     """One pass of tasks over the training files (:func:`training_sums`), over the largest of the candidate
     term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the ranking, so
     its sums are a sub-matrix of those. Cross-validated (``rule.folds`` folds) when the thresholds are or
-    several counts are searched."""
+    several counts are searched.
+    """
     started = time.perf_counter()
     candidates = {count: selected_columns(order, count, n_terms) for count in terms}
     columns = max(candidates.values(), key=len)
@@ -311,7 +318,8 @@ def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, cod
 def _joint_models(rule: DecisionRule, categories: pd.DataFrame, chosen: Choice, weights: list | np.ndarray,
                   bias: list | float, features: int, extra: dict) -> pd.DataFrame:
     """The ``models`` rows of a method with one model for all categories: per category its threshold and
-    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for a network) and ``bias``."""
+    what cross-validation chose, ``weights`` per category (over the vocabulary; empty for a network) and ``bias``.
+    """
     codes = categories["category"].tolist()
     rows = chosen.rows
     return pd.DataFrame({
@@ -328,7 +336,8 @@ def _joint_models(rule: DecisionRule, categories: pd.DataFrame, chosen: Choice, 
 
 def _over_vocabulary(values: np.ndarray, columns: np.ndarray, n_terms: int) -> list[list[float]]:
     """Per category, its column of ``values`` (selected terms x categories) over the whole vocabulary
-    (zero outside ``columns``)."""
+    (zero outside ``columns``).
+    """
     weights = np.zeros((n_terms, values.shape[1]))
     weights[columns] = values
     return [weights[:, j].tolist() for j in range(values.shape[1])]
@@ -372,7 +381,8 @@ def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, fitti
 
 def _fold_rows(training, folds: int, seed: int, fold: int) -> np.ndarray:
     """The training rows a model of unit ``fold`` is fitted on: all but the fold's (fold < folds), or all;
-    an empty fold is refused as in :func:`summed_training`."""
+    an empty fold is refused as in :func:`summed_training`.
+    """
     if fold == folds:
         return np.ones(training.X.shape[0], dtype=np.bool_)
     rows = document_folds(training.doc_ids, folds, seed) != fold
@@ -399,7 +409,8 @@ def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, catego
     out before the scratch directory ``models-<name>`` is deleted.
 
     Returns the choice, the folds, what each task reported (with its terms, documents and seconds) and
-    what ``keep`` returned."""
+    what ``keep`` returned.
+    """
     codes = categories["category"].tolist()
     folds = rule.folds if rule.cross_validated or len(terms) > 1 else 0
     train_path = storage.join(tables.input("vectors"), "split=train")
@@ -446,7 +457,8 @@ def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, 
     several candidates, ``rule.folds`` more, each without one fold's documents, all in parallel tasks
     (:func:`fit_in_tasks`), whose out-of-fold scores choose the term count and set the thresholds. The chosen full
     model either moves into the bundle as its network (no weights in ``models``) or gives its weights.
-    Cost per model: that of ``fitting.fit_one`` on one worker holding the training set."""
+    Cost per model: that of ``fitting.fit_one`` on one worker holding the training set.
+    """
     name = rule.method
     categories = _categories(spark, tables)
     network = storage.join(tables.output(MODEL), NETWORK)
@@ -472,7 +484,8 @@ def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, 
 class Choice:
     """What :func:`joint_thresholds` chose: the term count and fbr (by cross-validated micro-F1 when several
     were searched; each searched pair's micro-F1 in ``searched``, keyed "terms/fbr") and per category its
-    threshold, cross-validated F1 (None when nothing was cross-validated) and seconds."""
+    threshold, cross-validated F1 (None when nothing was cross-validated) and seconds.
+    """
 
     terms: int
     fbr: float
@@ -541,7 +554,8 @@ _out_of_fold_cache: KeptOne[tuple[list[np.ndarray], np.ndarray]] = KeptOne()
 def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Per candidate, the training documents x categories scores, each document's from the model of its
     fold (fitted without it); and the documents' folds. Computed once per worker and broadcast
-    ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds."""
+    ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds.
+    """
     key, fold_sets = models.value
 
     def compute() -> tuple[list[np.ndarray], np.ndarray]:
@@ -568,7 +582,8 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
     """The written models' rule applied to the training documents (:func:`sparktc.models.decision.training_decisions`):
     one task per training ``vectors`` file scores it as evaluate scores the test documents and counts, per
     category, the documents assigned; only those counts reach the driver. None for PCut and RCut, which decide by
-    the documents being scored, never by a stored threshold. ``models``: the written ones, sorted by category."""
+    the documents being scored, never by a stored threshold. ``models``: the written ones, sorted by category.
+    """
     if rule.thresholding in ("pcut", "rcut"):
         return None
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
@@ -591,7 +606,8 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
 
 def shared_setting(rule: DecisionRule, tune) -> str:
     """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none:
-    ``positive_weight`` or ``fbr`` when [tune] asks, and kNN's ``terms`` always (one similarity space)."""
+    ``positive_weight`` or ``fbr`` when [tune] asks, and kNN's ``terms`` always (one similarity space).
+    """
     if tune.shared_positive_weight:
         return "positive_weight"
     if tune.shared_fbr:
@@ -601,6 +617,9 @@ def shared_setting(rule: DecisionRule, tune) -> str:
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The train stage (module docstring): the ``models`` of every category and the decisions tuning made, after
+    checking the settings and memory against the training data.
+    """
     rule, tune = config.train.decision_rule(), config.tune
     with stage(spark, "train") as report:
         n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))

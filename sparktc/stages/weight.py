@@ -54,7 +54,8 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, fa
                    scheme: str) -> dict:
     """``scheme``'s vectors (:func:`term_vectors`) of one ``tokens`` file into
     ``output/split=<split>/part-<index>-*``; the counts of rows read, written per split and without a vocabulary
-    term. A split other than train or test is a bug upstream (ingest writes only those) and stops the task."""
+    term. A split other than train or test is a bug upstream (ingest writes only those) and stops the task.
+    """
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
     inject("weight")  # once per task, whether or not its file has rows
@@ -79,7 +80,8 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, fa
 def document_frequencies(path: str, given: bool) -> tuple[int, pa.Table]:
     """(training documents, df) of one ``tokens`` file: ``term`` and ``df``, the number of its training documents
     holding the term (for a vector corpus, ``given``, the feature index of its ``index:value`` tokens). Sized by
-    the file's vocabulary, not its documents."""
+    the file's vocabulary, not its documents.
+    """
     documents, found = 0, []
     for batch in read_batches(path, ["split", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
@@ -100,7 +102,8 @@ def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> t
     """The training documents and the vocabulary (``term_id``, ``term``, ``df``) of the ``tokens`` ``files``: the
     training terms in order (by value; a vector corpus's feature indices numerically), term_id = position. One task
     per file counts its document frequencies (:func:`document_frequencies`); the driver adds up vocabulary-sized
-    tables, never documents."""
+    tables, never documents.
+    """
     counted = map_parts(spark, files, lambda index, path: document_frequencies(path, given))
     documents = sum(n for n, _ in counted)
     tables = [table for _, table in counted if len(table)]
@@ -117,7 +120,8 @@ def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> t
 def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
     """(training documents, their A counts) of one ``tokens`` file: A(t, c) = the training documents holding
     vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix. Test documents are not read
-    past their split, so their labels never reach supervised weights."""
+    past their split, so their labels never reach supervised weights.
+    """
     n_terms = len(terms)
     documents = 0
     counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
@@ -136,7 +140,8 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str])
 def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms: pa.StringArray,
                        df: np.ndarray) -> tuple[np.ndarray, str]:
     """Each vocabulary term's [rank] score and the ``term_ranks`` column naming it, from the training
-    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003)."""
+    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003).
+    """
     column = score_column(config.rank.score, config.rank.global_score)
     categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
     codes = categories["category"].to_pylist()
@@ -149,6 +154,9 @@ def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms
 
 
 def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
+    """The weight stage (module docstring): the ``vocabulary`` with each term's df and global factor, and the
+    ``vectors`` of every split.
+    """
     scheme = config.weight.scheme
     with stage(spark, "weight") as report:
         files = parquet_files(tables.input("tokens"))

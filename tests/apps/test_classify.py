@@ -71,7 +71,8 @@ SUBMIT_TIMEOUT = 600
 def submitted(request, tmp_path_factory):
     """``./spark-submit.sh jobs/classify.py`` on the Reuters test documents as JSON Lines, started when the
     module starts (if the test that reads it runs), so that its JVM works while the tests in this process
-    do; that test, the module's last, waits for it: (process, output directory, stdout file, stderr file)."""
+    do; that test, the module's last, waits for it: (process, output directory, stdout file, stderr file).
+    """
     if not selected(request, SUBMITTED):
         yield None
         return

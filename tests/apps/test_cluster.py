@@ -79,7 +79,8 @@ def group_members(pgid: int) -> list[tuple[int, str]]:
 
 def stop_group(process: subprocess.Popen) -> list[tuple[int, str]]:
     """SIGTERM the process and its group (it leads a session of its own), SIGKILL after the grace
-    period; the processes of the group still alive afterwards (none expected)."""
+    period; the processes of the group still alive afterwards (none expected).
+    """
     pgid = process.pid  # start_new_session=True: its pid is its process group id
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -127,7 +128,8 @@ class Cluster:
 def executor_python(folder: Path) -> Path:
     """A script in ``folder`` running the project's interpreter without ``site`` (``-S``), so the
     ``.pth`` file of sparktc's editable install is never read, with the installed libraries
-    (numpy, liblinear, pyspark, ...) on its path: the executors' Python."""
+    (numpy, liblinear, pyspark, ...) on its path: the executors' Python.
+    """
     libraries = subprocess.run([str(VENV_PYTHON), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                capture_output=True, text=True, check=True).stdout.strip()
     script = folder / "executor-python"
@@ -138,7 +140,8 @@ def executor_python(folder: Path) -> Path:
 
 def test_sparktc_is_not_importable_where_the_cluster_runs(tmp_path: Path) -> None:
     """The precondition of the cluster run: in the daemons' environment and working directory,
-    the executors' interpreter imports the libraries but not sparktc."""
+    the executors' interpreter imports the libraries but not sparktc.
+    """
     python = executor_python(tmp_path)
     probe = subprocess.run([str(python), "-c", "import numpy, liblinear, pyspark, pyarrow; import sparktc"],
                            cwd=tmp_path, env=cluster_environment(), capture_output=True, text=True, timeout=60)
@@ -148,7 +151,8 @@ def test_sparktc_is_not_importable_where_the_cluster_runs(tmp_path: Path) -> Non
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A standalone master and two one-core workers on 127.0.0.1, stopped (with everything they
-    started) when the module ends, also after a failure."""
+    started) when the module ends, also after a failure.
+    """
     base = tmp_path_factory.mktemp("cluster")
     scratch = base / "cwd"
     scratch.mkdir()
@@ -209,7 +213,8 @@ def cluster(tmp_path_factory):
 def cluster_run(cluster: Cluster, tmp_path_factory, request):
     """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds). While it
     runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here, or read if
-    another test process made it: the cluster's JVMs and this process's session share the machine."""
+    another test process made it: the cluster's JVMs and this process's session share the machine.
+    """
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
     command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
                "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.pyspark.python={cluster.python}",
@@ -253,7 +258,8 @@ def cluster_run(cluster: Cluster, tmp_path_factory, request):
 def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
     """Not local mode: the master lists the application as finished with 2 cores of 1 GB, the
     stages' manifests name that application and master, and each worker ran one executor that
-    fetched build/sparktc.zip and finished tasks."""
+    fetched build/sparktc.zip and finished tasks.
+    """
     output, stdout, _ = cluster_run
     stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ")]
     assert stages == ["ingest", "tokenize", "weight", "rank", "train", "evaluate"], stdout

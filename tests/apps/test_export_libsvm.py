@@ -1,6 +1,7 @@
 """A run's weighted vectors exported as multi-label LIBSVM files (sparktc.apps.export, jobs/export_libsvm.py):
 scikit-learn's reader finds the run's vectors and labels in them, sparktc's own LIBSVM ingest reads the same
-vectors back, the lines follow the format to the letter, and the export writes only into a directory it creates."""
+vectors back, the lines follow the format to the letter, and the export writes only into a directory it creates.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from sparktc.runtime.outputs import claim
 
 @pytest.fixture(scope="module")
 def weighted(spark, small_corpus, tmp_path_factory) -> Path:
-    """ingest -> tokenize -> weight (ltc, conf/rcv1.toml) on the 1,200-document synthetic LYRL2004 corpus."""
+    """Run ingest -> tokenize -> weight (ltc, conf/rcv1.toml) on the 1,200-document synthetic LYRL2004 corpus."""
     output = tmp_path_factory.mktemp("export") / "run"
     config = load_config(str(REPO / "conf" / "rcv1.toml"), [f"corpus.path={small_corpus}"])
     run_stages(spark, config, str(output), "ingest", "tokenize", "weight")
@@ -188,7 +189,8 @@ def test_a_damaged_run_is_refused_and_a_failed_export_leaves_nothing(spark, weig
 
 def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
     """The export holds RUN to read it: while a pipeline holds RUN, the refusal names RUN as the input in use,
-    never as the export's --output (which is another, free directory). Refused before Spark starts."""
+    never as the export's --output (which is another, free directory). Refused before Spark starts.
+    """
     run = tmp_path / "run"
     (run / "manifests").mkdir(parents=True)
     (run / ".sparktc").write_text(json.dumps({"kind": "run"}))
@@ -213,8 +215,10 @@ def test_a_run_held_by_a_running_pipeline_is_told_as_the_input_in_use(tmp_path):
 
 
 def test_a_run_whose_vectors_hold_zero_weights_exports_its_nonzero_features_only(spark, tmp_path):
-    """ltc gives a term in every training document idf ln(N / N) = 0, so its weight is stored as 0 in every vector
-    that has it: the LIBSVM files leave it out (they list nonzero features) and still read back as the same matrix."""
+    """The ltc weighting gives a term in every training document idf ln(N / N) = 0, so its weight is stored as 0
+    in every vector that has it: the LIBSVM files leave it out (they list nonzero features) and still read back as
+    the same matrix.
+    """
     rng = np.random.default_rng(7)
     words = [f"w{i}" for i in range(40)]
     corpus = tmp_path / "corpus"

@@ -1,5 +1,6 @@
 """The Debole & Sebastiani 2005 rerun (benchmarks/debole_sebastiani_2005.py) without Spark: the 48 setups, their
-configurations, the published tables against the paper's text, Tables 3-4 from per-setup results, the markdown."""
+configurations, the published tables against the paper's text, Tables 3-4 from per-setup results, the markdown.
+"""
 
 from __future__ import annotations
 

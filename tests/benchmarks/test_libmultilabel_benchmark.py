@@ -1,5 +1,6 @@
 """The LibMultiLabel benchmark's pure parts (benchmarks/libmultilabel.py): arguments and refusals, the commands
-it runs, the figures it reads, the comparison of decisions, and the table. No Spark, no network, no LibMultiLabel."""
+it runs, the figures it reads, the comparison of decisions, and the table. No Spark, no network, no LibMultiLabel.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The lean single-process peer (benchmarks/lean_peer.py) against independent computations: a plain
 line-by-line reader of the LYRL2004 format, ltc and chi-square by hand, LIBLINEAR trained directly,
-and scikit-learn's metrics. No Spark, no sparktc."""
+and scikit-learn's metrics. No Spark, no sparktc.
+"""
 
 from __future__ import annotations
 

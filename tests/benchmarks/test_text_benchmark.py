@@ -1,5 +1,6 @@
 """The raw-text benchmark's parts (benchmarks/text_corpus.py, benchmarks/text_peer.py): a deterministic corpus that
-sparktc's JSON Lines reader accepts whole, and a peer whose tokens are sparktc's Analyzer's."""
+sparktc's JSON Lines reader accepts whole, and a peer whose tokens are sparktc's Analyzer's.
+"""
 
 from __future__ import annotations
 

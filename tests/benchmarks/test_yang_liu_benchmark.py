@@ -1,5 +1,6 @@
 """The Yang & Liu 1999 rerun (benchmarks/yang_liu_1999.py) without Spark: the published tables against the
-paper's text, Table 1 rows from metrics.json, the pairs' orientation, Tables 2-3 side by side, the markdown."""
+paper's text, Table 1 rows from metrics.json, the pairs' orientation, Tables 2-3 side by side, the markdown.
+"""
 
 from __future__ import annotations
 

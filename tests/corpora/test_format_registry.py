@@ -1,7 +1,8 @@
 """The corpus-format registry: every format the configuration allows is one registered ``CorpusFormat``, declared
 by its own module, with a configuration example; and no module but a format's own and the registry names a format
 to branch on it (a comparison, a table or a tuple of format names), so that a new format is its module, one
-registration line, a configuration example and its tests."""
+registration line, a configuration example and its tests.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_a_format_says_how_it_is_read(name):
 
 def test_the_facts_the_formats_had_before_the_registry():
     """The tables the registry replaced (records.VECTOR_FORMATS and TOKENIZED_FORMATS, config.LYRL2004_FORMATS and
-    HIERARCHICAL_FORMATS, ingest's CLEAN_PATH_FORMATS, the defaults of category_set_of) hold as they were."""
+    HIERARCHICAL_FORMATS, ingest's CLEAN_PATH_FORMATS, the defaults of category_set_of) hold as they were.
+    """
     def having(fact):
         return [name for name, fmt in FORMATS.items() if fact(fmt)]
 

@@ -1,5 +1,6 @@
 """Documents whose qrels labels miss an ancestor: counted by ingest, then expanded (LYRL2004's policy) or set aside
-(corpus.hierarchy_policy), on the LYRL2004 fixtures with one parent line removed and against a brute force."""
+(corpus.hierarchy_policy), on the LYRL2004 fixtures with one parent line removed and against a brute force.
+"""
 
 from __future__ import annotations
 

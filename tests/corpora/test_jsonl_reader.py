@@ -93,7 +93,8 @@ def test_a_repeated_label_is_rejected_naming_it():
 def test_valid_json_the_parser_cannot_take_is_a_reject_with_its_line():
     """json.loads raises RecursionError on deep nesting and ValueError on a number of over 4,300 digits;
     Arrow cannot store a string with an unpaired surrogate escape. Each is one line's reject, the lines
-    around it are read, and a reason never quotes a value at length."""
+    around it are read, and a reason never quotes a value at length.
+    """
     good = b'{"id": "g", "text": "t", "labels": [], "split": "train"}'
     lines = [
         b"[" * 100_000,  # 1
@@ -139,7 +140,8 @@ INVISIBLE = "it prints invisibly or breaks a report's line; remove it"
 def test_a_label_that_is_no_label_is_rejected_naming_it():
     """An empty label, or one that differs from another only by white space or an invisible character, would be
     a category of its own (a blank or look-alike row in every report); JSON delimits labels by quotes, so
-    nothing is trimmed. Labels as written are kept: inner plain spaces, non-ASCII letters."""
+    nothing is trimmed. Labels as written are kept: inner plain spaces, non-ASCII letters.
+    """
     lines = [
         b'{"id": "a", "text": "t", "labels": ["earn", ""], "split": "train"}',
         b'{"id": "b", "text": "t", "labels": ["earn", " earn"], "split": "train"}',
@@ -173,7 +175,8 @@ def test_a_label_that_is_no_label_is_rejected_naming_it():
 
 def test_a_key_repeated_in_any_object_is_rejected_naming_it():
     """JSON parsers keep the last (or first) value of a repeated key silently: the record is ambiguous, so no
-    field of it, its id included, is trusted. The same key in two different objects is no repeat."""
+    field of it, its id included, is trusted. The same key in two different objects is no repeat.
+    """
     lines = [
         b'{"id": "a", "text": "t", "id": "b", "labels": [], "split": "train"}',
         b'{"id": "c", "text": "t", "labels": ["earn"], "labels": [], "split": "train"}',

@@ -1,5 +1,6 @@
 """The label rule every corpus reader applies (sparktc.corpora.labels), on its own: what is a label, and each
-reason a string is not one, exactly as a reject shows it."""
+reason a string is not one, exactly as a reject shows it.
+"""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def test_every_assigned_code_point_inside_a_label_follows_the_rule():
     """The quick check (str.isprintable) and the explaining one agree: inside a label, a character is refused
     exactly when it is Cc, Cf (but the two joiners), Cs, Zl, Zp, or white space other than U+0020; private use
     and unassigned code points pass. Planes 0-3 and 14 hold every assigned code point; planes 4-13 are unassigned,
-    15-16 private use, represented by the first and last code point of each."""
+    15-16 private use, represented by the first and last code point of each.
+    """
     refused = {"Cc", "Cf", "Cs", "Zl", "Zp"}
     edges = [code for plane in [*range(4, 14), 15, 16] for code in (plane << 16, (plane << 16) | 0xFFFF)]
     for code in [*range(0x40000), *range(0xE0000, 0xF0000), *edges]:

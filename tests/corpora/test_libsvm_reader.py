@@ -1,6 +1,7 @@
 """The multi-label LIBSVM reader: fixtures checked against scikit-learn's reader, every reject with its
 file, line and reason, gzip and bz2 files (corrupt ones included) and the split of a file name; the column-wise
-reader (whole files, byte ranges) giving the line parser's records exactly."""
+reader (whole files, byte ranges) giving the line parser's records exactly.
+"""
 
 from __future__ import annotations
 
@@ -214,7 +215,8 @@ def random_lines(seed: int, count: int) -> bytes:
     """``count`` lines drawn with a seed: documents with 0-4 labels (some repeated), 0-7 features in or out of order
     with indices with or without a leading zero, values written in many ways, separated by spaces or tabs,
     sometimes with a comment or trailing white space; and the odd lines above (rejects, blank and comment lines).
-    Endings LF or CRLF; a non-UTF-8 line; the last line without a newline."""
+    Endings LF or CRLF; a non-UTF-8 line; the last line without a newline.
+    """
     rng = np.random.default_rng(seed)
     lines = []
     for _ in range(count):

@@ -1,5 +1,6 @@
 """LYRL2004's three category sets (corpus.category_set): the fixture corpus's documents labelled by the industries
-and regions qrels, with the industries hierarchy and the regions list in their published formats, or without them."""
+and regions qrels, with the industries hierarchy and the regions list in their published formats, or without them.
+"""
 
 from __future__ import annotations
 

@@ -206,7 +206,8 @@ INVISIBLE = "it prints invisibly or breaks a report's line; remove it"
 
 def test_a_qrels_category_that_is_no_label_is_rejected_naming_its_document():
     """White space separates the fields, so a code never holds any; a control or invisible format character (a
-    byte order mark before the first line of a file saved by some editors) would make a look-alike category."""
+    byte order mark before the first line of a file saved by some editors) would make a look-alike category.
+    """
     data = b"\xef\xbb\xbfCCAT 2286 1\nC15\x01 2286 1\nC\x7f 2287 1\nGCAT 2287 1\n"
     result = list(parse_qrels(read_lines(data, "q"), "q"))
     assert result[-1] == Assignment("GCAT", "2287", "q", 4)

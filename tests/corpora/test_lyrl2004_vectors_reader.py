@@ -1,5 +1,6 @@
 """The LYRL2004 vector file reader on hand-written fixtures in the format of Lewis et al. 2004, online appendix 13,
-checked against scikit-learn's SVMlight reader (which ``fetch_rcv1`` reads these files with)."""
+checked against scikit-learn's SVMlight reader (which ``fetch_rcv1`` reads these files with).
+"""
 
 from __future__ import annotations
 

@@ -199,7 +199,8 @@ NOT_TOPICS = [
 @pytest.mark.parametrize(("code", "reason"), NOT_TOPICS, ids=[repr(code) for code, _ in NOT_TOPICS])
 def test_a_topic_that_is_no_label_rejects_its_element(code: bytes, reason: str) -> None:
     """The <D> tags delimit a topic code, not white space, so nothing is trimmed or dropped: a code that is no
-    label (sparktc.corpora.labels) rejects its element, and the next element is read."""
+    label (sparktc.corpora.labels) rejects its element, and the next element is read.
+    """
     bad = element(newid=b'NEWID="7"').replace(b"<D>earn</D>", b"<D>earn</D><D>" + code + b"</D>")
     reject, document = parse(HEAD + bad + element(newid=b'NEWID="8"'))
     assert reject == Reject("reut2-test.sgm", 2, "7", reason + TOPIC_HINT)

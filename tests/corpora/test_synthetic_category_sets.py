@@ -1,7 +1,8 @@
 """The synthetic corpus's industries and regions (LYRL2004's other two category sets): the industries tree and the
 regions list in their published formats and of the stated shape, qrels within them, every document with a region,
 the intended share of industry label sets not closed under the tree, determinism, unchanged topics, and the
-pipeline reading and learning both sets."""
+pipeline reading and learning both sets.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """``contingency_tables.txt``, the per-category contingency tables in the layout of LYRL2004's online appendix 15
 (:mod:`sparktc.evaluation.appendix_tables`): against a table worked by hand under both 0/0 conventions, against
 ``per_category.csv`` written from the same table, read back with pandas, and its refusals (no Spark: the file an
-evaluate run writes is checked in tests/evaluation/test_closed_predictions.py)."""
+evaluate run writes is checked in tests/evaluation/test_closed_predictions.py).
+"""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def contingency(rows) -> pd.DataFrame:
 
 
 def run_record(rows, zero_division: float) -> tuple[dict, pd.DataFrame]:
-    """metrics and the per-category table as the evaluate stage makes them (averaged over train_positive)."""
+    """The metrics and the per-category table as the evaluate stage makes them (averaged over train_positive)."""
     table = contingency(rows)
     metrics, per_category = assemble(table, category_subsets(table, "jsonl"), "train_positive", zero_division,
                                      [10, 100, 1000], {})

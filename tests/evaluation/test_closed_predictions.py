@@ -90,7 +90,8 @@ def batch(rows: list[tuple]) -> pa.RecordBatch:
 
 def random_rows(seed: int, n: int) -> list[tuple]:
     """Labels closed under PARENT (as RCV1-v2's topics), with now and then one outside the categories; predictions
-    any distinct categories, often a leaf without its parent."""
+    any distinct categories, often a leaf without its parent.
+    """
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n):
@@ -160,7 +161,8 @@ def test_a_flat_ancestor_table_closes_nothing():
 def test_a_category_set_without_a_hierarchy_is_refused_before_scoring(spark, tmp_path):
     """Only the categories table is there, flat (an industries run without rcv1.industries.hier, whose configuration
     cannot know it is flat): the refusal comes before the models are read. A format without hierarchies is refused
-    when the configuration loads (tests/corpora/test_lyrl2004_category_sets.py)."""
+    when the configuration loads (tests/corpora/test_lyrl2004_category_sets.py).
+    """
     run = tmp_path / "run"
     spark.createDataFrame(pd.DataFrame({"category": ["acq", "earn"], "name": ["acq", "earn"], "parent": [None, None],
                                         "train_positives": [3, 4], "test_positives": [1, 2]}),
@@ -195,7 +197,8 @@ def topic_parents() -> dict[str, str | None]:
 @pytest.fixture(scope="module")
 def lyrl(spark, tmp_path_factory):
     """The pipeline on the LYRL2004 fixtures without the training documents' top-level topics (kept so: the
-    hierarchy policy keep), RCut's two best categories per document, averaged over all 103 topics."""
+    hierarchy policy keep), RCut's two best categories per document, averaged over all 103 topics.
+    """
     base = tmp_path_factory.mktemp("closed")
     corpus = lyrl2004_corpus(base / "corpus")
     qrels = corpus / "rcv1-v2.topics.qrels"

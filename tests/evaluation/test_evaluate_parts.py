@@ -1,7 +1,8 @@
 """The evaluate stage's one-pass counts (:func:`sparktc.evaluation.counting.count_batch`) against a
 contingency table worked by hand, scikit-learn's multilabel_confusion_matrix, the ranking measures of
 :mod:`sparktc.evaluation.ranking` document by document, and the Spark reductions (explode, array_intersect)
-evaluate used before."""
+evaluate used before.
+"""
 
 from __future__ import annotations
 

@@ -140,7 +140,9 @@ def indicator(lists) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
-    """ingest -> ... -> rank once; train + evaluate with threshold 0 (A) and -0.3 (B); A again with zero_division 0."""
+    """Run ingest -> ... -> rank once; train + evaluate with threshold 0 (A) and -0.3 (B); A again with
+    zero_division 0.
+    """
     base = tmp_path_factory.mktemp("evaluation")
     corpus = base / "corpus"
     records = write_corpus(corpus)
@@ -622,7 +624,8 @@ def test_compare_refuses_fewer_than_two_runs_and_a_run_given_twice(runs, tmp_pat
 
 def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, comparison, oracle, three_runs, tmp_path):
     """One job compares three runs (comparison.json keeps every pair under ``pairs``, each pair's Table-2
-    lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs); the other names a missing run."""
+    lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs); the other names a missing run.
+    """
     python = str(REPO / ".venv" / "bin" / "python")
     environment = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python,
                    "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -657,7 +660,8 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
 def test_compare_with_a_run_that_assigns_nothing_reports_the_precision_p_test_as_degenerate(spark, runs, tmp_path):
     """A run that assigns no category (train.C = 0.05 does this on this corpus) has no assigned
     positives, so the precision p-test has n_b = 0: significance.py's convention for a statistic
-    that is undefined is nan, both P-values 1 and "~", and the other six tests are well defined."""
+    that is undefined is nan, both P-values 1 and "~", and the other six tests are well defined.
+    """
     a = runs.a
     nothing = tmp_path / "assigns_nothing"
     spark.read.parquet(f"{a.output}/predictions").withColumn("predicted", F.array().cast("array<string>")) \

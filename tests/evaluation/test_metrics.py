@@ -1,6 +1,7 @@
 """Effectiveness measures from contingency tables against scikit-learn and hand-worked tables: precision,
 recall, F1, fallout, overlap, error, accuracy, micro/macro averages, Macro*-F1 and frequency bands
-(REFERENCE.md section 6)."""
+(REFERENCE.md section 6).
+"""
 
 from __future__ import annotations
 
@@ -264,7 +265,8 @@ def test_no_documents_gives_zero_division_for_error_and_accuracy():
 
 def _random_indicators(seed: int, n_docs: int = 50):
     """Random label sets with c6 predicted but never true, c7 never true nor predicted, and
-    c4 true for every document (FP + TN = 0, fallout 0/0)."""
+    c4 true for every document (FP + TN = 0, fallout 0/0).
+    """
     rng = np.random.default_rng(seed)
     truth = [{c for c in CATEGORIES[:6] if rng.random() < 0.3} | {"c4"} for _ in range(n_docs)]
     guess = [{c for c in CATEGORIES[:5] + ["c6"] if rng.random() < 0.3} for _ in range(n_docs)]

@@ -1,5 +1,6 @@
 """Configuration: a wrong key or value stops the job before Spark starts, naming the key, the value and the allowed
-ones."""
+ones.
+"""
 
 from __future__ import annotations
 
@@ -314,8 +315,9 @@ KNN = ("(kNN has no solver, C or positive weight; its term count is chosen for a
          "rocchio_solver", "terms_top_k", "terms_reduction"],
 )
 def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:
-    """kNN and Rocchio ignored these silently (kNN with a shared weight failed in training); tune.terms ignored
-    select."""
+    """Before this check, kNN and Rocchio ignored these silently (kNN with a shared weight failed in training);
+    tune.terms ignored select.
+    """
     assert refused(REUTERS + overrides) == message
 
 
@@ -344,7 +346,7 @@ def test_settings_that_work_together_load() -> None:
     ids=["reuters_set_of_jsonl", "branch_of_reuters", "subset_hides_all", "empty_subset"],
 )
 def test_average_over_names_a_set_the_corpus_has(overrides: list[str], message: str) -> None:
-    """evaluate failed on these after training ("not a category set of this run", "selects no category")."""
+    """The evaluate stage failed on these after training ("not a category set of this run", "selects no category")."""
     assert refused(overrides) == message
 
 

@@ -1,5 +1,6 @@
 """Executors read the training split straight from storage, at paths as Spark writes them: the one rule
-for what is a URI (sparktc.filesystem), pyarrow's view of each path, and the per-worker cache."""
+for what is a URI (sparktc.filesystem), pyarrow's view of each path, and the per-worker cache.
+"""
 
 from __future__ import annotations
 

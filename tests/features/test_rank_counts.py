@@ -1,5 +1,6 @@
 """The rank stage's A(t, c) counts (X^T Y per chunk of training documents, summed) against document-by-
-document counts in plain Python, and its term_ranks against 2x2 tables scored by scipy's chi2_contingency."""
+document counts in plain Python, and its term_ranks against 2x2 tables scored by scipy's chi2_contingency.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """One positive weight (or one fbr) for all categories, chosen by cross-validated micro-F1 (LibMultiLabel's
-shared choice)."""
+shared choice).
+"""
 
 from __future__ import annotations
 

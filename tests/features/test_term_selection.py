@@ -22,7 +22,7 @@ from sparktc.features.term_selection import (
 
 
 def _random_tables(n: int, seed: int = 0) -> np.ndarray:
-    """n random 2x2 tables [[A, B], [C, D]] (rows: t, not t; columns: c, not c), some with a zero line."""
+    """The n random 2x2 tables [[A, B], [C, D]] (rows: t, not t; columns: c, not c), some with a zero line."""
     rng = np.random.default_rng(seed)
     tables = rng.integers(0, 60, size=(n, 2, 2))
     tables[::7, 0, :] = 0  # term in no document

@@ -1,5 +1,5 @@
 """The [weight] schemes (REFERENCE.md section 3; sparktc.features.weighting), each against an independent
-computation:
+computation.
 
 * ltc, tfidf (Debole & Sebastiani 2005, eq. 4-5), sklearn, binary and supervised against scipy.sparse formulas
   on a random term-frequency matrix, training rows fixing N and df, test rows holding terms outside training;
@@ -168,7 +168,8 @@ COMMON = "reuter"  # in every training document: every score of it is 0
 
 def make_corpus(relabel: bool = False, seed: int = 2003) -> dict[str, dict]:
     """36 training and 12 test JSON Lines documents by id; with ``relabel``, the same texts with every test
-    document's labels changed."""
+    document's labels changed.
+    """
     rng = np.random.default_rng(seed)
     words = invented_words(rng, 70)
     general, topical = words[:40], {c: words[40 + 8 * i: 48 + 8 * i] for i, c in enumerate(CATEGORIES)}
@@ -205,8 +206,9 @@ def supervised(spark, tmp_path_factory):
 
 
 def chi2_of(a: int, b: int, c: int, d: int) -> float:
-    """scipy's Pearson chi-square of the 2x2 table; 0 where a margin is 0 (term or category in all or no
-    documents), as REFERENCE.md section 4's formula with its 0 denominator."""
+    """The Pearson chi-square of the 2x2 table by scipy; 0 where a margin is 0 (term or category in all or no
+    documents), as REFERENCE.md section 4's formula with its 0 denominator.
+    """
     table = np.array([[a, b], [c, d]])
     if (table.sum(axis=0) == 0).any() or (table.sum(axis=1) == 0).any():
         return 0.0
@@ -215,7 +217,8 @@ def chi2_of(a: int, b: int, c: int, d: int) -> float:
 
 def expected_vectors(documents: dict[str, dict], score: str) -> tuple[list[str], dict[str, dict[int, float]]]:
     """The vocabulary and every document's supervised vector, from the training documents alone: f_max over
-    the categories of chi-square or information gain (bits) times 1 + ln tf, cosine-normalized."""
+    the categories of chi-square or information gain (bits) times 1 + ln tf, cosine-normalized.
+    """
     train = [d for d in documents.values() if d["split"] == "train"]
     terms = sorted({t for d in train for t in d["text"].split()})
     categories = sorted({c for d in documents.values() for c in d["labels"]})  # ingest's: every label seen
@@ -274,7 +277,8 @@ def test_supervised_information_gain_weights_equal_a_training_only_computation(s
 
 def test_test_labels_do_not_change_supervised_weights(spark, supervised, tmp_path):
     """The weight stage rerun on the run's tokens and categories with every test document relabelled, some
-    with a category of test documents only, as ingest would have written them."""
+    with a category of test documents only, as ingest would have written them.
+    """
     documents, output = supervised
     relabelled = make_corpus(relabel=True)
     assert all(relabelled[i]["labels"] != documents[i]["labels"] for i in documents if documents[i]["split"] == "test")

@@ -61,7 +61,8 @@ NO_F1_DIFFERENCE = "fewer than 2 categories whose F1 differ (every category's F1
 
 def table_of(Y: np.ndarray, P: np.ndarray) -> pd.DataFrame:
     """Per category (columns of the test documents x categories matrices): the contingency table and F1
-    (2TP / (2TP + FP + FN), 1 when that is 0/0, as evaluate.zero_division = 1)."""
+    (2TP / (2TP + FP + FN), 1 when that is 0/0, as evaluate.zero_division = 1).
+    """
     tp, fp = (P & Y).sum(axis=0), (P & ~Y).sum(axis=0)
     fn, tn = (~P & Y).sum(axis=0), (~P & ~Y).sum(axis=0)
     denominator = 2 * tp + fp + fn
@@ -101,7 +102,8 @@ def six_methods() -> dict[str, np.ndarray]:
     """Decisions standing for the six methods on a tiny test set, each pair of them a case the comparison must
     survive: knn agrees with liblinear everywhere; llsf differs from liblinear in one category only (one F1
     difference: no T-test); rocchio misses one positive of each of categories 0 and 1 (equal F1 differences
-    against nnet: zero variance); nb assigns nothing (no precision); nnet is perfect."""
+    against nnet: zero variance); nb assigns nothing (no precision); nnet is perfect.
+    """
     liblinear = flipped(LABELS, (0, 0), (4, 3), (6, 2))
     return {"liblinear": liblinear, "rocchio": flipped(LABELS, (0, 0), (2, 1)), "knn": liblinear.copy(),
             "llsf": flipped(liblinear, (7, 2)), "nb": np.zeros_like(LABELS), "nnet": LABELS.copy()}
@@ -286,7 +288,8 @@ def test_the_compared_methods_are_the_papers_six_registered_ones():
 @pytest.fixture
 def compare_job(spark, monkeypatch, capsys):
     """jobs/compare.py's main in this process, the suite's session standing in for the job's:
-    (exit status, stdout, stderr) of ``RUN ... --output OUTPUT``."""
+    (exit status, stdout, stderr) of ``RUN ... --output OUTPUT``.
+    """
     monkeypatch.setattr("sparktc.runtime.session.build_session", lambda *arguments, **keywords: spark)
     monkeypatch.setattr(spark, "stop", lambda: None)  # the suite's session outlives each job
     main = runpy.run_path(str(REPO / "jobs" / "compare.py"))["main"]
@@ -336,7 +339,8 @@ def test_a_run_compared_with_its_copy_exits_0_and_says_why_each_test_is_undefine
 
 def test_six_methods_compared_in_one_call(spark, method_runs, tmp_path):
     """All 15 pairs of the six methods on the small corpus: none crashes, every test is defined
-    or says why, and the files are computed and published."""
+    or says why, and the files are computed and published.
+    """
     runs = [method_runs[method] for method in METHOD_SETTINGS]
     record, tables = compare_runs(spark, runs, SETTINGS, "jsonl")
     assert [(p["a"], p["b"]) for p in record["pairs"]] == list(itertools.combinations(METHOD_SETTINGS, 2))
@@ -378,7 +382,8 @@ def two_comparisons(spark, method_runs) -> tuple[tuple[dict, dict], tuple[dict, 
 def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(spark, two_comparisons, tmp_path,
                                                                               monkeypatch, failing, nth):
     """A failure while the files are written aside leaves the earlier comparison as it was; one while they are
-    moved into place leaves no comparison.md or comparison.json (never one that links files not written)."""
+    moved into place leaves no comparison.md or comparison.json (never one that links files not written).
+    """
     (first, first_tables), (second, second_tables) = two_comparisons
     output = tmp_path / "comparison"
     with claim(str(output), "compare") as held:
@@ -408,7 +413,8 @@ def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(sp
 def test_a_first_comparison_that_fails_while_written_leaves_no_files(spark, two_comparisons, compare_job,
                                                                      method_runs, tmp_path, monkeypatch):
     """Through the job: the third file's write fails, the job says so in one line (exit status 1) and the
-    output holds no comparison (it is removed, as a first run's output that published nothing)."""
+    output holds no comparison (it is removed, as a first run's output that published nothing).
+    """
     monkeypatch.setattr(storage, "write_bytes", Failing(storage.write_bytes, 3))
     output = tmp_path / "comparison"
     status, out, err = compare_job(method_runs["liblinear"], method_runs["rocchio"], "--output", str(output))

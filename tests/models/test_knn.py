@@ -20,7 +20,7 @@ def knn_scores(
     exclude_self: NDArray[np.integer] | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
 ) -> NDArray[np.float64]:
-    """kNN scores, shape (n_query, n_categories): :func:`knn_topk` then :func:`knn_scores_from_neighbours`.
+    """The kNN scores, shape (n_query, n_categories): :func:`knn_topk` then :func:`knn_scores_from_neighbours`.
 
     ``Y_train`` (n_train x n_categories, scipy sparse or bool array) marks each training
     document's categories; the other parameters are :func:`knn_topk`'s.
@@ -63,7 +63,8 @@ def sparse_data():
 @pytest.fixture(scope="module")
 def quantised_data():
     """Rows of four 0.5 entries (unit length) over 12 features, some training rows duplicated:
-    every similarity is a multiple of 1/4, exact in any summation order, so ties abound."""
+    every similarity is a multiple of 1/4, exact in any summation order, so ties abound.
+    """
     rng = np.random.default_rng(3)
 
     def rows(n):

@@ -148,7 +148,8 @@ def test_fixed_llsf_models_are_the_least_squares_fit_over_every_term(runs):
 
 def test_scut_llsf_models_are_the_truncated_fit_over_the_selected_terms_with_cv_thresholds(runs):
     """Through the SVD path (each model the truncated SVD of its training rows, one task each), which must
-    give the truncated-SVD solution and SCut thresholds the Gram path gives."""
+    give the truncated-SVD solution and SCut thresholds the Gram path gives.
+    """
     models = runs.models["scut"]
     columns = np.sort(runs.order[:60])
     X = runs.X[:, columns].toarray()
@@ -170,7 +171,8 @@ def test_scut_llsf_models_are_the_truncated_fit_over_the_selected_terms_with_cv_
 def _cross_validated_counts(scores: np.ndarray, y: np.ndarray, fold: np.ndarray, fbr: float) -> tuple[float, dict]:
     """SCutFBR by hand: per fold the brute-force SCut threshold, or the fold's top score when its best F1
     is below fbr; the threshold is their mean, and each fold's documents are decided at the mean of the
-    other folds' thresholds."""
+    other folds' thresholds.
+    """
     per_fold = []
     for f in range(FOLDS):
         threshold, best = brute_force_scut(scores[fold == f], y[fold == f])

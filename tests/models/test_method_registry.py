@@ -1,6 +1,7 @@
 """The method registry: every method is one registered ``Method``, declared by its own module, whose parameters
 are the [train] keys with their rules; and no module but a method's own and the registry names a method to branch
-on it, so that a new method is its module, one registration line, a configuration example and its tests."""
+on it, so that a new method is its module, one registration line, a configuration example and its tests.
+"""
 
 from __future__ import annotations
 

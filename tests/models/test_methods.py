@@ -107,7 +107,8 @@ def read_run(spark, output: str) -> SimpleNamespace:
 
 def prepared_corpus(spark, tmp_path_factory) -> tuple[Path, Path]:
     """This module's JSON Lines corpus and its output through ingest -> rank, made once for the suite: the
-    runs of this module, ``test_llsf``, ``test_nnet`` and ``test_naive_bayes`` copy the output and train on it."""
+    runs of this module, ``test_llsf``, ``test_nnet`` and ``test_naive_bayes`` copy the output and train on it.
+    """
 
     def make(directory: Path) -> list[str]:
         directory.mkdir(parents=True, exist_ok=True)
@@ -174,7 +175,8 @@ def rocchio(X, y, beta: float = 16.0, gamma: float = 4.0) -> np.ndarray:
 
 def brute_force_knn(similarities: np.ndarray, Y_train: np.ndarray, k: int) -> np.ndarray:
     """Per query row: the k most similar training documents (ties to the lower row), similarities summed per
-    category."""
+    category.
+    """
     scores = np.zeros((similarities.shape[0], Y_train.shape[1]))
     for q, row in enumerate(similarities):
         nearest = sorted(range(len(row)), key=lambda j: (-row[j], j))[:k]
@@ -212,7 +214,8 @@ def test_rocchio_weights_are_the_centroid_formula(runs):
 
 def rocchio_out_of_fold(runs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The balanced folds of a category's labels ``y`` and each training document's Rocchio score from the model
-    of the other folds, computed with numpy."""
+    of the other folds, computed with numpy.
+    """
     folds = balanced_folds(y, FOLDS, SEED)
     scores = np.empty(N_TRAIN)
     for f in range(FOLDS):
@@ -281,13 +284,15 @@ def test_knn_thresholds_are_scut_over_leave_one_out_training_scores(runs):
 def _similarities(X_query, X_train, columns: np.ndarray) -> np.ndarray:
     """Cosine similarities over the selected terms, as sparse products of the renormalized selections
     (:func:`selected_space`, checked against numpy in test_knn): over few terms many documents tie, and the
-    same products keep the ties exact so that the brute force breaks them as sparktc does."""
+    same products keep the ties exact so that the brute force breaks them as sparktc does.
+    """
     return (selected_space(X_query, columns) @ selected_space(X_train, columns).T).toarray()
 
 
 def test_knn_chooses_one_term_count_by_micro_f1_and_scores_the_renormalized_selection(runs):
-    """kNN over the selected terms compares renormalized vectors; the term count is one for all categories,
-    the candidate whose leave-one-out SCut decisions have the best micro-F1."""
+    """The kNN method over the selected terms compares renormalized vectors; the term count is one for all categories,
+    the candidate whose leave-one-out SCut decisions have the best micro-F1.
+    """
     micro, thresholds = {}, {}
     for terms in KNN_TERMS:
         similarities = _similarities(runs.X_train, runs.X_train, np.sort(runs.order[:terms]))

@@ -202,7 +202,8 @@ def _labels(output, split: str, ids: list[str]) -> np.ndarray:
 
 def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_log_posteriors(mixture):
     """The fold models are MultinomialNB without each fold; the choice of (terms, fbr) and the thresholds are
-    the cross-validated SCutFBR redone here from those out-of-fold log posteriors."""
+    the cross-validated SCutFBR redone here from those out-of-fold log posteriors.
+    """
     from test_llsf import _cross_validated_counts
 
     order = chi2_order(mixture.output)

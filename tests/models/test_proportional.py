@@ -45,7 +45,8 @@ def brute_force_proportional(scores: np.ndarray, positives: int, documents: int)
     """The threshold and count of the reachable count closest to p * n, p = positives / documents, in exact
     arithmetic; the smaller count on ties. The threshold: the top score (none), the midpoint of the lowest
     assigned and highest unassigned score (that lower score when the midpoint rounds up to the higher), or
-    the float just below the minimum (all)."""
+    the float just below the minimum (all).
+    """
     target = Fraction(positives, documents) * len(scores)
     count = min(reachable(scores), key=lambda c: (abs(c - target), c))
     ranked = np.sort(scores)[::-1]
@@ -60,7 +61,8 @@ def brute_force_proportional(scores: np.ndarray, positives: int, documents: int)
 
 def cv_proportional(scores: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> tuple[float, dict[str, int]]:
     """Mean of the per-fold brute-force thresholds (p over all of y); the counts with each fold decided at
-    the mean of the other folds' thresholds."""
+    the mean of the other folds' thresholds.
+    """
     per_fold = np.array([brute_force_proportional(scores[folds == f], int(y.sum()), len(y))[0] for f in range(k)])
     others = np.array([np.delete(per_fold, f).mean() for f in range(k)])
     assigned = scores > others[folds]

@@ -41,7 +41,8 @@ def planted(seed: int, n: int = 240, d: int = 40) -> tuple[sparse.csr_matrix, np
 
 def gradient(X: sparse.csr_matrix, y: np.ndarray, w: np.ndarray, b: float, C: float) -> np.ndarray:
     """The gradient of 1/2 w'w + C sum_i log(1 + exp(-t_i (w'x_i + b))), t_i = +-1, in (w, b); the bias is not
-    penalized."""
+    penalized.
+    """
     residual = expit(np.asarray(X @ w).ravel() + b) - y  # d/ds of the loss, per document
     return np.concatenate([w + C * np.asarray(X.T @ residual).ravel(), [C * residual.sum()]])
 

@@ -159,7 +159,8 @@ FAILING = {"ingest": "publish", "tokenize": "manifest", "weight": "publish", "ra
 
 def test_the_driver_failing_in_each_stage_then_the_same_command(spark, job, copy, reference):
     """One output, one command repeated: each run finishes the stage the last one failed in and fails in the next
-    (in this process, ``raise``; the SIGKILLed driver is the next test), the last run is undisturbed."""
+    (in this process, ``raise``; the SIGKILLed driver is the next test), the last run is undisturbed.
+    """
     (copy / "manifests" / "ingest.json").unlink()  # as after a crash in ingest: every stage runs again
     for number, (stage, point) in enumerate([*FAILING.items(), (None, None)]):
         if stage:
@@ -205,7 +206,8 @@ KILLED = "test_a_driver_killed_between_two_outputs_resumes_with_the_undisturbed_
 def killed(request, corpus, tmp_path_factory):
     """The spark-submit run whose driver is SIGKILLed in ingest, between two outputs, started when the module
     starts (if its test runs), so that its JVM works while the tests before it run in this process:
-    (process, output, stdout file, stderr file)."""
+    (process, output, stdout file, stderr file).
+    """
     if not selected(request, KILLED):
         yield None
         return
@@ -420,7 +422,8 @@ def test_classify_refuses_a_training_run_as_its_output(spark, reference, corpus,
 
 def test_an_upgrade_makes_every_manifest_stale(spark, copy, monkeypatch):
     """Another code digest: every stage is recomputed (the recomputation itself is ``--force``'s, whose results
-    tests/runtime/test_recovery.py checks against an undisturbed run)."""
+    tests/runtime/test_recovery.py checks against an undisturbed run).
+    """
     monkeypatch.setattr(manifest, "code_digest", lambda: "f" * 64)
     for stage in STAGES:
         assert damage(spark, str(copy), read_manifest(spark, str(copy), stage)).startswith(

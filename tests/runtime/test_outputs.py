@@ -168,7 +168,8 @@ def test_a_killed_holder_leaves_no_stuck_lock_and_its_staging_is_removed(tmp_pat
 
 def test_on_a_hadoop_file_system_the_lock_is_a_lease(spark, tmp_path: Path) -> None:
     """``file://`` goes through Hadoop as ``hdfs://`` and ``s3a://`` do: a lock file created only if absent,
-    renewed while held, taken over once not renewed for LEASE_SECONDS, removed at the end."""
+    renewed while held, taken over once not renewed for LEASE_SECONDS, removed at the end.
+    """
     from sparktc.runtime import outputs
 
     output = tmp_path / "run"

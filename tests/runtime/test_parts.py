@@ -1,5 +1,6 @@
 """Work done part by part (sparktc.runtime.parts): the files a task writes, how a task reads one back, what a
-failed attempt leaves, and how a task's error reaches the driver."""
+failed attempt leaves, and how a task's error reaches the driver.
+"""
 
 from __future__ import annotations
 

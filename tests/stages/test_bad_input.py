@@ -105,7 +105,8 @@ def cut_short_reason(last_line: int) -> str:
 def gzip_cut(text: bytes, keep: int) -> bytes:
     """A gzip stream of ``text`` that breaks off after its first ``keep`` bytes. The stream is stored
     (compresslevel 0: a 10-byte gzip header, a 5-byte block header, then the bytes as they are), so
-    the cut falls exactly there, as zlib confirms."""
+    the cut falls exactly there, as zlib confirms.
+    """
     stream = gzip.compress(text, compresslevel=0, mtime=0)[: 10 + 5 + keep]
     assert zlib.decompressobj(31).decompress(stream) == text[:keep]
     return stream
@@ -142,7 +143,8 @@ DAMAGED = "the file is truncated or damaged: restore it from the Reuters-21578 d
 
 def story(newid: str, split: str = "TRAIN", topics: str = "YES", body: bytes = b"Profit rose.") -> bytes:
     """One <REUTERS> element on five lines, as in the collection (README.txt VI.A), labelled earn;
-    its text is its TITLE "STORY <newid>", a newline and its BODY."""
+    its text is its TITLE "STORY <newid>", a newline and its BODY.
+    """
     tag = f'<REUTERS TOPICS="{topics}" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" OLDID="{newid}" NEWID="{newid}">'
     return (f"{tag}\n<TOPICS><D>earn</D></TOPICS>\n<TEXT>&#2;\n<TITLE>STORY {newid}</TITLE><BODY>".encode()
             + body + b"</BODY></TEXT>\n</REUTERS>\n")
@@ -459,7 +461,8 @@ def shown(row: Row, corpus: Path) -> str:
 @pytest.fixture(scope="module")
 def small_queries(spark):
     """Plans for tiny inputs while this module's ingest runs go (a few records each): adaptive execution
-    and four shuffle partitions cost more jobs and tasks than they save here. Restored afterwards."""
+    and four shuffle partitions cost more jobs and tasks than they save here. Restored afterwards.
+    """
     tuned = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
     before = {key: spark.conf.get(key) for key in tuned}
     for key, value in tuned.items():
@@ -476,7 +479,8 @@ def small_queries(spark):
 
 def fail_groups(cases: list[Case], size: int = 5) -> list[list[Case]]:
     """``cases`` packed in order into groups of at most ``size`` of one format that touch disjoint files
-    and count the same thing (qrels lines are checked only once the records are clean)."""
+    and count the same thing (qrels lines are checked only once the records are clean).
+    """
     groups: list[list[Case]] = []
     for case in cases:
         touched = {*case.files, *case.replaces}
@@ -668,13 +672,15 @@ def test_reuters21578_non_utf8_bytes_are_read_as_latin1(all_kinds):
 def test_an_empty_reuters21578_text_is_a_document(all_kinds):
     """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one); tokenize counts it as a document
     without tokens. Rejected are a Reuters-21578 element with no TEXT at all (an empty record), a
-    LYRL2004 .W without tokens and a JSON Lines text of white space only."""
+    LYRL2004 .W without tokens and a JSON Lines text of white space only.
+    """
     assert all_kinds("reuters21578").documents["5"] == ("train", ["earn"], "\n", None)
 
 
 def test_a_reuters21578_topic_repeated_in_an_element_counts_once():
     """Two elements of the collection list a topic twice; the reader keeps the first of each, in file order.
-    Counted twice, NEWID 5467 would be two training positives of corn."""
+    Counted twice, NEWID 5467 would be two training positives of corn.
+    """
     expected = {"5467": ("grain", "wheat", "corn", "cotton", "sorghum", "barley"), "19918": ("trade",)}
     found = {}
     for name in ("reut2-005.sgm.gz", "reut2-019.sgm.gz"):
@@ -705,7 +711,8 @@ def test_readers_take_numbers_longer_than_python_converts():
 
 def test_corpus_files_are_exactly_the_format_names(spark, tmp_path, capsys):
     """``NAME`` and ``NAME.gz`` are read; other names starting like a corpus file are named as ignored;
-    hidden files (checksums, editors' swap files) and other names go unmentioned."""
+    hidden files (checksums, editors' swap files) and other names go unmentioned.
+    """
     listings = [
         (FORMATS["reuters21578"].names, ["reut2-000.sgm", "reut2-001.sgm.gz"],
          ["reut2-000.sgm.bak", "reut2-001.sgm.gz~", "reut2-1.sgm"], [".reut2-000.sgm.crc", "README.txt"]),
@@ -723,7 +730,8 @@ def test_corpus_files_are_exactly_the_format_names(spark, tmp_path, capsys):
 
 def test_a_corpus_file_name_on_what_is_no_file_stops_ingest(spark, tmp_path, monkeypatch):
     """Hadoop's local listing drops the dangling link and calls the FIFO and the socket files (Spark would
-    wait on the FIFO forever); every such entry is named, with what to do."""
+    wait on the FIFO forever); every such entry is named, with what to do.
+    """
     corpus = write(tmp_path / "corpus", {"a.jsonl": jline("a1")})
     monkeypatch.chdir(corpus)  # a short socket path
     (corpus / "dir.jsonl").mkdir()
@@ -757,7 +765,8 @@ def test_a_file_spark_may_not_read_is_named_with_what_to_do():
     """The Java exceptions py4j gave for a real run: ingest of a JSON Lines corpus with a file of mode 000,
     as root without CAP_DAC_OVERRIDE (``capsh --drop=cap_dac_override,cap_dac_read_search``): Spark 4.3
     says "File does not exist", its cause says "Permission denied". A file that is really gone (deleted
-    after Spark listed it) is not a permission problem."""
+    after Spark listed it) is not a permission problem.
+    """
     spark_says = ("[FAILED_READ_FILE.FILE_NOT_EXIST] Encountered error while reading file file:///tmp/perm/corpus/{}. "
                   "File does not exist. It is possible the underlying files have been updated.\nYou can explicitly "
                   "invalidate the cache in Spark by running 'REFRESH TABLE tableName' command in SQL or by recreating "

@@ -1,5 +1,6 @@
 """A clean LYRL2004 or JSON Lines corpus takes ingest's short path (its counts from the parsing tasks, its
-documents the staged files renamed); its outputs and report must be exactly those of the general path."""
+documents the staged files renamed); its outputs and report must be exactly those of the general path.
+"""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def jsonl_corpus(directory, repeat: str | None = None, label: str = "acq"):
 
 def ingested_both_ways(spark, tmp_path, monkeypatch, settings):
     """Ingest twice, by the short path and (``_clean_lines`` refusing) by the general one; whether each took the
-    short path, and the two reports."""
+    short path, and the two reports.
+    """
     taken = []
     real_write_clean = ingest_stage._write_clean
     monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))

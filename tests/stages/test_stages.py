@@ -98,7 +98,7 @@ def lyrl_config(path: Path | str, *overrides: str):
 
 @pytest.fixture(scope="module")
 def lyrl(spark, tmp_path_factory):
-    """ingest -> tokenize -> weight -> rank on the fixtures (only test part 0 exists)."""
+    """Run ingest -> tokenize -> weight -> rank on the fixtures (only test part 0 exists)."""
     output = str(tmp_path_factory.mktemp("lyrl_out"))
     config = lyrl_config(lyrl2004_corpus(tmp_path_factory.mktemp("lyrl2004")), "corpus.test_parts=[0]")
     reports = {m["stage"]: m for m in run_stages(spark, config, output, "ingest", "tokenize", "weight", "rank")}
@@ -447,7 +447,7 @@ def jsonl_config(path: Path | str, *overrides: str):
 
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory):
-    """ingest -> tokenize -> weight -> rank -> train -> evaluate on the seeded JSONL corpus."""
+    """Run ingest -> tokenize -> weight -> rank -> train -> evaluate on the seeded JSONL corpus."""
     base = tmp_path_factory.mktemp("jsonl")
     corpus = base / "corpus"
     write_jsonl_corpus(corpus)

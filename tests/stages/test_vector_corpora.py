@@ -1,6 +1,7 @@
 """Corpora of given vectors through the pipeline (weight.scheme = given): a multi-label LIBSVM corpus
 (corpus.format = libsvm) against scikit-learn's reader and LIBLINEAR called directly with LibMultiLabel's
-one-vs-rest options, and LYRL2004 vector files with their qrels (corpus.format = lyrl2004_vectors)."""
+one-vs-rest options, and LYRL2004 vector files with their qrels (corpus.format = lyrl2004_vectors).
+"""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ OPTIONS = "-s 1 -c 1 -B 1 -e 0.0001 -q"  # LibMultiLabel's linear one-vs-rest de
 def write_corpus(directory: Path, seed: int = 3) -> None:
     """train.svm (150 documents) and test.svm (50): each label owns a few features, documents draw from their
     labels' features and from noise; one training document has no label, one test document a feature no training
-    document has (features in ascending order, as scikit-learn requires)."""
+    document has (features in ascending order, as scikit-learn requires).
+    """
     rng = np.random.default_rng(seed)
     owned = {label: rng.choice(N_FEATURES - 5, size=6, replace=False) + 1 for label in LABELS}
     for name, n in (("train.svm", 150), ("test.svm", 50)):
@@ -68,7 +70,8 @@ def _srand(seed: int) -> None:
 
 def direct_one_vs_rest(corpus: Path) -> tuple[np.ndarray, np.ndarray]:
     """Test decisions and labels by scikit-learn's reader and LIBLINEAR itself: per label, -s 1 -c 1 -B 1 on the
-    training documents, "w'x + b > 0" on the test documents (features beyond the training ones dropped)."""
+    training documents, "w'x + b > 0" on the test documents (features beyond the training ones dropped).
+    """
     X_train, y_train = load_svmlight_file(str(corpus / "train.svm"), multilabel=True, zero_based=False,
                                           n_features=N_FEATURES)
     X_test, y_test = load_svmlight_file(str(corpus / "test.svm"), multilabel=True, zero_based=False,
