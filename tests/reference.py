@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,3 +71,12 @@ def name_branches(source: str, names: Collection[str]) -> list[str]:
             continue
         found += [f"line {node.lineno}: {name!r}" for name in hits]
     return found
+
+
+def declaring(folder: Path, name: str) -> list[Path]:
+    """The modules of ``folder`` that assign ``name`` at their top level (``FORMAT``, ``METHOD``), sorted."""
+    def declares(path: Path) -> bool:
+        return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                   for node in ast.parse(path.read_text()).body)
+
+    return sorted(path for path in folder.glob("*.py") if declares(path))

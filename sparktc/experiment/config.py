@@ -501,7 +501,7 @@ def _check_combinations(config: Config) -> None:
     _check_category_set(config.corpus, config.evaluate.close_predictions)
     rule = train.decision_rule()
     method = rule.spec
-    unused = {key: _setting(config, key) for key in method.unused if _setting(config, key)}
+    unused = {key: _setting(config, key) for key in method.refused if _setting(config, key)}
     if unused:
         raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
                           f"train.method = {train.method!r} ({method.unused_reason}); "

@@ -250,8 +250,7 @@ METHOD = Method(
     name="knn", title="kNN", parameters=KnnParameters,
     fitting=lambda parameters, terms: Neighbours(parameters.knn_k),
     scoring=lambda parameters: Scoring(NEIGHBOURS, parameters.knn_k), score_range=_score_range, describe=_describe,
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.fbr",
-            "tune.shared_fbr"),
+    unused=("tune.fbr", "tune.shared_fbr"),
     unused_reason="kNN has no solver, C or positive weight; its term count is chosen for all categories at once, "
                   "and SCutFBR uses train.fbr",
 )

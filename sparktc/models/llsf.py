@@ -271,7 +271,7 @@ METHOD = Method(
     score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
         0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores"),
     describe=_describe, check=_check,
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+    unused=("tune.shared_fbr",),
     unused_reason="LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr "
                   "is always one for all categories",
 )

@@ -31,7 +31,7 @@ from scipy import sparse
 
 from sparktc.validation import setting_problem
 
-__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "FromSums", "InTasks", "Method", "Neighbours",
+__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "SEARCH_KEYS", "FromSums", "InTasks", "Method", "Neighbours",
            "Parameters", "PerCategory", "ScoreRange", "Scoring", "SearchLists", "shown"]
 
 
@@ -188,6 +188,12 @@ def shown(values: Mapping[str, Any], key: str) -> str:
     return "\u2014" if value is None or value == "" else f"`{value}`"
 
 
+#: The [tune] keys of each setting a category may choose from besides its terms and fbr (LIBLINEAR's), in the order
+#: messages name them: a method that does not search the setting refuses them.
+SEARCH_KEYS = {"C": ("tune.C",), "solver": ("tune.solver",),
+               "positive_weight": ("tune.positive_weight", "tune.shared_positive_weight")}
+
+
 def _no_problem(parameters: Any, tune: SearchLists, top_k: int) -> str | None:
     return None
 
@@ -201,7 +207,8 @@ class Method:
     * ``fitting(parameters, terms)``: how the train stage fits it over at most ``terms`` selected terms.
     * ``scoring(parameters)``, ``score_range(parameters, nonnegative_features)``, ``vector_column``.
     * ``searched``: the [tune] lists among solver, C, positive_weight a category chooses from (their values
-      otherwise are the parameters' own); ``unused``: the [tune] keys it refuses, and ``unused_reason``.
+      otherwise are the parameters' own); ``unused``: the other [tune] keys it refuses, and ``unused_reason``, why
+      (:attr:`refused`: those and the lists of what it does not search).
     * ``variant``: the parameters that change what the method is, named beside it in messages.
     * ``check(parameters, tune, top_k)``: a combination of settings it cannot work with, in words, or None.
     * ``describe(record)``: ``report.md``'s lines about it from its record (name and parameters).
@@ -226,6 +233,12 @@ class Method:
         then chosen for the whole model.
         """
         return isinstance(self.fitting(parameters, 0), FromSums | InTasks)
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """The [tune] keys a run with this method refuses: those of what it does not search, then its ``unused``."""
+        missing = [keys for name, keys in SEARCH_KEYS.items() if name not in self.searched]
+        return tuple(key for keys in missing for key in keys) + self.unused
 
     def variant_settings(self, parameters: Any) -> list[str]:
         """The settings of its ``variant`` as messages name them: ["train.nb_model = 'mixture'"]."""

@@ -164,6 +164,5 @@ METHOD = Method(
     name="nb", title="naive Bayes", parameters=NaiveBayesParameters, fitting=_fitting,
     scoring=lambda parameters: Scoring(POSTERIOR if parameters.nb_model == "mixture" else LINEAR),
     score_range=_score_range, describe=_describe, vector_column="counts", variant=("nb_model",),
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
     unused_reason="naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha",
 )

@@ -174,7 +174,7 @@ METHOD = Method(
     score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
         0.0, "the output unit's sigma(s) > 1/2", "NNet's scores"),
     describe=_describe,
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight", "tune.shared_fbr"),
+    unused=("tune.shared_fbr",),
     unused_reason="NNet is one network for all categories: it has no solver, C or positive weight, and its fbr is "
                   "always one for all categories",
 )

@@ -102,6 +102,5 @@ METHOD = Method(
     fitting=lambda parameters, terms: PerCategory(
         lambda p, X, reuse: lambda y, candidate: rocchio(X, y, p.rocchio_beta, p.rocchio_gamma)),
     scoring=lambda parameters: Scoring(LINEAR), score_range=_score_range, describe=_describe,
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
     unused_reason="Rocchio has no solver, C or positive weight",
 )

@@ -81,6 +81,5 @@ METHOD = Method(
     score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "the log odds of c > 0",
                                                                      "logistic regression's log odds"),
     describe=_describe,
-    unused=("tune.C", "tune.solver", "tune.positive_weight", "tune.shared_positive_weight"),
     unused_reason="its C is train.sklearn_C, and [tune] searches LIBLINEAR's solver, C and positive weight",
 )

@@ -6,13 +6,12 @@ registration line, a configuration example and its tests.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import tomllib
 
 import pytest
 from conftest import REPO
-from reference import name_branches
+from reference import declaring, name_branches
 
 from sparktc.corpora.formats import ASSEMBLIES
 from sparktc.corpora.registry import CLASSIFY_READERS, FORMATS
@@ -21,13 +20,7 @@ from sparktc.experiment.config import CorpusConfig, load_config
 PACKAGE = REPO / "sparktc"
 
 
-def _declares_format(path) -> bool:
-    """Whether the module at ``path`` assigns ``FORMAT`` at its top level."""
-    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FORMAT" for t in node.targets)
-               for node in ast.parse(path.read_text()).body)
-
-
-FORMAT_MODULES = sorted(path for path in (PACKAGE / "corpora").glob("*.py") if _declares_format(path))
+FORMAT_MODULES = declaring(PACKAGE / "corpora", "FORMAT")
 #: The modules that may name formats: each format's own and the registry.
 NAMING_FORMATS = {*FORMAT_MODULES, PACKAGE / "corpora" / "registry.py"}
 

@@ -5,14 +5,13 @@ on it, so that a new method is its module, one registration line, a configuratio
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import math
 import tomllib
 
 import pytest
 from conftest import REPO
-from reference import name_branches
+from reference import declaring, name_branches
 
 from sparktc.experiment.config import TrainConfig, TuneConfig, load_config
 from sparktc.models.method import FromSums, InTasks, Neighbours, PerCategory
@@ -21,12 +20,7 @@ from sparktc.models.registry import METHODS, describe, parameter_fields
 PACKAGE = REPO / "sparktc"
 
 
-def _declares_method(path) -> bool:
-    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "METHOD" for t in node.targets)
-               for node in ast.parse(path.read_text()).body)
-
-
-METHOD_MODULES = sorted(path for path in (PACKAGE / "models").glob("*.py") if _declares_method(path))
+METHOD_MODULES = declaring(PACKAGE / "models", "METHOD")
 #: The modules that may name methods: each method's own and the registry.
 NAMING_METHODS = {*METHOD_MODULES, PACKAGE / "models" / "registry.py"}
 
@@ -49,7 +43,7 @@ def test_a_method_declares_parameters_that_are_train_keys_with_their_rules(name)
     rule = TrainConfig(method=name).decision_rule()
     assert rule.parameters == defaults and rule.spec is method
     tune_keys = {f"tune.{field.name}" for field in dataclasses.fields(TuneConfig)}
-    assert set(method.unused) <= tune_keys and (method.unused_reason or not method.unused)
+    assert set(method.refused) <= tune_keys and (method.unused_reason or not method.refused)
     assert set(method.searched) <= {"solver", "C", "positive_weight"} and set(method.variant) <= set(keys)
     fitting = method.fitting(defaults, 100)
     assert isinstance(fitting, PerCategory | Neighbours | FromSums | InTasks)
