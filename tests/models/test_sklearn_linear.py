@@ -99,7 +99,7 @@ def test_its_train_keys_carry_their_rules_and_it_refuses_liblinears_search():
     with pytest.raises(ValueError, match="sklearn_max_iter = 0 is out of range"):
         SklearnLinearParameters(sklearn_max_iter=0)
     example = load_config(str(REPO / "conf" / "reuters21578-sklearn-linear.toml"))
-    assert (example.train.method, example.train.thresholding) == ("sklearn_linear", "scut")
+    assert (example.train.method, example.train.thresholding) == ("sklearn_linear", "fixed")
 
 
 # --- through Spark --------------------------------------------------------------------------------------------
