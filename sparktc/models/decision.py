@@ -109,7 +109,7 @@ class DecisionRule:
 
     @property
     def posterior_scores(self) -> bool:
-        """Whether scores are log posteriors, normalized over the categories (the naive Bayes mixture)."""
+        """Whether scores are posteriors P(c|d), normalized over the categories (the naive Bayes mixture)."""
         return self.spec.scoring(self.parameters).kind == POSTERIOR
 
     @property

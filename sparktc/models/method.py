@@ -95,6 +95,7 @@ class ScoreRange:
     natural: float | None
     natural_means: str
     description: str
+    low_open: bool = False  # the scores exceed ``low`` (a posterior is above 0): a t = low assigns everything too
 
     @staticmethod
     def unbounded(natural: float, natural_means: str, description: str) -> ScoreRange:
@@ -105,12 +106,12 @@ class ScoreRange:
         """Why the fixed ``threshold`` cannot work on these scores ("assigns nothing ..."), or None."""
         if threshold >= self.high:
             return f"assigns nothing: {self.description}, so no score exceeds {threshold:g}"
-        if threshold < self.low:
+        if threshold < self.low or (self.low_open and threshold == self.low):
             return f"assigns every category to every document: {self.description}, so every score exceeds {threshold:g}"
         return None
 
 
-#: The kinds of score :class:`sparktc.models.scoring.Scorer` computes: X W + b; its log posteriors over the
+#: The kinds of score :class:`sparktc.models.scoring.Scorer` computes: X W + b; its posteriors over the
 #: categories (the naive Bayes mixture); the summed similarities of the k nearest training documents; a
 #: saved network's output-unit inputs.
 LINEAR, POSTERIOR, NEIGHBOURS, NETWORK = "linear", "posterior", "neighbours", "network"

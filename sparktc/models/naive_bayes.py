@@ -8,15 +8,16 @@ Laplace smoothing alpha:
     theta(t | c) = (alpha + sum_{d in c} tf(t, d)) / (alpha |V| + sum_{d in c} sum_{t in V} tf(t, d))
     P(c) = (alpha + |c|) / (alpha |C| + sum_c' |c'|)
 
-and a document is scored by the log of its posterior over the categories C, which competes them
-against each other:
+and a document is scored by its posterior over the categories C, which competes them against each other:
 
-    s(d, c) = ln P(c | d) = a(d, c) - ln sum_{c'} exp a(d, c'),
+    s(d, c) = P(c | d) = exp(a(d, c) - ln sum_{c'} exp a(d, c')),
     a(d, c) = ln P(c) + sum_t tf(t, d) ln theta(t | c)
 
-which is scikit-learn's ``MultinomialNB(alpha, class_prior=P)`` log posterior (``predict_log_proba``) when
-each document is repeated once per category it has. Its sufficient statistics, X'Y (each category's
-term frequencies summed) and the documents per category, are sums over documents.
+which is scikit-learn's ``MultinomialNB(alpha, class_prior=P)`` posterior (``predict_proba``) when each
+document is repeated once per category it has. The posterior, not its log, so that a category's thresholds
+learned on different folds lie on one bounded scale and their mean transfers (:func:`posterior`).
+Its sufficient statistics, X'Y (each category's term frequencies summed) and the documents per category, are
+sums over documents.
 
 **One against the rest** (``multinomial_nb``): the same model for c and its complement c' only, over the
 raw term frequencies tf(t, d) of the selected terms V (not ltc weights: the model counts word
@@ -39,7 +40,6 @@ category's mean threshold, to -inf.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +95,15 @@ def mixture_nb(XY: NDArray[np.float64], documents: NDArray[np.float64],
     return log_theta, log_prior
 
 
+def posterior(joint: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Documents x categories P(c | d) in [0, 1] from the joint log-likelihoods a(d, c): exp of
+    :func:`log_posterior`. The mixture scores by it, not by its log: a category's thresholds set on different
+    folds then lie on one bounded scale, so their mean transfers (SCut's mean of the folds' log thresholds fell to
+    the log posteriors of rare categories' negatives, hundreds below 0, and assigned them to most documents).
+    """
+    return np.exp(log_posterior(joint))
+
+
 def log_posterior(joint: NDArray[np.float64]) -> NDArray[np.float64]:
     """Documents x categories ln P(c | d) from the joint log-likelihoods a(d, c), normalized per document."""
     if joint.shape[1] == 0:
@@ -104,7 +113,7 @@ def log_posterior(joint: NDArray[np.float64]) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class NaiveBayesMixture:
-    """A mixture over the selected terms ``columns``: s(d, c) = ln P(c | d)."""
+    """A mixture over the selected terms ``columns``: s(d, c) = P(c | d) (:func:`posterior`)."""
 
     columns: NDArray[np.int64]
     log_theta: NDArray[np.float64]  # selected terms x categories
@@ -112,7 +121,7 @@ class NaiveBayesMixture:
 
     def scores(self, X: sparse.csr_matrix) -> NDArray[np.float64]:
         """Documents x categories scores of the term-frequency rows of ``X`` (documents x vocabulary)."""
-        return log_posterior(np.asarray(X[:, self.columns] @ self.log_theta) + self.log_prior)
+        return posterior(np.asarray(X[:, self.columns] @ self.log_theta) + self.log_prior)
 
 
 @dataclass(frozen=True)
@@ -143,17 +152,17 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
 
 
 def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -> ScoreRange:
-    """The mixture's ln P(c | d) <= 0, natural t = ln 0.5 (P(c | d) > 1/2); binary's log odds of c, unbounded,
+    """The mixture's P(c | d), above 0 and at most 1, natural t = 1/2; binary's log odds of c, unbounded,
     natural t = 0.
     """
     if parameters.nb_model == "mixture":
-        return ScoreRange(-math.inf, 0.0, math.log(0.5), "P(c|d) > 1/2",
-                          "the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0")
+        return ScoreRange(0.0, 1.0, 0.5, "P(c|d) > 1/2",
+                          "the naive Bayes mixture's scores are posteriors 0 < P(c|d) <= 1", low_open=True)
     return ScoreRange.unbounded(0.0, "the log odds of c > 0", "binary naive Bayes's scores")
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
-    model = ("the mixture over all categories, scored by the log posterior"
+    model = ("the mixture over all categories, scored by the posterior P(c|d)"
              if record.get("nb_model", "mixture") == "mixture" else "each category against the rest")
     return [f"- Method: `nb`, multinomial naive Bayes over raw term frequencies, {model}, "
             f"Laplace smoothing alpha {shown(record, 'nb_alpha')}"]

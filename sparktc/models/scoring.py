@@ -3,7 +3,7 @@
 The evaluate stage and the classification of new documents broadcast one :class:`Scorer` and call
 :func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values, counts): s(d, c) =
 w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories; naive Bayes's over the raw
-term frequencies, the mixture's normalized to log posteriors), kNN's sum of the similarities of d's k
+term frequencies, the mixture's normalized to posteriors P(c|d)), kNN's sum of the similarities of d's k
 nearest training documents labelled c, or the NNet's output-unit inputs; the categories assigned are
 those the decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring
 categories are kept with their scores for the ranking measures.
@@ -22,7 +22,7 @@ from sparktc.filesystem import per_worker
 from sparktc.models.decision import Cut, DecisionRule
 from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk, selected_space, selection_key
 from sparktc.models.method import LINEAR, NEIGHBOURS, NETWORK, POSTERIOR
-from sparktc.models.naive_bayes import log_posterior
+from sparktc.models.naive_bayes import posterior
 from sparktc.models.nnet import load_network
 from sparktc.models.thresholds import best_columns
 
@@ -30,7 +30,7 @@ from sparktc.models.thresholds import best_columns
 @dataclass(frozen=True)
 class Scorer:
     """What executors need to score documents, by the method's kind of score (:class:`sparktc.models.method.Scoring`):
-    linear weights (and their log posteriors), the kNN training set, or the saved network.
+    linear weights (and their posteriors), the kNN training set, or the saved network.
     """
 
     codes: np.ndarray
@@ -72,7 +72,7 @@ class Scorer:
         if self.kind == LINEAR:
             return np.asarray(X @ self.W) + self.b
         if self.kind == POSTERIOR:
-            return log_posterior(np.asarray(X @ self.W) + self.b)
+            return posterior(np.asarray(X @ self.W) + self.b)
         if self.kind == NETWORK:
             return load_network(self.network_path).scores(X)
         training = _knn_training(self.train_path, self.n_terms, self.knn_selection)

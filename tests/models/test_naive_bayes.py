@@ -2,7 +2,7 @@
 document repeated once per category it has) and one category against the rest.
 
 Pure: :func:`sparktc.models.naive_bayes.mixture_nb` and :class:`NaiveBayesMixture` against MultinomialNB's
-log posteriors; :func:`multinomial_nb` and the per-category fit over the selected terms.
+posteriors; :func:`multinomial_nb` and the per-category fit over the selected terms.
 Spark: ``test_methods``' JSON Lines corpus through ingest -> rank once (shared with ``test_nnet``), then
 naive Bayes over the 60 best terms through train and evaluate, binary with SCut and the mixture with SCutFBR
 (fbr and terms chosen by cross-validation): the weight stage's ``counts`` against a Counter of the stored
@@ -105,8 +105,8 @@ def test_mixture_is_multinomialnb_over_documents_repeated_per_category(alpha):
     np.testing.assert_allclose(log_theta, reference.feature_log_prob_.T, rtol=1e-12)
     np.testing.assert_allclose(log_prior, np.log(prior), rtol=1e-12)
     model = NaiveBayesMixture(np.arange(20), log_theta, log_prior)
-    np.testing.assert_allclose(model.scores(X), reference.predict_log_proba(X), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(np.exp(model.scores(X)).sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(model.scores(X), reference.predict_proba(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.scores(X).sum(axis=1), 1.0, rtol=1e-12)
 
 
 def test_mixture_scores_only_the_selected_columns_and_a_category_without_documents_stays_finite():
@@ -116,7 +116,7 @@ def test_mixture_scores_only_the_selected_columns_and_a_category_without_documen
     columns = np.array([1, 4, 5, 9])
     log_theta, log_prior = mixture_nb(X[:, columns].T @ Y.astype(np.float64), Y.sum(axis=0), 1.0)
     scores = NaiveBayesMixture(columns, log_theta, log_prior).scores(X)
-    np.testing.assert_allclose(scores, log_posterior(np.asarray(X[:, columns] @ log_theta) + log_prior))
+    np.testing.assert_allclose(scores, np.exp(log_posterior(np.asarray(X[:, columns] @ log_theta) + log_prior)))
     assert np.isfinite(scores).all() and (scores[:, 2] < np.maximum(scores[:, 0], scores[:, 1])).all()
     with pytest.raises(ValueError, match="alpha = -1"):
         mixture_nb(np.ones((2, 2)), np.ones(2), -1.0)
@@ -200,9 +200,9 @@ def _labels(output, split: str, ids: list[str]) -> np.ndarray:
     return np.array([[c in document for c in CATEGORIES] for document in labels])
 
 
-def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_log_posteriors(mixture):
+def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_posteriors(mixture):
     """The fold models are MultinomialNB without each fold; the choice of (terms, fbr) and the thresholds are
-    the cross-validated SCutFBR redone here from those out-of-fold log posteriors.
+    the cross-validated SCutFBR redone here from those out-of-fold posteriors P(c|d).
     """
     from test_llsf import _cross_validated_counts
 
@@ -214,7 +214,7 @@ def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_lo
     def posteriors(kept: np.ndarray, rows: np.ndarray, scored: sparse.csr_matrix) -> np.ndarray:
         prior = (ALPHA + Y[rows].sum(axis=0)) / (ALPHA * len(CATEGORIES) + Y[rows].sum())
         reference = MultinomialNB(alpha=ALPHA, class_prior=prior).fit(*_replicated(X[rows][:, kept], Y[rows]))
-        return reference.predict_log_proba(scored[:, kept])
+        return reference.predict_proba(scored[:, kept])
 
     results = {}
     for terms in (30, TERMS):

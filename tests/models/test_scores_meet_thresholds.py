@@ -57,11 +57,11 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    (["train.method=nb"],  # the mixture's default: ln P(c|d) <= 0 never exceeds 0
+    (["train.method=nb"],  # the mixture's default: every posterior P(c|d) > 0 exceeds 0
      "train.method = 'nb' (train.nb_model = 'mixture') with train.thresholding = 'fixed' and train.threshold = 0 "
-     "assigns nothing: the naive Bayes mixture's scores are log posteriors ln P(c|d) <= 0, so no score exceeds 0; "
-     "set train.threshold = -0.693147 (P(c|d) > 1/2), or train.thresholding = 'scutfbr'"),
-    (["train.method=nb", "train.threshold=0.5"], "assigns nothing"),
+     "assigns every category to every document: the naive Bayes mixture's scores are posteriors 0 < P(c|d) <= 1, "
+     "so every score exceeds 0; set train.threshold = 0.5 (P(c|d) > 1/2), or train.thresholding = 'scutfbr'"),
+    (["train.method=nb", "train.threshold=1"], "assigns nothing"),
     (["train.method=knn", "train.knn_k=10", "train.threshold=10"],
      "assigns nothing: kNN's scores are sums of the similarities of k = 10 neighbours, between 0 and 10"),
     (["train.method=knn", "train.threshold=-0.5"],
@@ -78,7 +78,7 @@ def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(set
 
 
 @pytest.mark.parametrize("settings", [
-    ["train.method=nb", "train.threshold=-0.7"],
+    ["train.method=nb", "train.threshold=0.3"],
     ["train.method=nb", "train.nb_model=binary"],  # log odds: unbounded, 0 is natural
     ["train.method=nb", "train.thresholding=scut"],  # learned thresholds: never refused
     ["train.method=nb", "train.thresholding=rcut"],
@@ -101,11 +101,11 @@ def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
     rng = np.random.default_rng(3)
     X = sparse.random(60, 40, density=0.2, random_state=4, format="csr") * 5
     Y = rng.random((60, 4)) < 0.3
-    # the naive Bayes mixture: log posteriors, at most 0 (Yang & Liu's NB)
+    # the naive Bayes mixture: posteriors, above 0 and at most 1 (Yang & Liu's NB)
     log_theta, log_prior = mixture_nb(np.asarray(X.T @ Y.astype(np.float64)), Y.sum(axis=0), 1.0)
-    posterior = log_posterior(np.asarray(X @ log_theta) + log_prior)
+    posterior = np.exp(log_posterior(np.asarray(X @ log_theta) + log_prior))
     rule = load_config(None, [SYNTHETIC, "train.method=nb", "train.thresholding=scut"]).train.decision_rule()
-    assert posterior.max() <= score_range(rule, True).high == 0.0
+    assert 0 <= posterior.min() and posterior.max() <= score_range(rule, True).high == 1.0
     # kNN over non-negative vectors: sums of k cosines in [0, 1]
     unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
     neighbours, similarities = knn_topk(unit, unit, 7)
@@ -236,7 +236,7 @@ EXTREME_RUNS = [
     (["train.method=knn", "train.knn_k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
       "train.folds=12"], "ok"),
     (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
-    (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=-1e-300"], "ok"),
+    (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=1e-300"], "ok"),
     (["train.method=sklearn_linear", "train.sklearn_C=1e300", "train.sklearn_max_iter=1"], "ok"),
     (["train.method=sklearn_linear", "train.sklearn_C=1e-300", "train.sklearn_max_iter=1000000"], "ok"),
     (["train.method=rocchio", "train.rocchio_beta=1e300", "train.rocchio_gamma=1e300", "train.threshold=1e300"], "ok"),
