@@ -49,12 +49,13 @@ PUBLISHED = {
 # Debole & Sebastiani's mean over their 48 setups, per category set.
 DEBOLE_MEAN = {"R(10)": ".852 / .715", "R(90)": ".787 / .468", "R(115)": ".784 / .494"}
 
-def command(config: str, overrides: list[str], output: str) -> str:
-    """The one-line pipeline command of a method: ``config`` with the corpus as ``$CORPUS`` and ``overrides``, into
-    ``output``.
+def command(config: str, overrides: list[str], output: str, preset: str = "") -> str:
+    """The one-line pipeline command of a method: ``config`` (under ``preset``, if any) with the corpus as
+    ``$CORPUS`` and ``overrides``, into ``output``.
     """
     sets = " ".join(f"--set '{o}'" if " " in o else f"--set {o}" for o in overrides)
-    return (f"./spark-submit.sh jobs/pipeline.py --config {config} --set corpus.path=$CORPUS {sets} "
+    named = f"--preset {preset} " if preset else ""
+    return (f"./spark-submit.sh jobs/pipeline.py --config {config} {named}--set corpus.path=$CORPUS {sets} "
             f"--output {output}").replace("  ", " ")
 
 

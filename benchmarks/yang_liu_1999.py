@@ -3,13 +3,13 @@ r"""Yang & Liu 1999's controlled comparison of SVM, kNN, LLSF, NNet and NB, reru
     ./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/benchmark-yang-liu [--corpus DIR] \
         [--methods svm,knn,llsf,nnet,nb]
 
-The corpus stages (ingest, tokenize, weight, rank) run once with conf/reuters21578.toml for R(90) ApteMod;
-each method then runs train and evaluate on a copy of those outputs (OUTPUT/<method>), with the overrides of
-METHODS, in the same Spark session; sparktc.apps.compare then runs the s-, S-, T-, T'- and p-tests on every
-pair of methods (OUTPUT/comparison). Our Table 1 (miR, miP, miF1, maF1, error, train and evaluate times),
-Table 2 (s-, S-, T-, T'-tests), Table 3 (p-tests) and the figure (per-category F1 against training-set
-frequency) are written beside the published ones to OUTPUT/yang_liu_1999.md (printed) and
-OUTPUT/yang_liu_1999.json. Each method's run is what its printed one-line pipeline command produces.
+The corpus stages (ingest, tokenize, weight, rank) run once with conf/reuters21578.toml for R(90) ApteMod; each
+method then runs train and evaluate on a copy of those outputs (OUTPUT/<method>), under its preset (``--preset
+yang_liu1999.<method>``, :mod:`sparktc.experiment.presets`), in the same Spark session; sparktc.apps.compare then
+runs the s-, S-, T-, T'- and p-tests on every pair of methods (OUTPUT/comparison). Our Table 1 (miR, miP, miF1,
+maF1, error, train and evaluate times), Table 2 (s-, S-, T-, T'-tests), Table 3 (p-tests) and the figure
+(per-category F1 against training-set frequency) are written beside the published ones to OUTPUT/yang_liu_1999.md
+(printed) and OUTPUT/yang_liu_1999.json. Each method's run is what its printed one-line pipeline command produces.
 """
 
 from __future__ import annotations
@@ -34,37 +34,32 @@ from sparktc.apps.compare import check_runs, compare_runs, write_comparisons
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.comparison_report import COMPARISON_PNG, LEGEND, P_TESTS, SIGNIFICANCE_TESTS, f1_curves
 from sparktc.experiment.config import Config, ConfigError, load_config
+from sparktc.experiment.presets import PRESETS
 from sparktc.runtime.outputs import check_output, claim
 from sparktc.runtime.session import build_session
 
 
 class Method(NamedTuple):
-    """One of Yang & Liu's methods: their name, its conf/reuters21578.toml overrides, their setting (section 5.1)."""
+    """One of Yang & Liu's methods: their name, its preset over conf/reuters21578.toml, their setting (section 5.1)."""
 
     label: str  # Yang & Liu's name
-    overrides: tuple[str, ...]  # of conf/reuters21578.toml
+    preset: str  # sparktc.experiment.presets
     yang_liu: str  # their setting (section 5.1)
 
+    @property
+    def settings(self) -> list[str]:
+        """The preset's settings as ``section.key=value`` (TOML values), as a run records them."""
+        return [f"{key}={json.dumps(value)}" for key, value in PRESETS[self.preset].settings.items()]
 
-#: The methods, in the order of Yang & Liu's Table 1, with their settings. The feature counts (Yang & Liu's
-#: among them) and SCutFBR's fbr are chosen by 5-fold cross-validation on the training documents: per
-#: category for SVM; once for the whole model, by micro-F1, for kNN, LLSF, NNet and the NB mixture.
-FBR = "tune.fbr=[0.0, 0.1, 0.2, 0.3, 0.5]"  # SCutFBR's fbr, one for the whole model (0: plain SCut)
+
+#: The methods, in the order of Yang & Liu's Table 1, each run under its preset (the feature counts, Yang & Liu's
+#: among them, and SCutFBR's fbr chosen by 5-fold cross-validation on the training documents).
 METHODS: dict[str, Method] = {
-    "svm": Method("SVM", ("train.method=liblinear", "train.thresholding=scut", "tune.terms=[2000, 5000, 10000]"),
-                  "SVMlight, linear; 10,000 features"),
-    "knn": Method("kNN", ("train.method=knn", "train.knn_k=45", "tune.terms=[1000, 2415, 5000, 0]",
-                          "train.thresholding=scut"),
-                  "k = 45; 2,415 features"),
-    "llsf": Method("LLSF", ("train.method=llsf", "tune.terms=[1000, 2415]", "train.llsf_k=500",
-                            "train.thresholding=scutfbr", FBR),
-                   "500 singular values; 2,415 features"),
-    "nnet": Method("NNet", ("train.method=nnet", "tune.terms=[500, 1000, 2000]", "train.nnet_hidden=64",
-                            "train.thresholding=scutfbr", FBR),
-                   "64 hidden units; 1,000 features"),
-    "nb": Method("NB", ("train.method=nb", "tune.terms=[1000, 2000, 5000, 10000]", "train.thresholding=scutfbr",
-                        FBR),
-                 "multinomial mixture; 2,000 features"),
+    "svm": Method("SVM", "yang_liu1999.svm", "SVMlight, linear; 10,000 features"),
+    "knn": Method("kNN", "yang_liu1999.knn", "k = 45; 2,415 features"),
+    "llsf": Method("LLSF", "yang_liu1999.llsf", "500 singular values; 2,415 features"),
+    "nnet": Method("NNet", "yang_liu1999.nnet", "64 hidden units; 1,000 features"),
+    "nb": Method("NB", "yang_liu1999.nb", "multinomial mixture; 2,000 features"),
 }
 CATEGORY_SET = "R(90)"
 #: compare_runs pairs run i with every later run j as "i vs j"; in this order every pair comes out as in
@@ -153,15 +148,15 @@ def method_configs(corpus: list[str], methods: Sequence[str],
     for key in methods:
         method = table[key]
         try:
-            configs[key] = load_config(str(REPO / BASE), [*corpus, *method.overrides])
+            configs[key] = load_config(str(REPO / BASE), corpus, preset=method.preset)
         except ConfigError as error:
-            raise ConfigError(f"method {key} ({method.label}: {' '.join(method.overrides)}): {error}") from error
+            raise ConfigError(f"method {key} ({method.label}: --preset {method.preset}): {error}") from error
     return configs
 
 
 def pipeline_command(key: str) -> str:
     """The one-line pipeline command whose run is the method's (CORPUS: the reut2-*.sgm.gz directory)."""
-    return command(BASE, [*SETS[CATEGORY_SET], *METHODS[key].overrides], f"runs/yang-liu-{key}")
+    return command(BASE, SETS[CATEGORY_SET], f"runs/yang-liu-{key}", preset=METHODS[key].preset)
 
 
 def compare_command(methods: Sequence[str]) -> str:
@@ -233,7 +228,7 @@ def build_record(corpus: str, command_line: str, runs: Mapping[str, Mapping[str,
         "n_categories": first["n_categories"], "test_documents": n_test_documents(first),
         "averaged_over": first["averaged_over"], "zero_division": first["zero_division"],
         "corpus_stage_seconds": dict(stage_seconds),
-        "runs": {key: {"label": METHODS[key].label, "overrides": list(METHODS[key].overrides),
+        "runs": {key: {"label": METHODS[key].label, "preset": METHODS[key].preset, "settings": METHODS[key].settings,
                        "yang_liu_setting": METHODS[key].yang_liu, "path": runs[key]["path"],
                        "command": pipeline_command(key), "train_seconds": runs[key]["train_seconds"],
                        "evaluate_seconds": runs[key]["evaluate_seconds"]}
@@ -281,8 +276,8 @@ def _symbols(rows: Sequence[Mapping[str, Any]], agreed: Mapping[str, Sequence[in
 def render(record: Mapping[str, Any]) -> str:
     """yang_liu_1999.md: the three tables and the figure beside the published ones, the times and the commands."""
     stages = ", ".join(f"{stage} {seconds(value)}" for stage, value in record["corpus_stage_seconds"].items())
-    settings = [[METHODS[key].label, " ".join(f"`{o}`" for o in run["overrides"]), run["yang_liu_setting"]]
-                for key, run in record["runs"].items()]
+    settings = [[METHODS[key].label, f"`--preset {run['preset']}`: " + " ".join(f"`{o}`" for o in run["settings"]),
+                 run["yang_liu_setting"]] for key, run in record["runs"].items()]
     lines = [
         f"# Yang & Liu 1999 rerun: Reuters-21578 {record['category_set']} ApteMod", "",
         f"{record['n_categories']} categories ({record['averaged_over']}), {record['test_documents']:,} test "
@@ -309,7 +304,7 @@ def render(record: Mapping[str, Any]) -> str:
         f"Its points are in yang_liu_1999.json (`figure`); each pair's statistics and P-values in "
         f"{record['comparison']['path']}/comparison.md and {record['comparison']['path']}/pairs/.", "",
         "## Settings and commands", "",
-        table(["method", "here (overrides of conf/reuters21578.toml)", "Yang & Liu"], settings), "",
+        table(["method", "here (a preset over conf/reuters21578.toml)", "Yang & Liu"], settings), "",
         "Each run is what its command produces (CORPUS = the directory of reut2-*.sgm.gz):", "",
         *(f"- {run['label']}: `{run['command']}`" for run in record["runs"].values()),
         f"- the comparison: `{record['comparison']['command']}`", "",

@@ -1,4 +1,5 @@
-"""Named settings: the classifiers of LYRL2004 as whole ``[select]``, ``[train]`` and ``[tune]`` sections.
+"""Named settings: the classifiers of LYRL2004 and of Yang & Liu 1999 as whole ``[select]``, ``[train]`` and
+``[tune]`` sections.
 
 ``--preset NAME`` (every job) replaces those three sections of the configuration file by the preset's: a key the
 preset does not name takes its default, so nothing of another method's settings is mixed in. ``--set`` applies
@@ -12,6 +13,12 @@ cross-validation with folds balancing positives, per fold the threshold with the
 when that F1 is below fbr, the score of the top-ranked held-out document; the threshold is the folds' mean.
 Our copy of the paper has its numbers stripped, so each grid below says where its values come from; where sparktc
 cannot do what the paper did, the preset's ``differs`` says what it does instead.
+
+Yang & Liu 1999 (``../shared/seeds/000_*.txt``, section 5.1; REFERENCE.md sections 5 and 7) compare SVM, kNN, LLSF,
+NNet and NB on Reuters-21578 R(90) ApteMod, each over its own chi-square feature set size and with per-category
+thresholds tuned on the training documents; ``benchmarks/yang_liu_1999.py`` runs these presets. The feature set
+sizes (Yang & Liu's among the candidates) and SCutFBR's fbr are chosen by 5-fold cross-validation on the training
+documents: per category for SVM, once for the whole model by micro-F1 for the others.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ __all__ = ["PRESETS", "PRESET_SECTIONS", "SET", "Preset", "apply_preset", "attri
 PRESET_SECTIONS = ("select", "train", "tune")
 #: SCutFBR.1's fbr candidates, 0.1 .. 0.8 (LYRL2004's range, REFERENCE.md section 5).
 FBR_GRID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+#: The fbr candidates of Yang & Liu's joint methods, one for the whole model (0: plain SCut).
+YANG_LIU_FBR = [0.0, 0.1, 0.2, 0.3, 0.5]
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,46 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID},
         "beta = 16 and gamma = 4 are Debole & Sebastiani's (REFERENCE.md section 5); LYRL2004's weights, its "
         "per-category pmax truncation of the prototype and its feature set sizes are not reproduced",
+    ),
+    Preset(
+        "yang_liu1999.svm",
+        "a linear SVM per category, SCut thresholds, the feature set size chosen per category by 5-fold "
+        "cross-validation from 2,000 / 5,000 / 10,000 chi-square-ranked terms",
+        {"train.method": "liblinear", "train.thresholding": "scut", "tune.terms": [2000, 5000, 10000]},
+        "SVMlight's linear SVM with 10,000 features in Yang & Liu; LIBLINEAR's L2-loss dual solver (C = 1, bias 1) "
+        "here, and the feature count among the candidates chosen per category",
+    ),
+    Preset(
+        "yang_liu1999.knn",
+        "the summed cosine similarities of the k = 45 nearest training documents, SCut thresholds, the feature set "
+        "size chosen for all categories by 5-fold cross-validated micro-F1 from 1,000 / 2,415 / 5,000 / all terms",
+        {"train.method": "knn", "train.knn_k": 45, "train.thresholding": "scut", "tune.terms": [1000, 2415, 5000, 0]},
+        "Yang & Liu fixed 2,415 features; here it is one of the candidates, chosen by cross-validation",
+    ),
+    Preset(
+        "yang_liu1999.llsf",
+        "one least-squares fit for all categories keeping 500 singular values, SCutFBR thresholds, the feature set "
+        "size and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
+        {"train.method": "llsf", "train.llsf_k": 500, "train.thresholding": "scutfbr",
+         "tune.terms": [1000, 2415], "tune.fbr": YANG_LIU_FBR},
+        "Yang & Liu fixed 2,415 features and set thresholds by SCut; fbr 0 among the candidates is plain SCut",
+    ),
+    Preset(
+        "yang_liu1999.nnet",
+        "one network for all categories with 64 logistic hidden units, SCutFBR thresholds, the feature set size "
+        "and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
+        {"train.method": "nnet", "train.nnet_hidden": 64, "train.thresholding": "scutfbr",
+         "tune.terms": [500, 1000, 2000], "tune.fbr": YANG_LIU_FBR},
+        "Yang & Liu fixed 1,000 features and trained by backpropagation; here Adam (scikit-learn's MLPClassifier), "
+        "and the feature count is one of the candidates",
+    ),
+    Preset(
+        "yang_liu1999.nb",
+        "the multinomial mixture over raw term frequencies, scored by the posterior P(c|d), SCutFBR thresholds, "
+        "the feature set size and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
+        {"train.method": "nb", "train.nb_model": "mixture", "train.thresholding": "scutfbr",
+         "tune.terms": [1000, 2000, 5000, 10000], "tune.fbr": YANG_LIU_FBR},
+        "Yang & Liu ran the Bow library's NB with 2,000 features; here the feature count is one of the candidates",
     ),
 )}
 

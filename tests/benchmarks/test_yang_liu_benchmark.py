@@ -130,20 +130,20 @@ def test_selected_methods_in_table_1_order_and_refusals():
 
 def test_a_refused_method_is_named_before_spark():
     corpus = reuters21578_overrides()
-    table = {**METHODS, "bogus": Method("Bogus", ("train.method=bogus",), "")}
+    table = {**METHODS, "bogus": Method("Bogus", "bogus.preset", "")}
     configs = method_configs(corpus, ["svm", "knn", "llsf"], table)
     assert configs["svm"].tune.terms == [2000, 5000, 10000] and configs["svm"].train.thresholding == "scut"
     assert configs["knn"].train.knn_k == 45
     assert (configs["llsf"].tune.terms, configs["llsf"].train.llsf_k) == ([1000, 2415], 500)
-    with pytest.raises(ConfigError, match=r"method bogus \(Bogus: train.method=bogus\): train.method = 'bogus'"):
+    with pytest.raises(ConfigError, match=r"method bogus \(Bogus: --preset bogus.preset\): --preset unknown preset"):
         method_configs(corpus, ["svm", "bogus"], table)
 
 
 def test_commands_are_the_pipeline_and_compare_commands():
     assert pipeline_command("svm") == (
-        "./spark-submit.sh jobs/pipeline.py --config conf/reuters21578.toml --set corpus.path=$CORPUS "
-        "--set corpus.category_set=R90 --set corpus.document_filter=aptemod --set train.method=liblinear "
-        "--set train.thresholding=scut --set 'tune.terms=[2000, 5000, 10000]' --output runs/yang-liu-svm")
+        "./spark-submit.sh jobs/pipeline.py --config conf/reuters21578.toml --preset yang_liu1999.svm "
+        "--set corpus.path=$CORPUS --set corpus.category_set=R90 --set corpus.document_filter=aptemod "
+        "--output runs/yang-liu-svm")
     assert compare_command(["svm", "knn", "nb"]) == (
         "./spark-submit.sh jobs/compare.py runs/yang-liu-nb runs/yang-liu-svm runs/yang-liu-knn "
         "--output runs/yang-liu-comparison")
