@@ -95,6 +95,14 @@ class DecisionRule:
                   if field.name not in ("method", "parameters") and field.name in train}
         return DecisionRule(train["method"], parameters, **common)
 
+    def with_setting(self, key: str, value: Any) -> DecisionRule:
+        """The rule with [train] setting ``key`` set to ``value``: one of the thresholding's, or of the method's
+        parameters (a value chosen for all categories by cross-validation: ``tune.shared_positive_weight``).
+        """
+        if key in {field.name for field in dataclasses.fields(self.parameters)}:
+            return dataclasses.replace(self, parameters=dataclasses.replace(self.parameters, **{key: value}))
+        return dataclasses.replace(self, **{key: value})
+
     @property
     def spec(self) -> Method:
         """The method's declaration (:mod:`sparktc.models.registry`)."""

@@ -653,7 +653,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 if key == "terms":
                     tune = dataclasses.replace(tune, terms=[int(value)])
                 else:
-                    rule = dataclasses.replace(rule, **{key: value})
+                    rule = rule.with_setting(key, value)
                     tune = dataclasses.replace(tune, **{key: []})
                 details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
             if not rule.joint:

@@ -4,9 +4,14 @@ shared choice).
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 from conftest import REPO
+from test_methods import corpus_config, prepared_corpus
 
+from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.metrics import f1_score
 from sparktc.experiment.config import ConfigError, load_config
 from sparktc.models.tuning import ZERO_DIVISION, shared_value
@@ -62,3 +67,20 @@ def test_shared_fbr_needs_an_fbr_list_scutfbr_and_nothing_else_searched() -> Non
     config = load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb",
                                 "train.nb_model=binary"])
     assert config.tune.shared_fbr
+
+
+def test_a_shared_weight_run_trains_every_category_with_the_weight_chosen_by_micro_f1(spark, tmp_path_factory):
+    """Through the train stage on tests/models/test_methods.py's prepared corpus: the first pass's cross-validated
+    counts choose one weight (as :func:`shared_value` recomputes it from the manifest's micro-F1 per weight), and
+    every category's model is trained with it.
+    """
+    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
+    output = tmp_path_factory.mktemp("shared_weight") / "run"
+    shutil.copytree(prepared, output)
+    run_stages(spark, corpus_config(corpus, "tune.positive_weight=[1, 4]", "tune.shared_positive_weight=true"),
+               str(output), "train", "evaluate")
+    shared = json.loads((output / "manifests" / "train.json").read_text())["details"]["shared_positive_weight"]
+    micro = {float(weight): f1 for weight, f1 in shared["cv_micro_f1"].items()}
+    assert set(micro) == {1.0, 4.0} and shared["chosen"] == max(micro, key=lambda w: (micro[w], -w))
+    weights = {row.positive_weight for row in spark.read.parquet(str(output / "models")).collect()}
+    assert weights == {shared["chosen"]}
