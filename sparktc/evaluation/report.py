@@ -230,9 +230,10 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
         lines.append(f"- Decision threshold: {val(thresholding, 'threshold')}")
     if space:
         searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
-                             if key not in ("shared_positive_weight", "shared_fbr", "folds", "seed"))
+                             if not key.startswith("shared_") and key not in ("folds", "seed"))
         shared = "".join(f"; one {name} for all categories, by cross-validated micro-F1"
-                         for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"))
+                         for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"),
+                                           ("shared_C", "C"), ("shared_terms", "term count"))
                          if space.get(key))
         lines.append(f"- Search space ([tune], chosen per category by {val(space, 'folds')}-fold cross-validation, "
                      f"seed {val(space, 'seed')}): {searched}{shared}")

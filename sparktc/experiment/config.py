@@ -29,7 +29,7 @@ from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_pres
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
-from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, THRESHOLDINGS, DecisionRule, score_range
+from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.runtime import faults
@@ -240,6 +240,9 @@ class TuneConfig:
     shared_positive_weight: bool = False
     # One fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list.
     shared_fbr: bool = False
+    # Likewise one C (LIBLINEAR's), or one term count, for all categories; each needs its list and no other.
+    shared_C: bool = False
+    shared_terms: bool = False
     # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
     # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
     # cross-validated micro-F1.
@@ -511,18 +514,21 @@ def _check_combinations(config: Config) -> None:
                  else f"select.reduction_factor = {select.reduction_factor}")
         raise ConfigError(f"tune.terms = {tune.terms} and {given}: tune.terms replaces the term selection; "
                           "set one, not both")
-    for shared, others in (("positive_weight", ("C", "solver", "terms", "fbr")),
-                           ("fbr", ("C", "solver", "positive_weight", "terms"))):
+    for shared in SHARED:
+        others = [key for key in ("C", "solver", "positive_weight", "terms", "fbr") if key != shared]
         if getattr(tune, f"shared_{shared}") and (not getattr(tune, shared) or any(
                 len(getattr(tune, key)) > 1 for key in others)):
             raise ConfigError(f"tune.shared_{shared} = true needs tune.{shared} = [...] and at most one value in "
                               f"{', '.join(f'tune.{key}' for key in others)}")
-    if tune.shared_positive_weight and tune.shared_fbr:
-        raise ConfigError("tune.shared_positive_weight and tune.shared_fbr: share one setting, not both")
-    if tune.shared_fbr and rule.joint:
-        raise ConfigError(" and ".join([f"tune.shared_fbr = true with train.method = {train.method!r}",
-                                        *method.variant_settings(rule.parameters)])
-                          + ": one model for all categories always chooses one fbr for all; remove it")
+    sharing = [f"tune.shared_{shared}" for shared in SHARED if getattr(tune, f"shared_{shared}")]
+    if len(sharing) > 1:
+        several = "both" if len(sharing) == 2 else "several"
+        raise ConfigError(f"{' and '.join(sharing)}: share one setting, not {several}")
+    for shared, name in (("fbr", "fbr"), ("terms", "term count")):
+        if getattr(tune, f"shared_{shared}") and rule.joint:
+            raise ConfigError(" and ".join([f"tune.shared_{shared} = true with train.method = {train.method!r}",
+                                            *method.variant_settings(rule.parameters)])
+                              + f": one model for all categories always chooses one {name} for all; remove it")
     if tune.fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.fbr = {tune.fbr} with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr' or remove tune.fbr")

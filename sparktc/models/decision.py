@@ -34,7 +34,7 @@ from sparktc.models.method import POSTERIOR, Method, ScoreRange
 from sparktc.models.registry import METHODS
 from sparktc.models.thresholds import fold_thresholds, proportional_fold_thresholds, rcut
 
-__all__ = ["CROSS_VALIDATED", "SEARCHED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS", "Cut", "DecisionRule",
+__all__ = ["CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS", "Cut", "DecisionRule",
            "counts", "decision_record", "score_range"]
 
 #: The thresholdings, the first the default.
@@ -48,6 +48,9 @@ THRESHOLDING_PARAMETERS = {
 }
 #: The [tune] lists a category chooses from by cross-validation (an empty one keeps the [train] value).
 SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
+#: The searched settings [tune] can choose once for all categories by cross-validated micro-F1 instead
+#: (``tune.shared_<name>``), in the order a run looks for them; at most one is shared.
+SHARED = ("positive_weight", "fbr", "C", "terms")
 
 
 def score_range(rule: DecisionRule, nonnegative_features: bool) -> ScoreRange:
@@ -176,7 +179,7 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     """What ``metrics.json`` and ``report.md`` state of a run's decision rule, from its [train] and [tune]
     settings: ``method`` and ``thresholding``, each its name and the settings it depends on
     (its method's parameters, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
-    ``search_space``, the non-empty [tune] lists (and ``shared_positive_weight``, ``shared_fbr`` when set) with
+    ``search_space``, the non-empty [tune] lists (and ``shared_<setting>`` of :data:`SHARED` when set) with
     the folds and seed of the cross-validation choosing from them (empty: nothing searched).
 
     A setting the mappings lack is None, except the method and thresholding, which default as
@@ -189,9 +192,9 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
         return {key: searched.get(key, train.get(key)) for key in keys}
 
     space = dict(searched)
-    for shared in ("shared_positive_weight", "shared_fbr"):
-        if tune.get(shared):
-            space[shared] = True
+    for shared in SHARED:
+        if tune.get(f"shared_{shared}"):
+            space[f"shared_{shared}"] = True
     if space:  # chosen from by cross-validation over the rule's folds, whatever the thresholding
         space.update(folds=train.get("folds"), seed=train.get("seed"))
     return {

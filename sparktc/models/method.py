@@ -191,7 +191,7 @@ def shown(values: Mapping[str, Any], key: str) -> str:
 
 #: The [tune] keys of each setting a category may choose from besides its terms and fbr (LIBLINEAR's), in the order
 #: messages name them: a method that does not search the setting refuses them.
-SEARCH_KEYS = {"C": ("tune.C",), "solver": ("tune.solver",),
+SEARCH_KEYS = {"C": ("tune.C", "tune.shared_C"), "solver": ("tune.solver",),
                "positive_weight": ("tune.positive_weight", "tune.shared_positive_weight")}
 
 

@@ -66,7 +66,7 @@ from sparktc.experiment.tables import term_order
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import KeptOne, arrow_filesystem, per_worker
-from sparktc.models.decision import DecisionRule
+from sparktc.models.decision import SHARED, DecisionRule
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
 from sparktc.models.llsf import document_folds, gram_sums
 from sparktc.models.method import FromSums, InTasks, Neighbours
@@ -605,13 +605,12 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
 
 
 def shared_setting(rule: DecisionRule, tune) -> str:
-    """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none:
-    ``positive_weight`` or ``fbr`` when [tune] asks, and kNN's ``terms`` always (one similarity space).
+    """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none: the one
+    [tune] shares (:data:`sparktc.models.decision.SHARED`), and kNN's ``terms`` always (one similarity space).
     """
-    if tune.shared_positive_weight:
-        return "positive_weight"
-    if tune.shared_fbr:
-        return "fbr"
+    for shared in SHARED:
+        if getattr(tune, f"shared_{shared}"):
+            return shared
     neighbours = isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours)
     return "terms" if neighbours and len(tune.terms) > 1 else ""
 

@@ -249,7 +249,8 @@ NOT_RUN = {"train.method": "a choice; every method runs in test_methods.py and a
            "train.nb_model": "a choice; binary runs in test_naive_bayes.py",
            "train.thresholding": "a choice; each runs in test_methods.py and test_thresholds",
            "train.threshold": "refused outside a method's scores above; NB and Rocchio extremes run here",
-           "tune.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise"}
+           "tune.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise",
+           "tune.shared_C": "likewise", "tune.shared_terms": "likewise"}
 DATA_FACING = ("select", "train", "tune", "evaluate")
 
 

@@ -69,18 +69,42 @@ def test_shared_fbr_needs_an_fbr_list_scutfbr_and_nothing_else_searched() -> Non
     assert config.tune.shared_fbr
 
 
-def test_a_shared_weight_run_trains_every_category_with_the_weight_chosen_by_micro_f1(spark, tmp_path_factory):
+@pytest.mark.parametrize(("setting", "values", "column"), [
+    ("positive_weight", [1.0, 4.0], "positive_weight"), ("C", [0.25, 4.0], "C"), ("terms", [20, 60], "features")])
+def test_a_shared_setting_trains_every_category_with_the_value_chosen_by_micro_f1(spark, tmp_path_factory, setting,
+                                                                                   values, column):
     """Through the train stage on tests/models/test_methods.py's prepared corpus: the first pass's cross-validated
-    counts choose one weight (as :func:`shared_value` recomputes it from the manifest's micro-F1 per weight), and
-    every category's model is trained with it.
+    counts choose one value (the best micro-F1 of the manifest's, first on ties), and every category's model is
+    trained with it.
     """
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
-    output = tmp_path_factory.mktemp("shared_weight") / "run"
+    output = tmp_path_factory.mktemp(f"shared_{setting}") / "run"
     shutil.copytree(prepared, output)
-    run_stages(spark, corpus_config(corpus, "tune.positive_weight=[1, 4]", "tune.shared_positive_weight=true"),
+    run_stages(spark, corpus_config(corpus, f"tune.{setting}={values}", f"tune.shared_{setting}=true"),
                str(output), "train", "evaluate")
-    shared = json.loads((output / "manifests" / "train.json").read_text())["details"]["shared_positive_weight"]
-    micro = {float(weight): f1 for weight, f1 in shared["cv_micro_f1"].items()}
-    assert set(micro) == {1.0, 4.0} and shared["chosen"] == max(micro, key=lambda w: (micro[w], -w))
-    weights = {row.positive_weight for row in spark.read.parquet(str(output / "models")).collect()}
-    assert weights == {shared["chosen"]}
+    shared = json.loads((output / "manifests" / "train.json").read_text())["details"][f"shared_{setting}"]
+    micro = {float(value): f1 for value, f1 in shared["cv_micro_f1"].items()}
+    assert list(micro) == values and shared["chosen"] == max(micro, key=lambda v: (micro[v], -values.index(v)))
+    chosen = {row[column] for row in spark.read.parquet(str(output / "models")).collect()}
+    assert chosen == {shared["chosen"]}
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert metrics["search_space"][f"shared_{setting}"] is True
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["tune.shared_C=true"], "tune.shared_C = true needs tune.C = [...] and at most one value in tune.solver, "
+                             "tune.positive_weight, tune.terms, tune.fbr"),
+    (["tune.C=[1, 2]", "tune.shared_C=true", "tune.terms=[10, 0]", "tune.shared_terms=true"],
+     "tune.shared_C = true needs tune.C = [...] and at most one value in"),
+    (["tune.C=[2]", "tune.shared_C=true", "tune.shared_fbr=true", "tune.fbr=[0.1]", "train.thresholding=scutfbr"],
+     "tune.shared_fbr and tune.shared_C: share one setting, not both"),
+    (["train.method=llsf", "tune.terms=[600, 0]", "tune.shared_terms=true"],
+     "tune.shared_terms = true with train.method = 'llsf': one model for all categories always chooses one term "
+     "count for all; remove it"),
+    (["train.method=rocchio", "tune.C=[1, 2]", "tune.shared_C=true"],
+     "tune.C = [1.0, 2.0], tune.shared_C = True: not used by train.method = 'rocchio'"),
+])
+def test_one_c_or_term_count_for_all_needs_its_list_alone_and_a_method_that_uses_it(overrides, message) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["corpus.format=reuters21578", f"corpus.path={REPO}", *overrides])
+    assert message in str(error.value)
