@@ -33,6 +33,7 @@ from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLD
 from sparktc.models.linear import SOLVERS
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.runtime import faults
+from sparktc.validation import allowed, between, rule, setting_problem
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -51,27 +52,15 @@ HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
 HIERARCHY_POLICIES = ("expand", "set_aside", "keep")
 
 
-def _choice(*allowed: Any) -> dict[str, Any]:
-    return {"allowed": allowed}
-
-
-def _rule(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
-    return {"check": check, "description": description}
-
-
-def _between(low: int, high: int) -> dict[str, Any]:
-    return _rule(lambda v: low <= v <= high, f"an integer in [{low:_}, {high:_}]")
-
-
 def _shape_limit(name: str) -> dict[str, Any]:
     """The range :class:`sparktc.corpora.synthetic.SyntheticShape` allows for ``name`` (as integers)."""
     _, low, high = SHAPE_LIMITS[name]
-    return _between(int(low), int(high))
+    return between(int(low), int(high))
 
 
 def _grid(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
     """A rule for every item of a list (the items' types are checked by the field's type hint)."""
-    return _rule(lambda v: all(check(x) for x in v), description)
+    return rule(lambda v: all(check(x) for x in v), description)
 
 
 def _distinct(v: list) -> bool:
@@ -82,21 +71,21 @@ def _distinct(v: list) -> bool:
 class CorpusConfig:
     """Which corpus to read and how (REFERENCE.md section 1)."""
 
-    format: str = field(default="", metadata=_choice(*FORMATS))
+    format: str = field(default="", metadata=allowed(*FORMATS))
     # Directory holding the corpus files (local path or any Hadoop URI: hdfs://, s3a://, ...).
     path: str = ""
     # fail: stop at the first bad record; reject: set bad records aside in the `rejects` table.
-    on_error: str = field(default="fail", metadata=_choice("fail", "reject"))
+    on_error: str = field(default="fail", metadata=allowed("fail", "reject"))
     # The categories: Debole & Sebastiani's subsets R10, R90, R115 of Reuters-21578; LYRL2004's topics, industries
     # or regions of RCV1-v2 (lyrl2004, lyrl2004_vectors, synthetic); "" = the format's default (category_set_of).
-    category_set: str = field(default="", metadata=_choice("", *CATEGORY_SETS))
+    category_set: str = field(default="", metadata=allowed("", *CATEGORY_SETS))
     # Reuters-21578: Yang & Liu's ApteMod document filter.
-    document_filter: str = field(default="none", metadata=_choice("none", "aptemod"))
+    document_filter: str = field(default="none", metadata=allowed("none", "aptemod"))
     # RCV1-v2 (LYRL2004): which test parts to read; hierarchy and names files ("" = in corpus.path).
     # A part listed twice would be read twice, every document of it a duplicate.
     test_parts: list[int] = field(
         default_factory=lambda: [0, 1, 2, 3],
-        metadata=_rule(lambda v: len(v) > 0 and _distinct(v) and all(p in (0, 1, 2, 3) for p in v),
+        metadata=rule(lambda v: len(v) > 0 and _distinct(v) and all(p in (0, 1, 2, 3) for p in v),
                        "a non-empty list of distinct parts from 0, 1, 2, 3"),
     )
     hierarchy: str = ""
@@ -105,10 +94,10 @@ class CorpusConfig:
     # aside (set_aside) or keeps its labels as they are (keep); ingest reports how many there were either way.
     # "" = LYRL2004's own choice for the category set: expand topics, keep industries (section 4.2: their
     # hierarchy is a best guess, and LYRL2004 did not expand them); regions have no hierarchy.
-    hierarchy_policy: str = field(default="", metadata=_choice("", *HIERARCHY_POLICIES))
+    hierarchy_policy: str = field(default="", metadata=allowed("", *HIERARCHY_POLICIES))
     # JSON Lines and LIBSVM: the category list; empty means every label seen in the corpus. A category listed
     # twice would be trained and counted twice.
-    categories: list[str] = field(default_factory=list, metadata=_rule(_distinct, "a list of distinct strings"))
+    categories: list[str] = field(default_factory=list, metadata=rule(_distinct, "a list of distinct strings"))
 
 
 def category_set_of(corpus: CorpusConfig) -> str:
@@ -138,10 +127,10 @@ class SynthesizeConfig:
     train_documents: int = field(default=23_149, metadata=_shape_limit("train_documents"))
     vocabulary_size: int = field(default=47_236, metadata=_shape_limit("vocabulary_size"))
     tokens_per_document: int = field(default=120, metadata=_shape_limit("tokens_per_document"))
-    seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
+    seed: int = field(default=0, metadata=between(0, SEEDS - 1))
     # The real rcv1.topics.hier.orig to use as the category tree; "" generates a tree of its shape.
     hierarchy: str = ""
-    chunk_documents: int = field(default=25_000, metadata=_between(100, 10_000_000))
+    chunk_documents: int = field(default=25_000, metadata=between(100, 10_000_000))
 
 
 @dataclass(frozen=True)
@@ -150,7 +139,7 @@ class TokenizeConfig:
 
     # SMART stop list, one word per line; "" keeps every word.
     stop_list: str = ""
-    stemmer: str = field(default="porter", metadata=_choice("porter", "none"))
+    stemmer: str = field(default="porter", metadata=allowed("porter", "none"))
 
 
 @dataclass(frozen=True)
@@ -161,7 +150,7 @@ class WeightConfig:
     # and LibMultiLabel's); binary; supervised (Debole & Sebastiani 2003: idf replaced by the [rank] score of
     # each term, counted on the training documents only); given: the features of a vector corpus (libsvm) as they
     # are read, not normalized (the only scheme for them).
-    scheme: str = field(default="ltc", metadata=_choice(*SCHEMES, GIVEN))
+    scheme: str = field(default="ltc", metadata=allowed(*SCHEMES, GIVEN))
 
 
 @dataclass(frozen=True)
@@ -173,9 +162,9 @@ class RankConfig:
     """
 
     # chi2: chi-square; ig: information gain; gr: gain ratio (Debole & Sebastiani 2005, Table 2).
-    score: str = field(default="chi2", metadata=_choice(*SCORES))
+    score: str = field(default="chi2", metadata=allowed(*SCORES))
     # max: f_max (LYRL2004, Debole); avg: f_avg, P(c)-weighted (Yang & Pedersen); mean: the plain mean.
-    global_score: str = field(default="max", metadata=_choice(*GLOBAL_SCORES))
+    global_score: str = field(default="max", metadata=allowed(*GLOBAL_SCORES))
 
 
 @dataclass(frozen=True)
@@ -184,9 +173,9 @@ class SelectConfig:
 
     top_k: int = field(
         default=0,
-        metadata=_rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
+        metadata=rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
     reduction_factor: float = field(
-        default=0.0, metadata=_rule(lambda v: 0.0 <= v < 1.0, "0 <= xi < 1 (0 keeps all terms)"))
+        default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= xi < 1 (0 keeps all terms)"))
 
 
 @dataclass(frozen=True)
@@ -195,19 +184,19 @@ class TrainSettings:
     :data:`TrainConfig` adds every registered method's parameters.
     """
 
-    method: str = field(default=next(iter(METHODS)), metadata=_choice(*METHODS))
+    method: str = field(default=next(iter(METHODS)), metadata=allowed(*METHODS))
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
     # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
     # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
     # share of each category among the test documents; rcut: the `rcut_k` best categories of each document.
-    thresholding: str = field(default=THRESHOLDINGS[0], metadata=_choice(*THRESHOLDINGS))
+    thresholding: str = field(default=THRESHOLDINGS[0], metadata=allowed(*THRESHOLDINGS))
     # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
-    fbr: float = field(default=0.1, metadata=_rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
-    rcut_k: int = field(default=1, metadata=_between(1, MAX_PER_DOCUMENT))
+    fbr: float = field(default=0.1, metadata=rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
+    rcut_k: int = field(default=1, metadata=between(1, MAX_PER_DOCUMENT))
     # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
-    folds: int = field(default=5, metadata=_between(2, 100))
-    seed: int = field(default=0, metadata=_between(0, SEEDS - 1))
+    folds: int = field(default=5, metadata=between(2, 100))
+    seed: int = field(default=0, metadata=between(0, SEEDS - 1))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -254,32 +243,32 @@ class EvaluateConfig:
     """Contingency tables and averages (REFERENCE.md section 6)."""
 
     # F1 (and P, R) when the denominator is 0: 1 as in LYRL2004 and Debole, 0 as in scikit-learn.
-    zero_division: float = field(default=1.0, metadata=_choice(0.0, 1.0))
+    zero_division: float = field(default=1.0, metadata=allowed(0.0, 1.0))
     # The set the headline averages are over: train_positive, test_positive, all, R(10), R(90),
     # R(115) (Reuters), leaves, internal, branch:<top node>, depth:<level> (hierarchies), or a name in `subsets`.
     average_over: str = "train_positive"
     # Named category subsets to average over too, e.g. {core = ["earn", "acq"]} (an empty one averages nothing).
     subsets: dict[str, list[str]] = field(
         default_factory=dict,
-        metadata=_rule(lambda v: all(v.values()), "a table of name = [category, ...], no list empty"),
+        metadata=rule(lambda v: all(v.values()), "a table of name = [category, ...], no list empty"),
     )
     # Upper edges of the training-frequency bands (Lewis 1991; Yang & Liu Figs 4-5).
     bands: list[int] = field(
         default_factory=lambda: [10, 100, 1000],
-        metadata=_rule(lambda v: len(v) > 0 and v[0] > 0 and v[-1] <= MAX_COUNT and v == sorted(set(v)),
+        metadata=rule(lambda v: len(v) > 0 and v[0] > 0 and v[-1] <= MAX_COUNT and v == sorted(set(v)),
                        f"strictly increasing integers in [1, {MAX_COUNT:_}]"),
     )
     # K of the ranking measures P@K, R@K, RP@K, nDCG@K (LibMultiLabel); a K twice would name two measures alike.
     ranks: list[int] = field(
         default_factory=lambda: [1, 3, 5],
-        metadata=_rule(lambda v: len(v) > 0 and _distinct(v) and all(1 <= k <= MAX_PER_DOCUMENT for k in v),
+        metadata=rule(lambda v: len(v) > 0 and _distinct(v) and all(1 <= k <= MAX_PER_DOCUMENT for k in v),
                        f"distinct integers in [1, {MAX_PER_DOCUMENT:_}]"),
     )
     # Hierarchical corpora: also count each document's predictions closed under the hierarchy (a category assigned
     # implies its ancestors); metrics.json and the report then show both, as assigned and closed.
     close_predictions: bool = False
     # How many of a document's highest-scoring categories `predictions` keeps (>= the largest K).
-    top_scores: int = field(default=5, metadata=_between(1, MAX_PER_DOCUMENT))
+    top_scores: int = field(default=5, metadata=between(1, MAX_PER_DOCUMENT))
 
 
 @dataclass(frozen=True)
@@ -287,12 +276,12 @@ class SparkConfig:
     """Session settings; cluster resources belong to spark-submit options."""
 
     app_name: str = "sparktc"
-    log_level: str = field(default="WARN", metadata=_choice("ERROR", "WARN", "INFO", "DEBUG"))
+    log_level: str = field(default="WARN", metadata=allowed("ERROR", "WARN", "INFO", "DEBUG"))
     # A directory for Spark's event log (local path or Hadoop URI), for the history server; "" = off.
     event_log: str = ""
     conf: dict = field(
         default_factory=dict,
-        metadata=_rule(lambda v: all(k.startswith("spark.") for k in v), "a table whose keys start with 'spark.'"),
+        metadata=rule(lambda v: all(k.startswith("spark.") for k in v), "a table whose keys start with 'spark.'"),
     )
 
 
@@ -357,11 +346,9 @@ def _check_type(key: str, value: Any, expected: Any) -> Any:
 
 
 def _check_value(key: str, value: Any, metadata: Mapping[str, Any]) -> None:
-    if "allowed" in metadata and value not in metadata["allowed"]:
-        allowed = ", ".join(repr(a) for a in metadata["allowed"])
-        raise ConfigError(f"{key} = {value!r} is not allowed; allowed values: {allowed}")
-    if "check" in metadata and not metadata["check"](value):
-        raise ConfigError(f"{key} = {value!r} is out of range; expected {metadata['description']}")
+    problem = setting_problem(key, value, metadata)
+    if problem:
+        raise ConfigError(problem)
 
 
 def _section(name: str, values: Mapping[str, Any]) -> Any:
@@ -502,8 +489,8 @@ def _check_combinations(config: Config) -> None:
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
     _check_category_set(config.corpus, config.evaluate.close_predictions)
-    rule = train.decision_rule()
-    method = rule.spec
+    decision = train.decision_rule()
+    method = decision.spec
     unused = {key: _setting(config, key) for key in method.refused if _setting(config, key)}
     if unused:
         raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
@@ -525,9 +512,9 @@ def _check_combinations(config: Config) -> None:
         several = "both" if len(sharing) == 2 else "several"
         raise ConfigError(f"{' and '.join(sharing)}: share one setting, not {several}")
     for shared, name in (("fbr", "fbr"), ("terms", "term count")):
-        if getattr(tune, f"shared_{shared}") and rule.joint:
+        if getattr(tune, f"shared_{shared}") and decision.joint:
             raise ConfigError(" and ".join([f"tune.shared_{shared} = true with train.method = {train.method!r}",
-                                            *method.variant_settings(rule.parameters)])
+                                            *method.variant_settings(decision.parameters)])
                               + f": one model for all categories always chooses one {name} for all; remove it")
     if tune.fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.fbr = {tune.fbr} with train.thresholding = {train.thresholding!r}: fbr moves "
@@ -535,7 +522,7 @@ def _check_combinations(config: Config) -> None:
     if tune.shared_fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")
-    problem = method.check(rule.parameters, tune, select.top_k)
+    problem = method.check(decision.parameters, tune, select.top_k)
     if problem:
         raise ConfigError(problem)
     _check_fixed_threshold(config)
@@ -614,12 +601,12 @@ def _check_fixed_threshold(config: Config) -> None:
     train = config.train
     if train.thresholding != "fixed":
         return
-    rule = train.decision_rule()
-    scores = score_range(rule, config.weight.scheme != GIVEN)
+    decision = train.decision_rule()
+    scores = score_range(decision, config.weight.scheme != GIVEN)
     problem = scores.fixed_threshold_problem(train.threshold)
     if problem is None:
         return
-    variant = rule.spec.variant_settings(rule.parameters)
+    variant = decision.spec.variant_settings(decision.parameters)
     method = f"train.method = {train.method!r}" + (f" ({', '.join(variant)})" if variant else "")
     instead = (f"set train.threshold = {scores.natural:.6g} ({scores.natural_means})" if scores.natural is not None
                else f"set train.threshold in [{scores.low:g}, {scores.high:g})")
