@@ -235,7 +235,7 @@ def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
         return FromSums(
             gram=True,
             fold_models=lambda G, XY, labels, columns: [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, k)],
-            full=lambda G, XY, labels: (llsf_weights(G.sum(axis=0), XY.sum(axis=0), k), 0.0))
+            full=lambda G, XY, labels: (llsf_weights(G, XY, k), 0.0))
 
     def fit_one(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], directory: str,
                 seed: int) -> dict:

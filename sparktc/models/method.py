@@ -154,9 +154,9 @@ class FromSums:
     (selected terms x categories), the documents per category and, with ``gram``, G_f = X_f'X_f.
 
     ``fold_models(G, XY, labels, columns)`` are the models fitted without each fold's sums (objects with
-    ``scores(X)``), ``full(G, XY, labels)`` the model of all of them as (weights: selected terms x categories,
-    bias: per category or one number); G, XY, labels are the per-fold sums over the candidate's terms
-    (``columns``, their ids).
+    ``scores(X)``), over the per-fold sums G, XY, labels of the candidate's terms (``columns``, their ids);
+    ``full(G, XY, labels)`` is the model of all the documents, from the sums over every fold of the chosen
+    terms, as (weights: selected terms x categories, bias: per category or one number).
     """
 
     gram: bool

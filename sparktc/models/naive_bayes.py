@@ -145,7 +145,7 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
                 for f in range(XY.shape[0])]
 
     def full(G: NDArray, XY: NDArray, labels: NDArray) -> tuple[NDArray[np.float64], list[float]]:
-        log_theta, log_prior = mixture_nb(XY.sum(axis=0), labels.sum(axis=0), alpha)
+        log_theta, log_prior = mixture_nb(XY, labels, alpha)
         return log_theta, log_prior.tolist()  # ln P(c), the bias of each category's row
 
     return FromSums(gram=False, fold_models=fold_models, full=full)

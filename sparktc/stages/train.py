@@ -367,9 +367,11 @@ def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, fitti
     train_path = storage.join(tables.input("vectors"), "split=train")
     chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
     solving = time.perf_counter()
-    weights, bias = fitting.full(*over(chosen.terms))
+    at = sums.positions[chosen.terms]  # the full model from the sums over all folds, summed before slicing
+    weights, bias = fitting.full(sums.G.sum(axis=0)[np.ix_(at, at)] if fitting.gram else sums.G.sum(axis=0),
+                                 sums.XY.sum(axis=0)[at], sums.labels.sum(axis=0))
     solved = time.perf_counter()
-    features = len(sums.positions[chosen.terms])
+    features = len(at)
     models = _joint_models(rule, categories, chosen, _over_vocabulary(weights, sums.candidates[chosen.terms], n_terms),
                            bias, features, rule.parameters.record())
     details = {**rule.parameters.record(), f"{name}_fitting": "sums", f"{name}_terms": features,
