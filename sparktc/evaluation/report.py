@@ -334,6 +334,12 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
                          for name in _RANKING_ROWS]
             out += _md_table(["Measure"] + [f"K = {k}" for k in ks], rank_rows, "l" + "r" * len(ks)) + [""]
 
+    if metrics.get("cv_micro_f1") is not None:
+        out += ["## Cross-validation on the training documents", "",
+                f"Micro-F1 of the cross-validated decisions (each category's chosen setting, its out-of-fold scores "
+                f"and thresholds): {_float(metrics['cv_micro_f1'], _DASH)}. The figure to choose a configuration by; "
+                "the test documents played no part in it.", ""]
+
     decisions = metrics.get("training_decisions")
     if isinstance(decisions, Mapping):
         lines = training_decisions_lines(decisions)

@@ -59,12 +59,13 @@ class CategoryModel:
     choice: Candidate
     cv_f1: float | None  # None when nothing was cross-validated
     searched: list[dict]  # every candidate with its cross-validated F1
+    cv_counts: dict[str, int] | None = None  # the chosen candidate's cross-validated TP, FP, FN
 
     def choices(self) -> dict:
         """What the category's record states of the choice: the chosen candidate's settings, its cross-validated F1 and
-        every candidate searched.
+        counts, and every candidate searched.
         """
-        return {**asdict(self.choice), "cv_f1": self.cv_f1, "searched": self.searched}
+        return {**asdict(self.choice), "cv_f1": self.cv_f1, "cv_counts": self.cv_counts, "searched": self.searched}
 
 
 def candidates(rule: DecisionRule, tune: SearchLists, terms: int) -> list[Candidate]:
@@ -112,7 +113,7 @@ def fit_category(
     """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``; the threshold
     is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`).
     """
-    best, threshold, cv_f1, searched = space[0], rule.threshold, None, []
+    best, threshold, cv_f1, searched, cv_counts = space[0], rule.threshold, None, [], None
     if needs_cross_validation(rule, space):
         folds = balanced_folds(y, rule.folds, rule.seed)
         out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
@@ -133,13 +134,13 @@ def fit_category(
             score = f1_score(**counts, zero_division=ZERO_DIVISION)
             searched.append({**asdict(candidate), "cv_f1": score, **counts})
             if score > best_f1:
-                best, threshold, cv_f1, best_f1 = candidate, candidate_threshold, score, score
+                best, threshold, cv_f1, best_f1, cv_counts = candidate, candidate_threshold, score, score, counts
     columns = top_terms(term_order, best.terms)
     w, b = _trainer(rule, X, columns)(y, best)
     weights = w if columns is None else np.zeros(X.shape[1])
     if columns is not None:
         weights[columns] = w
-    return CategoryModel(weights, b, threshold, best, cv_f1, searched)
+    return CategoryModel(weights, b, threshold, best, cv_f1, searched, cv_counts)
 
 
 def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
@@ -166,9 +167,22 @@ def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.fl
         f1 = f1_score(**counts, zero_division=ZERO_DIVISION)
         searched.append({**asdict(candidate), "cv_f1": f1, **counts})
         if best is None or f1 > best[0]:
-            best = (f1, threshold, candidate)
-    cv_f1 = best[0] if needs_cross_validation(rule, space) else None
-    return CategoryModel(np.zeros(0), 0.0, best[1], best[2], cv_f1, searched if len(space) > 1 else [])
+            best = (f1, threshold, candidate, counts)
+    validated = needs_cross_validation(rule, space)
+    return CategoryModel(np.zeros(0), 0.0, best[1], best[2], best[0] if validated else None,
+                         searched if len(space) > 1 else [], best[3] if validated else None)
+
+
+def pooled_micro_f1(choices: Sequence[dict]) -> float | None:
+    """Micro-F1 of the categories' cross-validated decisions (each category's chosen candidate's TP, FP, FN summed
+    over categories, REFERENCE.md section 6): the run's one figure on the training documents, None when nothing
+    was cross-validated.
+    """
+    counted = [choice["cv_counts"] for choice in choices if choice.get("cv_counts")]
+    if not counted:
+        return None
+    return f1_score(**{count: sum(c[count] for c in counted) for count in ("tp", "fp", "fn")},
+                    zero_division=ZERO_DIVISION)
 
 
 def shared_value(searched_per_category: list[list[dict]], key: str) -> tuple[float, dict[float, float]]:

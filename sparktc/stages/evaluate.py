@@ -159,12 +159,13 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
     storage.write_bytes(spark, tables.output("f1_by_band.png"), plot_f1_by_band(metrics["bands"]))
 
 
-def _training_decisions(spark: SparkSession, tables: Tables) -> dict:
+def _from_train(spark: SparkSession, tables: Tables) -> dict:
     """``metrics.json``'s ``training_decisions``: what the train stage found its rule does on the training documents
-    (:func:`sparktc.models.decision.training_decisions`), from its manifest; nothing for PCut and RCut.
+    (:func:`sparktc.models.decision.training_decisions`), from its manifest, nothing for PCut and RCut; and
+    ``cv_micro_f1``, the micro-F1 of its cross-validated decisions there, when it cross-validated.
     """
-    found = ((read_manifest(spark, tables.root, "train") or {}).get("details") or {}).get("training_decisions")
-    return {"training_decisions": found} if found else {}
+    details = (read_manifest(spark, tables.root, "train") or {}).get("details") or {}
+    return {key: details[key] for key in ("training_decisions", "cv_micro_f1") if details.get(key)}
 
 
 def format_table(metrics: dict, table) -> str:
@@ -210,7 +211,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             **decision_record(config.as_dict()["train"], config.as_dict()["tune"]),
             "settings": {section: config.as_dict()[section] for section in SETTINGS},
             **({"closed": closed_record(categories, counts, subsets, settings)} if settings.close_predictions else {}),
-            **_training_decisions(spark, tables),
+            **_from_train(spark, tables),
             "per_category": per_category_rows,
         })
         write_reports(spark, tables, metrics, table)

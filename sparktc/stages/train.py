@@ -78,6 +78,7 @@ from sparktc.models.tuning import (
     fit_category,
     knn_category,
     needs_cross_validation,
+    pooled_micro_f1,
     shared_value,
 )
 from sparktc.runtime import storage
@@ -377,7 +378,8 @@ def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, fitti
     details = {**rule.parameters.record(), f"{name}_fitting": "sums", f"{name}_terms": features,
                f"{name}_train_documents": int(sums.sizes.sum()), f"{name}_folds": sums.folds,
                f"{name}_sum_seconds": round(sums.seconds, 3), f"{name}_solve_seconds": round(solved - solving, 3),
-               "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
+               "cv_micro_f1": chosen.searched.get(f"{chosen.terms}/{chosen.fbr}")}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
 
@@ -478,7 +480,8 @@ def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, 
                **{f"{name}_{key}": value for key, value in reported.items()},
                f"{name}_train_documents": full["documents"], f"{name}_folds": folds,
                f"{name}_seconds": full["seconds"], f"{name}_model_seconds": _unit_seconds(fitted, folds),
-               "searched": chosen.searched, "chosen_fbr": chosen.fbr}
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
+               "cv_micro_f1": chosen.searched.get(f"{chosen.terms}/{chosen.fbr}")}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
 
@@ -659,7 +662,8 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"))
+                chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"))
+                details["cv_micro_f1"] = pooled_micro_f1([json.loads(choices) for choices in chosen])
         # Categories x vocabulary, read back once with pyarrow: no Spark jobs (its sort alone took three).
         written = read_small(tables.output("models"), list(WRITTEN_COLUMNS)).sort_by("category")
         write_bundle(spark, config, tables, training["documents"], order.value, written)

@@ -207,6 +207,12 @@ def test_markdown_states_the_method_thresholding_and_search_space_of_the_run(met
     assert "- Search space ([tune]): none" in text
 
 
+def test_markdown_states_the_cross_validated_micro_f1(metrics, table):
+    text = markdown({**metrics, "cv_micro_f1": 0.898023}, table)
+    assert "## Cross-validation on the training documents" in text
+    assert "its out-of-fold scores and thresholds): 0.8980. The figure to choose" in text
+
+
 def test_markdown_without_optional_sections(metrics, table):
     for key in ("averages", "bands", "ranking", "macro_star_f1", "micro_fallout", "settings", "method",
                 "thresholding", "search_space"):
@@ -216,6 +222,7 @@ def test_markdown_without_optional_sections(metrics, table):
     assert "## Averaging sets" not in text
     assert "## By training-set frequency band" not in text and F1_BY_BAND_PNG not in text
     assert "## Ranking measures" not in text
+    assert "## Cross-validation on the training documents" not in text
     assert "| Fallout | \u2014 | 0.0100 |" in text
     assert "## Settings" in text and "- Solver: \u2014" in text
     for code in table["category"]:

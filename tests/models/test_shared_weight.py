@@ -14,7 +14,7 @@ from test_methods import corpus_config, prepared_corpus
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.metrics import f1_score
 from sparktc.experiment.config import ConfigError, load_config
-from sparktc.models.tuning import ZERO_DIVISION, shared_value
+from sparktc.models.tuning import ZERO_DIVISION, pooled_micro_f1, shared_value
 
 
 def row(weight: float, tp: int, fp: int, fn: int) -> dict:
@@ -29,6 +29,13 @@ def test_micro_f1_sums_counts_over_categories() -> None:
     chosen, micro = shared_value(searched, "positive_weight")
     assert chosen == 3.0
     assert micro == pytest.approx({1.0: 18 / 25, 3.0: 20 / 26})
+
+
+def test_the_runs_cross_validated_micro_f1_sums_each_categorys_chosen_counts() -> None:
+    choices = [{"cv_counts": {"tp": 8, "fp": 2, "fn": 2}}, {"cv_counts": {"tp": 1, "fp": 0, "fn": 3}},
+               {"cv_counts": None}]  # a category not cross-validated adds nothing
+    assert pooled_micro_f1(choices) == pytest.approx(2 * 9 / (18 + 2 + 5))
+    assert pooled_micro_f1([{"cv_counts": None}]) is None
 
 
 def test_ties_keep_the_first_weight() -> None:

@@ -179,6 +179,7 @@ def test_fit_category_search_chooses_the_best_cv_f1_and_retrains_it_on_everythin
     best = int(np.argmax(cv_f1s))  # the first of equal maxima
     assert model.choice == space[best]
     assert model.cv_f1 == cv_f1s[best]
+    assert model.choices()["cv_counts"] == {k: model.searched[best][k] for k in ("tp", "fp", "fn")}
     folds = balanced_folds(y, train.folds, train.seed)
     expected = {}
     for candidate, searched in zip(space, model.searched):
