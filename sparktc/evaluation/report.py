@@ -215,8 +215,11 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
 
     lines = list(method_lines)
     name = thresholding["name"]
-    cross_validation = (f"{val(thresholding, 'folds')}-fold cross-validation on the training documents "
-                        f"(seed {val(thresholding, 'seed')})")
+    validation = thresholding.get("validation") or space.get("validation")
+    cross_validation = (f"a validation set of {val({'v': validation}, 'v')} of the training documents (seed "
+                        f"{val(thresholding, 'seed')}), held out from training (Debole & Sebastiani 2005)"
+                        if validation else f"{val(thresholding, 'folds')}-fold cross-validation on the training "
+                        f"documents (seed {val(thresholding, 'seed')})")
     lines.append(f"- Thresholding: {val(thresholding, 'name')}" + {
         "fixed": ", assign when the score exceeds the decision threshold",
         "scut": f", per-category thresholds by SCut over {cross_validation}",
@@ -230,13 +233,15 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
         lines.append(f"- Decision threshold: {val(thresholding, 'threshold')}")
     if space:
         searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
-                             if not key.startswith("shared_") and key not in ("folds", "seed"))
+                             if not key.startswith("shared_") and key not in ("folds", "seed", "validation"))
         shared = "".join(f"; one {name} for all categories, by cross-validated micro-F1"
                          for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"),
                                            ("shared_C", "C"), ("shared_terms", "term count"))
                          if space.get(key))
-        lines.append(f"- Search space ([tune], chosen per category by {val(space, 'folds')}-fold cross-validation, "
-                     f"seed {val(space, 'seed')}): {searched}{shared}")
+        chooser = (f"on a validation set of {val(space, 'validation')} of the training documents" if validation
+                   else f"by {val(space, 'folds')}-fold cross-validation")
+        lines.append(f"- Search space ([tune], chosen per category {chooser}, seed {val(space, 'seed')}): "
+                     f"{searched}{shared}")
     else:
         lines.append("- Search space ([tune]): none")
     return lines
@@ -335,10 +340,14 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
             out += _md_table(["Measure"] + [f"K = {k}" for k in ks], rank_rows, "l" + "r" * len(ks)) + [""]
 
     if metrics.get("cv_micro_f1") is not None:
+        validated = (metrics.get("thresholding") or {}).get("validation") or \
+            (metrics.get("search_space") or {}).get("validation")
+        how = ("on the validation set held out from training (each category's chosen setting, scored by its model "
+               "trained without it, at the thresholds set on it)" if validated else
+               "(each category's chosen setting, its out-of-fold scores and thresholds)")
         out += ["## Cross-validation on the training documents", "",
-                f"Micro-F1 of the cross-validated decisions (each category's chosen setting, its out-of-fold scores "
-                f"and thresholds): {_float(metrics['cv_micro_f1'], _DASH)}. The figure to choose a configuration by; "
-                "the test documents played no part in it.", ""]
+                f"Micro-F1 of the cross-validated decisions {how}: {_float(metrics['cv_micro_f1'], _DASH)}. The "
+                "figure to choose a configuration by; the test documents played no part in it.", ""]
 
     decisions = metrics.get("training_decisions")
     if isinstance(decisions, Mapping):

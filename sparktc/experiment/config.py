@@ -197,6 +197,10 @@ class TrainSettings:
     # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
     folds: int = field(default=5, metadata=between(2, 100))
     seed: int = field(default=0, metadata=between(0, SEEDS - 1))
+    # Debole & Sebastiani's validation set Va: this share of the training documents, drawn with `seed`, is held
+    # out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their
+    # thresholds (choose) on Va's scores. 0: on `folds` cross-validation folds, the models trained on all documents.
+    validation: float = field(default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)"))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -522,6 +526,7 @@ def _check_combinations(config: Config) -> None:
     if tune.shared_fbr and train.thresholding != "scutfbr":
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")
+    _check_validation(config)
     problem = method.check(decision.parameters, tune, select.top_k)
     if problem:
         raise ConfigError(problem)
@@ -542,6 +547,25 @@ def _check_combinations(config: Config) -> None:
             f"so that each of the {tests} test files gets a document"
         )
     _check_spark_conf(config.spark.conf)
+
+
+def _check_validation(config: Config) -> None:
+    """A validation set (train.validation > 0) needs per-category models and something to set on it: thresholds
+    tuned on validation data, or a [tune] search.
+    """
+    train, tune = config.train, config.tune
+    if not train.validation:
+        return
+    decision = train.decision_rule()
+    if decision.joint:
+        raise ConfigError(" and ".join([f"train.validation = {train.validation} with train.method = {train.method!r}",
+                                        *decision.spec.variant_settings(decision.parameters)])
+                          + f": {decision.spec.title} fits one model for all categories and sets its thresholds on "
+                          "cross-validation folds of its own; set train.validation = 0")
+    if not decision.cross_validated and not any(len(getattr(tune, key)) > 1 for key in SEARCHED):
+        raise ConfigError(f"train.validation = {train.validation} with train.thresholding = {train.thresholding!r} "
+                          "and no [tune] search: nothing would be set on the validation set; set train.thresholding "
+                          f"to one of {', '.join(repr(t) for t in CROSS_VALIDATED)} or train.validation = 0")
 
 
 def _check_vector_format(config: Config) -> None:

@@ -11,7 +11,9 @@ A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c)
   training documents, balanced for positives (seed ``seed``), of each fold's SCut threshold on its
   out-of-fold scores (SCutFBR: the fold's top score when its best F1 is below ``fbr``; LYRL2004);
   ``proportional``, the same mean of each fold's threshold assigning the number of its documents
-  closest to c's training share of them (Debole & Sebastiani 2005; Yang 2001); or
+  closest to c's training share of them (Debole & Sebastiani 2005; Yang 2001); with ``validation`` > 0,
+  instead, on one validation set Va of that share of the training documents, held out from training
+  (:meth:`DecisionRule.validation_threshold`; Debole & Sebastiani 2005); or
 * when scoring, from the scores of the documents being classified (:meth:`DecisionRule.cut`):
   ``pcut``, t_c = the score ranked just below c's training share of the documents (Yang 2001);
   ``rcut``, no threshold: each document gets its ``rcut_k`` best categories (Yang 2001).
@@ -32,7 +34,7 @@ from numpy.typing import NDArray
 
 from sparktc.models.method import POSTERIOR, Method, ScoreRange
 from sparktc.models.registry import METHODS
-from sparktc.models.thresholds import fold_thresholds, proportional_fold_thresholds, rcut
+from sparktc.models.thresholds import fold_thresholds, proportional, proportional_fold_thresholds, rcut
 
 __all__ = ["CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS", "Cut", "DecisionRule",
            "counts", "decision_record", "score_range"]
@@ -87,6 +89,7 @@ class DecisionRule:
     rcut_k: int = 1
     folds: int = 5
     seed: int = 0
+    validation: float = 0.0  # Va's share of the training documents; 0: cross-validation over ``folds``
 
     @staticmethod
     def of(train: Mapping[str, Any]) -> DecisionRule:
@@ -160,6 +163,24 @@ class DecisionRule:
         others = (per_fold.sum() - per_fold) / (self.folds - 1)
         return float(per_fold.mean()), counts(scores > others[folds], y)
 
+    def validation_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], share: float,
+                             fbr: float) -> tuple[float, dict[str, int]]:
+        """A category's threshold set on a validation set Va held out from training, and the TP/FP/FN of its
+        decisions on Va (Debole & Sebastiani 2005: classifiers learnt on Tr - Va, each threshold optimized on Va):
+        ``scores`` and ``y`` are Va's, ``share`` the category's share of the documents the model learnt from
+        (Tr - Va; proportional's "proportion of training examples"). SCut and SCutFBR (with ``fbr``): Va's SCut
+        threshold, Va's top score when its F1 is below ``fbr``; proportional: the threshold assigning the number of
+        Va's documents closest to share * |Va|; fixed keeps ``threshold``. Unlike the cross-validated counts, Va's
+        are decided at a threshold set on Va's own labels (optimistic for SCut and SCutFBR).
+        """
+        if not self.cross_validated:
+            return self.threshold, counts(scores > self.threshold, y)
+        if self.thresholding == "proportional":
+            threshold = proportional(scores, share)
+        else:
+            threshold = float(fold_thresholds([scores], [y], fbr if self.thresholding == "scutfbr" else 0.0)[0])
+        return threshold, counts(scores > threshold, y)
+
     def cut(self, learned: NDArray[np.float64], pcut_thresholds: Callable[[], NDArray[np.float64]]) -> Cut:
         """The cut scoring applies: the ``learned`` (stored) thresholds, PCut's over the documents being
         classified (``pcut_thresholds``, called only for PCut: it scores them all), or RCut's k.
@@ -180,7 +201,8 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     settings: ``method`` and ``thresholding``, each its name and the settings it depends on
     (its method's parameters, :data:`THRESHOLDING_PARAMETERS`; a searched one as its [tune] list), and
     ``search_space``, the non-empty [tune] lists (and ``shared_<setting>`` of :data:`SHARED` when set) with
-    the folds and seed of the cross-validation choosing from them (empty: nothing searched).
+    the folds and seed of the cross-validation choosing from them (empty: nothing searched); ``validation``, in
+    both the thresholding's (a tuned one) and the search space's, when a validation set is held out instead.
 
     A setting the mappings lack is None, except the method and thresholding, which default as
     [train] does (:data:`sparktc.models.registry.METHODS`, :data:`THRESHOLDINGS`).
@@ -191,16 +213,19 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     def parameters(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: searched.get(key, train.get(key)) for key in keys}
 
+    # A validation set replaces the folds where one is held out (train.validation > 0): recorded only then.
+    validation = {"validation": train["validation"]} if train.get("validation") else {}
     space = dict(searched)
     for shared in SHARED:
         if tune.get(f"shared_{shared}"):
             space[f"shared_{shared}"] = True
-    if space:  # chosen from by cross-validation over the rule's folds, whatever the thresholding
-        space.update(folds=train.get("folds"), seed=train.get("seed"))
+    if space:  # chosen from by cross-validation over the rule's folds (or on its validation set), whatever thresholding
+        space.update(folds=train.get("folds"), seed=train.get("seed"), **validation)
     return {
         "method": {"name": method, **parameters(tuple(
             field.name for field in dataclasses.fields(METHODS[method].parameters)) if method in METHODS else ())},
-        "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ()))},
+        "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ())),
+                         **(validation if thresholding in CROSS_VALIDATED else {})},
         "search_space": space,
     }
 

@@ -24,7 +24,7 @@ from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk,
 from sparktc.models.method import LINEAR, NEIGHBOURS, NETWORK, POSTERIOR
 from sparktc.models.naive_bayes import posterior
 from sparktc.models.nnet import load_network
-from sparktc.models.thresholds import best_columns
+from sparktc.models.thresholds import best_columns, validation_split
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Scorer:
     column: str = "values"  # the vectors column scored: the scheme's weights, or raw tf for naive Bayes
     network_path: str = ""  # network: the directory of its saved network
     knn_selection: bytes = b""  # neighbours: the selected term ids (int64 bytes); empty: every term
+    validation: float = 0.0  # neighbours: Va's share of the training documents, held out of the neighbours
+    seed: int = 0  # neighbours: the seed Va was drawn with
 
     @staticmethod
     def of(models: pd.DataFrame, n_terms: int, rule: DecisionRule, train_path: str = "", network_path: str = "",
@@ -61,7 +63,8 @@ class Scorer:
         return Scorer(codes=models["category"].to_numpy(dtype=object), n_terms=n_terms, kind=scoring.kind,
                       W=W if linear else None, b=models["bias"].to_numpy(), k=scoring.k,
                       train_path=train_path if neighbours else "", column=rule.vector_column,
-                      network_path=network_path if scoring.kind == NETWORK else "", knn_selection=selection)
+                      network_path=network_path if scoring.kind == NETWORK else "", knn_selection=selection,
+                      validation=rule.validation if neighbours else 0.0, seed=rule.seed if neighbours else 0)
 
     def matrix(self, batch: pa.RecordBatch):
         """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
@@ -75,24 +78,37 @@ class Scorer:
             return posterior(np.asarray(X @ self.W) + self.b)
         if self.kind == NETWORK:
             return load_network(self.network_path).scores(X)
-        training = _knn_training(self.train_path, self.n_terms, self.knn_selection)
+        training = _knn_training(self.train_path, self.n_terms, self.knn_selection, self.validation, self.seed)
         neighbours, similarities = knn_topk(selected_space(X, columns_of(self.knn_selection)), training, self.k)
-        labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes))
+        labels = _knn_labels(self.train_path, self.n_terms, tuple(self.codes), self.validation, self.seed)
         return knn_scores_from_neighbours(neighbours, similarities, labels)
 
 
 @per_worker
-def _knn_training(path: str, n_terms: int, selection: bytes):
-    """The kNN training matrix over the selected terms (renormalized), once per worker and training set."""
-    X = load_training_set(path, n_terms).X
+def validation_rows(path: str, n_terms: int, validation: float, seed: int) -> np.ndarray:
+    """True for the rows of the training set at ``path`` in the validation set Va
+    (:func:`sparktc.models.thresholds.validation_split`; all False at ``validation`` = 0), once per worker.
+    """
+    return validation_split(load_training_set(path, n_terms).doc_ids, validation, seed)
+
+
+def _learnt(path: str, n_terms: int, validation: float, seed: int) -> np.ndarray:
+    """The rows of the training set the neighbours come from: Tr - Va."""
+    return np.flatnonzero(~validation_rows(path, n_terms, validation, seed))
+
+
+@per_worker
+def _knn_training(path: str, n_terms: int, selection: bytes, validation: float, seed: int):
+    """The kNN training matrix (Tr - Va) over the selected terms (renormalized), once per worker and training set."""
+    X = load_training_set(path, n_terms).X[_learnt(path, n_terms, validation, seed)]
     return selected_space(X, columns_of(selection))
 
 
 @per_worker
-def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...]) -> np.ndarray:
-    """Training labels as a documents x categories matrix, once per worker and training set."""
+def _knn_labels(path: str, n_terms: int, codes: tuple[str, ...], validation: float, seed: int) -> np.ndarray:
+    """Training (Tr - Va) labels as a documents x categories matrix, once per worker and training set."""
     training = load_training_set(path, n_terms)
-    return np.column_stack([training.positives(code) for code in codes])
+    return np.column_stack([training.positives(code) for code in codes])[_learnt(path, n_terms, validation, seed)]
 
 
 def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:

@@ -30,7 +30,8 @@ Pure numpy; the Spark stages call these functions per category.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,8 +39,8 @@ from numpy.typing import ArrayLike, NDArray
 from sparktc.validation import check_array, check_finite, check_integer, check_labels, check_number
 
 __all__ = [
-    "scut", "fold_thresholds", "proportional", "proportional_fold_thresholds", "balanced_folds", "pcut_counts",
-    "pcut_thresholds", "rcut", "best_columns",
+    "scut", "fold_thresholds", "proportional", "proportional_fold_thresholds", "balanced_folds", "validation_split",
+    "validation_size", "pcut_counts", "pcut_thresholds", "rcut", "best_columns",
 ]
 
 #: Distances to p * n closer than this are a tie (:func:`proportional`).
@@ -233,6 +234,41 @@ def balanced_folds(y: ArrayLike, k: int, seed: int) -> NDArray[np.int64]:
     folds = np.empty(y.shape[0], dtype=np.int64)
     folds[np.concatenate((positives, negatives))] = np.arange(y.shape[0]) % k
     return folds
+
+
+def validation_split(doc_ids: Iterable[str], fraction: float, seed: int) -> NDArray[np.bool_]:
+    """Debole & Sebastiani's validation set Va, drawn from the training documents Tr: True for the documents held
+    out. The classifiers learn from Tr - Va and their thresholds are set on Va (Debole & Sebastiani 2005,
+    section "Text categorization"; they do not give Va's size).
+
+    Va holds the round(fraction * n) documents (at least one, and at least one left to learn from, when
+    0 < fraction < 1; none at 0) whose BLAKE2b(seed, doc id) is smallest: a random draw, the same whatever
+    order the documents are read in and whichever worker reads them, and one Va for every category (a
+    stratified split cannot balance every category of a multi-label corpus at once). Hash ties (none in
+    practice among 64-bit digests) go to the earlier document.
+
+    Args:
+        doc_ids: The n training documents' ids, distinct.
+        fraction: Va's share of the documents, in [0, 1).
+        seed: Non-negative seed of the draw.
+    """
+    fraction = check_number("fraction", fraction, 0, 1, kind="number")
+    seed = check_integer("seed", seed, 0, kind="non-negative integer")
+    if fraction >= 1:
+        raise ValueError(f"fraction must be below 1, so that a training document is left; got {fraction!r}")
+    prefix = f"{seed}\x00".encode()
+    keys = np.fromiter((int.from_bytes(hashlib.blake2b(prefix + str(doc_id).encode(), digest_size=8).digest(),
+                                       "little") for doc_id in doc_ids), dtype=np.uint64)
+    held = np.zeros(keys.shape[0], dtype=np.bool_)
+    held[np.argsort(keys, kind="stable")[:validation_size(keys.shape[0], fraction)]] = True
+    return held
+
+
+def validation_size(n: int, fraction: float) -> int:
+    """|Va| of :func:`validation_split` among ``n`` training documents: round(fraction * n), at least 1 and at
+    most n - 1 when fraction > 0 and n >= 2, else 0.
+    """
+    return 0 if fraction == 0 or n < 2 else min(max(round(fraction * n), 1), n - 1)
 
 
 def pcut_counts(train_share: NDArray[np.float64], n_docs: int) -> NDArray[np.int64]:

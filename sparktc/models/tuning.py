@@ -7,8 +7,10 @@ Sebastiani 2005) on that fold's validation scores, and its cross-validated F1 sc
 documents with the mean threshold of the *other* folds, so no decision is thresholded on its own
 label. The best candidate (first on ties) is retrained on all training documents and gets the mean
 of its fold thresholds (REFERENCE.md section 5; Lewis et al. 2004 section 7; LibMultiLabel's
-per-label search). The method, the thresholding and the values not searched come from the run's
-:class:`~sparktc.models.decision.DecisionRule`.
+per-label search). With a validation set Va instead (``train.validation``; Debole & Sebastiani 2005),
+every candidate learns from the training documents minus Va, is chosen and thresholded on Va's
+scores, and keeps that model: no retraining on Va. The method, the thresholding and the values not
+searched come from the run's :class:`~sparktc.models.decision.DecisionRule`.
 """
 
 from __future__ import annotations
@@ -108,35 +110,47 @@ def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64
 
 def fit_category(
     X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64], space: Sequence[Candidate],
-    rule: DecisionRule,
+    rule: DecisionRule, validation: NDArray[np.bool_] | None = None,
 ) -> CategoryModel:
     """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``; the threshold
-    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`).
+    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`). With ``validation`` (True
+    for the rows of the validation set Va, :func:`sparktc.models.thresholds.validation_split`), every candidate
+    learns from the other rows only, is chosen and thresholded on Va's scores
+    (:meth:`~sparktc.models.decision.DecisionRule.validation_threshold`), and the chosen one's model is kept
+    (Debole & Sebastiani 2005).
     """
     best, threshold, cv_f1, searched, cv_counts = space[0], rule.threshold, None, [], None
+    learnt = np.ones(len(y), dtype=np.bool_) if validation is None else ~validation
+    fitted: dict[tuple, tuple] = {}  # with Va: each candidate's model, already the one to keep
     if needs_cross_validation(rule, space):
-        folds = balanced_folds(y, rule.folds, rule.seed)
+        folds = balanced_folds(y, rule.folds, rule.seed) if validation is None else None
+        held_out = [validation] if folds is None else [folds == fold for fold in range(rule.folds)]
         out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
         for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
                                               key=lambda c: c.terms):
             group = list(group)
             columns = top_terms(term_order, terms)
             Xc = X if columns is None else X[:, columns]
-            for fold in range(rule.folds):
-                held = folds == fold
+            for held in held_out:
                 fit = _trainer(rule, X, columns, rows=~held)
                 for candidate in group:
                     w, b = fit(y[~held], candidate)
                     out_of_fold[candidate.model][held] = Xc[held] @ w + b
+                    if folds is None:
+                        fitted[candidate.model] = w, b
         best_f1 = -1.0
         for candidate in space:
-            candidate_threshold, counts = rule.learned_threshold(out_of_fold[candidate.model], y, folds, candidate.fbr)
+            scores = out_of_fold[candidate.model]
+            candidate_threshold, counts = (
+                rule.learned_threshold(scores, y, folds, candidate.fbr) if folds is not None else
+                rule.validation_threshold(scores[validation], y[validation], float(np.mean(y[learnt])), candidate.fbr))
             score = f1_score(**counts, zero_division=ZERO_DIVISION)
             searched.append({**asdict(candidate), "cv_f1": score, **counts})
             if score > best_f1:
                 best, threshold, cv_f1, best_f1, cv_counts = candidate, candidate_threshold, score, score, counts
     columns = top_terms(term_order, best.terms)
-    w, b = _trainer(rule, X, columns)(y, best)
+    w, b = fitted[best.model] if best.model in fitted else _trainer(
+        rule, X, columns, rows=None if validation is None else learnt)(y[learnt], best)
     weights = w if columns is None else np.zeros(X.shape[1])
     if columns is not None:
         weights[columns] = w
@@ -154,16 +168,25 @@ def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
 
 
 def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]], y: NDArray[np.bool_],
-                 space: Sequence[Candidate], rule: DecisionRule) -> CategoryModel:
+                 space: Sequence[Candidate], rule: DecisionRule,
+                 validation: NDArray[np.bool_] | None = None) -> CategoryModel:
     """A kNN category from each candidate's leave-one-out neighbours of the training documents (one per
     candidate of ``space``, over its terms): the threshold of :func:`knn_threshold`, and the candidate of
     best F1 over those decisions (the first on ties; kNN's term count is chosen for all categories at
-    once by the train stage, from every category's ``searched`` counts). kNN has no weights.
+    once by the train stage, from every category's ``searched`` counts). kNN has no weights. With
+    ``validation`` (True for the rows of Va), the neighbourhoods are Va's documents' among the other rows
+    (row numbers among those), and the threshold is set on Va's scores
+    (:meth:`~sparktc.models.decision.DecisionRule.validation_threshold`; Debole & Sebastiani 2005).
     """
     searched, best = [], None
+    learnt = None if validation is None else y[~validation]
     for candidate, (neighbours, similarities) in zip(space, neighbourhoods):
-        scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
-        threshold, counts = knn_threshold(scores, y, rule)
+        if learnt is None:
+            scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
+            threshold, counts = knn_threshold(scores, y, rule)
+        else:
+            scores = knn_scores_from_neighbours(neighbours, similarities, learnt[:, None])[:, 0]
+            threshold, counts = rule.validation_threshold(scores, y[validation], float(np.mean(learnt)), rule.fbr)
         f1 = f1_score(**counts, zero_division=ZERO_DIVISION)
         searched.append({**asdict(candidate), "cv_f1": f1, **counts})
         if best is None or f1 > best[0]:

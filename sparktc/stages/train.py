@@ -70,7 +70,8 @@ from sparktc.models.decision import SHARED, DecisionRule
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
 from sparktc.models.llsf import document_folds, gram_sums
 from sparktc.models.method import FromSums, InTasks, Neighbours
-from sparktc.models.scoring import Scorer
+from sparktc.models.scoring import Scorer, validation_rows
+from sparktc.models.thresholds import validation_size
 from sparktc.models.tuning import (
     ZERO_DIVISION,
     Candidate,
@@ -90,16 +91,19 @@ from sparktc.runtime.stage_report import StageReport, stage
 
 
 @per_worker
-def _training_neighbours(path: str, n_features: int, k: int,
-                         selections: tuple[bytes, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+def _training_neighbours(path: str, n_features: int, k: int, selections: tuple[bytes, ...], validation: float,
+                         seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every training document's k nearest other training documents (leave-one-out), over each of the
-    ``selections`` (selected term ids as int64 bytes; empty: every term), once per worker.
+    ``selections`` (selected term ids as int64 bytes; empty: every term), once per worker. With ``validation``
+    > 0, those of each document of the validation set Va among Tr - Va instead (row numbers among Tr - Va).
     """
     X = load_training_set(path, n_features).X
+    held = validation_rows(path, n_features, validation, seed)
     found = []
     for selection in selections:
         space = selected_space(X, columns_of(selection))
-        found.append(knn_topk(space, space, k, exclude_self=np.arange(X.shape[0])))
+        found.append(knn_topk(space[held], space[~held], k) if validation
+                     else knn_topk(space, space, k, exclude_self=np.arange(X.shape[0])))
     return found
 
 
@@ -148,12 +152,14 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             inject("train")
             training = load_training_set(train_path, n_terms, rule.vector_column)
             y = training.positives(category)
+            held = validation_rows(train_path, n_terms, rule.validation, rule.seed) if rule.validation else None
             if isinstance(fitting, Neighbours):
                 model = knn_category(_training_neighbours(train_path, n_terms, fitting.k, tuple(
-                    selection_key(order.value, candidate.terms) for candidate in space)), y, space, rule)
+                    selection_key(order.value, candidate.terms) for candidate in space), rule.validation, rule.seed),
+                    y, space, rule, held)
                 choices = {**model.choices(), "k": fitting.k}
             else:
-                model = fit_category(training.X, y, order.value, space, rule)
+                model = fit_category(training.X, y, order.value, space, rule, held)
                 choices = model.choices()
         except MemoryError:
             raise out_of_memory("train", f"category {category}, training set {train_path}") from None
@@ -682,6 +688,8 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         report.details = {
             "method": rule.method, "thresholding": rule.thresholding, "search_space": len(space),
             "features": default_terms(config, n_terms) or n_terms, "vocabulary": n_terms, **liblinear_options(rule),
+            **({"validation_documents": validation_size(training["documents"], rule.validation)}
+               if rule.validation else {}),
             **details,
             "category_seconds_total": round(float(pc.sum(written["seconds"]).as_py() or 0), 3),
             "category_seconds_max": round(float(pc.max(written["seconds"]).as_py() or 0), 3),
