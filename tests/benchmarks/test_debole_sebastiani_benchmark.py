@@ -71,6 +71,17 @@ def test_every_setup_is_a_valid_configuration_of_what_the_paper_ran(tmp_path):
     assert "rank.score=ig" in corpus_overrides(corpus, "R(10)", "supervised", "ig")
 
 
+def test_the_validation_set_is_held_out_for_the_tuned_learners_only():
+    corpus = str(REPO.parent / "shared" / "data" / "reuters21578")
+    for setup in setups():
+        config = load_config(str(REPO / "conf" / "reuters21578.toml"),
+                             setup_overrides(corpus, "R(10)", setup, 0.2, 3))
+        tuned = setup.learner != "svm"  # SVM keeps its threshold 0: nothing to set on Va
+        assert (config.train.validation, config.train.seed) == ((0.2, 3) if tuned else (0.0, 0))
+        assert ("--set train.validation=0.2 --set train.seed=3" in pipeline_command("R(10)", setup, 0.2, 3)) == tuned
+        assert setup_overrides(corpus, "R(10)", setup) == setup_overrides(corpus, "R(10)", setup, 0.0, 3)
+
+
 def test_published_table_3_is_the_papers():
     text = paper()
     for subset, values in PUBLISHED_TABLE_3.items():
