@@ -151,8 +151,10 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             training = load_training_set(train_path, n_terms, rule.vector_column)
             y = training.positives(category)
             if isinstance(fitting, Neighbours):
-                model = knn_category(_training_neighbours(train_path, n_terms, fitting.k, tuple(
-                    selection_key(order.value, candidate.terms) for candidate in space)), y, space, rule)
+                selections = [selection_key(order.value, candidate.terms) for candidate in space]
+                distinct = tuple(dict.fromkeys(selections))  # an fbr searched shares its terms' neighbours
+                found = dict(zip(distinct, _training_neighbours(train_path, n_terms, fitting.k, distinct)))
+                model = knn_category([found[key] for key in selections], y, space, rule)
                 choices = {**model.choices(), "k": fitting.k}
             else:
                 model = fit_category(training.X, y, order.value, space, rule)
@@ -645,15 +647,17 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
                               models["train_positives"].to_numpy(), n_train)
 
 
-def shared_setting(rule: DecisionRule, tune) -> str:
-    """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none: the one
-    [tune] shares (:data:`sparktc.models.decision.SHARED`), and kNN's ``terms`` always (one similarity space).
+def shared_settings(rule: DecisionRule, tune) -> tuple[str, ...]:
+    """The searched settings chosen once for all categories by cross-validated micro-F1, () for none: the one
+    [tune] shares (:data:`sparktc.models.decision.SHARED`), and kNN's ``terms`` (one similarity space) and ``fbr``
+    (a per-category fbr would fit the few positives of rare categories) always, together.
     """
     for shared in SHARED:
         if getattr(tune, f"shared_{shared}"):
-            return shared
-    neighbours = isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours)
-    return "terms" if neighbours and len(tune.terms) > 1 else ""
+            return (shared,)
+    if not isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours):
+        return ()
+    return tuple(key for key in ("terms", "fbr") if len(getattr(tune, key)) > 1)
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -685,19 +689,22 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                     fit_joint_in_tasks(spark, tables, rule, fitting, n_terms, terms, fbrs, order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
-            elif shared_setting(rule, tune):
+            elif shared_settings(rule, tune):
                 # First pass: every category's cross-validated counts for every value; one row per category back.
-                key = shared_setting(rule, tune)
+                keys = shared_settings(rule, tune)
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(choices)["searched"]
                             for choices in fit_models(spark, tables, rule, space, n_terms, order)]
-                value, micro = shared_value(searched, key)
-                if key == "terms":
-                    tune = dataclasses.replace(tune, terms=[int(value)])
-                else:
-                    rule = rule.with_setting(key, value)
-                    tune = dataclasses.replace(tune, **{key: []})
-                details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
+                values, micro = shared_value(searched, keys)
+                for key, value in zip(keys, values):
+                    if key == "terms":
+                        tune = dataclasses.replace(tune, terms=[int(value)])
+                    else:
+                        rule = rule.with_setting(key, value)
+                        tune = dataclasses.replace(tune, **{key: []})
+                    details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": {
+                        "/".join(map(str, each)): f1 for each, f1 in micro.items()} if len(keys) > 1 else {
+                        each[0]: f1 for each, f1 in micro.items()}}
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"))
