@@ -63,6 +63,8 @@ def platt_loss(A: float, B: float, scores: ArrayLike, y: ArrayLike) -> float:
 def platt_fit(scores: ArrayLike, y: ArrayLike) -> Sigmoid:
     """The sigmoid of held-out ``scores`` and their 0/1 labels ``y`` (module docstring): Newton steps on (A, B)
     from A = 0, B = log((N- + 1) / (N+ + 1)), halving a step until it decreases the loss enough (Armijo, 1e-4).
+    Never decreasing in s: a fitted A > 0 gives way to the flat sigmoid (A = 0) of the mean target, the best
+    non-decreasing one, so calibration never reverses a member's ranking.
     """
     s = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(y, dtype=np.bool_)
@@ -91,6 +93,11 @@ def platt_fit(scores: ArrayLike, y: ArrayLike) -> Sigmoid:
             step /= 2
         else:  # no step decreases the loss: (A, B) is as good as the line search can tell
             break
+    if A > 0:
+        # Held-out scores that rank the positives below the negatives (a lone positive no neighbour shares scores
+        # kNN's 0) would turn the ranking over: the member says nothing of the category, P(c | s) = the mean target.
+        mean = float(t.mean())
+        return Sigmoid(0.0, float(np.log((1.0 - mean) / mean)))
     return Sigmoid(A, B)
 
 

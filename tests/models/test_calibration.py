@@ -73,6 +73,17 @@ def test_one_score_for_all_documents_gives_the_mean_target() -> None:
     assert fitted.probabilities(np.zeros(1))[0] == pytest.approx(mean_target, abs=1e-6)
 
 
+def test_scores_ranking_the_positives_last_give_the_flat_sigmoid() -> None:
+    # kNN's leave-one-out score of a lone positive none of its neighbours shares is 0, below some negatives'.
+    scores = np.array([0.0, 0.0, 0.3, 0.5, 0.0, 0.8])
+    y = np.array([True, False, False, False, False, False])
+    assert scipy_platt(scores, y)[0] > 0  # the unconstrained maximum turns the ranking over
+    fitted = platt_fit(scores, y)
+    mean_target = (2 / 3 + 5 / 7) / 6
+    assert fitted.A == 0.0
+    assert fitted.probabilities(scores) == pytest.approx(np.full(6, mean_target))
+
+
 def test_blend_is_the_convex_mixture() -> None:
     assert blend([0.2, 0.9], [0.6, 0.1], 0.25).tolist() == pytest.approx([0.5, 0.3])
     assert blend([0.2, 0.9], [0.6, 0.1], 1.0).tolist() == [0.2, 0.9]
