@@ -10,8 +10,9 @@ RUN is the output of ``jobs/pipeline.py`` with that configuration (its ``vectors
   :func:`sparktc.models.tuning.fit_category` makes them), with the [train] solver, C and bias;
 * kNN's leave-one-out scores (the summed cosine similarities of the k nearest other training documents with the
   category, over the ``--knn-terms`` best-ranked terms, as the train stage's kNN);
-* each member's Platt sigmoid and, per mixing weight alpha, the SCut/SCutFBR threshold of the blend alpha p_svm +
-  (1 - alpha) p_knn and its cross-validated counts (:func:`sparktc.models.calibration.blend_candidates`).
+* each member's Platt sigmoid and, per mixing weight alpha, the SCut/SCutFBR threshold of the blend of their
+  log-odds alpha l_svm + (1 - alpha) l_knn (``--scale probability``: of their probabilities) and its cross-validated
+  counts (:func:`sparktc.models.calibration.blend_candidates`).
 
 One alpha for all categories is the one of best cross-validated micro-F1 (first on ties). The test documents are
 then scored by the models of all training documents, calibrated and blended the same way. Each member alone,
@@ -39,7 +40,7 @@ from sparktc.experiment.config import Config, load_config
 from sparktc.experiment.tables import term_order
 from sparktc.features.matrix import TrainingSet, load_training_set
 from sparktc.features.term_selection import top_terms
-from sparktc.models.calibration import BlendedCategory, blend_candidates
+from sparktc.models.calibration import LOG_ODDS, SCALES, BlendedCategory, blend_candidates
 from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk, selected_space
 from sparktc.models.thresholds import balanced_folds
@@ -105,8 +106,8 @@ def blended_test(blends: list[BlendedCategory], svm_test: NDArray[np.float64], k
                             for j, blended in enumerate(blends)])
 
 
-def measure(run: Path, config: Config, knn_k: int, knn_terms: int,
-            alphas: Sequence[float] = ALPHAS) -> dict[str, Any]:
+def measure(run: Path, config: Config, knn_k: int, knn_terms: int, alphas: Sequence[float] = ALPHAS,
+            scale: str = LOG_ODDS) -> dict[str, Any]:
     """Each member alone and the blend at every alpha of ``alphas`` on the run's tables under ``config``'s decision
     rule (module docstring): cross-validated micro-F1 and test micro- and macro-F1, and the alpha chosen.
     """
@@ -129,11 +130,11 @@ def measure(run: Path, config: Config, knn_k: int, knn_terms: int,
     svm_train, svm_test = liblinear_scores(rule, space[0], train, test, codes, folds)
     knn_train, knn_test = knn_scores(train, test, labels, term_order(str(run / "term_ranks"), config), knn_k,
                                      knn_terms)
-    blends = [blend_candidates(svm_train[:, j], knn_train[:, j], labels[:, j], folds[j], alphas, rule, rule.fbr)
-              for j in range(len(codes))]
+    blends = [blend_candidates(svm_train[:, j], knn_train[:, j], labels[:, j], folds[j], alphas, rule, rule.fbr,
+                               scale) for j in range(len(codes))]
     alpha, micro = shared_value([blended.searched for blended in blends], "alpha")
     return {
-        "knn_k": knn_k, "knn_terms": knn_terms,
+        "knn_k": knn_k, "knn_terms": knn_terms, "scale": scale,
         "liblinear_alone": member_alone(rule, svm_train, svm_test, labels, truth, folds),
         "knn_alone": member_alone(rule, knn_train, knn_test, labels, truth, folds),
         "chosen_alpha": alpha,
@@ -148,7 +149,8 @@ def render(result: dict[str, Any]) -> str:
     """The measured rows as a markdown table, the chosen alpha marked."""
     lines = ["| candidate | cross-validated micro-F1 | test micro-F1 | test macro-F1 |", "|---|---|---|---|"]
     rows = [("LIBLINEAR alone", result["liblinear_alone"]), (f"kNN alone (k = {result['knn_k']})", result["knn_alone"])]
-    rows += [(f"blend, alpha = {a}{' (chosen)' if a == result['chosen_alpha'] else ''}", figures)
+    scale = result["scale"].replace("_", "-")
+    rows += [(f"blend of {scale}, alpha = {a}{' (chosen)' if a == result['chosen_alpha'] else ''}", figures)
              for a, figures in result["per_alpha"].items()]
     lines += [f"| {name} | {figures['cv_micro_f1']:.4f} | {figures['micro_f1']:.4f} | {figures['macro_f1']:.4f} |"
               for name, figures in rows]
@@ -164,10 +166,13 @@ def main() -> None:
     parser.add_argument("--knn-k", type=int, default=45, help="kNN's k (Yang & Liu's 45)")
     parser.add_argument("--knn-terms", type=int, default=2415,
                         help="kNN's term count (2,415: chosen by the yang_liu1999.knn preset's cross-validation)")
+    parser.add_argument("--scale", choices=SCALES, default=LOG_ODDS,
+                        help="mix the members' calibrated log-odds (default) or probabilities")
     parser.add_argument("--output", help="write blend.json here")
     args = parser.parse_args()
     try:
-        result = measure(Path(args.run), load_config(args.config, args.overrides), args.knn_k, args.knn_terms)
+        result = measure(Path(args.run), load_config(args.config, args.overrides), args.knn_k, args.knn_terms,
+                         scale=args.scale)
     except ValueError as error:
         parser.error(str(error))
     print(render(result))

@@ -7,9 +7,10 @@ out-of-fold training scores s are first mapped to P(c | s) = 1 / (1 + exp(A s + 
 scores with his smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2), which keep a separable category's
 sigmoid finite; the Newton iteration with backtracking is that of Lin, Lin & Weng (2007, "A note on Platt's
 probabilistic outputs for support vector machines", Algorithm 1), which converges where Platt's own may not.
-The blend alpha p_1 + (1 - alpha) p_2 then lies in [0, 1] whatever the members, so the per-fold SCut/SCutFBR
-thresholds averaged into a category's threshold (:meth:`sparktc.models.decision.DecisionRule.learned_threshold`)
-are on one scale across folds and members.
+The blend mixes the members' log-odds -(A s + B), alpha l_1 + (1 - alpha) l_2 (a weighted geometric mean of their
+odds), or their probabilities alpha p_1 + (1 - alpha) p_2: either way one scale, nats or [0, 1], whatever the
+members, for the per-fold SCut/SCutFBR thresholds averaged into a category's threshold
+(:meth:`sparktc.models.decision.DecisionRule.learned_threshold`).
 
 Pure numpy; :func:`blend_candidates` gives each mixing weight's cross-validated counts, so one alpha for all
 categories is chosen by pooled micro-F1 (:func:`sparktc.models.tuning.shared_value`) as the shared settings are.
@@ -25,8 +26,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from sparktc.models.decision import DecisionRule
 
-__all__ = ["BlendedCategory", "Sigmoid", "blend", "blend_candidates", "platt_fit", "platt_loss"]
+__all__ = ["LOG_ODDS", "PROBABILITY", "SCALES", "BlendedCategory", "Sigmoid", "blend", "blend_candidates", "platt_fit",
+           "platt_loss"]
 
+#: The scales a blend mixes its members on: P(c | s), or its log-odds, an affine map of each member's scores.
+PROBABILITY, LOG_ODDS = "probability", "log_odds"
+SCALES = (PROBABILITY, LOG_ODDS)
 MAX_ITERATIONS = 100
 MIN_STEP = 1e-10
 GRADIENT_TOLERANCE = 1e-5
@@ -43,6 +48,14 @@ class Sigmoid:
     def probabilities(self, scores: ArrayLike) -> NDArray[np.float64]:
         """P(c | s) of each score, without overflow (1 / (1 + e^f) = e^-logaddexp(0, f))."""
         return np.exp(-np.logaddexp(0.0, self.A * np.asarray(scores, dtype=np.float64) + self.B))
+
+    def log_odds(self, scores: ArrayLike) -> NDArray[np.float64]:
+        """The log-odds log P(c | s) / (1 - P(c | s)) = -(A s + B): an increasing affine map of the scores (A <= 0)."""
+        return -(self.A * np.asarray(scores, dtype=np.float64) + self.B)
+
+    def calibrated(self, scores: ArrayLike, scale: str) -> NDArray[np.float64]:
+        """The scores on the blend's ``scale`` (:data:`SCALES`)."""
+        return self.probabilities(scores) if scale == PROBABILITY else self.log_odds(scores)
 
 
 def _targets(y: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -102,7 +115,7 @@ def platt_fit(scores: ArrayLike, y: ArrayLike) -> Sigmoid:
 
 
 def blend(first: ArrayLike, second: ArrayLike, alpha: float) -> NDArray[np.float64]:
-    """The mixture alpha p_1 + (1 - alpha) p_2 of two members' calibrated probabilities, alpha in [0, 1]."""
+    """The mixture alpha v_1 + (1 - alpha) v_2 of two members' calibrated values, alpha in [0, 1]."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must lie in [0, 1]; got {alpha}")
     return alpha * np.asarray(first, dtype=np.float64) + (1.0 - alpha) * np.asarray(second, dtype=np.float64)
@@ -116,6 +129,7 @@ class BlendedCategory:
 
     first: Sigmoid
     second: Sigmoid
+    scale: str
     searched: list[dict]
 
     def row(self, alpha: float) -> dict:
@@ -124,22 +138,29 @@ class BlendedCategory:
 
     def scores(self, first: ArrayLike, second: ArrayLike, alpha: float) -> NDArray[np.float64]:
         """The blended score of the members' raw scores of new documents."""
-        return blend(self.first.probabilities(first), self.second.probabilities(second), alpha)
+        return blend(self.first.calibrated(first, self.scale), self.second.calibrated(second, self.scale), alpha)
 
 
 def blend_candidates(first: NDArray[np.float64], second: NDArray[np.float64], y: NDArray[np.bool_],
-                     folds: NDArray[np.int64], alphas: Sequence[float], rule: DecisionRule,
-                     fbr: float) -> BlendedCategory:
+                     folds: NDArray[np.int64], alphas: Sequence[float], rule: DecisionRule, fbr: float,
+                     scale: str = LOG_ODDS) -> BlendedCategory:
     """A category's blend from its two members' out-of-fold training scores (``first``, ``second``: each
     document's from a model fitted without it; ``folds``, the thresholding's folds): both sigmoids fitted on all
     of those scores, then per mixing weight the rule's threshold and cross-validated counts of the blended scores
     (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold` with ``fbr``). The sigmoids' two parameters
     each see every fold's labels, a small optimism the thresholds themselves avoid.
+
+    On the ``LOG_ODDS`` scale each member's calibrated value is an increasing affine map of its scores, so at alpha
+    0 or 1 the mean of the per-fold thresholds maps to the member's own and its decisions are its own. On the
+    ``PROBABILITY`` scale the sigmoid bends the scores: a mean of per-fold thresholds in (0, 1) is not the mean
+    mapped, and on R(90) it lost .039 macro-F1 for the SVM alone (BENCHMARKS.md).
     """
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")
     sigmoids = platt_fit(first, y), platt_fit(second, y)
-    p_first, p_second = sigmoids[0].probabilities(first), sigmoids[1].probabilities(second)
+    p_first, p_second = sigmoids[0].calibrated(first, scale), sigmoids[1].calibrated(second, scale)
     searched = []
     for alpha in alphas:
         threshold, counted = rule.learned_threshold(blend(p_first, p_second, alpha), y, folds, fbr)
         searched.append({"alpha": float(alpha), "threshold": threshold, **counted})
-    return BlendedCategory(*sigmoids, searched)
+    return BlendedCategory(*sigmoids, scale, searched)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from sparktc.models.calibration import Sigmoid, blend, blend_candidates, platt_fit
+from sparktc.models.calibration import LOG_ODDS, PROBABILITY, Sigmoid, blend, blend_candidates, platt_fit
 from sparktc.models.decision import DecisionRule
 from sparktc.models.linear import LinearParameters
 from sparktc.models.thresholds import balanced_folds
@@ -96,7 +96,7 @@ def test_blend_candidates_count_the_blended_decisions() -> None:
     second = np.where(y, 2.0, 0.0) + np.random.default_rng(4).exponential(1.5, len(y))  # kNN-like: nonnegative
     folds = balanced_folds(y, 5, 0)
     fixed = DecisionRule("liblinear", LinearParameters(), thresholding="fixed", threshold=0.5)
-    blended = blend_candidates(first, second, y, folds, [0.0, 0.4, 1.0], fixed, 0.1)
+    blended = blend_candidates(first, second, y, folds, [0.0, 0.4, 1.0], fixed, 0.1, PROBABILITY)
     A1, B1 = scipy_platt(first, y)
     A2, B2 = scipy_platt(second, y)
     p_first = 1 / (1 + np.exp(A1 * first + B1))
@@ -109,10 +109,39 @@ def test_blend_candidates_count_the_blended_decisions() -> None:
     assert np.allclose(blended.scores(first, second, 0.4), 0.4 * p_first + 0.6 * p_second, atol=1e-6)
 
 
-def test_blend_candidates_scut_thresholds_lie_in_the_unit_interval() -> None:
+def test_log_odds_blend_counts_the_mixed_log_odds() -> None:
+    first, y = noisy_category(300, 7)
+    second = np.where(y, 2.0, 0.0) + np.random.default_rng(8).exponential(1.5, len(y))
+    fixed = DecisionRule("liblinear", LinearParameters(), thresholding="fixed", threshold=0.0)
+    blended = blend_candidates(first, second, y, balanced_folds(y, 5, 0), [0.3], fixed, 0.1, LOG_ODDS)
+    (A1, B1), (A2, B2) = scipy_platt(first, y), scipy_platt(second, y)
+    assigned = -0.3 * (A1 * first + B1) - 0.7 * (A2 * second + B2) > 0  # odds_1^0.3 odds_2^0.7 > 1
+    row = blended.row(0.3)
+    assert (row["tp"], row["fp"], row["fn"]) == ((assigned & y).sum(), (assigned & ~y).sum(), (~assigned & y).sum())
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_log_odds_of_one_member_keep_its_own_decisions(alpha: float) -> None:
+    first, y = noisy_category(300, 9)
+    second = np.where(y, 1.0, 0.0) + np.random.default_rng(10).exponential(1.0, len(y))
+    folds = balanced_folds(y, 5, 0)
+    scut = DecisionRule("liblinear", LinearParameters(), thresholding="scutfbr", fbr=0.1)
+    row = blend_candidates(first, second, y, folds, [alpha], scut, 0.1, LOG_ODDS).row(alpha)
+    _, own = scut.learned_threshold(first if alpha == 1.0 else second, y, folds, 0.1)
+    assert {key: row[key] for key in ("tp", "fp", "fn")} == own
+
+
+def test_an_unknown_scale_is_refused() -> None:
+    first, y = noisy_category(50, 11)
+    scut = DecisionRule("liblinear", LinearParameters(), thresholding="scut")
+    with pytest.raises(ValueError, match="scale"):
+        blend_candidates(first, first, y, balanced_folds(y, 5, 0), [0.5], scut, 0.1, "rank")
+
+
+def test_probability_blend_scut_thresholds_lie_in_the_unit_interval() -> None:
     first, y = noisy_category(300, 5)
     second = np.where(y, 1.0, 0.0) + np.random.default_rng(6).exponential(1.0, len(y))
     scut = DecisionRule("liblinear", LinearParameters(), thresholding="scutfbr", fbr=0.1)
-    blended = blend_candidates(first, second, y, balanced_folds(y, 5, 0), [0.0, 0.5, 1.0], scut, 0.1)
+    blended = blend_candidates(first, second, y, balanced_folds(y, 5, 0), [0.0, 0.5, 1.0], scut, 0.1, PROBABILITY)
     assert all(0.0 <= row["threshold"] <= 1.0 for row in blended.searched)
     assert all(row["tp"] + row["fn"] == y.sum() for row in blended.searched)
