@@ -225,6 +225,8 @@ class TuneConfig:
     solver: list[str] = field(
         default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
     positive_weight: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
+    # The naive Bayes mixture's Laplace smoothing alpha, one for the whole model by cross-validated micro-F1.
+    nb_alpha: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
     # Numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k.
     terms: list[int] = field(
         default_factory=list, metadata=_grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]"))
@@ -527,7 +529,8 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(f"tune.shared_fbr = true with train.thresholding = {train.thresholding!r}: fbr moves "
                           "SCutFBR's thresholds only; set train.thresholding = 'scutfbr'")
     _check_validation(config)
-    problem = method.check(decision.parameters, tune, select.top_k)
+    problem = method.check(decision.parameters, tune, None if select.reduction_factor else select.top_k,
+                           train.thresholding)
     if problem:
         raise ConfigError(problem)
     _check_fixed_threshold(config)

@@ -4,10 +4,10 @@ Rocchio (``rocchio``), kNN (``knn``), LLSF's truncated-SVD least squares (``llsf
 Bayes (``naive_bayes``), the one-hidden-layer network for all categories (``nnet``), scikit-learn's logistic
 regression (``sklearn_linear``), the thresholding
 strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), the decision rule that picks method and
-thresholding (``decision``), per-category cross-validated tuning (``tuning``), and scoring batches of
-documents on the executors (``scoring``).
+thresholding (``decision``), per-category cross-validated tuning (``tuning``), Platt-calibrated blends of two
+methods' scores (``calibration``), and scoring batches of documents on the executors (``scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark.
 """
 
-__all__ = ["decision", "knn", "linear", "llsf", "method", "naive_bayes", "nnet", "registry", "rocchio", "scoring",
-           "sklearn_linear", "thresholds", "tuning"]
+__all__ = ["calibration", "decision", "knn", "linear", "llsf", "method", "naive_bayes", "nnet", "registry", "rocchio",
+           "scoring", "sklearn_linear", "thresholds", "tuning"]

@@ -250,7 +250,7 @@ METHOD = Method(
     name="knn", title="kNN", parameters=KnnParameters,
     fitting=lambda parameters, terms: Neighbours(parameters.knn_k),
     scoring=lambda parameters: Scoring(NEIGHBOURS, parameters.knn_k), score_range=_score_range, describe=_describe,
-    unused=("tune.fbr", "tune.shared_fbr"),
-    unused_reason="kNN has no solver, C or positive weight; its term count is chosen for all categories at once, "
-                  "and SCutFBR uses train.fbr",
+    unused=("tune.shared_fbr",),
+    unused_reason="kNN has no solver, C or positive weight, and its term count and fbr are always chosen for all "
+                  "categories at once",
 )

@@ -164,7 +164,7 @@ def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | 
     return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight)
 
 
-def _check(parameters: LinearParameters, tune: SearchLists, top_k: int) -> str | None:
+def _check(parameters: LinearParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     cost = max(tune.C or [parameters.C]) * max(tune.positive_weight or [parameters.positive_weight])
     if math.isfinite(cost):
         return None
@@ -186,4 +186,5 @@ METHOD = Method(
     scoring=lambda parameters: Scoring(LINEAR),
     score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "w'x + b > 0", "LIBLINEAR's decision values"),
     describe=_describe, searched=("solver", "C", "positive_weight"), check=_check,
+    unused_reason="tune.nb_alpha searches naive Bayes's smoothing",
 )

@@ -249,7 +249,7 @@ def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
     return InTasks(fit_one, SavedLLSF, weights=weights)
 
 
-def _check(parameters: LLSFParameters, tune: SearchLists, top_k: int) -> str | None:
+def _check(parameters: LLSFParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     selected = [count for count in tune.terms or [top_k] if count]
     if not selected or parameters.llsf_k <= min(selected):
         return None

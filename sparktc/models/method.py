@@ -71,6 +71,11 @@ class SearchLists(Protocol):
         ...
 
     @property
+    def nb_alpha(self) -> Sequence[float]:
+        """The naive Bayes mixture's smoothing values to choose from."""
+        ...
+
+    @property
     def terms(self) -> Sequence[int]:
         """The numbers of top-ranked terms to choose from (0: every term)."""
         ...
@@ -189,13 +194,15 @@ def shown(values: Mapping[str, Any], key: str) -> str:
     return "\u2014" if value is None or value == "" else f"`{value}`"
 
 
-#: The [tune] keys of each setting a category may choose from besides its terms and fbr (LIBLINEAR's), in the order
-#: messages name them: a method that does not search the setting refuses them.
+#: The [tune] keys of each method setting cross-validation may choose besides the terms and fbr (LIBLINEAR's, per
+#: category; the naive Bayes mixture's smoothing, for the whole model), in the order messages name them: a method
+#: that does not search the setting refuses them.
 SEARCH_KEYS = {"C": ("tune.C", "tune.shared_C"), "solver": ("tune.solver",),
-               "positive_weight": ("tune.positive_weight", "tune.shared_positive_weight")}
+               "positive_weight": ("tune.positive_weight", "tune.shared_positive_weight"),
+               "nb_alpha": ("tune.nb_alpha",)}
 
 
-def _no_problem(parameters: Any, tune: SearchLists, top_k: int) -> str | None:
+def _no_problem(parameters: Any, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     return None
 
 
@@ -207,11 +214,12 @@ class Method:
     * ``parameters``: its :class:`Parameters` dataclass, the defaults its [train] fields take.
     * ``fitting(parameters, terms)``: how the train stage fits it over at most ``terms`` selected terms.
     * ``scoring(parameters)``, ``score_range(parameters, nonnegative_features)``, ``vector_column``.
-    * ``searched``: the [tune] lists among solver, C, positive_weight a category chooses from (their values
-      otherwise are the parameters' own); ``unused``: the other [tune] keys it refuses, and ``unused_reason``, why
-      (:attr:`refused`: those and the lists of what it does not search).
+    * ``searched``: the [tune] lists of :data:`SEARCH_KEYS` it chooses from, per category or, for a one-model
+      method, for the whole model (their values otherwise are the parameters' own); ``unused``: the other [tune]
+      keys it refuses, and ``unused_reason``, why (:attr:`refused`: those and the lists of what it does not search).
     * ``variant``: the parameters that change what the method is, named beside it in messages.
-    * ``check(parameters, tune, top_k)``: a combination of settings it cannot work with, in words, or None.
+    * ``check(parameters, tune, top_k, thresholding)``: a combination of settings it cannot work with, in words, or
+      None (``top_k``: select.top_k, 0 for every term, None when select.reduction_factor picks the count).
     * ``describe(record)``: ``report.md``'s lines about it from its record (name and parameters).
     """
 
@@ -227,7 +235,7 @@ class Method:
     unused: tuple[str, ...] = ()
     unused_reason: str = ""
     variant: tuple[str, ...] = ()
-    check: Callable[[Any, SearchLists, int], str | None] = _no_problem
+    check: Callable[[Any, SearchLists, int | None, str], str | None] = _no_problem
 
     def joint(self, parameters: Any) -> bool:
         """Whether it fits one model for all categories (not one per category): its term count and fbr are

@@ -58,6 +58,7 @@ from sparktc.models.method import (
     PerCategory,
     ScoreRange,
     Scoring,
+    SearchLists,
     shown,
 )
 from sparktc.validation import allowed, rule
@@ -161,6 +162,23 @@ def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -
     return ScoreRange.unbounded(0.0, "the log odds of c > 0", "binary naive Bayes's scores")
 
 
+def _check(parameters: NaiveBayesParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
+    """``tune.nb_alpha`` is searched for the mixture's one model; binary naive Bayes fits each category apart. And
+    the mixture's posteriors over every term are so near 0 and 1 that SCut's per-fold thresholds do not transfer
+    (R(90) ApteMod: micro-F1 .52; BENCHMARKS.md): refused, naming what works.
+    """
+    if tune.nb_alpha and parameters.nb_model == "binary":
+        return (f"tune.nb_alpha = {list(tune.nb_alpha)} with train.nb_model = 'binary': the smoothing is searched for "
+                "the mixture's one model only; set train.nb_alpha, or train.nb_model = 'mixture'")
+    if parameters.nb_model == "mixture" and thresholding == "scut" and top_k == 0 and not tune.terms:
+        return ("train.method = 'nb' with train.thresholding = 'scut' over every term: the mixture's posteriors are "
+                "then so near 0 and 1 that the folds' SCut thresholds do not transfer (Reuters-21578 R(90): micro-F1 "
+                ".52); select the terms (Yang & Liu's 2,000: select.top_k = 2000) or search them and the smoothing "
+                "(tune.terms = [1000, 2000, 5000, 10000], tune.nb_alpha = [1, 0.1, 0.01]), or use "
+                "train.thresholding = 'scutfbr' (--preset yang_liu1999.nb)")
+    return None
+
+
 def _describe(record: Mapping[str, Any]) -> list[str]:
     model = ("the mixture over all categories, scored by the posterior P(c|d)"
              if record.get("nb_model", "mixture") == "mixture" else "each category against the rest")
@@ -173,5 +191,6 @@ METHOD = Method(
     name="nb", title="naive Bayes", parameters=NaiveBayesParameters, fitting=_fitting,
     scoring=lambda parameters: Scoring(POSTERIOR if parameters.nb_model == "mixture" else LINEAR),
     score_range=_score_range, describe=_describe, vector_column="counts", variant=("nb_model",),
-    unused_reason="naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha",
+    searched=("nb_alpha",), check=_check,
+    unused_reason="naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha or tune.nb_alpha",
 )

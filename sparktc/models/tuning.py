@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -157,14 +158,14 @@ def fit_category(
     return CategoryModel(weights, b, threshold, best, cv_f1, searched, cv_counts)
 
 
-def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_],
-                  rule: DecisionRule) -> tuple[float, dict[str, int]]:
+def knn_threshold(scores: NDArray[np.float64], y: NDArray[np.bool_], rule: DecisionRule,
+                  fbr: float | None = None) -> tuple[float, dict[str, int]]:
     """A kNN category's threshold and the TP/FP/FN of its decisions from leave-one-out training scores: the
-    rule's fixed threshold (its decisions on those scores), or SCut, SCutFBR (with the rule's fbr) or
-    proportional over balanced folds (their cross-validated decisions).
+    rule's fixed threshold (its decisions on those scores), or SCut, SCutFBR (with ``fbr``, the rule's by default)
+    or proportional over balanced folds (their cross-validated decisions).
     """
     folds = balanced_folds(y, rule.folds, rule.seed) if rule.cross_validated else np.zeros(len(y), dtype=np.int64)
-    return rule.learned_threshold(scores, y, folds, rule.fbr)
+    return rule.learned_threshold(scores, y, folds, rule.fbr if fbr is None else fbr)
 
 
 def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]], y: NDArray[np.bool_],
@@ -172,8 +173,8 @@ def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.fl
                  validation: NDArray[np.bool_] | None = None) -> CategoryModel:
     """A kNN category from each candidate's leave-one-out neighbours of the training documents (one per
     candidate of ``space``, over its terms): the threshold of :func:`knn_threshold`, and the candidate of
-    best F1 over those decisions (the first on ties; kNN's term count is chosen for all categories at
-    once by the train stage, from every category's ``searched`` counts). kNN has no weights. With
+    best F1 over those decisions (the first on ties; kNN's term count and fbr are chosen for all categories
+    at once by the train stage, from every category's ``searched`` counts). kNN has no weights. With
     ``validation`` (True for the rows of Va), the neighbourhoods are Va's documents' among the other rows
     (row numbers among those), and the threshold is set on Va's scores
     (:meth:`~sparktc.models.decision.DecisionRule.validation_threshold`; Debole & Sebastiani 2005).
@@ -183,10 +184,11 @@ def knn_category(neighbourhoods: Sequence[tuple[NDArray[np.int64], NDArray[np.fl
     for candidate, (neighbours, similarities) in zip(space, neighbourhoods):
         if learnt is None:
             scores = knn_scores_from_neighbours(neighbours, similarities, y[:, None])[:, 0]
-            threshold, counts = knn_threshold(scores, y, rule)
+            threshold, counts = knn_threshold(scores, y, rule, candidate.fbr)
         else:
             scores = knn_scores_from_neighbours(neighbours, similarities, learnt[:, None])[:, 0]
-            threshold, counts = rule.validation_threshold(scores, y[validation], float(np.mean(learnt)), rule.fbr)
+            threshold, counts = rule.validation_threshold(scores, y[validation], float(np.mean(learnt)),
+                                                          candidate.fbr)
         f1 = f1_score(**counts, zero_division=ZERO_DIVISION)
         searched.append({**asdict(candidate), "cv_f1": f1, **counts})
         if best is None or f1 > best[0]:
@@ -208,17 +210,20 @@ def pooled_micro_f1(choices: Sequence[dict]) -> float | None:
                     zero_division=ZERO_DIVISION)
 
 
-def shared_value(searched_per_category: list[list[dict]], key: str) -> tuple[float, dict[float, float]]:
-    """The one value of the searched setting ``key`` (``positive_weight``, ``fbr``) for all categories with
-    the best cross-validated micro-F1 (first on ties).
+def shared_value(searched_per_category: list[list[dict]], key: str | tuple[str, ...]) -> tuple[Any, dict[Any, float]]:
+    """The one value of the searched setting ``key`` (``positive_weight``, ``fbr``), or the one tuple of values of
+    several (kNN's ``("terms", "fbr")``), for all categories with the best cross-validated micro-F1 (first on ties).
 
     Each category's ``searched`` list holds its candidates' cross-validated TP, FP, FN; the counts
     are summed per value over categories, as micro-averaging does (REFERENCE.md section 6).
     """
-    totals: dict[float, dict[str, int]] = {}
+    def value_of(row: dict) -> Any:
+        return tuple(row[k] for k in key) if isinstance(key, tuple) else row[key]
+
+    totals: dict[Any, dict[str, int]] = {}
     for searched in searched_per_category:
         for row in searched:
-            total = totals.setdefault(row[key], {"tp": 0, "fp": 0, "fn": 0})
+            total = totals.setdefault(value_of(row), {"tp": 0, "fp": 0, "fn": 0})
             for count in total:
                 total[count] += row[count]
     micro = {value: f1_score(**counts, zero_division=ZERO_DIVISION) for value, counts in totals.items()}

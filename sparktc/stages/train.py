@@ -37,7 +37,9 @@ micro-F1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
+import itertools
 import json
 import sys
 import time
@@ -154,9 +156,11 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
             y = training.positives(category)
             held = validation_rows(train_path, n_terms, rule.validation, rule.seed) if rule.validation else None
             if isinstance(fitting, Neighbours):
-                model = knn_category(_training_neighbours(train_path, n_terms, fitting.k, tuple(
-                    selection_key(order.value, candidate.terms) for candidate in space), rule.validation, rule.seed),
-                    y, space, rule, held)
+                selections = [selection_key(order.value, candidate.terms) for candidate in space]
+                distinct = tuple(dict.fromkeys(selections))  # an fbr searched shares its terms' neighbours
+                found = dict(zip(distinct, _training_neighbours(train_path, n_terms, fitting.k, distinct,
+                                                                rule.validation, rule.seed)))
+                model = knn_category([found[key] for key in selections], y, space, rule, held)
                 choices = {**model.choices(), "k": fitting.k}
             else:
                 model = fit_category(training.X, y, order.value, space, rule, held)
@@ -292,16 +296,16 @@ class Sums:
 
 
 def summed_training(spark: SparkSession, tables: Tables, rule: DecisionRule, codes: list[str], n_terms: int,
-                    terms: list[int], order: np.ndarray, gram: bool) -> Sums:
+                    terms: list[int], order: np.ndarray, gram: bool, searching: bool = False) -> Sums:
     """One pass of tasks over the training files (:func:`training_sums`), over the largest of the candidate
     term counts ``terms`` (0: every term): a smaller count's ranked terms are a prefix of the ranking, so
     its sums are a sub-matrix of those. Cross-validated (``rule.folds`` folds) when the thresholds are or
-    several counts are searched.
+    several counts or other settings (``searching``) are searched.
     """
     started = time.perf_counter()
     candidates = {count: selected_columns(order, count, n_terms) for count in terms}
     columns = max(candidates.values(), key=len)
-    folds = rule.folds if rule.cross_validated or len(terms) > 1 else 1
+    folds = rule.folds if rule.cross_validated or len(terms) > 1 or searching else 1
     train_path = storage.join(tables.input("vectors"), "split=train")
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     scratch = tables.output("models") + "-sums"
@@ -350,42 +354,47 @@ def _over_vocabulary(values: np.ndarray, columns: np.ndarray, n_terms: int) -> l
     return [weights[:, j].tolist() for j in range(values.shape[1])]
 
 
-def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, fitting: FromSums, n_terms: int,
-                  terms: list[int], fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
+                  fbrs: list[float], order: np.ndarray, settings: list[dict[str, Any]]) -> tuple[DataFrame, dict]:
     """The models of a method fitted from sums (LLSF up to :data:`sparktc.models.llsf.MAX_GRAM_TERMS` terms, the
     naive Bayes mixture; one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
     The sums X'Y, the documents per category and, with ``fitting.gram``, G = X'X come from one pass over the
     training files (:func:`summed_training`; module docstring); each cross-validation fold's model is fitted from
-    the sums without the fold's documents (``fitting.fold_models``), and :func:`joint_thresholds` chooses the term
-    count and fbr and sets the thresholds. The full model (``fitting.full``) has zero weights outside its terms.
+    the sums without the fold's documents (``fitting.fold_models``) under each of the method's searched
+    ``settings`` (:func:`joint_settings`), and :func:`joint_thresholds` chooses the term count, setting and fbr and
+    sets the thresholds. The full model (``fitting.full``) has zero weights outside its terms.
     """
     name = rule.method
     categories = _categories(spark, tables)
     codes = categories["category"].tolist()
-    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=fitting.gram)
+    rules = [functools.reduce(lambda r, item: r.with_setting(*item), setting.items(), rule) for setting in settings]
+    fittings = [r.spec.fitting(r.parameters, max(len(selected_columns(order, count, n_terms)) for count in terms))
+                for r in rules]
+    fitting = fittings[0]  # what a setting changes is the model fitted from the sums, not the sums (gram or not)
+    sums = summed_training(spark, tables, rule, codes, n_terms, terms, order, gram=fitting.gram,
+                           searching=len(settings) > 1)
 
     def over(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # the per-fold sums over count's terms
         at = sums.positions[count]
         return (sums.G[:, at][:, :, at] if fitting.gram else sums.G), sums.XY[:, at], sums.labels
 
-    fold_sets = {count: fitting.fold_models(*over(count), sums.candidates[count]) for count in sums.positions} \
-        if sums.folds > 1 else {}
+    fold_sets = {(count, i): each.fold_models(*over(count), sums.candidates[count])
+                 for count in sums.positions for i, each in enumerate(fittings)} if sums.folds > 1 else {}
     train_path = storage.join(tables.input("vectors"), "split=train")
-    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0], settings)
     solving = time.perf_counter()
     at = sums.positions[chosen.terms]  # the full model from the sums over all folds, summed before slicing
-    weights, bias = fitting.full(sums.G.sum(axis=0)[np.ix_(at, at)] if fitting.gram else sums.G.sum(axis=0),
-                                 sums.XY.sum(axis=0)[at], sums.labels.sum(axis=0))
+    summed_G = sums.G.sum(axis=0)[np.ix_(at, at)] if fitting.gram else sums.G.sum(axis=0)
+    weights, bias = fittings[chosen.setting].full(summed_G, sums.XY.sum(axis=0)[at], sums.labels.sum(axis=0))
     solved = time.perf_counter()
     features = len(at)
     models = _joint_models(rule, categories, chosen, _over_vocabulary(weights, sums.candidates[chosen.terms], n_terms),
-                           bias, features, rule.parameters.record())
-    details = {**rule.parameters.record(), f"{name}_fitting": "sums", f"{name}_terms": features,
+                           bias, features, rules[chosen.setting].parameters.record())
+    details = {**rules[chosen.setting].parameters.record(), f"{name}_fitting": "sums", f"{name}_terms": features,
                f"{name}_train_documents": int(sums.sizes.sum()), f"{name}_folds": sums.folds,
                f"{name}_sum_seconds": round(sums.seconds, 3), f"{name}_solve_seconds": round(solved - solving, 3),
-               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "cv_micro_f1": chosen.searched.get(f"{chosen.terms}/{chosen.fbr}")}
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr, "cv_micro_f1": chosen.cv_micro_f1}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
 
@@ -447,7 +456,8 @@ def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, catego
 
     try:
         fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
-        fold_sets = {count: [saved(directory[(count, f)]) for f in range(folds)] for count in terms} if folds else {}
+        fold_sets = {(count, 0): [saved(directory[(count, f)]) for f in range(folds)] for count in terms} if folds \
+            else {}
         chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
         kept = keep(directory[(chosen.terms, folds)])
     finally:
@@ -486,15 +496,15 @@ def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, 
                **{f"{name}_{key}": value for key, value in reported.items()},
                f"{name}_train_documents": full["documents"], f"{name}_folds": folds,
                f"{name}_seconds": full["seconds"], f"{name}_model_seconds": _unit_seconds(fitted, folds),
-               "searched": chosen.searched, "chosen_fbr": chosen.fbr,
-               "cv_micro_f1": chosen.searched.get(f"{chosen.terms}/{chosen.fbr}")}
+               "searched": chosen.searched, "chosen_fbr": chosen.fbr, "cv_micro_f1": chosen.cv_micro_f1}
     return spark.createDataFrame(models, MODELS_TYPE), details
 
 
 @dataclass(frozen=True)
 class Choice:
-    """What :func:`joint_thresholds` chose: the term count and fbr (by cross-validated micro-F1 when several
-    were searched; each searched pair's micro-F1 in ``searched``, keyed "terms/fbr") and per category its
+    """What :func:`joint_thresholds` chose: the term count, the method's searched settings (an index into the
+    run's :func:`joint_settings`) and fbr (by cross-validated micro-F1 when several were searched; each searched
+    candidate's micro-F1 in ``searched``, keyed "terms/fbr" or "terms/setting=value/fbr") and per category its
     threshold, cross-validated F1 (None when nothing was cross-validated) and seconds.
     """
 
@@ -502,20 +512,44 @@ class Choice:
     fbr: float
     rows: dict[str, dict]
     searched: dict[str, float]
+    setting: int = 0
+
+    @property
+    def cv_micro_f1(self) -> float | None:
+        """The micro-F1 of the chosen candidate's cross-validated decisions, None when nothing was cross-validated."""
+        return max(self.searched.values()) if self.searched else None
 
 
-JOINT_DDL = "category string, terms int, fbr double, threshold double, tp long, fp long, fn long, seconds double"
+JOINT_DDL = ("category string, terms int, setting int, fbr double, threshold double, tp long, fp long, fn long, "
+             "seconds double")
+
+Joint = tuple[int, int]  # a one-model candidate: (term count, index into the run's joint_settings)
+
+
+def joint_settings(rule: DecisionRule, tune) -> list[dict[str, Any]]:
+    """The method's own settings a one-model method searches for the whole model (the product of their [tune]
+    lists, e.g. the naive Bayes mixture's ``nb_alpha``; :attr:`sparktc.models.method.Method.searched`), [{}]
+    when it searches none: each a candidate beside the term counts, chosen by cross-validated micro-F1.
+    """
+    names = [name for name in rule.spec.searched if hasattr(rule.parameters, name) and getattr(tune, name, None)]
+    return [dict(zip(names, values)) for values in itertools.product(*(getattr(tune, name) for name in names))]
+
+
+def _label(candidate: Joint, fbr: float, settings: list[dict[str, Any]]) -> str:
+    shown = "".join(f"/{key}={value}" for key, value in settings[candidate[1]].items())
+    return f"{candidate[0]}{shown}/{fbr}"
 
 
 def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.DataFrame, train_path: str,
-                     n_terms: int, fold_sets: dict[int, list], fbrs: list[float], terms: int) -> Choice:
+                     n_terms: int, fold_sets: dict[Joint, list], fbrs: list[float], terms: int,
+                     settings: list[dict[str, Any]] | None = None) -> Choice:
     """For a method with one model for all categories (LLSF, NNet): the term count, the fbr and the
     per-category thresholds (``categories``: category, train_positives).
 
-    ``fold_sets`` maps each candidate term count to its fold models, fitted without each fold's documents
-    (objects with ``scores(X)``, X documents x vocabulary; folds by :func:`sparktc.models.llsf.document_folds`).
-    One grouped task per category scores the training documents out of fold and, for every candidate
-    term count and every fbr of ``fbrs`` (fbr moves SCutFBR's thresholds only), takes
+    ``fold_sets`` maps each candidate (term count, index into ``settings``) to its fold models, fitted without each
+    fold's documents (objects with ``scores(X)``, X documents x vocabulary; folds by
+    :func:`sparktc.models.llsf.document_folds`). One grouped task per category scores the training documents out of
+    fold and, for every candidate and every fbr of ``fbrs`` (fbr moves SCutFBR's thresholds only), takes
     :meth:`DecisionRule.learned_threshold` and the cross-validated counts of its decisions. The pair chosen
     has the best micro-F1 of those decisions over all categories (the first on ties): one setting for the
     whole model, as Yang & Liu chose one feature-set size per classifier by its global F1, and as a
@@ -527,6 +561,7 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
         return Choice(terms, rule.fbr, {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0}
                                         for code in codes}, {})
     shared = spark.sparkContext.broadcast((uuid.uuid4().hex, list(fold_sets.values())))
+    settings = settings or [{}]
     counts_of = list(fold_sets)
     index = {code: j for j, code in enumerate(codes)}
 
@@ -538,24 +573,27 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
         scores, fold = _out_of_fold(training, shared, rule.folds, rule.seed)
         y = training.positives(category)
         found = []
-        for count, candidate_scores in zip(counts_of, scores):
+        for (count, setting), candidate_scores in zip(counts_of, scores):
             for fbr in fbrs:
                 value, counted = rule.learned_threshold(candidate_scores[:, index[category]], y, fold, fbr)
-                found.append({"category": category, "terms": count, "fbr": fbr, "threshold": value, **counted})
+                found.append({"category": category, "terms": count, "setting": setting, "fbr": fbr,
+                              "threshold": value, **counted})
         return pd.DataFrame(found).assign(seconds=time.perf_counter() - began)
 
     with one_task_per_category(spark, len(codes)):
         found = spark.createDataFrame(categories).groupBy("category").applyInPandas(threshold, JOINT_DDL).toPandas()
     shared.unpersist()
-    pairs = [(count, fbr) for count in counts_of for fbr in fbrs]
-    totals = found.groupby(["terms", "fbr"])[["tp", "fp", "fn"]].sum()
+    pairs = [(count, setting, fbr) for count, setting in counts_of for fbr in fbrs]
+    totals = found.groupby(["terms", "setting", "fbr"])[["tp", "fp", "fn"]].sum()
     micro = {pair: float(f1_score(**totals.loc[pair].to_dict(), zero_division=ZERO_DIVISION)) for pair in pairs}
     chosen = max(pairs, key=lambda pair: (micro[pair], -pairs.index(pair)))
-    kept = found[(found["terms"] == chosen[0]) & (found["fbr"] == chosen[1])]
+    kept = found[(found["terms"] == chosen[0]) & (found["setting"] == chosen[1]) & (found["fbr"] == chosen[2])]
     rows = {row.category: {"threshold": row.threshold, "seconds": row.seconds,
                            "cv_f1": float(f1_score(tp=row.tp, fp=row.fp, fn=row.fn, zero_division=ZERO_DIVISION))}
             for row in kept.itertuples()}
-    return Choice(int(chosen[0]), float(chosen[1]), rows, {f"{count}/{fbr}": f1 for (count, fbr), f1 in micro.items()})
+    return Choice(int(chosen[0]), float(chosen[2]), rows,
+                  {_label((count, setting), fbr, settings): f1 for (count, setting, fbr), f1 in micro.items()},
+                  int(chosen[1]))
 
 
 # One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key).
@@ -615,15 +653,17 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
                               models["train_positives"].to_numpy(), n_train)
 
 
-def shared_setting(rule: DecisionRule, tune) -> str:
-    """The searched setting chosen once for all categories by cross-validated micro-F1, "" for none: the one
-    [tune] shares (:data:`sparktc.models.decision.SHARED`), and kNN's ``terms`` always (one similarity space).
+def shared_settings(rule: DecisionRule, tune) -> tuple[str, ...]:
+    """The searched settings chosen once for all categories by cross-validated micro-F1, () for none: the one
+    [tune] shares (:data:`sparktc.models.decision.SHARED`), and kNN's ``terms`` (one similarity space) and ``fbr``
+    (a per-category fbr would fit the few positives of rare categories) always, together.
     """
     for shared in SHARED:
         if getattr(tune, f"shared_{shared}"):
-            return shared
-    neighbours = isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours)
-    return "terms" if neighbours and len(tune.terms) > 1 else ""
+            return (shared,)
+    if not isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours):
+        return ()
+    return tuple(key for key in ("terms", "fbr") if len(getattr(tune, key)) > 1)
 
 
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
@@ -648,24 +688,29 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 terms = list(tune.terms) or [default_terms(config, n_terms)]
                 fitting = rule.spec.fitting(rule.parameters, max(
                     len(selected_columns(order.value, count, n_terms)) for count in terms))
-                fit_joint = fit_from_sums if isinstance(fitting, FromSums) else fit_joint_in_tasks
-                models, joint_details = fit_joint(spark, tables, rule, fitting, n_terms, terms,
-                                                  list(tune.fbr) or [rule.fbr], order.value)
+                fbrs = list(tune.fbr) or [rule.fbr]
+                models, joint_details = fit_from_sums(
+                    spark, tables, rule, n_terms, terms, fbrs, order.value, joint_settings(rule, tune)) \
+                    if isinstance(fitting, FromSums) else \
+                    fit_joint_in_tasks(spark, tables, rule, fitting, n_terms, terms, fbrs, order.value)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
-            elif shared_setting(rule, tune):
+            elif shared_settings(rule, tune):
                 # First pass: every category's cross-validated counts for every value; one row per category back.
-                key = shared_setting(rule, tune)
+                keys = shared_settings(rule, tune)
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(choices)["searched"]
                             for choices in fit_models(spark, tables, rule, space, n_terms, order)]
-                value, micro = shared_value(searched, key)
-                if key == "terms":
-                    tune = dataclasses.replace(tune, terms=[int(value)])
-                else:
-                    rule = rule.with_setting(key, value)
-                    tune = dataclasses.replace(tune, **{key: []})
-                details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": micro}
+                values, micro = shared_value(searched, keys)
+                for key, value in zip(keys, values):
+                    if key == "terms":
+                        tune = dataclasses.replace(tune, terms=[int(value)])
+                    else:
+                        rule = rule.with_setting(key, value)
+                        tune = dataclasses.replace(tune, **{key: []})
+                    details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": {
+                        "/".join(map(str, each)): f1 for each, f1 in micro.items()} if len(keys) > 1 else {
+                        each[0]: f1 for each, f1 in micro.items()}}
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"))

@@ -284,8 +284,8 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
         f"tokenize.stop_list = '{stop_list}': permission denied; the file must be readable"
 
 
-KNN = ("(kNN has no solver, C or positive weight; its term count is chosen for all categories at once, and SCutFBR "
-       "uses train.fbr)")
+KNN = ("(kNN has no solver, C or positive weight, and its term count and fbr are always chosen for all categories "
+       "at once)")
 
 
 @pytest.mark.parametrize(
@@ -294,7 +294,8 @@ KNN = ("(kNN has no solver, C or positive weight; its term count is chosen for a
         (["train.method=knn", "tune.C=[1, 2]", "select.top_k=100"],
          f"tune.C = [1.0, 2.0]: not used by train.method = 'knn' {KNN}; remove it"),
         (["train.method=knn", "tune.fbr=[0.1, 0.5]"],
-         f"tune.fbr = [0.1, 0.5]: not used by train.method = 'knn' {KNN}; remove it"),
+         "tune.fbr = [0.1, 0.5] with train.thresholding = 'fixed': fbr moves SCutFBR's thresholds only; set "
+         "train.thresholding = 'scutfbr' or remove tune.fbr"),
         (["train.method=knn", "tune.shared_fbr=true", "tune.solver=['l2r_lr']"],
          f"tune.solver = ['l2r_lr'], tune.shared_fbr = True: not used by train.method = 'knn' {KNN}; remove them"),
         (["train.method=knn", "tune.positive_weight=[1, 2]", "tune.shared_positive_weight=true"],

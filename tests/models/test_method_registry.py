@@ -14,7 +14,7 @@ from conftest import REPO
 from reference import declaring, name_branches
 
 from sparktc.experiment.config import TrainConfig, TuneConfig, load_config
-from sparktc.models.method import FromSums, InTasks, Neighbours, PerCategory
+from sparktc.models.method import SEARCH_KEYS, FromSums, InTasks, Neighbours, PerCategory
 from sparktc.models.registry import METHODS, describe, parameter_fields
 
 PACKAGE = REPO / "sparktc"
@@ -44,7 +44,7 @@ def test_a_method_declares_parameters_that_are_train_keys_with_their_rules(name)
     assert rule.parameters == defaults and rule.spec is method
     tune_keys = {f"tune.{field.name}" for field in dataclasses.fields(TuneConfig)}
     assert set(method.refused) <= tune_keys and (method.unused_reason or not method.refused)
-    assert set(method.searched) <= {"solver", "C", "positive_weight"} and set(method.variant) <= set(keys)
+    assert set(method.searched) <= set(SEARCH_KEYS) and set(method.variant) <= set(keys)
     fitting = method.fitting(defaults, 100)
     assert isinstance(fitting, PerCategory | Neighbours | FromSums | InTasks)
     assert method.joint(defaults) == isinstance(fitting, FromSums | InTasks)

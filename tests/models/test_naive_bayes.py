@@ -11,6 +11,7 @@ the mixture's fold models and thresholds against a direct computation, and evalu
 the scores and thresholds redone here.
 """
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -128,8 +129,9 @@ ALPHA, TERMS = 0.5, 60
 NB = ["train.method=nb", "train.nb_model=binary", f"train.nb_alpha={ALPHA}", "train.thresholding=scut",
       f"select.top_k={TERMS}"]
 FBRS = (0.0, 0.5)
-MIXTURE = ["train.method=nb", f"train.nb_alpha={ALPHA}", "train.thresholding=scutfbr", f"tune.terms=[30, {TERMS}]",
-           f"tune.fbr={list(FBRS)}"]
+ALPHAS = (ALPHA, 0.02)
+MIXTURE = ["train.method=nb", f"tune.nb_alpha={list(ALPHAS)}", "train.thresholding=scutfbr",
+           f"tune.terms=[30, {TERMS}]", f"tune.fbr={list(FBRS)}"]
 
 
 @pytest.fixture(scope="module")
@@ -200,9 +202,9 @@ def _labels(output, split: str, ids: list[str]) -> np.ndarray:
     return np.array([[c in document for c in CATEGORIES] for document in labels])
 
 
-def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_posteriors(mixture):
-    """The fold models are MultinomialNB without each fold; the choice of (terms, fbr) and the thresholds are
-    the cross-validated SCutFBR redone here from those out-of-fold posteriors P(c|d).
+def test_mixture_chooses_terms_alpha_and_fbr_by_cross_validated_micro_f1_and_scores_posteriors(mixture):
+    """The fold models are MultinomialNB without each fold; the choice of (terms, alpha, fbr) and the thresholds
+    are the cross-validated SCutFBR redone here from those out-of-fold posteriors P(c|d).
     """
     from test_llsf import _cross_validated_counts
 
@@ -211,30 +213,57 @@ def test_mixture_chooses_terms_and_fbr_by_cross_validated_micro_f1_and_scores_po
     Y = _labels(mixture.output, "train", ids)
     fold = document_folds(ids, 5, 0)
 
-    def posteriors(kept: np.ndarray, rows: np.ndarray, scored: sparse.csr_matrix) -> np.ndarray:
-        prior = (ALPHA + Y[rows].sum(axis=0)) / (ALPHA * len(CATEGORIES) + Y[rows].sum())
-        reference = MultinomialNB(alpha=ALPHA, class_prior=prior).fit(*_replicated(X[rows][:, kept], Y[rows]))
+    def posteriors(kept: np.ndarray, rows: np.ndarray, scored: sparse.csr_matrix, alpha: float) -> np.ndarray:
+        prior = (alpha + Y[rows].sum(axis=0)) / (alpha * len(CATEGORIES) + Y[rows].sum())
+        reference = MultinomialNB(alpha=alpha, class_prior=prior).fit(*_replicated(X[rows][:, kept], Y[rows]))
         return reference.predict_proba(scored[:, kept])
 
     results = {}
     for terms in (30, TERMS):
         kept = np.sort(order[:terms])
-        scores = np.zeros(Y.shape)
-        for f in range(5):
-            scores[fold == f] = posteriors(kept, fold != f, X[fold == f])
-        for fbr in FBRS:
-            per_category = [_cross_validated_counts(scores[:, j], Y[:, j], fold, fbr) for j in range(len(CATEGORIES))]
-            total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
-            results[(terms, fbr)] = (2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"]),
-                                     [threshold for threshold, _ in per_category])
-    best = max(results, key=lambda pair: results[pair][0])
+        for alpha in ALPHAS:
+            scores = np.zeros(Y.shape)
+            for f in range(5):
+                scores[fold == f] = posteriors(kept, fold != f, X[fold == f], alpha)
+            for fbr in FBRS:
+                per_category = [_cross_validated_counts(scores[:, j], Y[:, j], fold, fbr)
+                                for j in range(len(CATEGORIES))]
+                total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
+                results[(terms, alpha, fbr)] = (2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"]),
+                                                [threshold for threshold, _ in per_category])
+    best = max(results, key=lambda key: results[key][0])  # the first of equal maxima, as train chooses
     kept = np.sort(order[:best[0]])
     for j, c in enumerate(CATEGORIES):
         model = mixture.models.loc[c]
         assert model["method"] == "nb" and model["features"] == best[0]
+        assert json.loads(model["choices"])["nb_alpha"] == best[1]
         assert model["threshold"] == pytest.approx(results[best][1][j], rel=1e-6, abs=1e-9), c
+    details = json.loads((mixture.output / "manifests" / "train.json").read_text())["details"]
+    assert details["nb_alpha"] == best[1] and details["cv_micro_f1"] == pytest.approx(results[best][0])
+    assert len(details["searched"]) == len(results)
     test_ids, X_test = read_split(str(mixture.output), "test", "counts")
-    expected = posteriors(kept, np.ones(len(ids), dtype=bool), X_test)
+    expected = posteriors(kept, np.ones(len(ids), dtype=bool), X_test, best[1])
     top = np.vstack(mixture.predictions.loc[test_ids, "top_scores"])
     np.testing.assert_allclose(top, -np.sort(-expected, axis=1)[:, :top.shape[1]], rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(mixture.assigned, expected > mixture.thresholds)
+
+
+# --- what the configuration refuses -------------------------------------------------------------------
+
+
+def test_scut_over_every_term_is_refused_naming_what_works():
+    from conftest import REPO
+
+    from sparktc.experiment.config import ConfigError, load_config
+
+    base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "train.method=nb", "train.thresholding=scut"]
+    with pytest.raises(ConfigError, match=r"over every term.*select.top_k = 2000.*tune.nb_alpha.*scutfbr"):
+        load_config(None, base)
+    for works in (["select.top_k=2000"], ["select.reduction_factor=0.9"], ["tune.terms=[1000, 0]"],
+                  ["train.nb_model=binary"]):
+        assert load_config(None, [*base, *works]).train.method == "nb"
+    assert load_config(None, [*base[:3], "train.thresholding=scutfbr"]).train.thresholding == "scutfbr"
+    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\] with train.nb_model = 'binary'"):
+        load_config(None, [*base, "select.top_k=2000", "train.nb_model=binary", "tune.nb_alpha=[0.1]"])
+    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\]: not used by train.method = 'liblinear'"):
+        load_config(None, [*base[:2], "tune.nb_alpha=[0.1]"])

@@ -38,7 +38,8 @@ SYNTHETIC = "corpus.format=synthetic"
 
 
 def method_settings(method: str) -> list[str]:
-    return [f"train.method={method}"] + (["train.nb_model=mixture"] if method == "nb" else [])
+    # The mixture over selected terms: SCut over every term is refused (test_naive_bayes.py).
+    return [f"train.method={method}"] + (["train.nb_model=mixture", "select.top_k=2000"] if method == "nb" else [])
 
 
 # --- the score ranges, Spark-free ---------------------------------------------------------------------------
@@ -80,7 +81,7 @@ def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(set
 @pytest.mark.parametrize("settings", [
     ["train.method=nb", "train.threshold=0.3"],
     ["train.method=nb", "train.nb_model=binary"],  # log odds: unbounded, 0 is natural
-    ["train.method=nb", "train.thresholding=scut"],  # learned thresholds: never refused
+    ["train.method=nb", "train.thresholding=scut", "select.top_k=2000"],  # learned thresholds: never refused
     ["train.method=nb", "train.thresholding=rcut"],
     ["train.method=knn", "train.threshold=29.5"],
     ["train.method=rocchio", "train.threshold=-1"],  # gamma > 0: scores of either sign
@@ -104,7 +105,7 @@ def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
     # the naive Bayes mixture: posteriors, above 0 and at most 1 (Yang & Liu's NB)
     log_theta, log_prior = mixture_nb(np.asarray(X.T @ Y.astype(np.float64)), Y.sum(axis=0), 1.0)
     posterior = np.exp(log_posterior(np.asarray(X @ log_theta) + log_prior))
-    rule = load_config(None, [SYNTHETIC, "train.method=nb", "train.thresholding=scut"]).train.decision_rule()
+    rule = load_config(None, [SYNTHETIC, "train.method=nb", "train.thresholding=scutfbr"]).train.decision_rule()
     assert 0 <= posterior.min() and posterior.max() <= score_range(rule, True).high == 1.0
     # kNN over non-negative vectors: sums of k cosines in [0, 1]
     unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
@@ -240,6 +241,7 @@ EXTREME_RUNS = [
     (["tune.C=[0.5, 2]", "train.validation=0.5"], "ok"),
     (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
     (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=1e-300"], "ok"),
+    (["train.method=nb", "tune.nb_alpha=[1e-300, 1e300]", "train.thresholding=scut", "select.top_k=1"], "ok"),
     (["train.method=sklearn_linear", "train.sklearn_C=1e300", "train.sklearn_max_iter=1"], "ok"),
     (["train.method=sklearn_linear", "train.sklearn_C=1e-300", "train.sklearn_max_iter=1000000"], "ok"),
     (["train.method=rocchio", "train.rocchio_beta=1e300", "train.rocchio_gamma=1e300", "train.threshold=1e300"], "ok"),
