@@ -231,7 +231,8 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     if space:
         searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
                              if not key.startswith("shared_") and key not in ("folds", "seed"))
-        shared = "".join(f"; one {name} for all categories, by cross-validated micro-F1"
+        objective = "macro-F1" if space.get("objective") == "macro_f1" else "micro-F1"
+        shared = "".join(f"; one {name} for all categories, by cross-validated {objective}"
                          for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"),
                                            ("shared_C", "C"), ("shared_terms", "term count"))
                          if space.get(key))

@@ -32,6 +32,7 @@ from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
 from sparktc.models.registry import METHODS, parameter_fields
+from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime import faults
 from sparktc.validation import allowed, between, rule, setting_problem
 
@@ -234,6 +235,9 @@ class TuneConfig:
     # Likewise one C (LIBLINEAR's), or one term count, for all categories; each needs its list and no other.
     shared_C: bool = False
     shared_terms: bool = False
+    # What a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr
+    # and nb_alpha) maximises over the categories' cross-validated decisions: micro-F1, or macro-F1.
+    objective: str = field(default="micro_f1", metadata=allowed(*OBJECTIVES))
     # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
     # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
     # cross-validated micro-F1.

@@ -235,7 +235,7 @@ EXTREME_RUNS = [
       "tune.terms=[2147483647, 1]", "tune.fbr=[0, 1]", "train.thresholding=scutfbr", "train.folds=2",
       "tune.shared_positive_weight=false", "tune.shared_fbr=false", "train.solver=l1r_lr"], "ok"),
     (["train.method=knn", "train.knn_k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
-      "train.folds=12"], "ok"),
+      "train.folds=12", "tune.objective=macro_f1"], "ok"),
     (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
     (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=1e-300"], "ok"),
     (["train.method=nb", "tune.nb_alpha=[1e-300, 1e300]", "train.thresholding=scut", "select.top_k=1"], "ok"),
