@@ -71,14 +71,15 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
                             "a LIBSVM corpus): it cannot weight texts or token files; classify new documents by "
                             "running the pipeline with them as the corpus's test.svm")
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
-    stop_words, stemmer, scheme = bundle.stop_words, bundle.stemmer, bundle.scheme
+    stop_words, stemmer, scheme, features = bundle.stop_words, bundle.stemmer, bundle.scheme, bundle.features
 
     def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         terms, factors = shared.value
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
             given = batch.column("tokens")
-            tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text")), given)
+            tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text"), batch.column("title"),
+                                                                   features), given)
             indices, values, counts = term_vectors(tokens, terms, factors, scheme)
             empty = pc.and_(pc.is_null(batch.column("reason")), pc.equal(pc.list_value_length(indices), 0))
             yield pa.RecordBatch.from_arrays(
