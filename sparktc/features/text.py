@@ -157,8 +157,8 @@ class TermFeatures:
 
     ``ngrams = 2`` adds each field's bigrams (:func:`bigrams`) to its stems. The text holds the title already
     (Reuters-21578: TITLE then BODY), so ``title_weight = k`` adds the title's terms k - 1 more times, counting
-    them k times in all; ``title_terms`` makes the title's terms features of their own instead, each prefixed with
-    :data:`TITLE_PREFIX` and counted ``title_weight`` times, beside the text's.
+    them k times in all; with ``title_terms`` the added title terms are features of their own, each prefixed with
+    :data:`TITLE_PREFIX` and counted ``title_weight`` times, beside the text's (which still hold the title once).
     """
 
     ngrams: int = 1
