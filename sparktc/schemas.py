@@ -14,7 +14,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 #: Readers' records, as the ingest stage moves them from Python workers to Spark: a document row has
-#: ``reason`` null; a rejected record has ``split``, ``labels``, ``text`` and ``tokens`` null. Tokens
+#: ``reason`` null; a rejected record has ``split``, ``labels``, ``text``, ``title`` and ``tokens`` null. ``title``
+#: is a document's title alone, also part of its ``text``, in formats that have one (Reuters-21578's TITLE), so
+#: tokenize can count it apart (``tokenize.title_weight``, ``tokenize.title_terms``); null elsewhere. Tokens
 #: travel and are stored as one string, separated by single spaces (tokens never contain whitespace;
 #: LYRL2004's token files use the same convention): Spark moves one string per document several times
 #: faster than an array of a hundred strings.
@@ -24,6 +26,7 @@ RECORD_SCHEMA = pa.schema(
         ("split", pa.string()),
         ("labels", pa.list_(pa.string())),
         ("text", pa.string()),
+        ("title", pa.string()),
         ("tokens", pa.string()),
         ("source", pa.string()),
         ("line", pa.int32()),

@@ -10,7 +10,7 @@ from sparktc.stages.synthesize import _STATS_SPARK_SCHEMA
 
 # The DDL strings each stage declared before the schemas were defined once, in Arrow.
 RECORD_DDL = (
-    "doc_id string, split string, labels array<string>, text string, tokens string, "
+    "doc_id string, split string, labels array<string>, text string, title string, tokens string, "
     "source string, line int, reason string"
 )
 PREDICTIONS_DDL = (

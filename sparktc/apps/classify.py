@@ -70,15 +70,21 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
         raise ClassifyError(f"the model bundle {bundle.path} was trained on given vectors (weight.scheme = {GIVEN!r}, "
                             "a LIBSVM corpus): it cannot weight texts or token files; classify new documents by "
                             "running the pipeline with them as the corpus's test.svm")
+    if bundle.features.uses_title:  # the readers classify takes give no title: its terms would be missing unseen
+        raise ClassifyError(f"the model bundle {bundle.path} counts titles apart (tokenize.title_weight = "
+                            f"{bundle.features.title_weight}, tokenize.title_terms = "
+                            f"{str(bundle.features.title_terms).lower()}), and the {input_format} documents classify "
+                            "reads have no title; train without those settings to classify them")
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
-    stop_words, stemmer, scheme = bundle.stop_words, bundle.stemmer, bundle.scheme
+    stop_words, stemmer, scheme, features = bundle.stop_words, bundle.stemmer, bundle.scheme, bundle.features
 
     def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         terms, factors = shared.value
         analyzer = Analyzer(stop_words, stemmer)
         for batch in batches:
             given = batch.column("tokens")
-            tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text")), given)
+            tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text"), batch.column("title"),
+                                                                   features), given)
             indices, values, counts = term_vectors(tokens, terms, factors, scheme)
             empty = pc.and_(pc.is_null(batch.column("reason")), pc.equal(pc.list_value_length(indices), 0))
             yield pa.RecordBatch.from_arrays(

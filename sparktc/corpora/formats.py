@@ -73,7 +73,8 @@ class CorpusFormat:
     (``corpus.test_parts`` -> the names that must be there, each plain or with one of ``compressions``; None: any
     accepted name) and ``reader``, which parses one file; with ``ranges``, a large file in byte ranges. ``assembly``
     says how ingest makes them a corpus (:data:`ASSEMBLIES`). Its records: ``tokenized`` (documents come as tokens,
-    which tokenize copies) and ``vectors`` (their tokens are given ``index:value`` features, weighted as given). Its
+    which tokenize copies), ``vectors`` (their tokens are given ``index:value`` features, weighted as given) and
+    ``titles`` (its documents' titles are read apart too: ``tokenize.title_weight`` and ``title_terms`` take them). Its
     categories: ``category_sets`` (``corpus.category_set``) and the default one, ``chosen_sets`` when they are chosen
     from positives, ``split`` (the name of the split outside which documents are set aside), ``names_file`` in
     corpus.path read by ``parse_names`` (code -> name), and ``hierarchical`` (its categories have a hierarchy to
@@ -92,6 +93,7 @@ class CorpusFormat:
     ranges: ByteRanges | None = None
     tokenized: bool = False
     vectors: bool = False
+    titles: bool = False
     category_sets: tuple[str, ...] = ()
     default_category_set: str = ""
     chosen_sets: ChosenSets | None = None

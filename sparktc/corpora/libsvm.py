@@ -392,7 +392,7 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
     count = len(documents)
     fast_table = pa.Table.from_arrays([
         pc.binary_join_element_wise(pa.scalar(name), pc.cast(line_numbers, pa.string()), ":"),
-        pa.repeat(pa.scalar(split), count), labels, pa.nulls(count, pa.string()), joined,
+        pa.repeat(pa.scalar(split), count), labels, pa.nulls(count, pa.string()), pa.nulls(count, pa.string()), joined,
         pa.repeat(pa.scalar(source), count), line_numbers, pa.nulls(count, pa.string()),
     ], schema=RECORD_SCHEMA)
 

@@ -83,7 +83,8 @@ class Document:
 
     ``split`` is ``"train"``, ``"test"`` or ``None`` when the corpus split leaves the document
     unused (Reuters-21578 ModApte drops LEWISSPLIT NOT-USED and TOPICS NO). Exactly one of
-    ``text`` (raw text, to be tokenized) and ``tokens`` (already tokenized and stemmed) is set.
+    ``text`` (raw text, to be tokenized) and ``tokens`` (already tokenized and stemmed) is set; ``title`` is the
+    title alone, part of ``text`` too, when the format has one.
     ``source`` and ``line`` locate the record for error messages (line is 1-based).
     """
 
@@ -94,6 +95,7 @@ class Document:
     tokens: tuple[str, ...] | None
     source: str
     line: int
+    title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +140,7 @@ def record_batch(records: Sequence[Document | Reject]) -> pa.RecordBatch:
         columns["split"].append(record.split if is_document else None)
         columns["labels"].append(list(record.labels) if is_document else None)
         columns["text"].append(record.text if is_document else None)
+        columns["title"].append(record.title if is_document else None)
         columns["tokens"].append(join_tokens(record.tokens) if is_document and record.tokens is not None else None)
         columns["source"].append(record.source)
         columns["line"].append(record.line)
@@ -218,6 +221,7 @@ def tokenized_documents(
             doc_ids,
             pa.repeat(pa.scalar(split, pa.string()), n),
             no_labels,
+            pa.nulls(n, pa.string()),
             pa.nulls(n, pa.string()),
             pc.binary_join(tokens, " "),
             pa.repeat(pa.scalar(source, pa.string()), n),

@@ -20,6 +20,7 @@ Conventions (REFERENCE.md sections 1 and 2, the collection's README.txt section 
   are kept as written, and control characters (``&#2;``, ``&#3;``, DEL, ...) are dropped; tab
   and newline are kept. An empty text is still a Document (the collection has one, NEWID 12793):
   tokenizing decides what to do with it; an element with no TEXT at all is rejected (an empty record).
+  ``title`` is the TITLE alone, cleaned the same way (None without one), for tokenize to count apart.
 - ``split`` is ModApte: ``"train"`` for LEWISSPLIT="TRAIN" TOPICS="YES", ``"test"`` for
   LEWISSPLIT="TEST" TOPICS="YES", ``None`` (unused) otherwise.
 - Bytes are decoded as UTF-8 per element, falling back to Latin-1 (the collection is ASCII but
@@ -196,6 +197,7 @@ def _parse_element(element: str, source: str, line: int) -> Document | Reject:
         tokens=None,
         source=source,
         line=line,
+        title=_title(element),
     )
 
 
@@ -218,6 +220,13 @@ def _text(element: str) -> str:
     if parts:
         return "\n".join(_clean(part) for part in parts)
     return _clean(_TAG.sub("", text[1]))
+
+
+def _title(element: str) -> str | None:
+    """The TITLE inside TEXT, cleaned as in ``text`` (None without one)."""
+    text = _TEXT.search(element)
+    title = _TITLE.search(text[1]) if text is not None else None
+    return _clean(title[1]) if title is not None else None
 
 
 def _clean(text: str) -> str:
@@ -287,6 +296,7 @@ def topic_names(text: str) -> dict[str, str]:
 FORMAT = CorpusFormat(
     name="reuters21578",
     assembly=SUBSET,
+    titles=True,
     names=CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",
                       "Reuters-21578 files (reut2-NNN.sgm or reut2-NNN.sgm.gz)"),
     hint="set corpus.path to the directory holding reut2-000.sgm .. reut2-021.sgm",

@@ -182,12 +182,18 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
         name = SELECTION_FUNCTIONS.get(function or "chi2", function)  # runs before rank.score was a setting: chi2
         selection = f"{name}, global score `{score if score is not None else '?'}`, {kept or '?'}"
     stop = _get(s, "tokenize", "stop_list")
+    weight = _get(s, "tokenize", "title_weight")
+    terms = "".join(text for text, chosen in (
+        (", word bigrams (`tokenize.ngrams = 2`)", _get(s, "tokenize", "ngrams") == 2),
+        (f", title terms counted {weight} times (`tokenize.title_weight`)", weight not in (None, 1)),
+        (", title terms as features of their own (`tokenize.title_terms`)", _get(s, "tokenize", "title_terms") is True),
+    ) if chosen)
     lines = [
         *_decision_lines(metrics, method_lines),
         f"- Term selection: {selection}",
         f"- Weighting: {val('weight', 'scheme')}",
         f"- Text processing: stemmer {val('tokenize', 'stemmer')}, "
-        f"stop list {'`' + str(stop) + '`' if stop else 'none'}",
+        f"stop list {'`' + str(stop) + '`' if stop else 'none'}{terms}",
         f"- zero_division: `{metrics.get('zero_division', _DASH)}`; averaged over: "
         f"`{metrics.get('averaged_over', _DASH)}`",
     ]
@@ -234,7 +240,8 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     if space:
         searched = ", ".join(f"{key} `{value}`" for key, value in space.items()
                              if not key.startswith("shared_") and key not in ("folds", "seed", "validation"))
-        shared = "".join(f"; one {name} for all categories, by cross-validated micro-F1"
+        objective = "macro-F1" if space.get("objective") == "macro_f1" else "micro-F1"
+        shared = "".join(f"; one {name} for all categories, by cross-validated {objective}"
                          for key, name in (("shared_positive_weight", "positive weight"), ("shared_fbr", "fbr"),
                                            ("shared_C", "C"), ("shared_terms", "term count"))
                          if space.get(key))

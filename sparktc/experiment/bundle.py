@@ -38,7 +38,7 @@ from sparktc import __version__
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config, load_section
-from sparktc.features.text import stop_words_of
+from sparktc.features.text import TermFeatures, stop_words_of
 from sparktc.models import method as scoring
 from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
@@ -121,6 +121,7 @@ class Bundle:
     path: str
     stop_words: frozenset[str]
     stemmer: str
+    features: TermFeatures  # the training run's tokenize.ngrams, title_weight and title_terms
     terms: pa.StringArray  # in term_id order
     scheme: str  # [weight] scheme
     idf: np.ndarray  # the scheme's global factor of each term (sparktc.features.weighting)
@@ -221,6 +222,7 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     tokenize = description["tokenize"]
     return Bundle(
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
+        features=load_section("tokenize", description["settings"]["tokenize"]).features(),
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
         categories=categories,

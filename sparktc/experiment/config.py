@@ -27,11 +27,13 @@ from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import ConfigError
 from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
 from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
+from sparktc.features.text import TermFeatures
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.linear import SOLVERS
 from sparktc.models.registry import METHODS, parameter_fields
+from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime import faults
 from sparktc.validation import allowed, between, rule, setting_problem
 
@@ -140,6 +142,16 @@ class TokenizeConfig:
     # SMART stop list, one word per line; "" keeps every word.
     stop_list: str = ""
     stemmer: str = field(default="porter", metadata=allowed("porter", "none"))
+    # 2: adjacent stems (after stop words and stemming) are terms too, "bank_england", ranked with the stems.
+    ngrams: int = field(default=1, metadata=between(1, 2))
+    # The title's terms counted this many times in all (the text holds them once); formats with titles only.
+    title_weight: int = field(default=1, metadata=between(1, 100))
+    # The title's terms as features of their own ("title:oil"), beside the text's; formats with titles only.
+    title_terms: bool = False
+
+    def features(self) -> TermFeatures:
+        """The terms these settings make of a document's stems."""
+        return TermFeatures(self.ngrams, self.title_weight, self.title_terms)
 
 
 @dataclass(frozen=True)
@@ -238,6 +250,9 @@ class TuneConfig:
     # Likewise one C (LIBLINEAR's), or one term count, for all categories; each needs its list and no other.
     shared_C: bool = False
     shared_terms: bool = False
+    # What a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr
+    # and nb_alpha) maximises over the categories' cross-validated decisions: micro-F1, or macro-F1.
+    objective: str = field(default="micro_f1", metadata=allowed(*OBJECTIVES))
     # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
     # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
     # cross-validated micro-F1.
@@ -494,6 +509,7 @@ def _check_combinations(config: Config) -> None:
         raise ConfigError(
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
+    _check_term_features(config)
     _check_category_set(config.corpus, config.evaluate.close_predictions)
     decision = train.decision_rule()
     method = decision.spec
@@ -587,6 +603,25 @@ def _check_vector_format(config: Config) -> None:
     if vectors and method.vector_column == "counts":
         raise ConfigError(f"train.method = {method.name!r} with corpus.format = {config.corpus.format!r}: "
                           f"{method.title} counts words, and given vectors have no counts; choose another method")
+
+
+def _check_term_features(config: Config) -> None:
+    """Titles and bigrams are made from raw text: a corpus that comes tokenized has neither to give, and a format
+    without titles would train exactly as without the setting, which a user asking for it does not expect.
+    """
+    settings, form = config.tokenize, FORMATS[config.corpus.format]
+    asked = [f"{key} = {str(value).lower()}" for key, value, default in (
+        ("tokenize.ngrams", settings.ngrams, 1), ("tokenize.title_weight", settings.title_weight, 1),
+        ("tokenize.title_terms", settings.title_terms, False)) if value != default]
+    if asked and form.tokenized:
+        raise ConfigError(f"{' and '.join(asked)} with corpus.format = {form.name!r}: its documents come tokenized, "
+                          "and tokenize passes their tokens through as given; leave the tokenize settings at their "
+                          "defaults, or use a corpus of raw texts")
+    if settings.features().uses_title and not form.titles:
+        with_titles = ", ".join(name for name, each in FORMATS.items() if each.titles)
+        raise ConfigError(f"{' and '.join(key for key in asked if 'title' in key)} with corpus.format = "
+                          f"{form.name!r}: its documents have no title to count apart; formats with titles: "
+                          f"{with_titles}. Leave tokenize.title_weight = 1 and tokenize.title_terms = false")
 
 
 def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> None:

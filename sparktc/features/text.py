@@ -12,12 +12,16 @@ underscore, leaves each token as deleting ``[\W_]`` from it alone would, and the
 was. The deletion is ``bytes.translate`` over the UTF-8 bytes for the ASCII characters and ``str.replace`` for
 the few distinct non-ASCII ones a text holds (found among its non-ASCII bytes), so no Python code runs per
 character or per token; tests check it against the per-token definition on every code point.
+
+Beyond the recipe, :class:`TermFeatures` makes terms of a document's stems that are not single stems: its title's
+stems counted apart (weighted, or as features of their own) and adjacent pairs of stems (word bigrams).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import chain
 
 import pyarrow as pa
@@ -32,6 +36,10 @@ _NEITHER_WORD_NOR_SPACE = re.compile(r"[^\w\s]+")  # what is left to delete once
 _REPLACED_AT_MOST = 8  # distinct non-ASCII characters deleted by str.replace; more by _NEITHER_WORD_NOR_SPACE
 
 STEMMERS = ("porter", "none")
+#: Joins the two stems of a bigram, and prefixes a title's own terms: the recipe deletes both characters from
+#: tokens (:func:`clean_text`), so neither term can be a stem of the text, nor a bigram a title term.
+BIGRAM_JOINER = "_"
+TITLE_PREFIX = "title:"
 
 
 def parse_stop_list(text: str) -> frozenset[str]:
@@ -132,8 +140,70 @@ class Analyzer:
         return self.analyze(list(texts))
 
 
-def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray) -> pa.StringArray:
-    """Raw texts analyzed into stored token strings (a null text has no tokens): the tokenize stage's
-    recipe, shared with the classification of new documents.
+def bigrams(stems: Sequence[str]) -> list[str]:
+    """The adjacent pairs of ``stems``, each joined by :data:`BIGRAM_JOINER`, in order.
+
+    Formed after stop words are dropped and the rest stemmed, so "Bank of England's rates" gives "bank_england"
+    and "england_rate": a pair across a stop word is the phrase it spans, and the stems pool a phrase's inflections
+    as they pool its words'.
     """
-    return pa.array(analyzer.joined([text or "" for text in texts.to_pylist()]), type=pa.string())
+    return [f"{first}{BIGRAM_JOINER}{second}" for first, second in zip(stems, stems[1:])]
+
+
+@dataclass(frozen=True)
+class TermFeatures:
+    """How a document's stems become its terms (``tokenize.ngrams``, ``tokenize.title_weight``,
+    ``tokenize.title_terms``); the defaults give the stems of its text, the LYRL2004 recipe.
+
+    ``ngrams = 2`` adds each field's bigrams (:func:`bigrams`) to its stems. The text holds the title already
+    (Reuters-21578: TITLE then BODY), so ``title_weight = k`` adds the title's terms k - 1 more times, counting
+    them k times in all; with ``title_terms`` the added title terms are features of their own, each prefixed with
+    :data:`TITLE_PREFIX` and counted ``title_weight`` times, beside the text's (which still hold the title once).
+    """
+
+    ngrams: int = 1
+    title_weight: int = 1
+    title_terms: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """Whether the terms are the text's stems alone."""
+        return self.ngrams == 1 and self.title_weight == 1 and not self.title_terms
+
+    @property
+    def uses_title(self) -> bool:
+        """Whether the title counts apart from the text."""
+        return self.title_weight > 1 or self.title_terms
+
+    def field_terms(self, stems: list[str]) -> list[str]:
+        """One field's terms: its stems, then its bigrams when ``ngrams = 2``."""
+        return stems + bigrams(stems) if self.ngrams == 2 else stems
+
+    def terms(self, text: list[str], title: list[str]) -> list[str]:
+        """A document's terms from the stems of its ``text`` (title included) and of its ``title`` alone."""
+        terms = self.field_terms(text)
+        if not self.uses_title or not title:
+            return terms
+        title_terms = self.field_terms(title)
+        if self.title_terms:
+            return terms + [TITLE_PREFIX + term for term in title_terms] * self.title_weight
+        return terms + title_terms * (self.title_weight - 1)
+
+
+#: The LYRL2004 recipe's terms: the text's stems alone.
+STEMS = TermFeatures()
+
+
+def token_strings(analyzer: Analyzer, texts: pa.Array | pa.ChunkedArray,
+                  titles: pa.Array | pa.ChunkedArray | None = None, features: TermFeatures = STEMS) -> pa.StringArray:
+    """Raw texts (and their titles, which ``features`` may count apart) analyzed into stored token strings (a null text
+    has no tokens, a null title no title terms): the tokenize stage's recipe, shared with the classification of new
+    documents.
+    """
+    raw = [text or "" for text in texts.to_pylist()]
+    if features.plain:
+        return pa.array(analyzer.joined(raw), type=pa.string())
+    named = [title or "" for title in titles.to_pylist()] if titles is not None and features.uses_title else []
+    title_stems = analyzer.analyze(named) if named else [[] for _ in raw]
+    return pa.array([" ".join(features.terms(text, title)) for text, title in zip(analyzer.analyze(raw), title_stems)],
+                    type=pa.string())

@@ -16,7 +16,7 @@ searched come from the run's :class:`~sparktc.models.decision.DecisionRule`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -204,28 +204,37 @@ def pooled_micro_f1(choices: Sequence[dict]) -> float | None:
     was cross-validated.
     """
     counted = [choice["cv_counts"] for choice in choices if choice.get("cv_counts")]
-    if not counted:
-        return None
-    return f1_score(**{count: sum(c[count] for c in counted) for count in ("tp", "fp", "fn")},
-                    zero_division=ZERO_DIVISION)
+    return averaged_f1(counted) if counted else None
 
 
-def shared_value(searched_per_category: list[list[dict]], key: str | tuple[str, ...]) -> tuple[Any, dict[Any, float]]:
+#: What a setting chosen for all categories maximises over their cross-validated decisions (``tune.objective``).
+OBJECTIVES = ("micro_f1", "macro_f1")
+
+
+def averaged_f1(counted: Sequence[Mapping[str, int]], objective: str = "micro_f1") -> float:
+    """Micro-F1 (the categories' TP, FP, FN summed, then F1) or macro-F1 (the mean of their F1s) of categories'
+    cross-validated counts (REFERENCE.md section 6; F1 of 0/0 is :data:`ZERO_DIVISION`).
+    """
+    if objective == "macro_f1":
+        return float(np.mean([f1_score(c["tp"], c["fp"], c["fn"], ZERO_DIVISION) for c in counted]))
+    return f1_score(*(sum(c[count] for c in counted) for count in ("tp", "fp", "fn")), ZERO_DIVISION)
+
+
+def shared_value(searched_per_category: list[list[dict]], key: str | tuple[str, ...],
+                 objective: str = "micro_f1") -> tuple[Any, dict[Any, float]]:
     """The one value of the searched setting ``key`` (``positive_weight``, ``fbr``), or the one tuple of values of
-    several (kNN's ``("terms", "fbr")``), for all categories with the best cross-validated micro-F1 (first on ties).
+    several (kNN's ``("terms", "fbr")``), for all categories with the best cross-validated ``objective`` (micro-F1
+    or macro-F1; first on ties), and that figure of every value.
 
-    Each category's ``searched`` list holds its candidates' cross-validated TP, FP, FN; the counts
-    are summed per value over categories, as micro-averaging does (REFERENCE.md section 6).
+    Each category's ``searched`` list holds its candidates' cross-validated TP, FP, FN (:func:`averaged_f1`).
     """
     def value_of(row: dict) -> Any:
         return tuple(row[k] for k in key) if isinstance(key, tuple) else row[key]
 
-    totals: dict[Any, dict[str, int]] = {}
+    counted: dict[Any, list[dict]] = {}
     for searched in searched_per_category:
         for row in searched:
-            total = totals.setdefault(value_of(row), {"tp": 0, "fp": 0, "fn": 0})
-            for count in total:
-                total[count] += row[count]
-    micro = {value: f1_score(**counts, zero_division=ZERO_DIVISION) for value, counts in totals.items()}
-    best = max(micro, key=lambda value: (micro[value], -list(micro).index(value)))
-    return best, micro
+            counted.setdefault(value_of(row), []).append(row)
+    figure = {value: averaged_f1(rows, objective) for value, rows in counted.items()}
+    best = max(figure, key=lambda value: (figure[value], -list(figure).index(value)))
+    return best, figure

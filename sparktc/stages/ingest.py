@@ -557,7 +557,7 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
     # read: source and line), so both paths write the same documents table.
     form = FORMATS[corpus.format]
     columns = RECORD_SCHEMA.names if form.assembly in CLEAN_PATH_ASSEMBLIES else ["doc_id", "split", "labels", "text",
-                                                                                "tokens"]
+                                                                                "title", "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)

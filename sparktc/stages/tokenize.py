@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from sparktc.corpora.records import token_counts
 from sparktc.corpora.registry import FORMATS
 from sparktc.experiment.config import Config
-from sparktc.features.text import Analyzer, stop_words_of, token_strings
+from sparktc.features.text import STEMS, Analyzer, TermFeatures, stop_words_of, token_strings
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
@@ -58,21 +58,23 @@ def worker_analyzer(stop_words: frozenset[str], stemmer: str) -> Analyzer:
     return Analyzer(stop_words, stemmer)
 
 
-def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer) -> tuple[int, int, int]:
+def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer,
+                  features: TermFeatures = STEMS) -> tuple[int, int, int]:
     """The tokens of one ``documents`` file into ``output/part-<index>-*``: a document's tokens as given, else its
-    text analyzed; the documents read, and the documents, tokens and documents without tokens written.
+    text (and title) analyzed into the terms ``features`` makes; the documents read, and the documents, tokens and
+    documents without tokens written.
     """
     inject("tokenize")  # once per task, whether or not its file has rows
     read, counted = 0, [(0, 0, 0)]
 
     def tokenized() -> Iterator[pa.RecordBatch]:
         nonlocal read
-        for batch in read_batches(path, ["doc_id", "split", "labels", "text", "tokens"], BATCH_ROWS):
+        for batch in read_batches(path, ["doc_id", "split", "labels", "text", "title", "tokens"], BATCH_ROWS):
             read += len(batch)
             given = batch.column("tokens")
             raw = batch.column("text") if given.null_count == len(batch) else \
                 pc.if_else(pc.is_null(given), batch.column("text"), pa.scalar(None, pa.string()))
-            tokens = pc.coalesce(given, token_strings(analyzer, raw))
+            tokens = pc.coalesce(given, token_strings(analyzer, raw, batch.column("title"), features))
             counted.append(token_counts(tokens))
             yield pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("split"), batch.column("labels"),
                                               tokens], schema=TOKENS_SCHEMA)
@@ -87,7 +89,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     """
     settings = config.tokenize
     stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
-    stemmer = settings.stemmer
+    stemmer, features = settings.stemmer, settings.features()
 
     with stage(spark, "tokenize") as report:
         if FORMATS[config.corpus.format].tokenized:
@@ -106,7 +108,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             output = tables.output("tokens")
 
             def analyze(index: int, path: str) -> tuple[int, int, int, int]:
-                return tokenize_file(index, path, output, worker_analyzer(stop_words, stemmer))
+                return tokenize_file(index, path, output, worker_analyzer(stop_words, stemmer), features)
 
             analyzed = map_parts(spark, parquet_files(tables.input("documents")), analyze, [output])
             rows_in = sum(read for read, *_ in analyzed)
@@ -118,6 +120,9 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             "documents_without_tokens": sum(empty for _, _, empty in counted),
             "stop_words": len(stop_words),
             "stemmer": stemmer,
+            "ngrams": features.ngrams,
+            "title_weight": features.title_weight,
+            "title_terms": features.title_terms,
         }
     return report
 

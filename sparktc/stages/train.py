@@ -77,6 +77,7 @@ from sparktc.models.thresholds import validation_size
 from sparktc.models.tuning import (
     ZERO_DIVISION,
     Candidate,
+    averaged_f1,
     candidates,
     fit_category,
     knn_category,
@@ -355,7 +356,8 @@ def _over_vocabulary(values: np.ndarray, columns: np.ndarray, n_terms: int) -> l
 
 
 def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, n_terms: int, terms: list[int],
-                  fbrs: list[float], order: np.ndarray, settings: list[dict[str, Any]]) -> tuple[DataFrame, dict]:
+                  fbrs: list[float], order: np.ndarray, settings: list[dict[str, Any]],
+                  objective: str) -> tuple[DataFrame, dict]:
     """The models of a method fitted from sums (LLSF up to :data:`sparktc.models.llsf.MAX_GRAM_TERMS` terms, the
     naive Bayes mixture; one row per category, as :func:`fit_models` writes them) and what the stage reports.
 
@@ -382,7 +384,8 @@ def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, n_ter
     fold_sets = {(count, i): each.fold_models(*over(count), sums.candidates[count])
                  for count in sums.positions for i, each in enumerate(fittings)} if sums.folds > 1 else {}
     train_path = storage.join(tables.input("vectors"), "split=train")
-    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0], settings)
+    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0], settings,
+                              objective)
     solving = time.perf_counter()
     at = sums.positions[chosen.terms]  # the full model from the sums over all folds, summed before slicing
     summed_G = sums.G.sum(axis=0)[np.ix_(at, at)] if fitting.gram else sums.G.sum(axis=0)
@@ -417,7 +420,8 @@ Unit = tuple[int, int]  # (candidate term count, fold); fold = folds: the model 
 def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, categories: pd.DataFrame, n_terms: int,
                  terms: list[int], fbrs: list[float], order: np.ndarray, name: str,
                  fit_one: Callable[[sparse.csr_matrix, np.ndarray, np.ndarray, str, int], dict],
-                 saved: Callable[[str], Any], keep: Callable[[str], Any]) -> tuple[Choice, int, dict[Unit, dict], Any]:
+                 saved: Callable[[str], Any], keep: Callable[[str], Any],
+                 objective: str) -> tuple[Choice, int, dict[Unit, dict], Any]:
     """A one-model method that trains on the whole training matrix (LLSF by SVD, NNet), one Spark task per
     unit: per candidate term count, one model per cross-validation fold (when the thresholds are
     cross-validated or several counts are searched) and the full one. Each task loads the training set on
@@ -458,7 +462,8 @@ def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, catego
         fitted = dict(zip(units, map_parts(spark, units, fit, errors=(InputError,))))
         fold_sets = {(count, 0): [saved(directory[(count, f)]) for f in range(folds)] for count in terms} if folds \
             else {}
-        chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0])
+        chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0],
+                                  objective=objective)
         kept = keep(directory[(chosen.terms, folds)])
     finally:
         storage.delete(spark, scratch)
@@ -470,7 +475,8 @@ def _unit_seconds(fitted: dict[Unit, dict], folds: int) -> dict[str, float]:
 
 
 def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, fitting: InTasks, n_terms: int,
-                       terms: list[int], fbrs: list[float], order: np.ndarray) -> tuple[DataFrame, dict]:
+                       terms: list[int], fbrs: list[float], order: np.ndarray,
+                       objective: str) -> tuple[DataFrame, dict]:
     """The models of a method fitted on the whole training matrix (NNet, LLSF by SVD over more than
     :data:`sparktc.models.llsf.MAX_GRAM_TERMS` terms; one row per category, as :func:`fit_models` writes them) and
     what the stage reports: per candidate term count, the full model and, with cross-validated thresholds or
@@ -485,7 +491,7 @@ def fit_joint_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, 
     keep = (lambda directory: storage.rename(spark, directory, network)) if fitting.keep_as_network \
         else fitting.weights
     chosen, folds, fitted, kept = fit_in_tasks(spark, tables, rule, categories, n_terms, terms, fbrs, order, name,
-                                               fitting.fit_one, fitting.saved, keep)
+                                               fitting.fit_one, fitting.saved, keep, objective)
     full = fitted[(chosen.terms, folds)]
     reported = {key: value for key, value in full.items() if key not in ("terms", "documents", "seconds")}
     weights = [[] for _ in range(len(categories))] if fitting.keep_as_network else _over_vocabulary(
@@ -513,11 +519,7 @@ class Choice:
     rows: dict[str, dict]
     searched: dict[str, float]
     setting: int = 0
-
-    @property
-    def cv_micro_f1(self) -> float | None:
-        """The micro-F1 of the chosen candidate's cross-validated decisions, None when nothing was cross-validated."""
-        return max(self.searched.values()) if self.searched else None
+    cv_micro_f1: float | None = None  # of the chosen candidate's cross-validated decisions
 
 
 JOINT_DDL = ("category string, terms int, setting int, fbr double, threshold double, tp long, fp long, fn long, "
@@ -542,7 +544,7 @@ def _label(candidate: Joint, fbr: float, settings: list[dict[str, Any]]) -> str:
 
 def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.DataFrame, train_path: str,
                      n_terms: int, fold_sets: dict[Joint, list], fbrs: list[float], terms: int,
-                     settings: list[dict[str, Any]] | None = None) -> Choice:
+                     settings: list[dict[str, Any]] | None = None, objective: str = "micro_f1") -> Choice:
     """For a method with one model for all categories (LLSF, NNet): the term count, the fbr and the
     per-category thresholds (``categories``: category, train_positives).
 
@@ -551,9 +553,9 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
     :func:`sparktc.models.llsf.document_folds`). One grouped task per category scores the training documents out of
     fold and, for every candidate and every fbr of ``fbrs`` (fbr moves SCutFBR's thresholds only), takes
     :meth:`DecisionRule.learned_threshold` and the cross-validated counts of its decisions. The pair chosen
-    has the best micro-F1 of those decisions over all categories (the first on ties): one setting for the
-    whole model, as Yang & Liu chose one feature-set size per classifier by its global F1, and as a
-    per-category choice of fbr would fit the few positives of rare categories. Without ``fold_sets`` (no
+    has the best ``objective`` (micro-F1, or macro-F1) of those decisions over all categories (the first on
+    ties): one setting for the whole model, as Yang & Liu chose one feature-set size per classifier by its global
+    F1, and as a per-category choice of fbr would fit the few positives of rare categories. Without ``fold_sets`` (no
     cross-validation): ``terms``, the rule's fbr and its fixed threshold.
     """
     codes = categories["category"].tolist()
@@ -584,16 +586,16 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
         found = spark.createDataFrame(categories).groupBy("category").applyInPandas(threshold, JOINT_DDL).toPandas()
     shared.unpersist()
     pairs = [(count, setting, fbr) for count, setting in counts_of for fbr in fbrs]
-    totals = found.groupby(["terms", "setting", "fbr"])[["tp", "fp", "fn"]].sum()
-    micro = {pair: float(f1_score(**totals.loc[pair].to_dict(), zero_division=ZERO_DIVISION)) for pair in pairs}
-    chosen = max(pairs, key=lambda pair: (micro[pair], -pairs.index(pair)))
+    counted = {pair: rows.to_dict("records") for pair, rows in found.groupby(["terms", "setting", "fbr"])}
+    figure = {pair: averaged_f1(counted[pair], objective) for pair in pairs}
+    chosen = max(pairs, key=lambda pair: (figure[pair], -pairs.index(pair)))
     kept = found[(found["terms"] == chosen[0]) & (found["setting"] == chosen[1]) & (found["fbr"] == chosen[2])]
     rows = {row.category: {"threshold": row.threshold, "seconds": row.seconds,
                            "cv_f1": float(f1_score(tp=row.tp, fp=row.fp, fn=row.fn, zero_division=ZERO_DIVISION))}
             for row in kept.itertuples()}
     return Choice(int(chosen[0]), float(chosen[2]), rows,
-                  {_label((count, setting), fbr, settings): f1 for (count, setting, fbr), f1 in micro.items()},
-                  int(chosen[1]))
+                  {_label((count, setting), fbr, settings): f1 for (count, setting, fbr), f1 in figure.items()},
+                  int(chosen[1]), averaged_f1(counted[chosen]))
 
 
 # One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key).
@@ -689,10 +691,11 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 fitting = rule.spec.fitting(rule.parameters, max(
                     len(selected_columns(order.value, count, n_terms)) for count in terms))
                 fbrs = list(tune.fbr) or [rule.fbr]
+                objective = tune.objective
                 models, joint_details = fit_from_sums(
-                    spark, tables, rule, n_terms, terms, fbrs, order.value, joint_settings(rule, tune)) \
+                    spark, tables, rule, n_terms, terms, fbrs, order.value, joint_settings(rule, tune), objective) \
                     if isinstance(fitting, FromSums) else \
-                    fit_joint_in_tasks(spark, tables, rule, fitting, n_terms, terms, fbrs, order.value)
+                    fit_joint_in_tasks(spark, tables, rule, fitting, n_terms, terms, fbrs, order.value, objective)
                 details.update(joint_details)
                 models.write.mode("overwrite").parquet(tables.output("models"))
             elif shared_settings(rule, tune):
@@ -701,16 +704,15 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(choices)["searched"]
                             for choices in fit_models(spark, tables, rule, space, n_terms, order)]
-                values, micro = shared_value(searched, keys)
+                values, figure = shared_value(searched, keys, tune.objective)
                 for key, value in zip(keys, values):
                     if key == "terms":
                         tune = dataclasses.replace(tune, terms=[int(value)])
                     else:
                         rule = rule.with_setting(key, value)
                         tune = dataclasses.replace(tune, **{key: []})
-                    details[f"shared_{key}"] = {"chosen": value, "cv_micro_f1": {
-                        "/".join(map(str, each)): f1 for each, f1 in micro.items()} if len(keys) > 1 else {
-                        each[0]: f1 for each, f1 in micro.items()}}
+                    details[f"shared_{key}"] = {"chosen": value, f"cv_{tune.objective}": {
+                        "/".join(map(str, each)): f1 for each, f1 in figure.items()}}
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"))

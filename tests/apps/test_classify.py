@@ -23,16 +23,18 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import CHILD_JVM_OPTIONS, REPO, selected
 
-from sparktc.apps.classify import NO_TERMS, ClassifyError, classify
+from sparktc.apps.classify import NO_TERMS, ClassifyError, classify, vectors
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.experiment.bundle import BUNDLE_FORMAT, BundleError, load_bundle
 from sparktc.experiment.config import load_config
+from sparktc.features.text import TermFeatures
 
 
 @pytest.fixture(scope="module")
@@ -269,3 +271,10 @@ def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spar
     print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
           f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
     assert "sparktc: classify" in stdout.read_text()
+
+
+def test_a_bundle_counting_titles_apart_is_refused() -> None:
+    # Refused before Spark is used: classify's readers give no title, so the title terms would be missing unseen.
+    bundle = SimpleNamespace(path="m", scheme="ltc", features=TermFeatures(title_terms=True))
+    with pytest.raises(ClassifyError, match="counts titles apart .* the jsonl documents classify reads have no title"):
+        vectors(None, bundle, "in", "jsonl")

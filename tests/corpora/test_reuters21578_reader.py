@@ -87,6 +87,7 @@ def test_entities_control_characters_and_unescaped_markup() -> None:
             tokens=None,
             source="reut2-test.sgm",
             line=2,
+            title="AT&T <T> PROFITS",
         )
     ]
 
@@ -101,6 +102,7 @@ def test_brief_story_has_title_only_and_extra_attributes_are_ignored() -> None:
             tokens=None,
             source="reut2-test.sgm",
             line=2,
+            title="ROSTENKOWSKI SAYS HE WILL OPPOSE PROTECTIONIST TRADE BILL IN U.S. HOUSE\n",
         )
     ]
 
@@ -115,6 +117,7 @@ def test_unproc_story_uses_text_with_tags_stripped() -> None:
             tokens=None,
             source="reut2-test.sgm",
             line=2,
+            title=None,
         )
     ]
 

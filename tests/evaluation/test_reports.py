@@ -282,3 +282,11 @@ def test_lowess_recovers_a_line_and_handles_ties():
     assert lowess([1.0, 1.0, 1.0], [0.2, 0.4, 0.6], [1.0]) == pytest.approx([0.4])
     with pytest.raises(ValueError):
         lowess([], [], [0.0])
+
+
+def test_markdown_states_the_title_and_bigram_settings(metrics, table):
+    assert "- Text processing: stemmer `porter`, stop list none\n" in markdown(metrics, table)
+    metrics["settings"]["tokenize"].update(ngrams=2, title_weight=3, title_terms=True)
+    assert ("- Text processing: stemmer `porter`, stop list none, word bigrams (`tokenize.ngrams = 2`), title terms "
+            "counted 3 times (`tokenize.title_weight`), title terms as features of their own (`tokenize.title_terms`)"
+            "\n") in markdown(metrics, table)

@@ -385,3 +385,17 @@ def test_listed_category_codes_follow_the_readers_label_rule(setting, message):
     with pytest.raises(ConfigError) as error:
         load_config(None, ["corpus.format=jsonl", "corpus.path=.", setting])
     assert str(error.value).startswith(message)
+
+
+def test_title_and_bigram_settings_need_raw_texts_and_titles() -> None:
+    config = load_config(None, [*REUTERS, "tokenize.ngrams=2", "tokenize.title_weight=3", "tokenize.title_terms=true"])
+    assert (config.tokenize.ngrams, config.tokenize.title_weight, config.tokenize.title_terms) == (2, 3, True)
+    jsonl = ["corpus.format=jsonl", f"corpus.path={REPO}"]
+    assert load_config(None, [*jsonl, "tokenize.ngrams=2"]).tokenize.ngrams == 2
+    assert refused([*jsonl, "tokenize.ngrams=2", "tokenize.title_terms=true"]) == (
+        "tokenize.title_terms = true with corpus.format = 'jsonl': its documents have no title to count apart; "
+        "formats with titles: reuters21578. Leave tokenize.title_weight = 1 and tokenize.title_terms = false")
+    assert refused(["corpus.format=synthetic", "tokenize.ngrams=2"]) == (
+        "tokenize.ngrams = 2 with corpus.format = 'synthetic': its documents come tokenized, and tokenize passes "
+        "their tokens through as given; leave the tokenize settings at their defaults, or use a corpus of raw texts")
+    assert refused([*REUTERS, "tokenize.ngrams=3"]).startswith("tokenize.ngrams = 3")

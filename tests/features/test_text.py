@@ -5,9 +5,18 @@ from __future__ import annotations
 import random
 from unittest import mock
 
+import pyarrow as pa
 from conftest import shared_data
 
-from sparktc.features.text import _PUNCTUATION, Analyzer, parse_stop_list, tokenize
+from sparktc.features.text import (
+    _PUNCTUATION,
+    Analyzer,
+    TermFeatures,
+    bigrams,
+    parse_stop_list,
+    token_strings,
+    tokenize,
+)
 
 
 def test_tokenize_recipe() -> None:
@@ -70,3 +79,38 @@ def test_joined_is_the_stored_token_string_of_analyze() -> None:
     analyzer = Analyzer(frozenset({"the", "us"}), "porter")
     assert analyzer.joined(texts) == [" ".join(tokens) for tokens in Analyzer(frozenset({"the", "us"})).analyze(texts)]
     assert analyzer.joined(texts) == ["treasuri billrat rose", "", "", "caf\u00e9 quot runner", ""]
+
+
+def test_bigrams_pair_adjacent_stems_after_stop_words_and_stemming() -> None:
+    analyzer = Analyzer(frozenset({"of", "the"}), "porter")
+    [stems] = analyzer.analyze(["Bank of England raises the rates"])
+    assert stems == ["bank", "england", "rais", "rate"]
+    assert bigrams(stems) == ["bank_england", "england_rais", "rais_rate"]
+    assert bigrams(["oil"]) == [] and bigrams([]) == []
+
+
+def test_term_features_count_the_title_apart() -> None:
+    text, title = ["oil", "price", "rise", "crude"], ["oil", "price"]
+    assert TermFeatures().terms(text, title) == text
+    # The text holds the title once: a weight of 3 adds it twice.
+    assert sorted(TermFeatures(title_weight=3).terms(text, title)) == sorted(text + ["oil", "price"] * 2)
+    assert TermFeatures(title_terms=True).terms(text, title) == text + ["title:oil", "title:price"]
+    assert sorted(TermFeatures(title_weight=2, title_terms=True).terms(text, title)) == sorted(
+        text + ["title:oil", "title:price"] * 2)
+    assert TermFeatures(ngrams=2).terms(text, title) == text + ["oil_price", "price_rise", "rise_crude"]
+    assert TermFeatures(ngrams=2, title_terms=True).terms(text, title) == text + [
+        "oil_price", "price_rise", "rise_crude", "title:oil", "title:price", "title:oil_price"]
+    assert TermFeatures(ngrams=2, title_weight=2).terms(text, []) == text + ["oil_price", "price_rise", "rise_crude"]
+
+
+def test_token_strings_with_titles_and_bigrams() -> None:
+    analyzer = Analyzer(frozenset({"the", "of"}), "porter")
+    texts = pa.array(["OIL PRICES\nThe price of crude oil rose.", None, "No title here"])
+    titles = pa.array(["OIL PRICES", None, None])
+    assert token_strings(analyzer, texts, titles).to_pylist() == ["oil price price crude oil rose", "", "no titl here"]
+    features = TermFeatures(ngrams=2, title_terms=True)
+    assert token_strings(analyzer, texts, titles, features).to_pylist() == [
+        "oil price price crude oil rose oil_price price_price price_crude crude_oil oil_rose "
+        "title:oil title:price title:oil_price", "", "no titl here no_titl titl_here"]
+    assert token_strings(analyzer, texts, titles, TermFeatures(title_weight=2)).to_pylist() == [
+        "oil price price crude oil rose oil price", "", "no titl here"]

@@ -235,7 +235,7 @@ EXTREME_RUNS = [
       "tune.terms=[2147483647, 1]", "tune.fbr=[0, 1]", "train.thresholding=scutfbr", "train.folds=2",
       "tune.shared_positive_weight=false", "tune.shared_fbr=false", "train.solver=l1r_lr"], "ok"),
     (["train.method=knn", "train.knn_k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
-      "train.folds=12"], "ok"),
+      "train.folds=12", "tune.objective=macro_f1"], "ok"),
     (["train.method=rocchio", "train.thresholding=scut", "train.validation=0.9999"], "ok"),
     (["train.method=knn", "train.knn_k=2147483647", "train.thresholding=scutfbr", "train.validation=1e-300"], "ok"),
     (["tune.C=[0.5, 2]", "train.validation=0.5"], "ok"),

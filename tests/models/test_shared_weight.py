@@ -38,6 +38,18 @@ def test_the_runs_cross_validated_micro_f1_sums_each_categorys_chosen_counts() -
     assert pooled_micro_f1([{"cv_counts": None}]) is None
 
 
+def test_macro_f1_as_the_objective_averages_the_categories_f1() -> None:
+    # Weight 1: F1 .8 and 2/5 = .4 (mean .6); weight 3: .75 and 1.0 (mean .875), micro .72 / .769 as above.
+    searched = [[row(1.0, 8, 2, 2), row(3.0, 9, 4, 2)],
+                [row(1.0, 1, 0, 3), row(3.0, 1, 0, 0)]]
+    chosen, macro = shared_value(searched, "positive_weight", "macro_f1")
+    assert chosen == 3.0 and macro == pytest.approx({1.0: (0.8 + 2 / 5) / 2, 3.0: (18 / 24 + 1.0) / 2})
+    # The objectives disagree: category a's F1 outweighs b's in micro-F1, not in macro-F1.
+    searched = [[row(1.0, 80, 0, 20), row(3.0, 70, 0, 30)], [row(1.0, 0, 0, 2), row(3.0, 1, 0, 1)]]
+    assert shared_value(searched, "positive_weight")[0] == 1.0
+    assert shared_value(searched, "positive_weight", "macro_f1")[0] == 3.0
+
+
 def test_ties_keep_the_first_weight() -> None:
     assert shared_value([[row(1.0, 1, 1, 1), row(2.0, 1, 1, 1)]], "positive_weight")[0] == 1.0
 

@@ -596,8 +596,10 @@ def test_reuters21578_all_kinds_at_once(spark, all_kinds):
     documents = dict(REUTERS_BASE_DOCUMENTS)
     for case in REUTERS_CASES:
         documents |= {doc_id: (split, f"STORY {doc_id}\nProfit rose.") for doc_id, split in case.accepted.items()}
-    expected = spark.createDataFrame([(d, split, ["earn"], text, None) for d, (split, text) in documents.items()],
-                                     "doc_id string, split string, labels array<string>, text string, tokens string")
+    # Each story's title is its text's first line, "STORY <newid>"; the empty UNPROC text (NEWID 5) has none.
+    expected = spark.createDataFrame(
+        [(d, split, ["earn"], text, text.partition("\n")[0] or None, None) for d, (split, text) in documents.items()],
+        "doc_id string, split string, labels array<string>, text string, title string, tokens string")
     assert_df_equality(outcome.tables["documents"], expected, ignore_row_order=True, ignore_nullable=True)
     written = REUTERS_BASE_RECORDS + sum(case.written for case in REUTERS_CASES)
     assert written == 5 + 8 * 3 + 1
@@ -610,12 +612,13 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
     documents = dict(JSONL_BASE_DOCUMENTS)
     for case in JSONL_CASES:
         documents |= {doc_id: (split, ["earn"], "Profit rose.") for doc_id, split in case.accepted.items()}
-    expected = spark.createDataFrame([(d, *columns, None) for d, columns in documents.items()],
-                                     "doc_id string, split string, labels array<string>, text string, tokens string")
+    expected = spark.createDataFrame([(d, *columns, None, None) for d, columns in documents.items()],
+                                     "doc_id string, split string, labels array<string>, text string, title string, "
+                                     "tokens string")
     # JSON Lines documents keep where they were read, as the clean path's staged records have it.
     documents = outcome.tables["documents"]
-    assert documents.columns[5:] == ["source", "line", "reason"]
-    assert_df_equality(documents.select(*documents.columns[:5]), expected, ignore_row_order=True,
+    assert documents.columns[6:] == ["source", "line", "reason"]
+    assert_df_equality(documents.select(*documents.columns[:6]), expected, ignore_row_order=True,
                        ignore_nullable=True)
     written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
     assert written == 3 + 14 * 3 + 1

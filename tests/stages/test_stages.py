@@ -623,7 +623,8 @@ def test_tokenize_file_keeps_given_tokens_and_analyzes_the_rest(tmp_path):
     # One task's file: given tokens kept as they are (text ignored), raw texts analyzed, a null text no tokens.
     rows = {"doc_id": ["a", "b", "c", "d"], "split": ["train", "test", "train", "test"],
             "labels": [["x"], [], ["x", "y"], ["y"]], "text": ["Ignored text", "Shares rose 12%.", None, "The end"],
-            "tokens": ["given tok", None, None, ""], "source": ["f"] * 4, "line": [1, 2, 3, 4], "reason": [None] * 4}
+            "title": [None] * 4, "tokens": ["given tok", None, None, ""],
+            "source": ["f"] * 4, "line": [1, 2, 3, 4], "reason": [None] * 4}
     documents = pa.RecordBatch.from_pydict(rows, schema=RECORD_SCHEMA)
     write_parts([documents], RECORD_SCHEMA, str(tmp_path / "documents"), 0)
     [path] = [str(p) for p in (tmp_path / "documents").glob("*.parquet")]
