@@ -73,13 +73,18 @@ def main() -> int:
     for set_name, set_overrides in SETS.items():
         base = output / set_name.strip("()").replace("(", "") / "corpus-stages"
         corpus = [f"corpus.path={arguments.corpus}", *set_overrides]
-        config = load_config(str(REPO / BASE), corpus)
-        run_stages(spark, config, str(base), "ingest", "tokenize", "weight", "rank")
+        base_config = load_config(str(REPO / BASE), corpus)
+        run_stages(spark, base_config, str(base), "ingest", "tokenize", "weight", "rank")
         for number, (method, config_file, overrides) in enumerate(METHODS, 1):
             run = base.parent / f"method-{number}"
             shutil.rmtree(run, ignore_errors=True)
-            shutil.copytree(base, run)
             config = load_config(str(REPO / config_file), [*corpus, *overrides])
+            # The corpus stages are shared unless the method's text processing differs (the best file's title terms).
+            shared = all(getattr(config, name) == getattr(base_config, name) for name in ("tokenize", "weight", "rank"))
+            if shared:
+                shutil.copytree(base, run)
+            else:
+                run_stages(spark, config, str(run), "ingest", "tokenize", "weight", "rank")
             started = time.perf_counter()
             [report, _] = run_stages(spark, config, str(run), "train", "evaluate")
             train_seconds = time.perf_counter() - started

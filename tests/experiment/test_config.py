@@ -42,8 +42,8 @@ def test_project_configs_load() -> None:
     assert Path(config.tokenize.stop_list).is_absolute()
     assert load_config(str(REPO / "conf" / "synthetic.toml")).synthesize.documents == 30000
     best = load_config(str(REPO / "conf" / "reuters21578-best.toml"), [f"corpus.path={REPO}"])
-    assert best.train.thresholding == "scutfbr" and len(best.tune.positive_weight) == 7  # a search space
-    assert best.tune.terms == [0, 10000] and len(best.tune.solver) == 2
+    assert best.train.thresholding == "scutfbr" and best.tokenize.title_terms  # what cross-validation picked
+    assert best.tune.shared_fbr and best.tune.fbr == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 
 
 @pytest.mark.parametrize(
