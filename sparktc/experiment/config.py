@@ -30,7 +30,9 @@ from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
+from sparktc.models.fold_file import fold_file_problem
 from sparktc.models.linear import SOLVERS
+from sparktc.models.method import PerCategory
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.runtime import faults
 from sparktc.validation import allowed, between, rule, setting_problem
@@ -188,7 +190,9 @@ class TrainSettings:
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
     # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
     # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
-    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document.
+    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document;
+    # micromacro: LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the
+    # categories visited (most frequent first) + the category's share of macro-F1.
     thresholding: str = field(default=THRESHOLDINGS[0], metadata=allowed(*THRESHOLDINGS))
     # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
@@ -197,6 +201,8 @@ class TrainSettings:
     # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
     folds: int = field(default=5, metadata=between(2, 100))
     seed: int = field(default=0, metadata=between(0, SEEDS - 1))
+    # A local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with `seed`.
+    fold_file: str = ""
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -525,6 +531,7 @@ def _check_combinations(config: Config) -> None:
     problem = method.check(decision.parameters, tune, select.top_k)
     if problem:
         raise ConfigError(problem)
+    _check_given_folds(config)
     _check_fixed_threshold(config)
     _check_category_codes(config)
     _check_average_over(config.corpus.format, evaluate)
@@ -542,6 +549,39 @@ def _check_combinations(config: Config) -> None:
             f"so that each of the {tests} test files gets a document"
         )
     _check_spark_conf(config.spark.conf)
+
+
+def _check_given_folds(config: Config) -> None:
+    """The refusals of micromacro, which thresholds per-category models' out-of-fold scores and searches nothing,
+    and of a fold file, which replaces the folds of a per-category cross-validation.
+    """
+    train, tune = config.train, config.tune
+    decision = train.decision_rule()
+    per_category = isinstance(decision.spec.fitting(decision.parameters, 0), PerCategory)
+    if decision.across_categories:
+        if not per_category:
+            raise ConfigError(" and ".join([f"train.thresholding = {train.thresholding!r} with train.method = "
+                                            f"{train.method!r}", *decision.spec.variant_settings(decision.parameters)])
+                              + f": {train.thresholding} thresholds the out-of-fold scores of one model per category; "
+                              "use train.thresholding = 'scutfbr'")
+        searched = [f"tune.{key}" for key in SEARCHED if getattr(tune, key)]
+        searched += [f"tune.shared_{key}" for key in SHARED if getattr(tune, f"shared_{key}")]
+        if searched:
+            raise ConfigError(f"{', '.join(searched)} with train.thresholding = {train.thresholding!r}: it sets each "
+                              "category's threshold from the categories visited before, for one model each, and "
+                              "chooses nothing; remove the search, or use train.thresholding = 'scutfbr'")
+    if not train.fold_file:
+        return
+    searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED) > 1
+    if not (decision.cross_validated or searched):
+        raise ConfigError(f"train.fold_file = {train.fold_file!r} with train.thresholding = {train.thresholding!r} "
+                          "and no [tune] search: nothing is cross-validated; remove train.fold_file")
+    if not per_category:
+        raise ConfigError(" and ".join([f"train.fold_file with train.method = {train.method!r}",
+                                        *decision.spec.variant_settings(decision.parameters)])
+                          + ": its folds are drawn for all categories at once (train.seed); remove train.fold_file")
+    if is_uri(train.fold_file):
+        raise ConfigError(f"train.fold_file = {train.fold_file!r}: a local file is needed (every worker reads it)")
 
 
 def _check_vector_format(config: Config) -> None:
@@ -679,6 +719,10 @@ def _resolve_paths(config: Config) -> Config:
                        ("tokenize.stop_list", config.tokenize.stop_list),
                        ("synthesize.hierarchy", config.synthesize.hierarchy)):
         _require_local(key, value, "file")
+    _require_local("train.fold_file", config.train.fold_file, "file")
+    problem = config.train.fold_file and fold_file_problem(config.train.fold_file, config.train.folds)
+    if problem:
+        raise ConfigError(problem)
     event_log = config.spark.event_log
     if event_log and not is_uri(event_log) and os.path.exists(event_log):  # created when missing
         _require_local("spark.event_log", event_log, "directory")
@@ -689,6 +733,7 @@ def _resolve_paths(config: Config) -> Config:
             topic_names=absolute(corpus.topic_names)
         ),
         tokenize=dataclasses.replace(config.tokenize, stop_list=absolute(config.tokenize.stop_list)),
+        train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
     )
