@@ -152,8 +152,9 @@ class LinearParameters(Parameters):
     bias: float = 1.0
     # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
     positive_weight: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
-    # A training set of one class (a rare category's cross-validation fold): "constant", w = 0 and b = -1 or +1;
-    # "liblinear", LIBLINEAR's one-class solution as LibMultiLabel takes it (BinaryProblems.train).
+    # A cross-validation fold of one class (a rare category's): "constant", w = 0 and b = -1 or +1; "liblinear",
+    # LIBLINEAR's one-class solution as LibMultiLabel takes it (BinaryProblems.train). The model of all the training
+    # documents is constant either way when they are one class.
     one_class: str = field(default="constant", metadata=allowed("constant", "liblinear"))
 
 
@@ -168,8 +169,11 @@ def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | 
         problems = BinaryProblems(X, parameters.bias)
     else:
         problems = _full_problem.get((*reuse, parameters.bias), lambda: BinaryProblems(X, parameters.bias))
+    # one_class concerns cross-validation folds (``reuse`` is None for them): a category without a training document
+    # of its own is no class of LibMultiLabel's and stays never assigned.
+    one_class = parameters.one_class if reuse is None else "constant"
     return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight,
-                                       one_class=parameters.one_class)
+                                       one_class=one_class)
 
 
 def _check(parameters: LinearParameters, tune: SearchLists, top_k: int) -> str | None:
