@@ -2,7 +2,8 @@
 
     .venv/bin/python -m benchmarks.libmultilabel --output /tmp/libmultilabel-20k [--documents 20000]
     .venv/bin/python -m benchmarks.libmultilabel --output OUT --corpus DIR     # DIR/train.svm, DIR/test.svm
-        [--venv ~/.cache/sparktc/libmultilabel-0.10.0-scipy-1.13.1] [--methods 1vsrest,thresholding,cost_sensitive]
+        [--venv ~/.cache/sparktc/libmultilabel-0.10.0-scipy-1.13.1]
+        [--methods 1vsrest,thresholding,cost_sensitive,cost_sensitive_micro]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them.
 
@@ -22,11 +23,15 @@ Run it from the repository root; the commands it starts run from there, exactly 
 3. **Each method** (:data:`METHODS`), one after the other, under the /proc sampler of ``benchmarks/measure.py``
    (wall time, CPU-seconds and peak resident memory of the whole process tree):
 
-   * sparktc: ``./spark-submit.sh jobs/pipeline.py --config conf/libsvm.toml --set corpus.path=DIR --output
-     OUTPUT/sparktc-METHOD`` with the counterpart's settings, into a fresh directory: the normal command, files
-     read, weighted as given, trained, evaluated;
    * LibMultiLabel: ``VENV/bin/python -I benchmarks/libmultilabel_peer.py`` (its own reader of the same files,
-     its Preprocessor, the method with ``-s 1 -c 1 -B 1 -e 0.0001``, its metrics), a fresh process per method.
+     its Preprocessor, the method with ``-s 1 -c 1 -B 1 -e 0.0001``, its metrics), a fresh process per method;
+     a cross-validating method also writes the folds its permutations made, OUTPUT/folds-METHOD.tsv. A record
+     of the same command already in OUTPUT (libmultilabel-METHOD.json with its decisions and folds) is reused:
+     LibMultiLabel's thresholding takes half an hour at 804,414 documents, and a rerun for sparktc's side need
+     not repeat it;
+   * sparktc: ``./spark-submit.sh jobs/pipeline.py --config conf/libsvm.toml --set corpus.path=DIR --output
+     OUTPUT/sparktc-METHOD`` with the counterpart's settings and ``train.fold_file`` = LibMultiLabel's folds, into
+     a fresh directory: the normal command, files read, weighted as given, trained, evaluated.
 
    Then the two tools' test decisions (sparktc's ``predictions``, the peer's positive decision values) are
    compared document by document and label by label.
@@ -91,6 +96,13 @@ WRITER = "benchmarks/libmultilabel.py"
 CORPUS_FILES = ("train.svm", "test.svm")
 RANKS = ("P@1", "P@3", "P@5")
 COST_GRID = "[1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]"  # LibMultiLabel's grid of (2 - t) / t
+#: What differs when the folds are the same: the LIBLINEAR builds and the order of the documents.
+SOLVER_DIFFERENCES = (
+    "LibMultiLabel passes -m 2 (its default, the physical cores) to liblinear-multicore for every fit, the "
+    "cross-validation's and the final one; sparktc fits with liblinear-official 2.50's serial solver, rand() "
+    "reseeded before each fit, documents in doc-id order (LibMultiLabel: the permutation's order, its C rand() never "
+    "reseeded), float32 vectors: the same problems solved to -e 0.0001, so scores differ within that tolerance. "
+    "A fold without positives trains LIBLINEAR's one-class model in both (sparktc's train.one_class = liblinear)")
 INSTALL_SECONDS = 1800
 
 
@@ -106,6 +118,7 @@ class Method:
     overrides: tuple[str, ...]
     same_algorithm: bool
     differences: str
+    takes_folds: bool = False  # sparktc cross-validates over LibMultiLabel's folds (train.fold_file)
 
 
 METHODS: dict[str, Method] = {method.name: method for method in (
@@ -117,21 +130,28 @@ METHODS: dict[str, Method] = {method.name: method for method in (
            "2.50, rand() reseeded with 1 before each label, documents in doc-id order, i.e. the string order of "
            "train.svm:LINE, float32 vectors): the coordinate descent visits the documents in another order, so "
            "decision values within the -e 0.0001 tolerance of 0 can fall either side"),
-    Method("thresholding", "train_thresholding: per label, 3-fold CV; each fold's threshold maximises that "
-           "label's share of micro-F1 + macro-F1, labels taken from the most frequent (micromacro-freq, Lin & Lin "
-           "2023); the mean over folds",
-           "SCutFBR.1 over 3 folds (LYRL2004): per category, each fold's threshold maximises its own F1, or is "
-           "the top validation score when that F1 is below 0.1; the mean over folds",
-           ("train.thresholding=scutfbr", "train.fbr=0.1", "train.folds=3"), False,
-           "not the same algorithm: the objective (one label's F1 against its share of micro + macro), the "
-           "fbr fallback, and the folds (a random permutation against folds balanced for positives) differ"),
+    Method("thresholding", "train_thresholding: per label, 3-fold CV; each fold's threshold maximises micro-F1 "
+           "over the labels visited + that label's F1 / labels visited, labels taken from the most frequent "
+           "(micromacro-freq, Lin & Lin 2023); the mean over folds",
+           "train.thresholding = micromacro over LibMultiLabel's folds (sparktc.models.micromacro): the same "
+           "objective, candidates, ties and visiting order",
+           ("train.thresholding=micromacro", "train.folds=3", "train.one_class=liblinear"), True,
+           f"the same algorithm over the same folds; {SOLVER_DIFFERENCES}", True),
     Method("cost_sensitive", "train_cost_sensitive: per label, -w1 from {1, 1.33, 1.8, 2.5, 3.67, 6, 13} by the F1 "
            "of 3-fold CV decisions, threshold 0",
-           f"tune.positive_weight = {COST_GRID} per category by the F1 of 3-fold CV decisions, threshold 0",
-           (f"tune.positive_weight={COST_GRID}", "train.folds=3"), False,
-           "the same search (grid, 3 folds, pooled CV F1, first weight on ties); the folds differ (a random "
-           "permutation against folds balanced for positives) and LibMultiLabel's CV fits use LIBLINEAR's "
-           "parallel dual solver (-m 2)"),
+           f"tune.positive_weight = {COST_GRID} per category by the F1 of 3-fold CV decisions over LibMultiLabel's "
+           "folds, threshold 0",
+           (f"tune.positive_weight={COST_GRID}", "train.folds=3", "train.one_class=liblinear"), True,
+           f"the same search (grid, 3 folds, pooled CV F1, first weight on ties) over the same folds; "
+           f"{SOLVER_DIFFERENCES}", True),
+    Method("cost_sensitive_micro", "train_cost_sensitive_micro: one -w1 for all labels from {1, 1.33, 1.8, 2.5, "
+           "3.67, 6, 13} by the micro-F1 of 3-fold CV decisions (one permutation for all labels), threshold 0",
+           f"tune.positive_weight = {COST_GRID} with tune.shared_positive_weight = true, by the micro-F1 of 3-fold "
+           "CV decisions over LibMultiLabel's folds, threshold 0",
+           (f"tune.positive_weight={COST_GRID}", "tune.shared_positive_weight=true", "train.folds=3",
+            "train.one_class=liblinear"), True,
+           f"the same search (grid, 3 folds, CV micro-F1, first weight on ties) over the same folds; "
+           f"{SOLVER_DIFFERENCES}", True),
 )}
 
 
@@ -209,22 +229,37 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 # --- commands ----------------------------------------------------------------------------------
 
-def sparktc_command(corpus: Path, run_dir: Path, method: Method) -> list[str]:
-    """The sparktc pipeline command of ``method`` on the LIBSVM ``corpus`` (conf/libsvm.toml and the method's overrides)
-    into ``run_dir``.
+def sparktc_command(corpus: Path, run_dir: Path, method: Method, folds: Path | None = None) -> list[str]:
+    """The sparktc pipeline command of ``method`` on the LIBSVM ``corpus`` (conf/libsvm.toml and the method's overrides,
+    and ``folds`` as its fold file) into ``run_dir``.
     """
+    given = ["--set", f"train.fold_file={relative(folds)}"] if folds is not None else []
     return ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/libsvm.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in method.overrides for a in ("--set", o)),
-            "--output", relative(run_dir)]
+            *given, "--output", relative(run_dir)]
 
 
-def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method: Method) -> list[str]:
+def peer_command(venv: Path, corpus: Path, result: Path, decisions: Path, method: Method,
+                 folds: Path | None = None) -> list[str]:
     """The command that runs LibMultiLabel's ``method`` on ``corpus`` in its own environment ``venv`` (``python -I`` the
-    peer script), writing ``result`` and ``decisions``.
+    peer script), writing ``result``, ``decisions`` and, when given, the ``folds`` its permutations made.
     """
     return [str(venv / "bin" / "python"), "-I", PEER, "--train", str(corpus / "train.svm"),
             "--test", str(corpus / "test.svm"), "--method", method.name, "--options", OPTIONS,
-            "--seed", str(PEER_SEED), "--output", str(result), "--decisions", str(decisions)]
+            "--seed", str(PEER_SEED), "--output", str(result), "--decisions", str(decisions),
+            *(["--folds", str(folds)] if folds is not None else [])]
+
+
+def reusable_peer(record_file: Path, files: Sequence[Path], corpus: Path, method: Method) -> dict[str, Any] | None:
+    """The peer's record in OUTPUT when it ran the same command (files, method, options, seed) and left every
+    file of ``files``; None otherwise.
+    """
+    if not record_file.is_file() or not all(path.is_file() for path in files):
+        return None
+    record = read_json(record_file)
+    same = {"train": str(corpus / "train.svm"), "test": str(corpus / "test.svm"), "method": method.name,
+            "options": OPTIONS, "seed": PEER_SEED}
+    return record if all(record.get(key) == value for key, value in same.items()) else None
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
@@ -317,14 +352,14 @@ def sparktc_figures(metrics: Mapping[str, Any]) -> dict[str, Any]:
     ranking = metrics.get("ranking", {})
     return {"micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
             **{k: ranking.get(k) for k in RANKS}, "labels": metrics.get("n_categories"),
-            "zero_division": metrics.get("zero_division")}
+            "zero_division": metrics.get("zero_division"), "cv_micro_f1": metrics.get("cv_micro_f1")}
 
 
 def peer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
     """The table's figures from the peer's JSON (LibMultiLabel's metric names)."""
     metrics = record["metrics"]
     return {"micro_f1": metrics["Micro-F1"], "macro_f1": metrics["Macro-F1"], **{k: metrics.get(k) for k in RANKS},
-            "labels": record["labels"], "zero_division": 0.0}
+            "labels": record["labels"], "zero_division": 0.0, "cv_micro_f1": None}
 
 
 def decision_codes(rows: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -366,26 +401,40 @@ def agree(a: float | None, b: float | None, digits: int = 4) -> bool | None:
 # --- one method --------------------------------------------------------------------------------
 
 def run_method(output: Path, corpus: Path, venv: Path, method: Method) -> dict[str, Any]:
-    """Run sparktc's counterpart, then LibMultiLabel's method, on ``corpus``; their figures, costs and decisions."""
+    """Run LibMultiLabel's method (or reuse its record, :func:`reusable_peer`), then sparktc's counterpart over its
+    folds, on ``corpus``; their figures, costs and decisions.
+    """
+    record_file, decisions_file = (output / f"libmultilabel-{method.name}.{kind}" for kind in ("json", "npz"))
+    folds = output / f"folds-{method.name}.tsv" if method.takes_folds else None
+    command = peer_command(venv, corpus, record_file, decisions_file, method, folds)
+    record = reusable_peer(record_file, [decisions_file, *([folds] if folds else [])], corpus, method)
+    if record is None:
+        theirs = costs(measured(command, output / "logs" / f"libmultilabel-{method.name}.log", Path(PEER).name))
+        record = read_json(record_file)
+    else:  # its own wall time and peak RSS; the CPU-seconds of its process tree were not sampled
+        theirs = {"wall_seconds": record["seconds"], "cpu_seconds": None,
+                  "peak_rss_mb": {"total": record["max_rss_mb"]}, "reused": str(record_file)}
+    peer = {"command": shlex.join(command), **theirs, "figures": peer_figures(record),
+            "steps_seconds": record["steps_seconds"], "versions": record["versions"]}
     run_dir = output / f"sparktc-{method.name}"
     shutil.rmtree(run_dir, ignore_errors=True)  # inside OUTPUT, which is this script's
-    command = sparktc_command(corpus, run_dir, method)
+    command = sparktc_command(corpus, run_dir, method, folds)
     ours = measured(command, output / "logs" / f"sparktc-{method.name}.log", "jobs/pipeline.py")
+    metrics = read_json(run_dir / "metrics.json")
     sparktc = {"command": shlex.join(command), "run_dir": str(run_dir), **costs(ours),
-               "figures": sparktc_figures(read_json(run_dir / "metrics.json"))}
-    record_file, decisions_file = (output / f"libmultilabel-{method.name}.{kind}" for kind in ("json", "npz"))
-    command = peer_command(venv, corpus, record_file, decisions_file, method)
-    theirs = measured(command, output / "logs" / f"libmultilabel-{method.name}.log", Path(PEER).name)
-    record = read_json(record_file)
-    peer = {"command": shlex.join(command), **costs(theirs), "figures": peer_figures(record),
-            "steps_seconds": record["steps_seconds"], "versions": record["versions"]}
+               "figures": sparktc_figures(metrics)}
     with np.load(decisions_file) as saved:
         decisions = compare_decisions(sparktc_decisions(run_dir / "predictions"), (saved["rows"], saved["labels"]))
-    return {"method": method.name, "libmultilabel": method.libmultilabel, "sparktc_counterpart": method.sparktc,
-            "overrides": list(method.overrides), "same_algorithm": method.same_algorithm,
-            "differences": method.differences, "sparktc": sparktc, "peer": peer, "decisions": decisions,
-            "f1_agree_4_decimals": {key: agree(sparktc["figures"][key], peer["figures"][key])
-                                    for key in ("micro_f1", "macro_f1")}}
+    result = {"method": method.name, "libmultilabel": method.libmultilabel, "sparktc_counterpart": method.sparktc,
+              "overrides": list(method.overrides), "same_algorithm": method.same_algorithm,
+              "differences": method.differences, "sparktc": sparktc, "peer": peer, "decisions": decisions,
+              "f1_agree_4_decimals": {key: agree(sparktc["figures"][key], peer["figures"][key])
+                                      for key in ("micro_f1", "macro_f1")}}
+    if record.get("visiting_order"):
+        visited = read_json(run_dir / "manifests" / "train.json")["details"].get("visiting_order")
+        # sparktc visits its categories without a training document last: no class of LibMultiLabel's
+        result["same_visiting_order"] = visited[:len(record["visiting_order"])] == record["visiting_order"]
+    return result
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -434,6 +483,12 @@ def comparison_table(methods: Sequence[Mapping[str, Any]]) -> str:
     return tables.table(header, rows)
 
 
+def visiting(record: Mapping[str, Any]) -> str:
+    """Whether sparktc visited the labels in LibMultiLabel's order (micromacro), as a sentence ("" otherwise)."""
+    same = record.get("same_visiting_order")
+    return "" if same is None else f" The labels visited in LibMultiLabel's order: {'yes' if same else 'no'}."
+
+
 def render(result: Mapping[str, Any]) -> str:
     """The whole libmultilabel.md."""
     methods = result.get("methods", [])
@@ -456,7 +511,7 @@ def render(result: Mapping[str, Any]) -> str:
         comparison_table(methods),
         "## What each method is",
         "\n".join(f"- **{r['method']}**: LibMultiLabel {r['libmultilabel']}. sparktc: {r['sparktc_counterpart']}. "
-                  f"{r['differences'][0].upper()}{r['differences'][1:]}." for r in methods),
+                  f"{r['differences'][0].upper()}{r['differences'][1:]}." + visiting(r) for r in methods),
     ]
     if prepare:
         lines = []

@@ -3,7 +3,8 @@ virtual environment that ``benchmarks/libmultilabel.py`` makes (never the projec
 ``liblinear-multicore`` installs a ``liblinear`` module over the project's ``liblinear-official``).
 
     VENV/bin/python -I benchmarks/libmultilabel_peer.py --train DIR/train.svm --test DIR/test.svm \
-        --method 1vsrest|thresholding|cost_sensitive --output RESULT.json --decisions DECISIONS.npz
+        --method 1vsrest|thresholding|cost_sensitive|cost_sensitive_micro --output RESULT.json \
+        --decisions DECISIONS.npz [--folds FOLDS.tsv]
 
 ``-I`` keeps this directory off ``sys.path`` (``benchmarks/libmultilabel.py`` would hide the package) and the
 project's environment out. What it does, timed step by step, as LibMultiLabel's own linear trainer does it:
@@ -11,9 +12,12 @@ project's environment out. What it does, timed step by step, as LibMultiLabel's 
 1. ``load_dataset("svm", train, test)``: LibMultiLabel's own reader of the files;
 2. ``Preprocessor().fit_transform``: the labels binarized over the training labels (a label no training document
    has is not a class: LibMultiLabel's default ``include_test_labels = False``);
-3. ``train_1vsrest``, ``train_thresholding`` or ``train_cost_sensitive`` with ``--options`` (default
-   ``-s 1 -c 1 -B 1 -e 0.0001``, its linear one-vs-rest defaults); numpy seeded by ``--seed`` (the methods'
-   cross-validation permutations come from numpy's global generator);
+3. ``train_1vsrest``, ``train_thresholding``, ``train_cost_sensitive`` or ``train_cost_sensitive_micro`` with
+   ``--options`` (default ``-s 1 -c 1 -B 1 -e 0.0001``, its linear one-vs-rest defaults); numpy seeded by
+   ``--seed`` (the methods' cross-validation permutations come from numpy's global generator). Every
+   ``np.random.permutation`` the method draws is recorded as it is drawn, and ``--folds`` gets the fold
+   assignment they make (:func:`fold_table`): sparktc's ``train.fold_file``, so that it cross-validates over
+   LibMultiLabel's folds;
 4. the test documents in batches of ``--batch-size``: ``predict_values``, the metrics of ``get_metrics``
    (Micro-F1, Macro-F1, P@1, P@3, P@5; F1 is 0 at 0/0) updated batch by batch, and each positive decision
    (decision value > 0) kept as (test line - 1, label).
@@ -36,9 +40,48 @@ import numpy as np
 from libmultilabel import linear
 
 METHODS = {"1vsrest": linear.train_1vsrest, "thresholding": linear.train_thresholding,
-           "cost_sensitive": linear.train_cost_sensitive}
+           "cost_sensitive": linear.train_cost_sensitive, "cost_sensitive_micro": linear.train_cost_sensitive_micro}
+NR_FOLD = 3  # linear._micromacro_one_label's and linear._cross_validate's nr_fold
 METRICS = ["Micro-F1", "Macro-F1", "P@1", "P@3", "P@5"]
 PACKAGES = ("libmultilabel", "liblinear-multicore", "numpy", "scipy", "scikit-learn")
+
+
+def visiting_order(y) -> np.ndarray:
+    """The label indices in the order ``method`` draws their permutations: train_thresholding's
+    ``np.flip(np.argsort(np.sum(y, 2))).flat`` (the same expression on the same matrix), the label order for
+    train_cost_sensitive; train_cost_sensitive_micro draws one for all labels.
+    """
+    return np.asarray(np.flip(np.argsort(np.sum(y.tocsc(), 2))).flat)
+
+
+def permutation_folds(permutation: np.ndarray) -> np.ndarray:
+    """The fold of each training row under one permutation, as LibMultiLabel cuts it: fold f holds the rows at
+    positions int(f l / 3) .. int((f + 1) l / 3) - 1 of the permutation.
+    """
+    rows = len(permutation)
+    ends = np.array([int((fold + 1) * rows / NR_FOLD) for fold in range(NR_FOLD)])
+    folds = np.empty(rows, dtype=np.int64)
+    folds[permutation] = np.searchsorted(ends, np.arange(rows), side="right")
+    return folds
+
+
+def fold_table(method: str, permutations: list[np.ndarray], labels: list[str], y, train_name: str) -> str:
+    """The fold file (sparktc's ``train.fold_file``) of the permutations drawn: a header ``doc_id`` then each
+    label (``*`` for one assignment of all labels), then a line per training row: its sparktc doc id
+    (``train.svm:LINE``, LINE 1-based) and its fold for each label.
+    """
+    if method == "cost_sensitive_micro":
+        columns, names = [permutation_folds(permutations[0])], ["*"]
+    else:
+        order = visiting_order(y) if method == "thresholding" else np.arange(len(labels))
+        if len(order) != len(permutations):
+            raise RuntimeError(f"{method} drew {len(permutations)} permutations for {len(order)} labels")
+        by_label = {int(label): permutation_folds(drawn) for label, drawn in zip(order, permutations)}
+        columns, names = [by_label[j] for j in range(len(labels))], list(labels)
+    matrix = np.column_stack(columns).astype(str)
+    lines = ["\t".join(["doc_id", *names])]
+    lines += [f"{train_name}:{row + 1}\t" + "\t".join(matrix[row]) for row in range(matrix.shape[0])]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -54,8 +97,18 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=8192)
     parser.add_argument("--output", required=True)
     parser.add_argument("--decisions", required=True)
+    parser.add_argument("--folds", help="write the fold assignment of the permutations drawn here (sparktc's "
+                                        "train.fold_file)")
     arguments = parser.parse_args()
     np.random.seed(arguments.seed)
+    drawn: list[np.ndarray] = []
+    permutation = np.random.permutation
+
+    def recorded(*args, **kwargs):
+        drawn.append(np.asarray(permutation(*args, **kwargs)))
+        return drawn[-1]
+
+    np.random.permutation = recorded  # the methods call np.random.permutation; the same draws, kept
     steps: dict[str, float] = {}
     began = time.perf_counter()
 
@@ -70,6 +123,12 @@ def main() -> int:
     model = METHODS[arguments.method](dataset["train"]["y"], dataset["train"]["x"], options=arguments.options,
                                       verbose=False)
     steps["train"] = time.perf_counter() - mark
+    np.random.permutation = permutation
+    order = [str(preprocessor.label_mapping[j]) for j in visiting_order(dataset["train"]["y"])]
+    if arguments.folds and drawn:
+        with open(arguments.folds, "w") as handle:
+            handle.write(fold_table(arguments.method, drawn, [str(label) for label in preprocessor.label_mapping],
+                                    dataset["train"]["y"], arguments.train.rsplit("/", 1)[-1]))
 
     mark = time.perf_counter()
     x, y = dataset["test"]["x"], dataset["test"]["y"]
@@ -90,7 +149,9 @@ def main() -> int:
         "method": arguments.method, "options": arguments.options, "seed": arguments.seed,
         "batch_size": arguments.batch_size, "metrics": result, "labels": int(y.shape[1]),
         "train_documents": int(dataset["train"]["x"].shape[0]), "test_documents": int(x.shape[0]),
-        "features": int(dataset["train"]["x"].shape[1]),
+        "features": int(dataset["train"]["x"].shape[1]), "permutations": len(drawn),
+        "visiting_order": order if arguments.method == "thresholding" else None,
+        "train": arguments.train, "test": arguments.test,
         "steps_seconds": {key: round(value, 3) for key, value in steps.items()},
         "seconds": round(time.perf_counter() - began, 3),
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

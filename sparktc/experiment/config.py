@@ -31,7 +31,9 @@ from sparktc.features.text import TermFeatures
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
+from sparktc.models.fold_file import fold_file_problem
 from sparktc.models.linear import SOLVERS
+from sparktc.models.method import PerCategory
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime import faults
@@ -200,7 +202,9 @@ class TrainSettings:
     # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
     # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
     # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
-    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document.
+    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document;
+    # micromacro: LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the
+    # categories visited (most frequent first) + the category's share of macro-F1.
     thresholding: str = field(default=THRESHOLDINGS[0], metadata=allowed(*THRESHOLDINGS))
     # A decision value: scores are unbounded, so any finite number is valid.
     threshold: float = 0.0
@@ -213,6 +217,8 @@ class TrainSettings:
     # out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their
     # thresholds (choose) on Va's scores. 0: on `folds` cross-validation folds, the models trained on all documents.
     validation: float = field(default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)"))
+    # A local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with `seed`.
+    fold_file: str = ""
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -549,6 +555,7 @@ def _check_combinations(config: Config) -> None:
                            train.thresholding)
     if problem:
         raise ConfigError(problem)
+    _check_given_folds(config)
     _check_fixed_threshold(config)
     _check_category_codes(config)
     _check_average_over(config.corpus.format, evaluate)
@@ -585,6 +592,41 @@ def _check_validation(config: Config) -> None:
         raise ConfigError(f"train.validation = {train.validation} with train.thresholding = {train.thresholding!r} "
                           "and no [tune] search: nothing would be set on the validation set; set train.thresholding "
                           f"to one of {', '.join(repr(t) for t in CROSS_VALIDATED)} or train.validation = 0")
+def _check_given_folds(config: Config) -> None:
+    """The refusals of micromacro, which thresholds per-category models' out-of-fold scores and searches nothing,
+    and of a fold file, which replaces the folds of a per-category cross-validation.
+    """
+    train, tune = config.train, config.tune
+    decision = train.decision_rule()
+    per_category = isinstance(decision.spec.fitting(decision.parameters, 0), PerCategory)
+    if decision.across_categories:
+        if not per_category:
+            raise ConfigError(" and ".join([f"train.thresholding = {train.thresholding!r} with train.method = "
+                                            f"{train.method!r}", *decision.spec.variant_settings(decision.parameters)])
+                              + f": {train.thresholding} thresholds the out-of-fold scores of one model per category; "
+                              "use train.thresholding = 'scutfbr'")
+        searched = [f"tune.{key}" for key in SEARCHED if getattr(tune, key)]
+        searched += [f"tune.shared_{key}" for key in SHARED if getattr(tune, f"shared_{key}")]
+        if searched:
+            raise ConfigError(f"{', '.join(searched)} with train.thresholding = {train.thresholding!r}: it sets each "
+                              "category's threshold from the categories visited before, for one model each, and "
+                              "chooses nothing; remove the search, or use train.thresholding = 'scutfbr'")
+    if train.validation and (decision.across_categories or train.fold_file):
+        given = f"train.thresholding = {train.thresholding!r}" if decision.across_categories else "train.fold_file"
+        raise ConfigError(f"train.validation = {train.validation} with {given}: the validation set replaces the "
+                          "cross-validation folds; set train.validation = 0, or leave the folds to it")
+    if not train.fold_file:
+        return
+    searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED) > 1
+    if not (decision.cross_validated or searched):
+        raise ConfigError(f"train.fold_file = {train.fold_file!r} with train.thresholding = {train.thresholding!r} "
+                          "and no [tune] search: nothing is cross-validated; remove train.fold_file")
+    if not per_category:
+        raise ConfigError(" and ".join([f"train.fold_file with train.method = {train.method!r}",
+                                        *decision.spec.variant_settings(decision.parameters)])
+                          + ": its folds are drawn for all categories at once (train.seed); remove train.fold_file")
+    if is_uri(train.fold_file):
+        raise ConfigError(f"train.fold_file = {train.fold_file!r}: a local file is needed (every worker reads it)")
 
 
 def _check_vector_format(config: Config) -> None:
@@ -741,6 +783,10 @@ def _resolve_paths(config: Config) -> Config:
                        ("tokenize.stop_list", config.tokenize.stop_list),
                        ("synthesize.hierarchy", config.synthesize.hierarchy)):
         _require_local(key, value, "file")
+    _require_local("train.fold_file", config.train.fold_file, "file")
+    problem = config.train.fold_file and fold_file_problem(config.train.fold_file, config.train.folds)
+    if problem:
+        raise ConfigError(problem)
     event_log = config.spark.event_log
     if event_log and not is_uri(event_log) and os.path.exists(event_log):  # created when missing
         _require_local("spark.event_log", event_log, "directory")
@@ -751,6 +797,7 @@ def _resolve_paths(config: Config) -> Config:
             topic_names=absolute(corpus.topic_names)
         ),
         tokenize=dataclasses.replace(config.tokenize, stop_list=absolute(config.tokenize.stop_list)),
+        train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
     )

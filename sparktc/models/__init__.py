@@ -3,11 +3,12 @@ methods by name (``registry``, one registration line each); one-vs-rest LIBLINEA
 Rocchio (``rocchio``), kNN (``knn``), LLSF's truncated-SVD least squares (``llsf``), multinomial naive
 Bayes (``naive_bayes``), the one-hidden-layer network for all categories (``nnet``), scikit-learn's logistic
 regression (``sklearn_linear``), the thresholding
-strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), the decision rule that picks method and
-thresholding (``decision``), per-category cross-validated tuning (``tuning``), Platt-calibrated blends of two
+strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), LibMultiLabel's micromacro-freq thresholding
+across categories (``micromacro``), the decision rule that picks method and thresholding (``decision``), per-category
+cross-validated tuning (``tuning``), a fold assignment taken in (``fold_file``), Platt-calibrated blends of two
 methods' scores (``calibration``), and scoring batches of documents on the executors (``scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark.
 """
 
-__all__ = ["calibration", "decision", "knn", "linear", "llsf", "method", "naive_bayes", "nnet", "registry", "rocchio",
-           "scoring", "sklearn_linear", "thresholds", "tuning"]
+__all__ = ["calibration", "decision", "fold_file", "knn", "linear", "llsf", "method", "micromacro", "naive_bayes",
+           "nnet", "registry", "rocchio", "scoring", "sklearn_linear", "thresholds", "tuning"]

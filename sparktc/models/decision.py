@@ -8,12 +8,16 @@ A thresholding turns the scores into assignments, strictly: d gets c <=> s(d, c)
 
 * when training, one per category, stored with its model (:meth:`DecisionRule.learned_threshold`):
   ``fixed``, t_c = ``threshold``; ``scut`` and ``scutfbr``, t_c = the mean over ``folds`` folds of the
-  training documents, balanced for positives (seed ``seed``), of each fold's SCut threshold on its
+  training documents, balanced for positives (seed ``seed``) or read from ``fold_file``
+  (:mod:`sparktc.models.fold_file`), of each fold's SCut threshold on its
   out-of-fold scores (SCutFBR: the fold's top score when its best F1 is below ``fbr``; LYRL2004);
   ``proportional``, the same mean of each fold's threshold assigning the number of its documents
   closest to c's training share of them (Debole & Sebastiani 2005; Yang 2001); with ``validation`` > 0,
   instead, on one validation set Va of that share of the training documents, held out from training
-  (:meth:`DecisionRule.validation_threshold`; Debole & Sebastiani 2005); or
+  (:meth:`DecisionRule.validation_threshold`; Debole & Sebastiani 2005); ``micromacro``, LibMultiLabel's
+  thresholding (Lin & Lin 2023): the categories visited from the most frequent, each fold's threshold maximising
+  micro-F1 over the categories visited + the category's share of macro-F1, the mean over the folds
+  (:mod:`sparktc.models.micromacro`; one pass over every category's out-of-fold scores); or
 * when scoring, from the scores of the documents being classified (:meth:`DecisionRule.cut`):
   ``pcut``, t_c = the score ranked just below c's training share of the documents (Yang 2001);
   ``rcut``, no threshold: each document gets its ``rcut_k`` best categories (Yang 2001).
@@ -36,17 +40,20 @@ from sparktc.models.method import POSTERIOR, Method, ScoreRange
 from sparktc.models.registry import METHODS
 from sparktc.models.thresholds import fold_thresholds, proportional, proportional_fold_thresholds, rcut
 
-__all__ = ["CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS", "Cut", "DecisionRule",
-           "counts", "decision_record", "score_range"]
+__all__ = ["ACROSS_CATEGORIES", "CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS",
+           "Cut", "DecisionRule", "counts", "decision_record", "score_range"]
 
 #: The thresholdings, the first the default.
-THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut")
+THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut", "micromacro")
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
-CROSS_VALIDATED = ("scut", "scutfbr", "proportional")
+CROSS_VALIDATED = ("scut", "scutfbr", "proportional", "micromacro")
+#: Cross-validated thresholdings that set a category's threshold from the other categories' too, in one pass
+#: over every category's out-of-fold scores (:mod:`sparktc.models.micromacro`).
+ACROSS_CATEGORIES = ("micromacro",)
 #: What each thresholding depends on, by its [train] name: what a run's record states.
 THRESHOLDING_PARAMETERS = {
     "fixed": ("threshold",), "scut": ("folds", "seed"), "scutfbr": ("fbr", "folds", "seed"),
-    "proportional": ("folds", "seed"), "pcut": (), "rcut": ("rcut_k",),
+    "proportional": ("folds", "seed"), "pcut": (), "rcut": ("rcut_k",), "micromacro": ("folds", "seed"),
 }
 #: The [tune] lists a category chooses from by cross-validation (an empty one keeps the [train] value).
 SEARCHED = ("solver", "C", "positive_weight", "terms", "fbr")
@@ -90,6 +97,7 @@ class DecisionRule:
     folds: int = 5
     seed: int = 0
     validation: float = 0.0  # Va's share of the training documents; 0: cross-validation over ``folds``
+    fold_file: str = ""
 
     @staticmethod
     def of(train: Mapping[str, Any]) -> DecisionRule:
@@ -138,6 +146,13 @@ class DecisionRule:
         """
         return self.thresholding in CROSS_VALIDATED
 
+    @property
+    def across_categories(self) -> bool:
+        """Whether a category's threshold depends on the other categories' out-of-fold scores (micromacro): set in
+        one pass over all of them (:func:`sparktc.models.micromacro.micromacro_thresholds`), not category by category.
+        """
+        return self.thresholding in ACROSS_CATEGORIES
+
     def learned_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64],
                           fbr: float) -> tuple[float, dict[str, int]]:
         """A category's stored threshold and the cross-validated TP/FP/FN of its decisions, from
@@ -154,6 +169,9 @@ class DecisionRule:
         """
         if not self.cross_validated:
             return self.threshold, counts(scores > self.threshold, y)
+        if self.across_categories:
+            raise ValueError(f"train.thresholding = {self.thresholding!r} sets thresholds across categories "
+                             "(sparktc.models.micromacro), not one category at a time")
         fold_scores = [scores[folds == f] for f in range(self.folds)]
         if self.thresholding == "proportional":
             per_fold = proportional_fold_thresholds(fold_scores, np.count_nonzero(y) / len(y))
@@ -216,16 +234,18 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     # A validation set replaces the folds where one is held out (train.validation > 0): recorded only then.
     validation = {"validation": train["validation"]} if train.get("validation") else {}
     space = dict(searched)
+    given_folds = {"fold_file": train["fold_file"]} if train.get("fold_file") else {}
     for shared in SHARED:
         if tune.get(f"shared_{shared}"):
             space[f"shared_{shared}"] = True
     if space:  # chosen from by cross-validation over the rule's folds (or on its validation set), whatever thresholding
-        space.update(folds=train.get("folds"), seed=train.get("seed"), **validation)
+        space.update(folds=train.get("folds"), seed=train.get("seed"), **validation, **given_folds)
     return {
         "method": {"name": method, **parameters(tuple(
             field.name for field in dataclasses.fields(METHODS[method].parameters)) if method in METHODS else ())},
         "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ())),
-                         **(validation if thresholding in CROSS_VALIDATED else {})},
+                         **(validation if thresholding in CROSS_VALIDATED else {}),
+                         **(given_folds if thresholding in CROSS_VALIDATED else {})},
         "search_space": space,
     }
 

@@ -88,12 +88,15 @@ class BinaryProblems:
         C: float,
         epsilon: float,
         positive_weight: float = 1.0,
+        one_class: str = "constant",
     ) -> tuple[NDArray[np.float64], float]:
         """Train the binary classifier "True vs False" and return (w, b).
 
-        If ``y`` has no True entry LIBLINEAR is not called and the model is w = 0, b = -1.0
-        (the category is never predicted); if ``y`` is all True, w = 0, b = +1.0 (always
-        predicted).
+        If ``y`` has no True entry, or is all True, ``one_class`` says what the model is: ``"constant"``,
+        LIBLINEAR is not called and the model is w = 0, b = -1.0 (the category is never predicted) or
+        w = 0, b = +1.0 (always predicted); ``"liblinear"``, LIBLINEAR solves its one-class problem (every
+        document as its label's) and w is turned towards True, as LibMultiLabel's ``_do_train`` does it
+        (for no True entry, -w: the scores vary, mostly negative).
 
         Args:
             y: bool array, shape (n_docs,). True for the documents in the category.
@@ -102,6 +105,7 @@ class BinaryProblems:
             epsilon: Stopping tolerance, > 0 (``-e``; its meaning depends on the solver).
             positive_weight: Factor, > 0, on the loss of the True documents (``-w1``): their cost is
                 ``C * positive_weight``, the False documents' cost stays ``C``. 1 is the plain problem.
+            one_class: What a model of one-class ``y`` is: ``"constant"`` or ``"liblinear"`` (above).
 
         Returns:
             (w, b): w a float64 array of shape (n_features,), b a float; decision value w'x + b > 0
@@ -115,7 +119,7 @@ class BinaryProblems:
         positive_weight = check_number("positive_weight", positive_weight, 0, low_open=True)
 
         n_positive = int(np.count_nonzero(y))
-        if n_positive == 0 or n_positive == self.n_docs:
+        if n_positive in (0, self.n_docs) and one_class == "constant":
             return np.zeros(self.n_features), -1.0 if n_positive == 0 else 1.0
 
         self._labels[:] = np.where(y, 1.0, -1.0)
@@ -128,7 +132,7 @@ class BinaryProblems:
         n_weights = self.n_features + (1 if self.bias > 0 else 0)
         weights = np.ctypeslib.as_array(model.w, (n_weights,)).copy()
         # LIBLINEAR's w is for model.label[0]: the first label seen, except that 2.x puts +1
-        # first for -1/+1 data. Read it rather than rely on that rule.
+        # first for -1/+1 data (and the only label of one-class data). Read it rather than rely on that rule.
         if model.get_labels()[0] != 1:
             weights = -weights
         b = float(weights[self.n_features] * self.bias) if self.bias > 0 else 0.0
@@ -148,6 +152,10 @@ class LinearParameters(Parameters):
     bias: float = 1.0
     # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
     positive_weight: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
+    # A cross-validation fold of one class (a rare category's): "constant", w = 0 and b = -1 or +1; "liblinear",
+    # LIBLINEAR's one-class solution as LibMultiLabel takes it (BinaryProblems.train). The model of all the training
+    # documents is constant either way when they are one class.
+    one_class: str = field(default="constant", metadata=allowed("constant", "liblinear"))
 
 
 # The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it copies every
@@ -161,7 +169,11 @@ def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | 
         problems = BinaryProblems(X, parameters.bias)
     else:
         problems = _full_problem.get((*reuse, parameters.bias), lambda: BinaryProblems(X, parameters.bias))
-    return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight)
+    # one_class concerns cross-validation folds (``reuse`` is None for them): a category without a training document
+    # of its own is no class of LibMultiLabel's and stays never assigned.
+    one_class = parameters.one_class if reuse is None else "constant"
+    return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight,
+                                       one_class=one_class)
 
 
 def _check(parameters: LinearParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
@@ -176,7 +188,7 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
     return ["- Method: `liblinear` (one-vs-rest linear models)",
             f"- Solver: {shown(record, 'solver')}",
             f"- C: {shown(record, 'C')}; epsilon: {shown(record, 'epsilon')}; bias: {shown(record, 'bias')}; "
-            f"positive weight: {shown(record, 'positive_weight')}"]
+            f"positive weight: {shown(record, 'positive_weight')}; one class: {shown(record, 'one_class')}"]
 
 
 #: One-vs-rest LIBLINEAR: s(d, c) = w_c'x_d + b_c, unbounded, natural threshold 0 (the hyperplane's side).

@@ -27,6 +27,7 @@ from scipy import sparse
 from sparktc.evaluation.metrics import EMPTY_F1, f1_score
 from sparktc.features.term_selection import top_terms
 from sparktc.models.decision import DecisionRule
+from sparktc.models.fold_file import load_fold_file
 from sparktc.models.knn import knn_scores_from_neighbours
 from sparktc.models.method import Fit, SearchLists
 from sparktc.models.thresholds import balanced_folds
@@ -109,36 +110,82 @@ def _trainer(rule: DecisionRule, X: sparse.csr_matrix, columns: NDArray[np.int64
     return rule.spec.fitting(rule.parameters, 0).trainer(rule.parameters, Xc, reuse)
 
 
+def category_folds(rule: DecisionRule, category: str, y: NDArray[np.bool_],
+                   doc_ids: Sequence[str]) -> NDArray[np.int64]:
+    """Each training document's fold for ``category`` (labels ``y``, documents ``doc_ids``): the rule's fold file's
+    (:mod:`sparktc.models.fold_file`), else folds balanced for positives drawn with the rule's seed.
+    """
+    given = load_fold_file(rule.fold_file, rule.folds).folds(category, doc_ids, int(np.count_nonzero(y))) \
+        if rule.fold_file else None
+    return balanced_folds(y, rule.folds, rule.seed) if given is None else given
+
+
+def out_of_fold_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64],
+                       space: Sequence[Candidate], rule: DecisionRule,
+                       folds: NDArray[np.int64]) -> dict[tuple, NDArray[np.float64]]:
+    """Each candidate model's out-of-fold scores of the training documents: fold f's from the model trained on
+    the documents of the other folds (``folds``: each document's fold, 0..rule.folds-1).
+    """
+    out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
+    for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
+                                          key=lambda c: c.terms):
+        group = list(group)
+        columns = top_terms(term_order, terms)
+        Xc = X if columns is None else X[:, columns]
+        for fold in range(rule.folds):
+            held = folds == fold
+            fit = _trainer(rule, X, columns, rows=~held)
+            for candidate in group:
+                w, b = fit(y[~held], candidate)
+                out_of_fold[candidate.model][held] = Xc[held] @ w + b
+    return out_of_fold
+
+
+def validation_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64],
+                      space: Sequence[Candidate], rule: DecisionRule,
+                      validation: NDArray[np.bool_]) -> tuple[dict[tuple, NDArray[np.float64]], dict[tuple, tuple]]:
+    """Each candidate model's scores of the validation set Va (``validation``: True for its rows; the other rows'
+    entries are unset), from its model of Tr - Va, and those models ((w, b) by candidate model).
+    """
+    scores = {candidate.model: np.empty(len(y)) for candidate in space}
+    fitted: dict[tuple, tuple] = {}
+    for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
+                                          key=lambda c: c.terms):
+        columns = top_terms(term_order, terms)
+        Xc = X if columns is None else X[:, columns]
+        fit = _trainer(rule, X, columns, rows=~validation)
+        for candidate in group:
+            w, b = fitted[candidate.model] = fit(y[~validation], candidate)
+            scores[candidate.model][validation] = Xc[validation] @ w + b
+    return scores, fitted
+
+
 def fit_category(
     X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64], space: Sequence[Candidate],
-    rule: DecisionRule, validation: NDArray[np.bool_] | None = None,
+    rule: DecisionRule, validation: NDArray[np.bool_] | None = None, folds: NDArray[np.int64] | None = None,
+    decided: tuple[float, dict[str, int]] | None = None,
 ) -> CategoryModel:
     """Choose among ``space`` by cross-validation (when needed), then train on all of ``X``; the threshold
-    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`). With ``validation`` (True
-    for the rows of the validation set Va, :func:`sparktc.models.thresholds.validation_split`), every candidate
-    learns from the other rows only, is chosen and thresholded on Va's scores
+    is the rule's (:meth:`~sparktc.models.decision.DecisionRule.learned_threshold`). ``folds``: the documents'
+    folds when given (``train.fold_file``), else balanced for positives. ``decided``: the threshold and
+    cross-validated counts set across categories (micromacro), for the one candidate of ``space``. With
+    ``validation`` (True for the rows of the validation set Va, :func:`sparktc.models.thresholds.validation_split`),
+    instead, every candidate learns from the other rows only, is chosen and thresholded on Va's scores
     (:meth:`~sparktc.models.decision.DecisionRule.validation_threshold`), and the chosen one's model is kept
     (Debole & Sebastiani 2005).
     """
     best, threshold, cv_f1, searched, cv_counts = space[0], rule.threshold, None, [], None
     learnt = np.ones(len(y), dtype=np.bool_) if validation is None else ~validation
     fitted: dict[tuple, tuple] = {}  # with Va: each candidate's model, already the one to keep
-    if needs_cross_validation(rule, space):
-        folds = balanced_folds(y, rule.folds, rule.seed) if validation is None else None
-        held_out = [validation] if folds is None else [folds == fold for fold in range(rule.folds)]
-        out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
-        for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
-                                              key=lambda c: c.terms):
-            group = list(group)
-            columns = top_terms(term_order, terms)
-            Xc = X if columns is None else X[:, columns]
-            for held in held_out:
-                fit = _trainer(rule, X, columns, rows=~held)
-                for candidate in group:
-                    w, b = fit(y[~held], candidate)
-                    out_of_fold[candidate.model][held] = Xc[held] @ w + b
-                    if folds is None:
-                        fitted[candidate.model] = w, b
+    if decided is not None:
+        threshold, cv_counts = decided
+        cv_f1 = f1_score(**cv_counts, zero_division=ZERO_DIVISION)
+    elif needs_cross_validation(rule, space):
+        if validation is None:
+            folds = balanced_folds(y, rule.folds, rule.seed) if folds is None else folds
+            out_of_fold = out_of_fold_scores(X, y, term_order, space, rule, folds)
+        else:
+            out_of_fold, fitted = validation_scores(X, y, term_order, space, rule, validation)
         best_f1 = -1.0
         for candidate in space:
             scores = out_of_fold[candidate.model]

@@ -32,7 +32,7 @@ def corpus(directory: Path, *names: str) -> Path:
 def test_the_default_is_a_small_synthetic_corpus_and_every_method(tmp_path):
     arguments = bench.parse_arguments(["--output", str(tmp_path / "out"), "--venv", str(tmp_path / "venv")])
     assert arguments.documents == bench.DEFAULT_DOCUMENTS and arguments.corpus is None
-    assert arguments.methods == ["1vsrest", "thresholding", "cost_sensitive"]
+    assert arguments.methods == ["1vsrest", "thresholding", "cost_sensitive", "cost_sensitive_micro"]
 
 
 def test_a_corpus_needs_plain_files_and_says_how_to_get_them(tmp_path, capsys):
@@ -85,21 +85,42 @@ def test_every_counterpart_is_valid_sparktc_settings_and_says_whether_it_is_the_
         config = config_of(method)
         assert (config.train.C, config.train.bias, config.train.epsilon) == (1.0, 1.0, 0.0001)
         assert config.evaluate.zero_division == 0.0
-    assert [m.same_algorithm for m in bench.METHODS.values()] == [True, False, False]
+    assert [m.same_algorithm for m in bench.METHODS.values()] == [True, True, True, True]
+    assert [m.takes_folds for m in bench.METHODS.values()] == [False, True, True, True]
     tuned = config_of(bench.METHODS["cost_sensitive"])
     assert tuned.tune.positive_weight == [1, 1.33, 1.8, 2.5, 3.67, 6, 13]  # LibMultiLabel's param_space
-    assert tuned.train.folds == 3 and tuned.train.threshold == 0.0
+    assert tuned.train.folds == 3 and tuned.train.threshold == 0.0 and tuned.train.one_class == "liblinear"
+    shared = config_of(bench.METHODS["cost_sensitive_micro"])
+    assert shared.tune.shared_positive_weight and shared.tune.positive_weight == tuned.tune.positive_weight
+    assert config_of(bench.METHODS["thresholding"]).train.thresholding == "micromacro"
 
 
 def test_the_commands_are_the_normal_ones(tmp_path):
     method = bench.METHODS["thresholding"]
-    ours = bench.sparktc_command(tmp_path / "c", tmp_path / "run", method)
+    ours = bench.sparktc_command(tmp_path / "c", tmp_path / "run", method, tmp_path / "folds.tsv")
     assert ours[:4] == ["./spark-submit.sh", "jobs/pipeline.py", "--config", "conf/libsvm.toml"]
-    assert "train.thresholding=scutfbr" in ours and ours[-2:] == ["--output", str(tmp_path / "run")]
-    theirs = bench.peer_command(tmp_path / "venv", tmp_path / "c", tmp_path / "r.json", tmp_path / "d.npz", method)
+    assert "train.thresholding=micromacro" in ours and ours[-2:] == ["--output", str(tmp_path / "run")]
+    assert f"train.fold_file={tmp_path / 'folds.tsv'}" in ours
+    theirs = bench.peer_command(tmp_path / "venv", tmp_path / "c", tmp_path / "r.json", tmp_path / "d.npz", method,
+                                tmp_path / "folds.tsv")
     assert theirs[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-I", bench.PEER]  # -I: no benchmarks/ on path
     assert theirs[theirs.index("--options") + 1] == "-s 1 -c 1 -B 1 -e 0.0001"
     assert theirs[theirs.index("--method") + 1] == "thresholding"
+    assert theirs[theirs.index("--folds") + 1] == str(tmp_path / "folds.tsv")
+
+
+def test_a_peer_record_of_the_same_command_is_reused(tmp_path):
+    method, corpus_dir = bench.METHODS["thresholding"], tmp_path / "c"
+    record, decisions, folds = tmp_path / "r.json", tmp_path / "d.npz", tmp_path / "f.tsv"
+    same = {"train": str(corpus_dir / "train.svm"), "test": str(corpus_dir / "test.svm"), "method": "thresholding",
+            "options": bench.OPTIONS, "seed": bench.PEER_SEED}
+    record.write_text(json.dumps(same))
+    decisions.write_text("")
+    assert bench.reusable_peer(record, [decisions, folds], corpus_dir, method) is None  # no folds yet
+    folds.write_text("")
+    assert bench.reusable_peer(record, [decisions, folds], corpus_dir, method) == same
+    record.write_text(json.dumps({**same, "seed": 1}))
+    assert bench.reusable_peer(record, [decisions, folds], corpus_dir, method) is None
 
 
 def fake_python(venv: Path, versions: dict) -> None:
@@ -127,7 +148,8 @@ def test_figures_are_read_from_each_tools_own_output():
     metrics = {"micro_f1": 0.8, "macro_f1": 0.5, "n_categories": 101, "zero_division": 0.0,
                "ranking": {"P@1": 0.9, "P@3": 0.7, "P@5": 0.5, "R@1": 0.3}}
     assert bench.sparktc_figures(metrics) == {"micro_f1": 0.8, "macro_f1": 0.5, "P@1": 0.9, "P@3": 0.7, "P@5": 0.5,
-                                              "labels": 101, "zero_division": 0.0}
+                                              "labels": 101, "zero_division": 0.0, "cv_micro_f1": None}
+    assert bench.sparktc_figures({**metrics, "cv_micro_f1": 0.7})["cv_micro_f1"] == 0.7
     record = {"metrics": {"Micro-F1": 0.8, "Macro-F1": 0.5, "P@1": 0.9, "P@3": 0.7, "P@5": 0.5}, "labels": 101}
     assert bench.peer_figures(record) == bench.sparktc_figures(metrics)
 
@@ -184,6 +206,6 @@ def test_the_table_sets_both_tools_side_by_side():
     assert len(rows) == 2
     assert "| yes | 0.8008 / 0.8008 | 0.5172 / 0.5172 |" in rows[0]
     assert "| 5.0 / 10.0 | 12.5 / 12.5 | 1,234 / 1,234 | 0 (equal; 1,000 positive) | yes / yes |" in rows[0]
-    assert "| no |" in rows[1] and "train.thresholding=scutfbr" in rows[1]
+    assert "| yes |" in rows[1] and "train.thresholding=micromacro" in rows[1]
     assert "1 of 1,001 positive (1 LibMultiLabel only, 0 sparktc only; 1 documents, 1 labels)" in rows[1]
-    assert "Not the same algorithm" in markdown and "F1 = 0 at 0/0" in markdown
+    assert "The same algorithm over the same folds" in markdown and "F1 = 0 at 0/0" in markdown

@@ -51,7 +51,7 @@ def test_project_configs_load() -> None:
     [
         (["train.Cost=2"],
          "unknown key train.Cost; keys of [train]: method, thresholding, threshold, fbr, rcut_k, folds, seed, "
-         "validation, solver"),
+         "validation, fold_file, solver"),
         (["trian.C=2"], "unknown section [trian]"),
         (["train.solver=svm"], "train.solver = 'svm' is not allowed; allowed values: 'l2r_lr', 'l2r_l2loss_svc_dual'"),
         (["train.C=0"], "train.C = 0.0 is out of range; expected > 0"),

@@ -138,6 +138,22 @@ def test_one_class_labels_skip_liblinear(data):
     assert (decision_function(X, w, b) > 0).all()
 
 
+def test_one_class_labels_as_libmultilabel_takes_liblinears_solution(data):
+    """``one_class = "liblinear"``: LIBLINEAR's own one-class model, its w turned towards True (LibMultiLabel's
+    _do_train negates w when LIBLINEAR's first label is -1).
+    """
+    X, _, _ = data
+    problems = BinaryProblems(X, bias=1.0)
+    for y, sign in ((np.zeros(300, dtype=bool), -1.0), (np.ones(300, dtype=bool), 1.0)):
+        w, b = problems.train(y, "l2r_l2loss_svc_dual", C=1.0, epsilon=1e-4, one_class="liblinear")
+        ctypes.CDLL(None).srand(1)
+        model = liblinearutil.train(liblinear.problem(np.where(y, 1.0, -1.0), X, 1.0), "-s 1 -c 1 -e 0.0001 -B 1 -q")
+        assert model.get_labels() == [int(sign)]
+        reference = sign * np.ctypeslib.as_array(model.w, (201,))
+        np.testing.assert_array_equal(w, reference[:200])
+        assert b == reference[200] and w.any()
+
+
 def test_accepts_csr_array_and_decision_on_dense(data):
     X, y, _ = data
     w, b = BinaryProblems(sp.csr_array(X), bias=1.0).train(y, "l2r_l2loss_svc", C=0.5, epsilon=0.01)

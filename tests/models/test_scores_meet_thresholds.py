@@ -255,7 +255,9 @@ NOT_RUN = {"train.method": "a choice; every method runs in test_methods.py and a
            "train.thresholding": "a choice; each runs in test_methods.py and test_thresholds",
            "train.threshold": "refused outside a method's scores above; NB and Rocchio extremes run here",
            "tune.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise",
-           "tune.shared_C": "likewise", "tune.shared_terms": "likewise"}
+           "tune.shared_C": "likewise", "tune.shared_terms": "likewise",
+           "train.fold_file": "a file of folds; runs in test_micromacro_spark.py",
+           "train.one_class": "a choice; both run in test_linear.py"}
 DATA_FACING = ("select", "train", "tune", "evaluate")
 
 

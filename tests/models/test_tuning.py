@@ -367,7 +367,7 @@ def test_decision_record_states_method_thresholding_and_search_space():
     train, tune = TrainConfig(thresholding="scutfbr", folds=3), TuneConfig(C=[0.5, 2.0], terms=[10, 0])
     assert decision_record(dataclasses.asdict(train), dataclasses.asdict(tune)) == {
         "method": {"name": "liblinear", "solver": SOLVER, "C": [0.5, 2.0], "positive_weight": 1.0, "epsilon": 0.0001,
-                   "bias": 1.0},
+                   "bias": 1.0, "one_class": "constant"},
         "thresholding": {"name": "scutfbr", "fbr": 0.1, "folds": 3, "seed": 0},
         "search_space": {"C": [0.5, 2.0], "terms": [10, 0], "folds": 3, "seed": 0},
     }
