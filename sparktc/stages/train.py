@@ -322,14 +322,7 @@ def training_sums(path: str, columns: np.ndarray, codes: list[str], n_terms: int
         sums["sizes"] += n
         in_fold = sparse.csr_matrix((np.ones(len(fold)), (np.arange(len(fold)), fold)), shape=(len(fold), folds))
         sums["labels"] += (in_fold.T @ Y).toarray()
-    filesystem, root = arrow_filesystem(directory)
-    filesystem.create_dir(root, recursive=True)
-    target = f"{root}/sums-{index}.npz"
-    with filesystem.open_output_stream(target) as stream:  # a retried attempt writes the same numbers again
-        buffer = io.BytesIO()
-        np.savez(buffer, **sums)
-        stream.write(buffer.getvalue())
-    return target
+    return _save_arrays(directory, f"sums-{index}.npz", sums)
 
 
 def _summed(directory: str, paths: list[str]) -> dict[str, np.ndarray]:
