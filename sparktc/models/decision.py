@@ -41,7 +41,7 @@ from sparktc.models.registry import METHODS
 from sparktc.models.thresholds import fold_thresholds, proportional, proportional_fold_thresholds, rcut
 
 __all__ = ["ACROSS_CATEGORIES", "CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS",
-           "Cut", "DecisionRule", "counts", "decision_record", "score_range"]
+           "Cut", "DecisionRule", "counts", "cross_validated_counts", "decision_record", "score_range"]
 
 #: The thresholdings, the first the default.
 THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut", "micromacro")
@@ -178,8 +178,7 @@ class DecisionRule:
         else:
             per_fold = fold_thresholds(fold_scores, [y[folds == f] for f in range(self.folds)],
                                        fbr if self.thresholding == "scutfbr" else 0.0)
-        others = (per_fold.sum() - per_fold) / (self.folds - 1)
-        return float(per_fold.mean()), counts(scores > others[folds], y)
+        return float(per_fold.mean()), cross_validated_counts(scores, y, folds, per_fold)
 
     def validation_threshold(self, scores: NDArray[np.float64], y: NDArray[np.bool_], share: float,
                              fbr: float) -> tuple[float, dict[str, int]]:
@@ -212,6 +211,15 @@ def counts(decisions: NDArray[np.bool_], y: NDArray[np.bool_]) -> dict[str, int]
     """The contingency counts TP, FP, FN of one category's decisions against its labels ``y``."""
     tp = int(np.count_nonzero(decisions & y))
     return {"tp": tp, "fp": int(np.count_nonzero(decisions)) - tp, "fn": int(np.count_nonzero(y)) - tp}
+
+
+def cross_validated_counts(scores: NDArray[np.float64], y: NDArray[np.bool_], folds: NDArray[np.int64],
+                           per_fold: NDArray[np.float64]) -> dict[str, int]:
+    """TP, FP, FN of out-of-fold ``scores`` with each fold f's documents decided at the mean of the *other* folds'
+    thresholds ``per_fold`` (t_f per fold), so that no decision is thresholded on its own label.
+    """
+    others = (per_fold.sum() - per_fold) / (len(per_fold) - 1)
+    return counts(scores > others[folds], y)
 
 
 def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

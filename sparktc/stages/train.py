@@ -68,7 +68,7 @@ from sparktc.experiment.tables import term_order
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import KeptOne, arrow_filesystem, per_worker
-from sparktc.models.decision import SHARED, DecisionRule, counts
+from sparktc.models.decision import SHARED, DecisionRule, cross_validated_counts
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
 from sparktc.models.llsf import document_folds, gram_sums
 from sparktc.models.method import FromSums, InTasks, Neighbours
@@ -251,8 +251,7 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
         for code, (threshold, per_fold) in zip(visited, micromacro_thresholds([found[c] for c in visited],
                                                                                  rule.folds)):
             values, y, folds = found[code]
-            others = (per_fold.sum() - per_fold) / (rule.folds - 1)
-            decided[code] = (threshold, counts(values > others[folds], y))
+            decided[code] = (threshold, cross_validated_counts(values, y, folds, per_fold))
         return decided, visited
 
     try:

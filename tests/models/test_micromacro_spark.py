@@ -19,13 +19,20 @@ from sparktc.models.linear import BinaryProblems
 FOLDS = 3
 
 
-@pytest.mark.spark
-def test_micromacro_over_a_fold_file_sets_libmultilabels_thresholds(spark, tmp_path_factory) -> None:
+def prepared_run(spark, tmp_path_factory, name: str):
+    """A copy of the prepared corpus (up to rank) to train in: the corpus, the directory holding the copy ``run``,
+    that run and the training documents' ids, X and Y.
+    """
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
-    base = tmp_path_factory.mktemp("micromacro")
+    base = tmp_path_factory.mktemp(name)
     output = base / "run"
     shutil.copytree(prepared, output)
-    doc_ids, X, Y = vectors(spark, str(prepared), "train")
+    return corpus, base, output, *vectors(spark, str(prepared), "train")
+
+
+@pytest.mark.spark
+def test_micromacro_over_a_fold_file_sets_libmultilabels_thresholds(spark, tmp_path_factory) -> None:
+    corpus, base, output, doc_ids, X, Y = prepared_run(spark, tmp_path_factory, "micromacro")
     rng = np.random.default_rng(7)
     folds = {category: rng.permutation(np.arange(len(doc_ids)) % FOLDS) for category in CATEGORIES}
     order = rng.permutation(len(doc_ids))  # the file's lines in any order
@@ -58,11 +65,7 @@ def test_micromacro_over_a_fold_file_sets_libmultilabels_thresholds(spark, tmp_p
 
 @pytest.mark.spark
 def test_a_fold_file_missing_training_documents_is_refused_naming_them(spark, tmp_path_factory) -> None:
-    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
-    base = tmp_path_factory.mktemp("fold_file_missing")
-    output = base / "run"
-    shutil.copytree(prepared, output)
-    doc_ids, _, _ = vectors(spark, str(prepared), "train")
+    corpus, base, output, doc_ids, _, _ = prepared_run(spark, tmp_path_factory, "fold_file_missing")
     fold_file = base / "folds.tsv"
     fold_file.write_text("doc_id\t*\n" + "".join(f"{d}\t{i % 2}\n" for i, d in enumerate(doc_ids[1:])))
     with pytest.raises(Exception, match=f"train.fold_file has no fold for 1 of the {len(doc_ids)} training "
