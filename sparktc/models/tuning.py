@@ -126,19 +126,28 @@ def out_of_fold_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: N
     """Each candidate model's out-of-fold scores of the training documents: fold f's from the model trained on
     the documents of the other folds (``folds``: each document's fold, 0..rule.folds-1).
     """
-    out_of_fold = {candidate.model: np.empty(len(y)) for candidate in space}
+    return _held_out_scores(X, y, term_order, space, rule, [folds == fold for fold in range(rule.folds)])[0]
+
+
+def _held_out_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64],
+                     space: Sequence[Candidate], rule: DecisionRule, held_out: Sequence[NDArray[np.bool_]],
+                     ) -> tuple[dict[tuple, NDArray[np.float64]], dict[tuple, tuple]]:
+    """Each candidate model's scores of every held-out set of rows (``held_out``: masks) from its model of the other
+    rows, and the (w, b) of each candidate's model of the last set's other rows.
+    """
+    scores = {candidate.model: np.empty(len(y)) for candidate in space}
+    fitted: dict[tuple, tuple] = {}
     for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
                                           key=lambda c: c.terms):
         group = list(group)
         columns = top_terms(term_order, terms)
         Xc = X if columns is None else X[:, columns]
-        for fold in range(rule.folds):
-            held = folds == fold
+        for held in held_out:
             fit = _trainer(rule, X, columns, rows=~held)
             for candidate in group:
-                w, b = fit(y[~held], candidate)
-                out_of_fold[candidate.model][held] = Xc[held] @ w + b
-    return out_of_fold
+                w, b = fitted[candidate.model] = fit(y[~held], candidate)
+                scores[candidate.model][held] = Xc[held] @ w + b
+    return scores, fitted
 
 
 def validation_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: NDArray[np.int64],
@@ -147,17 +156,7 @@ def validation_scores(X: sparse.csr_matrix, y: NDArray[np.bool_], term_order: ND
     """Each candidate model's scores of the validation set Va (``validation``: True for its rows; the other rows'
     entries are unset), from its model of Tr - Va, and those models ((w, b) by candidate model).
     """
-    scores = {candidate.model: np.empty(len(y)) for candidate in space}
-    fitted: dict[tuple, tuple] = {}
-    for terms, group in itertools.groupby(sorted({c.model: c for c in space}.values(), key=lambda c: c.terms),
-                                          key=lambda c: c.terms):
-        columns = top_terms(term_order, terms)
-        Xc = X if columns is None else X[:, columns]
-        fit = _trainer(rule, X, columns, rows=~validation)
-        for candidate in group:
-            w, b = fitted[candidate.model] = fit(y[~validation], candidate)
-            scores[candidate.model][validation] = Xc[validation] @ w + b
-    return scores, fitted
+    return _held_out_scores(X, y, term_order, space, rule, [validation])
 
 
 def fit_category(
