@@ -313,6 +313,42 @@ class SparkConfig:
 
 
 @dataclass(frozen=True)
+class HistoryConfig:
+    """The run history (:mod:`sparktc.tracking.history`): every pipeline and benchmark run adds one record."""
+
+    # A directory (local path or a URI pyarrow opens: s3://, hdfs://, gs://) of one Parquet file per run; "" = none.
+    path: str = ""
+    # The name the records of this configuration carry (jobs/history.py groups and compares by it); "" = the
+    # configuration's digest only.
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class TrackConfig:
+    """Experiment tracking (:mod:`sparktc.tracking.mlflow_run`): an optional extra, ``pip install 'sparktc[track]'``."""
+
+    # An MLflow tracking URI: a file store (file:///DIR or a path) or sqlite:///FILE, or a tracking server; "" = off.
+    mlflow_uri: str = ""
+    experiment: str = "sparktc"
+
+
+@dataclass(frozen=True)
+class ProgressConfig:
+    """The progress lines of long stages and driver loops (:mod:`sparktc.runtime.progress`)."""
+
+    # auto: in place on a terminal, appended lines otherwise; tty / log force one; off: no progress lines.
+    mode: str = field(default="auto", metadata=allowed("auto", "tty", "log", "off"))
+    # Seconds between two appended lines (log mode) and before the first line of a stage or loop.
+    interval: float = field(default=10.0,
+                            metadata=rule(lambda v: 0.1 <= v <= 3600, "a number of seconds in [0.1, 3600]"))
+
+
+#: The sections that say where a run is recorded and how it talks, not what it computes: outside the configuration
+#: digest the history compares runs by.
+RUN_SECTIONS = ("history", "track", "progress")
+
+
+@dataclass(frozen=True)
 class Config:
     """A run's whole configuration: one checked section per TOML table, [corpus] to [spark], each defaulted when the
     file leaves it out.
@@ -328,6 +364,9 @@ class Config:
     tune: TuneConfig = field(default_factory=TuneConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    track: TrackConfig = field(default_factory=TrackConfig)
+    progress: ProgressConfig = field(default_factory=ProgressConfig)
 
     def as_dict(self) -> dict[str, Any]:
         """Every section's settings as plain dicts, by section name."""
@@ -800,6 +839,7 @@ def _resolve_paths(config: Config) -> Config:
         train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
+        history=dataclasses.replace(config.history, path=absolute(config.history.path)),
     )
 
 

@@ -26,6 +26,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -352,15 +353,26 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     return manifest
 
 
+class StageWatch(Protocol):
+    """What watches each stage of a run (its usage, its progress): entered before the stage, left after it."""
+
+    def __call__(self, stage: str) -> AbstractContextManager[Any]:
+        """The context the stage named ``stage`` runs in."""
+        ...
+
+
 def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim: Claim, owners: Mapping[str, Stage],
-               force: bool = False) -> list[dict[str, Any]]:
-    """Every planned stage in order into the claimed output (see :func:`run_stage`); their manifests."""
+               force: bool = False, watch: StageWatch | None = None) -> list[dict[str, Any]]:
+    """Every planned stage in order into the claimed output (see :func:`run_stage`), each inside ``watch(name)``
+    when given; their manifests.
+    """
     check_worker_memory(dict(spark.sparkContext.getConf().getAll()))
     digests = Digests(spark, claim.output)
     invalidated: dict[str, str] = {}
     manifests = []
     for position, (stage, config) in enumerate(plan):
-        manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force))
+        with watch(stage.name) if watch else nullcontext():
+            manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force))
         if stage.counts_data and position + 1 < len(plan):  # before the next stage's work
             plan[position + 1][1].check_against_data(manifests[-1].get("details") or {},
                                f"counted by {stage.name} in {claim.output}")
