@@ -15,7 +15,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
-LAYERS = ["apps", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+LAYERS = ["apps", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
 SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.

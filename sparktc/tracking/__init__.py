@@ -1,5 +1,6 @@
-"""Where runs are recorded: the run record every pipeline and benchmark run makes (``record``), the history
-table of those records and its regression gate (``history``), and MLflow, an optional extra (``mlflow_run``).
+"""Tracking: where runs are recorded, above the stages and below the applications. The record every pipeline
+and benchmark run makes of its code, configuration, corpus, cost per stage and figures (``record``), and the
+history table of those records with its trend and regression gate (``history``).
 """
 
-__all__ = ["history", "mlflow_run", "record"]
+__all__ = ["history", "record"]
