@@ -15,9 +15,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 #: Exit statuses (README, "Runs that can be trusted"): bad input or resources at run time, a configuration,
-#: arguments or output refused before Spark starts, and the output held by another run (EX_TEMPFAIL).
+#: arguments or output refused before Spark starts, a regression found by jobs/history.py, and the output held by
+#: another run (EX_TEMPFAIL).
 INPUT_EXIT = 1
 CONFIG_EXIT = 2
+REGRESSION_EXIT = 3
 BUSY_EXIT = 75
 
 
