@@ -19,6 +19,7 @@ import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -100,7 +101,8 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
     (see the module docstring); the stages' manifests and the record.
     """
     context = spark.sparkContext
-    record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output)
+    record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output,
+                             datetime.fromisoformat(held.holder.started))  # when the output was claimed
     record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
     tree = ProcessTree(complete=context.master.startswith("local"))
     record.cpu_complete = tree.complete
