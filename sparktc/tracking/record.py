@@ -125,8 +125,8 @@ class RunRecord:
         """
         settings = experiment_settings(config, run_sections)
         return RunRecord(run_id=run_id, kind=kind, started=started or now(), config=dict(config),
-                         config_digest=digest(settings), label=label, user=getpass.getuser(), host=socket.gethostname(), git_commit=git_commit(),
-                         code_digest=code_digest(), output=output)
+                         config_digest=digest(settings), label=label, user=getpass.getuser(),
+                         host=socket.gethostname(), git_commit=git_commit(), code_digest=code_digest(), output=output)
 
     def add_stage(self, usage: StageUsage, status: str) -> None:
         """A stage's usage and how it ended: ``run``, ``skipped`` (its manifest was current) or ``failed``."""
