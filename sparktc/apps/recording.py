@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from sparktc.errors import INPUT_EXIT, SparktcError
 from sparktc.experiment.config import RUN_SECTIONS, Config
-from sparktc.runtime import storage
+from sparktc.runtime import progress, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
@@ -106,11 +106,13 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
     record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
     tree = ProcessTree(complete=context.master.startswith("local"))
     record.cpu_complete = tree.complete
-    failures: list[str] = []
+    progress.configure(config.progress.mode, config.progress.interval)
+    shown, failures = progress.stages(spark), []
 
     def watch(name: str) -> Any:
         stack = ExitStack()
         stack.enter_context(_stage_watch(tree, record, name, failures))
+        stack.enter_context(shown(name))
         return stack
 
     try:
