@@ -261,7 +261,7 @@ def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
     fetched build/sparktc.zip and finished tasks.
     """
     output, stdout, _ = cluster_run
-    stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ")]
+    stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
     assert stages == ["ingest", "tokenize", "weight", "rank", "train", "evaluate"], stdout
     manifests = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in stages}
     [application] = {manifest["spark"]["application_id"] for manifest in manifests.values()}
