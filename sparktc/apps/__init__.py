@@ -1,8 +1,9 @@
 """Applications: what the jobs in ``jobs/`` run. The command line shared by every job (``cli``), the
-whole experiment as a plan of stages (``pipeline``), classifying new documents with a model bundle
-(``classify``), the significance tests between runs (``compare``), a run's weighted vectors
-written as multi-label LIBSVM files for other tools (``export``), and a run history's trend, regression gate
-and report (``history``).
+whole experiment as a plan of stages (``pipeline``), each run measured and recorded in the history and MLflow
+(``recording``), classifying new documents with a model bundle (``classify``), the significance tests between
+runs (``compare``), a run's weighted vectors written as multi-label LIBSVM files for other tools (``export``),
+a run history's trend, regression gate and report (``history``), and the Python API a notebook calls, the same
+code as the jobs (``api``).
 """
 
-__all__ = ["classify", "cli", "compare", "export", "history", "pipeline"]
+__all__ = ["api", "classify", "cli", "compare", "export", "history", "pipeline", "recording"]

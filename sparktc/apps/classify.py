@@ -64,17 +64,24 @@ def _write(frame: DataFrame, path: str, output_format: str) -> None:
     writer.parquet(path) if output_format == "parquet" else writer.json(path)
 
 
-def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -> DataFrame:
-    """Every record under ``path`` as a vector over the bundle's vocabulary, or with the reason it is rejected."""
+def check_texts(bundle: Bundle, what: str) -> None:
+    """Refuse to weight texts for a bundle that cannot: trained on given vectors, or counting titles apart."""
     if bundle.scheme == GIVEN:
         raise ClassifyError(f"the model bundle {bundle.path} was trained on given vectors (weight.scheme = {GIVEN!r}, "
-                            "a LIBSVM corpus): it cannot weight texts or token files; classify new documents by "
-                            "running the pipeline with them as the corpus's test.svm")
-    if bundle.features.uses_title:  # the readers classify takes give no title: its terms would be missing unseen
+                            f"a LIBSVM corpus): it cannot weight {what}; classify vectors over its features instead "
+                            "(sparktc.apps.api.classify with indices and values columns), or run the pipeline with "
+                            "them as the corpus's test.svm")
+    if bundle.features.uses_title:
         raise ClassifyError(f"the model bundle {bundle.path} counts titles apart (tokenize.title_weight = "
                             f"{bundle.features.title_weight}, tokenize.title_terms = "
-                            f"{str(bundle.features.title_terms).lower()}), and the {input_format} documents classify "
-                            "reads have no title; train without those settings to classify them")
+                            f"{str(bundle.features.title_terms).lower()}), and the {what} have no title; train "
+                            "without those settings to classify them")
+
+
+def weighted(spark: SparkSession, bundle: Bundle, records: DataFrame) -> DataFrame:
+    """Records (doc_id, labels, text, title, tokens, source, line, reason) as vectors over the bundle's vocabulary
+    (:data:`sparktc.schemas.CLASSIFY_VECTORS_SCHEMA`), a document without a term of it given :data:`NO_TERMS`.
+    """
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
     stop_words, stemmer, scheme, features = bundle.stop_words, bundle.stemmer, bundle.scheme, bundle.features
 
@@ -92,8 +99,32 @@ def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -
                  batch.column("line"), pc.if_else(empty, pa.scalar(NO_TERMS), batch.column("reason"))],
                 names=["doc_id", "labels", "indices", "values", "counts", "source", "line", "reason"])
 
-    return parse_files(spark, [path], CLASSIFY_READERS[input_format]).mapInArrow(
+    return records.select("doc_id", "labels", "text", "title", "tokens", "source", "line", "reason").mapInArrow(
         vectorize, from_arrow_schema(CLASSIFY_VECTORS_SCHEMA))
+
+
+def vectors(spark: SparkSession, bundle: Bundle, path: str, input_format: str) -> DataFrame:
+    """Every record under ``path`` as a vector over the bundle's vocabulary, or with the reason it is rejected."""
+    check_texts(bundle, f"the {input_format} documents classify reads")
+    return weighted(spark, bundle, parse_files(spark, [path], CLASSIFY_READERS[input_format]))
+
+
+def predict(spark: SparkSession, bundle: Bundle, documents: DataFrame, top_k: int) -> DataFrame:
+    """Predictions (doc_id, labels, predicted, predicted_names, top_categories, top_scores) of ``documents``
+    (doc_id, labels, indices, values, counts): scores and decisions by the evaluate stage's code under the bundle's
+    rule, PCut's thresholds over ``documents``.
+    """
+    scorer = spark.sparkContext.broadcast(bundle.scorer)
+    cut = cut_of(bundle.rule, bundle.categories, documents, scorer, lambda: bundle.n_train)
+
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield predict_batch(batch, scorer.value, cut, top_k)
+
+    names = F.create_map(*[F.lit(value) for pair in bundle.names.items() for value in pair])
+    return documents.mapInArrow(score, from_arrow_schema(PREDICTIONS_SCHEMA)).withColumn(
+        "predicted_names", F.transform("predicted", lambda code: F.element_at(names, code))) \
+        .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
 
 
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
@@ -130,17 +161,7 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
             raise ClassifyError(f"no documents in {path} (an empty directory or file, or blank lines only); "
                                 f"give a file or a directory of {input_format} documents")
         documents = staged.filter(F.col("reason").isNull()).select("doc_id", "labels", "indices", "values", "counts")
-        scorer = spark.sparkContext.broadcast(bundle.scorer)
-        cut = cut_of(bundle.rule, bundle.categories, documents, scorer, lambda: bundle.n_train)
-
-        def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                yield predict_batch(batch, scorer.value, cut, top_k)
-
-        names = F.create_map(*[F.lit(value) for pair in bundle.names.items() for value in pair])
-        predictions = documents.mapInArrow(score, from_arrow_schema(PREDICTIONS_SCHEMA)).withColumn(
-            "predicted_names", F.transform("predicted", lambda code: F.element_at(names, code))) \
-            .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
+        predictions = predict(spark, bundle, documents, top_k)
         _write(predictions, storage.join(staging, "predictions"), output_format)
         rejects = staged.filter(F.col("reason").isNotNull()).select("source", "line", "doc_id", "reason")
         _write(rejects, storage.join(staging, "rejects"), output_format)
@@ -150,7 +171,6 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
             storage.delete(spark, storage.join(output, name))  # the output is held and of kind classify: ours
             storage.rename(spark, storage.join(staging, name), storage.join(output, name))
         storage.delete(spark, staging)
-        scorer.unpersist()
         report.rows_in = sum(counts.values())
         report.rows_out = counts.pop(None, 0)
         report.set_aside = counts

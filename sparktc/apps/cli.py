@@ -38,13 +38,14 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from sparktc.apps.pipeline import OWNERS, run_inputs
+from sparktc.apps.recording import execute
 from sparktc.errors import INPUT_EXIT, SparktcError
 from sparktc.experiment.config import Config, load_config
 from sparktc.experiment.presets import PRESETS
 from sparktc.filesystem import is_uri
 from sparktc.runtime.faults import InjectedFault
 from sparktc.runtime.outputs import Claim, check_output, claim
-from sparktc.runtime.runner import Stage, run_stages
+from sparktc.runtime.runner import Stage
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
 #: Failures inside Spark (a Java exception, a Python worker's failure, the JVM gone), and the driver faults
@@ -192,6 +193,6 @@ def main(description: str, plan: Plan, argv: Sequence[str] | None = None) -> int
         config, output, force = parse_arguments(description, argv)
         planned = plan(config, output)
         return Job(output, "run", lambda: session(config),
-                   lambda spark, held: run_stages(spark, planned, held, OWNERS, force))
+                   lambda spark, held: execute(spark, config, planned, held, OWNERS, force))
 
     return run_job(prepare)

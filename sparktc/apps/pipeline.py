@@ -12,13 +12,15 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparktc.apps.recording import execute
 from sparktc.corpora.registry import FORMATS
 from sparktc.experiment.config import Config, ConfigError
 from sparktc.runtime import storage
 from sparktc.runtime.outputs import check_output, claim
-from sparktc.runtime.runner import Stage, run_stages
+from sparktc.runtime.runner import Stage
 from sparktc.stages import evaluate, ingest, rank, tokenize, train, weight
 from sparktc.stages.synthesize import synthesize_stage
+from sparktc.tracking.record import RunRecord
 
 PIPELINE: tuple[Stage, ...] = (ingest.STAGE, tokenize.STAGE, weight.STAGE, rank.STAGE, train.STAGE, evaluate.STAGE)
 #: The stage that writes each output, so a stage finds the manifest of what it reads.
@@ -45,13 +47,20 @@ def run_inputs(config: Config) -> dict[str, str]:
     """The paths outside the run that it reads, by the setting that names them: ``--output`` may not touch them."""
     return {"corpus.path": config.corpus.path, "corpus.hierarchy": config.corpus.hierarchy,
             "corpus.topic_names": config.corpus.topic_names, "tokenize.stop_list": config.tokenize.stop_list,
-            "synthesize.hierarchy": config.synthesize.hierarchy}
+            "synthesize.hierarchy": config.synthesize.hierarchy, "history.path": config.history.path}
 
 
-def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
-    """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current;
-    the output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`).
+def run_recorded(spark: SparkSession, config: Config, output: str, names: Sequence[str] = (),
+                 force: bool = False) -> tuple[list[dict[str, Any]], RunRecord]:
+    """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current; the
+    output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`) and the run recorded
+    (:mod:`sparktc.apps.recording`). The stages' manifests and the run's record.
     """
     output = check_output(output, run_inputs(config))
     with claim(output, "run", spark) as held:
-        return run_stages(spark, plan(config, output, names), held, OWNERS, force)
+        return execute(spark, config, plan(config, output, names), held, OWNERS, force)
+
+
+def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:
+    """:func:`run_recorded`'s manifests."""
+    return run_recorded(spark, config, output, names, force)[0]

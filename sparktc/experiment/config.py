@@ -10,6 +10,7 @@ bounded; settings that cannot work together, local paths of the wrong kind and u
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -484,13 +485,19 @@ def _default(section: str, key: str) -> Any:
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 
 
-def load_config(path: str | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
-    """Read a TOML file (or nothing), replace its [select], [train] and [tune] by ``preset``'s when one is named
+def load_config(path: str | Mapping[str, Any] | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
+    """Read a TOML file (or take a dict of sections, as a notebook gives them; or nothing), replace its [select],
+    [train] and [tune] by ``preset``'s when one is named
     (:mod:`sparktc.experiment.presets`; the settings it drops are told on stderr), apply overrides in order, and
     validate everything. Under a preset, a refusal that names a setting only the preset gave says where each
     setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`).
     """
-    raw: dict[str, dict[str, Any]] = {} if path is None else _read_toml(path)
+    if isinstance(path, Mapping):
+        raw: dict[str, Any] = {name: dict(values) if isinstance(values, Mapping) else values
+                               for name, values in copy.deepcopy(dict(path)).items()}
+        path = "(the given dict)"
+    else:
+        raw = {} if path is None else _read_toml(path)
     # Where each setting's value comes from, so that a refusal under a preset never blames the user for its settings.
     origins = {f"{section}.{key}": f"--config {path}" for section, values in raw.items() if isinstance(values, dict)
                for key in values}

@@ -64,7 +64,9 @@ def corpus_digest(files: Mapping[str, Sequence[Sequence[Any]]]) -> str:
 
 def git_commit(folder: str | None = None) -> str | None:
     """The commit checked out where sparktc's sources are (``+dirty`` with uncommitted changes); None outside git."""
-    folder = folder or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folder = folder or os.path.abspath(__file__)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:  # out of spark-submit's zip of sparktc
+        folder = os.path.dirname(folder)
     try:
         head = subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode:

@@ -1,0 +1,132 @@
+"""A run recorded: its stages measured and watched, and its record kept where ``[history]`` and ``[track]`` say.
+
+Every pipeline run, from a job or from the Python API (:mod:`sparktc.apps.api`), goes through :func:`execute`:
+
+* each stage runs inside a watch that measures its wall time, the CPU-seconds and the peak resident memory of the
+  run's process tree (:mod:`sparktc.runtime.usage`: exact in local mode; on a cluster the driver's only, and the
+  record says so) and shows its progress (:mod:`sparktc.runtime.progress`);
+* when the run ends, however it ends, its :class:`sparktc.tracking.record.RunRecord` (what ran, on what, what it
+  cost, what it scored, its exit status) is added to the history at ``[history] path``
+  (:mod:`sparktc.tracking.history`) and logged to MLflow at ``[track] mlflow_uri`` (:mod:`sparktc.tracking.mlflow_run`).
+
+A run refused before it starts (a configuration error, an output held by another run) does not run, and leaves no
+record: its exit status tells the scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from sparktc.errors import INPUT_EXIT, SparktcError
+from sparktc.experiment.config import RUN_SECTIONS, Config
+from sparktc.runtime import storage
+from sparktc.runtime.outputs import Claim
+from sparktc.runtime.runner import Stage, read_manifest, run_stages
+from sparktc.runtime.usage import ProcessTree
+from sparktc.tracking import history
+from sparktc.tracking.record import RunRecord, corpus_digest
+
+METRICS_FILE = "metrics.json"
+#: The stage whose manifest lists the corpus files the run read (the corpus digest).
+CORPUS_STAGE = "ingest"
+INTERRUPTED_EXIT = 130
+
+
+def exit_status(error: BaseException) -> int:
+    """The exit status a job ends with after ``error`` (:mod:`sparktc.apps.cli`)."""
+    if isinstance(error, SparktcError):
+        return error.exit_code
+    return INTERRUPTED_EXIT if isinstance(error, KeyboardInterrupt) else INPUT_EXIT
+
+
+def _executors(spark: SparkSession) -> int:
+    """Executors of the application: the driver itself in local mode, every executor but the driver's entry else."""
+    infos = spark.sparkContext.statusTracker().getExecutorInfos()
+    return len(infos) if spark.sparkContext.master.startswith("local") else max(0, len(infos) - 1)
+
+
+def _fill(spark: SparkSession, record: RunRecord, output: str, names: Sequence[str], failed: str | None) -> None:
+    """The stages' statuses (recomputed by this run, or skipped as current), the corpus digest and the metrics."""
+    statuses = {}
+    for name in names:
+        manifest = read_manifest(spark, output, name) if name != failed else None
+        statuses[name] = "failed" if name == failed else (
+            "run" if manifest and manifest.get("run_id") == record.run_id else "skipped")
+        if name == CORPUS_STAGE and manifest:
+            record.corpus_digest = corpus_digest(manifest.get("inputs", {}).get("files", {}))
+    for stage in record.stages:
+        stage["status"] = statuses.get(stage["stage"], stage["status"])
+    metrics_path = storage.join(output, METRICS_FILE)
+    if "evaluate" in statuses and statuses["evaluate"] != "failed" and storage.exists(spark, metrics_path):
+        metrics = json.loads(storage.read_text(spark, metrics_path))
+        record.add_metrics(metrics)
+        record.cv_micro_f1 = metrics.get("cv_micro_f1")
+
+
+def keep(config: Config, record: RunRecord, output: str) -> None:
+    """Add the finished record to the history and to MLflow, as the configuration asks."""
+    if config.history.path:
+        written = history.append(config.history.path, record)
+        print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
+    if config.track.mlflow_uri:
+        from sparktc.tracking import mlflow_run  # the optional extra: imported only when asked for
+
+        logged = mlflow_run.log(config.track, record, output)
+        print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}", flush=True)
+
+
+@contextmanager
+def _stage_watch(tree: ProcessTree, record: RunRecord, name: str, failures: list[str]) -> Iterator[None]:
+    try:
+        with tree.stage(name) as usage:
+            yield
+    except BaseException:
+        failures.append(name)
+        raise
+    finally:
+        record.add_stage(usage, "run")
+
+
+def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Config]], held: Claim,
+            owners: Mapping[str, Stage], force: bool = False,
+            kind: str = "pipeline") -> tuple[list[dict[str, Any]], RunRecord]:
+    """Run the planned stages into the held output, each watched, and keep the run's record however it ends
+    (see the module docstring); the stages' manifests and the record.
+    """
+    context = spark.sparkContext
+    record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output)
+    record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
+    tree = ProcessTree(complete=context.master.startswith("local"))
+    record.cpu_complete = tree.complete
+    failures: list[str] = []
+
+    def watch(name: str) -> Any:
+        stack = ExitStack()
+        stack.enter_context(_stage_watch(tree, record, name, failures))
+        return stack
+
+    try:
+        with tree.running():
+            manifests = run_stages(spark, plan, held, owners, force, watch)
+    except BaseException as error:
+        try:
+            _fill(spark, record, held.output, [stage.name for stage, _ in plan], failures[0] if failures else None)
+        except Exception as unreadable:  # Spark itself may be what failed: the record still says how the run ended
+            print(f"sparktc: the record of run {record.run_id} lacks its stages' statuses ({unreadable})",
+                  file=sys.stderr)
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        try:
+            keep(config, record.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000]), held.output)
+        except Exception as unkept:  # the run's own failure is what the user must see first
+            print(f"sparktc: error: run {record.run_id} failed and its record could not be kept: {unkept}",
+                  file=sys.stderr)
+        raise
+    _fill(spark, record, held.output, [stage.name for stage, _ in plan], None)
+    keep(config, record.finish(0), held.output)
+    return manifests, record
