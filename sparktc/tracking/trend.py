@@ -28,6 +28,7 @@ COST_FIGURES = {"seconds": "max_time_ratio", "cpu_seconds": "max_cpu_ratio", "pe
 #: How a named baseline is written on the command line when it is the default one.
 PREVIOUS = "previous"
 LATEST = "latest"
+FIRST = "first"
 #: Earlier runs listed when a run has no baseline (the most recent ones).
 LISTED_OTHERS = 5
 _MIB = 2**20
@@ -160,11 +161,11 @@ def same_setup(baseline: Record, run: Record) -> bool:
 
 
 def find(records: Sequence[Record], wanted: str, what: str = "--run") -> int:
-    """The index of the run ``wanted`` names: ``latest``, a run id, or a prefix of exactly one run id."""
+    """The index of the run ``wanted`` names: ``latest``, ``first``, a run id, or a prefix of exactly one run id."""
     if not records:
         raise ConfigError(f"{what} {wanted}: the history holds no run")
-    if wanted == LATEST:
-        return len(records) - 1
+    if wanted in (LATEST, FIRST):
+        return len(records) - 1 if wanted == LATEST else 0
     exact = [i for i, record in enumerate(records) if record["run_id"] == wanted]
     found = exact or [i for i, record in enumerate(records) if record["run_id"].startswith(wanted)]
     if len(found) == 1:
@@ -309,7 +310,8 @@ def checks(records: Sequence[Record], run: str = LATEST, baseline: str = PREVIOU
            tolerances: Tolerances = Tolerances()) -> list[Check]:
     """The runs to check, each against its baseline: ``run`` (``latest``, a run id or its prefix), or every run
     with ``every``; against ``baseline``: ``previous`` (each run's :func:`previous_baseline`), or the run it
-    names, for every later run with ``every``. A named baseline that failed is refused.
+    names (``first``, a run id or its prefix), for every later run with ``every``. A named baseline that failed
+    is refused.
     """
     if baseline == PREVIOUS:
         targets = range(len(records)) if every else [find(records, run)]

@@ -30,7 +30,7 @@ def three_runs(path: str) -> list[dict]:
 def test_the_job_flags_exactly_the_worse_run_with_its_setting_and_exits_3(tmp_path) -> None:
     history = str(tmp_path / "history")
     three_runs(history)
-    job = subprocess.run([sys.executable, "jobs/history.py", history, "--all", "--baseline", "20261125T0600"],
+    job = subprocess.run([sys.executable, "jobs/history.py", history, "--all", "--baseline", "first"],
                          cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
                          timeout=120)
     assert job.returncode == REGRESSION_EXIT, job.stderr

@@ -111,8 +111,7 @@ def test_a_failed_run_is_a_regression_and_never_a_baseline(tmp_path) -> None:
 def test_runs_are_named_by_id_latest_or_a_unique_prefix(tmp_path) -> None:
     records = write(str(tmp_path), make("20261125T0600Z-h-1", 1), make("20261125T0700Z-h-2", 2),
                     make("20261126T0600Z-h-3", 3))
-    assert find(records, "latest") == 2 and find(records, "20261125T07") == 1 and find(records,
-                                                                                       "20261125T0600Z-h-1") == 0
+    assert [find(records, name) for name in ("latest", "first", "20261125T07", "20261125T0600Z-h-1")] == [2, 0, 1, 0]
     with pytest.raises(ConfigError, match="names 2 runs"):
         find(records, "20261125")
     with pytest.raises(ConfigError, match="no such run"):
