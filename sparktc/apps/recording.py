@@ -19,13 +19,14 @@ import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from sparktc.errors import INPUT_EXIT, SparktcError
 from sparktc.experiment.config import RUN_SECTIONS, Config
-from sparktc.runtime import storage
+from sparktc.runtime import progress, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
@@ -100,15 +101,18 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
     (see the module docstring); the stages' manifests and the record.
     """
     context = spark.sparkContext
-    record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output)
+    record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output,
+                             datetime.fromisoformat(held.holder.started))  # when the output was claimed
     record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
     tree = ProcessTree(complete=context.master.startswith("local"))
     record.cpu_complete = tree.complete
-    failures: list[str] = []
+    progress.configure(config.progress.mode, config.progress.interval)
+    shown, failures = progress.stages(spark), []
 
     def watch(name: str) -> Any:
         stack = ExitStack()
         stack.enter_context(_stage_watch(tree, record, name, failures))
+        stack.enter_context(shown(name))
         return stack
 
     try:

@@ -38,6 +38,7 @@ from sparktc.models.method import PerCategory
 from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime import faults
+from sparktc.runtime.progress import MODES
 from sparktc.validation import allowed, between, rule, setting_problem
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
@@ -338,7 +339,7 @@ class ProgressConfig:
     """The progress lines of long stages and driver loops (:mod:`sparktc.runtime.progress`)."""
 
     # auto: in place on a terminal, appended lines otherwise; tty / log force one; off: no progress lines.
-    mode: str = field(default="auto", metadata=allowed("auto", "tty", "log", "off"))
+    mode: str = field(default="auto", metadata=allowed(*MODES))
     # Seconds between two appended lines (log mode) and before the first line of a stage or loop.
     interval: float = field(default=10.0,
                             metadata=rule(lambda v: 0.1 <= v <= 3600, "a number of seconds in [0.1, 3600]"))

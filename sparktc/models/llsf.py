@@ -66,6 +66,7 @@ from sparktc.models.method import (
     SearchLists,
     shown,
 )
+from sparktc.runtime.progress import loop
 from sparktc.validation import between
 
 __all__ = ["EIGENVALUE_RTOL", "MAX_GRAM_TERMS", "METHOD", "LLSFModel", "LLSFParameters", "SavedLLSF", "document_folds",
@@ -211,7 +212,12 @@ def fold_models(G: NDArray[np.float64], XY: NDArray[np.float64], k: int) -> NDAr
     W_f = :func:`llsf_weights` (G - G_f, X'Y - X'Y_f, k), shape (folds, terms, categories).
     """
     G_all, XY_all = G.sum(axis=0), XY.sum(axis=0)
-    return np.stack([llsf_weights(G_all - G[f], XY_all - XY[f], k) for f in range(G.shape[0])])
+    models = []
+    with loop(f"LLSF fold models over {G.shape[1]:,} terms", G.shape[0]) as step:  # one eigh each, on the driver
+        for f in range(G.shape[0]):
+            models.append(llsf_weights(G_all - G[f], XY_all - XY[f], k))
+            step()
+    return np.stack(models)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from scipy.special import expit
 from sparktc.errors import InputError
 from sparktc.filesystem import per_worker, read_file, write_file
 from sparktc.models.method import NETWORK, InTasks, Method, Parameters, ScoreRange, Scoring, shown
+from sparktc.runtime.progress import loop
 from sparktc.validation import between, rule
 
 __all__ = ["METHOD", "NETWORK_FILE", "NNetParameters", "Network", "SavedNetwork", "fit_network", "load_network",
@@ -87,9 +88,19 @@ def fit_network(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.
     Y = np.asarray(Y, dtype=np.int64)
     # Two columns at least, or scikit-learn reads one category as a binary target (and refuses a constant one).
     padded = np.hstack([Y, np.zeros((Y.shape[0], 2 - Y.shape[1]), dtype=np.int64)]) if Y.shape[1] < 2 else Y
-    network = MLPClassifier(hidden_layer_sizes=(hidden,), activation="logistic", solver="adam", alpha=l2,
-                            learning_rate_init=learning_rate, max_iter=epochs, random_state=seed, shuffle=True)
-    with warnings.catch_warnings():
+
+    class Counted(MLPClassifier):
+        """MLPClassifier counting its epochs for the progress line: scikit-learn (pinned, 1.9.1) calls this once
+        at the end of each of Adam's epochs.
+        """
+
+        def _update_no_improvement_count(self, *args: Any) -> None:
+            super()._update_no_improvement_count(*args)
+            step()
+
+    network = Counted(hidden_layer_sizes=(hidden,), activation="logistic", solver="adam", alpha=l2,
+                      learning_rate_init=learning_rate, max_iter=epochs, random_state=seed, shuffle=True)
+    with warnings.catch_warnings(), loop(f"NNet epochs (at most) over {len(columns):,} terms", epochs) as step:
         warnings.simplefilter("ignore", ConvergenceWarning)  # epochs is a budget; the iterations run are recorded
         try:
             network.fit(X[:, columns], padded)

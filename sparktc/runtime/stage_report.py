@@ -10,6 +10,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparktc.runtime.progress import cleared
+
 
 @dataclass
 class StageReport:
@@ -58,5 +60,6 @@ def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
         context.setLocalProperty("spark.job.description", None)
     report.seconds = round(time.perf_counter() - started, 3)
     report.reconcile()
-    print(report.line(), flush=True)
+    with cleared():  # not after the stage's progress line on a terminal
+        print(report.line(), flush=True)
 

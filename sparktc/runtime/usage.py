@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 PROC = "/proc"
-SAMPLE_SECONDS = 0.5
+SAMPLE_SECONDS = 1.0  # 1.3 ms of CPU per sample with 100 processes on the machine: 0.13% of a core
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 #: The JVM spark-submit starts: the driver's parent when a job runs under spark-submit.

@@ -91,6 +91,7 @@ from sparktc.models.tuning import (
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
+from sparktc.runtime.progress import loop
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
@@ -328,10 +329,12 @@ def _summed(directory: str, paths: list[str]) -> dict[str, np.ndarray]:
     """The sum of the per-file sums :func:`training_sums` saved, read one file at a time."""
     filesystem, _ = arrow_filesystem(directory)
     total: dict[str, np.ndarray] = {}
-    for path in paths:
-        with filesystem.open_input_file(path) as handle, np.load(io.BytesIO(handle.read())) as sums:
-            for name in sums.files:
-                total[name] = total[name] + sums[name] if name in total else sums[name]
+    with loop("train: summing the training files' sums", len(paths)) as step:  # on the driver, a file at a time
+        for path in paths:
+            with filesystem.open_input_file(path) as handle, np.load(io.BytesIO(handle.read())) as sums:
+                for name in sums.files:
+                    total[name] = total[name] + sums[name] if name in total else sums[name]
+            step()
     return total
 
 

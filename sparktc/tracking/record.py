@@ -119,12 +119,14 @@ class RunRecord:
 
     @staticmethod
     def start(run_id: str, kind: str, config: Mapping[str, Any], run_sections: Sequence[str] = (),
-              label: str = "", output: str = "") -> RunRecord:
-        """A record begun now for ``config`` (a dict of sections), with who and where and which code."""
+              label: str = "", output: str = "", started: datetime | None = None) -> RunRecord:
+        """A record of a run begun at ``started`` (default now) with ``config`` (a dict of sections), with who and
+        where and which code.
+        """
         settings = experiment_settings(config, run_sections)
-        return RunRecord(run_id=run_id, kind=kind, started=now(), config=dict(config), config_digest=digest(settings),
-                         label=label, user=getpass.getuser(), host=socket.gethostname(), git_commit=git_commit(),
-                         code_digest=code_digest(), output=output)
+        return RunRecord(run_id=run_id, kind=kind, started=started or now(), config=dict(config),
+                         config_digest=digest(settings), label=label, user=getpass.getuser(),
+                         host=socket.gethostname(), git_commit=git_commit(), code_digest=code_digest(), output=output)
 
     def add_stage(self, usage: StageUsage, status: str) -> None:
         """A stage's usage and how it ended: ``run``, ``skipped`` (its manifest was current) or ``failed``."""

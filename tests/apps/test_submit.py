@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -10,6 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
+
+from sparktc.tracking import history
+from sparktc.tracking.record import METRICS
 
 pytestmark = pytest.mark.spark  # spark-submit.sh, not the session fixture
 
@@ -26,7 +30,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
          "--set", "synthesize.vocabulary_size=3000", "--set", "synthesize.chunk_documents=1000",
          # An uncompressed event log, so this test can read it (Spark compresses with zstd by default).
          "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\", \"spark.eventLog.compress\" = \"false\"}",
-         "--set", f"spark.event_log={events}",
+         "--set", f"spark.event_log={events}", "--set", f"history.path={tmp_path / 'history'}",
          "--output", str(output)],
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
@@ -34,7 +38,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     # Spark's log went to the job's log file, not to the console.
     [log_file] = (tmp_path / "logs").glob("*-pipeline.log")
     assert " WARN " in log_file.read_text() and " WARN " not in job.stderr
-    lines = [line for line in job.stdout.splitlines() if line.startswith("sparktc: ")]
+    lines = [line for line in job.stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
     assert [line.split()[1] for line in lines] == STAGES
     reports = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in STAGES}
     assert reports["synthesize"]["rows_out"] == 4000
@@ -57,3 +61,20 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
             descriptions.add(event["Properties"].get("spark.job.description"))
     # Tokenize runs no Spark job for a corpus that comes tokenized (its files hard-linked, its rows from the footers).
     assert {f"sparktc: {stage}" for stage in STAGES if stage != "tokenize"} <= descriptions
+    # The run's record in the history: the stages measured, the figures of metrics.json, the digests.
+    [record] = history.read(str(tmp_path / "history")).to_pylist()
+    assert record["exit_status"] == 0 and record["error"] is None and record["output"] == str(output)
+    assert [stage["stage"] for stage in record["stages"]] == STAGES
+    assert all(stage["status"] == "run" and stage["cpu_seconds"] > 0 for stage in record["stages"])
+    assert record["cpu_complete"] and record["master"] == "local[2]" and record["cores"] == 2
+    assert record["cpu_seconds"] == pytest.approx(sum(stage["cpu_seconds"] for stage in record["stages"]), abs=0.05)
+    assert {name: record[name] for name in METRICS} == {name: metrics[name] for name in METRICS}
+    configuration = reports["synthesize"]["configuration"]  # as given: the later stages read the synthesized corpus
+    settings = {name: values for name, values in configuration.items() if name not in ("history", "track", "progress")}
+    assert record["config_digest"] == hashlib.sha256(
+        json.dumps(settings, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    assert json.loads(record["config"]) == configuration
+    files = reports["ingest"]["inputs"]["files"][str(output / "corpus")]
+    assert record["corpus_digest"] == hashlib.sha256(json.dumps(
+        [sorted(files)], sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    assert f"recorded in {tmp_path / 'history'}" in job.stdout

@@ -1,0 +1,275 @@
+"""Progress lines: how far a long stage's Spark jobs, or a long loop on the driver, have got.
+
+Two sources, one kind of line, both written to one stream (stderr unless :func:`configure` names another):
+
+- :func:`stages` watches each stage of a run (the runner's ``watch``): a daemon thread polls Spark's status
+  tracker every :data:`POLL_SECONDS` for the jobs of the stage's job group (``sparktc-<stage>``, set by
+  :func:`sparktc.runtime.stage_report.stage` and the runner), and prints the tasks done / total of the jobs seen
+  so far in the stage and of the current job (the latest one running), the stage's elapsed time and the time
+  the current job has left, estimated at its rate so far (its seconds since first seen / its tasks done x its
+  tasks left). Jobs to come are unknown to Spark until submitted, so no estimate covers the whole stage. A job's
+  total counts every task of its stages, also of a stage Spark then skips (its shuffle output kept from an
+  earlier job): such a job ends below its total, and a finished job counts the tasks it ran. A line is printed
+  only while one of the stage's jobs runs (driver work between jobs shows the loop lines below, if any).
+- :func:`loop` counts a driver-side loop's steps (NNet's epochs, LLSF's fold models, the summing of the training
+  files' sums): steps done / total, elapsed time and the time left at the mean time per step so far.
+
+Modes: ``tty`` rewrites one line in place (a carriage return, erased at the end, and before a stage's summary line:
+:func:`cleared`); ``log`` appends a line at most once every ``interval`` seconds; ``auto`` is ``tty`` when the
+stream is a terminal and ``log`` otherwise; ``off`` prints nothing and starts no thread. In every mode nothing is
+printed before ``interval`` seconds have passed, so a short stage or loop prints nothing.
+
+Before :func:`configure` the mode is ``off``: only the driver configures (the pipeline, from ``[progress]``), so
+the models' loops running inside Spark tasks (NNet's epochs, LLSF's SVDs in tasks, the per-category threshold
+searches) print nothing into the executors' logs; the stage's line counts those tasks. Nothing here imports
+pyspark: the models use :func:`loop` and must import without it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from sparktc.runtime.runner import StageWatch
+
+__all__ = ["MODES", "POLL_SECONDS", "JobTasks", "ProgressLine", "configure", "cleared", "duration", "loop",
+           "loop_line", "stage_line", "stages", "time_left"]
+
+MODES = ("auto", "tty", "log", "off")
+#: Seconds between two polls of Spark's status tracker (at most; never more than the interval).
+POLL_SECONDS = 1.0
+#: Erase the terminal line from the cursor to its end (ANSI EL).
+_ERASE = "\x1b[K"
+
+
+@dataclass
+class _Settings:
+    in_place: bool | None = None  # None: off
+    interval: float = 10.0
+    stream: TextIO | None = None
+
+
+_settings = _Settings()
+#: One writer at a time: a stage's polling thread and the driver's loops share the stream (and its in-place line).
+_lock = threading.Lock()
+#: Whether an in-place line is on the terminal now (to erase before anything else is printed).
+_drawn = False
+#: The clock lines are timed by (tests replace it).
+clock: Callable[[], float] = time.monotonic
+
+
+def configure(mode: str, interval: float, stream: TextIO | None = None) -> None:
+    """Set the process's progress lines from ``[progress] mode, interval``: ``mode`` auto|tty|log|off, ``interval``
+    seconds before the first line and between two appended lines; ``stream`` defaults to stderr.
+    """
+    if mode not in MODES:
+        raise ValueError(f"progress mode {mode!r}: one of {', '.join(MODES)}")
+    if interval <= 0:
+        raise ValueError(f"progress interval {interval}: a number of seconds > 0")
+    target = sys.stderr if stream is None else stream
+    in_place = None if mode == "off" else mode == "tty" or (mode == "auto" and _is_terminal(target))
+    _settings.in_place, _settings.interval, _settings.stream = in_place, float(interval), target
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as 45s, 3m05s or 2h07m."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def time_left(done: float, total: float, elapsed: float) -> float | None:
+    """The time ``total - done`` more units take at the mean rate so far (``elapsed`` / ``done``); None before the
+    first unit is done.
+    """
+    if done <= 0:
+        return None
+    return elapsed / done * max(0.0, total - done)
+
+
+def _left(done: float, total: float, elapsed: float) -> str:
+    left = time_left(done, total, elapsed)
+    return "time left unknown" if left is None else f"~{duration(left)} left"
+
+
+def loop_line(label: str, done: int, total: int, elapsed: float) -> str:
+    """A driver loop's line: its steps done / total, elapsed time, time left at the mean time per step so far."""
+    return f"sparktc: {label} {done:,}/{total:,}  {duration(elapsed)} elapsed, {_left(done, total, elapsed)}"
+
+
+@dataclass(frozen=True)
+class JobTasks:
+    """One Spark job's tasks: its id, tasks done and total, whether it still runs, and the seconds since it was
+    first seen.
+    """
+
+    job: int
+    done: int
+    total: int
+    running: bool
+    seconds: float
+
+
+def stage_line(stage: str, jobs: list[JobTasks], elapsed: float) -> str:
+    """A stage's line: the tasks done / total of its ``jobs`` so far and of the current one (the latest running, or
+    else the latest), the stage's elapsed time, and the current job's time left at its rate so far.
+    """
+    current = max([job for job in jobs if job.running] or jobs, key=lambda job: job.job)
+    done, total = sum(job.done for job in jobs), sum(job.total for job in jobs)
+    plural = "job" if len(jobs) == 1 else "jobs"
+    return (f"sparktc: {stage:<9} {duration(elapsed)}  tasks {done:,}/{total:,} ({len(jobs)} {plural} so far)  "
+            f"job {current.job}: {current.done:,}/{current.total:,}, "
+            f"{_left(current.done, current.total, current.seconds)}")
+
+
+class ProgressLine:
+    """One stage's or loop's line on ``stream``: nothing before ``interval`` seconds from ``started``; then in place
+    (``in_place``: every :meth:`show` rewrites the terminal line) or appended, at most once every ``interval``.
+    """
+
+    def __init__(self, in_place: bool, interval: float, stream: TextIO, started: float):
+        self.in_place, self.interval, self.stream = in_place, interval, stream
+        self.started, self.last = started, None
+
+    def show(self, text: str, now: float) -> None:
+        """Print ``text`` (timed ``now``) unless it is too early."""
+        global _drawn
+        if now - self.started < self.interval:
+            return
+        if not self.in_place and self.last is not None and now - self.last < self.interval:
+            return
+        with _lock:
+            if self.in_place:
+                width = shutil.get_terminal_size().columns - 1  # a wrapped line cannot be rewritten by \r
+                self.stream.write(f"\r{text[:width]}{_ERASE}")
+                _drawn = True
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        self.last = now
+
+    def hide(self) -> None:
+        """Erase the in-place line, if one is drawn (the end of the stage or loop, or no job running)."""
+        if self.in_place:
+            with _lock:
+                _erase(self.stream)
+
+
+def _erase(stream: TextIO) -> None:
+    global _drawn
+    if _drawn:
+        stream.write(f"\r{_ERASE}")
+        stream.flush()
+        _drawn = False
+
+
+def _line() -> ProgressLine | None:
+    """A line under the process's settings, started now; None when progress is off."""
+    if _settings.in_place is None or _settings.stream is None:
+        return None
+    return ProgressLine(_settings.in_place, _settings.interval, _settings.stream, clock())
+
+
+@contextmanager
+def cleared() -> Iterator[None]:
+    """Print something clean while the block runs: the in-place line is erased first (it is drawn again at its
+    next update) and held back until the block ends.
+    """
+    with _lock:
+        if _settings.stream is not None:
+            _erase(_settings.stream)
+        yield
+
+
+@contextmanager
+def loop(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A driver loop of ``total`` steps, named ``label``: yields ``step(n=1)``, to call as steps are done."""
+    line, done = _line(), 0
+
+    def step(n: int = 1) -> None:
+        nonlocal done
+        done += n
+        if line is not None:
+            now = clock()
+            line.show(loop_line(label, done, total, now - line.started), now)
+
+    try:
+        yield step
+    finally:
+        if line is not None:
+            line.hide()
+
+
+def _job_tasks(tracker: Any, job: int, first_seen: float, now: float) -> JobTasks | None:
+    """The job's tasks from Spark's status tracker (``pyspark.StatusTracker``); None once Spark forgot the job."""
+    info = tracker.getJobInfo(job)
+    if info is None:
+        return None
+    stages = [found for found in (tracker.getStageInfo(stage) for stage in info.stageIds) if found is not None]
+    done = sum(stage.numCompletedTasks for stage in stages)
+    running = info.status == "RUNNING"
+    return JobTasks(job, done, sum(stage.numTasks for stage in stages) if running else done, running,
+                    now - first_seen)
+
+
+def _watch(tracker: Any, group: str, earlier: set[int], line: ProgressLine, stop: threading.Event) -> None:
+    """Poll the job group's jobs but the ``earlier`` ones (another run's, in the same session) until ``stop``."""
+    stage, first_seen = group.removeprefix("sparktc-"), {}
+    while not stop.wait(min(POLL_SECONDS, line.interval)):
+        now = clock()
+        for job in sorted(set(tracker.getJobIdsForGroup(group)) - earlier):
+            first_seen.setdefault(job, now)
+        jobs = [found for found in (_job_tasks(tracker, job, seen, now) for job, seen in first_seen.items())
+                if found is not None]
+        if any(job.running for job in jobs):
+            line.show(stage_line(stage, jobs, now - line.started), now)
+        else:
+            line.hide()
+
+
+def stages(spark: Any) -> StageWatch:
+    """The runner's ``watch`` (:class:`sparktc.runtime.runner.StageWatch`) printing each stage's progress line
+    from ``spark``'s status tracker (module docstring); no thread when progress is off.
+    """
+
+    @contextmanager
+    def watching(stage: str) -> Iterator[None]:
+        line = _line()
+        if line is None:
+            yield
+            return
+        tracker, group, stop = spark.sparkContext.statusTracker(), f"sparktc-{stage}", threading.Event()
+        earlier = set(tracker.getJobIdsForGroup(group))  # before the stage's first job
+        thread = threading.Thread(target=_polling, args=(tracker, group, earlier, line, stop),
+                                  name=f"sparktc-progress-{stage}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            line.hide()
+
+    return watching
+
+
+def _polling(tracker: Any, group: str, earlier: set[int], line: ProgressLine, stop: threading.Event) -> None:
+    try:
+        _watch(tracker, group, earlier, line, stop)
+    except Exception:  # a progress line never fails a run: a tracker gone (Spark stopped) ends it
+        return
