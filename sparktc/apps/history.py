@@ -10,8 +10,8 @@ never a directory sparktc did not write, never two jobs at once); the files are 
 plots before the report that shows them.
 
 Exit status: 0 no regression, :data:`sparktc.errors.REGRESSION_EXIT` (3) a regression, 2 arguments refused before
-anything is read or written (a tolerance, the report directory, a run the history does not hold), 1 a history that
-cannot be read or holds no run.
+anything is written (a tolerance, the report directory, a run the history does not hold, a failed run named as the
+baseline), 1 a history that cannot be read or holds no run.
 """
 
 from __future__ import annotations

@@ -324,7 +324,7 @@ def checks(records: Sequence[Record], run: str = LATEST, baseline: str = PREVIOU
     if not every and targets[0] == named:
         raise ConfigError(f"--baseline {records[named]['run_id']} is the run checked: name an earlier run, or "
                           "leave --baseline out")
-    return [check(records, i, named, tolerances, "named") for i in targets]
+    return [check(records, i, named, tolerances, "named by --baseline") for i in targets]
 
 
 def _default_check(records: Sequence[Record], index: int, tolerances: Tolerances) -> Check:
