@@ -25,7 +25,7 @@ Record = Mapping[str, Any]
 #: The F1 figures a drop of which is a regression (absolute drop), and the costs a ratio of which is one.
 F1_FIGURES = ("micro_f1", "macro_f1")
 COST_FIGURES = {"seconds": "max_time_ratio", "cpu_seconds": "max_cpu_ratio", "peak_memory_bytes": "max_memory_ratio"}
-#: How a named baseline is written on the command line when it is the default one.
+#: The names --run and --baseline take besides run ids: each run's default baseline, the latest run, the first run.
 PREVIOUS = "previous"
 LATEST = "latest"
 FIRST = "first"
