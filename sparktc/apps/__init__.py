@@ -2,7 +2,8 @@
 whole experiment as a plan of stages (``pipeline``), each run measured and recorded in the history and MLflow
 (``recording``), classifying new documents with a model bundle (``classify``), the significance tests between
 runs (``compare``), a run's weighted vectors written as multi-label LIBSVM files for other tools (``export``),
-and the Python API a notebook calls, the same code as the jobs (``api``).
+a run history's trend, regression gate and report (``history``), and the Python API a notebook calls, the same
+code as the jobs (``api``).
 """
 
-__all__ = ["api", "classify", "cli", "compare", "export", "pipeline", "recording"]
+__all__ = ["api", "classify", "cli", "compare", "export", "history", "pipeline", "recording"]

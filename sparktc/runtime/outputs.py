@@ -46,8 +46,9 @@ from sparktc.runtime import storage
 MARKER = ".sparktc"
 INCOMPLETE = "_incomplete"
 LOCK = ".sparktc.lock"
-#: What a directory holds: a pipeline or single-stage run, classify's predictions, or a comparison of two runs.
-KINDS = ("run", "classify", "compare")
+#: What a directory holds: a pipeline or single-stage run, classify's predictions, a comparison of two runs, or a
+#: run history's report (jobs/history.py --report).
+KINDS = ("run", "classify", "compare", "history")
 LEASE_SECONDS = 300
 LEASE_RENEWAL = 30
 
@@ -156,7 +157,8 @@ def check_owner(files: Files, output: str, kind: str) -> None:
                           "directory")
     if found != kind:
         what = {"run": "a training run (jobs/pipeline.py)", "classify": "a classify output",
-                "compare": "a comparison (jobs/compare.py)"}.get(found, found)
+                "compare": "a comparison (jobs/compare.py)",
+                "history": "a history report (jobs/history.py)"}.get(found, found)
         raise OutputError(f"--output {output} holds {what}; writing {kind} outputs there would replace its "
                           "files: give another directory")
 

@@ -1,0 +1,51 @@
+"""A run history's trend table and regression gate, and its report; needs no Spark.
+
+    jobs/history.py HISTORY [--report DIR] [--run RUN_ID|latest] [--baseline RUN_ID|first|previous] [--all]
+                    [--max-f1-drop 0.002] [--max-time-ratio 1.25] [--max-cpu-ratio 1.25] [--max-memory-ratio 1.5]
+                    [--label L]
+
+HISTORY is a [history] path (one Parquet record per run). Prints one line per run, then checks the run (the latest
+by default) against its baseline: the latest earlier run that succeeded with the same configuration and corpus,
+or the run --baseline names (a run id, or first; what changed is said first: code, each setting, corpus).
+--all checks every run, each against its own baseline, or every run after the named one against it: --all
+--baseline first flags each run that fell behind the first. A run id may be given by a unique prefix.
+
+Exit status 3 when a checked run regressed (one REGRESSION line per figure: an F1 drop beyond --max-f1-drop, a
+time, CPU or memory ratio beyond its limit, or a failed run), 0 otherwise; 2 for arguments refused, 1 for a
+history that cannot be read.
+"""
+
+import argparse
+import sys
+
+from sparktc.apps.history import run
+from sparktc.tracking.trend import LATEST, PREVIOUS, Tolerances
+
+
+def main() -> int:
+    """Parse the arguments and run :func:`sparktc.apps.history.run`; its exit status."""
+    defaults = Tolerances()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("history", metavar="HISTORY", help="the history directory ([history] path)")
+    parser.add_argument("--report", default="", metavar="DIR", help="write report.md, f1.png and seconds.png there")
+    checked = parser.add_mutually_exclusive_group()
+    checked.add_argument("--run", default=LATEST, metavar="RUN_ID", help="the run to check (default: latest)")
+    checked.add_argument("--all", action="store_true", help="check every run (after a named baseline)")
+    parser.add_argument("--baseline", default=PREVIOUS, metavar="RUN_ID",
+                        help="the run to compare with: a run id, first, or previous (the default: the latest "
+                             "earlier run that succeeded with the same configuration and corpus)")
+    for name, what in (("max_f1_drop", "the absolute drop of micro- or macro-F1"),
+                       ("max_time_ratio", "the ratio of wall seconds"), ("max_cpu_ratio", "the ratio of CPU-seconds"),
+                       ("max_memory_ratio", "the ratio of peak memory")):
+        default = getattr(defaults, name)
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=float, default=default,
+                            help=f"{what} to the baseline beyond which a run regressed (default {default})")
+    parser.add_argument("--label", default="", help="only the runs of this [history] label")
+    arguments = parser.parse_args()
+    tolerances = {name: getattr(arguments, name) for name in vars(defaults)}
+    return run(arguments.history, arguments.report, arguments.run, arguments.baseline, arguments.all, tolerances,
+               arguments.label)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""jobs/history.py (:mod:`sparktc.apps.history`): what it prints, its exit statuses and its report, over histories
+of records built with RunRecord (no Spark).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+from histories import make, with_setting, write
+
+from sparktc.apps.history import REPORT, run
+from sparktc.errors import CONFIG_EXIT, INPUT_EXIT, REGRESSION_EXIT
+from sparktc.runtime.outputs import MARKER
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def three_runs(path: str) -> list[dict]:
+    """The README's done-when: a run, its rerun, and a run with a worse setting (train.C = 0.001)."""
+    return write(path, make("20261125T0600Z-h-1", 1), make("20261125T0700Z-h-2", 2, micro_f1=0.8601, seconds=104.0),
+                 make("20261125T0800Z-h-3", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.7012,
+                      macro_f1=0.4))
+
+
+def test_the_job_flags_exactly_the_worse_run_with_its_setting_and_exits_3(tmp_path) -> None:
+    history = str(tmp_path / "history")
+    three_runs(history)
+    job = subprocess.run([sys.executable, "jobs/history.py", history, "--all", "--baseline", "first"],
+                         cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         timeout=120)
+    assert job.returncode == REGRESSION_EXIT, job.stderr
+    lines = job.stdout.splitlines()
+    assert lines[0].split() == ["started", "run", "label", "code", "config", "corpus", "status", "micro_F1",
+                                "macro_F1", "seconds", "CPU_s", "peak_MiB"]
+    assert [line.split()[2] for line in lines[1:4]] == ["20261125T0600Z-h-1", "20261125T0700Z-h-2",
+                                                       "20261125T0800Z-h-3"]
+    assert [line for line in lines if line.startswith("REGRESSION")] == [
+        f"REGRESSION run 20261125T0800Z-h-3: {figure} vs baseline 20261125T0600Z-h-1; "
+        "configuration changed: train.C: 1.0 -> 0.001"
+        for figure in ("micro_f1 0.8600 -> 0.7012 (-0.1588 > 0.002)", "macro_f1 0.5500 -> 0.4000 (-0.1500 > 0.002)")]
+
+
+def test_the_latest_run_against_the_previous_same_settings_run(tmp_path, capsys) -> None:
+    history = str(tmp_path / "history")
+    write(history, make("a", 1), make("b", 2, settings=with_setting("train", "C", 0.001), micro_f1=0.5),
+          make("c", 3, seconds=130.0))
+    assert run(history) == REGRESSION_EXIT
+    out = capsys.readouterr().out
+    assert "run c vs baseline a (the previous run with the same configuration and corpus): nothing changed" in out
+    assert out.splitlines()[-1] == "REGRESSION run c: seconds 100.0 -> 130.0 (x1.30 > x1.25) vs baseline a"
+    assert run(history, tolerances={"max_time_ratio": 1.3}) == 0
+    # b alone: no baseline, which is no regression, and the earlier run that differs is named with the setting
+    assert run(history, run_id="b") == 0
+    out = capsys.readouterr().out
+    assert "run b: no baseline" in out and "  a: configuration changed: train.C: 1.0 -> 0.001" in out
+
+
+def test_a_label_selects_its_runs(tmp_path, capsys) -> None:
+    history = str(tmp_path / "history")
+    write(history, make("a", 1, label="nightly"), make("b", 2, micro_f1=0.1), make("c", 3, label="nightly"))
+    assert run(history, label="nightly") == 0
+    out = capsys.readouterr().out
+    assert "run c vs baseline a" in out and " b " not in out
+    assert run(history, label="weekly") == INPUT_EXIT
+    assert "holds no run labelled weekly" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"tolerances": {"max_time_ratio": 0.5}}, "--max-time-ratio 0.5"),
+    ({"run_id": "zzz"}, "--run zzz: no such run"),
+    ({"baseline": "b"}, "--baseline b failed (exit 1)"),
+])
+def test_arguments_refused_exit_2(tmp_path, capsys, arguments: dict, message: str) -> None:
+    history = str(tmp_path / "history")
+    write(history, make("a", 1), make("b", 2, exit_status=1), make("c", 3))
+    assert run(history, **arguments) == CONFIG_EXIT
+    err = capsys.readouterr().err
+    assert err.startswith("sparktc: configuration error: ") and message in err
+
+
+def test_a_history_that_cannot_be_read_exits_1(tmp_path, capsys) -> None:
+    assert run(str(tmp_path / "none")) == INPUT_EXIT
+    assert "holds no run" in capsys.readouterr().err
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "run-x.parquet").write_text("not parquet")
+    assert run(str(tmp_path / "broken")) == INPUT_EXIT
+    assert "cannot read the history" in capsys.readouterr().err
+
+
+def test_the_report_and_its_plots(tmp_path, capsys) -> None:
+    history, report = str(tmp_path / "history"), tmp_path / "report"
+    three_runs(history)
+    assert run(history, str(report), baseline="20261125T0600Z-h-1", every=True) == REGRESSION_EXIT
+    assert capsys.readouterr().out.splitlines()[-1] == f"report: {report / REPORT}"
+    assert sorted(os.listdir(report)) == sorted([MARKER, ".sparktc.lock", REPORT, "f1.png", "seconds.png"])
+    assert json.loads((report / MARKER).read_text())["kind"] == "history"
+    text = (report / REPORT).read_text()
+    assert "**2 regressions** in 2 runs checked." in text
+    assert ("| micro_f1 | 0.8600 | 0.7012 | -0.1588 | 0.002 | REGRESSION |" in text
+            and "| seconds | 100.0 | 104.0 | x1.04 | x1.25 | within |" in text)
+    assert "configuration changed: train.C: 1.0 -> 0.001" in text
+    assert text.count("| 20261125T0") == 3 and "](f1.png)" in text and "](seconds.png)" in text
+    plots = {name: (report / name).read_bytes() for name in ("f1.png", "seconds.png")}
+    assert all(data.startswith(PNG) for data in plots.values())
+    # a second report into the same directory replaces the first, with the same bytes for the same history
+    assert run(history, str(report), baseline="20261125T0600Z-h-1", every=True) == REGRESSION_EXIT
+    assert {name: (report / name).read_bytes() for name in plots} == plots
+
+
+def test_the_report_never_goes_into_a_directory_sparktc_did_not_write(tmp_path, capsys) -> None:
+    history, mine = str(tmp_path / "history"), tmp_path / "mine"
+    three_runs(history)
+    mine.mkdir()
+    (mine / "notes.md").write_text("mine")
+    assert run(history, str(mine)) == CONFIG_EXIT
+    assert "is not a sparktc output directory" in capsys.readouterr().err
+    assert os.listdir(mine) == ["notes.md"]
+    assert run(history, str(tmp_path / "history" / "report")) == CONFIG_EXIT  # inside the history it reads
+    assert "inside HISTORY" in capsys.readouterr().err
