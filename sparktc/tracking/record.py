@@ -3,9 +3,9 @@ scored, one row of the history table (:mod:`sparktc.tracking.history`) and what 
 
 Runs are compared by digests, never by paths or times: ``config_digest`` is the SHA-256 of the configuration
 without the sections that only say where a run is recorded and how it talks (``RUN_SECTIONS``: [history],
-[track], [progress]); ``corpus_digest`` that of the corpus files' names relative to the corpus, sizes and
-SHA-256 as ingest's manifest lists them (the same files anywhere are the same corpus); ``code_digest`` the
-manifests' digest of sparktc's sources, beside the git commit when there is one.
+[track], [progress]) and without ``corpus.path``; ``corpus_digest`` that of the corpus files' names relative to
+the corpus, sizes and SHA-256 as ingest's manifest lists them (the same files anywhere are the same corpus);
+``code_digest`` the manifests' digest of sparktc's sources, beside the git commit when there is one.
 """
 
 from __future__ import annotations
@@ -53,8 +53,13 @@ def digest(value: Any) -> str:
 
 
 def experiment_settings(config: Mapping[str, Any], run_sections: Sequence[str]) -> dict[str, Any]:
-    """The configuration without the sections that do not change what a run computes."""
-    return {name: values for name, values in config.items() if name not in run_sections}
+    """The configuration without the sections that do not change what a run computes, nor where the corpus lies
+    (``corpus.path``: the corpus digest says what it holds, so the same files moved are the same experiment).
+    """
+    settings = {name: values for name, values in config.items() if name not in run_sections}
+    if isinstance(settings.get("corpus"), Mapping):
+        settings["corpus"] = {key: value for key, value in settings["corpus"].items() if key != "path"}
+    return settings
 
 
 def corpus_digest(files: Mapping[str, Sequence[Sequence[Any]]]) -> str:
