@@ -211,7 +211,10 @@ def word_ngrams(stems: Sequence[str], n: int, joiner: str = NGRAM_JOINER) -> lis
     and "england_rate": a run across a stop word is the phrase it spans (scikit-learn removes stop words before
     its n-grams too), and the stems pool a phrase's inflections as they pool its words'.
     """
-    return [joiner.join(run) for length in range(2, n + 1) for run in zip(*(stems[i:] for i in range(length)))]
+    grams: list[str] = []
+    for length in range(2, n + 1):
+        grams.extend(map(joiner.join, zip(*(stems[i:] for i in range(length)))))
+    return grams
 
 
 @dataclass(frozen=True)
