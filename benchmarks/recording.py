@@ -75,10 +75,12 @@ def arguments() -> argparse.ArgumentParser:
     return parser
 
 
-def option(command: Sequence[str], name: str) -> str | None:
-    """The value given to option ``name`` in ``command`` (None when it is not given)."""
+def option(command: Sequence[str], name: str) -> str:
+    """The value given to option ``name`` in ``command`` (the last one, as argparse takes it)."""
     found = [command[i + 1] for i, part in enumerate(command[:-1]) if part == name]
-    return found[-1] if found else None
+    if not found:
+        raise ValueError(f"no {name} in the command {' '.join(command)}")
+    return found[-1]
 
 
 def own_usage(seconds: float) -> StageUsage:
@@ -174,7 +176,7 @@ class Recorder:
         for name, result in self.commands:
             record.add_stage(command_usage(name, result), "run" if result.returncode == 0 else "failed")
         record.add_stage(own, "run")
-        pipelines = [self.cwd / (option(result.command, "--output") or "") for _, result in self.commands
+        pipelines = [self.cwd / option(result.command, "--output") for _, result in self.commands
                      if PIPELINE in result.command and result.returncode == 0]
         if pipelines:
             files: dict[str, Any] = {}
