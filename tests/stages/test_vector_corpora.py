@@ -23,7 +23,7 @@ from sklearn.metrics import f1_score
 
 from sparktc.apps.classify import ClassifyError, classify
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.corpora import libsvm
+from sparktc.corpora import line_ranges
 from sparktc.experiment.bundle import load_bundle
 from sparktc.experiment.config import ConfigError, load_config
 
@@ -195,7 +195,7 @@ def test_a_model_of_given_vectors_refuses_to_classify_texts(spark, libsvm_run, t
 def test_plain_libsvm_files_read_in_byte_ranges_give_the_same_documents(spark, libsvm_run, tmp_path, monkeypatch):
     corpus, output, manifests = libsvm_run
     assert (corpus / "train.svm").stat().st_size > 10 * 500
-    monkeypatch.setattr(libsvm, "RANGE_BYTES", 500)  # the driver splits the files into ranges of about 500 bytes
+    monkeypatch.setattr(line_ranges, "RANGE_BYTES", 500)  # the driver splits the files into ranges of about 500 bytes
     config = load_config(str(REPO / "conf" / "libsvm.toml"), [f"corpus.path={corpus}"])
     [ingest] = run_stages(spark, config, str(tmp_path / "run"), "ingest")
     ranged = pd.read_parquet(tmp_path / "run" / "documents").sort_values("doc_id", ignore_index=True)
