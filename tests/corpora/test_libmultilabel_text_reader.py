@@ -188,6 +188,24 @@ def test_a_line_with_more_fields_is_one_libmultilabel_skips_with_only_a_warning(
     assert [(r.line, type(r).__name__) for r in read(data)] == [(1, "Document"), (2, "Reject"), (3, "Document")]
 
 
+@pytest.mark.parametrize(("bad", "theirs"), [
+    (b"GCAT\tcut\x00short", {"index": [0, 1], "label": [["GCAT"], ["E11"]], "text": ["cut", "kept"]}),
+    (b"GCAT\ttwo\rlines", {"index": [0, 1, 2], "label": [["GCAT"], ["lines"], ["E11"]], "text": ["two", "", "kept"]}),
+    (b"GCAT\t\xff", UnicodeDecodeError),
+])
+def test_a_line_libmultilabel_would_read_otherwise_is_a_reject(tmp_path: Path, bad: bytes, theirs):
+    data = bad + b"\nE11\tkept\n"
+    (tmp_path / TRAIN_FILE).write_bytes(data)
+    if isinstance(theirs, dict):
+        assert libmultilabel_read(tmp_path / TRAIN_FILE) == theirs
+    else:
+        with pytest.raises(theirs):
+            libmultilabel_read(tmp_path / TRAIN_FILE)
+    first, second = read(data)
+    assert isinstance(first, Reject) and first.line == 1
+    assert second == Document("train.txt:2", "train", ("E11",), "kept", None, TRAIN_FILE, 2)
+
+
 @pytest.mark.parametrize(("data", "line", "fields"), [
     (b"GCAT E11\n1\tGCAT\tx\n", 1, "1 tab-separated field"),  # fields separated by spaces, not tabs
     (b"\n  \na\tb\tc\td\n1\tGCAT\tx\n", 3, "4 tab-separated fields"),
