@@ -107,7 +107,7 @@ def _content(raw: bytes, number: int) -> bytes:
 
 
 def _blank(content: bytes) -> bool:
-    """A line pandas skips: empty or spaces only (a tab or any other white space makes fields)."""
+    """A line pandas skips: empty or spaces only (a tab makes fields; any other character, white space too, text)."""
     return not content.strip(b" ")
 
 
