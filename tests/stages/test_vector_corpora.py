@@ -174,7 +174,8 @@ def test_a_model_of_given_vectors_refuses_to_classify_texts(spark, libsvm_run, t
     _, output, _ = libsvm_run
     documents = tmp_path / "new.jsonl"
     documents.write_text('{"id": "n1", "text": "oil prices rose"}\n')
-    with pytest.raises(ClassifyError, match="trained on given vectors .* cannot weight the jsonl documents classify reads"):
+    refusal = "trained on given vectors .* cannot weight the jsonl documents classify reads"
+    with pytest.raises(ClassifyError, match=refusal):
         classify(spark, load_bundle(spark, str(output / "model")), str(documents), str(tmp_path / "out"))
 
 
