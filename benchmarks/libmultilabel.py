@@ -74,6 +74,7 @@ from benchmarks.rcv1_scale import (
     SAMPLE_SECONDS,
     HarnessError,
     corpus_is_complete,
+    harness_parser,
     read_json,
     relative,
     rounded,
@@ -200,7 +201,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked: the corpus given or the number of documents to synthesize (default when neither), the
     output, LibMultiLabel's environment and the methods.
     """
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", help="directory of plain train.svm and test.svm (multi-label LIBSVM format)")
     source.add_argument("--documents", type=int, help=f"synthesize N documents with sparktc and export them as LIBSVM "

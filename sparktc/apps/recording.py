@@ -24,26 +24,13 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sparktc.errors import INPUT_EXIT, SparktcError
 from sparktc.experiment.config import RUN_SECTIONS, Config
 from sparktc.runtime import progress, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
 from sparktc.tracking import history
-from sparktc.tracking.record import RunRecord, corpus_digest
-
-METRICS_FILE = "metrics.json"
-#: The stage whose manifest lists the corpus files the run read (the corpus digest).
-CORPUS_STAGE = "ingest"
-INTERRUPTED_EXIT = 130
-
-
-def exit_status(error: BaseException) -> int:
-    """The exit status a job ends with after ``error`` (:mod:`sparktc.apps.cli`)."""
-    if isinstance(error, SparktcError):
-        return error.exit_code
-    return INTERRUPTED_EXIT if isinstance(error, KeyboardInterrupt) else INPUT_EXIT
+from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
 
 
 def _executors(spark: SparkSession) -> int:
@@ -70,15 +57,17 @@ def _fill(spark: SparkSession, record: RunRecord, output: str, names: Sequence[s
         record.cv_micro_f1 = metrics.get("cv_micro_f1")
 
 
-def keep(config: Config, record: RunRecord, output: str) -> None:
-    """Add the finished record to the history and to MLflow, as the configuration asks."""
+def keep(spark: SparkSession, config: Config, record: RunRecord, output: str) -> None:
+    """Add the finished record to the history and to MLflow with the run's reports in ``output``, as the
+    configuration asks.
+    """
     if config.history.path:
         written = history.append(config.history.path, record)
         print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
     if config.track.mlflow_uri:
         from sparktc.tracking import mlflow_run  # the optional extra: imported only when asked for
 
-        logged = mlflow_run.log(config.track, record, output)
+        logged = mlflow_run.log(config.track, record, mlflow_run.reports(spark, record, output))
         print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}", flush=True)
 
 
@@ -124,13 +113,12 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
         except Exception as unreadable:  # Spark itself may be what failed: the record still says how the run ended
             print(f"sparktc: the record of run {record.run_id} lacks its stages' statuses ({unreadable})",
                   file=sys.stderr)
-        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
         try:
-            keep(config, record.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000]), held.output)
+            keep(spark, config, record.fail(error), held.output)
         except Exception as unkept:  # the run's own failure is what the user must see first
             print(f"sparktc: error: run {record.run_id} failed and its record could not be kept: {unkept}",
                   file=sys.stderr)
         raise
     _fill(spark, record, held.output, [stage.name for stage, _ in plan], None)
-    keep(config, record.finish(0), held.output)
+    keep(spark, config, record.finish(0), held.output)
     return manifests, record
