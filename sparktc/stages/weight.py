@@ -31,7 +31,7 @@ from scipy import sparse
 
 from sparktc.corpora.records import TEST, TRAIN
 from sparktc.errors import InputError
-from sparktc.experiment.config import Config
+from sparktc.experiment.config import Config, ConfigError
 from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import FREQUENCY, score_column, term_scores, vocabulary_terms
 from sparktc.features.weighting import (
@@ -121,8 +121,13 @@ def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     """
     select = config.select
     ranked = config.rank.score == FREQUENCY
-    kept = vocabulary_terms(training["df"].to_numpy(), training["frequency"].to_numpy(), select.min_df,
+    df = training["df"].to_numpy()
+    kept = vocabulary_terms(df, training["frequency"].to_numpy(), select.min_df,
                             select.top_k if ranked else 0, select.reduction_factor if ranked else 0.0)
+    if len(training) and not len(kept):  # every model would have no feature: say so here, not deep in training
+        raise ConfigError(f"select.min_df = {select.min_df:,} keeps no term: the most common of the {len(training):,} "
+                          f"training terms is in {int(df.max()):,} training documents; set select.min_df to at most "
+                          "that")
     if len(kept) == len(training):
         return training
     vocabulary = training.take(pa.array(kept))

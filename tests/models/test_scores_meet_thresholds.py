@@ -248,6 +248,9 @@ EXTREME_RUNS = [
     (["train.method=nnet", "train.nnet_hidden=10000", "train.nnet_epochs=3", "train.nnet_l2=1e300",
       "train.nnet_learning_rate=1e300"], "train.nnet_learning_rate"),
     (["evaluate.subsets={x = ['omega']}", "evaluate.average_over=x"], "evaluate.subsets.x"),
+    (["tokenize.analyzer=sklearn", "tokenize.ngrams=3", "select.min_df=2", "rank.score=frequency", "select.top_k=1",
+      "weight.scheme=sklearn"], "ok"),
+    (["select.min_df=2147483647"], "select.min_df = 2,147,483,647 keeps no term"),
 ]
 #: Data-facing keys not in EXTREME_RUNS, and why.
 NOT_RUN = {"train.method": "a choice; every method runs in test_methods.py and above",
