@@ -410,8 +410,9 @@ def costs(result: Measured) -> dict[str, Any]:
 
 def venv_versions(venv: Path) -> dict[str, str]:
     """The versions of the packages that matter in ``venv`` (its own interpreter, isolated)."""
+    packages = ("libmultilabel", "liblinear-multicore", "scipy", "numpy", "scikit-learn")
     code = ("import importlib.metadata as m, json, platform; print(json.dumps({'python': platform.python_version(), "
-            "**{n: m.version(n) for n in ('libmultilabel', 'liblinear-multicore', 'scipy', 'numpy')}}))")
+            f"**{{n: m.version(n) for n in {packages!r}}}}}))")
     done = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code], capture_output=True, text=True,
                           timeout=120, check=False)
     if done.returncode != 0:
@@ -817,9 +818,9 @@ def render(result: Mapping[str, Any]) -> str:
          "one training document, F1 = 0 at 0/0 (LibMultiLabel's convention, the configuration's "
          "evaluate.zero_division = 0); P@K over every test document. Wall and CPU-seconds: the whole command "
          "(sparktc: JVM start, reading, tokenizing and weighting, training, evaluation, writing its tables; "
-         "LibMultiLabel: interpreter start, reading, its tf-idf, training, prediction, metrics), CPU and peak RSS of "
-         f"the whole process tree sampled from /proc every {SAMPLE_SECONDS} s. One run each on a 2-core machine "
-         "shared with other work (see the load averages): the times are noisy."),
+         "LibMultiLabel: interpreter start, reading, for text its tf-idf, training, prediction, metrics), CPU and "
+         f"peak RSS of the whole process tree sampled from /proc every {SAMPLE_SECONDS} s. One run each on a 2-core "
+         "machine shared with other work (see the load averages): the times are noisy."),
         comparison_table(methods, fmt.config),
     ]
     chosen = [TFIDF[name] for name in settings.get("tfidf") or ()]
