@@ -6,6 +6,7 @@ LibMultiLabel-format text files with both of LibMultiLabel's tf-idf settings.
     .venv/bin/python -m benchmarks.libmultilabel --format text --output OUT [--reuters ../shared/data/reuters21578]
         [--category-set R90] [--tfidf default,tutorial]
     .venv/bin/python -m benchmarks.libmultilabel --format text --output OUT --corpus DIR   # DIR/train.txt, test.txt
+    .venv/bin/python -m benchmarks.libmultilabel --format text --output OUT --documents N  # synthetic text
         [--venv ~/.cache/sparktc/libmultilabel-0.10.0-scipy-1.13.1]
         [--methods 1vsrest,thresholding,cost_sensitive,cost_sensitive_micro]
 
@@ -32,7 +33,9 @@ Run it from the repository root; the commands it starts run from there, exactly 
      Without it, ``--reuters DIR`` (default ../shared/data/reuters21578) is written into
      OUTPUT/reuters21578-SET by :mod:`benchmarks.libmultilabel_corpus`: ModApte, NEWID, the labels of
      ``--category-set`` (default R(90)), a document with none kept with an empty label column, text = TITLE and
-     BODY as sparktc's reader gives them with tabs, newlines and carriage returns replaced by spaces.
+     BODY as sparktc's reader gives them with tabs, newlines and carriage returns replaced by spaces. Or
+     ``--documents N``: :mod:`benchmarks.text_corpus`'s synthetic RCV1-shaped text (N documents, RCV1-v2's
+     training share) written the same way into OUTPUT/text-N (reused when complete).
 3. **Each method** (:data:`METHODS`), and in text mode each tf-idf setting (:data:`TFIDF`, ``--tfidf``) with each
    method, one after the other, under the /proc sampler of ``benchmarks/measure.py`` (wall time, CPU-seconds and
    peak resident memory of the whole process tree):
@@ -101,6 +104,7 @@ from benchmarks.rcv1_scale import (
     train_documents,
 )
 from benchmarks.rcv1_scale import measured as run_command
+from benchmarks.text_corpus import TextShape
 from sparktc.corpora.files import compression_of
 from sparktc.corpora.reuters21578 import CATEGORY_SETS
 from sparktc.corpora.reuters21578 import FORMAT as REUTERS
@@ -306,8 +310,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", help="directory of the files: plain train.svm and test.svm, or train.txt and "
                                          "test.txt (plain, .gz or .bz2) with --format text")
-    source.add_argument("--documents", type=int, help=f"svm: synthesize N documents with sparktc and export them as "
-                                                      f"LIBSVM files (the default: {DEFAULT_DOCUMENTS:,})")
+    source.add_argument("--documents", type=int, help=f"synthesize N documents: svm, with sparktc, exported as LIBSVM "
+                                                      f"files (the default: {DEFAULT_DOCUMENTS:,}); text, "
+                                                      "benchmarks/text_corpus.py's RCV1-shaped text")
     source.add_argument("--reuters", help=f"text: write the Reuters-21578 collection in this directory as "
                                           f"LibMultiLabel text files (the default: {relative(DEFAULT_REUTERS)})")
     parser.add_argument("--category-set", choices=CATEGORY_SETS,
@@ -322,18 +327,18 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     arguments = parser.parse_args(argv)
     fmt = arguments.format = FORMATS[arguments.format]
     text = fmt.name == "text"
-    misplaced = [option for option, given, wanted in (
-        ("--documents", arguments.documents is not None, False), ("--reuters", arguments.reuters is not None, True),
-        ("--category-set", arguments.category_set is not None, True), ("--tfidf", arguments.tfidf is not None, True),
-    ) if given and wanted != text]
+    misplaced = [option for option, given in (
+        ("--reuters", arguments.reuters is not None), ("--category-set", arguments.category_set is not None),
+        ("--tfidf", arguments.tfidf is not None)) if given and not text]
     if misplaced:
-        parser.error(f"{', '.join(misplaced)}: not for --format {fmt.name} (--documents synthesizes LIBSVM files; "
-                     "--reuters, --category-set and --tfidf are for --format text)")
-    if arguments.category_set is not None and arguments.corpus is not None:
-        parser.error("--category-set chooses the labels written from --reuters; a --corpus is taken as it is")
+        parser.error(f"{', '.join(misplaced)}: not for --format {fmt.name} (--reuters, --category-set and --tfidf are "
+                     "for --format text)")
+    if arguments.category_set is not None and arguments.reuters is None and (arguments.corpus or arguments.documents):
+        parser.error("--category-set chooses the labels written from --reuters; a --corpus is taken as it is, and "
+                     "--documents generates its own")
     if text:
         arguments.tfidf = arguments.tfidf or list(TFIDF)
-        if arguments.corpus is None:
+        if arguments.corpus is None and arguments.documents is None:
             arguments.reuters = Path(arguments.reuters or DEFAULT_REUTERS).resolve()
             arguments.category_set = arguments.category_set or REUTERS.default_category_set
     elif arguments.corpus is None and arguments.documents is None:
@@ -479,6 +484,16 @@ def prepare_corpus(output: Path, documents: int) -> tuple[Path, dict[str, Any]]:
     summary = read_json(exported / "export.json")
     steps["export"]["files"] = summary["files"]
     return exported, steps
+
+
+def prepare_synthetic_text(output: Path, documents: int) -> tuple[Path, dict[str, Any]]:
+    """:mod:`benchmarks.text_corpus`'s corpus of ``documents`` as LibMultiLabel text files in OUTPUT/text-N
+    (:func:`benchmarks.libmultilabel_corpus.write_synthetic`; reused when complete), and what it holds.
+    """
+    directory, shape = output / f"text-{documents}", TextShape(documents=documents)
+    if libmultilabel_corpus.synthetic_is_complete(shape, directory):
+        return directory, {**read_json(directory / "corpus.json"), "directory": str(directory), "reused": True}
+    return directory, {**libmultilabel_corpus.write_synthetic(shape, directory), "directory": str(directory)}
 
 
 def prepare_text_corpus(output: Path, reuters: Path, category_set: str) -> tuple[Path, dict[str, Any]]:
@@ -753,7 +768,14 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
     """The corpus section's lines: each step that made the LIBSVM files, or what the Reuters-21578 text files hold."""
     lines = []
     written = result.get("corpus")
-    if written:
+    if written and "shape" in written:
+        train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
+        lines.append(f"- benchmarks/text_corpus.py's synthetic text ({written['shape']}), written by "
+                     f"benchmarks/libmultilabel_corpus.py into `{written['directory']}`"
+                     f"{' (reused)' if written.get('reused') else ''} in {tables.seconds(written['seconds'])} s: "
+                     f"train.txt {train['documents']:,} documents, test.txt {test['documents']:,}; "
+                     f"{written['categories']} categories; tabs and newlines replaced by spaces")
+    elif written:
         train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
         lines.append(f"- Reuters-21578 (`{written['reuters']}`) read by sparktc's reader "
                      f"(sparktc.corpora.reuters21578), ModApte, written by benchmarks/libmultilabel_corpus.py into "
@@ -855,7 +877,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     output: Path = arguments.output
     fmt: FileFormat = arguments.format
     documents = arguments.documents
-    if fmt.name == "text":
+    if fmt.name == "text" and documents:
+        corpus = output / f"text-{documents}"
+        note = (f"{documents:,} synthetic documents of benchmarks/text_corpus.py, "
+                f"{TextShape(documents=documents).train_documents:,} for training, written by "
+                "benchmarks/libmultilabel_corpus.py")
+        extra = {"tfidf": arguments.tfidf}
+    elif fmt.name == "text":
         corpus = arguments.corpus or output / f"reuters21578-{arguments.category_set}"
         note = ("given" if arguments.corpus else f"Reuters-21578 ModApte, the labels of "
                 f"{REUTERS.chosen_sets.title(arguments.category_set)}, written by benchmarks/libmultilabel_corpus.py")
@@ -874,7 +902,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body(result: dict[str, Any], write: Callable[[], str]) -> int:
         result["venv"] = ensure_venv(arguments.venv, output / "logs" / "venv.log")
         corpus = arguments.corpus
-        if corpus is None and fmt.name == "text":
+        if corpus is None and fmt.name == "text" and documents:
+            corpus, result["corpus"] = prepare_synthetic_text(output, documents)
+        elif corpus is None and fmt.name == "text":
             corpus, result["corpus"] = prepare_text_corpus(output, arguments.reuters, arguments.category_set)
         elif corpus is None:
             corpus, result["prepare"] = prepare_corpus(output, documents)

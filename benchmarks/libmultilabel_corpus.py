@@ -1,7 +1,9 @@
-r"""Reuters-21578's ModApte split written as LibMultiLabel-format text files, for the LibMultiLabel benchmark.
+r"""Reuters-21578's ModApte split, or a synthetic RCV1-shaped corpus, written as LibMultiLabel-format text files, for
+the LibMultiLabel benchmark.
 
     .venv/bin/python -m benchmarks.libmultilabel_corpus --reuters ../shared/data/reuters21578 --output DIR \
         [--category-set R90]
+    .venv/bin/python -m benchmarks.libmultilabel_corpus --documents N --output DIR
 
 Writes ``DIR/train.txt`` and ``DIR/test.txt`` in LibMultiLabel's text format
 (https://www.csie.ntu.edu.tw/~cjlin/libmultilabel/cli/ov_data_format.html#libmultilabel-format): one document a line,
@@ -23,6 +25,11 @@ three tab-separated columns, the id (Reuters' NEWID), the labels separated by sp
   line with an extra field is dropped with a warning). Both tools' tokenizers split at any white space, so the
   replacement changes no token.
 
+With ``--documents N`` the documents are instead :mod:`benchmarks.text_corpus`'s synthetic RCV1-shaped text (seed
+0, its defaults: 100 categories, about 220 words a document, the first round(N x 23,149 / 804,414) ids for
+training), its ids and labels as generated, its tabs and paragraph breaks replaced by spaces the same way
+(:func:`write_synthetic`).
+
 An id or a label holding white space cannot be written (LibMultiLabel splits the labels at white space):
 :func:`libmultilabel_line` refuses it. Files are UTF-8 (the collection is ASCII but for one Latin-1 byte, read as
 ``ü``).
@@ -37,14 +44,17 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from benchmarks.text_corpus import BLOCK_DOCUMENTS, FORMAT_VERSION, TextModel, TextShape, generate_block
 from sparktc.corpora.files import read_records
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 from sparktc.corpora.reuters21578 import CATEGORY_SETS, FORMAT, category_set, parse_sgml
 
-__all__ = ["FILES", "REPLACED", "libmultilabel_line", "main", "modapte_documents", "write_corpus"]
+__all__ = ["FILES", "REPLACED", "libmultilabel_line", "main", "modapte_documents", "synthetic_is_complete",
+           "write_corpus", "write_synthetic"]
 
 #: The files LibMultiLabel's ``load_dataset("txt", train, test)`` is given, by split.
 FILES = {TRAIN: "train.txt", TEST: "test.txt"}
@@ -121,15 +131,61 @@ def write_corpus(documents: Sequence[Document], output: Path, category_set_name:
     return record
 
 
+def write_synthetic(shape: TextShape, output: Path) -> dict[str, Any]:
+    """Write :mod:`benchmarks.text_corpus`'s corpus of ``shape`` as ``output``/train.txt and test.txt (module
+    docstring); what was written, also in ``output``/corpus.json.
+    """
+    began = time.monotonic()
+    output.mkdir(parents=True, exist_ok=True)
+    model = TextModel(shape)
+    counts = dict.fromkeys(FILES, 0)
+    handles = {split: open(output / name, "w", encoding="utf-8", newline="") for split, name in FILES.items()}
+    try:
+        for number in range(-(-shape.documents // BLOCK_DOCUMENTS)):
+            block = generate_block(model, shape, number)
+            for doc_id, split, labels, text in zip(block.ids, block.splits, block.labels, block.texts, strict=True):
+                handles[split].write(libmultilabel_line(str(doc_id), labels, text))
+                counts[split] += 1
+    finally:
+        for handle in handles.values():
+            handle.close()
+    record = {"generator": "benchmarks/text_corpus.py", "format_version": FORMAT_VERSION, "shape": asdict(shape),
+              "categories": len(model.codes), "replaced_by_space": [f"U+{ord(c):04X}" for c in REPLACED],
+              "files": {name: {"documents": counts[split], "bytes": (output / name).stat().st_size}
+                        for split, name in FILES.items()},
+              "seconds": round(time.monotonic() - began, 1)}
+    (output / "corpus.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def synthetic_is_complete(shape: TextShape, output: Path) -> bool:
+    """Whether ``output`` holds :func:`write_synthetic`'s files of ``shape`` at the sizes its corpus.json says."""
+    try:
+        record = json.loads((output / "corpus.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (record.get("format_version") == FORMAT_VERSION and record.get("shape") == asdict(shape)
+            and all((output / name).is_file() and (output / name).stat().st_size == written["bytes"]
+                    for name, written in record.get("files", {}).items()) and len(record.get("files", {})) == 2)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the corpus (module docstring); the exit code (2 for bad arguments or an unreadable collection)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reuters", required=True, help="directory of reut2-000.sgm .. reut2-021.sgm (or .sgm.gz)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--reuters", help="directory of reut2-000.sgm .. reut2-021.sgm (or .sgm.gz)")
+    source.add_argument("--documents", type=int, help="instead, N synthetic RCV1-shaped documents")
     parser.add_argument("--output", required=True, help="directory for train.txt, test.txt and corpus.json")
     parser.add_argument("--category-set", choices=CATEGORY_SETS, default=FORMAT.default_category_set,
                         help=f"the labels written (default {FORMAT.default_category_set})")
     arguments = parser.parse_args(argv)
     began = time.monotonic()
+    if arguments.documents is not None:
+        if arguments.documents < 1:
+            parser.error(f"--documents {arguments.documents}: expected at least 1")
+        record = write_synthetic(TextShape(documents=arguments.documents), Path(arguments.output))
+        print(json.dumps(record, indent=2))
+        return 0
     try:
         record = write_corpus(modapte_documents(Path(arguments.reuters)), Path(arguments.output),
                               arguments.category_set)

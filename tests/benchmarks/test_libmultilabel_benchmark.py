@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bz2
 import csv
+import dataclasses
 import gzip
 import json
 import re
@@ -24,6 +25,7 @@ from conftest import REPO, SHARED_DATA
 from benchmarks import libmultilabel as bench
 from benchmarks import libmultilabel_corpus as corpus_module
 from benchmarks.rcv1_scale import HarnessError
+from benchmarks.text_corpus import TextModel, TextShape, generate_block
 from sparktc.corpora.records import Document
 from sparktc.experiment.config import load_config
 
@@ -241,10 +243,12 @@ def test_the_text_mode_writes_reuters_with_both_tfidf_settings_by_default(tmp_pa
     chosen = bench.parse_arguments(["--format", "text", "--reuters", str(tmp_path), "--category-set", "R10",
                                     "--tfidf", "tutorial", "--output", str(tmp_path / "o")])
     assert (chosen.reuters, chosen.category_set, chosen.tfidf) == (tmp_path, "R10", ["tutorial"])
+    synthetic = bench.parse_arguments(["--format", "text", "--documents", "500", "--output", str(tmp_path / "o")])
+    assert (synthetic.documents, synthetic.reuters, synthetic.category_set) == (500, None, None)
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--documents", "1000"], "--documents: not for --format text"),
+    (["--documents", "1000", "--category-set", "R10"], "--documents generates its own"),
     (["--tfidf", "default,default"], "expected distinct tf-idf settings"),
     (["--corpus", "C", "--category-set", "R10"], "--category-set chooses the labels written from --reuters"),
     (["--reuters", "MISSING"], "is not a directory: give the one holding Reuters-21578 files"),
@@ -337,6 +341,26 @@ def test_the_modapte_documents_are_those_of_the_sgml_attributes(tmp_path):
                       gzip.decompress(source.read_bytes()).decode("latin-1"))
     expected = [(newid, split.lower()) for topics, split, newid in tags if topics == "YES" and split != "NOT-USED"]
     assert [(d.doc_id, d.split) for d in documents] == expected and len(expected) > 500
+
+
+def test_the_synthetic_text_is_text_corpuss_documents_one_a_line(tmp_path):
+    shape = TextShape(documents=60, words=40, labels=12, roots=1_000)
+    record = corpus_module.write_synthetic(shape, tmp_path / "out")
+    block = generate_block(TextModel(shape), shape, 0)  # 60 < one block's documents
+    lines = {split: (tmp_path / "out" / name).read_text().split("\n")[:-1]
+             for split, name in corpus_module.FILES.items()}
+    separators = re.compile("[\t\n\r]")
+    expected = {split: ["\t".join([str(i), " ".join(labels), separators.sub(" ", text)])
+                        for i, s, labels, text in zip(block.ids, block.splits, block.labels, block.texts, strict=True)
+                        if s == split] for split in corpus_module.FILES}
+    assert any("\n" in text for text in block.texts)  # the generator writes paragraph breaks
+    assert lines == expected and len(lines["train"]) == shape.train_documents
+    assert record["files"]["test.txt"]["documents"] == 60 - shape.train_documents
+    assert corpus_module.synthetic_is_complete(shape, tmp_path / "out")
+    assert not corpus_module.synthetic_is_complete(dataclasses.replace(shape, documents=61), tmp_path / "out")
+    with open(tmp_path / "out" / "test.txt", "a") as handle:
+        handle.write("more\n")
+    assert not corpus_module.synthetic_is_complete(shape, tmp_path / "out")
 
 
 def test_a_damaged_collection_is_refused_naming_the_record(tmp_path):
