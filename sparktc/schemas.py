@@ -41,11 +41,12 @@ VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.stri
                             ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32())),
                             ("counts", pa.list_(pa.int32()))])
 
-#: ``vocabulary``: the training terms in term_id order (term_id = position among the terms sorted), their
-#: training document frequency, and ``idf``, the weighting scheme's global factor of each term
-#: (:func:`sparktc.features.weighting.term_factors`).
+#: ``vocabulary``: the training terms kept (``select.min_df``, the frequency ranking) in term_id order (term_id =
+#: position among the terms sorted), their training document frequency, ``frequency``, their occurrences in the
+#: training documents (a vector corpus: the documents holding the feature), and ``idf``, the weighting scheme's
+#: global factor of each term (:func:`sparktc.features.weighting.term_factors`).
 VOCABULARY_SCHEMA = pa.schema([("term_id", pa.int32()), ("term", pa.string()), ("df", pa.int64()),
-                               ("idf", pa.float64())])
+                               ("frequency", pa.int64()), ("idf", pa.float64())])
 
 #: ``predictions``: per test document, its labels, the categories assigned, and the top-scoring
 #: categories with their scores.

@@ -2,7 +2,7 @@
 
 The same code as the pipeline, step for step: files are read by Spark's ``binaryFile`` source and
 parsed on the executors by the corpus readers; raw texts are analyzed by the tokenize stage's
-recipe with the bundle's stop words and stemmer (token files are taken as they are, as the tokenize
+code with the bundle's analyzer, stop words and stemmer (token files are taken as they are, as the tokenize
 stage takes them); vectors are weighted by the weight stage's code under the training run's [weight] scheme,
 with the bundle's vocabulary and each term's stored global factor (idf, or the supervised score, both from
 the training documents: new documents change none of them); scores and decisions come from the evaluate
@@ -83,11 +83,12 @@ def weighted(spark: SparkSession, bundle: Bundle, records: DataFrame) -> DataFra
     (:data:`sparktc.schemas.CLASSIFY_VECTORS_SCHEMA`), a document without a term of it given :data:`NO_TERMS`.
     """
     shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
-    stop_words, stemmer, scheme, features = bundle.stop_words, bundle.stemmer, bundle.scheme, bundle.features
+    stop_words, stemmer, recipe = bundle.stop_words, bundle.stemmer, bundle.analyzer
+    scheme, features = bundle.scheme, bundle.features
 
     def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         terms, factors = shared.value
-        analyzer = Analyzer(stop_words, stemmer)
+        analyzer = Analyzer(stop_words, stemmer, recipe)
         for batch in batches:
             given = batch.column("tokens")
             tokens = pc.if_else(pc.is_null(given), token_strings(analyzer, batch.column("text"), batch.column("title"),

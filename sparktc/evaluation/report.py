@@ -37,6 +37,8 @@ import pandas as pd
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
 from sparktc.evaluation.metrics import MEASURE_LABELS
 from sparktc.evaluation.training_decisions import training_decisions_lines
+from sparktc.features.term_selection import FREQUENCY
+from sparktc.features.text import ANALYZERS
 
 __all__ = [
     "CLOSED_ROWS",
@@ -71,7 +73,8 @@ _TABLE_COLUMNS = ("category", "name", "train_positives", "test_positives", "tp",
 _DASH = "\u2014"
 _NOT_AVERAGED = "\u2020"  # dagger
 #: The [rank] score functions as the report names them (Debole & Sebastiani 2005, Table 2).
-SELECTION_FUNCTIONS = {"chi2": "chi-square", "ig": "information gain", "gr": "gain ratio"}
+SELECTION_FUNCTIONS = {"chi2": "chi-square", "ig": "information gain", "gr": "gain ratio",
+                       FREQUENCY: "frequency (occurrences in the training documents)"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,11 +183,19 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
         selection = _DASH
     else:
         name = SELECTION_FUNCTIONS.get(function or "chi2", function)  # runs before rank.score was a setting: chi2
-        selection = f"{name}, global score `{score if score is not None else '?'}`, {kept or '?'}"
+        globalized = "" if function == FREQUENCY else f", global score `{score if score is not None else '?'}`"
+        selection = f"{name}{globalized}, {kept or '?'}"
+    min_df = _get(s, "select", "min_df")
+    if min_df not in (None, 1):
+        selection += f", of the terms in at least {min_df} training documents (`select.min_df`)"
     stop = _get(s, "tokenize", "stop_list")
     weight = _get(s, "tokenize", "title_weight")
+    analyzer = ANALYZERS.get(_get(s, "tokenize", "analyzer"))  # the default, LYRL2004's recipe, goes unsaid
     terms = "".join(text for text, chosen in (
+        (f", {analyzer.title} (`tokenize.analyzer = {analyzer.name}`)" if analyzer else "",
+         analyzer not in (None, next(iter(ANALYZERS.values())))),
         (", word bigrams (`tokenize.ngrams = 2`)", _get(s, "tokenize", "ngrams") == 2),
+        (", word bigrams and trigrams (`tokenize.ngrams = 3`)", _get(s, "tokenize", "ngrams") == 3),
         (f", title terms counted {weight} times (`tokenize.title_weight`)", weight not in (None, 1)),
         (", title terms as features of their own (`tokenize.title_terms`)", _get(s, "tokenize", "title_terms") is True),
     ) if chosen)

@@ -3,7 +3,7 @@
 Layout (small files read through Hadoop file systems, tables in Parquet)::
 
     model/bundle.json    format number, sparktc version, the settings that shaped the model, the
-                         tokenization (stop words themselves, stemmer, whether the corpus came
+                         tokenization (analyzer, stop words themselves, stemmer, whether the corpus came
                          tokenized), the weighting (scheme, N), the decision rule (method,
                          thresholding, RCut's k, kNN's k) and the data files of the parts below
                          with their sizes, which loading checks: a part file missing, cut short or
@@ -105,7 +105,8 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         "bundle_format": BUNDLE_FORMAT,
         "sparktc_version": __version__,
         "settings": {section: settings[section] for section in MODEL_SETTINGS},
-        "tokenize": {"tokenized_corpus": FORMATS[config.corpus.format].tokenized, "stemmer": config.tokenize.stemmer,
+        "tokenize": {"tokenized_corpus": FORMATS[config.corpus.format].tokenized, "analyzer": config.tokenize.analyzer,
+                     "stemmer": config.tokenize.stemmer,
                      "stop_words": sorted(stop_words_of(config.tokenize.stop_list,
                                                         lambda path: storage.read_text(spark, path)))},
         "weight": {"scheme": config.weight.scheme, "train_documents": n_train},
@@ -121,6 +122,7 @@ class Bundle:
     path: str
     stop_words: frozenset[str]
     stemmer: str
+    analyzer: str  # the training run's tokenize.analyzer
     features: TermFeatures  # the training run's tokenize.ngrams, title_weight and title_terms
     terms: pa.StringArray  # in term_id order
     scheme: str  # [weight] scheme
@@ -220,9 +222,10 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         _check_network(path, network, len(vocabulary), len(categories))
     n_train = description["weight"]["train_documents"]
     tokenize = description["tokenize"]
+    settings = load_section("tokenize", description["settings"]["tokenize"])
     return Bundle(
         path=path, stop_words=frozenset(tokenize["stop_words"]), stemmer=tokenize["stemmer"],
-        features=load_section("tokenize", description["settings"]["tokenize"]).features(),
+        analyzer=settings.analyzer, features=settings.features(),
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
         categories=categories,

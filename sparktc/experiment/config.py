@@ -27,8 +27,8 @@ from sparktc.corpora.registry import CATEGORY_SETS, FORMATS, VECTOR_FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS, TEST_FILES
 from sparktc.errors import ConfigError
 from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
-from sparktc.features.term_selection import GLOBAL_SCORES, SCORES
-from sparktc.features.text import TermFeatures
+from sparktc.features.term_selection import FREQUENCY, GLOBAL_SCORES, SCORES
+from sparktc.features.text import ANALYZERS, TermFeatures
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
@@ -141,13 +141,25 @@ class SynthesizeConfig:
 
 @dataclass(frozen=True)
 class TokenizeConfig:
-    """LYRL2004 text processing (REFERENCE.md section 2)."""
+    """Text processing: LYRL2004's (REFERENCE.md section 2) or scikit-learn's (:mod:`sparktc.features.text`).
 
+    LibMultiLabel's linear features (scikit-learn's ``TfidfVectorizer`` over the training texts) are
+    ``analyzer = "sklearn"``, ``stemmer = "none"``, ``stop_list = ""`` and ``weight.scheme = "sklearn"``; its
+    tutorial's ``tfidf_params`` (``max_features = 20000``, ``min_df = 3``, ``ngram_range = (1, 3)``) add
+    ``ngrams = 3``, ``select.min_df = 3``, ``rank.score = "frequency"`` and ``select.top_k = 20000``.
+    """
+
+    # lyrl2004: lower case, punctuation deleted, digit-only tokens dropped (LYRL2004); sklearn: scikit-learn's default
+    # analyzer, lower case and runs of 2+ word characters (r"(?u)\b\w\w+\b": digits and "_" kept). Both then drop
+    # the stop list's words and stem by `stemmer` (set stemmer = "none" for scikit-learn's own tokens).
+    analyzer: str = field(default="lyrl2004", metadata=allowed(*ANALYZERS))
     # SMART stop list, one word per line; "" keeps every word.
     stop_list: str = ""
     stemmer: str = field(default="porter", metadata=allowed("porter", "none"))
-    # 2: adjacent stems (after stop words and stemming) are terms too, "bank_england", ranked with the stems.
-    ngrams: int = field(default=1, metadata=between(1, 2))
+    # 2 or 3: runs of adjacent stems up to that length (after stop words and stemming) are terms too, ranked with the
+    # stems (scikit-learn's ngram_range = (1, ngrams)); joined by "_" under lyrl2004 ("bank_england"), by a space
+    # under sklearn ("bank of england", scikit-learn's feature name: its tokens may hold "_").
+    ngrams: int = field(default=1, metadata=between(1, 3))
     # The title's terms counted this many times in all (the text holds them once); formats with titles only.
     title_weight: int = field(default=1, metadata=between(1, 100))
     # The title's terms as features of their own ("title:oil"), beside the text's; formats with titles only.
@@ -155,7 +167,7 @@ class TokenizeConfig:
 
     def features(self) -> TermFeatures:
         """The terms these settings make of a document's stems."""
-        return TermFeatures(self.ngrams, self.title_weight, self.title_terms)
+        return TermFeatures(self.ngrams, self.title_weight, self.title_terms, ANALYZERS[self.analyzer].joiner)
 
 
 @dataclass(frozen=True)
@@ -177,16 +189,25 @@ class RankConfig:
     supervised weighting) uses, so changing them re-selects without recounting.
     """
 
-    # chi2: chi-square; ig: information gain; gr: gain ratio (Debole & Sebastiani 2005, Table 2).
-    score: str = field(default="chi2", metadata=allowed(*SCORES))
+    # chi2: chi-square; ig: information gain; gr: gain ratio (Debole & Sebastiani 2005, Table 2); frequency: the
+    # term's occurrences over the training documents (scikit-learn's max_features ranking), which needs no category:
+    # its top terms (select.top_k or reduction_factor) are the vocabulary the weight stage weights and normalises
+    # over, as scikit-learn's are. It has no global score (one left at its default "max" is not used) and is not
+    # a supervised weight, nor searched by tune.terms.
+    score: str = field(default="chi2", metadata=allowed(*SCORES, FREQUENCY))
     # max: f_max (LYRL2004, Debole); avg: f_avg, P(c)-weighted (Yang & Pedersen); mean: the plain mean.
     global_score: str = field(default="max", metadata=allowed(*GLOBAL_SCORES))
 
 
 @dataclass(frozen=True)
 class SelectConfig:
-    """Which ranked terms training keeps: the top k, a reduction factor xi, or all (both 0)."""
+    """Which ranked terms training keeps: the top k, a reduction factor xi, or all (both 0), among the terms of at
+    least ``min_df`` training documents.
+    """
 
+    # The vocabulary: the training terms in at least min_df training documents (scikit-learn's integer min_df),
+    # before any ranking; the weights are normalised over it.
+    min_df: int = field(default=1, metadata=between(1, MAX_COUNT))
     top_k: int = field(
         default=0,
         metadata=rule(lambda v: 0 <= v <= MAX_COUNT, f"an integer in [0, {MAX_COUNT:_}] (0 keeps all terms)"))
@@ -563,6 +584,7 @@ def _check_combinations(config: Config) -> None:
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
     _check_vector_format(config)
     _check_term_features(config)
+    _check_frequency(config)
     _check_category_set(config.corpus, config.evaluate.close_predictions)
     decision = train.decision_rule()
     method = decision.spec
@@ -700,6 +722,7 @@ def _check_term_features(config: Config) -> None:
     """
     settings, form = config.tokenize, FORMATS[config.corpus.format]
     asked = [f"{key} = {str(value).lower()}" for key, value, default in (
+        ("tokenize.analyzer", settings.analyzer, TokenizeConfig.analyzer),
         ("tokenize.ngrams", settings.ngrams, 1), ("tokenize.title_weight", settings.title_weight, 1),
         ("tokenize.title_terms", settings.title_terms, False)) if value != default]
     if asked and form.tokenized:
@@ -711,6 +734,31 @@ def _check_term_features(config: Config) -> None:
         raise ConfigError(f"{' and '.join(key for key in asked if 'title' in key)} with corpus.format = "
                           f"{form.name!r}: its documents have no title to count apart; formats with titles: "
                           f"{with_titles}. Leave tokenize.title_weight = 1 and tokenize.title_terms = false")
+
+
+def _check_frequency(config: Config) -> None:
+    """The frequency ranking (``rank.score = "frequency"``) cuts the vocabulary before the weights are computed, as
+    scikit-learn's max_features does: it has no per-category scores to globalize or weight by, a search over term
+    counts would need the vectors weighted again for each count, and given vectors have no occurrences to count.
+    """
+    rank, form = config.rank, FORMATS[config.corpus.format]
+    if rank.score != FREQUENCY:
+        return
+    if rank.global_score != RankConfig.global_score:
+        raise ConfigError(f"rank.global_score = {rank.global_score!r} with rank.score = {FREQUENCY!r}: a term's "
+                          "frequency is one count over all the training documents, not a score per category to "
+                          "globalize; remove rank.global_score")
+    if config.weight.scheme == "supervised":
+        raise ConfigError(f"weight.scheme = 'supervised' with rank.score = {FREQUENCY!r}: supervised weights are a "
+                          "term-selection score counted per category (Debole & Sebastiani 2003); set rank.score to "
+                          f"one of {', '.join(SCORES)}, or choose another weight.scheme")
+    if config.tune.terms:
+        raise ConfigError(f"tune.terms = {config.tune.terms} with rank.score = {FREQUENCY!r}: the most frequent terms "
+                          "are the vocabulary the weights are normalised over (scikit-learn's max_features), one count "
+                          f"per run; set select.top_k, or rank by one of {', '.join(SCORES)} to search the count")
+    if form.vectors:
+        raise ConfigError(f"rank.score = {FREQUENCY!r} with corpus.format = {form.name!r}: its features are given "
+                          f"values, not counted occurrences; rank by one of {', '.join(SCORES)}")
 
 
 def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> None:

@@ -19,7 +19,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from sparktc.corpora.files import Reader
 from sparktc.corpora.records import RECORD_SCHEMA
 from sparktc.experiment.config import Config
-from sparktc.features.term_selection import rank_order, score_column
+from sparktc.features.term_selection import rank_order, ranking_column
 from sparktc.models.decision import Cut, DecisionRule
 from sparktc.models.thresholds import pcut_counts
 from sparktc.runtime.faults import inject
@@ -104,7 +104,9 @@ def cut_of(rule: DecisionRule, models: pd.DataFrame, documents: DataFrame, share
 
 
 def term_order(term_ranks: str, config: Config) -> np.ndarray:
-    """Term ids from the best [rank] score (``rank.score`` under ``rank.global_score``) down, vocabulary-sized."""
-    column = score_column(config.rank.score, config.rank.global_score)
+    """Term ids from the best [rank] score (``rank.score`` under ``rank.global_score``, or the most frequent first)
+    down, vocabulary-sized.
+    """
+    column = ranking_column(config.rank.score, config.rank.global_score)
     ranks = read_small(term_ranks, ["term_id", column])
     return rank_order(ranks["term_id"].to_numpy(), ranks[column].to_numpy())

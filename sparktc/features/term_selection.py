@@ -16,6 +16,11 @@ function under every globalization (the columns of the ``term_ranks`` table, :fu
 :func:`rank_order` orders the terms by one of them, :func:`top_k_from_reduction_factor` turns Debole's
 reduction factor into a number of terms to keep and :func:`top_terms` picks them.
 
+Beside them, the unsupervised cut of the vocabulary itself (:func:`vocabulary_terms`): the terms of at least
+``min_df`` training documents, and of those the most frequent (:data:`FREQUENCY`), scikit-learn's ``min_df`` and
+``max_features``. It needs no category, so the weight stage applies it before weighting, and the weights are
+normalised over the terms it keeps, as scikit-learn's are.
+
 These are pure numpy functions; the Spark stages compute the counts and call them.
 """
 
@@ -32,6 +37,7 @@ from sparktc.validation import check_integer, check_unit_interval
 
 __all__ = [
     "SCORES",
+    "FREQUENCY",
     "GLOBAL_SCORES",
     "SCORE_COLUMNS",
     "term_scores",
@@ -44,14 +50,19 @@ __all__ = [
     "global_mean",
     "global_scores",
     "score_column",
+    "ranking_column",
     "rank_order",
     "top_k_from_reduction_factor",
     "top_terms",
+    "vocabulary_terms",
 ]
 
 #: The term-selection functions, by their [rank] score names, and the globalizations ([rank] global_score).
 SCORES = ("chi2", "ig", "gr")
 GLOBAL_SCORES = ("max", "avg", "mean")
+#: The unsupervised ranking ([rank] score): a term's occurrences over the training documents, scikit-learn's
+#: ``X.sum(axis=0)`` that ``max_features`` keeps the top of; also the ``term_ranks`` column holding them.
+FREQUENCY = "frequency"
 BLOCK_TERMS = 2048  # terms scored at a time (term_scores): the 2x2 tables of a block stay in the cache
 
 
@@ -224,6 +235,13 @@ def score_column(score: str, global_score: str) -> str:
     return f"{score}_{global_score}"
 
 
+def ranking_column(score: str, global_score: str) -> str:
+    """The ``term_ranks`` column ordering the terms for ``score`` ([rank] score): :data:`FREQUENCY` itself, which has
+    no globalization, or the function's column under ``global_score`` (:func:`score_column`).
+    """
+    return FREQUENCY if score == FREQUENCY else score_column(score, global_score)
+
+
 def global_scores(A: ArrayLike, df: ArrayLike, n_positive: ArrayLike, N: int,
                   columns: tuple[str, ...] | None = None) -> dict[str, NDArray[np.float64]]:
     """Every function of :data:`SCORES` under every globalization of :data:`GLOBAL_SCORES` (or only
@@ -274,6 +292,29 @@ def top_terms(order: ArrayLike, k: int) -> NDArray[np.int64] | None:
     """
     order = np.asarray(order, dtype=np.int64)
     return None if k == 0 or k >= len(order) else np.sort(order[:k])
+
+
+def vocabulary_terms(df: ArrayLike, frequency: ArrayLike, min_df: int = 1, top_k: int = 0,
+                     reduction_factor: float = 0.0) -> NDArray[np.int64]:
+    """The term ids (ascending) the vocabulary keeps of the training terms with document frequencies ``df`` and
+    occurrences ``frequency`` (term id = position): those in at least ``min_df`` training documents, then, when
+    ``top_k`` (or a ``reduction_factor`` of those, :func:`top_k_from_reduction_factor`) is given, the ``top_k`` most
+    frequent of them (:func:`rank_order` over ``frequency``). This is scikit-learn's ``CountVectorizer._limit_features``
+    for an integer ``min_df`` and ``max_features = top_k``, in its order (min_df first).
+
+    Ties at the cut go to the smaller term id, the term first in the vocabulary's order. scikit-learn ranks by
+    ``(-tfs[mask]).argsort()``, numpy's default quicksort, which is not stable: which of several terms tied at the
+    cut it keeps is not defined, and may differ from this choice.
+    """
+    check_integer("min_df", min_df, 1)
+    check_integer("top_k", top_k, 0, kind="non-negative integer")
+    df, frequency = np.asarray(df, dtype=np.int64), np.asarray(frequency, dtype=np.int64)
+    if df.shape != frequency.shape:
+        raise ValueError(f"df and frequency must have one value per term; got shapes {df.shape}, {frequency.shape}")
+    frequent = np.flatnonzero(df >= min_df)
+    keep = top_k or (top_k_from_reduction_factor(len(frequent), reduction_factor) if reduction_factor else 0)
+    chosen = top_terms(rank_order(frequent, frequency[frequent]), keep)
+    return frequent if chosen is None else chosen
 
 
 #: Every score column of ``term_ranks``: each function of SCORES under each globalization of GLOBAL_SCORES.

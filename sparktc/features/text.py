@@ -13,8 +13,14 @@ was. The deletion is ``bytes.translate`` over the UTF-8 bytes for the ASCII char
 the few distinct non-ASCII ones a text holds (found among its non-ASCII bytes), so no Python code runs per
 character or per token; tests check it against the per-token definition on every code point.
 
+``tokenize.analyzer = "sklearn"`` takes scikit-learn's default analyzer instead (``TfidfVectorizer().build_analyzer()``,
+what LibMultiLabel's linear Preprocessor builds its features with): ``text.lower()``, its tokens
+``re.findall(r"(?u)\b\w\w+\b", ...)`` (runs of two or more Unicode word characters, the underscore and digits
+included, nothing deleted from them), stop words removed before n-grams are formed (scikit-learn's ``stop_words``);
+the stemmer, when ``tokenize.stemmer`` names one, stems what is left. :data:`ANALYZERS` holds each analyzer's facts.
+
 Beyond the recipe, :class:`TermFeatures` makes terms of a document's stems that are not single stems: its title's
-stems counted apart (weighted, or as features of their own) and adjacent pairs of stems (word bigrams).
+stems counted apart (weighted, or as features of their own) and runs of 2 or 3 adjacent stems (word n-grams).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import Stemmer
 
 #: The recipe's punctuation, per token (the definition :func:`clean_text` computes on whole texts).
@@ -36,10 +43,61 @@ _NEITHER_WORD_NOR_SPACE = re.compile(r"[^\w\s]+")  # what is left to delete once
 _REPLACED_AT_MOST = 8  # distinct non-ASCII characters deleted by str.replace; more by _NEITHER_WORD_NOR_SPACE
 
 STEMMERS = ("porter", "none")
-#: Joins the two stems of a bigram, and prefixes a title's own terms: the recipe deletes both characters from
-#: tokens (:func:`clean_text`), so neither term can be a stem of the text, nor a bigram a title term.
-BIGRAM_JOINER = "_"
+#: Joins the stems of a LYRL2004 n-gram ("bank_england"), and prefixes a title's own terms: the recipe deletes both
+#: characters from tokens (:func:`clean_text`), so neither term can be a stem of the text, nor an n-gram a title term.
+NGRAM_JOINER = "_"
 TITLE_PREFIX = "title:"
+#: scikit-learn's default ``token_pattern``: two or more Unicode word characters between word boundaries.
+SKLEARN_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: The space inside a scikit-learn n-gram ("bank of england", its feature name) as the stored token strings hold it:
+#: they separate tokens by spaces, so the n-gram is stored with DEL (U+007F) in its place, a character no token of
+#: either analyzer holds (not a word character; :func:`clean_text` deletes it). The vocabulary names the term with
+#: its space (:func:`term_names`), and the weights look its stored form up (:func:`stored_tokens`).
+STORED_SPACE = "\x7f"
+
+
+def sklearn_tokens(text: str) -> list[str]:
+    """scikit-learn's default analyzer's tokens of ``text`` (``TfidfVectorizer().build_tokenizer()`` of
+    ``text.lower()``): runs of two or more word characters, digits and underscores included.
+    """
+    return SKLEARN_TOKEN.findall(text.lower())
+
+
+def lyrl2004_tokens(text: str) -> list[str]:
+    """The LYRL2004 recipe's tokens of ``text`` before digit-only tokens and stop words are dropped."""
+    return clean_text(text).split()
+
+
+@dataclass(frozen=True)
+class TextAnalyzer:
+    """One ``tokenize.analyzer``: how a text becomes tokens, which tokens beside stop words it drops, and how the
+    stems of an n-gram are joined into one stored term.
+    """
+
+    name: str
+    title: str  # what reports call it
+    tokens: Callable[[str], list[str]]
+    drops_digits: bool  # whether tokens made only of digits (``str.isdigit``) are dropped
+    joiner: str  # between the stems of an n-gram, as stored
+
+
+#: The analyzers by their ``tokenize.analyzer`` names, the first the default.
+ANALYZERS = {analyzer.name: analyzer for analyzer in (
+    TextAnalyzer("lyrl2004", "LYRL2004's recipe", lyrl2004_tokens, True, NGRAM_JOINER),
+    TextAnalyzer("sklearn", "scikit-learn's default analyzer", sklearn_tokens, False, STORED_SPACE),
+)}
+
+
+def term_names(stored: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Stored tokens as the vocabulary names them: :data:`STORED_SPACE` shown as the space it stands for."""
+    return pc.replace_substring(stored, STORED_SPACE, " ")
+
+
+def stored_tokens(terms: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Vocabulary terms as the stored token strings hold them (:func:`term_names` undone: no stored token holds a
+    space).
+    """
+    return pc.replace_substring(terms, " ", STORED_SPACE)
 
 
 def parse_stop_list(text: str) -> frozenset[str]:
@@ -81,18 +139,23 @@ def tokenize(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
 
 
 class Analyzer:
-    """Tokenize and stem batches of texts, stemming each distinct token once.
+    """Tokenize (by ``analyzer``, one of :data:`ANALYZERS`) and stem batches of texts, stemming each distinct token
+    once.
 
     The table token -> stem lives as long as the analyzer (one per Python worker), so a token is stemmed
-    the first time any document of the worker meets it and looked up afterwards. Dropped tokens (digit-only,
-    stop words) are in the table too, as None, so a document's tokens are one C-level pass of lookups
-    (``map`` over the table) with nothing per token in Python.
+    the first time any document of the worker meets it and looked up afterwards. Dropped tokens (digit-only for
+    LYRL2004's recipe, stop words) are in the table too, as None, so a document's tokens are one C-level pass of
+    lookups (``map`` over the table) with nothing per token in Python.
     """
 
-    def __init__(self, stop_words: frozenset[str], stemmer: str = "porter") -> None:
+    def __init__(self, stop_words: frozenset[str], stemmer: str = "porter", analyzer: str = "lyrl2004") -> None:
         if stemmer not in STEMMERS:
             raise ValueError(f"stemmer must be one of {', '.join(STEMMERS)}, got {stemmer!r}")
+        if analyzer not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}, got {analyzer!r}")
         self.stop_words = stop_words
+        self._tokens = ANALYZERS[analyzer].tokens
+        self._drops_digits = ANALYZERS[analyzer].drops_digits
         self._stemmer = Stemmer.Stemmer("porter") if stemmer == "porter" else None
         self._stems: dict[str, str | None] = {}  # token -> stem, None for a dropped token
         self._empty_stem = False  # whether a stem is "" (never seen): joined() then takes the slow path
@@ -105,7 +168,7 @@ class Analyzer:
         unseen.difference_update(self._stems)
         if not unseen:
             return
-        dropped = {token for token in unseen if token.isdigit() or token in self.stop_words}
+        dropped = {token for token in unseen if (self._drops_digits and token.isdigit()) or token in self.stop_words}
         self._stems.update(dict.fromkeys(dropped, None))
         words = sorted(unseen - dropped)
         if words:
@@ -114,13 +177,13 @@ class Analyzer:
             self._empty_stem = self._empty_stem or "" in stems
 
     def _tokenized(self, texts: Sequence[str]) -> list[list[str]]:
-        tokenized = [clean_text(text).split() for text in texts]
+        tokenized = [self._tokens(text) for text in texts]
         self._learn(tokenized)
         return tokenized
 
     def analyze(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's stems, in order: tokens cleaned as by :func:`tokenize`, digit-only tokens and stop words dropped,
-        the rest stemmed.
+        """Each text's stems, in order: its analyzer's tokens (LYRL2004's: cleaned as by :func:`tokenize`, digit-only
+        ones dropped), stop words dropped, the rest stemmed.
         """
         lookup = self._stems.__getitem__
         return [[stem for stem in map(lookup, tokens) if stem is not None] for tokens in self._tokenized(texts)]
@@ -140,23 +203,28 @@ class Analyzer:
         return self.analyze(list(texts))
 
 
-def bigrams(stems: Sequence[str]) -> list[str]:
-    """The adjacent pairs of ``stems``, each joined by :data:`BIGRAM_JOINER`, in order.
+def word_ngrams(stems: Sequence[str], n: int, joiner: str = NGRAM_JOINER) -> list[str]:
+    """The runs of 2 to ``n`` adjacent ``stems`` (all bigrams in order, then all trigrams, ...), each joined by
+    ``joiner``: scikit-learn's ``_word_ngrams`` for ``ngram_range = (1, n)`` without the single stems.
 
     Formed after stop words are dropped and the rest stemmed, so "Bank of England's rates" gives "bank_england"
-    and "england_rate": a pair across a stop word is the phrase it spans, and the stems pool a phrase's inflections
-    as they pool its words'.
+    and "england_rate": a run across a stop word is the phrase it spans (scikit-learn removes stop words before
+    its n-grams too), and the stems pool a phrase's inflections as they pool its words'.
     """
-    return [f"{first}{BIGRAM_JOINER}{second}" for first, second in zip(stems, stems[1:])]
+    grams: list[str] = []
+    for length in range(2, n + 1):
+        grams.extend(map(joiner.join, zip(*(stems[i:] for i in range(length)))))
+    return grams
 
 
 @dataclass(frozen=True)
 class TermFeatures:
     """How a document's stems become its terms (``tokenize.ngrams``, ``tokenize.title_weight``,
-    ``tokenize.title_terms``); the defaults give the stems of its text, the LYRL2004 recipe.
+    ``tokenize.title_terms``, and the analyzer's n-gram ``joiner``); the defaults give the stems of its text, the
+    LYRL2004 recipe.
 
-    ``ngrams = 2`` adds each field's bigrams (:func:`bigrams`) to its stems. The text holds the title already
-    (Reuters-21578: TITLE then BODY), so ``title_weight = k`` adds the title's terms k - 1 more times, counting
+    ``ngrams = n`` (2 or 3) adds each field's n-grams (:func:`word_ngrams`) to its stems. The text holds the title
+    already (Reuters-21578: TITLE then BODY), so ``title_weight = k`` adds the title's terms k - 1 more times, counting
     them k times in all; with ``title_terms`` the added title terms are features of their own, each prefixed with
     :data:`TITLE_PREFIX` and counted ``title_weight`` times, beside the text's (which still hold the title once).
     """
@@ -164,6 +232,7 @@ class TermFeatures:
     ngrams: int = 1
     title_weight: int = 1
     title_terms: bool = False
+    joiner: str = NGRAM_JOINER
 
     @property
     def plain(self) -> bool:
@@ -176,8 +245,8 @@ class TermFeatures:
         return self.title_weight > 1 or self.title_terms
 
     def field_terms(self, stems: list[str]) -> list[str]:
-        """One field's terms: its stems, then its bigrams when ``ngrams = 2``."""
-        return stems + bigrams(stems) if self.ngrams == 2 else stems
+        """One field's terms: its stems, then its n-grams up to ``ngrams`` stems long."""
+        return stems + word_ngrams(stems, self.ngrams, self.joiner) if self.ngrams > 1 else stems
 
     def terms(self, text: list[str], title: list[str]) -> list[str]:
         """A document's terms from the stems of its ``text`` (title included) and of its ``title`` alone."""

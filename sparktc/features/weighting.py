@@ -5,14 +5,21 @@
   does not name the logarithm's base; with natural logarithms, taken here, this is ltc, value for value (a
   scheme of its own so that a run names the recipe it follows; the base of idf would cancel in the
   normalization, that of tf would not);
-* ``sklearn`` (scikit-learn's ``TfidfVectorizer(smooth_idf=True)``, LibMultiLabel):
-  w(t, d) = tf(t, d) * (ln((1 + N) / (1 + df(t))) + 1);
+* ``sklearn`` (scikit-learn's ``TfidfVectorizer()`` defaults: ``smooth_idf=True``, ``sublinear_tf=False``,
+  ``norm="l2"``; LibMultiLabel's):  w(t, d) = tf(t, d) * (ln((1 + N) / (1 + df(t))) + 1);
 * ``binary`` (SMART ``bnc``):  w(t, d) = 1 for every term of d, no idf;
 * ``supervised`` (Debole & Sebastiani 2003, as used in 2005):  w(t, d) = (1 + ln tf(t, d)) * f(t), the idf
   replaced by the globalized term-selection score f(t) ([rank] score and global_score) of the same run;
 
-each vector then divided by its Euclidean norm (cosine normalization). N, df(t) and f(t) come from the
-training documents only; terms absent from training have no weight.
+each vector then divided by its Euclidean norm (cosine normalization) over the vocabulary's terms. N, df(t) and
+f(t) come from the training documents only (N counts every one of them, also those left without a vocabulary
+term); terms absent from training, or cut from the vocabulary, have no weight.
+
+The vocabulary (:func:`token_counts`, :func:`vocabulary_of`) is the training terms in order of their names, each
+with its df and its occurrences (``frequency``), from which ``select.min_df`` and the frequency ranking cut it
+(:func:`sparktc.features.term_selection.vocabulary_terms`) before any weight is computed. So ``sklearn`` with
+``tokenize.analyzer = "sklearn"`` gives ``TfidfVectorizer(min_df=..., max_features=..., ngram_range=...)``'s
+vocabulary, same terms in the same order, and its vectors (:func:`term_weights`, float64; stored as float32).
 
 A scheme is a tf component applied to each raw frequency (:func:`weighted_rows`) times one global factor
 per term (:func:`term_factors`): the factor is what the ``vocabulary`` table stores as ``idf``.
@@ -28,9 +35,11 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 
 from sparktc.corpora.records import split_tokens
+from sparktc.features.text import stored_tokens, term_names
 from sparktc.validation import check_integer
 
-__all__ = ["SCHEMES", "GIVEN", "idf", "term_factors", "term_frequencies", "weighted_rows"]
+__all__ = ["SCHEMES", "GIVEN", "idf", "term_factors", "term_frequencies", "term_weights", "weighted_rows",
+           "token_counts", "vocabulary_of"]
 
 #: The weighting schemes of texts ([weight] scheme), the first the default.
 SCHEMES = ("ltc", "tfidf", "sklearn", "binary", "supervised")
@@ -125,12 +134,12 @@ def term_frequencies(
     return doc, term, tf
 
 
-def weighted_rows(
+def term_weights(
     rows: NDArray[np.int64], term_ids: NDArray[np.int64], n_rows: int, factors: NDArray[np.float64], scheme: str
-) -> tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.float32], NDArray[np.int32]]:
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     """Cosine-normalized vectors under ``scheme`` for a batch of documents, given one (row, term id) pair per
     token occurrence: w(t, d) = tf component of ``scheme`` (1 + ln tf; raw tf for sklearn; 1 for binary)
-    times ``factors[t]`` (:func:`term_factors`), divided by the document's Euclidean norm.
+    times ``factors[t]`` (:func:`term_factors`), divided by the document's Euclidean norm, in float64.
 
     ``term_ids`` of -1 mark tokens outside the vocabulary, which are dropped. Returns CSR parts
     ``(offsets, indices, values, counts)``: document ``r`` has terms ``indices[offsets[r]:offsets[r+1]]``
@@ -148,7 +157,51 @@ def weighted_rows(
         weights = np.where(norms[doc] > 0, weights / norms[doc], 0.0)
     offsets = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(doc, minlength=n_rows), out=offsets[1:])
+    return offsets, term, weights, tf
+
+
+def weighted_rows(
+    rows: NDArray[np.int64], term_ids: NDArray[np.int64], n_rows: int, factors: NDArray[np.float64], scheme: str
+) -> tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.float32], NDArray[np.int32]]:
+    """:func:`term_weights` as ``vectors`` stores them: term ids and counts int32, weights float32."""
+    offsets, term, weights, tf = term_weights(rows, term_ids, n_rows, factors, scheme)
     return offsets, term.astype(np.int32), weights.astype(np.float32), tf.astype(np.int32)
+
+
+def token_counts(tokens: pa.Array | pa.ChunkedArray, given: bool = False) -> pa.Table:
+    """Each stored token of the token strings ``tokens`` (for a vector corpus, ``given``, the feature index of its
+    ``index:value`` tokens) with ``df``, the documents holding it, and ``frequency``, its occurrences: one table per
+    batch of documents, sized by their vocabulary; :func:`vocabulary_of` adds them up.
+    """
+    token_lists = split_tokens(tokens)
+    terms = pc.list_flatten(token_lists)
+    if given:
+        terms = pc.list_element(pc.split_pattern(terms, ":", max_splits=1), 0)
+    pairs = pa.table({"doc": pc.list_parent_indices(token_lists), "term": terms})
+    counted = pairs.group_by("term").aggregate([("doc", "count_distinct"), ("doc", "count")])
+    return pa.table({"term": counted["term"], "df": pc.cast(counted["doc_count_distinct"], pa.int64()),
+                     "frequency": pc.cast(counted["doc_count"], pa.int64())})
+
+
+def summed_counts(counted: list[pa.Table]) -> pa.Table:
+    """The :func:`token_counts` tables of several batches (or of the sums of several) as one: term, df, frequency."""
+    if not counted:
+        return pa.table({"term": pa.array([], pa.string()), "df": pa.array([], pa.int64()),
+                         "frequency": pa.array([], pa.int64())})
+    summed = pa.concat_tables(counted).group_by("term").aggregate([("df", "sum"), ("frequency", "sum")])
+    return pa.table({"term": summed["term"], "df": summed["df_sum"], "frequency": summed["frequency_sum"]})
+
+
+def vocabulary_of(counted: list[pa.Table], given: bool = False) -> pa.Table:
+    """The training vocabulary from the :func:`token_counts` of the training documents: ``term_id``, ``term``,
+    ``df``, ``frequency``, the terms named as the vocabulary names them (:func:`sparktc.features.text.term_names`)
+    and sorted by name (scikit-learn's order; a vector corpus's feature indices numerically), term_id = position.
+    """
+    summed = summed_counts(counted)
+    terms = term_names(summed["term"])
+    order = pc.sort_indices(pc.cast(terms, pa.int64()) if given else terms)
+    return pa.table({"term_id": pa.array(np.arange(len(order), dtype=np.int32)), "term": terms.take(order),
+                     "df": summed["df"].take(order), "frequency": summed["frequency"].take(order)})
 
 
 def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +211,8 @@ def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) ->
     token_lists = split_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-    term_ids = pc.index_in(pc.list_flatten(token_lists), options=pc.SetLookupOptions(value_set=terms)).fill_null(-1)
+    term_ids = pc.index_in(pc.list_flatten(token_lists),
+                           options=pc.SetLookupOptions(value_set=stored_tokens(terms))).fill_null(-1)
     return rows, term_ids.to_numpy(zero_copy_only=False)
 
 

@@ -92,8 +92,9 @@ def _no_files(config: Config) -> Sequence[str]:
 @dataclass(frozen=True)
 class Stage:
     """A stage: its function, the outputs of earlier stages it reads, the outputs it writes, the
-    configuration sections its results depend on (or a function of the configuration naming them, for a stage
-    that reads a section under some settings only), and the files outside the run it reads.
+    configuration sections its results depend on, or single settings of a section ("select.min_df"; or a function
+    of the configuration naming them, for a stage that reads them under some settings only), and the files outside
+    the run it reads.
     """
 
     name: str
@@ -107,7 +108,7 @@ class Stage:
     counts_data: bool = False
 
     def sections_of(self, config: Config) -> tuple[str, ...]:
-        """The configuration sections the stage's results depend on under ``config``."""
+        """The configuration sections (or single settings) the stage's results depend on under ``config``."""
         return self.sections(config) if callable(self.sections) else self.sections
 
 
@@ -240,7 +241,15 @@ def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
 
 
 def _settings(config: Config, sections: Sequence[str]) -> dict[str, Any]:
-    return {section: dataclasses.asdict(getattr(config, section)) for section in sections}
+    """The settings ``sections`` names, by section: a whole section ("weight"), or one setting of it ("select.min_df"),
+    so that a stage reading one setting of a section is not recomputed when the others change.
+    """
+    settings: dict[str, Any] = {}
+    for name in sections:
+        section, _, key = name.partition(".")
+        values = dataclasses.asdict(getattr(config, section))
+        settings.setdefault(section, {}).update({key: values[key]} if key else values)
+    return settings
 
 
 def _now() -> str:

@@ -9,9 +9,12 @@ so the driver receives a few sparse matrices whatever the number of documents. d
 ``vocabulary`` and |c| from ``categories`` (small tables the driver reads with pyarrow); the driver
 turns the counts into 2x2 tables with :mod:`sparktc.features.term_selection`, block of terms by block of terms,
 and scores them by chi-square, information gain and gain ratio, each globalized by f_max, f_avg and the plain mean.
+Beside them, ``frequency``, each term's occurrences in the training documents as the weight stage counted them
+(``vocabulary.frequency``), the ranking of ``rank.score = "frequency"``.
 
 The stage depends on no setting: which score ranks the terms is [rank]'s, read by the stages that select
-(:func:`term_order`), so changing it re-selects without recounting.
+(:func:`sparktc.experiment.tables.term_order`), so changing it re-selects without recounting. (The frequency ranking
+is the exception: it cuts the vocabulary in the weight stage, which depends on it.)
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from scipy import sparse
 
 from sparktc.experiment.config import Config
 from sparktc.features.matrix import term_category_counts
-from sparktc.features.term_selection import SCORE_COLUMNS, term_scores
+from sparktc.features.term_selection import FREQUENCY, SCORE_COLUMNS, term_scores
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import parquet_files, read_batches, read_small, sum_over_files
@@ -36,7 +39,7 @@ from sparktc.runtime.stage_report import StageReport, stage
 #: The ``term_ranks`` table, in term_id order.
 TERM_RANKS_SCHEMA = T.StructType([
     T.StructField("term_id", T.IntegerType()), T.StructField("term", T.StringType()), T.StructField("df", T.LongType()),
-    *(T.StructField(column, T.DoubleType()) for column in SCORE_COLUMNS),
+    T.StructField(FREQUENCY, T.LongType()), *(T.StructField(column, T.DoubleType()) for column in SCORE_COLUMNS),
 ])
 BATCH_ROWS = 32_768  # training documents counted at a time in a task
 
@@ -57,7 +60,7 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     training split.
     """
     with stage(spark, "rank") as report:
-        vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df"]).sort_by("term_id")
+        vocabulary = read_small(tables.input("vocabulary"), ["term_id", "term", "df", FREQUENCY]).sort_by("term_id")
         categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
         codes = categories["category"].to_pylist()
         n_positive = categories["train_positives"].to_numpy().astype(np.int64)
@@ -72,6 +75,7 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         df = vocabulary["df"].to_numpy().astype(np.int64)
         ranked = pa.table({
             "term_id": pa.array(term_ids, pa.int32()), "term": vocabulary["term"], "df": pa.array(df, pa.int64()),
+            FREQUENCY: vocabulary[FREQUENCY],
             **{column: pa.array(values, pa.float64())
                for column, values in term_scores(counts[term_ids], df, n_positive, n_train).items()},
         })

@@ -1,4 +1,5 @@
-"""Tokenize: ``documents`` -> ``tokens`` (doc_id, split, labels, tokens) by the LYRL2004 recipe.
+"""Tokenize: ``documents`` -> ``tokens`` (doc_id, split, labels, tokens) by the LYRL2004 recipe or scikit-learn's
+default analyzer (``tokenize.analyzer``).
 
 ``tokens`` is one string per document, tokens separated by single spaces (see
 :data:`sparktc.corpora.records.RECORD_SCHEMA`); :func:`token_array` is the same list in Spark.
@@ -51,11 +52,11 @@ def count_tokens(index: int, path: str) -> tuple[int, int, int]:
 
 
 @functools.lru_cache(maxsize=1)
-def worker_analyzer(stop_words: frozenset[str], stemmer: str) -> Analyzer:
+def worker_analyzer(stop_words: frozenset[str], stemmer: str, analyzer: str) -> Analyzer:
     """One :class:`Analyzer` per Python worker, kept across its tasks, so its table of stems stays warm (a cold
     table costs some 25% more per document).
     """
-    return Analyzer(stop_words, stemmer)
+    return Analyzer(stop_words, stemmer, analyzer)
 
 
 def tokenize_file(index: int, path: str, output: str, analyzer: Analyzer,
@@ -89,7 +90,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     """
     settings = config.tokenize
     stop_words = stop_words_of(settings.stop_list, lambda path: storage.read_text(spark, path))
-    stemmer, features = settings.stemmer, settings.features()
+    stemmer, analyzer, features = settings.stemmer, settings.analyzer, settings.features()
 
     with stage(spark, "tokenize") as report:
         if FORMATS[config.corpus.format].tokenized:
@@ -108,7 +109,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             output = tables.output("tokens")
 
             def analyze(index: int, path: str) -> tuple[int, int, int, int]:
-                return tokenize_file(index, path, output, worker_analyzer(stop_words, stemmer), features)
+                return tokenize_file(index, path, output, worker_analyzer(stop_words, stemmer, analyzer), features)
 
             analyzed = map_parts(spark, parquet_files(tables.input("documents")), analyze, [output])
             rows_in = sum(read for read, *_ in analyzed)
@@ -118,6 +119,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
         report.details = {
             "tokens": sum(tokens for _, tokens, _ in counted),
             "documents_without_tokens": sum(empty for _, _, empty in counted),
+            "analyzer": analyzer,
             "stop_words": len(stop_words),
             "stemmer": stemmer,
             "ngrams": features.ngrams,

@@ -66,7 +66,7 @@ from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, NETWORK, write_bund
 from sparktc.experiment.config import Config, check_against_data
 from sparktc.experiment.tables import term_order
 from sparktc.features.matrix import csr_from_lists, load_training_set
-from sparktc.features.term_selection import top_k_from_reduction_factor, top_terms
+from sparktc.features.term_selection import FREQUENCY, top_k_from_reduction_factor, top_terms
 from sparktc.filesystem import KeptOne, arrow_filesystem, per_worker
 from sparktc.models.decision import SHARED, DecisionRule, cross_validated_counts
 from sparktc.models.knn import columns_of, knn_topk, selected_space, selection_key
@@ -115,8 +115,12 @@ def _training_neighbours(path: str, n_features: int, k: int, selections: tuple[b
 
 
 def default_terms(config: Config, n_terms: int) -> int:
-    """Terms training keeps without a search: select.top_k, or the reduction factor's count, or 0 (all)."""
+    """Terms training keeps without a search: select.top_k, or the reduction factor's count, or 0 (all); 0 under the
+    frequency ranking, whose top terms the weight stage kept as the vocabulary.
+    """
     select = config.select
+    if config.rank.score == FREQUENCY:
+        return 0
     return select.top_k or (top_k_from_reduction_factor(n_terms, select.reduction_factor)
                             if select.reduction_factor else 0)
 

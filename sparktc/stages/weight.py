@@ -1,11 +1,17 @@
-"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, idf) and ``vectors`` (weights and raw tf, by split).
+"""Weight: ``tokens`` -> ``vocabulary`` (term_id, term, df, frequency, idf) and ``vectors`` (weights and raw tf, by
+split).
 
 The weights are [weight] scheme's (:mod:`sparktc.features.weighting`: ltc, tfidf, sklearn, binary or supervised).
-df and N are counted over the training documents, one task per ``tokens`` file, the driver adding up
-vocabulary-sized tables; the vocabulary (training terms, sorted,
-term_id = position) and each term's global factor are broadcast to the executors, which weight the ``tokens``
-files one task per file (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by
-batch with :func:`sparktc.features.weighting.weighted_rows`.
+df, each term's occurrences and N are counted over the training documents, one task per ``tokens`` file, the driver
+adding up vocabulary-sized tables. The vocabulary is the training terms in at least ``select.min_df`` training
+documents, and under ``rank.score = "frequency"`` the most frequent of those (``select.top_k``, or
+``select.reduction_factor``'s share): :func:`sparktc.features.term_selection.vocabulary_terms`, scikit-learn's
+``min_df`` and ``max_features``, applied here because they need no category, so that the weights are normalised
+over the terms kept, as scikit-learn's are (the supervised scores select in train, among the columns of vectors
+normalised over this vocabulary, LYRL2004's order). The vocabulary (sorted by term, term_id = position) and each
+term's global factor are broadcast to the executors, which weight the ``tokens`` files one task per file
+(:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch with
+:func:`sparktc.features.weighting.weighted_rows`.
 
 The vocabulary's ``idf`` column is that global factor (:func:`sparktc.features.weighting.term_factors`), what the
 classification of new documents weights them with: ln(N / df) for ltc and tfidf, ln((1 + N) / (1 + df)) + 1 for
@@ -23,12 +29,21 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from scipy import sparse
 
-from sparktc.corpora.records import TEST, TRAIN, split_tokens
+from sparktc.corpora.records import TEST, TRAIN
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config
 from sparktc.features.matrix import term_category_counts
-from sparktc.features.term_selection import score_column, term_scores
-from sparktc.features.weighting import GIVEN, term_factors, term_frequencies, term_vectors, token_term_ids
+from sparktc.features.term_selection import FREQUENCY, score_column, term_scores, vocabulary_terms
+from sparktc.features.weighting import (
+    GIVEN,
+    summed_counts,
+    term_factors,
+    term_frequencies,
+    term_vectors,
+    token_counts,
+    token_term_ids,
+    vocabulary_of,
+)
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     PartWriter,
@@ -78,43 +93,40 @@ def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, fa
 
 
 def document_frequencies(path: str, given: bool) -> tuple[int, pa.Table]:
-    """(training documents, df) of one ``tokens`` file: ``term`` and ``df``, the number of its training documents
-    holding the term (for a vector corpus, ``given``, the feature index of its ``index:value`` tokens). Sized by
-    the file's vocabulary, not its documents.
+    """(training documents, counts) of one ``tokens`` file: ``term``, ``df``, the number of its training documents
+    holding the term (for a vector corpus, ``given``, the feature index of its ``index:value`` tokens), and
+    ``frequency``, its occurrences in them (:func:`sparktc.features.weighting.token_counts`). Sized by the file's
+    vocabulary, not its documents.
     """
     documents, found = 0, []
     for batch in read_batches(path, ["split", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
-        token_lists = split_tokens(train.column("tokens"))
-        terms = pc.list_flatten(token_lists)
-        if given:
-            terms = pc.list_element(pc.split_pattern(terms, ":", max_splits=1), 0)
-        pairs = pa.table({"doc": pc.list_parent_indices(token_lists), "term": terms})
-        found.append(pairs.group_by("term").aggregate([("doc", "count_distinct")]))
+        found.append(token_counts(train.column("tokens"), given))
         documents += len(train)
-    if not found:
-        return documents, pa.table({"term": pa.array([], pa.string()), "df": pa.array([], pa.int64())})
-    merged = pa.concat_tables(found).group_by("term").aggregate([("doc_count_distinct", "sum")])
-    return documents, pa.table({"term": merged["term"], "df": pc.cast(merged["doc_count_distinct_sum"], pa.int64())})
+    return documents, summed_counts(found)
 
 
 def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> tuple[int, pa.Table]:
-    """The training documents and the vocabulary (``term_id``, ``term``, ``df``) of the ``tokens`` ``files``: the
-    training terms in order (by value; a vector corpus's feature indices numerically), term_id = position. One task
-    per file counts its document frequencies (:func:`document_frequencies`); the driver adds up vocabulary-sized
-    tables, never documents.
+    """The training documents and every training term of the ``tokens`` ``files`` (``term_id``, ``term``, ``df``,
+    ``frequency``; :func:`sparktc.features.weighting.vocabulary_of`). One task per file counts its terms
+    (:func:`document_frequencies`); the driver adds up vocabulary-sized tables, never documents.
     """
     counted = map_parts(spark, files, lambda index, path: document_frequencies(path, given))
-    documents = sum(n for n, _ in counted)
-    tables = [table for _, table in counted if len(table)]
-    if not tables:
-        return documents, pa.table({"term_id": pa.array([], pa.int32()), "term": pa.array([], pa.string()),
-                                    "df": pa.array([], pa.int64())})
-    summed = pa.concat_tables(tables).group_by("term").aggregate([("df", "sum")])
-    terms, df = summed["term"], summed["df_sum"]
-    order = pc.sort_indices(pc.cast(terms, pa.int64()) if given else terms)
-    return documents, pa.table({"term_id": pa.array(np.arange(len(order), dtype=np.int32)),
-                                "term": terms.take(order), "df": df.take(order)})
+    return sum(n for n, _ in counted), vocabulary_of([table for _, table in counted if len(table)], given)
+
+
+def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
+    """The training terms the vocabulary keeps (``select.min_df``; the most frequent under ``rank.score =
+    "frequency"``), renumbered in their order.
+    """
+    select = config.select
+    ranked = config.rank.score == FREQUENCY
+    kept = vocabulary_terms(training["df"].to_numpy(), training["frequency"].to_numpy(), select.min_df,
+                            select.top_k if ranked else 0, select.reduction_factor if ranked else 0.0)
+    if len(kept) == len(training):
+        return training
+    vocabulary = training.take(pa.array(kept))
+    return vocabulary.set_column(0, "term_id", pa.array(np.arange(len(kept), dtype=np.int32)))
 
 
 def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
@@ -161,9 +173,10 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     with stage(spark, "weight") as report:
         files = parquet_files(tables.input("tokens"))
         # A vector corpus's terms are its feature indices, in numeric order.
-        n_train, vocabulary = training_vocabulary(spark, files, scheme == GIVEN)
+        n_train, training = training_vocabulary(spark, files, scheme == GIVEN)
         if n_train == 0:
             raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
+        vocabulary = kept_vocabulary(config, training)
         terms = vocabulary["term"].combine_chunks()
         df = vocabulary["df"].to_numpy().astype(np.int64)
         details = {"scheme": scheme}
@@ -171,8 +184,8 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         if scheme == "supervised":
             score, details["score"] = supervised_scores(spark, config, tables, terms, df)
         factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
-        write_parts(pa.table([vocabulary["term_id"], terms, df, factors], schema=VOCABULARY_SCHEMA).to_batches(),
-                    VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
+        write_parts(pa.table([vocabulary["term_id"], terms, df, vocabulary["frequency"], factors],
+                             schema=VOCABULARY_SCHEMA).to_batches(), VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
         shared = spark.sparkContext.broadcast((terms, factors))
         output = tables.output("vectors")
 
@@ -187,6 +200,9 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         report.details = {
             **details,
             "vocabulary": len(vocabulary),
+            "training_terms": len(training),
+            "min_df": config.select.min_df,
+            "below_min_df": int(np.count_nonzero(training["df"].to_numpy() < config.select.min_df)),
             "train_documents": n_train,
             "documents_without_terms": sum(c["without_terms"] for c in counts),
         }
@@ -194,8 +210,14 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
 
 
 def sections(config: Config) -> tuple[str, ...]:
-    """The settings the weights depend on: [weight], and [rank] when they are its score (supervised)."""
-    return ("weight", "rank") if config.weight.scheme == "supervised" else ("weight",)
+    """The settings the weights depend on: [weight] and ``select.min_df``; [rank] when the weights are its score
+    (supervised); the frequency ranking's count when it cuts the vocabulary.
+    """
+    if config.weight.scheme == "supervised":
+        return "weight", "select.min_df", "rank"
+    if config.rank.score == FREQUENCY:
+        return "weight", "select.min_df", "rank.score", "select.top_k", "select.reduction_factor"
+    return "weight", "select.min_df"
 
 
 STAGE = Stage("weight", weight, reads=("tokens", "categories"), writes=("vocabulary", "vectors"), sections=sections)

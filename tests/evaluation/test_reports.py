@@ -290,3 +290,17 @@ def test_markdown_states_the_title_and_bigram_settings(metrics, table):
     assert ("- Text processing: stemmer `porter`, stop list none, word bigrams (`tokenize.ngrams = 2`), title terms "
             "counted 3 times (`tokenize.title_weight`), title terms as features of their own (`tokenize.title_terms`)"
             "\n") in markdown(metrics, table)
+
+
+def test_markdown_states_scikit_learns_features(metrics, table):
+    assert "- Term selection: chi-square, global score `max`, top 5000 terms\n" in markdown(metrics, table)
+    metrics["settings"]["tokenize"].update(analyzer="sklearn", ngrams=3)
+    metrics["settings"]["rank"].update(score="frequency")
+    metrics["settings"]["select"].update(top_k=20000, min_df=3)
+    text = markdown(metrics, table)
+    assert ("- Term selection: frequency (occurrences in the training documents), top 20000 terms, of the terms in at "
+            "least 3 training documents (`select.min_df`)\n") in text
+    assert ("- Text processing: stemmer `porter`, stop list none, scikit-learn's default analyzer (`tokenize.analyzer "
+            "= sklearn`), word bigrams and trigrams (`tokenize.ngrams = 3`)\n") in text
+    metrics["settings"]["tokenize"].update(analyzer="lyrl2004", ngrams=1)
+    assert "- Text processing: stemmer `porter`, stop list none\n" in markdown(metrics, table)

@@ -398,4 +398,7 @@ def test_title_and_bigram_settings_need_raw_texts_and_titles() -> None:
     assert refused(["corpus.format=synthetic", "tokenize.ngrams=2"]) == (
         "tokenize.ngrams = 2 with corpus.format = 'synthetic': its documents come tokenized, and tokenize passes "
         "their tokens through as given; leave the tokenize settings at their defaults, or use a corpus of raw texts")
-    assert refused([*REUTERS, "tokenize.ngrams=3"]).startswith("tokenize.ngrams = 3")
+    assert load_config(None, [*jsonl, "tokenize.ngrams=3"]).tokenize.features().ngrams == 3
+    assert refused([*REUTERS, "tokenize.ngrams=4"]).startswith("tokenize.ngrams = 4")
+    assert refused(["corpus.format=synthetic", "tokenize.analyzer=sklearn"]).startswith(
+        "tokenize.analyzer = sklearn with corpus.format = 'synthetic': its documents come tokenized")

@@ -120,8 +120,10 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
     df = [sum(t in set(d[0] or []) for d in DOCUMENTS) for t in range(len(TERMS))]
     n_positive = [sum(c in (d[1] or []) for d in DOCUMENTS) for c in CATEGORIES]
     (root / "vocabulary").mkdir()
+    frequency = [7 * t + 1 for t in range(len(TERMS))]  # the weight stage's count, carried over as it is
     pq.write_table(pa.table({"term_id": pa.array(range(len(TERMS)), pa.int32()), "term": TERMS,
-                             "df": pa.array(df, pa.int64()), "idf": [1.0] * len(TERMS)}),
+                             "df": pa.array(df, pa.int64()), "frequency": pa.array(frequency, pa.int64()),
+                             "idf": [1.0] * len(TERMS)}),
                    root / "vocabulary" / "part-00000.parquet")
     (root / "categories").mkdir()
     pq.write_table(pa.table({"category": CATEGORIES[::-1], "train_positives": pa.array(n_positive[::-1], pa.int64())}),
@@ -136,7 +138,7 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
     assert len(parts) == 1
     spark_schema = json.loads(pq.read_schema(parts[0]).metadata[b"org.apache.spark.sql.parquet.row.metadata"])
     assert [(f["name"], f["type"]) for f in spark_schema["fields"]] == [
-        ("term_id", "integer"), ("term", "string"), ("df", "long"),
+        ("term_id", "integer"), ("term", "string"), ("df", "long"), ("frequency", "long"),
         *((f"{score}_{glob}", "double") for score in ("chi2", "ig", "gr") for glob in ("max", "avg", "mean"))]
     rows = spark.read.parquet(str(tmp_path / "staging" / "term_ranks")).collect()
     assert [r.term_id for r in rows] == list(range(len(TERMS)))  # in term_id order
@@ -156,7 +158,7 @@ def test_rank_over_several_files_matches_scipy_tables(spark, tmp_path, monkeypat
         }
         entropies = [entropy(table.sum(axis=0), base=2) for table in tables]
         per_category["gr"] = [ig / h if h > 0 else 0.0 for ig, h in zip(per_category["ig"], entropies)]
-        assert (row.term, row.df) == (TERMS[t], df[t])
+        assert (row.term, row.df, row.frequency) == (TERMS[t], df[t], frequency[t])
         for score, values in per_category.items():
             assert getattr(row, f"{score}_max") == pytest.approx(max(values), rel=1e-12, abs=1e-12)
             assert getattr(row, f"{score}_avg") == pytest.approx(float(shares @ values), rel=1e-12, abs=1e-12)

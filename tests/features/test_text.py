@@ -12,10 +12,10 @@ from sparktc.features.text import (
     _PUNCTUATION,
     Analyzer,
     TermFeatures,
-    bigrams,
     parse_stop_list,
     token_strings,
     tokenize,
+    word_ngrams,
 )
 
 
@@ -81,12 +81,15 @@ def test_joined_is_the_stored_token_string_of_analyze() -> None:
     assert analyzer.joined(texts) == ["treasuri billrat rose", "", "", "caf\u00e9 quot runner", ""]
 
 
-def test_bigrams_pair_adjacent_stems_after_stop_words_and_stemming() -> None:
+def test_ngrams_join_adjacent_stems_after_stop_words_and_stemming() -> None:
     analyzer = Analyzer(frozenset({"of", "the"}), "porter")
     [stems] = analyzer.analyze(["Bank of England raises the rates"])
     assert stems == ["bank", "england", "rais", "rate"]
-    assert bigrams(stems) == ["bank_england", "england_rais", "rais_rate"]
-    assert bigrams(["oil"]) == [] and bigrams([]) == []
+    assert word_ngrams(stems, 2) == ["bank_england", "england_rais", "rais_rate"]
+    assert word_ngrams(stems, 3) == ["bank_england", "england_rais", "rais_rate", "bank_england_rais",
+                                     "england_rais_rate"]
+    assert word_ngrams(["oil"], 3) == [] and word_ngrams([], 2) == [] and word_ngrams(stems, 1) == []
+    assert word_ngrams(["oil", "price"], 3, " ") == ["oil price"]
 
 
 def test_term_features_count_the_title_apart() -> None:

@@ -9,7 +9,10 @@ computation.
   training and test vector against tf x the f_max score computed here from training-only 2x2 tables (scipy's
   chi2_contingency, scikit-learn's mutual_info_score), the vocabulary's factor against the rank stage's score,
   and relabelling test documents changes no weight;
-* a bundle trained with supervised weights classifies the test documents as the pipeline's evaluate did.
+* a bundle trained with supervised weights classifies the test documents as the pipeline's evaluate did;
+* the same run's documents through the tokenize and weight stages as LibMultiLabel's tutorial builds features
+  (scikit-learn's analyzer, trigrams, min_df, the most frequent terms) give ``TfidfVectorizer``'s vocabulary and
+  vectors.
 """
 
 from __future__ import annotations
@@ -25,15 +28,17 @@ import pytest
 from conftest import invented_words
 from scipy import sparse
 from scipy.stats import chi2_contingency
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.metrics import mutual_info_score
 
 from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.bundle import load_bundle
 from sparktc.experiment.config import load_config
+from sparktc.features.text import STORED_SPACE
 from sparktc.features.weighting import SCHEMES, term_factors, term_vectors, weighted_rows
 from sparktc.runtime.runner import Tables
+from sparktc.stages import tokenize as tokenize_stage
 from sparktc.stages import weight as weight_stage
 
 # --- the formulas, without Spark -------------------------------------------------------------------------
@@ -308,9 +313,9 @@ def test_test_labels_do_not_change_supervised_weights(spark, supervised, tmp_pat
 def test_the_weight_stage_depends_on_rank_settings_under_supervised_weights_only(tmp_path):
     def config(*overrides):
         return load_config(None, ["corpus.format=jsonl", f"corpus.path={tmp_path}", *overrides])
-    assert weight_stage.STAGE.sections_of(config("weight.scheme=supervised")) == ("weight", "rank")
+    assert weight_stage.STAGE.sections_of(config("weight.scheme=supervised")) == ("weight", "select.min_df", "rank")
     for scheme in ("ltc", "tfidf", "sklearn", "binary"):
-        assert weight_stage.STAGE.sections_of(config(f"weight.scheme={scheme}")) == ("weight",)
+        assert weight_stage.STAGE.sections_of(config(f"weight.scheme={scheme}")) == ("weight", "select.min_df")
 
 
 def test_a_supervised_bundle_classifies_as_the_pipeline(spark, supervised, tmp_path):
@@ -327,3 +332,37 @@ def test_a_supervised_bundle_classifies_as_the_pipeline(spark, supervised, tmp_p
     assert [list(p) for p in classified["predicted"]] == [list(p) for p in expected["predicted"]]
     np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(expected["top_scores"]),
                                rtol=0, atol=1e-9)
+
+
+def test_scikit_learns_features_through_the_tokenize_and_weight_stages(spark, supervised, tmp_path):
+    documents, output = supervised
+    train = [d["text"] for d in documents.values() if d["split"] == "train"]
+    counts = CountVectorizer(min_df=2, ngram_range=(1, 3)).fit_transform(train)
+    totals = np.sort(np.asarray(counts.sum(axis=0)).ravel())[::-1]
+    top_k = max(k for k in range(1, len(totals)) if totals[k - 1] > totals[k])  # the last cut without a tie across
+    root = tmp_path / "in"
+    root.mkdir()
+    for name in ("documents", "categories"):
+        (root / name).symlink_to(output / name)
+    config = load_config(None, ["corpus.format=jsonl", f"corpus.path={output.parent / 'corpus'}",
+                                "tokenize.analyzer=sklearn", "tokenize.stemmer=none", "tokenize.ngrams=3",
+                                "weight.scheme=sklearn", "select.min_df=2", "rank.score=frequency",
+                                f"select.top_k={top_k}"])
+    tokenize_stage.tokenize(spark, config, Tables(str(root), str(root)))
+    report = weight_stage.weight(spark, config, Tables(str(root), str(tmp_path / "out")))
+    vectorizer = TfidfVectorizer(min_df=2, max_features=top_k, ngram_range=(1, 3))
+    vectorizer.fit(train)
+    vocabulary = pd.read_parquet(tmp_path / "out" / "vocabulary").sort_values("term_id")
+    assert vocabulary["term"].tolist() == vectorizer.get_feature_names_out().tolist()
+    assert any(" " in term for term in vocabulary["term"])
+    tokens = pd.read_parquet(root / "tokens")["tokens"]
+    assert tokens.str.contains(f"\\w+{STORED_SPACE}\\w+{STORED_SPACE}\\w+").any()  # trigrams, stored with DEL
+    np.testing.assert_allclose(vocabulary["idf"], vectorizer.idf_, rtol=1e-12)
+    assert report.details["vocabulary"] == top_k and report.details["below_min_df"] > 0
+    for split in ("train", "test"):
+        vectors = pd.read_parquet(tmp_path / "out" / "vectors" / f"split={split}").sort_values("doc_id")
+        expected = vectorizer.transform([documents[doc_id]["text"] for doc_id in vectors["doc_id"]]).toarray()
+        got = np.zeros_like(expected)
+        for row, (indices, values) in enumerate(zip(vectors["indices"], vectors["values"])):
+            got[row, indices] = values
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)  # stored as float32
