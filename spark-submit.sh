@@ -42,6 +42,9 @@ mkdir -p "$log_dir"
 job=""
 for argument in "$@"; do case "$argument" in *.py) job=$(basename "$argument" .py); break ;; esac; done
 export SPARKTC_LOG="${SPARKTC_LOG:-$log_dir/$(date -u +%Y%m%dT%H%M%SZ)-$$-${job:-job}.log}"
+# Spark pipes the Python driver's stderr into this command's stdout: tell the driver when that is a terminal, so
+# its progress line is rewritten in place there (sparktc/runtime/progress.py).
+if [ -t 1 ]; then export SPARKTC_TERMINAL=1; else export SPARKTC_TERMINAL=0; fi
 options=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$root/conf/log4j2.properties -Dsparktc.log=$SPARKTC_LOG")
 master="local[*,4]"
 has_master=0

@@ -70,15 +70,17 @@ def _fill(spark: SparkSession, record: RunRecord, output: str, names: Sequence[s
         record.cv_micro_f1 = metrics.get("cv_micro_f1")
 
 
-def keep(config: Config, record: RunRecord, output: str) -> None:
-    """Add the finished record to the history and to MLflow, as the configuration asks."""
+def keep(spark: SparkSession, config: Config, record: RunRecord, output: str) -> None:
+    """Add the finished record to the history and to MLflow with the run's reports in ``output``, as the
+    configuration asks.
+    """
     if config.history.path:
         written = history.append(config.history.path, record)
         print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
     if config.track.mlflow_uri:
         from sparktc.tracking import mlflow_run  # the optional extra: imported only when asked for
 
-        logged = mlflow_run.log(config.track, record, output)
+        logged = mlflow_run.log(config.track, record, mlflow_run.reports(spark, record, output))
         print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}", flush=True)
 
 
@@ -126,11 +128,12 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
                   file=sys.stderr)
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
         try:
-            keep(config, record.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000]), held.output)
+            keep(spark, config, record.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000]),
+                 held.output)
         except Exception as unkept:  # the run's own failure is what the user must see first
             print(f"sparktc: error: run {record.run_id} failed and its record could not be kept: {unkept}",
                   file=sys.stderr)
         raise
     _fill(spark, record, held.output, [stage.name for stage, _ in plan], None)
-    keep(config, record.finish(0), held.output)
+    keep(spark, config, record.finish(0), held.output)
     return manifests, record

@@ -4,14 +4,17 @@ Every section is a frozen dataclass; every field carries its rule (allowed value
 in its metadata, and its type hint is checked item by item (``list[float]``: every item a finite
 number), so an unknown section or key, a wrong type or a bad value stops the job with a message
 that names the key, the bad value and what is allowed. Every float is finite and every integer
-bounded; settings that cannot work together, local paths of the wrong kind and unknown
-``spark.sparktc.*`` keys are refused too, all before Spark starts.
+bounded; settings that cannot work together, local paths of the wrong kind, unknown
+``spark.sparktc.*`` keys and an MLflow tracking URI that cannot be logged to (MLflow missing, a store it does not
+have) are refused too, all before Spark starts.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.metadata
+import importlib.util
 import math
 import os
 import sys
@@ -30,7 +33,7 @@ from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_pres
 from sparktc.features.term_selection import FREQUENCY, GLOBAL_SCORES, SCORES
 from sparktc.features.text import ANALYZERS, TermFeatures
 from sparktc.features.weighting import GIVEN, SCHEMES
-from sparktc.filesystem import absolute, is_uri
+from sparktc.filesystem import absolute, is_uri, local_path
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, SHARED, THRESHOLDINGS, DecisionRule, score_range
 from sparktc.models.fold_file import fold_file_problem
 from sparktc.models.linear import SOLVERS
@@ -56,6 +59,17 @@ FORMAT_SETS = tuple(dict.fromkeys(name for fmt in FORMATS.values() for name in f
 HIERARCHY_SETS = ("leaves", "internal", "branch:<top node>", "depth:<level>")
 #: corpus.hierarchy_policy: what ingest does with a document whose labels miss an ancestor of one of them.
 HIERARCHY_POLICIES = ("expand", "set_aside", "keep")
+#: The tracking stores MLflow's client has without plugins (``mlflow.tracking._tracking_service.utils``): its
+#: databases, as SQLAlchemy URIs (``sqlite:///FILE``, ``postgresql+psycopg2://...``), which need SQLAlchemy and
+#: Alembic, and its servers; a path or a ``file:`` URI is a file store. Plugins add theirs as entry points.
+MLFLOW_DATABASES = ("sqlite", "postgresql", "mysql", "mssql")
+MLFLOW_DATABASE_MODULES = ("sqlalchemy", "alembic")
+MLFLOW_SERVERS = ("http", "https", "databricks")
+MLFLOW_PLUGINS = "mlflow.tracking_store"
+#: MLflow 3.13 and later refuse a file store (in maintenance mode, mlflow/mlflow#18534) unless this is true.
+MLFLOW_FILE_STORE = "MLFLOW_ALLOW_FILE_STORE"
+#: What installs MLflow, and what its database stores need, beside sparktc (pyproject.toml's extra).
+TRACK_EXTRA = "pip install 'sparktc[track]'"
 
 
 def _shape_limit(name: str) -> dict[str, Any]:
@@ -350,9 +364,13 @@ class HistoryConfig:
 class TrackConfig:
     """Experiment tracking (:mod:`sparktc.tracking.mlflow_run`): an optional extra, ``pip install 'sparktc[track]'``."""
 
-    # An MLflow tracking URI: a file store (file:///DIR or a path) or sqlite:///FILE, or a tracking server; "" = off.
+    # An MLflow tracking URI, "" = off: sqlite:///FILE (the artifacts go beside it, in mlartifacts/), a tracking
+    # server (http://HOST:PORT), another database (postgresql://, mysql://, mssql://) or databricks; a file store
+    # (a directory or file:///DIR) only with MLFLOW_ALLOW_FILE_STORE=true, as MLflow >= 3.13 wants (_check_track).
     mlflow_uri: str = ""
-    experiment: str = "sparktc"
+    # The MLflow experiment the runs go to, made when missing; MLflow takes names of up to 500 characters.
+    experiment: str = field(default="sparktc", metadata=rule(lambda v: 0 < len(v.strip()) and len(v) <= 500,
+                                                             "a name of 1 to 500 characters"))
 
 
 @dataclass(frozen=True)
@@ -867,7 +885,9 @@ def _check_spark_conf(conf: Mapping[str, Any]) -> None:
 
 
 def _resolve_paths(config: Config) -> Config:
-    """Local paths checked (they exist and are files or directories as each setting needs) and made absolute."""
+    """Local paths checked (they exist and are files or directories as each setting needs) and made absolute, and
+    [track] checked against what is installed (:func:`_check_track`).
+    """
     corpus = config.corpus
     if not FORMATS[corpus.format].written_as:  # a synthesized corpus is written in the run, not read from corpus.path
         if not corpus.path:
@@ -896,7 +916,70 @@ def _resolve_paths(config: Config) -> Config:
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
         history=dataclasses.replace(config.history, path=absolute(config.history.path)),
+        track=_check_track(config.track),
     )
+
+
+def _check_track(track: TrackConfig) -> TrackConfig:
+    """[track] checked before Spark starts, so that no run computes for hours and then cannot be logged: MLflow
+    installed (the optional extra), with SQLAlchemy and Alembic for a database; a store MLflow has for the URI (a
+    sqlite file in a directory that exists; a file store only where MLflow is told to allow it). A file store's
+    path is made absolute, as the history's is.
+    """
+    uri = track.mlflow_uri
+    if not uri:
+        return track
+    key = f"track.mlflow_uri = {uri!r}"
+    if importlib.util.find_spec("mlflow") is None:
+        raise ConfigError(f"{key}: MLflow is not installed; {TRACK_EXTRA}, or leave track.mlflow_uri empty")
+    scheme = uri.partition(":")[0].lower() if is_uri(uri) or uri in MLFLOW_SERVERS else ""
+    database = scheme.partition("+")[0]  # a SQLAlchemy URI may name its driver: postgresql+psycopg2://
+    if scheme in ("", "file"):
+        if os.environ.get(MLFLOW_FILE_STORE, "").lower() not in ("true", "1"):
+            raise ConfigError(f"{key} is a file store, which MLflow (3.13 and later) keeps in maintenance mode and "
+                              f"refuses unless {MLFLOW_FILE_STORE}=true; use a sqlite database, e.g. "
+                              f"sqlite:///{os.path.join(local_path(uri) or '', 'mlflow.db')}, or set "
+                              f"{MLFLOW_FILE_STORE}=true")
+        return dataclasses.replace(track, mlflow_uri=absolute(uri))
+    if database in MLFLOW_DATABASES:
+        missing = [name for name in MLFLOW_DATABASE_MODULES if importlib.util.find_spec(name) is None]
+        if missing:
+            raise ConfigError(f"{key}: MLflow's database stores need {' and '.join(missing)}, which "
+                              f"{'is' if len(missing) == 1 else 'are'} not installed; {TRACK_EXTRA}")
+        if database == "sqlite":
+            _check_sqlite(key, uri)
+    elif scheme not in MLFLOW_SERVERS and scheme not in {
+            entry.name for entry in importlib.metadata.entry_points(group=MLFLOW_PLUGINS)}:
+        raise ConfigError(f"{key}: MLflow has no tracking store for {scheme}: URIs; use sqlite:///FILE, a tracking "
+                          f"server (http://HOST:PORT), a database ({', '.join(MLFLOW_DATABASES[1:])}) or databricks")
+    return track
+
+
+def sqlite_path(uri: str) -> str | None:
+    """The database file of a sqlite tracking URI (``sqlite:///relative.db``, ``sqlite:////absolute.db``, with a
+    driver, ``sqlite+pysqlite:///``, or a query after ``?``); "" for one without a file (``sqlite://``, in memory);
+    None for any other URI.
+    """
+    scheme, _, rest = uri.partition(":")
+    if not is_uri(uri) or scheme.partition("+")[0].lower() != "sqlite":
+        return None
+    return rest[3:].partition("?")[0] if rest.startswith("///") else ""
+
+
+def _check_sqlite(key: str, uri: str) -> None:
+    """A sqlite URI names a database file in a directory that exists: sqlite makes the file, not its directory, and
+    without a file (``sqlite://``, ``:memory:``) the runs would be kept nowhere.
+    """
+    path = sqlite_path(uri)
+    if not path or path == ":memory:":
+        raise ConfigError(f"{key} keeps the runs in memory only; name a database file, e.g. sqlite:///runs/mlflow.db")
+    if os.path.isdir(path):
+        raise ConfigError(f"{key} names a directory; name a database file in it, e.g. "
+                          f"sqlite:///{os.path.join(path, 'mlflow.db')}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{key}: the directory {folder} does not exist; create it (sqlite makes the database file, "
+                          "not its directory)")
 
 
 def load_section(name: str, values: Mapping[str, Any], overrides: Sequence[str] = ()) -> Any:

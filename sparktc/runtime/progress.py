@@ -16,7 +16,10 @@ Two sources, one kind of line, both written to one stream (stderr unless :func:`
 
 Modes: ``tty`` rewrites one line in place (a carriage return, erased at the end, and before a stage's summary line:
 :func:`cleared`); ``log`` appends a line at most once every ``interval`` seconds; ``auto`` is ``tty`` when the
-stream is a terminal and ``log`` otherwise; ``off`` prints nothing and starts no thread. In every mode nothing is
+stream is a terminal and ``log`` otherwise; ``off`` prints nothing and starts no thread. Under spark-submit the
+driver's stderr is never a terminal: Spark's PythonRunner pipes it, merged with stdout, to spark-submit's stdout. So
+``spark-submit.sh`` sets :data:`TERMINAL_ENV` to 1 when its own stdout is a terminal, and ``auto`` takes that as
+the stream being one. In every mode nothing is
 printed before ``interval`` seconds have passed, so a short stage or loop prints nothing.
 
 Before :func:`configure` the mode is ``off``: only the driver configures (the pipeline, from ``[progress]``), so
@@ -27,6 +30,7 @@ pyspark: the models use :func:`loop` and must import without it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -39,10 +43,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from sparktc.runtime.runner import StageWatch
 
-__all__ = ["MODES", "POLL_SECONDS", "JobTasks", "ProgressLine", "configure", "cleared", "duration", "loop",
-           "loop_line", "stage_line", "stages", "time_left"]
+__all__ = ["MODES", "POLL_SECONDS", "TERMINAL_ENV", "JobTasks", "ProgressLine", "configure", "cleared", "duration",
+           "loop", "loop_line", "stage_line", "stages", "time_left"]
 
 MODES = ("auto", "tty", "log", "off")
+#: Set to 1 by spark-submit.sh when the terminal it runs on gets the driver's output (through the JVM's pipe).
+TERMINAL_ENV = "SPARKTC_TERMINAL"
 #: Seconds between two polls of Spark's status tracker (at most; never more than the interval).
 POLL_SECONDS = 1.0
 #: Erase the terminal line from the cursor to its end (ANSI EL).
@@ -80,7 +86,7 @@ def configure(mode: str, interval: float, stream: TextIO | None = None) -> None:
 
 def _is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return bool(isatty and isatty()) or os.environ.get(TERMINAL_ENV) == "1"
 
 
 def duration(seconds: float) -> str:

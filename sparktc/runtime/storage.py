@@ -32,6 +32,18 @@ def read_text(spark: SparkSession, path: str) -> str:
     """The whole of a small UTF-8 text file (a hierarchy, a stop list, a manifest), gzipped or not,
     read by the driver without a Spark job.
     """
+    data = read_bytes(spark, path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                         "save it as UTF-8") from None
+
+
+def read_bytes(spark: SparkSession, path: str) -> bytes:
+    """The whole of a small file (a PNG plot, a text file), decompressed when its name ends in a codec's
+    extension (``.gz``, ``.bz2``), read by the driver without a Spark job.
+    """
     hadoop_path, fs = file_system(spark, path)
     jvm = spark.sparkContext._jvm
     codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
@@ -40,14 +52,9 @@ def read_text(spark: SparkSession, path: str) -> str:
     try:
         if codec is not None:
             stream = codec.createInputStream(stream)
-        data = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        return bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
     finally:
         stream.close()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{path}: not UTF-8 text (byte {error.start}: {data[error.start:error.start + 1]!r}); "
-                         "save it as UTF-8") from None
 
 
 def write_text(spark: SparkSession, path: str, text: str) -> None:

@@ -33,7 +33,14 @@ from sparktc.corpora.records import TEST, TRAIN
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT, contingency_tables_text
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
-from sparktc.evaluation.report import per_category_csv, plot_f1_by_band, plot_f1_by_training_frequency, report_markdown
+from sparktc.evaluation.report import (
+    F1_BY_BAND_PNG,
+    F1_BY_TRAINING_FREQUENCY_PNG,
+    per_category_csv,
+    plot_f1_by_band,
+    plot_f1_by_training_frequency,
+    report_markdown,
+)
 from sparktc.evaluation.summary import assemble, to_builtin
 from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, NETWORK
 from sparktc.experiment.config import Config, EvaluateConfig
@@ -71,6 +78,10 @@ CONTINGENCY_SCHEMA = StructType(
     [StructField(name, StringType()) for name in CATEGORY_COLUMNS[:3]] + [StructField("train_positives", LongType())]
     + [StructField(name, LongType(), nullable=False) for name in COUNT_COLUMNS]
 )
+#: The report files evaluate writes into the run's output (:func:`write_reports`), which MLflow logs as the run's
+#: artifacts (:mod:`sparktc.tracking.mlflow_run`).
+REPORTS = ("metrics.json", "report.md", "per_category.csv", CONTINGENCY_TABLES_TXT, F1_BY_TRAINING_FREQUENCY_PNG,
+           F1_BY_BAND_PNG)
 #: Rows per Arrow batch a scoring task reads: Spark's setting for Arrow batches (<= 0: no limit, a file's worth).
 BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
@@ -155,8 +166,8 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
     storage.write_text(spark, tables.output("report.md"), report)
     storage.write_text(spark, tables.output("per_category.csv"), per_category_csv(table))
     storage.write_text(spark, tables.output(CONTINGENCY_TABLES_TXT), contingency_tables_text(metrics, table))
-    storage.write_bytes(spark, tables.output("f1_by_training_frequency.png"), plot_f1_by_training_frequency(table))
-    storage.write_bytes(spark, tables.output("f1_by_band.png"), plot_f1_by_band(metrics["bands"]))
+    storage.write_bytes(spark, tables.output(F1_BY_TRAINING_FREQUENCY_PNG), plot_f1_by_training_frequency(table))
+    storage.write_bytes(spark, tables.output(F1_BY_BAND_PNG), plot_f1_by_band(metrics["bands"]))
 
 
 def _from_train(spark: SparkSession, tables: Tables) -> dict:
@@ -223,7 +234,6 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
 
 STAGE = Stage(
     "evaluate", evaluate, reads=("models", MODEL, "vocabulary", "term_ranks", "vectors", "categories"),
-    writes=("predictions", "contingency", "metrics.json", "report.md", "per_category.csv", CONTINGENCY_TABLES_TXT,
-            "f1_by_training_frequency.png", "f1_by_band.png"),
+    writes=("predictions", "contingency", *REPORTS),
     sections=SETTINGS,
 )

@@ -1,16 +1,22 @@
-"""Runs recorded whatever their end: a failed run's record says which stage failed and how; records written at the
-same moment by separate processes all land.
+"""Runs recorded whatever their end, in the history and in MLflow: a failed run's record says which stage failed
+and how; records written at the same moment by separate processes all land; a run without [track] never imports
+MLflow.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import subprocess
+import sys
 
 import pytest
+from conftest import REPO
 
 from sparktc.apps.api import run_pipeline
 from sparktc.runtime.faults import DRIVER_SETTING
 from sparktc.runtime.usage import StageUsage
+from sparktc.stages.evaluate import REPORTS
 from sparktc.tracking import history
 from sparktc.tracking.record import RunRecord
 
@@ -19,26 +25,94 @@ SMALL = {"corpus": {"format": "synthetic"},
          "tokenize": {"stemmer": "none"}}
 
 
-def test_a_failed_run_is_recorded_with_its_failed_stage_and_exit_status(spark, tmp_path) -> None:
+@pytest.fixture(scope="module")
+def failed_then_resumed(spark, tmp_path_factory) -> dict:
+    """A run that fails in train, then the same run again, both recorded in a history and logged to MLflow (a
+    sqlite database): the history after each run, the second run's result, and the MLflow store.
+    """
+    folder = tmp_path_factory.mktemp("recorded")
+    store = f"sqlite:///{folder / 'mlflow.db'}"
+    overrides = [f"history.path={folder / 'history'}", f"track.mlflow_uri={store}"]
     spark.conf.set(DRIVER_SETTING, "train:start:raise")
     try:
         with pytest.raises(Exception, match="injected"):
-            run_pipeline(spark, SMALL, str(tmp_path / "run"), overrides=[f"history.path={tmp_path / 'history'}"])
+            run_pipeline(spark, SMALL, str(folder / "run"), overrides=overrides)
     finally:
         spark.conf.unset(DRIVER_SETTING)
-    [record] = history.read(str(tmp_path / "history")).to_pylist()
+    failed = history.read(str(folder / "history")).to_pylist()
+    result = run_pipeline(spark, SMALL, str(folder / "run"), overrides=overrides)
+    return {"failed": failed, "records": history.read(str(folder / "history")).to_pylist(), "result": result,
+            "store": store, "folder": folder}
+
+
+def test_a_failed_run_is_recorded_with_its_failed_stage_and_exit_status(failed_then_resumed) -> None:
+    [record] = failed_then_resumed["failed"]
     assert record["exit_status"] == 1 and "injected" in record["error"]
     statuses = {stage["stage"]: stage["status"] for stage in record["stages"]}
     assert statuses == {"synthesize": "run", "ingest": "run", "tokenize": "run", "weight": "run", "rank": "run",
                         "train": "failed"}
     assert record["micro_f1"] is None and record["corpus_digest"]
     # The same run again: the stages done are skipped as current, and the record says so.
-    result = run_pipeline(spark, SMALL, str(tmp_path / "run"), overrides=[f"history.path={tmp_path / 'history'}"])
-    records = history.read(str(tmp_path / "history")).to_pylist()
+    records, result = failed_then_resumed["records"], failed_then_resumed["result"]
     assert [r["exit_status"] for r in records] == [1, 0] and records[1]["run_id"] == result.record.run_id
     assert [s["status"] for s in records[1]["stages"]] == ["skipped"] * 5 + ["run", "run"]
     assert records[0]["config_digest"] == records[1]["config_digest"]
     assert records[0]["corpus_digest"] == records[1]["corpus_digest"]
+
+
+def test_both_runs_are_logged_to_mlflow_the_failed_one_failed(failed_then_resumed, tmp_path) -> None:
+    from mlflow import MlflowClient
+
+    store, records = failed_then_resumed["store"], failed_then_resumed["records"]
+    client = MlflowClient(tracking_uri=store)
+    experiment = client.get_experiment_by_name("sparktc")
+    runs = {run.info.run_name: run for run in client.search_runs([experiment.experiment_id])}
+    assert set(runs) == {record["run_id"] for record in records}
+    failed, finished = (runs[record["run_id"]] for record in records)
+    assert failed.info.status == "FAILED" and "injected" in failed.data.tags["sparktc.error"]
+    assert failed.data.tags["sparktc.stage.train"] == "failed" and "micro_f1" not in failed.data.metrics
+    assert [item.path for item in client.list_artifacts(failed.info.run_id)] == ["record.json"]
+    # The run that ended normally: its figures, settings, code and corpus as the history holds them, its reports.
+    record = records[1]
+    assert finished.info.status == "FINISHED" and "sparktc.error" not in finished.data.tags
+    assert {name: finished.data.metrics[name] for name in ("micro_f1", "macro_f1", "micro_precision",
+                                                            "macro_recall")} == \
+        {name: record[name] for name in ("micro_f1", "macro_f1", "micro_precision", "macro_recall")}
+    assert finished.data.metrics["ranking/P_at_1"] == dict(record["ranking"])["P@1"]
+    assert finished.data.metrics["stage/train/seconds"] == record["stages"][5]["seconds"]
+    config = json.loads(record["config"])
+    assert finished.data.params["synthesize.documents"] == "1500" == str(config["synthesize"]["documents"])
+    assert finished.data.params["track.mlflow_uri"] == store
+    tags = finished.data.tags
+    assert (tags["sparktc.git_commit"], tags["sparktc.code_digest"], tags["sparktc.corpus_digest"],
+            tags["sparktc.config_digest"], tags["sparktc.output"]) == (
+        record["git_commit"], record["code_digest"], record["corpus_digest"], record["config_digest"],
+        record["output"])
+    assert sorted(item.path for item in client.list_artifacts(finished.info.run_id)) == sorted(
+        [*REPORTS, "record.json"])
+    downloaded = client.download_artifacts(finished.info.run_id, "metrics.json", str(tmp_path))
+    output = failed_then_resumed["folder"] / "run"
+    assert open(downloaded, "rb").read() == (output / "metrics.json").read_bytes()
+
+
+def test_a_run_without_track_never_imports_mlflow(tmp_path) -> None:
+    """The default path, in a fresh interpreter where MLflow is installed: the jobs' and the API's modules, a
+    configuration without [track], and a record kept in the history.
+    """
+    script = f"""
+import importlib.util, sys
+assert importlib.util.find_spec("mlflow"), "MLflow must be installed for this test to tell anything"
+from sparktc.apps import api, cli, recording
+from sparktc.experiment.config import load_config
+from sparktc.tracking.record import RunRecord
+config = load_config({{"corpus": {{"format": "synthetic"}}, "history": {{"path": {str(tmp_path / "history")!r}}}}})
+record = RunRecord.start("no-track", "pipeline", config.as_dict()).finish(0)
+recording.keep(None, config, record, {str(tmp_path / "run")!r})  # Spark reads the output for [track] only
+assert "mlflow" not in sys.modules, sorted(name for name in sys.modules if name.startswith("mlflow"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "sparktc: run no-track recorded in" in done.stdout
 
 
 def _append(path: str, run_id: str, start, count: int) -> None:

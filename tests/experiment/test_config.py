@@ -402,3 +402,46 @@ def test_title_and_bigram_settings_need_raw_texts_and_titles() -> None:
     assert refused([*REUTERS, "tokenize.ngrams=4"]).startswith("tokenize.ngrams = 4")
     assert refused(["corpus.format=synthetic", "tokenize.analyzer=sklearn"]).startswith(
         "tokenize.analyzer = sklearn with corpus.format = 'synthetic': its documents come tokenized")
+
+
+# --- issue 29: [track] mlflow_uri, refused before Spark starts when MLflow cannot log to it
+
+
+def test_a_tracking_uri_mlflow_cannot_log_to_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    database = tmp_path / "mlflow.db"
+    assert load_config(None, [*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]).track.mlflow_uri == \
+        f"sqlite:///{database}"
+    assert load_config(None, [*REUTERS, "track.mlflow_uri=http://mlflow:5000"]).track.mlflow_uri == \
+        "http://mlflow:5000"
+    assert refused([*REUTERS, "track.mlflow_uri=mlruns"]) == (
+        "track.mlflow_uri = 'mlruns' is a file store, which MLflow (3.13 and later) keeps in maintenance mode and "
+        "refuses unless MLFLOW_ALLOW_FILE_STORE=true; use a sqlite database, e.g. sqlite:///mlruns/mlflow.db, or set "
+        "MLFLOW_ALLOW_FILE_STORE=true")
+    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path}/no/such/mlflow.db"]) == (
+        f"track.mlflow_uri = 'sqlite:///{tmp_path}/no/such/mlflow.db': the directory {tmp_path}/no/such does not "
+        "exist; create it (sqlite makes the database file, not its directory)")
+    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path}"]).endswith(
+        f"names a directory; name a database file in it, e.g. sqlite:///{tmp_path}/mlflow.db")
+    assert "keeps the runs in memory only" in refused([*REUTERS, "track.mlflow_uri=sqlite://"])
+    assert refused([*REUTERS, "track.mlflow_uri=s3://bucket/mlflow"]) == (
+        "track.mlflow_uri = 's3://bucket/mlflow': MLflow has no tracking store for s3: URIs; use sqlite:///FILE, a "
+        "tracking server (http://HOST:PORT), a database (postgresql, mysql, mssql) or databricks")
+    assert refused([*REUTERS, "track.experiment= "]) == \
+        "track.experiment = ' ' is out of range; expected a name of 1 to 500 characters"
+    # a file store where MLflow is told to allow it, its path made absolute as the history's
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    assert load_config(None, [*REUTERS, "track.mlflow_uri=mlruns"]).track.mlflow_uri == str(tmp_path / "mlruns")
+
+
+@pytest.mark.parametrize(("missing", "message"), [
+    ("mlflow", "MLflow is not installed; pip install 'sparktc[track]', or leave track.mlflow_uri empty"),
+    ("alembic", "MLflow's database stores need alembic, which is not installed; pip install 'sparktc[track]'"),
+])
+def test_a_tracked_run_without_mlflow_installed_is_refused(missing: str, message: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, missing, None)  # what find_spec says of a module that is not installed
+    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path / 'mlflow.db'}"]) == \
+        f"track.mlflow_uri = 'sqlite:///{tmp_path / 'mlflow.db'}': {message}"
+    assert load_config(None, REUTERS).track.mlflow_uri == ""

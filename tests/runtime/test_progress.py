@@ -40,8 +40,11 @@ class Terminal(io.StringIO):
 
 
 @pytest.fixture(autouse=True)
-def progress_off():
-    """Every test starts and ends with progress off and the real clock, as an unconfigured process has them."""
+def progress_off(monkeypatch: pytest.MonkeyPatch):
+    """Every test starts and ends with progress off and the real clock, as an unconfigured process has them, and
+    not under a spark-submit.sh started on a terminal.
+    """
+    monkeypatch.delenv(progress.TERMINAL_ENV, raising=False)
     progress.configure("off", 10.0)
     yield
     progress.configure("off", 10.0)
@@ -98,6 +101,22 @@ def test_a_loop_on_a_terminal_rewrites_one_line_and_erases_it(monkeypatch: pytes
                                    f"\rsparktc: epochs 3/4  2s elapsed, ~0s left{erase}"
                                    f"\rsparktc: epochs 4/4  2s elapsed, ~0s left{erase}"
                                    f"\r{erase}")
+
+
+@pytest.mark.parametrize(("terminal_env", "in_place"), [("1", True), ("0", False)])
+def test_auto_takes_spark_submit_s_word_for_the_terminal(monkeypatch: pytest.MonkeyPatch, terminal_env: str,
+                                                         in_place: bool) -> None:
+    # Under spark-submit the driver writes into the JVM's pipe, never a terminal; spark-submit.sh says what that
+    # pipe ends in.
+    clock, piped = Clock(), io.StringIO()
+    monkeypatch.setattr(progress, "clock", clock)
+    monkeypatch.setenv(progress.TERMINAL_ENV, terminal_env)
+    progress.configure("auto", 1.0, piped)
+    with loop("epochs", 2) as step:
+        clock.now = 2
+        step()
+    assert ("\r" in piped.getvalue()) is in_place
+    assert piped.getvalue().startswith("\rsparktc: epochs 1/2" if in_place else "sparktc: epochs 1/2")
 
 
 def test_cleared_erases_the_line_before_the_stage_summary(monkeypatch: pytest.MonkeyPatch,
