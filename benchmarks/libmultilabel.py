@@ -167,19 +167,23 @@ class Tfidf:
     libmultilabel: str
     overrides: tuple[str, ...]
     sparktc: str
+    differences: str
 
 
 TFIDF: dict[str, Tfidf] = {setting.name: setting for setting in (
     Tfidf("default", "linear.Preprocessor(): scikit-learn's TfidfVectorizer() fitted on the training texts (the "
           "quickstart)", ("tokenize.analyzer=sklearn",),
           "TfidfVectorizer's analyzer (lower case, tokens of 2+ word characters), weight.scheme = sklearn (tf x "
-          "(ln((1+N)/(1+df)) + 1), L2-normalised), every training term"),
+          "(ln((1+N)/(1+df)) + 1), L2-normalised), every training term",
+          "the same terms and weights, stored as float32 by sparktc (float64 in scikit-learn)"),
     Tfidf("tutorial", "linear.Preprocessor(tfidf_params={'max_features': 20000, 'min_df': 3, 'ngram_range': (1, 3)}) "
           "(the tutorial \"Tweaking Feature Generation for Linear Methods\")",
           ("tokenize.analyzer=sklearn", "tokenize.ngrams=3", "select.min_df=3", "rank.score=frequency",
            "select.top_k=20000"),
           "the same analyzer and weights over word 1- to 3-grams, the terms in 3+ training documents, the 20,000 "
-          "with the largest training counts (scikit-learn's max_features)"),
+          "with the largest training counts (scikit-learn's max_features)",
+          "terms tied in count at the 20,000th are taken in term order by sparktc (select.top_k's ties), in the "
+          "order of numpy's argsort of the negated counts by scikit-learn (its default quicksort, not stable)"),
 )}
 
 
@@ -200,13 +204,14 @@ class Method:
 
 METHODS: dict[str, Method] = {method.name: method for method in (
     Method("1vsrest", "train_1vsrest: one LIBLINEAR problem per label, decision value > 0",
-           "conf/libsvm.toml: one LIBLINEAR problem per label, w'x + b > 0", (), True,
+           "the configuration's defaults (conf/libsvm.toml, conf/libmultilabel_text.toml): one LIBLINEAR problem per "
+           "label, w'x + b > 0", (), True,
            "the same problem (L2-loss SVM dual, C = 1, B = 1 as a regularised bias feature, e = 0.0001); "
            "LIBLINEAR builds differ (liblinear-multicore 2.50, labels trained by 2 threads sharing the C library's "
            "rand(), documents in file order, w recomputed from the dual variables; sparktc: liblinear-official "
-           "2.50, rand() reseeded with 1 before each label, documents in doc-id order, i.e. the string order of "
-           "train.svm:LINE, float32 vectors): the coordinate descent visits the documents in another order, so "
-           "decision values within the -e 0.0001 tolerance of 0 can fall either side"),
+           "2.50, rand() reseeded with 1 before each label, documents in doc-id order, the ids' string order "
+           "(train.svm:10 before train.svm:2), float32 vectors): the coordinate descent visits the documents in "
+           "another order, so decision values within the -e 0.0001 tolerance of 0 can fall either side"),
     Method("thresholding", "train_thresholding: per label, 3-fold CV; each fold's threshold maximises micro-F1 "
            "over the labels visited + that label's F1 / labels visited, labels taken from the most frequent "
            "(micromacro-freq, Lin & Lin 2023); the mean over folds",
@@ -849,17 +854,17 @@ def render(result: Mapping[str, Any]) -> str:
     if chosen:
         parts += ["## The tf-idf settings", "\n".join(
             f"- **{t.name}**: LibMultiLabel {t.libmultilabel}. sparktc: "
-            f"`{' '.join('--set ' + o for o in t.overrides)}`: {t.sparktc}." for t in chosen)]
+            f"`{' '.join('--set ' + o for o in t.overrides)}`: {t.sparktc}. What differs: {t.differences}."
+            for t in chosen)]
         differing = vocabulary_lines(methods)
         if differing:
             parts += ["## Terms only one vocabulary has", "\n".join(differing)]
     described = {r["method"]: r for r in methods}.values()
     if methods:
-        parts += ["## Documents read", "\n".join(documents_lines(methods))]
-    parts += ["## What each method is",
-              "\n".join(f"- **{r['method']}**: LibMultiLabel {r['libmultilabel']}. sparktc: "
-                        f"{r['sparktc_counterpart']}. {r['differences'][0].upper()}{r['differences'][1:]}."
-                        + visiting(r) for r in described)]
+        parts += ["## Documents read", "\n".join(documents_lines(methods)), "## What each method is",
+                  "\n".join(f"- **{r['method']}**: LibMultiLabel {r['libmultilabel']}. sparktc: "
+                            f"{r['sparktc_counterpart']}. {r['differences'][0].upper()}{r['differences'][1:]}."
+                            + visiting(r) for r in described)]
     lines = corpus_lines(result)
     if lines:
         parts += ["## The corpus", "\n".join(lines)]
