@@ -97,6 +97,7 @@ from benchmarks.rcv1_scale import (
     SAMPLE_SECONDS,
     HarnessError,
     corpus_is_complete,
+    harness_parser,
     read_json,
     relative,
     rounded,
@@ -309,7 +310,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     the Reuters-21578 collection to write (text; the defaults when none is given); the output, LibMultiLabel's
     environment, the methods and the tf-idf settings.
     """
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--format", choices=list(FORMATS), default="svm",
                         help="svm: multi-label LIBSVM files (the default); text: LibMultiLabel-format text files")
     source = parser.add_mutually_exclusive_group()

@@ -1,7 +1,7 @@
 """LYRL2004's methods on its three category sets: SVM.1, SVM.2, k-NN and Rocchio on Topics, Industries and Regions.
 
     .venv/bin/python -m benchmarks.lyrl2004 --output runs/lyrl2004 [--corpus runs/benchmark-rcv1/corpus-804414]
-        [--sets topics,industries,regions] [--methods svm1,svm2,knn,rocchio]
+        [--sets topics,industries,regions] [--methods svm1,svm2,knn,rocchio] [--history DIR]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them:
 
@@ -43,9 +43,10 @@ from benchmarks.methods_rcv1 import (
     figure,
     output_refusal,
     run,
+    run_figures,
     selected,
 )
-from benchmarks.rcv1_scale import SAMPLE_SECONDS, HarnessError, relative, run_harness
+from benchmarks.rcv1_scale import SAMPLE_SECONDS, HarnessError, harness_parser, relative, run_harness
 from sparktc.corpora import lyrl2004
 from sparktc.experiment.presets import PRESETS
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
@@ -75,7 +76,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked before anything runs: the corpus, its category-set files, the output, the sets and the
     methods.
     """
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--corpus", default=DEFAULT_CORPUS,
                         help=f"LYRL2004-format corpus directory (default {DEFAULT_CORPUS})")
     parser.add_argument("--output", required=True, help="directory for the runs, logs and lyrl2004.json/.md")
@@ -170,6 +171,16 @@ def render(result: Mapping[str, Any]) -> str:
     return tables.document(parts, result)
 
 
+def headline(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record: ``sparktc.SET.METHOD`` for each run, the one-vs-rest one included
+    (:func:`benchmarks.methods_rcv1.run_figures`).
+    """
+    figures: dict[str, Any] = {}
+    for record in result["runs"]:
+        figures.setdefault(record["set"], {})[record["method"]] = run_figures(record)
+    return {"sparktc": figures}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every chosen method on every chosen category set and write lyrl2004.json and lyrl2004.md (module docstring);
     the exit code.
@@ -196,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 write()  # partial results survive a later crash
         return status
 
-    return run_harness("lyrl2004", output, argv, settings, body, render, "lyrl2004", marker=(MARKER, WRITER), runs=[])
+    return run_harness("lyrl2004", output, argv, settings, body, render, "lyrl2004", marker=(MARKER, WRITER),
+                       headline=headline, runs=[])
 
 
 if __name__ == "__main__":

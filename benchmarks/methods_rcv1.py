@@ -1,7 +1,7 @@
 r"""Yang & Liu's five classifiers at RCV1-v2 scale: what each one's train and evaluate stages cost.
 
     .venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1 \
-        [--corpus runs/benchmark-rcv1/corpus-804414] [--methods svm,knn,llsf,nb,nnet]
+        [--corpus runs/benchmark-rcv1/corpus-804414] [--methods svm,knn,llsf,nb,nnet] [--history DIR]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them:
 
@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import tables
+from benchmarks import recording, tables
 from benchmarks.measure import Measured, parse_stage_line, run_measured
 from benchmarks.rcv1_scale import (
     CORPUS_FILES,
@@ -49,6 +49,7 @@ from benchmarks.rcv1_scale import (
     HarnessError,
     failure,
     failure_cause,
+    harness_parser,
     process_summary,
     read_json,
     relative,
@@ -139,7 +140,7 @@ def corpus_refusal(corpus: Path) -> str | None:
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked before anything runs: the corpus, the output and the methods."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--corpus", default=DEFAULT_CORPUS,
                         help=f"LYRL2004-format corpus directory (default {DEFAULT_CORPUS})")
     parser.add_argument("--output", required=True, help="directory for the runs, logs and methods_rcv1.json/.md")
@@ -215,9 +216,11 @@ def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rc
     """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause; the
     lines it prints start with ``harness``.
     """
-    print(f"{harness}: $ {shlex.join(command)}", flush=True)
-    result = run_measured(command, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
+    ran = recording.as_run(command)
+    print(f"{harness}: $ {shlex.join(ran)}", flush=True)
+    result = run_measured(ran, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
+    recording.measured(log, result)
     reasons = {stage: read_manifest(run_dir, stage).get("recomputed_because", "") for stage in CORPUS_STAGES}
     record: dict[str, Any] = {
         "command": shlex.join(command), "run_dir": str(run_dir), "log": str(log), "returncode": result.returncode,
@@ -227,7 +230,7 @@ def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rc
         "samples": len(result.samples), "processes": process_summary(result),
     }
     if result.returncode != 0:
-        error = failure(command, log, result)
+        error = failure(ran, log, result)
         out_of_memory, cause = why_it_failed(result, log)
         record.update(out_of_memory=out_of_memory, cause=cause, error=str(error), tail=result.tail)
         print(f"{harness}: {error}\n{error.detail}", file=sys.stderr, flush=True)
@@ -250,6 +253,28 @@ def run_method(output: Path, corpus: Path, name: str) -> dict[str, Any]:
           f"{copy_seconds} s", flush=True)
     record = run(pipeline_command(corpus, run_dir, METHODS[name]), run_dir, output / "logs" / f"{name}.log")
     return {"method": name, "overrides": list(METHODS[name]), "copy_seconds": copy_seconds, **record}
+
+
+def run_figures(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline figures of one pipeline run (:func:`run`): end to end wall and CPU-seconds, peak memory, F1, and
+    the train and evaluate stages' own wall and CPU-seconds; none for a run that failed.
+    """
+    if record["failed"]:
+        return {}
+    metrics = record.get("metrics", {})
+    return {"seconds": record["end_to_end_seconds"], "cpu_seconds": record["cpu_seconds"],
+            "peak_memory_bytes": recording.memory_bytes(record["peak_rss_mb"].get("total")),
+            "micro_f1": metrics.get("micro_f1"), "macro_f1": metrics.get("macro_f1"),
+            **{stage: {"seconds": figure(record, stage, "wall_seconds"),
+                       "cpu_seconds": figure(record, stage, "cpu_seconds")} for stage in ("train", "evaluate")}}
+
+
+def headline(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record: ``sparktc.prepared`` (the corpus stages' run) and ``sparktc.METHOD``
+    (:func:`run_figures`).
+    """
+    return {"sparktc": {"prepared": run_figures(result["prepared"]) if result.get("prepared") else {},
+                        **{record["method"]: run_figures(record) for record in result["methods"]}}}
 
 
 # --- the tables --------------------------------------------------------------------------------
@@ -368,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
 
     return run_harness("methods_rcv1", output, argv, settings, body, render, "methods_rcv1", marker=(MARKER, WRITER),
-                       methods=[])
+                       headline=headline, methods=[])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format cor
     .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
-        [--memory-runs 3]
+        [--memory-runs 3] [--history DIR]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -33,10 +33,13 @@ run from the repository root, exactly as a user would type them:
    is kept in OUTPUT/logs/.
 
 With ``--repeat R`` every pipeline configuration runs R times and the tables show medians of the
-times (peak memory: the largest over the runs).
+times (peak memory: the largest over the runs). With ``--history DIR``, as every benchmark built on
+:func:`run_harness`, the run adds its record to that run history, and each pipeline run its own
+(``benchmarks/recording.py``; README, "Scheduled runs").
 Exit code 0 when every command succeeded, 1 when one failed (a failed memory run is recorded and the
 benchmark goes on; any other failure stops it; the partial results are written and the failing
-command, with the last 40 lines of its output, is printed), 2 for bad arguments.
+command, with the last 40 lines of its output, is printed) or the run's record could not be added to
+``--history``, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import tables
+from benchmarks import recording, tables
 from benchmarks.measure import Measured, run_measured
 from sparktc.corpora.synthetic import QRELS_FILE, TEST_FILES, TRAIN_FILE
 from sparktc.corpora.synthetic_categories import HIERARCHY_FILE
@@ -82,9 +85,19 @@ class HarnessError(RuntimeError):
         self.detail = detail
 
 
+def harness_parser(description: str) -> argparse.ArgumentParser:
+    """The command-line parser of a benchmark built on :func:`run_harness`: its ``description`` (the module
+    docstring, as written) and the options every harness takes (:func:`benchmarks.recording.arguments`:
+    ``--history DIR``), which :func:`run_harness` reads from the command line it records.
+    """
+    return argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   parents=[recording.arguments()])
+
+
 def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings: dict[str, Any],
                 body: Callable[[dict[str, Any], Callable[[], str]], int], render: Callable[[dict[str, Any]], str],
-                stem: str, marker: tuple[str, str] = ("", ""), **collections: Any) -> int:
+                stem: str, marker: tuple[str, str] = ("", ""),
+                headline: Callable[[dict[str, Any]], dict[str, Any]] | None = None, **collections: Any) -> int:
     """What every benchmark's ``main`` does around its own runs.
 
     Make ``output`` (marked as its writer's with the file ``marker`` = (name, writer), when given) and send
@@ -92,7 +105,9 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
     the empty ``collections`` the runs fill); run ``body(result, write)``, which returns the exit status and calls
     ``write()`` to keep partial results; record a :class:`HarnessError` as the result's error (exit status 1);
     and always end with the load and the harness's own wall and CPU time in OUTPUT/STEM.json, ``render``'s
-    markdown in OUTPUT/STEM.md, and the markdown printed.
+    markdown in OUTPUT/STEM.md, and the markdown printed. With ``--history DIR`` (:func:`harness_parser`), the
+    run's record, with the figures of ``headline(result)``, is then added to that history, however the run ended
+    (:mod:`benchmarks.recording`; exit status 1 when it cannot be).
     """
     output.mkdir(parents=True, exist_ok=True)
     name, writer = marker
@@ -101,6 +116,7 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
     os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
     began = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
+    recorder = recording.Recorder.of(module, argv, output, REPO)
     result: dict[str, Any] = {
         "command": shlex.join([PYTHON, "-m", f"benchmarks.{module}", *argv]), "cwd": os.getcwd(),
         "repository": str(REPO), "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -113,20 +129,28 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
         (output / f"{stem}.md").write_text(markdown)
         return markdown
 
-    status = 0
+    status, failure = 0, None
     try:
-        status = body(result, write)
+        with recording.active(recorder):
+            status = body(result, write)
     except HarnessError as error:
         result["error"] = str(error)
         detail = f"\n{error.detail}" if error.detail else ""
         print(f"{module}: error: {error}{detail}", file=sys.stderr, flush=True)
-        status = 1
+        status, failure = 1, error
+    except BaseException as error:  # recorded below as what ended the run, then raised on
+        failure = error
+        raise
     finally:
         result["machine"]["load_end"] = load_average()
-        result["harness_seconds"] = round(time.monotonic() - began, 1)
+        seconds = time.monotonic() - began
+        result["harness_seconds"] = round(seconds, 1)
         own = os.times()
         result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
         markdown = write()
+        if recorder is not None:
+            status = recorder.keep(settings, status, failure, lambda: headline(result) if headline else {},
+                                   recording.own_usage(seconds))
     print(markdown)
     print(f"{module}: wrote {output / f'{stem}.json'} and {output / f'{stem}.md'}", flush=True)
     return status
@@ -181,9 +205,11 @@ def measured(command: list[str], log: Path, driver_script: str | None, check: bo
     """Run ``command`` from the repository root under the /proc sampler, its lines printed after ``harness``;
     raise HarnessError if it fails (with ``check``; else the caller looks at the exit code).
     """
+    command = recording.as_run(command)
     print(f"{harness}: $ {shlex.join(command)}   (load {load_average()})", flush=True)
     result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
                           echo=lambda line: print(f"    {line}", flush=True))
+    recording.measured(log, result)
     if result.returncode != 0:
         error = failure(command, log, result)
         if check:
@@ -528,7 +554,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, checked: the output, the sizes, the masters, the speed-up and peers sizes, the hierarchy and
     the repetitions.
     """
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--output", required=True, help="directory for corpora, runs, logs and benchmark.json/.md")
     parser.add_argument("--sizes", type=integers, default=[100_000, 200_000, 400_000, RCV1_DOCUMENTS],
                         help="corpus sizes in documents (default 100000,200000,400000,804414)")
@@ -571,6 +597,31 @@ def summarized(result: dict[str, Any]) -> str:
     return tables.render(result)
 
 
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record: per configuration ``sparktc.SIZE.MASTER``, the medians of sparktc's end
+    to end wall and CPU-seconds, its largest peak memory and its F1; per size ``lean_peer.SIZE`` the same of the
+    lean peer; MLlib's extrapolated training seconds and the ratios at the peers size (:func:`tables.peer_ratios`).
+    """
+    pipelines = aggregate(result["runs"])
+    figures: dict[str, Any] = {"sparktc": {}, "lean_peer": {}}
+    for record in pipelines:
+        figures["sparktc"][f"{record['size']}.{record['master']}"] = {
+            "seconds": record["end_to_end_seconds"], "cpu_seconds": record["cpu_seconds"],
+            "peak_memory_bytes": recording.memory_bytes(record["peak_rss_mb_max"].get("total")),
+            "micro_f1": record["metrics"].get("micro_f1"), "macro_f1": record["metrics"].get("macro_f1")}
+    for peer in tables.lean_peers(result):
+        own = tables.peer_figures(peer)
+        figures["lean_peer"][str(peer["size"])] = {
+            "seconds": own["wall"], "cpu_seconds": own["cpu"], "peak_memory_bytes": recording.memory_bytes(own["rss"]),
+            "micro_f1": own["micro_f1"], "macro_f1": own["macro_f1"]}
+    mllib = result["peers"].get("mllib") or {}
+    if mllib.get("status") == "ok":
+        figures["mllib"] = {str(mllib["size"]): {
+            "extrapolated_train_seconds": mllib["result"]["extrapolated_train_seconds"]}}
+    figures["ratios"] = tables.peer_ratios({**result, "pipelines": pipelines})
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Synthesize the corpora, run the planned pipelines and peers, and write benchmark.json and benchmark.md (module
     docstring); the exit code.
@@ -608,7 +659,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              peers_run["run_dir"] if peers_run else None)
         return status
 
-    return run_harness("rcv1_scale", output, argv, settings, body, summarized, "benchmark",
+    return run_harness("rcv1_scale", output, argv, settings, body, summarized, "benchmark", headline=headline,
                        corpora=[], runs=[], peers={"single_process": []})
 
 

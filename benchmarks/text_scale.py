@@ -1,7 +1,7 @@
 r"""Raw text at scale: sparktc's pipeline on a synthetic JSON Lines corpus beside a lean tokenizing peer.
 
     .venv/bin/python -m benchmarks.text_scale --output runs/text-bench [--documents 200000] [--files 8] \
-        [--master "local[2]"] [--stop-list ../shared/data/stopwords/smart_english.stop] [--repeat 1]
+        [--master "local[2]"] [--stop-list ../shared/data/stopwords/smart_english.stop] [--repeat 1] [--history DIR]
 
 Run it from the repository root; the commands it starts run from there, exactly as a user would type them.
 
@@ -25,7 +25,6 @@ Exit code 0 when every command succeeded, 1 when one failed, 2 for bad arguments
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import shlex
 import shutil
@@ -38,12 +37,13 @@ from typing import Any
 import numpy as np
 import pyarrow.dataset as ds
 
-from benchmarks import tables
+from benchmarks import recording, tables
 from benchmarks.measure import Measured
 from benchmarks.rcv1_scale import (
     PYTHON,
     REPO,
     SAMPLE_SECONDS,
+    harness_parser,
     load_average,
     read_json,
     relative,
@@ -69,7 +69,7 @@ def ensure_corpus(output: Path, shape: TextShape, files: int) -> dict[str, Any]:
     directory = output / f"corpus-{shape.documents}"
     if corpus_is_complete(directory, shape, files, compress=False):
         record = read_json(directory / "corpus.json")
-        return {"path": str(directory), "reused": True, **{k: record[k] for k in ("files", "bytes", "seconds")}}
+        return {"path": str(directory), "reused": True, **{k: record[k] for k in ("files", "bytes")}}
     shutil.rmtree(directory, ignore_errors=True)  # inside OUTPUT: an older or partial corpus of this script
     print(f"text_scale: writing {shape.documents:,} documents into {relative(directory)}", flush=True)
     record = write_corpus(directory, shape, files)
@@ -167,6 +167,20 @@ def summary(sparktc_runs: list[dict[str, Any]], peer_runs: list[dict[str, Any]])
                                               for k in ("micro_f1", "macro_f1"))}}
 
 
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record, from its summary (none when it stopped early): sparktc's and the peer's
+    medians of wall and CPU-seconds, their peak memory and F1, the ratios, and the documents whose tokens differ.
+    """
+    s = result.get("summary")
+    if not s:
+        return {}
+    return {**{side: {"seconds": s[side]["wall_seconds"], "cpu_seconds": s[side]["cpu_seconds"],
+                      "peak_memory_bytes": recording.memory_bytes(s[side]["peak_rss_mb"]), **s["f1"][side]}
+               for side in ("sparktc", "peer")},
+            "sparktc_over_peer": {"cpu": s["cpu_ratio"], "wall": s["wall_ratio"]},
+            "tokens": {"differing": result["tokens"]["differing"]}}
+
+
 def render(result: dict[str, Any]) -> str:
     """The markdown report of the result: settings, sparktc's stages beside the peer's steps, F1 and the token
     comparison.
@@ -224,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the corpus, run sparktc and the peer ``--repeat`` times, and write text_scale.json and text_scale.md
     (module docstring); the exit code.
     """
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--output", required=True, help="directory for the corpus, the runs, logs, text_scale.json/.md")
     parser.add_argument("--documents", type=int, default=TextShape.documents)
     parser.add_argument("--files", type=int, default=8)
@@ -251,8 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["summary"] = summary(result["sparktc_runs"], result["peer_runs"])
         return 0
 
-    return run_harness("text_scale", output, argv, settings, body, render, "text_scale", sparktc_runs=[],
-                       peer_runs=[])
+    return run_harness("text_scale", output, argv, settings, body, render, "text_scale", headline=headline,
+                       sparktc_runs=[], peer_runs=[])
 
 
 if __name__ == "__main__":

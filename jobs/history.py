@@ -2,17 +2,21 @@
 
     jobs/history.py HISTORY [--report DIR] [--run RUN_ID|latest] [--baseline RUN_ID|first|previous] [--all]
                     [--max-f1-drop 0.002] [--max-time-ratio 1.25] [--max-cpu-ratio 1.25] [--max-memory-ratio 1.5]
-                    [--label L]
+                    [--label L] [--kind K]
 
 HISTORY is a [history] path (one Parquet record per run). Prints one line per run, then checks the run (the latest
 by default) against its baseline: the latest earlier run that succeeded with the same configuration and corpus,
 or the run --baseline names (a run id, or first; what changed is said first: code, each setting, corpus).
 --all checks every run, each against its own baseline, or every run after the named one against it: --all
 --baseline first flags each run that fell behind the first. A run id may be given by a unique prefix.
+--label and --kind keep the runs of one [history] label or of one kind: pipeline (a sparktc job), or
+benchmark:NAME (a run of benchmarks/NAME.py with --history; the pipeline runs it starts carry the label
+benchmark:NAME).
 
 Exit status 3 when a checked run regressed (one REGRESSION line per figure: an F1 drop beyond --max-f1-drop, a
-time, CPU or memory ratio beyond its limit, or a failed run), 0 otherwise; 2 for arguments refused, 1 for a
-history that cannot be read.
+time, CPU or memory ratio beyond its limit, or a failed run; a benchmark's headline figures, sparktc.micro_f1 or
+peer.seconds, by the rule of their last name), 0 otherwise; 2 for arguments refused, 1 for a history that cannot
+be read.
 """
 
 import argparse
@@ -41,10 +45,11 @@ def main() -> int:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=float, default=default,
                             help=f"{what} to the baseline beyond which a run regressed (default {default})")
     parser.add_argument("--label", default="", help="only the runs of this [history] label")
+    parser.add_argument("--kind", default="", help="only the runs of this kind: pipeline, or benchmark:NAME")
     arguments = parser.parse_args()
     tolerances = {name: getattr(arguments, name) for name in vars(defaults)}
     return run(arguments.history, arguments.report, arguments.run, arguments.baseline, arguments.all, tolerances,
-               arguments.label)
+               arguments.label, arguments.kind)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 #: Exit statuses (README, "Runs that can be trusted"): bad input or resources at run time, a configuration,
-#: arguments or output refused before Spark starts, a regression found by jobs/history.py, and the output held by
-#: another run (EX_TEMPFAIL).
+#: arguments or output refused before Spark starts, a regression found by jobs/history.py, the output held by
+#: another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).
 INPUT_EXIT = 1
 CONFIG_EXIT = 2
 REGRESSION_EXIT = 3
 BUSY_EXIT = 75
+INTERRUPTED_EXIT = 130
 
 
 class SparktcError(Exception):
@@ -39,3 +40,12 @@ class ConfigError(SparktcError, ValueError):
 
     exit_code = CONFIG_EXIT
     heading = "configuration error"
+
+
+def exit_status(error: BaseException) -> int:
+    """The exit status a run ends with after ``error``: its own for a :class:`SparktcError`, 130 when interrupted,
+    else 1 (Python's own for an uncaught exception).
+    """
+    if isinstance(error, SparktcError):
+        return error.exit_code
+    return INTERRUPTED_EXIT if isinstance(error, KeyboardInterrupt) else INPUT_EXIT

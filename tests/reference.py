@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import ast
+import csv
+import ctypes
+import ctypes.util
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from liblinear import liblinearutil
 from numpy.typing import NDArray
+from scipy import sparse
 
 
 def hits_from_rankings(
@@ -80,3 +86,38 @@ def declaring(folder: Path, name: str) -> list[Path]:
                    for node in ast.parse(path.read_text()).body)
 
     return sorted(path for path in folder.glob("*.py") if declares(path))
+
+
+def liblinear_one_vs_rest(X_train: sparse.csr_matrix, Y_train: NDArray[np.bool_], X_test: sparse.csr_matrix,
+                          options: str) -> NDArray[np.bool_]:
+    """Test decisions of LIBLINEAR itself, one-vs-rest: per column of ``Y_train``, a model trained with ``options``
+    (``-B 1`` for a bias; ``-q``), "w'x + b > 0" on ``X_test``. The C library's rand is seeded with 1 before each
+    training, as sparktc seeds it (the dual solvers shuffle with it).
+    """
+    n_features = X_train.shape[1]
+    decisions = np.zeros((X_test.shape[0], Y_train.shape[1]), dtype=bool)
+    for j in range(Y_train.shape[1]):
+        ctypes.CDLL(ctypes.util.find_library("c")).srand(1)
+        model = liblinearutil.train(np.where(Y_train[:, j], 1.0, -1.0), X_train, options)
+        w = np.array([model.w[i] for i in range(n_features + 1)])
+        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+        decisions[:, j] = sign * (X_test @ w[:-1] + w[-1]) > 0
+    return decisions
+
+
+def libmultilabel_read(path: Path) -> dict[str, list]:
+    """A file of LibMultiLabel's text format as LibMultiLabel 0.10.0 reads it
+    (``libmultilabel.linear.preprocessor.read_libmultilabel_format(path)``, as it is written there): the columns
+    ``index`` (the id field, or the row from 0), ``label`` (lists) and ``text``.
+    """
+    data = pd.read_csv(path, sep="\t", header=None, on_bad_lines="warn", quoting=csv.QUOTE_NONE).fillna("")
+    data = data.astype(str)
+    if data.shape[1] == 2:
+        data.columns = ["label", "text"]
+        data = data.reset_index()
+    elif data.shape[1] == 3:
+        data.columns = ["index", "label", "text"]
+    else:
+        raise ValueError(f"Expected 2 or 3 columns, got {data.shape[1]}.")
+    data["label"] = data["label"].map(lambda s: s.split())
+    return data.to_dict("list")

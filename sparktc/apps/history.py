@@ -115,17 +115,22 @@ def plot(records: Sequence[Record], lines: Sequence[tuple[str, str, str]], ylabe
         return _png(figure)
 
 
+def selection(label: str, kind: str) -> str:
+    """The runs kept, as the report and the messages say it: `` labelled L of kind K`` (empty for every run)."""
+    return (f" labelled {label}" if label else "") + (f" of kind {kind}" if kind else "")
+
+
 def report_files(path: str, records: Sequence[Record], found: Sequence[Check], tolerances: Tolerances,
-                 label: str = "") -> dict[str, bytes]:
+                 selected: str = "") -> dict[str, bytes]:
     """``report.md`` and its plots, by file name: the verdict, each check with its figures and regressions, the
-    trend table and the plots.
+    trend table and the plots; ``selected`` says which runs were kept (:func:`selection`).
     """
     regressions = regression_lines(found)
     verdict = (f"**{len(regressions)} regression{'s' * (len(regressions) != 1)}**" if regressions
                else "**No regression**")
     lines = [
         "# Run history", "",
-        f"History `{path}`: {len(records)} run{'s' * (len(records) != 1)}{f' labelled {label}' if label else ''}. "
+        f"History `{path}`: {len(records)} run{'s' * (len(records) != 1)}{selected}. "
         f"Tolerances: F1 may drop by {tolerances.max_f1_drop:g}; wall time, CPU time and peak memory may grow "
         f"x{tolerances.max_time_ratio:g}, x{tolerances.max_cpu_ratio:g}, x{tolerances.max_memory_ratio:g}.", "",
         f"{verdict} in {len(found)} run{'s' * (len(found) != 1)} checked.", "",
@@ -166,9 +171,9 @@ def write_report(output: str, files: Mapping[str, bytes]) -> str:
 
 
 def run(path: str, report: str = "", run_id: str = "latest", baseline: str = "previous", every: bool = False,
-        tolerances: Mapping[str, float] | None = None, label: str = "") -> int:
-    """``jobs/history.py``: print the trend and the checks, write the report when asked; the exit status (module
-    docstring), each refusal or failure told in one line.
+        tolerances: Mapping[str, float] | None = None, label: str = "", kind: str = "") -> int:
+    """``jobs/history.py``: print the trend and the checks of the runs of ``label`` and ``kind`` (all when empty),
+    write the report when asked; the exit status (module docstring), each refusal or failure told in one line.
     """
     try:
         limits = Tolerances(**(tolerances or {}))
@@ -176,16 +181,18 @@ def run(path: str, report: str = "", run_id: str = "latest", baseline: str = "pr
             raise OutputError(f"--report {report}: the report is written to a local directory; give a local path")
         output = check_output(report, {"HISTORY": path}, "history") if report else ""
         records = history.read(path).to_pylist()
-        if label:
-            records = [record for record in records if record.get("label") == label]
+        records = [record for record in records if (not label or record.get("label") == label)
+                   and (not kind or record.get("kind") == kind)]
         if not records:
-            raise history.HistoryError(f"the history {path} holds no run{f' labelled {label}' if label else ''}: "
-                                       "runs add their records with --set history.path=" + path)
+            raise history.HistoryError(f"the history {path} holds no run{selection(label, kind)}: pipeline runs add "
+                                       f"their records with --set history.path={path}, benchmarks with "
+                                       f"--history {path}")
         found = checks(records, run_id, baseline, every, limits)
         regressions = regression_lines(found)
         print(table_text(trend_rows(records)), "", *check_lines(found), *regressions, sep="\n", flush=True)
         if output:
-            print(f"report: {write_report(output, report_files(path, records, found, limits, label))}")
+            files = report_files(path, records, found, limits, selection(label, kind))
+            print(f"report: {write_report(output, files)}")
     except (SparktcError, OSError) as error:
         return tell(error)
     return REGRESSION_EXIT if regressions else 0

@@ -24,26 +24,13 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sparktc.errors import INPUT_EXIT, SparktcError
 from sparktc.experiment.config import RUN_SECTIONS, Config
 from sparktc.runtime import progress, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
 from sparktc.tracking import history
-from sparktc.tracking.record import RunRecord, corpus_digest
-
-METRICS_FILE = "metrics.json"
-#: The stage whose manifest lists the corpus files the run read (the corpus digest).
-CORPUS_STAGE = "ingest"
-INTERRUPTED_EXIT = 130
-
-
-def exit_status(error: BaseException) -> int:
-    """The exit status a job ends with after ``error`` (:mod:`sparktc.apps.cli`)."""
-    if isinstance(error, SparktcError):
-        return error.exit_code
-    return INTERRUPTED_EXIT if isinstance(error, KeyboardInterrupt) else INPUT_EXIT
+from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
 
 
 def _executors(spark: SparkSession) -> int:
@@ -126,10 +113,8 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
         except Exception as unreadable:  # Spark itself may be what failed: the record still says how the run ended
             print(f"sparktc: the record of run {record.run_id} lacks its stages' statuses ({unreadable})",
                   file=sys.stderr)
-        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
         try:
-            keep(spark, config, record.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000]),
-                 held.output)
+            keep(spark, config, record.fail(error), held.output)
         except Exception as unkept:  # the run's own failure is what the user must see first
             print(f"sparktc: error: run {record.run_id} failed and its record could not be kept: {unkept}",
                   file=sys.stderr)

@@ -31,8 +31,8 @@ check fails (index 0 or over :data:`MAX_INDEX`, a value that overflows, an index
 the line parser, so every reject keeps its reason. A value is stored as its text when that already is the
 float's repr (a plain decimal of at most 15 digits in repr's fixed-point range, no superfluous zero), else
 as the repr of the float (computed once per distinct value). A large plain file is read in byte ranges
-(:func:`byte_ranges`, :func:`read_range`), one ingest task each: a range holds the lines that start in it and
-numbers them from the newlines of the ranges before it, so the records are those of the whole file.
+(:mod:`sparktc.corpora.line_ranges`, :func:`read_range`), one ingest task each: a range holds the lines that start
+in it and numbers them from the newlines of the ranges before it, so the records are those of the whole file.
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ import pyarrow.compute as pc
 from sparktc.corpora.files import COMPRESSIONS, CORRUPT_GZIP_ERRORS, base_name, compression_of, corrupt_gzip
 from sparktc.corpora.formats import LABELLED, ByteRanges, CorpusFormat, CorpusNames
 from sparktc.corpora.labels import label_problem
+from sparktc.corpora.line_ranges import count_newlines, file_ranges, range_lines
 from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line, record_batch
 from sparktc.schemas import RECORD_SCHEMA
 
-__all__ = ["CHUNK_BYTES", "FORMAT", "MAX_INDEX", "RANGE_BYTES", "TEST_FILE", "TRAIN_FILE", "byte_ranges",
-           "count_newlines", "file_ranges", "parse_chunk", "parse_libsvm", "parse_lines", "read_libsvm", "read_range",
-           "split_of"]
+__all__ = ["CHUNK_BYTES", "FORMAT", "MAX_INDEX", "TEST_FILE", "TRAIN_FILE", "parse_chunk", "parse_libsvm",
+           "parse_lines", "read_libsvm", "read_range", "split_of"]
 
 TRAIN_FILE = "train.svm"
 TEST_FILE = "test.svm"
@@ -149,8 +149,6 @@ _CANONICAL_VALUE = r"^-?(?:[1-9][0-9]*\.(?:0|[0-9]*[1-9])|0\.0{0,3}[1-9](?:[0-9]
 _CANONICAL_LENGTH = 16  # at most 15 digits and the point, a sign aside
 #: Bytes parsed at a time (whole lines): bounds the memory of the columns built from them.
 CHUNK_BYTES = 32 << 20
-#: A plain file larger than this is read in byte ranges of about this size, one task each (:func:`byte_ranges`).
-RANGE_BYTES = 64 << 20
 _DECOMPRESS_READ = io.DEFAULT_BUFFER_SIZE  # the reads line iteration makes, so a corrupt stream breaks alike
 
 
@@ -420,40 +418,15 @@ def _parse_raw(raw: bytes, source: str, name: str, split: str, number: int) -> D
     return Document(f"{name}:{number}", split, labels, None, tokens, source, number)
 
 
-# --- Byte ranges of a large plain file ------------------------------------------------------------------------
-# A range [start, end) owns the lines that start in it: it skips the line under way at ``start`` (the previous
-# range's) and finishes its own last line past ``end``. A line's number is 1 + the newlines before it, so a
-# range's first line is numbered from the newlines in the ranges before it (counted by a first light pass).
-_EXTEND = 1 << 20  # bytes read at a time past a range's end to finish its last line
-
-
-def byte_ranges(size: int, range_bytes: int = RANGE_BYTES) -> list[tuple[int, int]]:
-    """``[start, end)`` ranges of about ``range_bytes`` covering a file of ``size`` bytes (one for a small file)."""
-    count = max(1, -(-size // range_bytes))
-    bounds = [size * k // count for k in range(count + 1)]
-    return list(zip(bounds[:-1], bounds[1:]))
-
-
-def file_ranges(source: str, size: int) -> list[tuple[int, int]]:
-    """The byte ranges ingest parses the file ``source`` of ``size`` bytes in, one task each: those of
-    :func:`byte_ranges` for a plain file of over :data:`RANGE_BYTES`; none for a smaller one or a compressed one,
-    which cannot be split (the whole file in one task, :func:`read_libsvm`).
-    """
-    if compression_of(source) is not None or size <= RANGE_BYTES:
-        return []
-    return byte_ranges(size, RANGE_BYTES)
-
-
-def count_newlines(file: pa.NativeFile, start: int, end: int) -> int:
-    """The newlines in bytes ``[start, end)`` of a file opened for random access."""
-    return int(np.count_nonzero(np.frombuffer(file.read_at(end - start, start), dtype=np.uint8) == 10))
+# --- Byte ranges of a large plain file (sparktc.corpora.line_ranges) --------------------------------------------
 
 
 def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int,
                newlines_before: int) -> Iterator[pa.RecordBatch]:
     """The records of the lines of a plain LIBSVM file (``size`` bytes, opened for random access) that start in
     ``[start, end)``, ``newlines_before`` being the newlines in ``[0, start)``: with the ranges of
-    :func:`byte_ranges`, the records of :func:`read_libsvm` over the whole file, split between the ranges.
+    :func:`~sparktc.corpora.line_ranges.byte_ranges`, the records of :func:`read_libsvm` over the whole file, split
+    between the ranges.
     """
     try:
         split_of(source)
@@ -461,23 +434,8 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
         if start == 0:
             yield record_batch(list(parse_libsvm([], source)))
         return
-    begin = max(start - 1, 0)
-    data = file.read_at(end - begin, begin)
-    first_line = newlines_before + 1
-    if start:
-        newline = data.find(b"\n")
-        if newline < 0:
-            return  # the range is inside one line, which an earlier range owns
-        first_line += 1 if newline > 0 else 0  # the newline ends a line begun before start: one more before ours
-        data = data[newline + 1:]
-    pieces = [data]
-    position = end
-    while data and not pieces[-1].endswith(b"\n") and position < size:
-        more = file.read_at(min(_EXTEND, size - position), position)
-        newline = more.find(b"\n")
-        pieces.append(more if newline < 0 else more[: newline + 1])
-        position += len(more)
-    yield from parse_lines(b"".join(pieces), source, first_line)
+    data, first_line = range_lines(file, size, start, end, newlines_before)
+    yield from parse_lines(data, source, first_line)
 
 
 #: Multi-label LIBSVM as ``corpus.format = "libsvm"``: train.svm and test.svm (plain, .gz or .bz2), a large plain file

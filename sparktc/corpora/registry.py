@@ -5,7 +5,15 @@ and classify.
 
 from __future__ import annotations
 
-from sparktc.corpora import jsonl, libsvm, lyrl2004_columnar, lyrl2004_vectors, reuters21578, synthetic
+from sparktc.corpora import (
+    jsonl,
+    libmultilabel_text,
+    libsvm,
+    lyrl2004_columnar,
+    lyrl2004_vectors,
+    reuters21578,
+    synthetic,
+)
 from sparktc.corpora.files import Reader
 from sparktc.corpora.formats import CorpusFormat
 from sparktc.corpora.plain_text import read_text_file
@@ -19,6 +27,7 @@ FORMATS: dict[str, CorpusFormat] = {fmt.name: fmt for fmt in (
     lyrl2004_vectors.FORMAT,
     jsonl.FORMAT,
     libsvm.FORMAT,
+    libmultilabel_text.FORMAT,
     synthetic.FORMAT,
 )}
 #: Every format's category sets (``corpus.category_set``), each once.

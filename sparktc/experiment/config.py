@@ -115,8 +115,8 @@ class CorpusConfig:
     # "" = LYRL2004's own choice for the category set: expand topics, keep industries (section 4.2: their
     # hierarchy is a best guess, and LYRL2004 did not expand them); regions have no hierarchy.
     hierarchy_policy: str = field(default="", metadata=allowed("", *HIERARCHY_POLICIES))
-    # JSON Lines and LIBSVM: the category list; empty means every label seen in the corpus. A category listed
-    # twice would be trained and counted twice.
+    # JSON Lines, LIBSVM and LibMultiLabel text: the category list; empty means every label seen in the corpus. A
+    # category listed twice would be trained and counted twice.
     categories: list[str] = field(default_factory=list, metadata=rule(_distinct, "a list of distinct strings"))
 
 

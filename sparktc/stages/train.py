@@ -144,18 +144,33 @@ def liblinear_options(rule: DecisionRule) -> dict[str, float | None]:
     return {"epsilon": record.get("epsilon"), "B": record.get("bias")}
 
 
+#: Tasks per core when a category's fit is many fits (cross-validation folds, a grid, a validation split): each task
+#: ending moves the stage's progress line and its estimate (16 tasks of 103 SVM.2 categories on 2 cores, not 4 tasks
+#: with no estimate for the first 10 minutes); the training set is read once per worker process whatever the tasks.
+SEARCH_TASKS_PER_CORE = 8
+
+
+def category_tasks(spark: SparkSession, categories: int, searched: bool) -> int:
+    """How many tasks fit the categories: 2 per core (one more wave to even out the categories' costs), or
+    :data:`SEARCH_TASKS_PER_CORE` per core when each category's fit is a search (``searched``); at most one per
+    category.
+    """
+    per_core = SEARCH_TASKS_PER_CORE if searched else 2
+    return max(1, min(categories, per_core * spark.sparkContext.defaultParallelism))
+
+
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
                order, directory: str | None = None, decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
-    """Fit every category on the workers' training set, in 2 x cores tasks of equal numbers of categories (every
-    tasks-th category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the
-    fit's 6.5 s at 804,414 documents). Each task writes its ``models`` rows with pyarrow into ``directory`` (no
-    pandas UDF: the JVM never converts the weights); without a directory (a shared setting's first pass) the rows
-    are not kept. ``decided``: each category's threshold and cross-validated counts, set across categories
-    (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
+    """Fit every category on the workers' training set, in tasks of equal numbers of categories (every tasks-th
+    category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the fit's 6.5 s at
+    804,414 documents; how many tasks: :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow
+    into ``directory`` (no pandas UDF: the JVM never converts the weights); without a directory (a shared setting's
+    first pass) the rows are not kept. ``decided``: each category's threshold and cross-validated counts, set
+    across categories (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
     codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
-    tasks = max(1, min(len(codes), 2 * spark.sparkContext.defaultParallelism))
+    tasks = category_tasks(spark, len(codes), rule.cross_validated or bool(rule.validation) or len(space) > 1)
     fitting, liblinear = rule.spec.fitting(rule.parameters, n_terms), liblinear_options(rule)
 
     def fit(category: str) -> dict[str, Any]:
@@ -216,7 +231,7 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
     """Every category's threshold and cross-validated counts by micromacro (:mod:`sparktc.models.micromacro`), and
     the order it visited the categories in.
 
-    The fold fits and out-of-fold scores are per category: 2 x cores tasks (as :func:`fit_models`) each save their
+    The fold fits and out-of-fold scores are per category: tasks of categories (as :func:`fit_models`) each save their
     categories' scores, labels and folds beside the stage's outputs. The pass over them is sequential, so one task
     reads them all (categories x training documents numbers: 19 MB for 101 categories and 23,149 training documents)
     and only the thresholds and counts reach the driver. The counts are those of each fold's documents decided at
@@ -224,7 +239,7 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
     codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
-    tasks = max(1, min(len(codes), 2 * spark.sparkContext.defaultParallelism))
+    tasks = category_tasks(spark, len(codes), True)
     scratch = tables.output("models") + "-scores"
 
     def scores(index: int, categories: list[str]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
+import math
 import os
 import socket
 import subprocess
@@ -23,9 +24,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from sparktc.errors import exit_status
 from sparktc.runtime.manifest import code_digest
 from sparktc.runtime.usage import StageUsage
 
+#: The file of a run's output that holds its metrics, and the stage whose manifest lists the corpus files the run
+#: read (the corpus digest).
+METRICS_FILE = "metrics.json"
+CORPUS_STAGE = "ingest"
 #: The metrics every record carries (metrics.json's keys), None when the run did not get to evaluate.
 METRICS = ("micro_precision", "micro_recall", "micro_f1", "macro_precision", "macro_recall", "macro_f1")
 STAGE_TYPE = pa.struct([("stage", pa.string()), ("status", pa.string()), ("seconds", pa.float64()),
@@ -142,6 +148,21 @@ class RunRecord:
         self.metrics = {name: metrics.get(name) for name in METRICS}
         self.ranking = {name: float(value) for name, value in (metrics.get("ranking") or {}).items()}
 
+    def add_figures(self, values: Mapping[str, Any], prefix: str = "") -> None:
+        """A benchmark's headline numbers, nested mappings flattened with dots (``{"sparktc": {"micro_f1": x}}`` is
+        ``sparktc.micro_f1``); a figure of None or not finite was not measured and is left out.
+        """
+        for key, value in values.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, Mapping):
+                self.add_figures(value, name + ".")
+            elif value is None or (isinstance(value, float) and not math.isfinite(value)):
+                continue
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"figure {name} of run {self.run_id} is {value!r}: a figure is a number (or None)")
+            else:
+                self.figures[name] = float(value)
+
     def finish(self, exit_status: int, error: str | None = None) -> RunRecord:
         """Close the record: the end time, totals over the stages and how the run ended."""
         self.finished, self.exit_status, self.error = now(), exit_status, error
@@ -151,6 +172,11 @@ class RunRecord:
             self.cpu_seconds = round(sum(s["cpu_seconds"] for s in measured), 2)
             self.peak_memory_bytes = max(s["peak_memory_bytes"] or 0 for s in measured)
         return self
+
+    def fail(self, error: BaseException) -> RunRecord:
+        """Close the record of a run that ``error`` ended: its exit status and the error's type and first line."""
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        return self.finish(exit_status(error), f"{type(error).__name__}: {first}"[:1000])
 
     def row(self) -> dict[str, Any]:
         """The record as one row of :data:`SCHEMA`."""

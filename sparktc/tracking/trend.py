@@ -8,6 +8,11 @@ the code or the machine, and the comparison says which. A run named as the basel
 changed (the code, each differing setting, the corpus) is then said before the figures, so a run with other
 settings is never compared silently. A run with no such earlier run has no baseline, and the earlier runs that
 differ are listed with what differs. A failed run is never a baseline, and is itself a regression.
+
+Besides its F1 and costs, a run may carry ``figures``: a benchmark's headline numbers (``sparktc.micro_f1``,
+``peer.seconds``). Each is compared by the rule of its last name, as the run's own figure of that name is (an F1
+by its drop, ``seconds``, ``cpu_seconds`` and ``peak_memory_bytes`` by their ratio); any other is shown beside
+its baseline's, ungated.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ Record = Mapping[str, Any]
 #: The F1 figures a drop of which is a regression (absolute drop), and the costs a ratio of which is one.
 F1_FIGURES = ("micro_f1", "macro_f1")
 COST_FIGURES = {"seconds": "max_time_ratio", "cpu_seconds": "max_cpu_ratio", "peak_memory_bytes": "max_memory_ratio"}
+#: The costs measured from the process tree, comparable only between runs that measured the same tree.
+TREE_FIGURES = ("cpu_seconds", "peak_memory_bytes")
 #: The names --run and --baseline take besides run ids: each run's default baseline, the latest run, the first run.
 PREVIOUS = "previous"
 LATEST = "latest"
@@ -54,6 +61,11 @@ class Tolerances:
             if tolerance.name != "max_f1_drop" and not (math.isfinite(value) and value >= 1):
                 raise ConfigError(f"{option} {value}: expected a ratio of at least 1 to the baseline "
                                   "(1.25: up to 25% more)")
+
+
+def rule(figure: str) -> str:
+    """The figure whose rule ``figure`` follows: its last dotted name (``sparktc.micro_f1`` follows ``micro_f1``)."""
+    return figure.rsplit(".", 1)[-1]
 
 
 def short(digest: str | None) -> str:
@@ -112,8 +124,9 @@ def setting_changes(old_config: str, new_config: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Changes:
-    """What differs from a baseline to a run: the code, the settings, the corpus, and where it ran."""
+    """What differs from a baseline to a run: what ran (its kind), the code, the settings, the corpus, and where."""
 
+    kind: str = ""
     code: str = ""
     configuration: tuple[str, ...] = ()
     corpus: str = ""
@@ -121,7 +134,8 @@ class Changes:
 
     def parts(self) -> list[str]:
         """One phrase per thing that changed, e.g. ``configuration changed: train.C: 1.0 -> 0.001``."""
-        return ([f"code changed: {self.code}"] * bool(self.code)
+        return ([f"kind changed: {self.kind}"] * bool(self.kind)
+                + [f"code changed: {self.code}"] * bool(self.code)
                 + [f"configuration changed: {', '.join(self.configuration)}"] * bool(self.configuration)
                 + [f"corpus changed: {self.corpus}"] * bool(self.corpus)
                 + [f"resources changed: {', '.join(self.resources)}"] * bool(self.resources))
@@ -132,10 +146,12 @@ class Changes:
 
 
 def changes(baseline: Record, run: Record) -> Changes:
-    """What changed from ``baseline`` to ``run``: code (commit, or the code digest when the commits read the same),
-    configuration (each setting, :func:`setting_changes`; the digests when the settings read the same), corpus
+    """What changed from ``baseline`` to ``run``: kind (a pipeline run, a benchmark's), code (commit, or the code
+    digest when the commits read the same), configuration (each setting, :func:`setting_changes`; the digests when
+    the settings read the same, or are a run of another kind's, whose settings are others altogether), corpus
     (digest) and resources (master, executors, cores, host).
     """
+    kind = "" if baseline.get("kind") == run.get("kind") else f"{baseline.get('kind')} -> {run.get('kind')}"
     code = ""
     if (baseline.get("git_commit"), baseline.get("code_digest")) != (run.get("git_commit"), run.get("code_digest")):
         old, new = code_version(baseline), code_version(run)
@@ -145,14 +161,15 @@ def changes(baseline: Record, run: Record) -> Changes:
         code = f"{old} -> {new}"
     configuration: tuple[str, ...] = ()
     if baseline.get("config_digest") != run.get("config_digest"):
-        configuration = tuple(setting_changes(baseline.get("config") or "{}", run.get("config") or "{}")) or (
+        settings = [] if kind else setting_changes(baseline.get("config") or "{}", run.get("config") or "{}")
+        configuration = tuple(settings) or (
             f"digest {short(baseline.get('config_digest'))} -> {short(run.get('config_digest'))}",)
     corpus = ""
     if baseline.get("corpus_digest") != run.get("corpus_digest"):
         corpus = f"{short(baseline.get('corpus_digest'))} -> {short(run.get('corpus_digest'))}"
     resources = tuple(f"{key} {baseline.get(key)} -> {run.get(key)}" for key in ("master", "executors", "cores", "host")
                       if baseline.get(key) != run.get(key))
-    return Changes(code, configuration, corpus, resources)
+    return Changes(kind, code, configuration, corpus, resources)
 
 
 def same_setup(baseline: Record, run: Record) -> bool:
@@ -186,35 +203,40 @@ def previous_baseline(records: Sequence[Record], index: int) -> int | None:
 @dataclass(frozen=True)
 class Comparison:
     """One figure of a run against its baseline's: regressed when it falls behind by more than ``limit`` (an F1
-    drop, or a cost ratio); ``note`` says why it was not compared (a figure missing on one side, ...).
+    drop, or a cost ratio; None for a figure without a rule, shown only); ``note`` says why it was not compared
+    (a figure missing on one side, ...).
     """
 
     figure: str
     baseline: float | None
     value: float | None
-    limit: float
+    limit: float | None
     regressed: bool = False
     note: str = ""
 
     def amount(self, value: float | None) -> str:
-        """A value of the figure as shown: F1 to 4 places, memory in MiB, seconds to 1 place; ``-`` for none."""
+        """A value of the figure as shown: F1 to 4 places, memory in MiB, seconds to 1 place, any other figure to 6
+        significant digits; ``-`` for none.
+        """
         if value is None:
             return "-"
-        if self.figure in F1_FIGURES:
+        if rule(self.figure) in F1_FIGURES:
             return f"{value:.4f}"
-        if self.figure == "peak_memory_bytes":
+        if rule(self.figure) == "peak_memory_bytes":
             return f"{value / _MIB:,.0f} MiB"
-        return f"{value:,.1f}"
+        return f"{value:,.1f}" if rule(self.figure) in COST_FIGURES else f"{value:g}"
 
     def limit_text(self) -> str:
-        """The tolerance as the change reads it: ``0.002`` for F1, ``x1.25`` for a cost."""
-        return f"{self.limit:g}" if self.figure in F1_FIGURES else f"x{self.limit:g}"
+        """The tolerance as the change reads it: ``0.002`` for F1, ``x1.25`` for a cost, ``-`` for none."""
+        if self.limit is None:
+            return "-"
+        return f"{self.limit:g}" if rule(self.figure) in F1_FIGURES else f"x{self.limit:g}"
 
     def change(self) -> str:
         """The change as the limit reads it: ``-0.0591`` for F1, ``x1.40`` for a cost; empty when not compared."""
         if self.note:
             return ""
-        if self.figure in F1_FIGURES:
+        if rule(self.figure) in F1_FIGURES:
             return f"{self.value - self.baseline:+.4f}"
         return f"x{self.value / self.baseline:.2f}"
 
@@ -230,35 +252,45 @@ class Comparison:
         return f"{shown} ({self.change()} {'>' if self.regressed else '<='} {self.limit_text()})"
 
 
+def figures(record: Record) -> dict[str, float]:
+    """A record's ``figures`` as a dict (a map column reads back as a list of pairs)."""
+    return dict(record.get("figures") or ())
+
+
 def compare(baseline: Record, run: Record, tolerances: Tolerances) -> list[Comparison]:
     """Every figure of ``run`` against ``baseline``'s: micro/macro-F1 by drop, seconds, CPU-seconds and peak memory
-    by ratio; CPU and memory are not compared when one run measured the whole process tree and the other the
-    driver's only (``cpu_complete``).
+    by ratio, then the named ``figures`` of either run by the rule of their last name (module docstring); CPU and
+    memory are not compared when one run measured the whole process tree and the other the driver's only
+    (``cpu_complete``).
     """
-    found = []
-    for figure in F1_FIGURES:
-        old, new = baseline.get(figure), run.get(figure)
-        if old is None or new is None:
-            found.append(Comparison(figure, old, new, tolerances.max_f1_drop, note="not measured in both runs"))
-        else:
-            found.append(Comparison(figure, old, new, tolerances.max_f1_drop,
-                                    regressed=old - new > tolerances.max_f1_drop + _SLACK))
-    for figure, tolerance in COST_FIGURES.items():
-        old, new, limit = baseline.get(figure), run.get(figure), getattr(tolerances, tolerance)
-        if old is None or new is None or old <= 0:
-            found.append(Comparison(figure, old, new, limit, note="not measured in both runs"))
-        elif figure != "seconds" and baseline.get("cpu_complete") != run.get("cpu_complete"):
-            found.append(Comparison(figure, old, new, limit,
-                                    note="one run measured the whole process tree, the other the driver's only"))
-        else:
-            found.append(Comparison(figure, old, new, limit, regressed=new / old > limit + _SLACK))
-    return found
+    old, new = figures(baseline), figures(run)
+    named = [(figure, baseline.get(figure), run.get(figure)) for figure in (*F1_FIGURES, *COST_FIGURES)]
+    named += [(figure, old.get(figure), new.get(figure)) for figure in sorted(old.keys() | new.keys())]
+    same_tree = baseline.get("cpu_complete") == run.get("cpu_complete")
+    return [_compared(figure, before, after, tolerances, same_tree) for figure, before, after in named]
+
+
+def _compared(figure: str, old: float | None, new: float | None, tolerances: Tolerances,
+              same_tree: bool) -> Comparison:
+    follows = rule(figure)
+    limit = (tolerances.max_f1_drop if follows in F1_FIGURES
+             else getattr(tolerances, COST_FIGURES[follows]) if follows in COST_FIGURES else None)
+    if old is None or new is None or (follows in COST_FIGURES and old <= 0):
+        return Comparison(figure, old, new, limit, note="not measured in both runs")
+    if limit is None:
+        return Comparison(figure, old, new, limit, note="no tolerance for it, shown only")
+    if follows in F1_FIGURES:
+        return Comparison(figure, old, new, limit, regressed=old - new > limit + _SLACK)
+    if follows in TREE_FIGURES and not same_tree:
+        return Comparison(figure, old, new, limit,
+                          note="one run measured the whole process tree, the other the driver's only")
+    return Comparison(figure, old, new, limit, regressed=new / old > limit + _SLACK)
 
 
 @dataclass(frozen=True)
 class Check:
     """One run checked: its baseline (None: it has none) and how it was chosen, what changed from it, the figures
-    compared; with no baseline, the most recent earlier runs that succeeded and what differs from each.
+    compared; with no baseline, the most recent earlier runs of its kind that succeeded and what differs from each.
     """
 
     run: Record
@@ -287,19 +319,20 @@ class Check:
         if self.baseline is None:
             lines = [f"run {run}: no baseline: {self.chosen}"]
             if self.others:
-                lines.append("  the latest earlier runs that succeeded differ from it:")
+                lines.append("  the latest earlier runs of its kind that succeeded differ from it:")
             return lines + [f"  {other['run_id']}: {found.describe()}" for other, found in self.others]
         return [f"run {run} vs baseline {self.baseline['run_id']} ({self.chosen}): {self.changes.describe()}"]
 
 
 def check(records: Sequence[Record], index: int, baseline: int | None, tolerances: Tolerances,
           chosen: str) -> Check:
-    """``records[index]`` against ``records[baseline]`` (None: no baseline, and the earlier runs that succeeded
-    are listed with what differs from each).
+    """``records[index]`` against ``records[baseline]`` (None: no baseline, and the earlier runs of its kind that
+    succeeded are listed with what differs from each).
     """
     run = records[index]
     if baseline is None:
-        earlier = [record for record in records[:index] if succeeded(record)][::-1][:LISTED_OTHERS]
+        earlier = [record for record in records[:index]
+                   if succeeded(record) and record.get("kind") == run.get("kind")][::-1][:LISTED_OTHERS]
         return Check(run, None, chosen, others=tuple((other, changes(other, run)) for other in earlier))
     base = records[baseline]
     compared = tuple(compare(base, run, tolerances)) if succeeded(run) else ()
@@ -338,8 +371,8 @@ def _default_check(records: Sequence[Record], index: int, tolerances: Tolerances
 
 
 def trend_rows(records: Sequence[Record]) -> list[dict[str, str]]:
-    """The trend table, one row of display strings per run: start, run id, label, code version, configuration and
-    corpus digests (short), status, micro/macro-F1, seconds, CPU-seconds and peak memory.
+    """The trend table, one row of display strings per run: start, run id, kind, label, code version,
+    configuration and corpus digests (short), status, micro/macro-F1, seconds, CPU-seconds and peak memory.
     """
 
     def number(value: float | None, form: str) -> str:
@@ -347,7 +380,8 @@ def trend_rows(records: Sequence[Record]) -> list[dict[str, str]]:
 
     return [{
         "started": f"{record['started']:%Y-%m-%d %H:%M:%S}" if record.get("started") else "-",
-        "run": record["run_id"], "label": record.get("label") or "-", "code": code_version(record),
+        "run": record["run_id"], "kind": record.get("kind") or "-", "label": record.get("label") or "-",
+        "code": code_version(record),
         "config": short(record.get("config_digest")), "corpus": short(record.get("corpus_digest")),
         "status": status(record),
         "micro_F1": number(record.get("micro_f1"), ".4f"), "macro_F1": number(record.get("macro_f1"), ".4f"),

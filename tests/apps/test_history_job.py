@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 
@@ -35,7 +36,7 @@ def test_the_job_flags_exactly_the_worse_run_with_its_setting_and_exits_3(tmp_pa
                          timeout=120)
     assert job.returncode == REGRESSION_EXIT, job.stderr
     lines = job.stdout.splitlines()
-    assert lines[0].split() == ["started", "run", "label", "code", "config", "corpus", "status", "micro_F1",
+    assert lines[0].split() == ["started", "run", "kind", "label", "code", "config", "corpus", "status", "micro_F1",
                                 "macro_F1", "seconds", "CPU_s", "peak_MiB"]
     assert [line.split()[2] for line in lines[1:4]] == ["20261125T0600Z-h-1", "20261125T0700Z-h-2",
                                                        "20261125T0800Z-h-3"]
@@ -122,3 +123,58 @@ def test_the_report_never_goes_into_a_directory_sparktc_did_not_write(tmp_path, 
     assert os.listdir(mine) == ["notes.md"]
     assert run(history, str(tmp_path / "history" / "report")) == CONFIG_EXIT  # inside the history it reads
     assert "inside HISTORY" in capsys.readouterr().err
+
+
+def mixed(path: str) -> list[dict]:
+    """Two nights of a benchmark: each its own record (kind benchmark:text_scale) and the pipeline run it started
+    (kind pipeline, labelled with the benchmark); sparktc's wall time in the benchmark grows by 40% the second
+    night; then a third night whose benchmark failed.
+    """
+    bench = {"kind": "benchmark:text_scale", "label": "benchmark:text_scale", "micro_f1": None, "macro_f1": None,
+             "settings": {"benchmark": {"documents": 200000, "repeat": 1}}, "seconds": 400.0}
+    pipeline = {"kind": "pipeline", "label": "benchmark:text_scale"}
+    return write(path,
+                 make("n1-bench", 1, figures={"sparktc.seconds": 100.0, "sparktc.micro_f1": 0.7, "peer.seconds": 50.0},
+                      **bench),
+                 make("n1-pipeline", 1.01, seconds=100.0, **pipeline),
+                 make("n2-bench", 25, figures={"sparktc.seconds": 140.0, "sparktc.micro_f1": 0.7, "peer.seconds": 51.0},
+                      **bench),
+                 make("n2-pipeline", 25.01, seconds=140.0, **pipeline),
+                 make("n3-bench", 49, exit_status=1, error="HarnessError: command failed with exit code 1", **bench))
+
+
+def test_a_mixed_history_checks_each_kind_against_its_own(tmp_path, capsys) -> None:
+    history, report = str(tmp_path / "history"), tmp_path / "report"
+    mixed(history)
+    # the benchmark runs alone: each against the previous one, sparktc's time in it regressed, the failed one too
+    assert run(history, str(report), every=True, kind="benchmark:text_scale") == REGRESSION_EXIT
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert [line.split()[2:4] for line in lines[1:4]] == [["n1-bench", "benchmark:text_scale"]] + [
+        [f"n{n}-bench", "benchmark:text_scale"] for n in (2, 3)]
+    assert "  sparktc.seconds 100.0 -> 140.0 (x1.40 > x1.25)" in lines
+    assert "  peer.seconds 50.0 -> 51.0 (x1.02 <= x1.25)" in lines
+    assert [line for line in lines if line.startswith("REGRESSION")] == [
+        "REGRESSION run n2-bench: sparktc.seconds 100.0 -> 140.0 (x1.40 > x1.25) vs baseline n1-bench",
+        "REGRESSION run n3-bench: failed (exit 1): HarnessError: command failed with exit code 1 vs baseline n2-bench"]
+    text = (report / REPORT).read_text()
+    assert "5 runs" not in text and "3 runs of kind benchmark:text_scale" in text
+    assert "| sparktc.seconds | 100.0 | 140.0 | x1.40 | x1.25 | REGRESSION |" in text
+    # the pipeline runs the benchmark started, by its label and their kind: the same regression, as a pipeline's
+    assert run(history, kind="pipeline", label="benchmark:text_scale") == REGRESSION_EXIT
+    assert capsys.readouterr().out.splitlines()[-1] == ("REGRESSION run n2-pipeline: seconds 100.0 -> 140.0 "
+                                                        "(x1.40 > x1.25) vs baseline n1-pipeline")
+    assert run(history, kind="benchmark:lyrl2004") == INPUT_EXIT
+    assert "holds no run of kind benchmark:lyrl2004: pipeline runs add their records with --set history.path=" in \
+        capsys.readouterr().err
+
+
+def test_the_job_takes_a_kind(tmp_path, monkeypatch, capsys) -> None:
+    history = str(tmp_path / "history")
+    mixed(history)
+    job = runpy.run_path(str(REPO / "jobs" / "history.py"))  # its main, in this process: no interpreter to start
+    monkeypatch.setattr(sys, "argv", ["jobs/history.py", history, "--kind", "pipeline", "--run", "n1-pipeline"])
+    assert job["main"]() == 0
+    out = capsys.readouterr().out
+    assert [line.split()[2] for line in out.splitlines()[1:3]] == ["n1-pipeline", "n2-pipeline"]
+    assert "run n1-pipeline: no baseline" in out and "-bench" not in out

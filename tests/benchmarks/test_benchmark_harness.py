@@ -37,6 +37,7 @@ from benchmarks.rcv1_scale import (
     slug,
     train_documents,
 )
+from sparktc.tracking import history
 
 MARKER = "sparktc-harness-test-child"
 # Allocates and touches ~100 MB, burns ~0.2 s of CPU, says so, then sleeps until killed.
@@ -749,7 +750,8 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
     monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
     status = rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000,40000", "--masters", "local[2],local[1]",
-                              "--speedup-sizes", "40000", "--peers-size", "40000"])
+                              "--speedup-sizes", "40000", "--peers-size", "40000",
+                              "--history", str(tmp_path / "history")])
     assert status == 1  # a memory run failed; the benchmark went on
     assert calls == [
         ("corpus", 20_000), ("pipeline", 20_000, "local[2]", 1, False), ("peer", "lean_peer", 20_000, None),
@@ -774,4 +776,17 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     # 804,414 documents were not run; the MLlib and speed-up targets take the sizes that were (as before)
     assert [t["status"] for t in result["targets"]] == ["not run"] * 3 + ["PASS"] + ["not run"] * 3 + ["MISS"] * 5 + [
         "not run"] * 2
+    # the run's record: the medians of the successful runs per configuration, the peers, the ratios at the peers size
+    [recorded] = history.read(str(tmp_path / "history")).to_pylist()
+    assert (recorded["kind"], recorded["exit_status"], recorded["master"]) == (
+        "benchmark:rcv1_scale", 1, "local[2],local[1]")
+    figures = dict(recorded["figures"])
+    assert {name: figures[f"sparktc.40000.local[2].{name}"] for name in ("seconds", "cpu_seconds", "micro_f1")} == {
+        "seconds": 22.0, "cpu_seconds": 44.0, "micro_f1": 0.81234}  # repeats 1 and 3 (21 and 23 s); 2 failed
+    assert figures["sparktc.40000.local[2].peak_memory_bytes"] == 1603 * 2**20  # the largest: repeat 3, 1003 + 600 MB
+    assert figures["sparktc.40000.local[1].seconds"] == 21.0 and figures["sparktc.20000.local[2].seconds"] == 21.0
+    assert {name: figures[f"lean_peer.20000.{name}"] for name in ("seconds", "cpu_seconds", "peak_memory_bytes")} == {
+        "seconds": 11.0, "cpu_seconds": 10.0, "peak_memory_bytes": 300 * 2**20}  # its own ru_maxrss before sampled
+    assert figures["mllib.40000.extrapolated_train_seconds"] == 1500.0
+    assert figures["ratios.sparktc_over_single_wall"] == 2.0 and figures["ratios.mllib_over_sparktc_train"] == 300.0
 

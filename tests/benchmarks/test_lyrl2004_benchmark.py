@@ -1,4 +1,6 @@
-"""The LYRL2004 benchmark's pure parts: arguments, refusals, the commands it runs and the markdown (no Spark)."""
+"""The LYRL2004 benchmark's pure parts: arguments, refusals, the commands it runs, the markdown and the figures it
+records (no Spark).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lyrl2004 import MARKER, METHODS, WRITER, parse_arguments, pipeline_command, render
+from benchmarks.lyrl2004 import MARKER, METHODS, WRITER, headline, parse_arguments, pipeline_command, render
 from benchmarks.methods_rcv1 import CORPUS_FILES
 from sparktc.corpora import lyrl2004
 from sparktc.experiment.config import load_config
@@ -89,3 +91,13 @@ def test_the_markdown_orders_runs_by_set_and_shows_published_topics_only():
     assert rows[3].endswith("| — |")
     assert "- regions k-NN: out of memory (full output: log)" in markdown
     assert "`--preset lyrl2004.svm1`" in markdown and "Differs from LYRL2004" in markdown
+
+
+def test_the_records_figures_are_per_set_and_method():
+    runs = [record("topics", "one-vs-rest", 0.8), record("topics", "svm1", 0.82), record("regions", "knn", None, True)]
+    figures = headline({"runs": runs})["sparktc"]
+    assert sorted(figures) == ["regions", "topics"] and figures["regions"] == {"knn": {}}
+    assert figures["topics"]["svm1"] == {"seconds": 100.0, "cpu_seconds": 180.0, "peak_memory_bytes": 2048 * 2**20,
+                                         "micro_f1": 0.82, "macro_f1": 0.41,
+                                         "train": {"seconds": 50.0, "cpu_seconds": 90.0},
+                                         "evaluate": {"seconds": None, "cpu_seconds": None}}

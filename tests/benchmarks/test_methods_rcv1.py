@@ -1,4 +1,6 @@
-"""The methods-at-RCV1-scale benchmark's pure parts: arguments, refusals, stage status, the markdown (no Spark)."""
+"""The methods-at-RCV1-scale benchmark's pure parts: arguments, refusals, stage status, the markdown and the figures
+it records (no Spark).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from benchmarks.methods_rcv1 import (
     WRITER,
     corpus_cell,
     corpus_refusal,
+    headline,
     output_refusal,
     parse_arguments,
     pipeline_command,
@@ -198,3 +201,19 @@ def test_the_corpus_stages_cell_names_the_first_stage_not_skipped_and_why():
         "tokenize recomputed (written by other code (code a; this is b)); weight recomputed, rank not reached")
     assert corpus_cell({"corpus_stages": SKIPPED}) == "skipped (current)"
     assert corpus_cell({}) == "—"
+
+
+def test_the_records_figures_are_each_runs_costs_and_f1_failed_runs_left_out():
+    record = result()
+    record["prepared"].update(failed=False, peak_rss_mb={"total": 1000.0})
+    record["methods"][0]["peak_rss_mb"] = {"total": 3000.0}
+    assert headline(record) == {"sparktc": {
+        "prepared": {"seconds": 88.0, "cpu_seconds": 150.0, "peak_memory_bytes": 1000 * 2**20, "micro_f1": None,
+                     "macro_f1": None, "train": {"seconds": None, "cpu_seconds": None},
+                     "evaluate": {"seconds": None, "cpu_seconds": None}},
+        "svm": {"seconds": 61.24, "cpu_seconds": 110.5, "peak_memory_bytes": 3000 * 2**20, "micro_f1": 0.81234,
+                "macro_f1": 0.45, "train": {"seconds": 30.4, "cpu_seconds": 55.1},
+                "evaluate": {"seconds": 12.06, "cpu_seconds": 22.0}},
+        "knn": {}}}
+    record.update(prepared=None, methods=[])  # stopped before the corpus stages ended
+    assert headline(record) == {"sparktc": {"prepared": {}}}

@@ -28,7 +28,7 @@ NAMING_FORMATS = {*FORMAT_MODULES, PACKAGE / "corpora" / "registry.py"}
 def test_every_allowed_format_is_registered_under_its_name():
     [allowed] = [f.metadata["allowed"] for f in dataclasses.fields(CorpusConfig) if f.name == "format"]
     assert list(allowed) == list(FORMATS) == ["reuters21578", "lyrl2004", "lyrl2004_vectors", "jsonl", "libsvm",
-                                              "synthetic"]
+                                              "libmultilabel_text", "synthetic"]
     assert all(name == fmt.name for name, fmt in FORMATS.items())
 
 
@@ -67,10 +67,10 @@ def test_the_facts_the_formats_had_before_the_registry():
     assert having(lambda fmt: fmt.hierarchical) == ["lyrl2004", "lyrl2004_vectors", "synthetic"]
     assert having(lambda fmt: fmt.assembly == "qrels") == ["lyrl2004", "lyrl2004_vectors"]
     assert having(lambda fmt: fmt.assembly in ("qrels", "labelled")) == ["lyrl2004", "lyrl2004_vectors", "jsonl",
-                                                                          "libsvm"]
+                                                                          "libsvm", "libmultilabel_text"]
     assert {name: fmt.default_category_set for name, fmt in FORMATS.items()} == {
         "reuters21578": "R90", "lyrl2004": "topics", "lyrl2004_vectors": "topics", "jsonl": "", "libsvm": "",
-        "synthetic": "topics"}
+        "libmultilabel_text": "", "synthetic": "topics"}
     assert FORMATS["reuters21578"].averaging_sets == ("R(10)", "R(90)", "R(115)")
     assert list(CLASSIFY_READERS) == ["jsonl", "text", "lyrl2004"]
 

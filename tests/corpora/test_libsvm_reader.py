@@ -22,13 +22,12 @@ from sparktc.corpora.files import read_lines, read_records
 from sparktc.corpora.libsvm import (
     TEST_FILE,
     TRAIN_FILE,
-    byte_ranges,
-    count_newlines,
     parse_libsvm,
     read_libsvm,
     read_range,
     split_of,
 )
+from sparktc.corpora.line_ranges import byte_ranges, count_newlines
 from sparktc.corpora.records import Document, Reject, record_batch
 from sparktc.schemas import RECORD_SCHEMA
 

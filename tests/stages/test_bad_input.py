@@ -23,7 +23,11 @@ per format, and per case one malformed record (or file) between well-formed ones
 - valid JSON the JSON Lines reader cannot take: a label repeated in one record, a key repeated in one
   object (the reader's label rule itself is checked without Spark, tests/corpora/test_jsonl_reader.py), nesting
   deeper than Python's parser goes (in a file whose name has glob characters, which Spark must read as a name,
-  not a pattern), a number longer than Python converts, an unpaired surrogate escape.
+  not a pattern), a number longer than Python converts, an unpaired surrogate escape;
+- LibMultiLabel's text format, in reject mode only, all its cases in its two fixed files (its reader's every
+  reject is checked without Spark, tests/corpora/test_libmultilabel_text_reader.py): more fields than the file's
+  first line, no text, a text of white space only, a label that is not one, non-UTF-8 bytes, and a doc id
+  repeated in a file and across train.txt and test.txt.gz, the plain file read in byte ranges.
 
 1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
    exactly as the user reads it, and the corpus.on_error=reject option. Cases in different files
@@ -75,6 +79,7 @@ from sparktc.apps import cli
 from sparktc.apps.classify import ClassifyError
 from sparktc.apps.compare import CompareError
 from sparktc.apps.pipeline import plan, run
+from sparktc.corpora import line_ranges
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
 from sparktc.corpora.registry import FORMATS
@@ -403,8 +408,51 @@ LYRL_ALL_KINDS_DOCUMENTS = [  # doc_id, split, labels (from the qrels, sorted), 
     ("12", "test", ["GCAT"], "lambda mu"), ("13", "test", ["MCAT"], "rho sigma"),
 ]
 
+
+# --- LibMultiLabel's text format ------------------------------------------------------------------------------
+
+# train.txt is read in byte ranges of about LMLT_RANGE_BYTES (three), test.txt.gz whole.
+LMLT_RANGE_BYTES = 64
+LMLT_ALL_KINDS = {
+    "train.txt": (
+        b"d1\tGCAT E11\tOil prices rose.\n"          # line 1
+        b"\n"                                         # line 2: blank, no record
+        b"d2\tC24\ttab\tinside\n"                     # line 3: four fields
+        b"d3\tC24\n"                                   # line 4: no text
+        b"d1\tM11\tagain\n"                            # line 5: d1 again
+        b"d5\tGCAT\t   \r\n"                          # line 6: empty text
+        b"d6\tGC\x01AT\tbad label\n"                  # line 7
+        b"d7\tE11\t\xff bytes\n"                       # line 8: not UTF-8
+        b"d8\tECAT\tWheat shipped.\r\n"                # line 9
+        b"t1\tGCAT\tin both files\n"                   # line 10: t1 again
+    ),
+    "test.txt.gz": gzip.compress(b"t1\tGCAT\tFirst test text.\nt2\t\tNo labels here.\n", mtime=0),
+}
+LMLT_ALL_KINDS_RECORDS = 9 + 2
+LMLT_FILE_HAS = "where the file has 3 (id, labels, text), as its first line (line 1) has them"
+LMLT_ALL_KINDS_REJECTS: list[Row] = [
+    ("train.txt", 3, "d2", f"4 tab-separated fields {LMLT_FILE_HAS}: LibMultiLabel's reader skips such a line with "
+                           "only a warning; no field may hold a tab: replace the tabs inside the text by spaces"),
+    ("train.txt", 4, "d3", f"2 tab-separated fields {LMLT_FILE_HAS}: no text (LibMultiLabel reads an empty one); "
+                           "give the document its text, or drop the line"),
+    ("train.txt", 5, "d1", "duplicate doc id (first at <corpus>/train.txt:1); doc ids must be unique"),
+    ("train.txt", 6, "d5", "empty text: the text field holds nothing but white space (LibMultiLabel keeps it as a "
+                           "document without words); give the document its text, or drop the line"),
+    ("train.txt", 7, "d6", "label 'GC\\x01AT' in the labels field holds U+0001, a control character, at character "
+                           "3: it prints invisibly or breaks a report's line; remove it"),
+    ("train.txt", 8, None, "line is not valid UTF-8; re-encode the file as UTF-8"),
+    # ".../test.txt.gz" sorts before ".../train.txt": its t1 comes first and stays.
+    ("train.txt", 10, "t1", "duplicate doc id (first at <corpus>/test.txt.gz:1); doc ids must be unique"),
+]
+LMLT_ALL_KINDS_DOCUMENTS = {  # doc id -> split, labels, text
+    "d1": ("train", ["GCAT", "E11"], "Oil prices rose."), "d8": ("train", ["ECAT"], "Wheat shipped."),
+    "t1": ("test", ["GCAT"], "First test text."), "t2": ("test", [], "No labels here."),
+}
+
 CASES = REUTERS_CASES + JSONL_CASES + LYRL_CASES
-BASES = {"reuters21578": REUTERS_BASE, "jsonl": JSONL_BASE, "lyrl2004": LYRL_BASE}
+BASES = {"reuters21578": REUTERS_BASE, "jsonl": JSONL_BASE, "lyrl2004": LYRL_BASE, "libmultilabel_text": {}}
+#: The formats whose reject-mode corpus is written whole here, not made of cases.
+ALL_KINDS = {"lyrl2004": LYRL_ALL_KINDS, "libmultilabel_text": LMLT_ALL_KINDS}
 # Other versions of corpus files beside them in the reject-mode corpora: never read (their records
 # would be duplicates), named in the manifest. Files of other names, like README.txt, go unmentioned.
 BACKUPS = {
@@ -413,6 +461,8 @@ BACKUPS = {
     "jsonl": {"base.jsonl.bak": JSONL_BASE["base.jsonl"], "base.jsonl.tmp": JSONL_BASE["base.jsonl"],
               "README.txt": b"JSON Lines\n"},
     "lyrl2004": {TRAIN + ".orig": LYRL_ALL_KINDS[TRAIN], QRELS + ".gz.part": gzip.compress(LYRL_QRELS)},
+    "libmultilabel_text": {"train.txt.orig": LMLT_ALL_KINDS["train.txt"], "test.txt.gz.part": b"",
+                           "README.txt": b"LibMultiLabel\n"},
 }
 
 
@@ -425,7 +475,8 @@ def hierarchy() -> str:
 
 def settings(fmt: str, corpus: Path, on_error: str = "fail") -> list[str]:
     extra = {"lyrl2004": [f"corpus.hierarchy={hierarchy()}"],
-             "jsonl": [f"corpus.categories={json.dumps(JSONL_CATEGORIES)}"], "reuters21578": []}[fmt]
+             "jsonl": [f"corpus.categories={json.dumps(JSONL_CATEGORIES)}"], "reuters21578": [],
+             "libmultilabel_text": []}[fmt]
     return [f"corpus.format={fmt}", f"corpus.path={corpus}", f"corpus.on_error={on_error}", *extra]
 
 
@@ -556,13 +607,16 @@ def all_kinds(small_queries, tmp_path_factory):
     def outcome(fmt: str) -> Outcome:
         if fmt not in outcomes:
             root = tmp_path_factory.mktemp(f"all_kinds_{fmt}")
-            if fmt == "lyrl2004":
-                corpus = write(root / "corpus", LYRL_ALL_KINDS)
+            if fmt in ALL_KINDS:
+                corpus = write(root / "corpus", ALL_KINDS[fmt])
             else:
                 corpus = corpus_of([case for case in CASES if case.format == fmt], root / "corpus")
             for name, data in BACKUPS[fmt].items():
                 (corpus / name).write_bytes(data)
-            [manifest] = run(spark, load_config(None, settings(fmt, corpus, "reject")), str(root / "out"), "ingest")
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(line_ranges, "RANGE_BYTES", LMLT_RANGE_BYTES)
+                [manifest] = run(spark, load_config(None, settings(fmt, corpus, "reject")), str(root / "out"),
+                                 "ingest")
             rejects, documents = (spark.read.parquet(f"{root}/out/{table}") for table in ("rejects", "documents"))
             rows = [(r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in rejects.collect()]
             # doc id -> its other columns; the documents of a format with a clean path also keep where they were read
@@ -639,6 +693,21 @@ def test_lyrl2004_all_kinds_at_once(spark, all_kinds):
     assert LYRL_ALL_KINDS_QRELS_LINES == accepted + qrels_rejects == 7 + 4
     details = outcome.manifest["details"]
     assert (details["qrels_lines"], details["qrels_rejected"]) == (LYRL_ALL_KINDS_QRELS_LINES, qrels_rejects)
+
+
+def test_libmultilabel_text_all_kinds_at_once(spark, all_kinds):
+    outcome = all_kinds("libmultilabel_text")
+    with pytest.MonkeyPatch.context() as patch:  # as ingest ran: train.txt in three ranges
+        patch.setattr(line_ranges, "RANGE_BYTES", LMLT_RANGE_BYTES)
+        assert len(line_ranges.file_ranges("train.txt", len(LMLT_ALL_KINDS["train.txt"]))) == 3
+    assert_rejects_table(spark, outcome, LMLT_ALL_KINDS_REJECTS)
+    expected = spark.createDataFrame([(d, *columns, None, None) for d, columns in LMLT_ALL_KINDS_DOCUMENTS.items()],
+                                     "doc_id string, split string, labels array<string>, text string, title string, "
+                                     "tokens string")
+    documents = outcome.tables["documents"]
+    assert_df_equality(documents.select(*documents.columns[:6]), expected, ignore_row_order=True,
+                       ignore_nullable=True)
+    reconcile(outcome, LMLT_ALL_KINDS_RECORDS, {})
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

@@ -11,7 +11,7 @@ import pytest
 from chispa import assert_df_equality
 from conftest import lyrl2004_corpus, shared_data
 
-from sparktc.corpora import libsvm
+from sparktc.corpora import line_ranges
 from sparktc.experiment.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages import ingest as ingest_stage
@@ -111,7 +111,7 @@ def test_a_clean_libsvm_corpus_in_byte_ranges_takes_the_short_path_and_writes_wh
     for name, lines in (("train.svm", ["acq 1:0.5 3:1", "acq,earn 2:0.25", " 4:1", "earn 1:1 4:2"] * 3),
                         ("test.svm", ["earn 3:0.5", "acq 1:1 2:1"])):
         (corpus / name).write_text("".join(line + "\n" for line in lines))
-    monkeypatch.setattr(libsvm, "RANGE_BYTES", 40)  # train.svm in 4 ranges: 5 tasks, 5 buckets of ids
+    monkeypatch.setattr(line_ranges, "RANGE_BYTES", 40)  # train.svm in 4 ranges: 5 tasks, 5 buckets of ids
     taken, short, general = ingested_both_ways(spark, tmp_path, monkeypatch, [
         "corpus.format=libsvm", f"corpus.path={corpus}", "weight.scheme=given"])
     assert taken == [1] and short.rows_out == short.rows_in == 14 and short.details["tokens"]["tokens"] == 21

@@ -5,8 +5,6 @@ one-vs-rest options, and LYRL2004 vector files with their qrels (corpus.format =
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gzip
 import json
 import shutil
@@ -16,14 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO, lyrl2004_fixture, shared_data
-from liblinear import liblinearutil
+from reference import liblinear_one_vs_rest
 from scipy import sparse
 from sklearn.datasets import load_svmlight_file
 from sklearn.metrics import f1_score
 
 from sparktc.apps.classify import ClassifyError, classify
 from sparktc.apps.pipeline import run as run_stages
-from sparktc.corpora import libsvm
+from sparktc.corpora import line_ranges
 from sparktc.experiment.bundle import load_bundle
 from sparktc.experiment.config import ConfigError, load_config
 
@@ -63,11 +61,6 @@ def libsvm_run(spark, tmp_path_factory):
     return corpus, output, manifests
 
 
-def _srand(seed: int) -> None:
-    """Seed the C library's rand, as sparktc does before each LIBLINEAR training (dual solvers shuffle with it)."""
-    ctypes.CDLL(ctypes.util.find_library("c")).srand(seed)
-
-
 def direct_one_vs_rest(corpus: Path) -> tuple[np.ndarray, np.ndarray]:
     """Test decisions and labels by scikit-learn's reader and LIBLINEAR itself: per label, -s 1 -c 1 -B 1 on the
     training documents, "w'x + b > 0" on the test documents (features beyond the training ones dropped).
@@ -80,14 +73,7 @@ def direct_one_vs_rest(corpus: Path) -> tuple[np.ndarray, np.ndarray]:
     X_train, X_test = X_train[:, trained].tocsr(), X_test[:, trained].tocsr()
     Y_train = np.array([[float(label) in labels for label in LABELS] for labels in y_train])
     Y_test = np.array([[float(label) in labels for label in LABELS] for labels in y_test])
-    decisions = np.zeros(Y_test.shape, dtype=bool)
-    for j in range(len(LABELS)):
-        _srand(1)
-        model = liblinearutil.train(np.where(Y_train[:, j], 1.0, -1.0), X_train, OPTIONS)
-        w = np.array([model.w[i] for i in range(len(trained) + 1)])
-        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-        decisions[:, j] = sign * (X_test @ w[:-1] + w[-1]) > 0
-    return decisions, Y_test
+    return liblinear_one_vs_rest(X_train, Y_train, X_test, OPTIONS), Y_test
 
 
 def test_documents_and_vectors_are_the_files_as_scikit_learn_reads_them(spark, libsvm_run):
@@ -188,14 +174,15 @@ def test_a_model_of_given_vectors_refuses_to_classify_texts(spark, libsvm_run, t
     _, output, _ = libsvm_run
     documents = tmp_path / "new.jsonl"
     documents.write_text('{"id": "n1", "text": "oil prices rose"}\n')
-    with pytest.raises(ClassifyError, match="trained on given vectors .* cannot weight texts or token files"):
+    refusal = "trained on given vectors .* cannot weight the jsonl documents classify reads"
+    with pytest.raises(ClassifyError, match=refusal):
         classify(spark, load_bundle(spark, str(output / "model")), str(documents), str(tmp_path / "out"))
 
 
 def test_plain_libsvm_files_read_in_byte_ranges_give_the_same_documents(spark, libsvm_run, tmp_path, monkeypatch):
     corpus, output, manifests = libsvm_run
     assert (corpus / "train.svm").stat().st_size > 10 * 500
-    monkeypatch.setattr(libsvm, "RANGE_BYTES", 500)  # the driver splits the files into ranges of about 500 bytes
+    monkeypatch.setattr(line_ranges, "RANGE_BYTES", 500)  # the driver splits the files into ranges of about 500 bytes
     config = load_config(str(REPO / "conf" / "libsvm.toml"), [f"corpus.path={corpus}"])
     [ingest] = run_stages(spark, config, str(tmp_path / "run"), "ingest")
     ranged = pd.read_parquet(tmp_path / "run" / "documents").sort_values("doc_id", ignore_index=True)

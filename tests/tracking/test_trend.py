@@ -153,10 +153,52 @@ def test_trend_rows(tmp_path) -> None:
                     make("b", 2, exit_status=2, micro_f1=None, macro_f1=None, cpu_seconds=None,
                          peak_memory_bytes=None))
     assert trend_rows(records) == [
-        {"started": "2026-11-25 07:00:00", "run": "a", "label": "nightly", "code": "1111111111",
+        {"started": "2026-11-25 07:00:00", "run": "a", "kind": "run", "label": "nightly", "code": "1111111111",
          "config": records[0]["config_digest"][:8], "corpus": "cccccccc", "status": "ok", "micro_F1": "0.8600",
          "macro_F1": "0.5500", "seconds": "1,234.6", "CPU_s": "150.0", "peak_MiB": "3,072"},
-        {"started": "2026-11-25 08:00:00", "run": "b", "label": "-", "code": "1111111111",
+        {"started": "2026-11-25 08:00:00", "run": "b", "kind": "run", "label": "-", "code": "1111111111",
          "config": records[1]["config_digest"][:8], "corpus": "cccccccc", "status": "failed (exit 2)",
          "micro_F1": "-", "macro_F1": "-", "seconds": "100.0", "CPU_s": "-", "peak_MiB": "-"},
     ]
+
+
+def test_a_benchmarks_figures_follow_the_rule_of_their_last_name(tmp_path) -> None:
+    before = {"sparktc.micro_f1": 0.80, "sparktc.seconds": 100.0, "peer.seconds": 50.0,
+              "sparktc.peak_memory_bytes": 2.0**30, "sparktc_over_peer.cpu": 2.0, "lean_peer.macro_f1": 0.6}
+    after = {"sparktc.micro_f1": 0.79, "sparktc.seconds": 130.0, "peer.seconds": 55.0,
+             "sparktc.peak_memory_bytes": 2.0**30, "sparktc_over_peer.cpu": 2.6, "mllib.seconds": 10.0}
+    bench = {"kind": "benchmark:text_scale", "micro_f1": None, "macro_f1": None}
+    records = write(str(tmp_path), make("a", 1, figures=before, **bench), make("b", 2, figures=after, **bench))
+    [found] = checks(records)
+    lines = {c.figure: c.line() for c in found.comparisons}
+    assert lines["sparktc.micro_f1"] == "sparktc.micro_f1 0.8000 -> 0.7900 (-0.0100 > 0.002)"
+    assert lines["sparktc.seconds"] == "sparktc.seconds 100.0 -> 130.0 (x1.30 > x1.25)"
+    assert lines["peer.seconds"] == "peer.seconds 50.0 -> 55.0 (x1.10 <= x1.25)"
+    assert lines["sparktc.peak_memory_bytes"] == "sparktc.peak_memory_bytes 1,024 MiB -> 1,024 MiB (x1.00 <= x1.5)"
+    assert lines["sparktc_over_peer.cpu"] == ("sparktc_over_peer.cpu 2 -> 2.6 "
+                                              "(not compared: no tolerance for it, shown only)")
+    assert lines["lean_peer.macro_f1"] == "lean_peer.macro_f1 0.6000 -> - (not compared: not measured in both runs)"
+    assert lines["mllib.seconds"] == "mllib.seconds - -> 10.0 (not compared: not measured in both runs)"
+    assert [line.split(": ", 1)[1] for line in found.regressions()] == [
+        "sparktc.micro_f1 0.8000 -> 0.7900 (-0.0100 > 0.002) vs baseline a",
+        "sparktc.seconds 100.0 -> 130.0 (x1.30 > x1.25) vs baseline a"]
+    # tree-measured figures are not compared between a run that measured the whole tree and one that did not
+    records = write(str(tmp_path / "h2"), make("a", 1, figures=before, **bench),
+                    make("b", 2, figures=before, cpu_complete=False, **bench))
+    verdicts = {c.figure: c.verdict() for c in checks(records)[0].comparisons}
+    assert verdicts["sparktc.peak_memory_bytes"].startswith("not compared: one run measured")
+    assert verdicts["sparktc.seconds"] == "within"
+
+
+def test_runs_of_another_kind_are_never_a_default_baseline_and_a_named_one_says_so(tmp_path) -> None:
+    bench = {"kind": "benchmark:lyrl2004", "settings": {"benchmark": {"sets": ["topics"]}}}
+    records = write(str(tmp_path), make("a", 1), make("b", 2, **bench), make("c", 3), make("d", 4, kind="other"))
+    [alone] = checks(records, run="b")
+    assert alone.baseline is None and alone.others == ()  # a, before it, is a run of another kind
+    assert checks(records, run="c")[0].baseline["run_id"] == "a"
+    assert checks(records)[0].baseline is None  # d: the same digests as a and c, but another kind
+    # named, a run of another kind says so, and its settings, others altogether, only by their digest
+    [named] = checks(records, run="b", baseline="a")
+    assert named.changes.describe() == (f"kind changed: run -> benchmark:lyrl2004; configuration changed: digest "
+                                        f"{records[0]['config_digest'][:8]} -> {records[1]['config_digest'][:8]}")
+    assert trend_rows(records)[1]["kind"] == "benchmark:lyrl2004"

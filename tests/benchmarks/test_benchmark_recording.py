@@ -1,0 +1,200 @@
+"""A benchmark harness run recorded in the run history (``--history``, :mod:`benchmarks.recording`), without Spark:
+run_harness around tiny bodies whose commands are short Python processes, measured as the benchmarks' are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import rcv1_scale
+from benchmarks.recording import HARNESS_STAGE, arguments
+from sparktc.errors import INPUT_EXIT, INTERRUPTED_EXIT
+from sparktc.tracking import history
+from sparktc.tracking.record import digest
+
+#: A stand-in for jobs/pipeline.py: writes the run's ingest manifest and metrics.json into its --output, as a
+#: pipeline run does, and prints its arguments (the history settings the harness added among them).
+PIPELINE = """
+import json, pathlib, sys
+run = pathlib.Path(sys.argv[sys.argv.index("--output") + 1])
+(run / "manifests").mkdir(parents=True, exist_ok=True)
+files = {"/data/corpus": [["train.dat", 100, "a" * 64], ["test.dat", 200, "b" * 64]]}
+(run / "manifests" / "ingest.json").write_text(json.dumps({"inputs": {"tables": {}, "files": files}}))
+(run / "metrics.json").write_text(json.dumps({"micro_precision": 0.9, "micro_recall": 0.75, "micro_f1": 0.8182,
+                                              "macro_precision": 0.7, "macro_recall": 0.5, "macro_f1": 0.5833,
+                                              "cv_micro_f1": 0.79, "ranking": {"p_at_1": 0.95}}))
+print("arguments:", json.dumps(sys.argv[1:]))
+"""
+SETTINGS = {"corpus": "runs/corpus-1000", "documents": 1000, "masters": ["local[2]"], "repeat": 1}
+
+
+def pipeline(run: Path) -> list[str]:
+    """A command the harness takes for a pipeline run (its script named as a pipeline command's is) into ``run``."""
+    return [sys.executable, "-c", PIPELINE, "jobs/pipeline.py", "--config", "conf/rcv1.toml", "--output", str(run)]
+
+
+def harness(output: Path, argv: list[str], body: Callable[[dict[str, Any], Callable[[], str]], int],
+            settings: dict[str, Any] | None = None,
+            headline: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
+    """run_harness with ``body`` as benchmark ``fake``, the machine left unread (it runs java and git)."""
+    return rcv1_scale.run_harness("fake", output, argv, settings or SETTINGS, body, lambda result: "# fake\n",
+                                  "fake", headline=headline, runs=[])
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return history.read(str(path)).to_pylist()
+
+
+@pytest.fixture(autouse=True)
+def no_machine(monkeypatch) -> None:
+    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: {"cores": os.cpu_count()})
+
+
+def test_a_harness_run_adds_its_record_with_stages_corpus_metrics_and_figures(tmp_path: Path, capsys) -> None:
+    output, store = tmp_path / "out", tmp_path / "history"
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
+                            harness="fake")
+        rcv1_scale.measured([sys.executable, "-c", "sum(range(10**6))"], output / "logs" / "peer-1000.log", None,
+                            harness="fake")
+        result["runs"].append({"micro_f1": 0.8182, "seconds": 12.5})
+        return 0
+
+    def headline(result: dict[str, Any]) -> dict[str, Any]:
+        return {"sparktc": {**result["runs"][0], "macro_f1": None}, "peer": {"seconds": 3}}
+
+    assert harness(output, ["--output", str(output), "--history", str(store)], body, headline=headline) == 0
+    [record] = records(store)
+    assert record["kind"] == record["label"] == "benchmark:fake" and record["exit_status"] == 0
+    assert record["error"] is None and record["output"] == str(output)
+    assert re.fullmatch(r"\d{8}T\d{6}Z-.+-\d+", record["run_id"])
+    assert f"fake: run {record['run_id']} recorded in {store / ('run-' + record['run_id'] + '.parquet')}" in \
+        capsys.readouterr().out
+    # the settings are the configuration; the corpus's path is outside the digest, as a pipeline run's is
+    assert json.loads(record["config"]) == {"benchmark": {"documents": 1000, "masters": ["local[2]"], "repeat": 1},
+                                            "corpus": {"path": "runs/corpus-1000"}}
+    assert record["config_digest"] == digest({"benchmark": {"documents": 1000, "masters": ["local[2]"], "repeat": 1},
+                                              "corpus": {}})
+    assert (record["master"], record["cores"], record["cpu_complete"]) == ("local[2]", os.cpu_count(), True)
+    # one stage per command, named by its log, and the harness's own process; the totals over them
+    stages = record["stages"]
+    assert [(s["stage"], s["status"]) for s in stages] == [("sparktc-1000", "run"), ("peer-1000", "run"),
+                                                          (HARNESS_STAGE, "run")]
+    assert all(s["seconds"] > 0 and s["cpu_seconds"] > 0 and s["peak_memory_bytes"] > 2**20 for s in stages)
+    assert record["cpu_seconds"] == round(sum(s["cpu_seconds"] for s in stages), 2)
+    assert record["peak_memory_bytes"] == max(s["peak_memory_bytes"] for s in stages)
+    # the one pipeline run's metrics, and the corpus digest of the files it ingested, as its own record has them
+    assert (record["micro_precision"], record["micro_f1"], record["macro_f1"], record["cv_micro_f1"]) == (
+        0.9, 0.8182, 0.5833, 0.79)
+    assert dict(record["ranking"]) == {"p_at_1": 0.95}
+    assert record["corpus_digest"] == digest(sorted([sorted([["train.dat", 100, "a" * 64],
+                                                             ["test.dat", 200, "b" * 64]])]))
+    assert dict(record["figures"]) == {"sparktc.micro_f1": 0.8182, "sparktc.seconds": 12.5, "peer.seconds": 3.0}
+    # the pipeline command ran with the history settings added, recording itself under the benchmark's label
+    printed = (output / "logs" / "sparktc-1000.log").read_text().split("arguments: ", 1)[1]
+    assert json.loads(printed)[-4:] == ["--set", f'history.path="{store}"', "--set",
+                                        'history.label="benchmark:fake"']
+    # the benchmark's own results are written as without --history
+    assert (output / "fake.json").is_file() and (output / "fake.md").read_text() == "# fake\n"
+
+
+def test_without_history_nothing_is_recorded_and_commands_run_as_given(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc.log", "jobs/pipeline.py")
+        return 0
+
+    assert harness(output, ["--output", str(output)], body) == 0
+    printed = (output / "logs" / "sparktc.log").read_text().split("arguments: ", 1)[1]
+    assert "--set" not in json.loads(printed) and not (tmp_path / "history").exists()
+
+
+def test_a_failed_harness_run_is_recorded_with_its_exit_status_and_error(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    fail = [sys.executable, "-c", "import sys; print('no such corpus'); sys.exit(3)", "jobs/pipeline.py"]
+
+    def stopped(result: dict[str, Any], write: Callable[[], str]) -> int:
+        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1.log", "jobs/pipeline.py")
+        rcv1_scale.measured(fail, output / "logs" / "sparktc-2.log", "jobs/pipeline.py")  # HarnessError
+        return 0
+
+    def went_on(result: dict[str, Any], write: Callable[[], str]) -> int:
+        return int(rcv1_scale.measured(fail, output / "logs" / "memory-3.log", None, check=False).returncode != 0)
+
+    # one history each: a run id is the second, the host and the process, and both runs share the last two
+    argv = ["--output", str(output), "--history"]
+    assert harness(output, [*argv, str(tmp_path / "h1")], stopped,
+                   headline=lambda result: {"sparktc": {"seconds": 1.0}}) == 1
+    assert harness(output, [*argv, str(tmp_path / "h2")], went_on) == 1
+    [first], [second] = records(tmp_path / "h1"), records(tmp_path / "h2")
+    assert first["exit_status"] == second["exit_status"] == 1
+    assert first["error"].startswith("HarnessError: command failed with exit code 3: ")
+    assert [(s["stage"], s["status"]) for s in first["stages"]] == [("sparktc-1", "run"), ("sparktc-2", "failed"),
+                                                                   (HARNESS_STAGE, "run")]
+    assert dict(first["figures"]) == {"sparktc.seconds": 1.0}
+    # two pipeline commands, one failed: no run's metrics stand for the benchmark's; the corpus is the one ingested
+    assert first["micro_f1"] is None and first["corpus_digest"] is not None
+    assert second["error"] == "failed: memory-3" and second["corpus_digest"] is None
+
+
+@pytest.mark.parametrize(("error", "status"), [(KeyboardInterrupt, INTERRUPTED_EXIT), (ZeroDivisionError, 1)])
+def test_a_run_ended_by_any_other_error_is_recorded_and_the_error_raised(tmp_path: Path, error: type,
+                                                                         status: int) -> None:
+    output, store = tmp_path / "out", tmp_path / "history"
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        raise error("stopped\nat once")
+
+    with pytest.raises(error):
+        harness(output, ["--output", str(output), "--history", str(store)], body)
+    [record] = records(store)
+    assert (record["exit_status"], record["error"]) == (status, f"{error.__name__}: stopped")
+    assert (output / "fake.json").is_file()
+
+
+def test_a_record_that_cannot_be_kept_fails_the_run_and_says_why(tmp_path: Path, capsys) -> None:
+    output, blocker = tmp_path / "out", tmp_path / "file"
+    blocker.write_text("not a directory")
+    status = harness(output, ["--output", str(output), "--history", str(blocker / "history")], lambda r, w: 0)
+    assert status == INPUT_EXIT
+    err = capsys.readouterr().err
+    assert "fake: error: run " in err and f"could not be recorded in the history {blocker / 'history'}" in err
+    assert json.loads((output / "fake.json").read_text())["harness_seconds"] >= 0
+
+
+def test_the_history_option_is_parsed_once_for_every_harness(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("x")
+    parser = rcv1_scale.harness_parser("a benchmark")
+    assert parser.parse_args(["--history", "h"]).history == str(tmp_path / "h")  # commands run from the repository
+    assert parser.parse_args(["--history", "s3://bucket/h"]).history == "s3://bucket/h"
+    assert parser.parse_args([]).history is None
+    for refused, message in (("file", "file is not a directory"), ("", "expected the run history's directory")):
+        with pytest.raises(SystemExit) as exit:
+            parser.parse_args(["--history", refused])
+        assert exit.value.code == 2 and message in capsys.readouterr().err
+    # every harness benchmark takes it, and its help says what it does
+    for module in ("rcv1_scale", "methods_rcv1", "lyrl2004", "text_scale", "libmultilabel"):
+        source = (Path(rcv1_scale.__file__).parent / f"{module}.py").read_text()
+        assert "harness_parser(__doc__)" in source and f'run_harness("{module}"' in source, module
+    assert "run history DIR" in " ".join(arguments().format_help().split())
+
+
+def test_moving_the_corpus_keeps_the_configuration_digest_and_other_settings_change_it(tmp_path: Path) -> None:
+    digests = []
+    for index, settings in enumerate([SETTINGS, {**SETTINGS, "corpus": "/elsewhere/corpus-1000"},
+                                      {**SETTINGS, "repeat": 3}]):
+        output, store = tmp_path / f"out-{index}", tmp_path / f"history-{index}"
+        assert harness(output, ["--output", str(output), "--history", str(store)], lambda r, w: 0, settings) == 0
+        digests += [record["config_digest"] for record in records(store)]
+    assert digests[0] == digests[1] != digests[2]
