@@ -105,6 +105,25 @@ def test_every_counterpart_is_valid_sparktc_settings_and_says_whether_it_is_the_
     assert config_of(bench.METHODS["thresholding"]).train.thresholding == "micromacro"
 
 
+def test_every_text_counterpart_is_valid_sparktc_settings_with_libmultilabels_features(tmp_path):
+    for tfidf in bench.TFIDF.values():
+        for method in bench.METHODS.values():
+            config = load_config(str(REPO / bench.FORMATS["text"].config),
+                                 [f"corpus.path={tmp_path}", *tfidf.overrides, *method.overrides])
+            assert (config.corpus.format, config.weight.scheme, config.tokenize.analyzer) == \
+                ("libmultilabel_text", "sklearn", "sklearn")
+            assert (config.tokenize.stemmer, config.tokenize.stop_list) == ("none", "")
+            assert (config.train.C, config.train.bias, config.train.epsilon) == (1.0, 1.0, 0.0001)
+            assert (config.evaluate.zero_division, config.evaluate.average_over) == (0.0, "train_positive")
+    # the tutorial's TfidfVectorizer(max_features=20000, min_df=3, ngram_range=(1, 3))
+    tutorial = load_config(str(REPO / bench.FORMATS["text"].config),
+                           [f"corpus.path={tmp_path}", *bench.TFIDF["tutorial"].overrides])
+    assert (tutorial.tokenize.ngrams, tutorial.select.min_df, tutorial.rank.score, tutorial.select.top_k) == \
+        (3, 3, "frequency", 20000)
+    default = load_config(str(REPO / bench.FORMATS["text"].config), [f"corpus.path={tmp_path}"])
+    assert (default.tokenize.ngrams, default.select.min_df, default.select.top_k) == (1, 1, 0)
+
+
 def test_the_commands_are_the_normal_ones(tmp_path):
     method = bench.METHODS["thresholding"]
     ours = bench.sparktc_command(tmp_path / "c", tmp_path / "run", method, tmp_path / "folds.tsv")
