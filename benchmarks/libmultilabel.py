@@ -395,7 +395,8 @@ def peer_command(venv: Path, files: tuple[Path, Path], result: Path, decisions: 
 def peer_identity(files: tuple[Path, Path], method: Method, tfidf: Tfidf | None = None) -> dict[str, Any]:
     """What the peer's record says of the command that made it (files, method, options, seed; the tf-idf setting)."""
     return {"train": str(files[0]), "test": str(files[1]), "method": method.name, "options": OPTIONS,
-            "seed": PEER_SEED, **({"format": FORMATS["text"].peer_format, "tfidf": tfidf.name} if tfidf else {})}
+            "seed": PEER_SEED, **({"format": FORMATS["text"].peer_format, "tfidf": tfidf.name, "vocabulary_from": None}
+                                  if tfidf else {})}
 
 
 def reusable_peer(record_file: Path, files: Sequence[Path], identity: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -805,15 +806,19 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
 
 
 def vocabulary_lines(methods: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A line per text run whose vocabularies differ: the first terms only one tool has."""
-    lines = []
+    """A line per distinct difference of the text runs' vocabularies (the runs named): the first terms only one tool
+    has.
+    """
+    runs: dict[tuple[Any, ...], list[str]] = {}
     for r in methods:
         v = r.get("vocabulary")
         if v and (v["only_libmultilabel"] or v["only_sparktc"]):
-            lines.append(f"- {r['run']}: only in LibMultiLabel {v['only_libmultilabel']:,} "
-                         f"({', '.join(map(repr, v['only_libmultilabel_examples']))}, ...), only in sparktc "
-                         f"{v['only_sparktc']:,} ({', '.join(map(repr, v['only_sparktc_examples']))}, ...)")
-    return lines
+            key = (v["only_libmultilabel"], tuple(v["only_libmultilabel_examples"]), v["only_sparktc"],
+                   tuple(v["only_sparktc_examples"]))
+            runs.setdefault(key, []).append(r["run"])
+    return [f"- {', '.join(names)}: only in LibMultiLabel {theirs:,} ({', '.join(map(repr, their_examples))}, ...), "
+            f"only in sparktc {ours:,} ({', '.join(map(repr, our_examples))}, ...)"
+            for (theirs, their_examples, ours, our_examples), names in runs.items()]
 
 
 def documents_lines(methods: Sequence[Mapping[str, Any]]) -> list[str]:

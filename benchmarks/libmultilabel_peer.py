@@ -20,7 +20,9 @@ project's environment out. What it does, timed step by step, as LibMultiLabel's 
 2. ``Preprocessor(tfidf_params=...).fit_transform``: for ``txt`` the tf-idf features of scikit-learn's
    ``TfidfVectorizer(**tfidf_params)`` fitted on the training texts (:data:`TFIDF`: ``default``, the quickstart's
    ``Preprocessor()``; ``tutorial``, the tutorial "Tweaking Feature Generation for Linear Methods"), its vocabulary
-   written to ``--vocabulary`` (a term a line, in column order); for ``svm`` the features as given. The labels
+   written to ``--vocabulary`` (a term a line, in column order); with ``--vocabulary-from FILE``, the vectorizer
+   is given FILE's terms as its ``vocabulary`` instead (another tool's, e.g. sparktc's, to tell the features'
+   share of a difference from the rest); for ``svm`` the features as given. The labels
    binarized over the training labels (a label no training document has is not a class: LibMultiLabel's default
    ``include_test_labels = False``), training documents without a label kept (``remove_no_label_data = False``);
 3. ``train_1vsrest``, ``train_thresholding``, ``train_cost_sensitive`` or ``train_cost_sensitive_micro`` with
@@ -111,6 +113,8 @@ def main() -> int:
                         help="LibMultiLabel's data_format: LIBSVM lines or LibMultiLabel-format text")
     parser.add_argument("--tfidf", choices=list(TFIDF), help="txt only: the tf-idf setting (default: default)")
     parser.add_argument("--vocabulary", help="txt only: write the tf-idf vocabulary here, a term a line")
+    parser.add_argument("--vocabulary-from", help="txt only: give the vectorizer these terms (a term a line) as its "
+                                                  "vocabulary instead of choosing them")
     parser.add_argument("--train", required=True)
     parser.add_argument("--test", required=True)
     parser.add_argument("--method", choices=list(METHODS), default="1vsrest")
@@ -123,8 +127,9 @@ def main() -> int:
                                         "train.fold_file)")
     arguments = parser.parse_args()
     text = arguments.format == "txt"
-    if not text and (arguments.tfidf or arguments.vocabulary):
-        parser.error("--tfidf and --vocabulary are for --format txt: LIBSVM files come with their features")
+    if not text and (arguments.tfidf or arguments.vocabulary or arguments.vocabulary_from):
+        parser.error("--tfidf, --vocabulary and --vocabulary-from are for --format txt: LIBSVM files come with their "
+                     "features")
     arguments.tfidf = (arguments.tfidf or "default") if text else None
     np.random.seed(arguments.seed)
     drawn: list[np.ndarray] = []
@@ -157,7 +162,11 @@ def main() -> int:
     steps["read"] = time.perf_counter() - began
     data_utils._read_libmultilabel_format = reader
     mark = time.perf_counter()
-    preprocessor = linear.Preprocessor(tfidf_params=TFIDF[arguments.tfidf]) if text else linear.Preprocessor()
+    tfidf_params = TFIDF[arguments.tfidf] if text else {}
+    if arguments.vocabulary_from:  # scikit-learn applies no min_df or max_features to a given vocabulary
+        with open(arguments.vocabulary_from, encoding="utf-8") as handle:
+            tfidf_params = {**tfidf_params, "vocabulary": handle.read().split("\n")[:-1]}
+    preprocessor = linear.Preprocessor(tfidf_params=tfidf_params) if text else linear.Preprocessor()
     dataset = preprocessor.fit_transform(dataset)
     steps["preprocess"] = time.perf_counter() - mark
     if text:
@@ -204,7 +213,8 @@ def main() -> int:
         "visiting_order": order if arguments.method == "thresholding" else None,
         "train": arguments.train, "test": arguments.test,
         **({"format": arguments.format, "tfidf": arguments.tfidf, "tfidf_params": TFIDF[arguments.tfidf],
-            "vocabulary": arguments.vocabulary, "columns": columns} if text else {}),
+            "vocabulary": arguments.vocabulary, "vocabulary_from": arguments.vocabulary_from,
+            "columns": columns} if text else {}),
         "steps_seconds": {key: round(value, 3) for key, value in steps.items()},
         "seconds": round(time.perf_counter() - began, 3),
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

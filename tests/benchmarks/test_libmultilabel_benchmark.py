@@ -156,11 +156,14 @@ def test_a_peer_record_of_the_same_command_is_reused(tmp_path):
     assert bench.reusable_peer(record, [decisions, folds], identity) is None
     # a text run's record is its tf-idf setting's only
     text = (corpus_dir / "train.txt", corpus_dir / "test.txt")
-    default = {**same, "train": str(text[0]), "test": str(text[1]), "format": "txt", "tfidf": "default"}
+    default = {**same, "train": str(text[0]), "test": str(text[1]), "format": "txt", "tfidf": "default",
+               "vocabulary_from": None}
     record.write_text(json.dumps(default))
     for name, expected in (("default", default), ("tutorial", None)):
         identity = bench.peer_identity(text, method, bench.TFIDF[name])
         assert bench.reusable_peer(record, [decisions], identity) == expected
+    record.write_text(json.dumps({**default, "vocabulary_from": "sparktc.txt"}))  # features over another vocabulary
+    assert bench.reusable_peer(record, [decisions], bench.peer_identity(text, method, bench.TFIDF["default"])) is None
 
 
 def fake_python(venv: Path, versions: dict) -> None:
