@@ -18,8 +18,9 @@ term); terms absent from training, or cut from the vocabulary, have no weight.
 The vocabulary (:func:`token_counts`, :func:`vocabulary_of`) is the training terms in order of their names, each
 with its df and its occurrences (``frequency``), from which ``select.min_df`` and the frequency ranking cut it
 (:func:`sparktc.features.term_selection.vocabulary_terms`) before any weight is computed. So ``sklearn`` with
-``tokenize.analyzer = "sklearn"`` gives ``TfidfVectorizer(min_df=..., max_features=..., ngram_range=...)``'s
-vocabulary, same terms in the same order, and its vectors (:func:`term_weights`, float64; stored as float32).
+``tokenize.analyzer = "sklearn"`` (no stemmer, no stop list) gives ``TfidfVectorizer(min_df=..., max_features=...,
+ngram_range=...)``'s vocabulary, same terms in the same order, and its vectors (:func:`term_weights`, float64;
+stored as float32).
 
 A scheme is a tf component applied to each raw frequency (:func:`weighted_rows`) times one global factor
 per term (:func:`term_factors`): the factor is what the ``vocabulary`` table stores as ``idf``.
@@ -39,7 +40,7 @@ from sparktc.features.text import stored_tokens, term_names
 from sparktc.validation import check_integer
 
 __all__ = ["SCHEMES", "GIVEN", "idf", "term_factors", "term_frequencies", "term_weights", "weighted_rows",
-           "token_counts", "vocabulary_of"]
+           "token_counts", "summed_counts", "vocabulary_of"]
 
 #: The weighting schemes of texts ([weight] scheme), the first the default.
 SCHEMES = ("ltc", "tfidf", "sklearn", "binary", "supervised")

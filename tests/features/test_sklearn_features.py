@@ -27,7 +27,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sparktc.errors import ConfigError
 from sparktc.experiment.config import load_config
 from sparktc.features.term_selection import vocabulary_terms
-from sparktc.features.text import ANALYZERS, STORED_SPACE, Analyzer, TermFeatures, sklearn_tokens, token_strings
+from sparktc.features.text import ANALYZERS, STORED_SPACE, Analyzer, TermFeatures, token_strings
 from sparktc.features.weighting import (
     term_factors,
     term_weights,
@@ -70,8 +70,17 @@ def test_the_sklearn_analyzer_equals_scikit_learns(ngrams) -> None:
         got = sklearn_terms(Analyzer(frozenset(stops), "none", "sklearn"), texts, ngrams)
         for text, terms in zip(texts, got):
             assert terms == expected(text), repr(text)
-    assert sklearn_tokens("Shares of X_Corp rose 12% to $3.50 (٣٤) _ a") == [
-        "shares", "of", "x_corp", "rose", "12", "to", "50", "٣٤"]
+    assert Analyzer(frozenset(), "none", "sklearn").analyze(["Shares of X_Corp rose 12% to $3.50 (٣٤) _ a"]) == [
+        ["shares", "of", "x_corp", "rose", "12", "to", "50", "٣٤"]]
+
+
+def test_the_sklearn_analyzer_equals_scikit_learns_on_every_code_point() -> None:
+    # Each character inside a token, doubled between spaces, beside the underscore, punctuation and a digit.
+    expected = TfidfVectorizer().build_analyzer()
+    analyzer = Analyzer(frozenset(), "none", "sklearn")
+    for start in range(0, 0x110000, 65536):
+        text = " ".join(f"a{c}b {c}{c} _{c}-1" for c in map(chr, range(start, start + 65536)))
+        assert analyzer.analyze([text]) == [expected(text)], hex(start)
 
 
 def test_the_sklearn_analyzer_stems_scikit_learns_tokens_when_told() -> None:
@@ -96,7 +105,8 @@ def corpus(seed: int) -> tuple[list[str], list[str]]:
     each split, and test words never seen in training.
     """
     rng = random.Random(seed)
-    common = [w for w in WORDS if len(sklearn_tokens(w)) == 1]
+    tokens = TfidfVectorizer().build_analyzer()
+    common = [w for w in WORDS if len(tokens(w)) == 1]
     train = ["".join(rng.choice(common[:1 + rng.randrange(len(common))]) + rng.choice(SEPARATORS)
                      for _ in range(rng.randrange(4, 40))) for _ in range(60)] + [""]
     test = [text_of(rng, rng.randrange(30)) + " unseenword" for _ in range(20)] + ["", "unseenword only"]

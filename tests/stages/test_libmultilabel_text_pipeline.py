@@ -2,9 +2,9 @@
 recipe computed independently: its reader (pandas, as libmultilabel.linear.preprocessor calls it), scikit-learn's
 TfidfVectorizer fitted on the training texts, and LIBLINEAR one-vs-rest with -s 1 -c 1 -B 1 -e 0.0001, threshold 0.
 
-The texts are words of two letters or more, capitalized or followed by a comma or a period, and no digits: there
-sparktc's tokenizer and scikit-learn's default token pattern find the same words (a digit-only word, a single
-letter or "a-b" would part them).
+The texts are words of two letters or more, capitalized or followed by a comma or a period, and no digits (the conf
+tokenizes with scikit-learn's analyzer, tokenize.analyzer = "sklearn", which tests/features/test_sklearn_features.py
+checks against scikit-learn's on every code point).
 """
 
 from __future__ import annotations
