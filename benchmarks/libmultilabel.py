@@ -173,14 +173,13 @@ class Tfidf:
 
 TFIDF: dict[str, Tfidf] = {setting.name: setting for setting in (
     Tfidf("default", "linear.Preprocessor(): scikit-learn's TfidfVectorizer() fitted on the training texts (the "
-          "quickstart)", ("tokenize.analyzer=sklearn",),
-          "TfidfVectorizer's analyzer (lower case, tokens of 2+ word characters), weight.scheme = sklearn (tf x "
-          "(ln((1+N)/(1+df)) + 1), L2-normalised), every training term",
+          "quickstart)", (),
+          "conf/libmultilabel_text.toml as it is: TfidfVectorizer's analyzer (lower case, tokens of 2+ word "
+          "characters), weight.scheme = sklearn (tf x (ln((1+N)/(1+df)) + 1), L2-normalised), every training term",
           "the same terms and weights, stored as float32 by sparktc (float64 in scikit-learn)"),
     Tfidf("tutorial", "linear.Preprocessor(tfidf_params={'max_features': 20000, 'min_df': 3, 'ngram_range': (1, 3)}) "
           "(the tutorial \"Tweaking Feature Generation for Linear Methods\")",
-          ("tokenize.analyzer=sklearn", "tokenize.ngrams=3", "select.min_df=3", "rank.score=frequency",
-           "select.top_k=20000"),
+          ("tokenize.ngrams=3", "select.min_df=3", "rank.score=frequency", "select.top_k=20000"),
           "the same analyzer and weights over word 1- to 3-grams, the terms in 3+ training documents, the 20,000 "
           "with the largest training counts (scikit-learn's max_features)",
           "terms tied in count at the 20,000th are taken in term order by sparktc (select.top_k's ties), in the "

@@ -467,7 +467,7 @@ def test_the_text_table_adds_the_tfidf_setting_and_the_vocabularies():
     assert "| tf-idf / method (LibMultiLabel / sparktc) |" in markdown
     assert "--config conf/libmultilabel_text.toml" in markdown
     rows = [line for line in markdown.splitlines() if line.startswith(("| default / ", "| tutorial / "))]
-    assert rows[0].startswith("| default / 1vsrest / tokenize.analyzer=sklearn |")
+    assert rows[0].startswith("| default / 1vsrest / conf/libmultilabel_text.toml |")
     assert rows[0].endswith("| 3 / 3 | 0 / 0 |")
     assert "select.top_k=20000" in rows[1] and rows[1].endswith("| 4 / 3 | 2 / 1 |")
     assert "- tutorial-1vsrest: only in LibMultiLabel 2 ('d', 'e', ...), only in sparktc 1 ('c', ...)" in markdown
