@@ -190,7 +190,10 @@ def summed_counts(counted: list[pa.Table]) -> pa.Table:
         return pa.table({"term": pa.array([], pa.string()), "df": pa.array([], pa.int64()),
                          "frequency": pa.array([], pa.int64())})
     summed = pa.concat_tables(counted).group_by("term").aggregate([("df", "sum"), ("frequency", "sum")])
-    return pa.table({"term": summed["term"], "df": summed["df_sum"], "frequency": summed["frequency_sum"]})
+    # One chunk: group_by's chunks are slices of whole buffers, and pickling (a task's result sent to the driver)
+    # copies each slice's buffers whole: 1.5 GB for the 41 MB of Reuters-21578's 1.17 million 1- to 3-grams.
+    return pa.table({"term": summed["term"], "df": summed["df_sum"],
+                     "frequency": summed["frequency_sum"]}).combine_chunks()
 
 
 def vocabulary_of(counted: list[pa.Table], given: bool = False) -> pa.Table:
