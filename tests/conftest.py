@@ -174,6 +174,21 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     return output, reports
 
 
+def conf_run(spark, tmp_path_factory, conf: str, write_corpus: Callable[[Path], Any],
+             name: str) -> tuple[Path, Path, dict[str, dict]]:
+    """A corpus written by ``write_corpus`` run through the pipeline with conf/``conf`` (the module fixtures of a
+    format's end-to-end tests): the corpus, the output and the stages' manifests by stage.
+    """
+    from sparktc.apps.pipeline import run as run_stages
+    from sparktc.experiment.config import load_config
+
+    corpus = tmp_path_factory.mktemp(f"{name}_corpus")
+    write_corpus(corpus)
+    output = tmp_path_factory.mktemp(f"{name}_run") / "run"
+    config = load_config(str(REPO / "conf" / conf), [f"corpus.path={corpus}"])
+    return corpus, output, {m["stage"]: m for m in run_stages(spark, config, str(output))}
+
+
 def invented_words(rng, count: int) -> list[str]:
     """``count`` distinct made-up words (consonant-vowel syllables), sorted, for seeded test corpora."""
     letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")

@@ -16,14 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import conf_run
 from reference import liblinear_one_vs_rest, libmultilabel_read
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import f1_score
-
-from sparktc.apps.pipeline import run as run_stages
-from sparktc.experiment.config import load_config
 
 LABELS = ["CCAT", "E11", "GCAT", "M11"]
 OPTIONS = "-s 1 -c 1 -B 1 -e 0.0001 -q"  # LibMultiLabel's linear one-vs-rest defaults, conf/libmultilabel_text.toml's
@@ -58,12 +55,7 @@ def write_corpus(directory: Path, seed: int = 11) -> None:
 
 @pytest.fixture(scope="module")
 def text_run(spark, tmp_path_factory):
-    corpus = tmp_path_factory.mktemp("libmultilabel_text_corpus")
-    write_corpus(corpus)
-    output = tmp_path_factory.mktemp("libmultilabel_text_run") / "run"
-    config = load_config(str(REPO / "conf" / "libmultilabel_text.toml"), [f"corpus.path={corpus}"])
-    manifests = {m["stage"]: m for m in run_stages(spark, config, str(output))}
-    return corpus, output, manifests
+    return conf_run(spark, tmp_path_factory, "libmultilabel_text.toml", write_corpus, "libmultilabel_text")
 
 
 @pytest.fixture(scope="module")

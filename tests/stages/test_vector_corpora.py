@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO, lyrl2004_fixture, shared_data
+from conftest import REPO, conf_run, lyrl2004_fixture, shared_data
 from reference import liblinear_one_vs_rest
 from scipy import sparse
 from sklearn.datasets import load_svmlight_file
@@ -53,12 +53,7 @@ def write_corpus(directory: Path, seed: int = 3) -> None:
 
 @pytest.fixture(scope="module")
 def libsvm_run(spark, tmp_path_factory):
-    corpus = tmp_path_factory.mktemp("libsvm_corpus")
-    write_corpus(corpus)
-    output = tmp_path_factory.mktemp("libsvm_run") / "run"
-    config = load_config(str(REPO / "conf" / "libsvm.toml"), [f"corpus.path={corpus}"])
-    manifests = {m["stage"]: m for m in run_stages(spark, config, str(output))}
-    return corpus, output, manifests
+    return conf_run(spark, tmp_path_factory, "libsvm.toml", write_corpus, "libsvm")
 
 
 def direct_one_vs_rest(corpus: Path) -> tuple[np.ndarray, np.ndarray]:
