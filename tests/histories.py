@@ -21,13 +21,15 @@ def make(run_id: str, hour: int, *, settings: dict[str, Any] | None = None, corp
          cpu_seconds: float | None = 150.0, peak_memory_bytes: int | None = 2**30, cpu_complete: bool = True,
          exit_status: int = 0, error: str | None = None, commit: str = "1111111111aaaa", code: str = "d" * 64,
          label: str = "", master: str = "local[2]", history_path: str = "/tmp/h", kind: str = "run",
-         figures: dict[str, float] | None = None) -> RunRecord:
-    """A finished record with the configuration digest as :meth:`RunRecord.start` computes it."""
+         figures: dict[str, float] | None = None, defaults: dict[str, Any] | None = None) -> RunRecord:
+    """A finished record with the configuration digest as :meth:`RunRecord.start` computes it (over the settings
+    away from ``defaults``, the defaults of the code that ran, when given).
+    """
     config = {**(settings or SETTINGS), "history": {"path": history_path, "label": label}}
     started = START + timedelta(hours=hour)
     return RunRecord(
         run_id=run_id, kind=kind, started=started, finished=started + timedelta(seconds=seconds), config=config,
-        config_digest=digest(experiment_settings(config, RUN_SECTIONS)), label=label, master=master,
+        config_digest=digest(experiment_settings(config, RUN_SECTIONS, defaults)), label=label, master=master,
         git_commit=commit, code_digest=code, corpus_digest=corpus, seconds=seconds, cpu_seconds=cpu_seconds,
         peak_memory_bytes=peak_memory_bytes, cpu_complete=cpu_complete,
         metrics={"micro_f1": micro_f1, "macro_f1": macro_f1}, figures=dict(figures or {}), exit_status=exit_status,

@@ -91,7 +91,8 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
     """
     context = spark.sparkContext
     record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output,
-                             datetime.fromisoformat(held.holder.started))  # when the output was claimed
+                             datetime.fromisoformat(held.holder.started),  # when the output was claimed
+                             defaults=Config().as_dict())
     record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
     tree = ProcessTree(complete=context.master.startswith("local"))
     record.cpu_complete = tree.complete

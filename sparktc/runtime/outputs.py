@@ -25,6 +25,7 @@ everything under ``_incomplete`` belongs to runs that are over once the lock is 
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import pwd
@@ -163,6 +164,9 @@ def check_owner(files: Files, output: str, kind: str) -> None:
                           "files: give another directory")
 
 
+_HOLDERS = itertools.count(1)  # this process's holders so far: no two of its runs share a run id
+
+
 @dataclass(frozen=True)
 class Holder:
     """Who holds a lock: as written into the lock file and quoted in a refusal."""
@@ -175,11 +179,12 @@ class Holder:
 
     @staticmethod
     def of_this_process() -> Holder:
-        """The holder this process writes: a run id from the UTC time, the host and the process id, and the command line
+        """The holder this process writes: a run id from the UTC time, the host and the process id (with ``.N`` for
+        the process's N-th holder after its first, as a notebook's runs in one second are), and the command line
         (its first 500 characters).
         """
-        now = datetime.now(UTC)
-        run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}"
+        now, count = datetime.now(UTC), next(_HOLDERS)
+        run_id = f"{now:%Y%m%dT%H%M%S}Z-{socket.gethostname()}-{os.getpid()}" + (f".{count}" if count > 1 else "")
         return Holder(run_id, socket.gethostname(), os.getpid(), now.isoformat(timespec="seconds"),
                       " ".join(sys.argv)[:500])
 

@@ -1,11 +1,14 @@
 """The run record: what a run was (code, configuration, corpus, machine), what it cost per stage and what it
 scored, one row of the history table (:mod:`sparktc.tracking.history`) and what MLflow logs.
 
-Runs are compared by digests, never by paths or times: ``config_digest`` is the SHA-256 of the configuration
-without the sections that only say where a run is recorded and how it talks (``RUN_SECTIONS``: [history],
-[track], [progress]) and without ``corpus.path``; ``corpus_digest`` that of the corpus files' names relative to
-the corpus, sizes and SHA-256 as ingest's manifest lists them (the same files anywhere are the same corpus);
-``code_digest`` the manifests' digest of sparktc's sources, beside the git commit when there is one.
+Runs are compared by digests, never by paths or times:
+- ``config_digest``: the SHA-256 of a pipeline's settings that differ from its code's defaults (so that a setting a
+  later version adds, at its default, leaves the series of baselines unbroken; a benchmark's digest is over all its
+  settings), without the sections that only say where a run is recorded and how it talks (``RUN_SECTIONS``:
+  [history], [track], [progress]) and without ``corpus.path``;
+- ``corpus_digest``: that of the corpus files' names relative to the corpus, sizes and SHA-256 as ingest's manifest
+  lists them (the same files anywhere are the same corpus);
+- ``code_digest``: the manifests' digest of sparktc's sources, beside the git commit when there is one.
 """
 
 from __future__ import annotations
@@ -58,14 +61,34 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def experiment_settings(config: Mapping[str, Any], run_sections: Sequence[str]) -> dict[str, Any]:
+def experiment_settings(config: Mapping[str, Any], run_sections: Sequence[str],
+                        defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The configuration without the sections that do not change what a run computes, nor where the corpus lies
-    (``corpus.path``: the corpus digest says what it holds, so the same files moved are the same experiment).
+    (``corpus.path``: the corpus digest says what it holds, so the same files moved are the same experiment); with
+    ``defaults`` (the code's, by section), only the settings that differ from them, sections left empty dropped.
+
+    >>> experiment_settings({"train": {"C": 1.0, "method": "svm"}, "history": {"path": "h"}}, ("history",),
+    ...                     {"train": {"C": 1.0, "method": "rocchio"}})
+    {'train': {'method': 'svm'}}
     """
     settings = {name: values for name, values in config.items() if name not in run_sections}
     if isinstance(settings.get("corpus"), Mapping):
         settings["corpus"] = {key: value for key, value in settings["corpus"].items() if key != "path"}
-    return settings
+    if defaults is None:
+        return settings
+    changed: dict[str, Any] = {}
+    for name, values in settings.items():
+        default = defaults.get(name, _NO_DEFAULT)
+        if isinstance(values, Mapping) and isinstance(default, Mapping):
+            values = {key: value for key, value in values.items() if default.get(key, _NO_DEFAULT) != value}
+            if values:
+                changed[name] = values
+        elif values != default:
+            changed[name] = values
+    return changed
+
+
+_NO_DEFAULT = object()
 
 
 def corpus_digest(files: Mapping[str, Sequence[Sequence[Any]]]) -> str:
@@ -130,11 +153,13 @@ class RunRecord:
 
     @staticmethod
     def start(run_id: str, kind: str, config: Mapping[str, Any], run_sections: Sequence[str] = (),
-              label: str = "", output: str = "", started: datetime | None = None) -> RunRecord:
+              label: str = "", output: str = "", started: datetime | None = None,
+              defaults: Mapping[str, Any] | None = None) -> RunRecord:
         """A record of a run begun at ``started`` (default now) with ``config`` (a dict of sections), with who and
-        where and which code.
+        where and which code; its configuration digest over the settings that differ from ``defaults`` when given
+        (:func:`experiment_settings`).
         """
-        settings = experiment_settings(config, run_sections)
+        settings = experiment_settings(config, run_sections, defaults)
         return RunRecord(run_id=run_id, kind=kind, started=started or now(), config=dict(config),
                          config_digest=digest(settings), label=label, user=getpass.getuser(),
                          host=socket.gethostname(), git_commit=git_commit(), code_digest=code_digest(), output=output)

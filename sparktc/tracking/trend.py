@@ -25,6 +25,7 @@ from typing import Any
 
 from sparktc.errors import ConfigError
 from sparktc.experiment.config import RUN_SECTIONS
+from sparktc.tracking.record import experiment_settings
 
 Record = Mapping[str, Any]
 #: The F1 figures a drop of which is a regression (absolute drop), and the costs a ratio of which is one.
@@ -109,10 +110,10 @@ _UNSET = object()
 
 def setting_changes(old_config: str, new_config: str) -> list[str]:
     """Each setting that differs between two records' ``config`` JSON, ``section.key: old -> new`` in key order
-    (``(unset)`` for a setting one of them lacks); the sections outside the digest (``RUN_SECTIONS``) left out.
+    (``(unset)`` for a setting one of them lacks); what the digest leaves out (:func:`experiment_settings`) left out.
     """
-    old, new = ({key: value for key, value in _flatten(json.loads(text or "{}"))
-                 if key.split(".", 1)[0] not in RUN_SECTIONS} for text in (old_config, new_config))
+    old, new = (dict(_flatten(experiment_settings(json.loads(text or "{}"), RUN_SECTIONS)))
+                for text in (old_config, new_config))
     changes = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key, _UNSET), new.get(key, _UNSET)
@@ -131,12 +132,14 @@ class Changes:
     configuration: tuple[str, ...] = ()
     corpus: str = ""
     resources: tuple[str, ...] = ()
+    defaults: tuple[str, ...] = ()  # settings at the code's defaults that differ: a default changed, or one added
 
     def parts(self) -> list[str]:
         """One phrase per thing that changed, e.g. ``configuration changed: train.C: 1.0 -> 0.001``."""
         return ([f"kind changed: {self.kind}"] * bool(self.kind)
                 + [f"code changed: {self.code}"] * bool(self.code)
                 + [f"configuration changed: {', '.join(self.configuration)}"] * bool(self.configuration)
+                + [f"defaults changed: {', '.join(self.defaults)}"] * bool(self.defaults)
                 + [f"corpus changed: {self.corpus}"] * bool(self.corpus)
                 + [f"resources changed: {', '.join(self.resources)}"] * bool(self.resources))
 
@@ -148,8 +151,9 @@ class Changes:
 def changes(baseline: Record, run: Record) -> Changes:
     """What changed from ``baseline`` to ``run``: kind (a pipeline run, a benchmark's), code (commit, or the code
     digest when the commits read the same), configuration (each setting, :func:`setting_changes`; the digests when
-    the settings read the same, or are a run of another kind's, whose settings are others altogether), corpus
-    (digest) and resources (master, executors, cores, host).
+    the settings read the same, or are a run of another kind's, whose settings are others altogether), the defaults
+    (settings that differ although the digests, over the settings away from the code's defaults, are the same: a
+    default the code changed, or a setting it added), corpus (digest) and resources (master, executors, cores, host).
     """
     kind = "" if baseline.get("kind") == run.get("kind") else f"{baseline.get('kind')} -> {run.get('kind')}"
     code = ""
@@ -160,16 +164,19 @@ def changes(baseline: Record, run: Record) -> Changes:
                         for version, record in ((old, baseline), (new, run)))
         code = f"{old} -> {new}"
     configuration: tuple[str, ...] = ()
+    defaults: tuple[str, ...] = ()
+    settings = () if kind else tuple(setting_changes(baseline.get("config") or "{}", run.get("config") or "{}"))
     if baseline.get("config_digest") != run.get("config_digest"):
-        settings = [] if kind else setting_changes(baseline.get("config") or "{}", run.get("config") or "{}")
-        configuration = tuple(settings) or (
+        configuration = settings or (
             f"digest {short(baseline.get('config_digest'))} -> {short(run.get('config_digest'))}",)
+    else:  # the same settings apart from the defaults: those the code changed, or added
+        defaults = settings
     corpus = ""
     if baseline.get("corpus_digest") != run.get("corpus_digest"):
         corpus = f"{short(baseline.get('corpus_digest'))} -> {short(run.get('corpus_digest'))}"
     resources = tuple(f"{key} {baseline.get(key)} -> {run.get(key)}" for key in ("master", "executors", "cores", "host")
                       if baseline.get(key) != run.get(key))
-    return Changes(kind, code, configuration, corpus, resources)
+    return Changes(kind, code, configuration, corpus, resources, defaults)
 
 
 def same_setup(baseline: Record, run: Record) -> bool:

@@ -18,7 +18,7 @@ from sparktc.runtime.faults import DRIVER_SETTING
 from sparktc.runtime.usage import StageUsage
 from sparktc.stages.evaluate import REPORTS
 from sparktc.tracking import history
-from sparktc.tracking.record import RunRecord
+from sparktc.tracking.record import RunRecord, digest
 
 SMALL = {"corpus": {"format": "synthetic"},
          "synthesize": {"documents": 1500, "train_documents": 500, "vocabulary_size": 2000},
@@ -57,6 +57,8 @@ def test_a_failed_run_is_recorded_with_its_failed_stage_and_exit_status(failed_t
     assert [r["exit_status"] for r in records] == [1, 0] and records[1]["run_id"] == result.record.run_id
     assert [s["status"] for s in records[1]["stages"]] == ["skipped"] * 5 + ["run", "run"]
     assert records[0]["config_digest"] == records[1]["config_digest"]
+    # The digest is over the settings away from the defaults, here the ones the run gave.
+    assert records[1]["config_digest"] == digest(SMALL)
     assert records[0]["corpus_digest"] == records[1]["corpus_digest"]
 
 
@@ -104,7 +106,7 @@ import importlib.util, sys
 assert importlib.util.find_spec("mlflow"), "MLflow must be installed for this test to tell anything"
 from sparktc.apps import api, cli, recording
 from sparktc.experiment.config import load_config
-from sparktc.tracking.record import RunRecord
+from sparktc.tracking.record import RunRecord, digest
 config = load_config({{"corpus": {{"format": "synthetic"}}, "history": {{"path": {str(tmp_path / "history")!r}}}}})
 record = RunRecord.start("no-track", "pipeline", config.as_dict()).finish(0)
 recording.keep(None, config, record, {str(tmp_path / "run")!r})  # Spark reads the output for [track] only

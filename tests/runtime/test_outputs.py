@@ -95,6 +95,16 @@ def test_an_empty_or_new_directory_becomes_sparktcs(tmp_path: Path) -> None:
         check_output(str(output), {})  # ours now, and not empty: accepted
 
 
+def test_runs_of_one_process_in_one_second_have_distinct_run_ids(tmp_path: Path) -> None:
+    # A notebook's loop of small runs: each claim is a run, and the history names its record by the run id.
+    run_ids = []
+    for name in ("a", "b", "c"):
+        with claim(str(tmp_path / name)) as held:
+            run_ids.append(held.run_id)
+    assert len(set(run_ids)) == 3
+    assert all(run_id.split("Z-", 1)[1].startswith(f"{os.uname().nodename}-{os.getpid()}") for run_id in run_ids)
+
+
 def test_a_training_run_is_not_a_classify_output_and_the_reverse(tmp_path: Path) -> None:
     run, classified = tmp_path / "run", tmp_path / "classified"
     with claim(str(run), "run"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from histories import make, with_setting, write
+from histories import SETTINGS, make, with_setting, write
 
 from sparktc.errors import ConfigError
 from sparktc.tracking.trend import Tolerances, changes, checks, find, setting_changes, trend_rows
@@ -137,6 +137,26 @@ def test_setting_changes_leave_out_where_a_run_is_recorded_and_go_into_tables() 
            "history": {"path": "/b"}, "progress": {"mode": "off"}}
     assert setting_changes(json.dumps(old), json.dumps(new)) == [
         "spark.conf.spark.x: 1 -> 2", "train.k: (unset) -> 30", "train.method: svm -> knn"]
+
+
+def test_a_setting_added_at_its_default_keeps_the_baseline_and_is_named(tmp_path) -> None:
+    # The code of run b added train.tol (default 0.1) and changed train.C's default: the digests, over the
+    # settings away from each code's defaults, are the same, so b is compared with a, and the report says how.
+    old_defaults = {"train": {"method": "rocchio", "C": 1.0}}
+    new_defaults = {"train": {"method": "rocchio", "C": 0.5, "tol": 0.1}}
+    moved = {**SETTINGS, "corpus": {**SETTINGS["corpus"], "path": "/elsewhere"}}
+    a, b = write(str(tmp_path), make("a", 1, defaults=old_defaults),
+                 make("b", 2, settings={**moved, "train": {"method": "svm", "C": 0.5, "tol": 0.1}},
+                      defaults=new_defaults, micro_f1=0.80, commit="2222222222bbbb"))
+    assert a["config_digest"] == b["config_digest"]
+    [found] = checks([a, b])
+    assert found.baseline["run_id"] == "a"
+    assert found.regressions()[0] == (
+        "REGRESSION run b: micro_f1 0.8600 -> 0.8000 (-0.0600 > 0.002) vs baseline a; code changed: 1111111111 -> "
+        "2222222222; defaults changed: train.C: 1.0 -> 0.5, train.tol: (unset) -> 0.1")
+    # A setting away from the defaults is a change of configuration: no default baseline, and named.
+    c = make("c", 3, settings={**SETTINGS, "train": {"method": "svm", "C": 1.0, "tol": 0.1}}, defaults=new_defaults)
+    assert c.config_digest != a["config_digest"]
 
 
 def test_code_changes_name_the_commits_or_the_code_digests(tmp_path) -> None:
