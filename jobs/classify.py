@@ -1,7 +1,7 @@
 """Classify new documents with a saved model bundle (a training run's OUTPUT/model).
 
     ./spark-submit.sh jobs/classify.py --model runs/reuters21578/model --input docs.jsonl --output runs/classified \
-        [--format parquet|jsonl] [--input-format jsonl|text|lyrl2004] [--top-k K]
+        [--format parquet|jsonl] [--input-format jsonl|text|lyrl2004|libmultilabel_text] [--top-k K]
 
 Writes OUTPUT/predictions (doc_id, labels, predicted, predicted_names, top_categories, top_scores)
 and OUTPUT/rejects (records that could not be read, documents with no term of the model's vocabulary).

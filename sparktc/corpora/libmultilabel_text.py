@@ -53,6 +53,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import pyarrow as pa
 
@@ -112,17 +113,18 @@ def _blank(content: bytes) -> bool:
 
 
 def parse_libmultilabel_text(lines: Iterable[bytes], source: str, first_line: int = 1,
-                             columns: Columns | None = None) -> Iterator[Document | Reject]:
+                             columns: Columns | None = None, corpus: bool = True) -> Iterator[Document | Reject]:
     """Yield a Document (``text`` set, ``tokens=None``) or a Reject per line that is not blank (module docstring).
 
     ``lines`` are the file's from line ``first_line`` on; ``columns`` are the file's (:func:`file_columns`), None
     to take them from the first line that is not blank. A file whose first line has neither 2 nor 3 fields, or
-    that is not named ``train.txt`` or ``test.txt`` (optionally compressed), is one Reject (line 0) and none of
-    its lines is read.
+    (in a ``corpus``) that is not named ``train.txt`` or ``test.txt`` (optionally compressed), is one Reject
+    (line 0) and none of its lines is read. Documents to classify (``corpus=False``) come in files of any name,
+    without a split; their labels field is read and checked as a corpus's.
     """
     name = base_name(source)
     split = _SPLITS.get(name)
-    if split is None:
+    if split is None and corpus:
         suffixes = " or ".join(COMPRESSIONS)
         yield Reject(source, 0, None, f"not a LibMultiLabel text corpus file name; name the files {TRAIN_FILE} and "
                                       f"{TEST_FILE} (optionally {suffixes})")
@@ -225,7 +227,8 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
 
 
 #: LibMultiLabel's text format as ``corpus.format = "libmultilabel_text"``: train.txt and test.txt (plain, .gz or
-#: .bz2), a large plain file parsed in byte ranges; its records are raw texts, carrying their labels.
+#: .bz2), a large plain file parsed in byte ranges; its records are raw texts, carrying their labels. classify
+#: reads new documents in it from files of any name.
 FORMAT = CorpusFormat(
     name="libmultilabel_text",
     assembly=LABELLED,
@@ -236,4 +239,5 @@ FORMAT = CorpusFormat(
     document_files=lambda test_parts: (TRAIN_FILE, TEST_FILE),
     compressions=(".gz", ".bz2"),
     ranges=ByteRanges(file_ranges, count_newlines, read_range),
+    classify=line_reader(partial(parse_libmultilabel_text, corpus=False)),
 )

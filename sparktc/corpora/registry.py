@@ -36,5 +36,5 @@ CATEGORY_SETS = tuple(dict.fromkeys(name for fmt in FORMATS.values() for name in
 VECTOR_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.vectors)
 #: How classify reads new documents (``--input-format``), in the order the job lists them: the formats that declare
 #: a form for it, and plain text files, one document each (id: the file name), which no corpus format reads.
-CLASSIFY_READERS: dict[str, Reader] = {"jsonl": FORMATS["jsonl"].classify, "text": read_text_file,
-                                       "lyrl2004": FORMATS["lyrl2004"].classify}
+CLASSIFY_READERS: dict[str, Reader] = {**{name: fmt.classify for name, fmt in FORMATS.items() if fmt.classify},
+                                       "text": read_text_file}

@@ -16,6 +16,7 @@ other tests run in this process.
 
 from __future__ import annotations
 
+import bz2
 import json
 import os
 import shutil
@@ -117,6 +118,29 @@ def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_docu
     expected["top_scores"] = expected["top_scores"].map(lambda s: list(s)[:3])
     assert sorted(classified.index) == sorted(chosen["doc_id"])
     assert_same_predictions(classified, expected)
+
+
+def test_a_libmultilabel_text_file_gets_the_pipeline_predictions_and_keeps_its_labels(spark, reuters, test_documents,
+                                                                                       tmp_path):
+    # LibMultiLabel's form of the test documents (id, labels, text on one line; a .bz2 file of any name), with a
+    # line of four fields, which the reader rejects with its line.
+    chosen = test_documents[~test_documents["empty"]].iloc[1::25]
+    labels = spark.read.parquet(str(reuters / "documents")).filter("split = 'test'").select("doc_id", "labels") \
+        .toPandas().set_index("doc_id")["labels"]
+    lines = [f"{row.doc_id}\t{' '.join(labels[row.doc_id])}\t{' '.join(row.text.split())}"
+             for row in chosen.itertuples()]
+    lines.insert(3, "extra\tearn\tone tab\ttoo many")
+    source = tmp_path / "rcv1_style_test.txt.bz2"
+    source.write_bytes(bz2.compress(("\n".join(lines) + "\n").encode("utf-8")))
+    report = classify(spark, load_bundle(spark, str(reuters / "model")), str(source), str(tmp_path / "out"),
+                      input_format="libmultilabel_text")
+    assert (report.rows_in, report.rows_out) == (len(chosen) + 1, len(chosen))
+    [reject] = spark.read.parquet(str(tmp_path / "out" / "rejects")).collect()
+    assert (reject.line, reject.doc_id) == (4, "extra") and "4 tab-separated fields" in reject.reason
+    classified = spark.read.parquet(str(tmp_path / "out" / "predictions")).toPandas().set_index("doc_id")
+    assert sorted(classified.index) == sorted(chosen["doc_id"])
+    assert all(list(classified.at[doc_id, "labels"]) == list(labels[doc_id]) for doc_id in chosen["doc_id"])
+    assert_same_predictions(classified, pipeline_predictions(spark, reuters))
 
 
 def test_documents_without_vocabulary_terms_bad_lines_and_repeated_ids_are_rejected(spark, reuters, tmp_path):
@@ -249,8 +273,8 @@ def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):
          "--output", str(tmp_path / "out"), "--input-format", "xml"],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert job.returncode == 2
-    assert ("sparktc: configuration error: --input-format 'xml' is not known; formats: jsonl, text, lyrl2004"
-            in job.stderr)
+    assert ("sparktc: configuration error: --input-format 'xml' is not known; formats: lyrl2004, jsonl, "
+            "libmultilabel_text, text" in job.stderr)
 
 
 def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents,

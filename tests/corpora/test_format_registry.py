@@ -72,7 +72,7 @@ def test_the_facts_the_formats_had_before_the_registry():
         "reuters21578": "R90", "lyrl2004": "topics", "lyrl2004_vectors": "topics", "jsonl": "", "libsvm": "",
         "libmultilabel_text": "", "synthetic": "topics"}
     assert FORMATS["reuters21578"].averaging_sets == ("R(10)", "R(90)", "R(115)")
-    assert list(CLASSIFY_READERS) == ["jsonl", "text", "lyrl2004"]
+    assert list(CLASSIFY_READERS) == ["lyrl2004", "jsonl", "libmultilabel_text", "text"]
 
 
 @pytest.mark.parametrize("name", list(FORMATS))

@@ -27,9 +27,9 @@ from sparktc.schemas import RECORD_SCHEMA
 COMPRESS = {"": lambda data: data, ".gz": gzip.compress, ".bz2": bz2.compress}
 
 
-def read(data: bytes, source: str = TRAIN_FILE) -> list[Document | Reject]:
+def read(data: bytes, source: str = TRAIN_FILE, reader=FORMAT.reader) -> list[Document | Reject]:
     """The records of a whole file as ingest reads it (the format's reader), back as Documents and Rejects."""
-    rows = [row for batch in FORMAT.reader(data, source) for row in batch.to_pylist()]
+    rows = [row for batch in reader(data, source) for row in batch.to_pylist()]
     return [Reject(row["source"], row["line"], row["doc_id"], row["reason"]) if row["reason"] is not None else
             Document(row["doc_id"], row["split"], tuple(row["labels"]), row["text"], None, row["source"], row["line"])
             for row in rows]
@@ -229,6 +229,16 @@ def test_a_file_of_blank_lines_has_no_records():
 def test_a_file_of_another_name_is_one_reject():
     assert read(b"GCAT\tx\n", "corpus/valid.txt") == [Reject("corpus/valid.txt", 0, None, (
         "not a LibMultiLabel text corpus file name; name the files train.txt and test.txt (optionally .gz or .bz2)"))]
+
+
+def test_classify_reads_files_of_any_name_without_a_split_and_rejects_as_ingest():
+    data = b"2286\tE11 ECAT\trecov recov excit\nd-7\tGCAT\ttwo\ttabs\n"
+    assert read(bz2.compress(data), "new/rcv1_topics_test.txt.bz2", FORMAT.classify) == [
+        Document("2286", None, ("E11", "ECAT"), "recov recov excit", None, "new/rcv1_topics_test.txt.bz2", 1),
+        Reject("new/rcv1_topics_test.txt.bz2", 2, "d-7",
+               "4 tab-separated fields " + FILE_HAS_3.replace("line 2", "line 1") + MORE)]
+    assert read(b"GCAT\tx\n", "docs.tsv", FORMAT.classify) == [
+        Document("docs.tsv:1", None, ("GCAT",), "x", None, "docs.tsv", 1)]
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2"])
