@@ -87,7 +87,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from benchmarks import libmultilabel_corpus, tables
+from benchmarks import libmultilabel_corpus, recording, tables
 from benchmarks.measure import Measured
 from benchmarks.methods_rcv1 import output_refusal as refusal_of_output
 from benchmarks.rcv1_scale import (
@@ -708,6 +708,21 @@ def run_method(output: Path, files: tuple[Path, Path], venv: Path, method: Metho
     return result
 
 
+def headline(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record, per run (``1vsrest``, ``tfidf-thresholding``, ...): each side's wall
+    and CPU-seconds (none for a reused peer record, whose CPU was not sampled), peak memory and micro/macro-F1, and
+    the positive decisions on which they differ.
+    """
+    def side(costs: Mapping[str, Any]) -> dict[str, Any]:
+        return {"seconds": costs["wall_seconds"], "cpu_seconds": costs["cpu_seconds"],
+                "peak_memory_bytes": recording.memory_bytes(costs["peak_rss_mb"]["total"]),
+                **{key: costs["figures"][key] for key in ("micro_f1", "macro_f1")}}
+
+    return {run["run"]: {"sparktc": side(run["sparktc"]), "libmultilabel": side(run["peer"]),
+                         "decisions": {"differing": (run.get("decisions") or {}).get("differing")}}
+            for run in result.get("methods", [])}
+
+
 # --- the report --------------------------------------------------------------------------------
 
 def both(record: Mapping[str, Any], key: str, form: Any = tables.f1) -> str:
@@ -926,7 +941,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     return run_harness("libmultilabel", output, argv, settings, body, render, "libmultilabel", marker=(MARKER, WRITER),
-                       methods=[])
+                       headline=headline, methods=[])
 
 
 if __name__ == "__main__":

@@ -229,7 +229,7 @@ def method_record(name: str, differing: int) -> dict:
     figures = {"micro_f1": 0.8008, "macro_f1": 0.5172, "P@1": 0.95, "P@3": 0.8, "P@5": 0.55, "labels": 101,
                "zero_division": 0.0}
     side = {"wall_seconds": 10.0, "cpu_seconds": 12.5, "peak_rss_mb": {"total": 1234.0}, "figures": figures}
-    return {"method": name, "libmultilabel": method.libmultilabel, "sparktc_counterpart": method.sparktc,
+    return {"run": name, "method": name, "libmultilabel": method.libmultilabel, "sparktc_counterpart": method.sparktc,
             "overrides": list(method.overrides), "same_algorithm": method.same_algorithm,
             "differences": method.differences, "sparktc": side, "peer": {**side, "wall_seconds": 5.0},
             "decisions": {"sparktc_positive": 1000, "libmultilabel_positive": 1001, "only_sparktc": 0,
@@ -252,6 +252,21 @@ def test_the_table_sets_both_tools_side_by_side():
     assert "| yes |" in rows[1] and "train.thresholding=micromacro" in rows[1]
     assert "1 of 1,001 positive (1 LibMultiLabel only, 0 sparktc only; 1 documents, 1 labels)" in rows[1]
     assert "The same algorithm over the same folds" in markdown and "F1 = 0 at 0/0" in markdown
+
+
+def test_the_records_figures_are_each_runs_costs_f1_and_differing_decisions():
+    reused = method_record("thresholding", 3)
+    reused["peer"] = {**reused["peer"], "cpu_seconds": None}  # a reused peer record: its CPU was not sampled
+    figures = bench.headline({"methods": [method_record("1vsrest", 0), reused]})
+    assert figures["1vsrest"] == {
+        "sparktc": {"seconds": 10.0, "cpu_seconds": 12.5, "peak_memory_bytes": 1234 * 2**20, "micro_f1": 0.8008,
+                    "macro_f1": 0.5172},
+        "libmultilabel": {"seconds": 5.0, "cpu_seconds": 12.5, "peak_memory_bytes": 1234 * 2**20,
+                          "micro_f1": 0.8008, "macro_f1": 0.5172},
+        "decisions": {"differing": 0}}
+    assert figures["thresholding"]["libmultilabel"]["cpu_seconds"] is None
+    assert figures["thresholding"]["decisions"] == {"differing": 3}
+    assert bench.headline({"methods": []}) == {}
 
 
 # --- the text mode: arguments and commands -----------------------------------------------------
