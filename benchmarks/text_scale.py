@@ -25,6 +25,7 @@ Exit code 0 when every command succeeded, 1 when one failed, 2 for bad arguments
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shlex
 import shutil
@@ -234,10 +235,8 @@ def render(result: dict[str, Any]) -> str:
     return "\n\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the corpus, run sparktc and the peer ``--repeat`` times, and write text_scale.json and text_scale.md
-    (module docstring); the exit code.
-    """
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line (module docstring), checked: exit 2 with a message for values that cannot work."""
     parser = harness_parser(__doc__)
     parser.add_argument("--output", required=True, help="directory for the corpus, the runs, logs, text_scale.json/.md")
     parser.add_argument("--documents", type=int, default=TextShape.documents)
@@ -248,6 +247,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.documents < 100 or arguments.files < 1 or arguments.repeat < 1:
         parser.error("expected --documents >= 100, --files >= 1, --repeat >= 1")
+    return arguments
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the corpus, run sparktc and the peer ``--repeat`` times, and write text_scale.json and text_scale.md
+    (module docstring); the exit code.
+    """
+    arguments = parse_arguments(argv)
     output = Path(arguments.output).resolve()
     shape = TextShape(documents=arguments.documents)
     settings = {"documents": shape.documents, "train_documents": shape.train_documents, "files": arguments.files,
