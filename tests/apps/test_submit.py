@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
 
+from sparktc.experiment.config import Config
 from sparktc.tracking import history
 from sparktc.tracking.record import METRICS
 
@@ -70,8 +71,13 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     assert record["cpu_seconds"] == pytest.approx(sum(stage["cpu_seconds"] for stage in record["stages"]), abs=0.05)
     assert {name: record[name] for name in METRICS} == {name: metrics[name] for name in METRICS}
     configuration = reports["synthesize"]["configuration"]  # as given: the later stages read the synthesized corpus
-    settings = {name: values for name, values in configuration.items() if name not in ("history", "track", "progress")}
-    settings["corpus"] = {key: value for key, value in settings["corpus"].items() if key != "path"}
+    # The digest: the settings away from the defaults, but where the run is recorded and the corpus lies.
+    defaults = Config().as_dict()
+    settings = {name: {key: value for key, value in values.items()
+                       if value != defaults[name][key] and (name, key) != ("corpus", "path")}
+                for name, values in configuration.items() if name not in ("history", "track", "progress")}
+    settings = {name: values for name, values in settings.items() if values}
+    assert settings["synthesize"]["documents"] == 4000 and "train" not in settings
     assert record["config_digest"] == hashlib.sha256(
         json.dumps(settings, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert json.loads(record["config"]) == configuration
