@@ -76,7 +76,7 @@ def test_a_harness_run_adds_its_record_with_stages_corpus_metrics_and_figures(tm
     [record] = records(store)
     assert record["kind"] == record["label"] == "benchmark:fake" and record["exit_status"] == 0
     assert record["error"] is None and record["output"] == str(output)
-    assert re.fullmatch(r"\d{8}T\d{6}Z-.+-\d+", record["run_id"])
+    assert re.fullmatch(r"\d{8}T\d{6}Z-.+-\d+(\.\d+)?", record["run_id"])  # .N: a later run of this process
     assert f"fake: run {record['run_id']} recorded in {store / ('run-' + record['run_id'] + '.parquet')}" in \
         capsys.readouterr().out
     # the settings are the configuration; the corpus's path is outside the digest, as a pipeline run's is
