@@ -8,18 +8,50 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
 
 
+@dataclass(frozen=True)
+class _Hadoop:
+    """A SparkContext's Hadoop Path class, its (live) Hadoop configuration, a codec factory over it and the class
+    that reads a stream whole, kept: each ``jvm.org.apache...`` name takes a round trip to the JVM, and building a
+    codec factory many, while a run asks for a file system hundreds of times (every manifest, listing and
+    publishing step).
+    """
+
+    path: Any
+    configuration: Any
+    codecs: Any
+    io_utils: Any
+
+
+_HADOOP: weakref.WeakKeyDictionary[SparkContext, _Hadoop] = weakref.WeakKeyDictionary()
+
+
+def _hadoop(spark: SparkSession) -> _Hadoop:
+    context = spark.sparkContext
+    found = _HADOOP.get(context)
+    if found is None:
+        jvm, configuration = context._jvm, context._jsc.hadoopConfiguration()
+        found = _HADOOP[context] = _Hadoop(jvm.org.apache.hadoop.fs.Path, configuration,
+                                           jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(configuration),
+                                           jvm.org.apache.commons.io.IOUtils)
+    return found
+
+
 def file_system(spark: SparkSession, path: str):
     """The Hadoop Path of ``path`` and the file system that holds it."""
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    hadoop = _hadoop(spark)
+    hadoop_path = hadoop.path(path)
+    return hadoop_path, hadoop_path.getFileSystem(hadoop.configuration)
 
 
 def exists(spark: SparkSession, path: str) -> bool:
@@ -45,14 +77,13 @@ def read_bytes(spark: SparkSession, path: str) -> bytes:
     extension (``.gz``, ``.bz2``), read by the driver without a Spark job.
     """
     hadoop_path, fs = file_system(spark, path)
-    jvm = spark.sparkContext._jvm
-    codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
-        spark.sparkContext._jsc.hadoopConfiguration()).getCodec(hadoop_path)
+    hadoop = _hadoop(spark)
+    codec = hadoop.codecs.getCodec(hadoop_path)
     stream = fs.open(hadoop_path)
     try:
         if codec is not None:
             stream = codec.createInputStream(stream)
-        return bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        return bytes(hadoop.io_utils.toByteArray(stream))
     finally:
         stream.close()
 
@@ -119,7 +150,7 @@ def copy(spark: SparkSession, source: str, target: str) -> None:
     target_path, target_fs = file_system(spark, target)
     target_fs.delete(target_path, True)
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf = _hadoop(spark).configuration
     if not jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source_path, target_fs, target_path, False, conf):
         raise OSError(f"could not copy {source} to {target}")
 
