@@ -7,6 +7,7 @@ stop-list files, ``metrics.json``) between the driver and the store the executor
 from __future__ import annotations
 
 import os
+import stat
 import time
 import weakref
 from dataclasses import dataclass
@@ -130,7 +131,53 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
 def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
     """(path relative to ``path``, size, modification time in ms) of every file under ``path``, sorted;
     a file lists itself with the relative path ""; None when ``path`` does not exist.
+
+    A local path (or ``file:`` URI) is listed by Python, as Hadoop's local file system lists it
+    (:func:`_list_local`); any other through Hadoop (:func:`_list_hadoop`), which takes six round trips to the JVM
+    per file.
     """
+    local = local_path(path)
+    return _list_hadoop(spark, path) if local is None else _list_local(local)
+
+
+def _checksum_file(name: str) -> bool:
+    """Whether Hadoop's local file system hides ``name`` from listings: the checksum file ``.NAME.crc`` it writes
+    beside each file (ChecksumFileSystem.isChecksumFile).
+    """
+    return name.startswith(".") and name.endswith(".crc")
+
+
+def _list_local(path: str) -> list[tuple[str, int, int]] | None:
+    """:func:`list_files` of a local path as Hadoop's LocalFileSystem gives it: files only, checksum files left
+    out, symbolic links followed (but never into a directory the link is inside of), modification times truncated
+    to the millisecond (java.io.File.lastModified).
+    """
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(status.st_mode):
+        return [("", status.st_size, status.st_mtime_ns // 1_000_000)]
+    found, within = [], {path: {os.path.realpath(path)}}  # each folder's own and its ancestors' real paths
+    for folder, folders, names in os.walk(path, followlinks=True):
+        kept = []
+        for name in folders:
+            real = os.path.realpath(os.path.join(folder, name))
+            if real not in within[folder]:  # else a link back up: a loop
+                kept.append(name)
+                within[os.path.join(folder, name)] = within[folder] | {real}
+        folders[:] = kept
+        for name in names:
+            if _checksum_file(name):
+                continue
+            file = os.path.join(folder, name)
+            status = os.stat(file)
+            found.append((os.path.relpath(file, path), status.st_size, status.st_mtime_ns // 1_000_000))
+    return sorted(found)
+
+
+def _list_hadoop(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
+    """:func:`list_files` through the Hadoop file system that holds ``path``."""
     hadoop_path, fs = file_system(spark, path)
     if not fs.exists(hadoop_path):
         return None

@@ -1,0 +1,33 @@
+"""Listings of local paths (sparktc/runtime/storage.py): Python lists them as Hadoop's local file system does, which
+the manifests' damage checks compare with what was written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sparktc.runtime import storage
+
+
+def test_a_local_listing_is_hadoops(spark, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    spark.range(50).repartition(3).write.parquet(str(output / "table"))  # part files, _SUCCESS and their .crc files
+    (output / "nested" / "deeper").mkdir(parents=True)
+    (output / "nested" / "deeper" / "notes.txt").write_text("x" * 123)
+    (output / ".sparktc").write_text("{}")  # a dot file that is no checksum file
+    (output / "empty").mkdir()
+    os.symlink(output / "nested", output / "linked")  # a directory reached twice: listed twice
+    assert any(name.endswith(".crc") for name in os.listdir(output / "table"))
+    for path in (output, output / "table", output / "nested" / "deeper" / "notes.txt", tmp_path / "none"):
+        assert storage.list_files(spark, str(path)) == storage._list_hadoop(spark, str(path)), path
+    listed = storage.list_files(spark, f"file://{output}")
+    assert listed == storage._list_hadoop(spark, f"file://{output}")
+    names = [name for name, _, _ in listed]
+    assert ".sparktc" in names and "nested/deeper/notes.txt" in names and "linked/deeper/notes.txt" in names
+    assert not any(name.endswith(".crc") for name in names)
+    # A loop: Hadoop's listing goes round it until the system refuses the path (41 times for a one-file loop, as
+    # measured); this one does not enter it.
+    os.symlink(output, output / "nested" / "up")
+    assert [name for name, _, _ in storage.list_files(spark, str(output))] == names
+    assert storage.list_files(spark, str(output / "nested" / "deeper" / "notes.txt"))[0][:2] == ("", 123)
