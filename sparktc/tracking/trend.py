@@ -167,8 +167,9 @@ def changes(baseline: Record, run: Record) -> Changes:
     defaults: tuple[str, ...] = ()
     settings = () if kind else tuple(setting_changes(baseline.get("config") or "{}", run.get("config") or "{}"))
     if baseline.get("config_digest") != run.get("config_digest"):
-        configuration = settings or (
-            f"digest {short(baseline.get('config_digest'))} -> {short(run.get('config_digest'))}",)
+        digests = f"digest {short(baseline.get('config_digest'))} -> {short(run.get('config_digest'))}"
+        configuration = settings or ((digests,) if kind else (f"{digests}, the settings the same: digested by "
+                                                              "another version (earlier ones digested every setting)",))
     else:  # the same settings apart from the defaults: those the code changed, or added
         defaults = settings
     corpus = ""

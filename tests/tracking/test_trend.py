@@ -159,6 +159,15 @@ def test_a_setting_added_at_its_default_keeps_the_baseline_and_is_named(tmp_path
     assert c.config_digest != a["config_digest"]
 
 
+def test_the_same_settings_under_another_digest_say_so(tmp_path) -> None:
+    # A record digested over every setting (sparktc before b113c9c) and one over those away from the defaults.
+    old, new = write(str(tmp_path), make("a", 1), make("b", 2, defaults={"train": {"C": 1.0}}))
+    assert old["config_digest"] != new["config_digest"]
+    assert changes(old, new).describe() == (
+        f"configuration changed: digest {old['config_digest'][:8]} -> {new['config_digest'][:8]}, the settings the "
+        "same: digested by another version (earlier ones digested every setting)")
+
+
 def test_code_changes_name_the_commits_or_the_code_digests(tmp_path) -> None:
     a, b, c = write(str(tmp_path), make("a", 1, commit="1111111111aaaa+dirty"),
                     make("b", 2, commit="1111111111aaaa+dirty", code="f" * 64),
