@@ -159,7 +159,7 @@ def _list_local(path: str) -> list[tuple[str, int, int]] | None:
     if not stat.S_ISDIR(status.st_mode):
         return [("", status.st_size, status.st_mtime_ns // 1_000_000)]
     found, within = [], {path: {os.path.realpath(path)}}  # each folder's own and its ancestors' real paths
-    for folder, folders, names in os.walk(path, followlinks=True):
+    for folder, folders, names in os.walk(path, onerror=_raise, followlinks=True):  # never skip what it cannot read
         kept = []
         for name in folders:
             real = os.path.realpath(os.path.join(folder, name))
@@ -174,6 +174,10 @@ def _list_local(path: str) -> list[tuple[str, int, int]] | None:
             status = os.stat(file)
             found.append((os.path.relpath(file, path), status.st_size, status.st_mtime_ns // 1_000_000))
     return sorted(found)
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 def _list_hadoop(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:

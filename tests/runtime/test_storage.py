@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from sparktc.runtime import storage
 
 
@@ -31,3 +33,18 @@ def test_a_local_listing_is_hadoops(spark, tmp_path: Path) -> None:
     os.symlink(output, output / "nested" / "up")
     assert [name for name, _, _ in storage.list_files(spark, str(output))] == names
     assert storage.list_files(spark, str(output / "nested" / "deeper" / "notes.txt"))[0][:2] == ("", 123)
+
+
+def test_a_folder_that_cannot_be_read_is_an_error_not_a_gap(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "corpus" / "locked").mkdir(parents=True)
+    (tmp_path / "corpus" / "locked" / "part.txt").write_text("x")
+    scandir = os.scandir
+
+    def refusing(path):  # as for a folder without read permission (the tests run as root, who reads any)
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    with pytest.raises(PermissionError, match="locked"):
+        storage._list_local(str(tmp_path / "corpus"))
