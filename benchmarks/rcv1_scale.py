@@ -149,8 +149,9 @@ def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings:
         result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
         markdown = write()
         if recorder is not None:
+            report = {f"{stem}.json": (output / f"{stem}.json").read_bytes(), f"{stem}.md": markdown.encode("utf-8")}
             status = recorder.keep(settings, status, failure, lambda: headline(result) if headline else {},
-                                   recording.own_usage(seconds))
+                                   recording.own_usage(seconds), report)
     print(markdown)
     print(f"{module}: wrote {output / f'{stem}.json'} and {output / f'{stem}.md'}", flush=True)
     return status

@@ -19,7 +19,12 @@ on :func:`benchmarks.rcv1_scale.run_harness` (:func:`arguments`), makes the harn
 
 Every ``jobs/pipeline.py`` command it starts gets ``--set history.path=DIR --set history.label=benchmark:NAME``:
 each pipeline run is recorded too (kind ``pipeline``), labelled with the benchmark that started it. The commands
-the benchmark's tables list leave these two settings out: they change nothing a run computes.
+the benchmark's tables list leave these settings out: they change nothing a run computes.
+
+``--track URI`` (an MLflow tracking URI, checked as ``[track] mlflow_uri`` is) logs the same record to MLflow
+(:mod:`sparktc.tracking.mlflow_run`: the settings as params, the figures as metrics ``figures/...``, the costs per
+stage), with the benchmark's report (``STEM.md``, ``STEM.json``) as artifacts; each pipeline run it starts gets
+``--set track.mlflow_uri=URI`` and logs itself. With or without ``--history``; without either, nothing is recorded.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.measure import MB, Measured
-from sparktc.errors import INPUT_EXIT
+from sparktc.errors import INPUT_EXIT, ConfigError
+from sparktc.experiment.config import TRACK_EXTRA, TrackConfig, track_config
 from sparktc.filesystem import is_uri
 from sparktc.runtime.outputs import Holder
 from sparktc.runtime.usage import StageUsage
@@ -72,7 +78,21 @@ def arguments() -> argparse.ArgumentParser:
                         help="add this run's record (kind benchmark:NAME) to the run history DIR, a directory or a "
                              "URI, and have each pipeline run it starts record itself there too (see README, "
                              "Scheduled runs)")
+    parser.add_argument("--track", type=track_uri, metavar="URI",
+                        help="log this run's record and report to MLflow at URI (sqlite:///FILE, a server, ...; "
+                             "experiment sparktc), and have each pipeline run it starts log itself there too "
+                             f"(needs MLflow: {TRACK_EXTRA})")
     return parser
+
+
+def track_uri(text: str) -> TrackConfig:
+    """The argparse type of ``--track``: the [track] section of ``mlflow_uri = text``, checked as a run's."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected an MLflow tracking URI, e.g. sqlite:////data/sparktc/mlflow.db")
+    try:
+        return track_config(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def option(command: Sequence[str], name: str) -> str:
@@ -128,19 +148,22 @@ class Recorder:
     """What a harness run records: started when the harness starts, told each measured command, kept at its end."""
 
     module: str
-    history: str
+    history: str | None  # --history, or None
     output: Path
     cwd: Path  # where the commands run: their relative paths are relative to it
+    track: TrackConfig | None = None  # --track, or None
     holder: Holder = field(default_factory=Holder.of_this_process)
     commands: list[tuple[str, Measured]] = field(default_factory=list)
 
     @staticmethod
     def of(module: str, argv: Sequence[str], output: Path, cwd: Path) -> Recorder | None:
         """The recorder of benchmark ``module`` run with ``argv`` (parsed by its :func:`arguments` already); None
-        without ``--history``.
+        without ``--history`` and ``--track``.
         """
-        path = arguments().parse_known_args(argv)[0].history
-        return None if path is None else Recorder(module, path, output, cwd)
+        given = arguments().parse_known_args(argv)[0]
+        if given.history is None and given.track is None:
+            return None
+        return Recorder(module, given.history, output, cwd, given.track)
 
     @property
     def kind(self) -> str:
@@ -153,11 +176,16 @@ class Recorder:
         return self.holder.run_id
 
     def command(self, command: Sequence[str]) -> list[str]:
-        """``command`` as the benchmark runs it: a pipeline run records itself into the history, labelled."""
+        """``command`` as the benchmark runs it: a pipeline run records itself into the history, labelled, and logs
+        itself to MLflow.
+        """
         if PIPELINE not in command:
             return list(command)
-        return [*command, "--set", f"history.path={json.dumps(self.history)}",
-                "--set", f"history.label={json.dumps(self.kind)}"]
+        settings = {"history.path": self.history, "history.label": self.kind} if self.history is not None else {}
+        if self.track is not None:
+            settings.update({"track.mlflow_uri": self.track.mlflow_uri, "track.experiment": self.track.experiment})
+        return [*command, *(part for key, value in settings.items()
+                            for part in ("--set", f"{key}={json.dumps(value)}"))]
 
     def measured(self, log: Path, result: Measured) -> None:
         """A command measured, named by its log's name."""
@@ -194,18 +222,38 @@ class Recorder:
         return record.finish(status, f"failed: {', '.join(failed)}" if status and failed else None)
 
     def keep(self, settings: Mapping[str, Any], status: int, failure: BaseException | None,
-             figures: Callable[[], Mapping[str, Any]], own: StageUsage) -> int:
-        """Add the record to the history; the harness's exit status: ``status``, or 1 when the record could not be
-        kept (said on stderr: a scheduled run is never left unrecorded in silence).
+             figures: Callable[[], Mapping[str, Any]], own: StageUsage, report: Mapping[str, bytes]) -> int:
+        """Add the record to the history, and log it to MLflow with the files ``report`` (by name); the harness's exit
+        status: ``status``, or 1 when the record could not be kept (said on stderr: a scheduled run is never left
+        unrecorded in silence).
         """
         try:
-            written = history.append(self.history, self.record(settings, status, failure, figures(), own))
+            record = self.record(settings, status, failure, figures(), own)
         except Exception as error:  # the benchmark's own results are written: say what is missing, and fail
-            print(f"{self.module}: error: run {self.run_id} could not be recorded in the history {self.history}: "
-                  f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
-            return status or INPUT_EXIT
-        print(f"{self.module}: run {self.run_id} recorded in {written}", flush=True)
+            return self._missing("recorded", error, status)
+        if self.history is not None:
+            try:
+                written = history.append(self.history, record)
+            except Exception as error:
+                status = self._missing(f"recorded in the history {self.history}", error, status)
+            else:
+                print(f"{self.module}: run {self.run_id} recorded in {written}", flush=True)
+        if self.track is not None:
+            from sparktc.tracking import mlflow_run  # MLflow only when asked for: an optional extra
+
+            try:
+                logged = mlflow_run.log(self.track, record, report)
+            except Exception as error:
+                status = self._missing(f"logged to MLflow at {self.track.mlflow_uri}", error, status)
+            else:
+                print(f"{self.module}: run {self.run_id} logged to MLflow at {self.track.mlflow_uri} (experiment "
+                      f"{self.track.experiment!r}, run {logged})", flush=True)
         return status
+
+    def _missing(self, what: str, error: Exception, status: int) -> int:
+        print(f"{self.module}: error: run {self.run_id} could not be {what}: {type(error).__name__}: {error}",
+              file=sys.stderr, flush=True)
+        return status or INPUT_EXIT
 
 
 #: The recorder of the harness running in this context (None: no harness, or no --history).

@@ -955,6 +955,13 @@ def _check_track(track: TrackConfig) -> TrackConfig:
     return track
 
 
+def track_config(uri: str) -> TrackConfig:
+    """[track] for a tool that takes only an MLflow tracking URI (a benchmark harness's ``--track``), checked as a
+    run's (:func:`_check_track`), the experiment its default.
+    """
+    return _check_track(load_section("track", {"mlflow_uri": uri}))
+
+
 def sqlite_path(uri: str) -> str | None:
     """The database file of a sqlite tracking URI (``sqlite:///relative.db``, ``sqlite:////absolute.db``, with a
     driver, ``sqlite+pysqlite:///``, or a query after ``?``); "" for one without a file (``sqlite://``, in memory);

@@ -198,3 +198,52 @@ def test_moving_the_corpus_keeps_the_configuration_digest_and_other_settings_cha
         assert harness(output, ["--output", str(output), "--history", str(store)], lambda r, w: 0, settings) == 0
         digests += [record["config_digest"] for record in records(store)]
     assert digests[0] == digests[1] != digests[2]
+
+
+def test_track_logs_the_record_and_report_to_mlflow_and_has_each_pipeline_run_log_itself(tmp_path: Path,
+                                                                                         capsys) -> None:
+    from mlflow import MlflowClient
+
+    output, store, database = tmp_path / "out", tmp_path / "history", tmp_path / "mlflow.db"
+    uri = f"sqlite:///{database}"
+
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
+                            harness="fake")
+        return 0
+
+    argv = ["--output", str(output), "--history", str(store), "--track", uri]
+    assert harness(output, argv, body, headline=lambda result: {"peer": {"seconds": 3}}) == 0
+    [record] = records(store)
+    out = capsys.readouterr().out
+    assert f"fake: run {record['run_id']} logged to MLflow at {uri} (experiment 'sparktc', run " in out
+    # the same record, read back through MLflow's client: its figures, settings, identity and the report
+    client = MlflowClient(tracking_uri=uri)
+    [run] = client.search_runs([client.get_experiment_by_name("sparktc").experiment_id])
+    assert run.info.run_name == record["run_id"] and run.info.status == "FINISHED"
+    assert run.data.metrics["figures/peer.seconds"] == 3.0 and run.data.metrics["micro_f1"] == 0.8182
+    assert run.data.metrics["cpu_seconds"] == record["cpu_seconds"]
+    assert run.data.params["benchmark.documents"] == "1000" and run.data.params["corpus.path"] == "runs/corpus-1000"
+    assert (run.data.tags["sparktc.kind"], run.data.tags["sparktc.config_digest"]) == (
+        "benchmark:fake", record["config_digest"])
+    assert sorted(artifact.path for artifact in client.list_artifacts(run.info.run_id)) == [
+        "fake.json", "fake.md", "record.json"]
+    # the pipeline command ran with both the history's and MLflow's settings added
+    printed = json.loads((output / "logs" / "sparktc-1000.log").read_text().split("arguments: ", 1)[1])
+    assert printed[-8:] == ["--set", f'history.path="{store}"', "--set", 'history.label="benchmark:fake"',
+                            "--set", f'track.mlflow_uri="{uri}"', "--set", 'track.experiment="sparktc"']
+
+
+def test_track_without_history_logs_only_to_mlflow_and_a_bad_uri_is_refused(tmp_path: Path, capsys) -> None:
+    from mlflow import MlflowClient
+
+    output, uri = tmp_path / "out", f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert harness(output, ["--output", str(output), "--track", uri], lambda r, w: 0) == 0
+    client = MlflowClient(tracking_uri=uri)
+    assert len(client.search_runs([client.get_experiment_by_name("sparktc").experiment_id])) == 1
+    assert "recorded in" not in capsys.readouterr().out
+    parser = rcv1_scale.harness_parser("a benchmark")
+    with pytest.raises(SystemExit) as exit:
+        parser.parse_args(["--track", f"sqlite:///{tmp_path / 'missing' / 'mlflow.db'}"])
+    assert exit.value.code == 2
+    assert f"the directory {tmp_path / 'missing'} does not exist" in capsys.readouterr().err
