@@ -118,7 +118,8 @@ def pair_result(run_a: str, run_b: str, settings: EvaluateConfig, n_categories: 
     """:func:`compare`'s record from what Spark counted (no Spark here): the two runs' averaged categories
     (:func:`sparktc.evaluation.summary.category_table` rows with ``tp``, ``fp``, ``fn``, ``tn`` and ``f1``, in
     the same order) and :func:`decision_counts`' ``n`` and ``k_a``. The tests are Yang & Liu 1999 section 4's
-    (:mod:`sparktc.evaluation.significance`); an undefined statistic is null with its reason under ``undefined``.
+    (:mod:`sparktc.evaluation.significance`); an undefined statistic is null, as are its P-values, with its reason under
+    ``undefined``.
     """
     micro_a, micro_b = _micro(table_a), _micro(table_b)
     f1_a, f1_b = table_a["f1"].to_numpy(), table_b["f1"].to_numpy()
@@ -145,7 +146,8 @@ def pair_result(run_a: str, run_b: str, settings: EvaluateConfig, n_categories: 
 
 def as_record(result: TestResult) -> dict:
     """One test as comparison.json holds it: :class:`TestResult`'s fields but ``reason``, and ``undefined``,
-    null for a defined statistic, else why it is undefined (``statistic`` is then nan, null in JSON).
+    null for a defined statistic, else why it is undefined (``statistic`` and both P-values are then nan, null in
+    JSON).
     """
     record = asdict(result)
     reason = record.pop("reason")
@@ -154,8 +156,8 @@ def as_record(result: TestResult) -> dict:
 
 def format_comparison(result: dict) -> str:
     """Yang & Liu Table 2 style: one line per test with its statistic, p-values and symbol. An undefined
-    statistic (a degenerate test: Yang & Liu 1999 section 4 needs differences to test) reads "undefined",
-    its symbol is "~" and its reason is noted below the table.
+    statistic (a degenerate test: Yang & Liu 1999 section 4 needs differences to test) and its P-values read
+    "undefined", its symbol is "~" and its reason is noted below the table.
     """
     lines = [
         f"A = {result['run_a']}  (micro-F1 {_cell(result['micro_f1']['a'], '.4f')}, "
@@ -182,7 +184,7 @@ def format_comparison(result: dict) -> str:
 
 def _cell(value: float | None, spec: str, width: int = 0) -> str:
     """``value`` formatted by ``spec`` right-aligned in ``width``, or "undefined" for null or NaN (comparison.json
-    holds an undefined statistic as null).
+    holds an undefined statistic and its P-values as null).
     """
     if value is None or not math.isfinite(value):
         return f"{'undefined':>{width}}"
@@ -319,7 +321,7 @@ def comparison_files(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dic
         files[pair["details"]] = (table + "\n").encode("utf-8")
         details += [f"## {pair['a']} vs {pair['b']}", "", table, ""]
     files[record["plot"]] = comparison_report.plot_f1_curves(tables)[0]
-    # allow_nan=False: JSON has no NaN; compare() writes an undefined statistic as null with its reason
+    # allow_nan=False: JSON has no NaN; compare() writes an undefined statistic and P-values as null, with the reason
     files["comparison.json"] = (json.dumps(record, indent=2, allow_nan=False) + "\n").encode("utf-8")
     files["comparison.md"] = (text + "\n").encode("utf-8")
     return files, "\n".join(details + [text])

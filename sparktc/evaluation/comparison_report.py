@@ -7,8 +7,8 @@ Pure functions, no Spark and no file-system access, like :mod:`sparktc.evaluatio
     ``result`` (:func:`sparktc.apps.compare.compare`'s record: ``micro_f1``/``macro_f1`` with ``a``
     and ``b``, and ``tests``, each with ``name``, ``n``, ``statistic``, the two one-sided P-values,
     ``symbol``, one of ≫ > ~ < ≪, read "A symbol B", and ``undefined``: null, or why the statistic is
-    undefined (then null, and the symbol ~: Yang & Liu's tests need differences to test, and two runs
-    that agree, a run and its rerun, have none).
+    undefined (then it and both P-values are null, and the symbol ~: Yang & Liu's tests need differences to
+    test, and two runs that agree, a run and its rerun, have none).
 ``tables``
     per run (name -> pandas DataFrame), one row per category with ``train_positives`` and ``f1``.
 

@@ -18,8 +18,9 @@ for n <= 40 and the standard normal for n > 40 (the paper's "If n <= 40").
 
 Degenerate comparisons, where the statistic is undefined (no differing pair, a single differing
 pair or differences of zero variance in the T-tests, a side with no trials or a pooled proportion
-of 0 or 1 in the p-test), give ``statistic = nan``, both P-values 1.0, symbol "~" (the data cannot
-show either system better) and a ``reason`` that says why in words, for the reports: two runs that
+of 0 or 1 in the p-test), give ``statistic = nan`` and both P-values nan (no test was made: a P-value
+of 1 would read as one computed), symbol "~" (the data cannot show either system better) and a
+``reason`` that says why in words, for the reports: two runs that
 agree on everything (a run and its rerun) make every sign and t-test degenerate, which is a finding
 to show, not a failure. A defined test has ``reason = ""``.
 """
@@ -67,10 +68,10 @@ class TestResult:
             T-, T'-tests) or n_a + n_b trials (p-test).
         statistic: z (sign tests, standardised k), t (T-, T'-tests) or Z (p-test); nan when
             degenerate.
-        p_value_a_better: one-sided P-value for "A better".
-        p_value_b_better: one-sided P-value for "B better".
+        p_value_a_better: one-sided P-value for "A better"; nan when degenerate.
+        p_value_b_better: one-sided P-value for "B better"; nan when degenerate.
         symbol: "≫", ">", "~", "<" or "≪" (:func:`significance_symbol`).
-        reason: why the statistic is undefined (nan), e.g. "no difference to test (...)"; "" when it
+        reason: why the statistic and P-values are undefined (nan), e.g. "no difference to test (...)"; "" when it
             is defined.
     """
 
@@ -113,8 +114,8 @@ def _result(name: str, n: int, statistic: float, p_a: float, p_b: float) -> Test
 
 
 def _degenerate(name: str, n: int, reason: str) -> TestResult:
-    """An undefined statistic: nan, both P-values 1 and "~" (nothing shows either system better), and why."""
-    return TestResult(name, int(n), math.nan, 1.0, 1.0, "~", reason)
+    """An undefined statistic: nan, both P-values nan, "~" (nothing shows either system better), and why."""
+    return TestResult(name, int(n), math.nan, math.nan, math.nan, "~", reason)
 
 
 def _check_scores(f1_a: ArrayLike, f1_b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

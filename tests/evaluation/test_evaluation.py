@@ -660,7 +660,7 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
 def test_compare_with_a_run_that_assigns_nothing_reports_the_precision_p_test_as_degenerate(spark, runs, tmp_path):
     """A run that assigns no category (train.C = 0.05 does this on this corpus) has no assigned
     positives, so the precision p-test has n_b = 0: significance.py's convention for a statistic
-    that is undefined is nan, both P-values 1 and "~", and the other six tests are well defined.
+    that is undefined is nan, both P-values nan (null in JSON) and "~", and the other six tests are well defined.
     """
     a = runs.a
     nothing = tmp_path / "assigns_nothing"
@@ -681,4 +681,4 @@ def test_compare_with_a_run_that_assigns_nothing_reports_the_precision_p_test_as
     assert_same_result(tests["s-test"], significance.s_test(hits, assigned))
     precision = tests["p-test (precision)"]
     assert (precision["statistic"], precision["p_value_a_better"], precision["p_value_b_better"],
-            precision["symbol"]) == (None, 1.0, 1.0, "~")
+            precision["symbol"]) == (None, None, None, "~")

@@ -3,7 +3,7 @@
 Yang & Liu 1999's tests (section 4) need differences: a run compared with its rerun has no differing
 decision (s-test), no differing category F1 (S-, T-, T'-tests), and for a perfect run no variance in
 the p-tests' proportions. Such a statistic is undefined; the comparison says so, with the reason, in
-comparison.json (``statistic`` null, ``undefined`` the reason) and in the Markdown ("undefined", the
+comparison.json (``statistic`` and both P-values null, ``undefined`` the reason) and in the Markdown ("undefined", the
 symbol "~", the reason below the table), and the job ends with exit status 0.
 
 * pure (no Spark): :func:`sparktc.apps.compare.pair_result` and the formatters on two identical perfect
@@ -114,14 +114,14 @@ def named_tests(result: dict) -> dict[str, dict]:
 
 
 def assert_defined_or_said_why(result: dict) -> None:
-    """Every test: a finite statistic and no reason, or a null statistic, both P-values 1, "~" and a reason."""
+    """Every test: a finite statistic and no reason, or a null statistic, null P-values, "~" and a reason."""
     assert [test["name"] for test in result["tests"]] == TEST_NAMES
     for test in result["tests"]:
         if test["undefined"] is None:
             assert isinstance(test["statistic"], float) and math.isfinite(test["statistic"]), test
         else:
             assert test["statistic"] is None and isinstance(test["undefined"], str) and test["undefined"], test
-            assert (test["p_value_a_better"], test["p_value_b_better"], test["symbol"]) == (1.0, 1.0, "~"), test
+            assert (test["p_value_a_better"], test["p_value_b_better"], test["symbol"]) == (None, None, "~"), test
 
 
 def table_rows(text: str) -> dict[str, list[str]]:
@@ -149,7 +149,7 @@ def test_identical_perfect_runs_leave_every_test_undefined_with_its_reason():
     rows = table_rows(text)
     assert list(rows) == TEST_NAMES
     for cells in rows.values():
-        assert cells[2:] == ["undefined", "1", "1", "A ~ B"], cells
+        assert cells[2:] == ["undefined", "undefined", "undefined", "A ~ B"], cells
     notes = text[text.index("Undefined statistics"):].splitlines()
     assert [line for line in notes if line.startswith("- ")] == [f"- {name}: {tests[name]['undefined']}"
                                                                   for name in TEST_NAMES]
@@ -227,7 +227,7 @@ def test_the_json_record_has_no_nan_keeps_the_reasons_and_reads_back_to_the_same
     read = json.loads(written)
     assert read == record
     for test in read["pairs"][0]["result"]["tests"]:
-        assert test["statistic"] is None and test["undefined"]
+        assert test["statistic"] is test["p_value_a_better"] is test["p_value_b_better"] is None and test["undefined"]
     assert format_comparisons(read) == format_comparisons(record)
     assert [format_comparison(p["result"]) for p in read["pairs"]] == [format_comparison(p["result"])
                                                                        for p in record["pairs"]]
