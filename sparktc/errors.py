@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 #: Exit statuses (README, "Runs that can be trusted"): bad input or resources at run time, a configuration,
-#: arguments or output refused before Spark starts, a regression found by jobs/history.py, the output held by
-#: another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).
+#: arguments or output refused before Spark starts (or a setting only the data can refuse, as soon as a stage has
+#: counted them: :func:`sparktc.experiment.config.check_against_data`), a regression found by jobs/history.py, the
+#: output held by another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).
 INPUT_EXIT = 1
 CONFIG_EXIT = 2
 REGRESSION_EXIT = 3
@@ -36,7 +37,9 @@ class InputError(SparktcError, ValueError):
 
 
 class ConfigError(SparktcError, ValueError):
-    """A configuration problem found before any Spark work starts."""
+    """A configuration problem found before any Spark work starts, or a setting only the data can refuse, found as
+    soon as a stage has counted them, before the heavy work (``train.folds`` above the training documents, ...).
+    """
 
     exit_code = CONFIG_EXIT
     heading = "configuration error"

@@ -18,11 +18,13 @@ import dataclasses
 import json
 import math
 import random
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_pipeline
@@ -76,6 +78,28 @@ def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(set
         load_config(None, [SYNTHETIC, *settings])
     assert message in str(error.value) and error.value.exit_code == CONFIG_EXIT
     assert "\n" not in str(error.value)
+
+
+def test_the_readme_quotes_the_refusal_of_naive_bayes_alone_as_the_configuration_prints_it():
+    readme = (REPO / "README.md").read_text()
+    command = "$ ./spark-submit.sh jobs/pipeline.py --config conf/synthetic.toml --set train.method=nb --output runs/nb"
+    quoted = re.search(rf"\n    {re.escape(command)}\n(.*?)\(one line; exit status 2\)\n", readme, re.S)
+    assert quoted, "the README's example of naive Bayes alone refused"
+    with pytest.raises(ConfigError) as error:
+        load_config(str(REPO / "conf" / "synthetic.toml"), ["train.method=nb"])
+    assert " ".join(quoted[1].split()) == f"sparktc: {error.value.heading}: {error.value}"
+    assert error.value.exit_code == CONFIG_EXIT
+
+
+def test_the_readme_says_which_configuration_errors_come_after_spark_started():
+    """Exit status 2 is mostly "refused before Spark starts"; the settings only the data can refuse (this module's
+    check_against_data, select.min_df in weight) come after ingest, and the README's table says so.
+    """
+    readme = (REPO / "README.md").read_text()
+    [row] = re.findall(r"\n\| 2 \| (.*) \|\n", readme)
+    assert "before Spark starts" in row
+    for key, when in (("train.folds", "after ingest"), ("train.rcut_k", "after ingest"), ("select.min_df", "weight")):
+        assert f"`{key}`" in row and when in row, (key, row)
 
 
 @pytest.mark.parametrize("settings", [
@@ -197,6 +221,7 @@ def test_more_folds_than_training_documents_stops_the_run_after_ingest(spark, ti
     with pytest.raises(ConfigError) as error:
         run_pipeline(spark, config, str(tmp_path / "run"))
     assert str(error.value).startswith("train.folds = 20 with 12 training documents (counted by ingest in ")
+    assert error.value.exit_code == CONFIG_EXIT  # the README's exit-status table says 2 can come after ingest
     assert (tmp_path / "run" / "manifests" / "ingest.json").exists()
     assert not (tmp_path / "run" / "manifests" / "tokenize.json").exists()  # nothing heavy after ingest
 
