@@ -826,7 +826,7 @@ def _check_fixed_threshold(config: Config) -> None:
     variant = decision.spec.variant_settings(decision.parameters)
     method = f"train.method = {train.method!r}" + (f" ({', '.join(variant)})" if variant else "")
     instead = (f"set train.threshold = {scores.natural:.6g} ({scores.natural_means})" if scores.natural is not None
-               else f"set train.threshold in [{scores.low:g}, {scores.high:g})")
+               else f"set train.threshold in {scores.working()}")
     raise ConfigError(f"{method} with train.thresholding = 'fixed' and train.threshold = {train.threshold:g} "
                       f"{problem}; {instead}, or train.thresholding = 'scutfbr' (thresholds tuned on the training "
                       "documents)")

@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.features.term_selection import top_terms
-from sparktc.models.method import NEIGHBOURS, Method, Neighbours, Parameters, ScoreRange, Scoring, shown
+from sparktc.models.method import NEIGHBOURS, Floor, Method, Neighbours, Parameters, ScoreRange, Scoring, shown
 from sparktc.validation import between, check_integer, check_matrix
 
 #: Spark's int, the type of term ids and counts: no k is meant beyond it.
@@ -232,12 +232,19 @@ class KnnParameters(Parameters):
 
 def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> ScoreRange:
     """The sum of k cosines, each in [-1, 1] ([0, 1] for non-negative features): s in [0, k] (or [-k, k]); no
-    natural threshold (Yang & Liu use SCut).
+    natural threshold (Yang & Liu use SCut). A category none of the k neighbours has scores exactly 0, whatever the
+    features: a threshold below 0 assigns every such category, and one of 0, with k > 1, every category of any one
+    neighbour, which is no vote of k (``train.method = "knn"`` alone was that); with k = 1 it is the 1-NN rule.
     """
     k = parameters.knn_k
     low = 0.0 if nonnegative_features else -float(k)
+    neighbours = f"its k = {k} nearest neighbours"
+    floor = Floor(0.0, f"each document every category none of {neighbours} has (its score is 0)",
+                  f"each document every category of any one of {neighbours} (a category no neighbour has scores 0, "
+                  "one a neighbour has more)" if k > 1 else "")
     return ScoreRange(low, float(k), None, "",
-                      f"kNN's scores are sums of the similarities of k = {k} neighbours, between {low:g} and {k}")
+                      f"kNN's scores are sums of the similarities of k = {k} neighbours, between {low:g} and {k}",
+                      floor=floor)
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:

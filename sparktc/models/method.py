@@ -31,8 +31,8 @@ from scipy import sparse
 
 from sparktc.validation import setting_problem
 
-__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "SEARCH_KEYS", "FromSums", "InTasks", "Method", "Neighbours",
-           "Parameters", "PerCategory", "ScoreRange", "Scoring", "SearchLists", "shown"]
+__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "SEARCH_KEYS", "Floor", "FromSums", "InTasks", "Method",
+           "Neighbours", "Parameters", "PerCategory", "ScoreRange", "Scoring", "SearchLists", "shown"]
 
 
 class Parameters:
@@ -87,12 +87,24 @@ class SearchLists(Protocol):
 
 
 @dataclass(frozen=True)
+class Floor:
+    """The score ``value`` a method gives a category for want of any evidence (kNN: 0, a category none of the k
+    neighbours has), which a fixed threshold must not go below: one below it assigns ``below``; one at it assigns
+    ``at``, "" when that is a rule that works (kNN's with k = 1: the nearest neighbour's categories).
+    """
+
+    value: float
+    below: str
+    at: str = ""
+
+
+@dataclass(frozen=True)
 class ScoreRange:
     """The scores s(d, c) a method can give a category with training positives, low <= s <= high, and its
     natural fixed threshold (None: it has none; SCut is its usual thresholding), said in words in ``natural_means``.
 
     With the strict rule "d gets c <=> s > t", a fixed t >= ``high`` assigns nothing and a t < ``low`` assigns
-    everything (:meth:`fixed_threshold_problem`).
+    everything; a t below the ``floor``, or at it, assigns what no vote supports (:meth:`fixed_threshold_problem`).
     """
 
     low: float
@@ -101,6 +113,7 @@ class ScoreRange:
     natural_means: str
     description: str
     low_open: bool = False  # the scores exceed ``low`` (a posterior is above 0): a t = low assigns everything too
+    floor: Floor | None = None
 
     @staticmethod
     def unbounded(natural: float, natural_means: str, description: str) -> ScoreRange:
@@ -113,7 +126,19 @@ class ScoreRange:
             return f"assigns nothing: {self.description}, so no score exceeds {threshold:g}"
         if threshold < self.low or (self.low_open and threshold == self.low):
             return f"assigns every category to every document: {self.description}, so every score exceeds {threshold:g}"
+        floor = self.floor
+        if floor is not None and threshold < floor.value:
+            return f"assigns {floor.below}: {self.description}"
+        if floor is not None and threshold == floor.value and floor.at:
+            return f"assigns {floor.at}: {self.description}"
         return None
+
+    def working(self) -> str:
+        """The fixed thresholds that can work, as an interval: "[0, 1)", "(0, 30)"."""
+        low, low_open = self.low, self.low_open
+        if self.floor is not None and (self.floor.value > low or (self.floor.value == low and self.floor.at)):
+            low, low_open = self.floor.value, bool(self.floor.at)
+        return f"{'(' if low_open else '['}{low:g}, {self.high:g})"
 
 
 #: The kinds of score :class:`sparktc.models.scoring.Scorer` computes: X W + b; its posteriors over the

@@ -69,7 +69,17 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
      "assigns nothing: kNN's scores are sums of the similarities of k = 10 neighbours, between 0 and 10"),
     (["train.method=knn", "train.threshold=-0.5"],
      "assigns every category to every document: kNN's scores are sums of the similarities of k = 30 neighbours, "
-     "between 0 and 30, so every score exceeds -0.5; set train.threshold in [0, 30)"),
+     "between 0 and 30, so every score exceeds -0.5; set train.threshold in (0, 30)"),
+    (["train.method=knn"],  # kNN alone: its default 0 is every category of any one neighbour (micro-F1 .43 before)
+     "train.method = 'knn' with train.thresholding = 'fixed' and train.threshold = 0 assigns each document every "
+     "category of any one of its k = 30 nearest neighbours (a category no neighbour has scores 0, one a neighbour "
+     "has more): kNN's scores are sums of the similarities of k = 30 neighbours, between 0 and 30; set "
+     "train.threshold in (0, 30), or train.thresholding = 'scutfbr' (thresholds tuned on the training documents)"),
+    (["train.method=knn", "train.knn_k=45", "train.threshold=0"], "any one of its k = 45 nearest neighbours"),
+    (["corpus.format=libsvm", "corpus.path=.", "weight.scheme=given", "train.method=knn", "train.threshold=-0.5"],
+     "train.threshold = -0.5 assigns each document every category none of its k = 30 nearest neighbours has (its "
+     "score is 0): kNN's scores are sums of the similarities of k = 30 neighbours, between -30 and 30; set "
+     "train.threshold in (0, 30)"),
     (["train.method=rocchio", "train.rocchio_gamma=0", "train.threshold=-1"],
      "assigns every category to every document: Rocchio's scores are w'x >= 0 (gamma = 0 and no negative feature)"),
 ])
@@ -108,6 +118,9 @@ def test_the_readme_says_which_configuration_errors_come_after_spark_started():
     ["train.method=nb", "train.thresholding=scut", "select.top_k=2000"],  # learned thresholds: never refused
     ["train.method=nb", "train.thresholding=rcut"],
     ["train.method=knn", "train.threshold=29.5"],
+    ["train.method=knn", "train.threshold=0.5"],
+    ["train.method=knn", "train.knn_k=1"],  # 1-NN: 0 is the nearest neighbour's categories
+    ["train.method=knn", "train.thresholding=scutfbr"],  # the working alternative named
     ["train.method=rocchio", "train.threshold=-1"],  # gamma > 0: scores of either sign
     ["train.method=llsf", "train.threshold=1e6"],  # unbounded: the second line of defence reports it
 ])
@@ -115,11 +128,28 @@ def test_thresholds_within_the_scores_are_accepted(settings):
     load_config(None, [SYNTHETIC, *settings])
 
 
-def test_given_vectors_may_have_negative_knn_scores():
+def test_given_vectors_may_have_negative_knn_scores_but_a_threshold_must_exceed_0():
     vectors = ["corpus.format=libsvm", "corpus.path=.", "weight.scheme=given", "train.method=knn"]
-    assert load_config(None, [*vectors, "train.threshold=-0.5"]).train.threshold == -0.5
-    rule = load_config(None, vectors).train.decision_rule()
+    assert load_config(None, [*vectors, "train.threshold=0.5"]).train.threshold == 0.5
+    rule = load_config(None, [*vectors, "train.threshold=0.5"]).train.decision_rule()
     assert (score_range(rule, False).low, score_range(rule, True).low) == (-30.0, 0.0)
+
+
+def test_knn_scores_a_category_no_neighbour_has_0_whatever_the_features():
+    """What kNN's floor says, on scores it gives: with features of either sign, a category none of a document's k
+    neighbours has scores exactly 0 (so a threshold below 0 assigns it), and one a neighbour has scores that
+    neighbour's similarity, above 0 for a neighbour that shares a term (so a threshold of 0 assigns it).
+    """
+    rng = np.random.default_rng(8)
+    X = sparse.random(40, 30, density=0.3, random_state=9, format="csr")
+    X.data = rng.normal(size=X.nnz)  # given vectors: negative values too
+    unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
+    Y = rng.random((40, 6)) < 0.2
+    neighbours, similarities = knn_topk(unit[:10], unit[10:], 3)
+    scores = knn_scores_from_neighbours(neighbours, similarities, Y[10:])
+    has = np.array([Y[10:][row].any(axis=0) for row in neighbours])
+    assert np.all(scores[~has] == 0) and (~has).any()
+    assert np.all(scores[has & np.all(similarities > 0, axis=1)[:, None]] > 0)
 
 
 def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
@@ -135,7 +165,8 @@ def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
     unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
     neighbours, similarities = knn_topk(unit, unit, 7)
     knn = knn_scores_from_neighbours(neighbours, similarities, Y)
-    rule = load_config(None, [SYNTHETIC, "train.method=knn", "train.knn_k=7"]).train.decision_rule()
+    rule = load_config(None, [SYNTHETIC, "train.method=knn", "train.knn_k=7", "train.threshold=1"]).train \
+        .decision_rule()
     assert score_range(rule, True).low <= knn.min() and knn.max() <= score_range(rule, True).high == 7
 
 
