@@ -23,7 +23,8 @@ three tab-separated columns, the id (Reuters' NEWID), the labels separated by sp
   dropped), with every tab, newline and carriage return replaced by a space: the format has one line per document
   and tab-separated columns, and LibMultiLabel's ``pandas.read_csv(sep="\t")`` would otherwise cut the document (a
   line with an extra field is dropped with a warning). Both tools' tokenizers split at any white space, so the
-  replacement changes no token.
+  replacement changes no token. An empty text would be an empty text field, a document without words that both
+  LibMultiLabel's reader and sparktc's keep (ModApte has none: each of its documents has a TITLE or a BODY).
 
 With ``--documents N`` the documents are instead :mod:`benchmarks.text_corpus`'s synthetic RCV1-shaped text (seed
 0, its defaults: 100 categories, about 220 words a document, the first round(N x 23,149 / 804,414) ids for

@@ -6,9 +6,12 @@ One JSON object per line (blank lines skipped, other keys ignored)::
 
 ``id`` is a string or an integer (stored as a string), ``text`` a string to be tokenized like
 Reuters-21578 text (docs/REFERENCE.md sections 1-2), ``labels`` a list of strings and ``split``
-``"train"`` or ``"test"``. Each label must be a label by :func:`sparktc.corpora.labels.label_problem`:
-not empty, no white space at either end, no control, separator or invisible format character (JSON
-delimits a label by its quotes, so nothing is trimmed: ``" earn"`` is rejected, not read as ``"earn"``).
+``"train"`` or ``"test"``. A text that is empty or white space only is a document without tokens, kept and
+counted (a test document's labels are then missed unless a model assigns them without a term), as LibMultiLabel
+and sparktc's LibMultiLabel text reader keep it: one corpus gives one test set in every format. Each label must
+be a label by :func:`sparktc.corpora.labels.label_problem`: not empty, no white space at either end, no control,
+separator or invisible format character (JSON delimits a label by its quotes, so nothing is trimmed: ``" earn"``
+is rejected, not read as ``"earn"``).
 
 Every line the parser cannot take is a reject, valid JSON included: a line over :data:`MAX_LINE_BYTES`,
 nesting deeper than Python's parser goes, a number longer than Python converts, a string with an
@@ -107,8 +110,6 @@ def _problem(record: Any, labelled: bool) -> str | None:
         return f"field 'id' must be a non-empty string or an integer, got {reprlib.repr(record['id'])}"
     if not isinstance(record["text"], str):
         return f"field 'text' must be a string, got {type(record['text']).__name__}"
-    if not record["text"].strip():
-        return "empty text: field 'text' holds nothing but white space; drop the line or give the document its text"
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         return f"field 'labels' must be a list of strings, got {reprlib.repr(labels)}"
     for label in labels:
@@ -132,7 +133,7 @@ def _valid(record: Any, labelled: bool) -> bool:
     if type(record) is not dict:
         return False
     text, doc_id = record.get("text"), record.get("id")
-    if type(text) is not str or not text or text.isspace() or not (text.isascii() or _encodable(text)):
+    if type(text) is not str or not (text.isascii() or _encodable(text)):
         return False
     if type(doc_id) is str:
         if not doc_id or not (doc_id.isascii() or _encodable(doc_id)):
@@ -159,7 +160,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
 
     Rejected, with the line number: a line over :data:`MAX_LINE_BYTES`, non-UTF-8 bytes, invalid JSON,
     JSON too deeply nested or with a number too long for Python, a key repeated in any object, a missing or
-    wrongly typed field, a string with an unpaired surrogate escape, an empty text, a label that is not a
+    wrongly typed field, a string with an unpaired surrogate escape, a label that is not a
     label (:func:`~sparktc.corpora.labels.label_problem`), a repeated label, a split other than train/test,
     and an id already accepted earlier in the file.
     ``labelled=False`` (documents to classify) makes ``labels`` and ``split`` optional: no labels, no split.

@@ -22,10 +22,13 @@ quoting=csv.QUOTE_NONE).fillna("").astype(str)`` (``libmultilabel.linear.preproc
   count, which LibMultiLabel refuses (``ValueError``), is one reject for the whole file (line 0); none of its lines
   is read.
 * A line with more fields than the file's is a reject naming both counts (pandas skips it with only a warning: a
-  tab inside a text). One with fewer has no text (pandas reads ``""``): a reject, as is a text of white space
-  only; LibMultiLabel keeps both as documents without words, and sparktc rejects an empty text as its JSON Lines
-  reader does, so that no document is kept without words because a field went missing.
-  A text whose words are all stop words is a document, without tokens, as in every text format.
+  tab inside a text). One with fewer has no text field (pandas reads ``""``): a reject, where LibMultiLabel keeps a
+  document without words, because a field went missing (a one-field line of a 2-column file may as well be a
+  text without its labels field, which would be read as labels).
+* A text field that is empty or white space only (``id<TAB>labels<TAB>``) is a document without words, kept and
+  counted (a test document's labels are then missed unless a model assigns them without a term), as LibMultiLabel
+  keeps it and as the JSON Lines reader keeps an empty text: one corpus gives one test set in every format. A text
+  whose words are all stop words is a document, without tokens, likewise.
 * The labels are the labels field split at white space (``str.split``, as LibMultiLabel splits it), each a label by
   :func:`sparktc.corpora.labels.label_problem`; none is an unlabelled document. A label given twice on a line
   counts once, as LibMultiLabel's label binarizer counts it.
@@ -177,9 +180,6 @@ def _record(content: bytes, source: str, line_id: str, split: str, number: int, 
         problem = label_problem(label, "in the labels field")
         if problem is not None:
             return reject(problem)
-    if not body or body.isspace():
-        return reject("empty text: the text field holds nothing but white space (LibMultiLabel keeps it as a "
-                      "document without words); give the document its text, or drop the line")
     return Document(doc_id or line_id, split, tuple(dict.fromkeys(labels)), body, None, source, number)
 
 

@@ -257,11 +257,13 @@ def test_a_missing_input_or_one_without_documents_is_an_error(spark, synthetic, 
 
 
 def test_an_input_of_rejects_only_is_classified_into_rejects(spark, synthetic, tmp_path, capsys):
-    """No document to score (PCut's thresholds over none), yet every record is accounted for and shown."""
+    """No document to score (PCut's thresholds over none), yet every record is accounted for and shown: an empty text
+    is a document (as in a corpus), without a term of the model's vocabulary.
+    """
     source = tmp_path / "bad.jsonl"
     source.write_text('{"id": "a", "text": ""}\n{not json\n')
     report = classify(spark, load_bundle(spark, str(synthetic / "model")), str(source), str(tmp_path / "out"))
-    assert (report.rows_in, report.rows_out, report.set_aside) == (2, 0, {"rejected": 2})
+    assert (report.rows_in, report.rows_out, report.set_aside) == (2, 0, {"no vocabulary term": 1, "rejected": 1})
     assert len(pd.read_parquet(tmp_path / "out" / "predictions")) == 0
     assert list(pd.read_parquet(tmp_path / "out" / "rejects").sort_values("line")["line"]) == [1, 2]
     assert "sparktc: 2 records not classified" in capsys.readouterr().out

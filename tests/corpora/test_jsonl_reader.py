@@ -47,12 +47,14 @@ def test_rejects_with_line_numbers():
         b'{"id": "a", "text": "again", "labels": [], "split": "test"}',  # 12 duplicate
         b'{"id": 7, "text": "t", "labels": [], "split": "test"}',  # 13 ok
         b'{"id": "7", "text": "t", "labels": [], "split": "test"}',  # 14 duplicate of int 7
-        b'{"id": "j", "text": " \\t ", "labels": [], "split": "test"}',  # 15 empty text
+        b'{"id": "j", "text": " \\t ", "labels": ["earn"], "split": "test"}',  # 15 white space: a document
     ]
     result = parse(b"\n".join(lines) + b"\n")
     assert result[0] == Document("a", "train", (), "t", None, SRC, 1)
     assert result[12] == Document("7", "test", (), "t", None, SRC, 13)
-    rejects = result[1:12] + result[13:]
+    # A text of white space only is a document without tokens, counted (as LibMultiLabel keeps one), not a reject.
+    assert result[14] == Document("j", "test", ("earn",), " \t ", None, SRC, 15)
+    rejects = result[1:12] + result[13:14]
     assert all(isinstance(r, Reject) and r.source == SRC for r in rejects)
     assert [(r.line, r.doc_id, r.reason) for r in rejects] == [
         (2, None, "invalid JSON (Expecting ',' delimiter: column 56); one object per line"),
@@ -69,8 +71,6 @@ def test_rejects_with_line_numbers():
         (11, None, "line is not valid UTF-8; re-encode the file as UTF-8"),
         (12, "a", "duplicate id 'a' (already read earlier in this file); keep one line per id"),
         (14, "7", "duplicate id '7' (already read earlier in this file); keep one line per id"),
-        (15, "j", "empty text: field 'text' holds nothing but white space; drop the line or give the document "
-                  "its text"),
     ]
 
 

@@ -106,13 +106,30 @@ def test_fields_pandas_would_change_are_kept_as_written(tmp_path: Path):
                           Document("010", "train", ("GCAT",), "profits rose", None, TRAIN_FILE, 2)]
 
 
+def test_an_empty_text_is_a_document_without_words_as_libmultilabel_keeps_it(tmp_path: Path):
+    """LibMultiLabel keeps a line whose text field is empty or white space, so a test document is never dropped;
+    so does sparktc (the JSON Lines reader too), the text as written.
+    """
+    data = "d1\tGCAT\tprofits rose\nd2\tE11\t\nd3\tGCAT E11\t \u3000 \nd4\t\t\n".encode()
+    path = tmp_path / TEST_FILE
+    path.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no line skipped
+        theirs = libmultilabel_read(path)
+    assert theirs == {"index": ["d1", "d2", "d3", "d4"], "label": [["GCAT"], ["E11"], ["GCAT", "E11"], []],
+                      "text": ["profits rose", "", " \u3000 ", ""]}
+    assert read(data, TEST_FILE) == [
+        Document("d1", "test", ("GCAT",), "profits rose", None, TEST_FILE, 1),
+        Document("d2", "test", ("E11",), "", None, TEST_FILE, 2),
+        Document("d3", "test", ("GCAT", "E11"), " \u3000 ", None, TEST_FILE, 3),
+        Document("d4", "test", (), "", None, TEST_FILE, 4)]
+
+
 FILE_HAS_2 = "where the file has 2 (labels, text), as its first line (line 1) has them"
 FILE_HAS_3 = "where the file has 3 (id, labels, text), as its first line (line 2) has them"
 MORE = ": LibMultiLabel's reader skips such a line with only a warning; no field may hold a tab: replace the tabs " \
        "inside the text by spaces"
 NO_TEXT = ": no text (LibMultiLabel reads an empty one); give the document its text, or drop the line"
-EMPTY_TEXT = ("empty text: the text field holds nothing but white space (LibMultiLabel keeps it as a document without "
-              "words); give the document its text, or drop the line")
 
 
 def test_every_reject_with_its_line_in_a_two_column_file():
@@ -122,7 +139,7 @@ def test_every_reject_with_its_line_in_a_two_column_file():
         b"GCAT\t\t",  # 3: three fields, empty
         b"GCAT",  # 4: one field, no text
         b"GCAT\t \t",  # 5: three fields
-        b"GCAT\t  ",  # 6: empty text
+        b"GCAT\t  ",  # 6: a text of white space only: a document without words
         b"GCAT\t\xff\xfe",  # 7: not UTF-8
         b"GCAT\tcarriage\rreturn",  # 8
         b"GCAT\tnul\x00byte",  # 9
@@ -133,13 +150,13 @@ def test_every_reject_with_its_line_in_a_two_column_file():
     records = read(b"\n".join(lines) + b"\n")
     assert records[0] == Document("train.txt:1", "train", ("GCAT",), "good one", None, TRAIN_FILE, 1)
     assert records[-1] == Document("train.txt:12", "train", ("E11",), "good two", None, TRAIN_FILE, 12)
-    assert [(r.source, r.line, r.doc_id, r.reason) for r in records[1:-1]] == [(TRAIN_FILE, line, None, reason) for
-                                                                               line, reason in [
+    assert records[5] == Document("train.txt:6", "train", ("GCAT",), "  ", None, TRAIN_FILE, 6)
+    assert [(r.source, r.line, r.doc_id, r.reason) for r in records[1:5] + records[6:-1]] == [
+        (TRAIN_FILE, line, None, reason) for line, reason in [
         (2, f"3 tab-separated fields {FILE_HAS_2}{MORE}"),
         (3, f"3 tab-separated fields {FILE_HAS_2}{MORE}"),
         (4, f"1 tab-separated field {FILE_HAS_2}{NO_TEXT}"),
         (5, f"3 tab-separated fields {FILE_HAS_2}{MORE}"),
-        (6, EMPTY_TEXT),
         (7, "line is not valid UTF-8; re-encode the file as UTF-8"),
         (8, "a carriage return (\\r) inside the line, where LibMultiLabel's reader (pandas) would end the line; "
             "remove it (a line ends in \\n or \\r\\n)"),
@@ -161,11 +178,12 @@ def test_every_reject_with_its_line_and_id_in_a_three_column_file():
             b"\tGCAT\tno id\n"
             b" \tGCAT\twhite space id\n"
             b"d7\tGCAT\t \t\n"  # four fields
-            b"d8\tGCAT\t\n"  # empty text
+            b"d8\tGCAT\t\n"  # an empty text: a document without words
             b"d9\t\tgood too\n")
     records = read(data)
     assert [record for record in records if isinstance(record, Document)] == [
         Document("d1", "train", ("GCAT",), "good", None, TRAIN_FILE, 2),
+        Document("d8", "train", ("GCAT",), "", None, TRAIN_FILE, 9),
         Document("d9", "train", (), "good too", None, TRAIN_FILE, 10)]
     empty_id = ("empty id: the first field holds nothing but white space; give each document an id, or drop the id "
                 "column from every line of the file")
@@ -176,7 +194,6 @@ def test_every_reject_with_its_line_and_id_in_a_three_column_file():
         (6, None, empty_id),
         (7, None, empty_id),
         (8, "d7", f"4 tab-separated fields {FILE_HAS_3}{MORE}"),
-        (9, "d8", EMPTY_TEXT),
     ]
 
 

@@ -16,8 +16,7 @@ per format, and per case one malformed record (or file) between well-formed ones
 - duplicate doc id: within a file (LYRL2004, JSON Lines) and across files (all three);
 - qrels line for an unknown document, qrels line with a category not in the hierarchy (LYRL2004);
   a label not in corpus.categories (JSON Lines; Reuters-21578 takes its categories from the data);
-- empty text / record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>, JSON Lines
-  text of white space only;
+- empty record: LYRL2004 .W without tokens, Reuters-21578 element without <TEXT>;
 - bad gzip: a .gz file that is not gzip, and a gzip stream cut short (all three);
 - non-UTF-8 bytes (LYRL2004, JSON Lines);
 - valid JSON the JSON Lines reader cannot take: a label repeated in one record, a key repeated in one
@@ -26,7 +25,7 @@ per format, and per case one malformed record (or file) between well-formed ones
   not a pattern), a number longer than Python converts, an unpaired surrogate escape;
 - LibMultiLabel's text format, in reject mode only, all its cases in its two fixed files (its reader's every
   reject is checked without Spark, tests/corpora/test_libmultilabel_text_reader.py): more fields than the file's
-  first line, no text, a text of white space only, a label that is not one, non-UTF-8 bytes, and a doc id
+  first line, no text field, a label that is not one, non-UTF-8 bytes, and a doc id
   repeated in a file and across train.txt and test.txt.gz, the plain file read in byte ranges.
 
 1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
@@ -40,7 +39,8 @@ per format, and per case one malformed record (or file) between well-formed ones
    copy): they are not read, and the manifest names them.
 3. Not rejected, by design, pinned here: Reuters-21578 non-UTF-8 bytes are read as Latin-1, an
    empty TEXT is a document, and a topic repeated in one element counts once (the real collection has
-   all three: 0xFC in reut2-017, NEWID 12793, NEWID 5467 and 19918).
+   all three: 0xFC in reut2-017, NEWID 12793, NEWID 5467 and 19918); a JSON Lines or LibMultiLabel text of
+   white space only is a document too, as LibMultiLabel keeps it (tests/stages/test_one_corpus_every_format.py).
    Then, without Spark jobs: readers given numbers longer than Python converts; the corpus files
    ingest lists (exactly the format's names, ``NAME`` or ``NAME.gz``; an entry of such a name that is
    no regular file, or ``NAME`` beside ``NAME.gz``, stops it; other versions are named as ignored);
@@ -241,12 +241,13 @@ JSONL_BASE = {
         + jline("b2", "test", ("acq",), "Shares bought.")    # line 2
         + jline("b3", text="Loss.")                          # line 3
         + b"\n"                                              # line 4: a blank line is no record
+        + jline("b4", "test", ("acq",), " \n ")              # line 5: a text of white space only, a document
     ),
 }
-JSONL_BASE_RECORDS = 3
+JSONL_BASE_RECORDS = 4
 JSONL_BASE_DOCUMENTS = {  # doc id -> split, labels, text
     "b1": ("train", ["earn"], "Profit rose."), "b2": ("test", ["acq"], "Shares bought."),
-    "b3": ("train", ["earn"], "Loss."),
+    "b3": ("train", ["earn"], "Loss."), "b4": ("test", ["acq"], " \n "),
 }
 EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 
@@ -277,9 +278,6 @@ JSONL_CASES = [
                "b1", "duplicate doc id (first at <corpus>/base.jsonl:1); doc ids must be unique", "x1", "x3"),
     jsonl_case("unknown_category", "unknown_category.jsonl", jline("u2", labels=("earn", "zzz")),
                "u2", "unknown categories zzz (not in corpus.categories)", "u1", "u3"),
-    jsonl_case("empty_text", "empty_text.jsonl", jline("e2", text=" \n "), "e2",
-               "empty text: field 'text' holds nothing but white space; drop the line or give the document its text",
-               "e1", "e3"),
     jsonl_case("non_utf8", "non_utf8.jsonl",
                b'{"id": "n2", "text": "M\xfcnchen profit rose.", "labels": ["earn"], "split": "train"}\n',
                None, "line is not valid UTF-8; re-encode the file as UTF-8", "n1", "n3"),
@@ -420,7 +418,7 @@ LMLT_ALL_KINDS = {
         b"d2\tC24\ttab\tinside\n"                     # line 3: four fields
         b"d3\tC24\n"                                   # line 4: no text
         b"d1\tM11\tagain\n"                            # line 5: d1 again
-        b"d5\tGCAT\t   \r\n"                          # line 6: empty text
+        b"d5\tGCAT\t   \r\n"                          # line 6: a text of white space only, a document
         b"d6\tGC\x01AT\tbad label\n"                  # line 7
         b"d7\tE11\t\xff bytes\n"                       # line 8: not UTF-8
         b"d8\tECAT\tWheat shipped.\r\n"                # line 9
@@ -436,8 +434,6 @@ LMLT_ALL_KINDS_REJECTS: list[Row] = [
     ("train.txt", 4, "d3", f"2 tab-separated fields {LMLT_FILE_HAS}: no text (LibMultiLabel reads an empty one); "
                            "give the document its text, or drop the line"),
     ("train.txt", 5, "d1", "duplicate doc id (first at <corpus>/train.txt:1); doc ids must be unique"),
-    ("train.txt", 6, "d5", "empty text: the text field holds nothing but white space (LibMultiLabel keeps it as a "
-                           "document without words); give the document its text, or drop the line"),
     ("train.txt", 7, "d6", "label 'GC\\x01AT' in the labels field holds U+0001, a control character, at character "
                            "3: it prints invisibly or breaks a report's line; remove it"),
     ("train.txt", 8, None, "line is not valid UTF-8; re-encode the file as UTF-8"),
@@ -445,7 +441,8 @@ LMLT_ALL_KINDS_REJECTS: list[Row] = [
     ("train.txt", 10, "t1", "duplicate doc id (first at <corpus>/test.txt.gz:1); doc ids must be unique"),
 ]
 LMLT_ALL_KINDS_DOCUMENTS = {  # doc id -> split, labels, text
-    "d1": ("train", ["GCAT", "E11"], "Oil prices rose."), "d8": ("train", ["ECAT"], "Wheat shipped."),
+    "d1": ("train", ["GCAT", "E11"], "Oil prices rose."), "d5": ("train", ["GCAT"], "   "),
+    "d8": ("train", ["ECAT"], "Wheat shipped."),
     "t1": ("test", ["GCAT"], "First test text."), "t2": ("test", [], "No labels here."),
 }
 
@@ -675,7 +672,7 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
     assert_df_equality(documents.select(*documents.columns[:6]), expected, ignore_row_order=True,
                        ignore_nullable=True)
     written = JSONL_BASE_RECORDS + sum(case.written for case in JSONL_CASES)
-    assert written == 3 + 14 * 3 + 1
+    assert written == 4 + 13 * 3 + 1
     reconcile(outcome, written, {})
 
 
@@ -741,12 +738,15 @@ def test_reuters21578_non_utf8_bytes_are_read_as_latin1(all_kinds):
     assert all_kinds("reuters21578").documents["4"] == ("train", ["earn"], "STORY 4\nM\u00fcnchen profit rose.", None)
 
 
-def test_an_empty_reuters21578_text_is_a_document(all_kinds):
-    """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one); tokenize counts it as a document
-    without tokens. Rejected are a Reuters-21578 element with no TEXT at all (an empty record), a
-    LYRL2004 .W without tokens and a JSON Lines text of white space only.
+def test_an_empty_text_is_a_document_in_every_text_format(all_kinds):
+    """An empty TEXT is a Reuters-21578 record (NEWID 12793 has one), and a JSON Lines or LibMultiLabel text of
+    white space only a document, as LibMultiLabel keeps it; tokenize counts each as a document without tokens.
+    Rejected are a Reuters-21578 element with no TEXT at all (an empty record), a LibMultiLabel line without its
+    text field and a LYRL2004 .W without tokens.
     """
     assert all_kinds("reuters21578").documents["5"] == ("train", ["earn"], "\n", None)
+    assert all_kinds("jsonl").documents["b4"] == ("test", ["acq"], " \n ", None)
+    assert all_kinds("libmultilabel_text").documents["d5"] == ("train", ["GCAT"], "   ", None)
 
 
 def test_a_reuters21578_topic_repeated_in_an_element_counts_once():
