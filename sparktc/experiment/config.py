@@ -18,6 +18,7 @@ import importlib.util
 import math
 import os
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -354,10 +355,13 @@ class HistoryConfig:
     """The run history (:mod:`sparktc.tracking.history`): every pipeline and benchmark run adds one record."""
 
     # A directory (local path or a URI pyarrow opens: s3://, hdfs://, gs://) of one Parquet file per run; "" = none.
-    path: str = ""
+    # A local one is checked before Spark starts (_check_history); a URI is opened when the run's record is written.
+    path: str = field(default="", metadata=rule(lambda v: v == "" or bool(v.strip()),
+                                                 'a directory or a URI, or "" for none (not blank)'))
     # The name the records of this configuration carry (jobs/history.py groups and compares by it); "" = the
-    # configuration's digest only.
-    label: str = ""
+    # configuration's digest only. One line of printable characters: the trend table shows it in a row.
+    label: str = field(default="", metadata=rule(str.isprintable, "printable characters only (no newline, tab or "
+                                                                  "other control character)"))
 
 
 @dataclass(frozen=True)
@@ -915,9 +919,48 @@ def _resolve_paths(config: Config) -> Config:
         train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
-        history=dataclasses.replace(config.history, path=absolute(config.history.path)),
+        history=dataclasses.replace(config.history, path=_check_history(config.history.path)),
         track=_check_track(config.track),
     )
+
+
+def _check_history(path: str) -> str:
+    """``history.path`` made absolute when local, checked before Spark starts so that no run computes for hours and
+    then cannot be recorded: an existing path is a directory, and the directory (or, when missing, the nearest
+    existing folder above it, where it will be made) can be written. A URI is only opened when the record is written.
+    """
+    if not path or is_uri(path):
+        return path
+    path = os.path.abspath(path)
+    key = f"history.path = {path!r}"
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{key} is a file; the history is a directory of run records (made when missing): give a "
+                          "directory path")
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ConfigError(f"{key}: {existing} is a file, so the history's directory cannot be made there; give a "
+                          "directory path")
+    problem = _unwritable(existing)
+    if problem:
+        made = "" if existing == path else f" (where {path} would be made)"
+        raise ConfigError(f"{key}: the directory {existing}{made} cannot be written ({problem}); give a history "
+                          "directory this user can write")
+    return path
+
+
+def _unwritable(folder: str) -> str | None:
+    """Why no file can be made in ``folder`` (a hidden file made and removed at once: the permission bits alone say
+    nothing for root, nor of a read-only file system), or None.
+    """
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".sparktc-probe-", dir=folder)
+    except OSError as error:
+        return error.strerror or str(error)
+    os.close(handle)
+    os.unlink(probe)
+    return None
 
 
 def _check_track(track: TrackConfig) -> TrackConfig:

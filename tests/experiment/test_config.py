@@ -445,3 +445,30 @@ def test_a_tracked_run_without_mlflow_installed_is_refused(missing: str, message
     assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path / 'mlflow.db'}"]) == \
         f"track.mlflow_uri = 'sqlite:///{tmp_path / 'mlflow.db'}': {message}"
     assert load_config(None, REUTERS).track.mlflow_uri == ""
+
+
+# --- issue 38: [history] settings that cannot work, refused before Spark starts
+
+
+def test_history_settings_that_cannot_work_are_refused(tmp_path: Path) -> None:
+    file = tmp_path / "history.parquet"
+    file.write_bytes(b"PAR1")
+    assert refused([*REUTERS, f"history.path={file}"]) == (
+        f"history.path = '{file}' is a file; the history is a directory of run records (made when missing): give a "
+        "directory path")
+    assert refused([*REUTERS, f"history.path={file}/history"]) == (
+        f"history.path = '{file}/history': {file} is a file, so the history's directory cannot be made there; give "
+        "a directory path")
+    assert refused([*REUTERS, "history.path=/proc/sparktc/history"]).startswith(
+        "history.path = '/proc/sparktc/history': the directory /proc (where /proc/sparktc/history would be made) "
+        "cannot be written (")
+    assert refused([*REUTERS, 'history.path="  "']) == (
+        "history.path = '  ' is out of range; expected a directory or a URI, or \"\" for none (not blank)")
+    for label in ("nightly\nREGRESSION", "a\tb", "bell\x07"):
+        assert refused([*REUTERS, f"history.label={label}"]) == (
+            f"history.label = {label!r} is out of range; expected printable characters only (no newline, tab or "
+            "other control character)")
+    made = load_config(None, [*REUTERS, f"history.path={tmp_path}/new/history", "history.label=nightly r90"])
+    assert (made.history.path, made.history.label) == (f"{tmp_path}/new/history", "nightly r90")
+    assert load_config(None, [*REUTERS, "history.path=s3://bucket/history"]).history.path == "s3://bucket/history"
+    assert not (tmp_path / "new").exists()  # made by the run's first record, not by the check
