@@ -34,9 +34,9 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -234,10 +234,19 @@ def check_free(path: str, reads: str) -> None:
 
 @dataclass
 class Claim:
-    """A held output directory: the run id and its private staging directory."""
+    """A held output directory: the run id and its private staging directory, and what the job does once it lets the
+    directory go (:meth:`then`).
+    """
 
     output: str
     holder: Holder
+    released: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
+    def then(self, action: Callable[[], None]) -> None:
+        """Do ``action`` once the lock is released, however the job ends (after those registered before it): work
+        that must not hold the output, such as a call to a tracking server that may be slow to fail.
+        """
+        self.released.append(action)
 
     @property
     def run_id(self) -> str:
@@ -346,7 +355,8 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
     are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
     ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
-    refused while held, it is then told as an input in use, not as the job's ``--output``.
+    refused while held, it is then told as an input in use, not as the job's ``--output``. The actions given to
+    :meth:`Claim.then` are done once the lock is released.
     """
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
@@ -356,5 +366,10 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
         held = _hadoop_claim(spark, output, kind, reads)
     else:
         held = _local_claim(output, kind, reads)
-    with held as claimed:
-        yield claimed
+    claimed = None
+    try:
+        with held as claimed:
+            yield claimed
+    finally:
+        for action in claimed.released if claimed else ():
+            action()
