@@ -223,21 +223,15 @@ class Recorder:
 
     def keep(self, settings: Mapping[str, Any], status: int, failure: BaseException | None,
              figures: Callable[[], Mapping[str, Any]], own: StageUsage, report: Mapping[str, bytes]) -> int:
-        """Add the record to the history, and log it to MLflow with the files ``report`` (by name); the harness's exit
-        status: ``status``, or 1 when the record could not be kept (said on stderr: a scheduled run is never left
-        unrecorded in silence).
+        """Log the record to MLflow with the files ``report`` (by name), then add it to the history; the harness's
+        exit status: ``status``, or 1 when the record could not be kept (said on stderr: a scheduled run is never
+        left unrecorded in silence). MLflow first, so that the history's record holds the final exit status: a run
+        MLflow could not log is recorded with exit status 1 and the error, as a pipeline run is.
         """
         try:
             record = self.record(settings, status, failure, figures(), own)
         except Exception as error:  # the benchmark's own results are written: say what is missing, and fail
             return self._missing("recorded", error, status)
-        if self.history is not None:
-            try:
-                written = history.append(self.history, record)
-            except Exception as error:
-                status = self._missing(f"recorded in the history {self.history}", error, status)
-            else:
-                print(f"{self.module}: run {self.run_id} recorded in {written}", flush=True)
         if self.track is not None:
             from sparktc.tracking import mlflow_run  # MLflow only when asked for: an optional extra
 
@@ -245,9 +239,18 @@ class Recorder:
                 logged = mlflow_run.log(self.track, record, report)
             except Exception as error:
                 status = self._missing(f"logged to MLflow at {self.track.mlflow_uri}", error, status)
+                if record.exit_status == 0:
+                    record.fail(error)
             else:
                 print(f"{self.module}: run {self.run_id} logged to MLflow at {self.track.mlflow_uri} (experiment "
                       f"{self.track.experiment!r}, run {logged})", flush=True)
+        if self.history is not None:
+            try:
+                written = history.append(self.history, record)
+            except Exception as error:
+                status = self._missing(f"recorded in the history {self.history}", error, status)
+            else:
+                print(f"{self.module}: run {self.run_id} recorded in {written}", flush=True)
         return status
 
     def _missing(self, what: str, error: Exception, status: int) -> int:

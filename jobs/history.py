@@ -2,9 +2,12 @@
 
     jobs/history.py HISTORY [--report DIR] [--run RUN_ID|latest] [--baseline RUN_ID|first|previous] [--all]
                     [--max-f1-drop 0.002] [--max-time-ratio 1.25] [--max-cpu-ratio 1.25] [--max-memory-ratio 1.5]
-                    [--label L] [--kind K]
+                    [--label L] [--kind K] [--strict]
 
-HISTORY is a [history] path (one Parquet record per run). Prints one line per run, then checks the run (the latest
+HISTORY is a [history] path (one Parquet record per run). A file in it that is not a run record (no run_id
+column, or not Parquet) is named on stderr and skipped (--strict: refused, exit 1); a file with a run_id but
+without the record's columns and types is refused, naming the file and the column. Prints how many records were
+read from how many files and how many files were skipped. Prints one line per run, then checks the run (the latest
 by default) against its baseline: the latest earlier run that succeeded with the same configuration and corpus,
 or the run --baseline names (a run id, or first; what changed is said first: code, each setting, corpus).
 --all checks every run, each against its own baseline, or every run after the named one against it: --all
@@ -46,10 +49,13 @@ def main() -> int:
                             help=f"{what} to the baseline beyond which a run regressed (default {default})")
     parser.add_argument("--label", default="", help="only the runs of this [history] label")
     parser.add_argument("--kind", default="", help="only the runs of this kind: pipeline, or benchmark:NAME")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a history holding a file that is not a run record (default: skip it, with a "
+                             "warning naming it)")
     arguments = parser.parse_args()
     tolerances = {name: getattr(arguments, name) for name in vars(defaults)}
     return run(arguments.history, arguments.report, arguments.run, arguments.baseline, arguments.all, tolerances,
-               arguments.label, arguments.kind)
+               arguments.label, arguments.kind, arguments.strict)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,17 @@ plots before the report that shows them.
 
 Exit status: 0 no regression, :data:`sparktc.errors.REGRESSION_EXIT` (3) a regression, 2 arguments refused before
 anything is written (a tolerance, the report directory, a run the history does not hold, a failed run named as the
-baseline), 1 a history that cannot be read or holds no run.
+baseline), 1 a history that cannot be read or holds no run. A file of the history that is not a run record (another
+table, a file that is not Parquet) is named on stderr and skipped, or refused with ``--strict`` (exit 1); one that has
+a ``run_id`` but not the record's columns and types is refused, naming the file and the column
+(:func:`sparktc.tracking.history.scan`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 
 from sparktc.apps.cli import tell
@@ -121,16 +125,18 @@ def selection(label: str, kind: str) -> str:
 
 
 def report_files(path: str, records: Sequence[Record], found: Sequence[Check], tolerances: Tolerances,
-                 selected: str = "") -> dict[str, bytes]:
+                 selected: str = "", counts: str = "") -> dict[str, bytes]:
     """``report.md`` and its plots, by file name: the verdict, each check with its figures and regressions, the
-    trend table and the plots; ``selected`` says which runs were kept (:func:`selection`).
+    trend table and the plots; ``selected`` says which runs were kept (:func:`selection`), ``counts`` what was read
+    (:func:`read_counts`).
     """
     regressions = regression_lines(found)
     verdict = (f"**{len(regressions)} regression{'s' * (len(regressions) != 1)}**" if regressions
                else "**No regression**")
     lines = [
         "# Run history", "",
-        f"History `{path}`: {len(records)} run{'s' * (len(records) != 1)}{selected}. "
+        f"History `{path}`: {len(records)} run{'s' * (len(records) != 1)}{selected}"
+        f"{f' ({counts})' if counts else ''}. "
         f"Tolerances: F1 may drop by {tolerances.max_f1_drop:g}; wall time, CPU time and peak memory may grow "
         f"x{tolerances.max_time_ratio:g}, x{tolerances.max_cpu_ratio:g}, x{tolerances.max_memory_ratio:g}.", "",
         f"{verdict} in {len(found)} run{'s' * (len(found) != 1)} checked.", "",
@@ -170,28 +176,41 @@ def write_report(output: str, files: Mapping[str, bytes]) -> str:
     return os.path.join(output, REPORT)
 
 
+def read_counts(contents: history.Contents) -> str:
+    """How many records were read, from how many files, and how many files were skipped (not run records)."""
+    skipped, rows = len(contents.skipped), contents.table.num_rows
+    return (f"{rows} run record{'s' * (rows != 1)} read from {contents.files} file{'s' * (contents.files != 1)}, "
+            f"{skipped} other file{'s' * (skipped != 1)} skipped"
+            + (f" (--strict refuses {'them' if skipped > 1 else 'it'})" if skipped else ""))
+
+
 def run(path: str, report: str = "", run_id: str = "latest", baseline: str = "previous", every: bool = False,
-        tolerances: Mapping[str, float] | None = None, label: str = "", kind: str = "") -> int:
+        tolerances: Mapping[str, float] | None = None, label: str = "", kind: str = "", strict: bool = False) -> int:
     """``jobs/history.py``: print the trend and the checks of the runs of ``label`` and ``kind`` (all when empty),
-    write the report when asked; the exit status (module docstring), each refusal or failure told in one line.
+    write the report when asked; the exit status (module docstring), each refusal or failure told in one line. A file
+    of the history that is not a run record is skipped with a warning on stderr, or refused with ``strict``.
     """
     try:
         limits = Tolerances(**(tolerances or {}))
         if report and is_uri(report):
             raise OutputError(f"--report {report}: the report is written to a local directory; give a local path")
         output = check_output(report, {"HISTORY": path}, "history") if report else ""
-        records = history.read(path).to_pylist()
+        contents = history.scan(path, strict)
+        for file, why in contents.skipped:
+            print(f"sparktc: warning: skipped {file}: not a run record ({why})", file=sys.stderr, flush=True)
+        records = contents.table.to_pylist()
         records = [record for record in records if (not label or record.get("label") == label)
                    and (not kind or record.get("kind") == kind)]
         if not records:
-            raise history.HistoryError(f"the history {path} holds no run{selection(label, kind)}: pipeline runs add "
-                                       f"their records with --set history.path={path}, benchmarks with "
-                                       f"--history {path}")
+            raise history.HistoryError(f"the history {path} holds no run{selection(label, kind)}: "
+                                       f"{read_counts(contents)}; pipeline runs add their records with --set "
+                                       f"history.path={path}, benchmarks with --history {path}")
         found = checks(records, run_id, baseline, every, limits)
         regressions = regression_lines(found)
-        print(table_text(trend_rows(records)), "", *check_lines(found), *regressions, sep="\n", flush=True)
+        print(table_text(trend_rows(records)), "", f"history {path}: {read_counts(contents)}", "",
+              *check_lines(found), *regressions, sep="\n", flush=True)
         if output:
-            files = report_files(path, records, found, limits, selection(label, kind))
+            files = report_files(path, records, found, limits, selection(label, kind), read_counts(contents))
             print(f"report: {write_report(output, files)}")
     except (SparktcError, OSError) as error:
         return tell(error)

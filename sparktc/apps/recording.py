@@ -6,8 +6,11 @@ Every pipeline run, from a job or from the Python API (:mod:`sparktc.apps.api`),
   run's process tree (:mod:`sparktc.runtime.usage`: exact in local mode; on a cluster the driver's only, and the
   record says so) and shows its progress (:mod:`sparktc.runtime.progress`);
 * when the run ends, however it ends, its :class:`sparktc.tracking.record.RunRecord` (what ran, on what, what it
-  cost, what it scored, its exit status) is added to the history at ``[history] path``
-  (:mod:`sparktc.tracking.history`) and logged to MLflow at ``[track] mlflow_uri`` (:mod:`sparktc.tracking.mlflow_run`).
+  cost, what it scored, its exit status) is logged to MLflow at ``[track] mlflow_uri``
+  (:mod:`sparktc.tracking.mlflow_run`) and then added to the history at ``[history] path``
+  (:mod:`sparktc.tracking.history`), once the output is released (:meth:`sparktc.runtime.outputs.Claim.then`): a
+  tracking server slow to fail never holds the output, and a run that MLflow could not log is recorded with exit
+  status 1.
 
 A run refused before it starts (a configuration error, an output held by another run) does not run, and leaves no
 record: its exit status tells the scheduler.
@@ -57,18 +60,50 @@ def _fill(spark: SparkSession, record: RunRecord, output: str, names: Sequence[s
         record.cv_micro_f1 = metrics.get("cv_micro_f1")
 
 
-def keep(spark: SparkSession, config: Config, record: RunRecord, output: str) -> None:
-    """Add the finished record to the history and to MLflow with the run's reports in ``output``, as the
-    configuration asks.
+def reports(spark: SparkSession, config: Config, record: RunRecord, output: str) -> dict[str, bytes]:
+    """The run's report files that MLflow keeps beside the record (:func:`sparktc.tracking.mlflow_run.reports`),
+    read while the run holds ``output``; none without ``[track]``.
     """
-    if config.history.path:
-        written = history.append(config.history.path, record)
-        print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
+    if not config.track.mlflow_uri:
+        return {}
+    from sparktc.tracking import mlflow_run  # the optional extra: imported only when asked for
+
+    return mlflow_run.reports(spark, record, output)
+
+
+def keep(config: Config, record: RunRecord, artifacts: Mapping[str, bytes]) -> None:
+    """Log the finished record to MLflow with the files ``artifacts`` (by name), then add it to the history, as the
+    configuration asks. MLflow first, so that the history's record holds the run's final exit status: a run that
+    MLflow could not log ends with exit status 1 (the :class:`sparktc.tracking.mlflow_run.TrackingError`, raised
+    once the record is in the history), and its record says so.
+    """
+    failure = None
     if config.track.mlflow_uri:
         from sparktc.tracking import mlflow_run  # the optional extra: imported only when asked for
 
-        logged = mlflow_run.log(config.track, record, mlflow_run.reports(spark, record, output))
-        print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}", flush=True)
+        try:
+            logged = mlflow_run.log(config.track, record, artifacts)
+        except mlflow_run.TrackingError as error:
+            failure = error
+            if record.exit_status == 0:
+                record.fail(error)
+        else:
+            print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}",
+                  flush=True)
+    if config.history.path:
+        written = history.append(config.history.path, record)
+        print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
+    if failure is not None:
+        raise failure
+
+
+def _keep_failed(config: Config, record: RunRecord, artifacts: Mapping[str, bytes]) -> None:
+    """:func:`keep` for a run that failed: what cannot be kept is said in one line, the run's own error goes on."""
+    try:
+        keep(config, record, artifacts)
+    except Exception as unkept:  # the run's own failure is what the user must see first
+        print(f"sparktc: error: run {record.run_id} failed and its record could not be kept whole: {unkept}",
+              file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -109,17 +144,18 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
         with tree.running():
             manifests = run_stages(spark, plan, held, owners, force, watch)
     except BaseException as error:
+        artifacts: dict[str, bytes] = {}
         try:
             _fill(spark, record, held.output, [stage.name for stage, _ in plan], failures[0] if failures else None)
+            artifacts = reports(spark, config, record.fail(error), held.output)
         except Exception as unreadable:  # Spark itself may be what failed: the record still says how the run ended
-            print(f"sparktc: the record of run {record.run_id} lacks its stages' statuses ({unreadable})",
+            print(f"sparktc: the record of run {record.run_id} lacks its stages' statuses or reports ({unreadable})",
                   file=sys.stderr)
-        try:
-            keep(spark, config, record.fail(error), held.output)
-        except Exception as unkept:  # the run's own failure is what the user must see first
-            print(f"sparktc: error: run {record.run_id} failed and its record could not be kept: {unkept}",
-                  file=sys.stderr)
+        if record.finished is None:
+            record.fail(error)
+        held.then(lambda: _keep_failed(config, record, artifacts))
         raise
     _fill(spark, record, held.output, [stage.name for stage, _ in plan], None)
-    keep(spark, config, record.finish(0), held.output)
+    artifacts = reports(spark, config, record.finish(0), held.output)
+    held.then(lambda: keep(config, record, artifacts))  # no output held while MLflow is called
     return manifests, record

@@ -6,7 +6,7 @@ number), so an unknown section or key, a wrong type or a bad value stops the job
 that names the key, the bad value and what is allowed. Every float is finite and every integer
 bounded; settings that cannot work together, local paths of the wrong kind, unknown
 ``spark.sparktc.*`` keys and an MLflow tracking URI that cannot be logged to (MLflow missing, a store it does not
-have) are refused too, all before Spark starts.
+have, a store that does not answer a probe of a few seconds) are refused too, all before Spark starts.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import importlib.metadata
 import importlib.util
 import math
 import os
+import sqlite3
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from sparktc.corpora import lyrl2004
@@ -354,10 +357,13 @@ class HistoryConfig:
     """The run history (:mod:`sparktc.tracking.history`): every pipeline and benchmark run adds one record."""
 
     # A directory (local path or a URI pyarrow opens: s3://, hdfs://, gs://) of one Parquet file per run; "" = none.
-    path: str = ""
+    # A local one is checked before Spark starts (_check_history); a URI is opened when the run's record is written.
+    path: str = field(default="", metadata=rule(lambda v: v == "" or bool(v.strip()),
+                                                 'a directory or a URI, or "" for none (not blank)'))
     # The name the records of this configuration carry (jobs/history.py groups and compares by it); "" = the
-    # configuration's digest only.
-    label: str = ""
+    # configuration's digest only. One line of printable characters: the trend table shows it in a row.
+    label: str = field(default="", metadata=rule(str.isprintable, "printable characters only (no newline, tab or "
+                                                                  "other control character)"))
 
 
 @dataclass(frozen=True)
@@ -915,16 +921,55 @@ def _resolve_paths(config: Config) -> Config:
         train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),
-        history=dataclasses.replace(config.history, path=absolute(config.history.path)),
+        history=dataclasses.replace(config.history, path=_check_history(config.history.path)),
         track=_check_track(config.track),
     )
+
+
+def _check_history(path: str) -> str:
+    """``history.path`` made absolute when local, checked before Spark starts so that no run computes for hours and
+    then cannot be recorded: an existing path is a directory, and the directory (or, when missing, the nearest
+    existing folder above it, where it will be made) can be written. A URI is only opened when the record is written.
+    """
+    if not path or is_uri(path):
+        return path
+    path = os.path.abspath(path)
+    key = f"history.path = {path!r}"
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{key} is a file; the history is a directory of run records (made when missing): give a "
+                          "directory path")
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ConfigError(f"{key}: {existing} is a file, so the history's directory cannot be made there; give a "
+                          "directory path")
+    problem = _unwritable(existing)
+    if problem:
+        made = "" if existing == path else f" (where {path} would be made)"
+        raise ConfigError(f"{key}: the directory {existing}{made} cannot be written ({problem}); give a history "
+                          "directory this user can write")
+    return path
+
+
+def _unwritable(folder: str) -> str | None:
+    """Why no file can be made in ``folder`` (a hidden file made and removed at once: the permission bits alone say
+    nothing for root, nor of a read-only file system), or None.
+    """
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".sparktc-probe-", dir=folder)
+    except OSError as error:
+        return error.strerror or str(error)
+    os.close(handle)
+    os.unlink(probe)
+    return None
 
 
 def _check_track(track: TrackConfig) -> TrackConfig:
     """[track] checked before Spark starts, so that no run computes for hours and then cannot be logged: MLflow
     installed (the optional extra), with SQLAlchemy and Alembic for a database; a store MLflow has for the URI (a
-    sqlite file in a directory that exists; a file store only where MLflow is told to allow it). A file store's
-    path is made absolute, as the history's is.
+    sqlite file in a directory that exists; a file store only where MLflow is told to allow it), which answers
+    (:func:`store_problem`). A file store's path is made absolute, as the history's is.
     """
     uri = track.mlflow_uri
     if not uri:
@@ -952,7 +997,83 @@ def _check_track(track: TrackConfig) -> TrackConfig:
             entry.name for entry in importlib.metadata.entry_points(group=MLFLOW_PLUGINS)}:
         raise ConfigError(f"{key}: MLflow has no tracking store for {scheme}: URIs; use sqlite:///FILE, a tracking "
                           f"server (http://HOST:PORT), a database ({', '.join(MLFLOW_DATABASES[1:])}) or databricks")
+    problem = store_problem(uri)
+    if problem:
+        raise ConfigError(f"{key}: {problem}, or leave track.mlflow_uri empty to run without MLflow")
     return track
+
+
+def store_problem(uri: str) -> str | None:
+    """Why the MLflow store at ``uri`` cannot take a run now, with what to do, by a probe of a few seconds at most
+    (:data:`PROBE_SECONDS`); None when it can, or when it is not probed. Probed: a sqlite database (its folder can be
+    written, as sqlite writes its journal there; the file, when there is one, is a database that opens for writing
+    and is not locked: a write transaction begun and rolled back) and a tracking server (``http(s)://``: it answers
+    an HTTP request below 500). Other stores (postgresql, mysql, mssql, databricks, plugins) are not probed. The
+    configuration check runs it before Spark starts; :func:`sparktc.tracking.mlflow_run.log` again before logging,
+    so that a store lost during the run fails in seconds, not after MLflow's own retries (minutes).
+    """
+    path = sqlite_path(uri)
+    if path:
+        return _sqlite_problem(os.path.abspath(path))
+    if uri.partition(":")[0].lower() in ("http", "https"):
+        return _server_problem(uri)
+    return None
+
+
+#: The longest a probe of a tracking store waits: for a server's answer, or for another process's write to a sqlite
+#: database to end (MLflow's own writes of a run take well under a second).
+PROBE_SECONDS = 5.0
+
+
+def _sqlite_problem(path: str) -> str | None:
+    folder = os.path.dirname(path)
+    problem = _unwritable(folder)
+    if problem:
+        return (f"the directory {folder} cannot be written ({problem}); sqlite writes the database and its journal "
+                "there: give a database in a directory this user can write")
+    if not os.path.exists(path):
+        return None  # MLflow makes it, and its tables, when it first logs
+    if not os.path.isfile(path):
+        return f"{path} is not a file; name a sqlite database file"
+    try:
+        connection = sqlite3.connect(Path(path).as_uri() + "?mode=rw", uri=True, timeout=PROBE_SECONDS,
+                                     isolation_level=None)
+    except sqlite3.Error as error:
+        return f"the database {path} cannot be opened for writing ({error}); give a database this user can write"
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        connection.execute("BEGIN IMMEDIATE")  # a write lock: what logging a run needs
+        connection.execute("ROLLBACK")
+    except sqlite3.Error as error:
+        if "locked" in str(error) or "busy" in str(error):
+            return (f"the database {path} is locked by another process (a write held over {PROBE_SECONDS:g} s); "
+                    "let it finish, or give another database")
+        return f"the database {path} cannot be written ({error}); give a sqlite database MLflow made, or a new file"
+    finally:
+        connection.close()
+    return None
+
+
+def _server_problem(uri: str) -> str | None:
+    import ssl  # imported only for a server: the configuration's import stays light
+    import urllib.error
+    import urllib.request
+
+    url = uri.rstrip("/") + "/health"  # a tracking server's liveness check; any answer below 500 will do
+    try:
+        with urllib.request.urlopen(url, timeout=PROBE_SECONDS):  # the proxies of the environment, as MLflow's
+            return None
+    except urllib.error.HTTPError as error:
+        if error.code < 500:
+            return None
+        answer = f"the answer {error.code} {error.reason}"
+    except (OSError, ValueError) as error:  # refused, no such host, timed out (URLError is an OSError)
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, ssl.SSLError):
+            return None  # a server answered; whether MLflow trusts its certificate is MLflow's settings' business
+        answer = f"no answer ({reason})"
+    return (f"the tracking server does not answer: {url} got {answer} within {PROBE_SECONDS:g} s; start the "
+            "server, or correct track.mlflow_uri")
 
 
 def track_config(uri: str) -> TrackConfig:

@@ -34,9 +34,9 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -50,6 +50,8 @@ LOCK = ".sparktc.lock"
 #: What a directory holds: a pipeline or single-stage run, classify's predictions, a comparison of two runs, or a
 #: run history's report (jobs/history.py --report).
 KINDS = ("run", "classify", "compare", "history")
+#: The argument that names a directory of each kind, as refusals say it: ``--output`` but for a history's report.
+OPTIONS = {"history": "--report"}
 LEASE_SECONDS = 300
 LEASE_RENEWAL = 30
 
@@ -83,12 +85,13 @@ def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> s
     user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
     its path; local paths are compared after resolving symbolic links, URIs as written.
     """
+    option = OPTIONS.get(kind, "--output")
     if not output:
-        raise OutputError("--output is required: the directory the stages write their tables to")
+        raise OutputError(f"{option} is required: the directory the stages write their tables to")
     output = absolute(output)
     globbed = sorted({c for c in output if c in GLOB_CHARACTERS})
     if globbed:
-        raise OutputError(f"--output {output} holds {' '.join(globbed)}, which Spark reads as a glob pattern when it "
+        raise OutputError(f"{option} {output} holds {' '.join(globbed)}, which Spark reads as a glob pattern when it "
                           "reads the outputs back, so it would not find them; choose a directory name without "
                           f"{' '.join(GLOB_CHARACTERS)}")
     if is_uri(output):
@@ -98,15 +101,15 @@ def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> s
         real = os.path.realpath(output)
         resolved_inputs = {key: os.path.realpath(path) for key, path in inputs.items() if path and not is_uri(path)}
         if real == "/" or real in _home_directories():
-            raise OutputError(f"--output {output} is {'the root directory' if real == '/' else 'a home directory'}; "
+            raise OutputError(f"{option} {output} is {'the root directory' if real == '/' else 'a home directory'}; "
                               "give a directory of its own, e.g. runs/NAME")
         if os.path.exists(real) and not os.path.isdir(real):
-            raise OutputError(f"--output {output} is an existing file, not a directory; give a directory path")
+            raise OutputError(f"{option} {output} is an existing file, not a directory; give a directory path")
     for key, path in resolved_inputs.items():
         if _inside(real, path):
-            raise OutputError(f"--output {output} is inside {key} {path}; write outputs outside the run's inputs")
+            raise OutputError(f"{option} {output} is inside {key} {path}; write outputs outside the run's inputs")
         if _inside(path, real):
-            raise OutputError(f"--output {output} contains {key} {path}; write outputs outside the run's inputs")
+            raise OutputError(f"{option} {output} contains {key} {path}; write outputs outside the run's inputs")
     if not is_uri(output):
         check_owner(_LocalFiles(), real, kind)
     return output
@@ -147,20 +150,21 @@ class Files(Protocol):
 
 def check_owner(files: Files, output: str, kind: str) -> None:
     """Refuse a non-empty directory that is not a sparktc output of ``kind``."""
+    option = OPTIONS.get(kind, "--output")
     entries = [name for name in files.entries(output) or () if name != LOCK]
     if not entries:
         return
     found = _marker_kind(files.read(f"{output}/{MARKER}")) if MARKER in entries else None
     if found is None:
         shown = ", ".join(sorted(entries)[:5]) + (", ..." if len(entries) > 5 else "")
-        raise OutputError(f"--output {output} is not empty ({shown}) and is not a sparktc output directory (no "
+        raise OutputError(f"{option} {output} is not empty ({shown}) and is not a sparktc output directory (no "
                           f"{MARKER} file): sparktc never writes over files it did not write; give a new or empty "
                           "directory")
     if found != kind:
         what = {"run": "a training run (jobs/pipeline.py)", "classify": "a classify output",
                 "compare": "a comparison (jobs/compare.py)",
                 "history": "a history report (jobs/history.py)"}.get(found, found)
-        raise OutputError(f"--output {output} holds {what}; writing {kind} outputs there would replace its "
+        raise OutputError(f"{option} {output} holds {what}; writing {kind} outputs there would replace its "
                           "files: give another directory")
 
 
@@ -203,12 +207,13 @@ class Holder:
             return "another run (its lock file could not be read)"
 
 
-def _busy(output: str, holder: str, reads: str = "") -> OutputBusyError:
+def _busy(output: str, holder: str, reads: str = "", kind: str = "run") -> OutputBusyError:
     if reads:  # the job reads this directory: it is an input of this job, not its --output
         return OutputBusyError(f"{reads} {output} (an input of this job) is in use by {holder}, which may be writing "
                                "it; wait for that job to finish, then run this command again")
-    return OutputBusyError(f"--output {output} is in use by {holder}; two runs never share an output: wait for it "
-                           "to finish, or give another --output")
+    option = OPTIONS.get(kind, "--output")
+    return OutputBusyError(f"{option} {output} is in use by {holder}; two runs never share an output: wait for it "
+                           f"to finish, or give another {option}")
 
 
 def check_free(path: str, reads: str) -> None:
@@ -229,10 +234,19 @@ def check_free(path: str, reads: str) -> None:
 
 @dataclass
 class Claim:
-    """A held output directory: the run id and its private staging directory."""
+    """A held output directory: the run id and its private staging directory, and what the job does once it lets the
+    directory go (:meth:`then`).
+    """
 
     output: str
     holder: Holder
+    released: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
+    def then(self, action: Callable[[], None]) -> None:
+        """Do ``action`` once the lock is released, however the job ends (after those registered before it): work
+        that must not hold the output, such as a call to a tracking server that may be slow to fail.
+        """
+        self.released.append(action)
 
     @property
     def run_id(self) -> str:
@@ -266,7 +280,7 @@ def _local_claim(output: str, kind: str, reads: str = "") -> Iterator[Claim]:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise _busy(output, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace")),
-                        reads) from None
+                        reads, kind) from None
         # Checked again under the lock: another run may have marked the directory since check_output.
         check_owner(_LocalFiles(), output, kind)
         os.ftruncate(descriptor, 0)
@@ -311,11 +325,11 @@ def _hadoop_claim(spark: Any, output: str, kind: str, reads: str = "") -> Iterat
     if not storage.create_new(spark, lock, holder.text()):
         age = time.time() - storage.modified(spark, lock) / 1000
         if age < LEASE_SECONDS:
-            raise _busy(output, Holder.describe(files.read(lock) or ""), reads)
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind)
         # The holder stopped renewing its lease: its run is over. Take the lock over.
         storage.delete(spark, lock)
         if not storage.create_new(spark, lock, holder.text()):
-            raise _busy(output, Holder.describe(files.read(lock) or ""), reads)
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind)
     stop = threading.Event()
 
     def renew() -> None:
@@ -341,7 +355,8 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
     are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
     ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
-    refused while held, it is then told as an input in use, not as the job's ``--output``.
+    refused while held, it is then told as an input in use, not as the job's ``--output``. The actions given to
+    :meth:`Claim.then` are done once the lock is released.
     """
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
@@ -351,5 +366,10 @@ def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") ->
         held = _hadoop_claim(spark, output, kind, reads)
     else:
         held = _local_claim(output, kind, reads)
-    with held as claimed:
-        yield claimed
+    claimed = None
+    try:
+        with held as claimed:
+            yield claimed
+    finally:
+        for action in claimed.released if claimed else ():
+            action()

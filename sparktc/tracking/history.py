@@ -8,6 +8,8 @@ a copy, but the hidden name is still never read, so a reader sees a record whole
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -44,14 +46,82 @@ def append(path: str, record: RunRecord) -> str:
     return target
 
 
-def read(path: str) -> pa.Table:
-    """Every record in the history at ``path`` (an empty table of :data:`SCHEMA` when there is none), by start time."""
+@dataclass(frozen=True)
+class Contents:
+    """What :func:`scan` found in a history: the records (a table of :data:`SCHEMA`, by start time), the number of
+    files they were read from, and the files skipped as not run records, each with why.
+    """
+
+    table: pa.Table
+    files: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+def scan(path: str, strict: bool = False) -> Contents:
+    """Every record in the history at ``path`` (none when there is no such directory), each file checked against the
+    record's schema first. A file is a run record when it has a ``run_id`` column; every other file (another Parquet
+    table, a file that is not Parquet) is skipped, or refused with ``strict``. A run record must have every column
+    of :data:`SCHEMA` with its type (a timestamp in any unit) and a run id; one that has not is refused, naming the
+    file and the column: it is not a record sparktc wrote, and reading it would show a failed run that never ran.
+    A file that cannot be read at all (permissions, the network) is a :class:`HistoryError` too.
+    """
     filesystem, root = arrow_filesystem(path)
     if filesystem.get_file_info(root).type == pafs.FileType.NotFound:
-        return SCHEMA.empty_table()
+        return Contents(SCHEMA.empty_table())
     try:
-        table = ds.dataset(root, schema=SCHEMA, format="parquet", filesystem=filesystem).to_table()
+        # The listing Spark and pandas read: names starting with _ or . (a record being written) are left out.
+        files = ds.dataset(root, schema=SCHEMA, format="parquet", filesystem=filesystem).files
+        records, skipped = [], []
+        for file in sorted(files):
+            why = _not_a_record(file, filesystem)
+            if why is None:
+                records.append(file)
+            elif strict:
+                raise HistoryError(f"the history {path} holds {file}, which is not a run record ({why}): move it "
+                                   "out of the history")
+            else:
+                skipped.append((file, why))
+        table = ds.dataset(records, schema=SCHEMA, format="parquet", filesystem=filesystem).to_table()
     except (OSError, pa.ArrowInvalid) as error:
-        raise HistoryError(f"cannot read the history {path}: {error}; every file in it must be a run record "
-                           f"sparktc wrote (run-*.parquet)") from None
-    return table.sort_by([("started", "ascending"), ("run_id", "ascending")])
+        raise HistoryError(f"cannot read the history {path}: {error}") from None
+    if not all(table["run_id"].to_pylist()):  # None or ""
+        file = next(file for file in records
+                    if not all(pq.read_table(file, columns=["run_id"], filesystem=filesystem)["run_id"].to_pylist()))
+        raise HistoryError(f"{file}: a run record without a run id; it is not a record sparktc wrote: move it out of "
+                           "the history")
+    return Contents(table.sort_by([("started", "ascending"), ("run_id", "ascending")]), len(records), tuple(skipped))
+
+
+def _not_a_record(file: str, filesystem: pafs.FileSystem) -> str | None:
+    """Why ``file`` is not a run record (it is no Parquet table, or has no ``run_id`` column), or None when it is
+    one; :class:`HistoryError` for a record whose columns are not the record's.
+    """
+    try:
+        found = pq.read_schema(file, filesystem=filesystem)
+    except pa.ArrowInvalid as error:
+        return f"not a Parquet file: {error}"
+    if "run_id" not in found.names:
+        shown = ", ".join(found.names[:5]) + (", ..." if len(found.names) > 5 else "")
+        return f"no run_id column; its columns: {shown or 'none'}"
+    for expected in SCHEMA:
+        if expected.name not in found.names:
+            continue
+        actual = found.field(expected.name).type
+        if not (actual.equals(expected.type) or (pa.types.is_timestamp(actual) and pa.types.is_timestamp(expected.type)
+                                                 and actual.tz == expected.type.tz)):
+            raise HistoryError(f"{file}: column {expected.name} is {actual}, a run record's is {expected.type}; it is "
+                               "not a record sparktc wrote: move it out of the history")
+    missing = [name for name in SCHEMA.names if name not in found.names]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise HistoryError(f"{file}: a run record without the column{'s' * (len(missing) > 1)} {shown} "
+                           f"({len(missing)} of the record's {len(SCHEMA)}); it is not a record sparktc wrote: move "
+                           "it out of the history")
+    return None
+
+
+def read(path: str) -> pa.Table:
+    """Every record in the history at ``path`` (an empty table of :data:`SCHEMA` when there is none), by start time;
+    a file that is not a run record is refused (:func:`scan` with ``strict``).
+    """
+    return scan(path, strict=True).table

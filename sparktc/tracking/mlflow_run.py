@@ -24,17 +24,21 @@ longer than it takes is cut with a note that ``record.json`` holds it whole, and
 
 MLflow is the optional extra ``sparktc[track]``: this module imports it, and only :func:`sparktc.apps.recording.keep`
 imports this module, when ``[track] mlflow_uri`` is set. The configuration check refuses such a run before Spark
-starts when MLflow is missing or has no store for the URI (:func:`sparktc.experiment.config.load_config`).
+starts when MLflow is missing, has no store for the URI, or the store does not answer its probe
+(:func:`sparktc.experiment.config.store_problem`). A store lost during the run fails in seconds, not minutes: the same
+probe runs before logging, MLflow's HTTP retries are bounded (:data:`HTTP_LIMITS`) and its warnings kept off the
+terminal (:data:`NOISY_LOGGERS`); the run is logged once its output is released (:mod:`sparktc.apps.recording`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -47,7 +51,7 @@ from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
 from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
-from sparktc.experiment.config import TrackConfig, sqlite_path
+from sparktc.experiment.config import TrackConfig, sqlite_path, store_problem
 from sparktc.runtime import storage
 from sparktc.stages.evaluate import REPORTS
 from sparktc.tracking.record import RunRecord
@@ -184,28 +188,68 @@ def log(track: TrackConfig, record: RunRecord, artifacts: Mapping[str, bytes]) -
     files = {**artifacts, RECORD_FILE: record_json(record)}
     status = RunStatus.FINISHED if record.exit_status == 0 else RunStatus.FAILED
     where = f"MLflow at {track.mlflow_uri} (experiment {track.experiment!r})"
-    # The store's failures come as MLflow's errors, its database driver's (SQLAlchemy) or the network's.
+    problem = store_problem(track.mlflow_uri)  # a store lost during the run: said now, not after MLflow's retries
+    if problem:
+        raise TrackingError(f"cannot log run {record.run_id} to {where}: {problem}")
+    with _bounded(), _quiet():
+        # The store's failures come as MLflow's errors, its database driver's (SQLAlchemy) or the network's.
+        try:
+            client = MlflowClient(tracking_uri=track.mlflow_uri)
+            run_id = client.create_run(_experiment(client, track), start_time=_milliseconds(record.started),
+                                       run_name=record.run_id).info.run_id
+        except TrackingError:
+            raise
+        except Exception as error:
+            raise TrackingError(f"cannot log run {record.run_id} to {where}: {_first_line(error)}") from None
+        try:
+            client.log_batch(run_id, **logged)
+            with tempfile.TemporaryDirectory(prefix="sparktc-mlflow-") as folder:
+                for file, data in files.items():
+                    Path(folder, file).write_bytes(data)
+                client.log_artifacts(run_id, folder)
+            client.set_terminated(run_id, RunStatus.to_string(status), end_time=ended)
+        except Exception as error:
+            with contextlib.suppress(Exception):  # the store may refuse this too: the error below says why
+                client.set_terminated(run_id, RunStatus.to_string(RunStatus.FAILED))
+            raise TrackingError(f"cannot log run {record.run_id} to {where} (its MLflow run {run_id} is left FAILED): "
+                                f"{_first_line(error)}") from None
+        return run_id
+
+
+#: MLflow's settings of its HTTP client for sparktc's logging, unless the environment sets them: one retry, a second
+#: apart, and 10 s for an answer; MLflow's own defaults (7 retries, backoff factor 2, 120 s) wait about 4 minutes for
+#: a server that is down.
+HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+               "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+#: The loggers whose warnings a failing store repeats over many lines (MLflow's retries, urllib3's, the database
+#: driver's and Alembic's): kept off the terminal while sparktc logs; its own one-line error says what failed.
+NOISY_LOGGERS = ("mlflow", "urllib3", "sqlalchemy", "alembic")
+
+
+@contextlib.contextmanager
+def _bounded() -> Iterator[None]:
+    """:data:`HTTP_LIMITS` in the environment while MLflow logs, each only where the user has not set it."""
+    added = {name: value for name, value in HTTP_LIMITS.items() if name not in os.environ}
+    os.environ.update(added)
     try:
-        client = MlflowClient(tracking_uri=track.mlflow_uri)
-        run_id = client.create_run(_experiment(client, track), start_time=_milliseconds(record.started),
-                                   run_name=record.run_id).info.run_id
-    except TrackingError:
-        raise
-    except Exception as error:
-        raise TrackingError(f"cannot log run {record.run_id} to {where}: {_first_line(error)}") from None
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """:data:`NOISY_LOGGERS` silenced while MLflow logs."""
+    loggers = [logging.getLogger(name) for name in NOISY_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
     try:
-        client.log_batch(run_id, **logged)
-        with tempfile.TemporaryDirectory(prefix="sparktc-mlflow-") as folder:
-            for file, data in files.items():
-                Path(folder, file).write_bytes(data)
-            client.log_artifacts(run_id, folder)
-        client.set_terminated(run_id, RunStatus.to_string(status), end_time=ended)
-    except Exception as error:
-        with contextlib.suppress(Exception):  # the store may refuse this too: the error below says why
-            client.set_terminated(run_id, RunStatus.to_string(RunStatus.FAILED))
-        raise TrackingError(f"cannot log run {record.run_id} to {where} (its MLflow run {run_id} is left FAILED): "
-                            f"{_first_line(error)}") from None
-    return run_id
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _milliseconds(moment: datetime) -> int:

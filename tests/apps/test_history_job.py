@@ -10,6 +10,8 @@ import runpy
 import subprocess
 import sys
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
 from histories import make, with_setting, write
@@ -84,13 +86,85 @@ def test_arguments_refused_exit_2(tmp_path, capsys, arguments: dict, message: st
     assert err.startswith("sparktc: configuration error: ") and message in err
 
 
-def test_a_history_that_cannot_be_read_exits_1(tmp_path, capsys) -> None:
+def test_a_history_without_records_exits_1(tmp_path, capsys) -> None:
     assert run(str(tmp_path / "none")) == INPUT_EXIT
-    assert "holds no run" in capsys.readouterr().err
+    assert "holds no run: 0 run records read from 0 files, 0 other files skipped;" in capsys.readouterr().err
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "run-x.parquet").write_text("not parquet")
     assert run(str(tmp_path / "broken")) == INPUT_EXIT
-    assert "cannot read the history" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"sparktc: warning: skipped {tmp_path}/broken/run-x.parquet: not a run record (not a "
+                             "Parquet file: ")
+    assert "holds no run: 0 run records read from 0 files, 1 other file skipped (--strict refuses it);" in err[1]
+
+
+def foreign_files(path: str) -> list[str]:
+    """Files a history directory may hold beside its records: another Parquet table, a note; their paths."""
+    table, note = os.path.join(path, "features.parquet"), os.path.join(path, "notes.txt")
+    pq.write_table(pa.table({"doc_id": ["d1", "d2"], "label": [1, 0]}), table)
+    with open(note, "w") as handle:
+        handle.write("the nightly runs\n")
+    return [table, note]
+
+
+def test_files_that_are_not_run_records_are_named_and_skipped_or_refused_with_strict(tmp_path, capsys,
+                                                                                      monkeypatch) -> None:
+    history = str(tmp_path / "history")
+    write(history, make("a", 1), make("b", 2, seconds=130.0))
+    table, note = foreign_files(history)
+    assert run(history) == REGRESSION_EXIT  # b against a, as without the other files
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"sparktc: warning: skipped {table}: not a run record (no run_id column; its columns: doc_id, label)",
+        f"sparktc: warning: skipped {note}: not a run record (not a Parquet file: Parquet magic bytes not found in "
+        f"footer. Either the file is corrupted or this is not a parquet file.)"]
+    assert [line.split()[2] for line in out.splitlines()[1:3]] == ["a", "b"]
+    assert f"history {history}: 2 run records read from 2 files, 2 other files skipped (--strict refuses them)" in \
+        out.splitlines()
+    assert out.splitlines()[-1] == "REGRESSION run b: seconds 100.0 -> 130.0 (x1.30 > x1.25) vs baseline a"
+    # --strict, as the job takes it: refused, the first such file named
+    job = runpy.run_path(str(REPO / "jobs" / "history.py"))
+    monkeypatch.setattr(sys, "argv", ["jobs/history.py", history, "--strict"])
+    assert job["main"]() == INPUT_EXIT
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"sparktc: error: the history {history} holds {table}, which is not a run record "
+                                 "(no run_id column; its columns: doc_id, label): move it out of the history\n")
+    # a history of other files only holds no run
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    foreign_files(str(alone))
+    assert run(str(alone)) == INPUT_EXIT
+    assert "holds no run: 0 run records read from 0 files, 2 other files skipped (--strict refuses them);" in \
+        capsys.readouterr().err
+
+
+def record_table(**columns: pa.Array) -> pa.Table:
+    """A record of the history (as sparktc writes it) with ``columns`` replaced, each given as an Arrow array."""
+    table = make("zz", 1).table()
+    for name, values in columns.items():
+        table = table.set_column(table.schema.get_field_index(name), name, values)
+    return table
+
+
+@pytest.mark.parametrize(("table", "problem"), [
+    (pa.table({"run_id": ["zz"], "kind": [5]}), "column kind is int64, a run record's is string"),
+    (record_table(exit_status=pa.array([0], pa.int64())), "column exit_status is int64, a run record's is int32"),
+    (record_table(stages=pa.array([["train"]])),
+     "column stages is list<element: string>, a run record's is list<item: struct<stage: string, status: string, "
+     "seconds: double, cpu_seconds: double, peak_memory_bytes: int64>>"),
+    (pa.table({"run_id": ["zz"], "kind": ["run"], "micro_f1": [0.9]}),
+     "a run record without the columns label, started, finished, user, host, ... (29 of the record's 32)"),
+    (record_table(run_id=pa.array([None], pa.string())), "a run record without a run id"),
+])
+def test_a_run_record_sparktc_did_not_write_is_refused_naming_the_file_and_the_column(
+        tmp_path, capsys, table: pa.Table, problem: str) -> None:
+    history = str(tmp_path / "history")
+    write(history, make("a", 1))
+    pq.write_table(table, os.path.join(history, "run-zz.parquet"))
+    assert run(history) == INPUT_EXIT
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"sparktc: error: {history}/run-zz.parquet: {problem}; it is not a record sparktc "
+                                 "wrote: move it out of the history\n")
 
 
 def test_the_report_and_its_plots(tmp_path, capsys) -> None:
@@ -119,10 +193,15 @@ def test_the_report_never_goes_into_a_directory_sparktc_did_not_write(tmp_path, 
     mine.mkdir()
     (mine / "notes.md").write_text("mine")
     assert run(history, str(mine)) == CONFIG_EXIT
-    assert "is not a sparktc output directory" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(f"sparktc: configuration error: --report {mine} is not empty (notes.md) "
+                                              "and is not a sparktc output directory")
+    assert run(history, str(mine / "notes.md")) == CONFIG_EXIT
+    assert capsys.readouterr().err == (f"sparktc: configuration error: --report {mine / 'notes.md'} is an existing "
+                                       "file, not a directory; give a directory path\n")
     assert os.listdir(mine) == ["notes.md"]
     assert run(history, str(tmp_path / "history" / "report")) == CONFIG_EXIT  # inside the history it reads
-    assert "inside HISTORY" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(f"sparktc: configuration error: --report {history}/report is inside "
+                                              "HISTORY")
 
 
 def mixed(path: str) -> list[dict]:
@@ -165,8 +244,8 @@ def test_a_mixed_history_checks_each_kind_against_its_own(tmp_path, capsys) -> N
     assert capsys.readouterr().out.splitlines()[-1] == ("REGRESSION run n2-pipeline: seconds 100.0 -> 140.0 "
                                                         "(x1.40 > x1.25) vs baseline n1-pipeline")
     assert run(history, kind="benchmark:lyrl2004") == INPUT_EXIT
-    assert "holds no run of kind benchmark:lyrl2004: pipeline runs add their records with --set history.path=" in \
-        capsys.readouterr().err
+    assert ("holds no run of kind benchmark:lyrl2004: 5 run records read from 5 files, 0 other files skipped; pipeline "
+            "runs add their records with --set history.path=") in capsys.readouterr().err
 
 
 def test_the_job_takes_a_kind(tmp_path, monkeypatch, capsys) -> None:

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import subprocess
 import sys
 
 import pytest
 from conftest import REPO
+from trackers import free_port, tracking_server
 
 from sparktc.apps.api import run_pipeline
+from sparktc.errors import CONFIG_EXIT, INPUT_EXIT
 from sparktc.runtime.faults import DRIVER_SETTING
+from sparktc.runtime.outputs import check_free
 from sparktc.runtime.usage import StageUsage
 from sparktc.stages.evaluate import REPORTS
 from sparktc.tracking import history
@@ -97,6 +101,50 @@ def test_both_runs_are_logged_to_mlflow_the_failed_one_failed(failed_then_resume
     assert open(downloaded, "rb").read() == (output / "metrics.json").read_bytes()
 
 
+def test_a_run_mlflow_cannot_log_at_its_end_is_recorded_failed_without_holding_its_output(
+        spark, failed_then_resumed, monkeypatch, capfd) -> None:
+    """A tracking server that answered the configuration's probe, then fails every request when the run ends: MLflow
+    is called once the output is released (another run may take it), its retries bounded and its warnings kept off
+    the terminal; the run fails with exit status 1 and its record in the history says so. The same run as the
+    fixture's into its output: every stage is skipped as current.
+    """
+    from sparktc.tracking import mlflow_run
+
+    output, histories = failed_then_resumed["folder"] / "run", failed_then_resumed["folder"] / "untracked"
+    real, called = mlflow_run.log, []
+
+    def log(track, record, artifacts):
+        check_free(str(output), "--output")  # OutputBusyError while a run holds the output
+        called.append(sorted(artifacts))
+        return real(track, record, artifacts)
+
+    monkeypatch.setattr(mlflow_run, "log", log)
+    with tracking_server(status=503, health=200) as failing:
+        with pytest.raises(mlflow_run.TrackingError, match=f"cannot log run .* to MLflow at {failing} .*503") as raised:
+            run_pipeline(spark, SMALL, str(output), overrides=[f"history.path={histories}",
+                                                               f"track.mlflow_uri={failing}"])
+    assert raised.value.exit_code == INPUT_EXIT and called == [sorted(REPORTS)]
+    [record] = history.read(str(histories)).to_pylist()
+    assert record["exit_status"] == INPUT_EXIT and record["error"] == f"TrackingError: {raised.value}"[:1000]
+    assert [stage["status"] for stage in record["stages"]] == ["skipped"] * 7  # the results are those of the run
+    assert record["micro_f1"] == failed_then_resumed["records"][1]["micro_f1"]
+    out, err = capfd.readouterr()
+    assert "recorded in" in out and "Retrying" not in out + err and "WARNING" not in out + err
+
+
+def test_a_tracking_server_that_does_not_answer_is_refused_before_spark_starts(tmp_path) -> None:
+    uri, output = f"http://127.0.0.1:{free_port()}", tmp_path / "run"
+    job = subprocess.run([sys.executable, "jobs/pipeline.py", "--set", "corpus.format=synthetic", "--set",
+                          f"track.mlflow_uri={uri}", "--output", str(output)], cwd=REPO, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert job.returncode == CONFIG_EXIT and job.stdout == ""
+    assert job.stderr == (f"sparktc: configuration error: track.mlflow_uri = '{uri}': the tracking server does not "
+                          f"answer: {uri}/health got no answer ([Errno 111] Connection refused) within 5 s; start the "
+                          "server, or correct track.mlflow_uri, or leave track.mlflow_uri empty to run without "
+                          "MLflow\n")
+    assert not output.exists()  # nothing claimed, no Spark started
+
+
 def test_a_run_without_track_never_imports_mlflow(tmp_path) -> None:
     """The default path, in a fresh interpreter where MLflow is installed: the jobs' and the API's modules, a
     configuration without [track], and a record kept in the history.
@@ -109,7 +157,7 @@ from sparktc.experiment.config import load_config
 from sparktc.tracking.record import RunRecord, digest
 config = load_config({{"corpus": {{"format": "synthetic"}}, "history": {{"path": {str(tmp_path / "history")!r}}}}})
 record = RunRecord.start("no-track", "pipeline", config.as_dict()).finish(0)
-recording.keep(None, config, record, {str(tmp_path / "run")!r})  # Spark reads the output for [track] only
+recording.keep(config, record, recording.reports(None, config, record, {str(tmp_path / "run")!r}))  # none
 assert "mlflow" not in sys.modules, sorted(name for name in sys.modules if name.startswith("mlflow"))
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trackers import tracking_server
 
 from benchmarks import rcv1_scale
 from benchmarks.recording import HARNESS_STAGE, arguments
@@ -247,3 +248,16 @@ def test_track_without_history_logs_only_to_mlflow_and_a_bad_uri_is_refused(tmp_
         parser.parse_args(["--track", f"sqlite:///{tmp_path / 'missing' / 'mlflow.db'}"])
     assert exit.value.code == 2
     assert f"the directory {tmp_path / 'missing'} does not exist" in capsys.readouterr().err
+
+
+def test_a_run_mlflow_cannot_log_is_recorded_in_the_history_with_exit_status_1(tmp_path: Path, capsys) -> None:
+    output, store = tmp_path / "out", tmp_path / "history"
+    with tracking_server(status=503, health=200) as failing:  # answers the probe, fails MLflow's requests
+        status = harness(output, ["--output", str(output), "--history", str(store), "--track", failing],
+                         lambda r, w: 0)
+    assert status == INPUT_EXIT
+    [record] = records(store)
+    assert record["exit_status"] == INPUT_EXIT and record["error"].startswith(
+        f"TrackingError: cannot log run {record['run_id']} to MLflow at {failing}")
+    err = capsys.readouterr().err
+    assert f"could not be logged to MLflow at {failing}" in err and "Retrying" not in err

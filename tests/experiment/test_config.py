@@ -5,12 +5,14 @@ ones.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import get_type_hints
 
 import pytest
+from trackers import free_port, tracking_server
 
 import sparktc.experiment.config
 from sparktc.apps import cli
@@ -413,8 +415,8 @@ def test_a_tracking_uri_mlflow_cannot_log_to_is_refused(tmp_path: Path, monkeypa
     database = tmp_path / "mlflow.db"
     assert load_config(None, [*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]).track.mlflow_uri == \
         f"sqlite:///{database}"
-    assert load_config(None, [*REUTERS, "track.mlflow_uri=http://mlflow:5000"]).track.mlflow_uri == \
-        "http://mlflow:5000"
+    with tracking_server() as server:  # a server that answers: any answer below 500 will do
+        assert load_config(None, [*REUTERS, f"track.mlflow_uri={server}"]).track.mlflow_uri == server
     assert refused([*REUTERS, "track.mlflow_uri=mlruns"]) == (
         "track.mlflow_uri = 'mlruns' is a file store, which MLflow (3.13 and later) keeps in maintenance mode and "
         "refuses unless MLFLOW_ALLOW_FILE_STORE=true; use a sqlite database, e.g. sqlite:///mlruns/mlflow.db, or set "
@@ -445,3 +447,69 @@ def test_a_tracked_run_without_mlflow_installed_is_refused(missing: str, message
     assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path / 'mlflow.db'}"]) == \
         f"track.mlflow_uri = 'sqlite:///{tmp_path / 'mlflow.db'}': {message}"
     assert load_config(None, REUTERS).track.mlflow_uri == ""
+
+
+# --- issue 38: a tracker that cannot be reached, and [history] settings that cannot work, refused before Spark starts
+
+
+def test_a_tracking_server_that_does_not_answer_is_refused() -> None:
+    uri = f"http://127.0.0.1:{free_port()}"
+    assert refused([*REUTERS, f"track.mlflow_uri={uri}"]) == (
+        f"track.mlflow_uri = '{uri}': the tracking server does not answer: {uri}/health got no answer ([Errno 111] "
+        "Connection refused) within 5 s; start the server, or correct track.mlflow_uri, or leave track.mlflow_uri "
+        "empty to run without MLflow")
+    with tracking_server(status=502) as proxied:  # a proxy whose server is down
+        assert "the tracking server does not answer: " in refused([*REUTERS, f"track.mlflow_uri={proxied}"])
+    with tracking_server(status=401) as guarded:  # a server that wants credentials: MLflow's to give
+        assert load_config(None, [*REUTERS, f"track.mlflow_uri={guarded}"]).track.mlflow_uri == guarded
+
+
+def test_a_sqlite_store_that_cannot_be_written_or_is_locked_is_refused(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # /proc takes no new file, even from root (whom permission bits do not stop)
+    assert refused([*REUTERS, "track.mlflow_uri=sqlite:////proc/mlflow.db"]).startswith(
+        "track.mlflow_uri = 'sqlite:////proc/mlflow.db': the directory /proc cannot be written (")
+    broken = tmp_path / "broken.db"
+    broken.write_text("not a database\n" * 100)
+    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{broken}"]).endswith(
+        f"the database {broken} cannot be written (file is not a database); give a sqlite database MLflow made, or a "
+        "new file, or leave track.mlflow_uri empty to run without MLflow")
+    database = tmp_path / "mlflow.db"
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    monkeypatch.setattr(sparktc.experiment.config, "PROBE_SECONDS", 0.2)  # the test need not wait 5 s
+    holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the probe waits
+    try:
+        assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]) == (
+            f"track.mlflow_uri = 'sqlite:///{database}': the database {database} is locked by another process (a "
+            "write held over 0.2 s); let it finish, or give another database, or leave track.mlflow_uri empty to run "
+            "without MLflow")
+    finally:
+        holder.execute("ROLLBACK")
+    assert load_config(None, [*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]).track.mlflow_uri
+    holder.close()
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith(".sparktc-probe")]
+
+
+def test_history_settings_that_cannot_work_are_refused(tmp_path: Path) -> None:
+    file = tmp_path / "history.parquet"
+    file.write_bytes(b"PAR1")
+    assert refused([*REUTERS, f"history.path={file}"]) == (
+        f"history.path = '{file}' is a file; the history is a directory of run records (made when missing): give a "
+        "directory path")
+    assert refused([*REUTERS, f"history.path={file}/history"]) == (
+        f"history.path = '{file}/history': {file} is a file, so the history's directory cannot be made there; give "
+        "a directory path")
+    assert refused([*REUTERS, "history.path=/proc/sparktc/history"]).startswith(
+        "history.path = '/proc/sparktc/history': the directory /proc (where /proc/sparktc/history would be made) "
+        "cannot be written (")
+    assert refused([*REUTERS, 'history.path="  "']) == (
+        "history.path = '  ' is out of range; expected a directory or a URI, or \"\" for none (not blank)")
+    for label in ("nightly\nREGRESSION", "a\tb", "bell\x07"):
+        assert refused([*REUTERS, f"history.label={label}"]) == (
+            f"history.label = {label!r} is out of range; expected printable characters only (no newline, tab or "
+            "other control character)")
+    made = load_config(None, [*REUTERS, f"history.path={tmp_path}/new/history", "history.label=nightly r90"])
+    assert (made.history.path, made.history.label) == (f"{tmp_path}/new/history", "nightly r90")
+    assert load_config(None, [*REUTERS, "history.path=s3://bucket/history"]).history.path == "s3://bucket/history"
+    assert not (tmp_path / "new").exists()  # made by the run's first record, not by the check

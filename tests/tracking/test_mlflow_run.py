@@ -5,6 +5,8 @@ back with MLflow's own client; params, metrics, tags and artifacts checked again
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import tomllib
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from conftest import REPO
 from histories import make
 from mlflow import MlflowClient
 from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
+from trackers import free_port, tracking_server
 
+import sparktc.experiment.config
 from sparktc.experiment.config import Config, TrackConfig
 from sparktc.runtime.usage import StageUsage
 from sparktc.tracking import mlflow_run
@@ -162,3 +166,36 @@ def test_the_tests_install_the_track_extra_as_pinned() -> None:
     """
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["track"] and set(extras["track"]) <= set(extras["test"])
+
+
+def test_a_store_lost_during_the_run_fails_in_seconds_in_one_line(tmp_path, capfd, monkeypatch) -> None:
+    """The stores the configuration's probe refuses, lost after it: found by the same probe before MLflow is called
+    (a server down, a database locked), or failing inside MLflow's client with its retries bounded and its warnings
+    kept off the terminal (a server whose every request fails).
+    """
+    uri = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(mlflow_run.TrackingError, match=f"cannot log run r11 to MLflow at {uri} .*: the tracking "
+                                                       "server does not answer: .*Connection refused"):
+        mlflow_run.log(TrackConfig(uri), make("r11", 0), {})
+    database = tmp_path / "mlflow.db"
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(sparktc.experiment.config, "PROBE_SECONDS", 0.2)
+    with pytest.raises(mlflow_run.TrackingError, match=f"the database {database} is locked by another process"):
+        mlflow_run.log(TrackConfig(f"sqlite:///{database}"), make("r12", 0), {})
+    holder.close()
+    with tracking_server(status=503, health=200) as failing:
+        with pytest.raises(mlflow_run.TrackingError, match=f"cannot log run r13 to MLflow at {failing} .*: .*503"):
+            mlflow_run.log(TrackConfig(failing), make("r13", 0), {})
+    assert capfd.readouterr().err == ""  # MLflow's and urllib3's retry warnings kept off the terminal
+
+
+def test_mlflows_http_limits_are_set_for_the_logging_only_and_never_over_the_users(monkeypatch) -> None:
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "300")
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", raising=False)
+    with mlflow_run._bounded():
+        set_here = {name: os.environ.get(name) for name in mlflow_run.HTTP_LIMITS}
+    assert set_here == {"MLFLOW_HTTP_REQUEST_TIMEOUT": "300", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+                        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "300" and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
