@@ -10,6 +10,9 @@
 :func:`run_pipeline` is the pipeline job (``jobs/pipeline.py``) on the caller's session: the same checks before any
 Spark work (the configuration, ``output``), the same hold on the output, the same stages, manifests and run record
 (:mod:`sparktc.apps.recording`). :func:`classify` is classify's code over a DataFrame instead of files.
+
+A local session whose workers would start a Python that cannot run sparktc's tasks is refused before the first Spark
+job (:func:`sparktc.runtime.session.check_workers_python`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from sparktc.experiment.bundle import MODEL, Bundle, load_bundle
 from sparktc.experiment.config import Config, ConfigError, load_config
 from sparktc.filesystem import absolute
 from sparktc.runtime import storage
+from sparktc.runtime.session import check_workers_python
 from sparktc.tracking.record import RunRecord
 
 __all__ = ["RunResult", "classify", "load_model", "run_pipeline"]
@@ -65,6 +69,7 @@ def run_pipeline(spark: SparkSession, config: str | Mapping[str, Any] | Config |
         config = load_config(config, overrides, preset)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
+    check_workers_python(spark)
     manifests, record = run_recorded(spark, config, output, stages, force)
     return RunResult(record.output, record, manifests, _metrics(spark, record.output))
 
@@ -76,6 +81,7 @@ def _metrics(spark: SparkSession, output: str) -> dict[str, Any]:
 
 def load_model(spark: SparkSession, path: str) -> Bundle:
     """The model bundle at ``path`` (a training run's ``OUTPUT/model``: :attr:`RunResult.model`), checked."""
+    check_workers_python(spark)
     return load_bundle(spark, absolute(path))
 
 
@@ -98,6 +104,7 @@ def classify(model: Bundle, documents: DataFrame, top_k: int = 5) -> DataFrame:
     if "doc_id" not in columns:
         raise ClassifyError(f"the documents have no doc_id column (columns: {', '.join(documents.columns)})")
     spark = documents.sparkSession
+    check_workers_python(spark)
     labels = _column(documents, "labels", F.array().cast("array<string>"))
     if {"indices", "values"} <= columns:
         n_terms = len(model.terms)
