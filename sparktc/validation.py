@@ -1,5 +1,5 @@
-"""Input validation shared by the maths modules: each check returns the value in the form the caller
-computes with, or raises ValueError whose message names the parameter and what it got.
+"""Input validation shared by the maths modules and the Python API's arguments: each check returns the value in
+the form the caller computes with, or raises ValueError whose message names the parameter and what it got.
 
 Pure numpy/scipy and imports nothing from sparktc, so every layer can use it.
 """
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+import os
+import reprlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,6 +69,50 @@ def check_integer(name: str, value: int, low: int, high: int | None = None, *, k
         requirement = f"a {kind}" if kind else f"an integer{_interval(low, high, False)}"
         raise ValueError(f"{name} must be {requirement}; got {value!r}")
     return int(value)
+
+
+def _got(value: Any) -> str:
+    """A wrong argument as a message shows it: its type and its (shortened) repr."""
+    return f"{type(value).__name__} {reprlib.repr(value)}"
+
+
+def check_path(name: str, value: Any, *, also: str = "") -> str:
+    """``value`` as a path string, or ValueError unless it is a ``str`` or an ``os.PathLike`` giving one: an int
+    is no path (``open`` takes it for a file descriptor: ``open(0)`` reads stdin and closes it), nor are bytes.
+    ``also`` words the other values the argument takes (", a dict of sections or None").
+    """
+    path = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(path, str):
+        raise ValueError(f"{name} must be a path (a str or an os.PathLike such as pathlib.Path){also}; "
+                         f"got {_got(value)}")
+    return path
+
+
+def check_strings(name: str, value: Any) -> tuple[str, ...]:
+    """``value`` as a tuple of strings, or ValueError unless it is a sequence (a list or tuple) of ``str``: a
+    bare string is refused, not read letter by letter.
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        hint = f" (one string is a list of one: [{value!r}])" if isinstance(value, str) else ""
+        raise ValueError(f"{name} must be a list or tuple of strings{hint}; got {_got(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ValueError(f"{name} must be a list or tuple of strings; got {_got(item)} at index {index}")
+    return tuple(value)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value``, or ValueError unless it is a bool (True or False: 0, 1 and "yes" are not)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False; got {_got(value)}")
+    return value
+
+
+def check_string(name: str, value: Any, what: str) -> str:
+    """``value``, or ValueError unless it is a ``str``; ``what`` says what it names ("a preset's name")."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a str ({what}); got {_got(value)}")
+    return value
 
 
 def check_labels(name: str, y: ArrayLike, n_docs: int | None = None) -> NDArray[np.bool_]:

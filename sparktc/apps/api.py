@@ -10,26 +10,48 @@
 :func:`run_pipeline` is the pipeline job (``jobs/pipeline.py``) on the caller's session: the same checks before any
 Spark work (the configuration, ``output``), the same hold on the output, the same stages, manifests and run record
 (:mod:`sparktc.apps.recording`). :func:`classify` is classify's code over a DataFrame instead of files.
+
+Every argument is checked at the door, as the command line checks its flags: a wrong type or value, or a column of
+the documents of a wrong type, is one :class:`sparktc.errors.SparktcError` naming it before any Spark job. So is a
+local session whose workers would start a Python that cannot run sparktc's tasks
+(:func:`sparktc.runtime.session.check_workers_python`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sparktc.apps.classify import NO_TERMS, ClassifyError, check_texts, predict, weighted
-from sparktc.apps.pipeline import run_recorded
+from sparktc.apps.classify import (
+    NO_ID,
+    NO_TERMS,
+    NO_TEXT,
+    NOT_FINITE,
+    ClassifyError,
+    check_texts,
+    check_top_k,
+    null_entries,
+    outside_terms,
+    predict,
+    unequal_lengths,
+    weighted,
+)
+from sparktc.apps.pipeline import check_stages, run_recorded
 from sparktc.experiment.bundle import MODEL, Bundle, load_bundle
-from sparktc.experiment.config import Config, ConfigError, load_config
+from sparktc.experiment.config import Config, ConfigError, check_overrides, load_config
+from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import absolute
 from sparktc.runtime import storage
+from sparktc.runtime.session import check_workers_python
 from sparktc.tracking.record import RunRecord
+from sparktc.validation import check_flag, check_path, check_strings
 
 __all__ = ["RunResult", "classify", "load_model", "run_pipeline"]
 
@@ -51,20 +73,49 @@ class RunResult:
         return storage.join(self.output, MODEL)
 
 
-def run_pipeline(spark: SparkSession, config: str | Mapping[str, Any] | Config | None, output: str, *,
-                 overrides: Sequence[str] = (), preset: str = "", stages: Sequence[str] = (),
-                 force: bool = False) -> RunResult:
+V = TypeVar("V")
+
+
+def _checked(check: Callable[..., V], *arguments: Any, **options: Any) -> V:
+    """``check(*arguments, **options)`` (a :mod:`sparktc.validation` check), its ValueError a ConfigError."""
+    try:
+        return check(*arguments, **options)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _check_session(spark: Any) -> None:
+    """ConfigError unless ``spark`` is a SparkSession (classic, or Spark Connect's, which is no subclass of it)."""
+    if not isinstance(spark, SparkSession) and not type(spark).__module__.startswith("pyspark.sql.connect."):
+        raise ConfigError(f"spark must be a SparkSession (SparkSession.builder.getOrCreate()); "
+                          f"got {type(spark).__name__}")
+
+
+def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[str, Any] | Config | None,
+                 output: str | os.PathLike[str], *, overrides: Sequence[str] = (), preset: str = "",
+                 stages: Sequence[str] = (), force: bool = False) -> RunResult:
     """Run the pipeline (or the stages ``stages``) on ``spark`` into ``output``.
 
-    ``config`` is a TOML file, a dict of sections (``{"corpus": {"format": "synthetic"}, ...}``) or a loaded
-    :class:`~sparktc.experiment.config.Config`; ``overrides`` are ``section.key=value`` strings and ``preset`` a paper's
-    method, as the jobs' ``--set`` and ``--preset``. Stages whose manifests are current are skipped, as on the command
-    line; ``force`` recomputes them. A wrong setting raises :class:`sparktc.errors.ConfigError` before any Spark work.
+    ``config`` is a TOML file's path, a dict of sections (``{"corpus": {"format": "synthetic"}, ...}``), a loaded
+    :class:`~sparktc.experiment.config.Config` or None (the defaults); ``overrides`` are ``section.key=value`` strings
+    and ``preset`` a paper's method, as the jobs' ``--set`` and ``--preset``; ``stages`` names stages (a list: one
+    string is not read as its letters). Stages whose manifests are current are skipped, as on the command line;
+    ``force`` (True or False) recomputes them. A wrong argument or setting raises
+    :class:`sparktc.errors.ConfigError` before any Spark work.
     """
+    _check_session(spark)
+    if not isinstance(config, Config | Mapping) and config is not None:
+        _checked(check_path, "config", config, also=", a dict of sections, a Config or None")
+    output = _checked(check_path, "output", output)
+    overrides, preset = check_overrides(overrides, preset)
+    stages = _checked(check_strings, "stages", stages)
+    check_stages(stages)
+    force = _checked(check_flag, "force", force)
     if not isinstance(config, Config):
         config = load_config(config, overrides, preset)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
+    check_workers_python(spark)
     manifests, record = run_recorded(spark, config, output, stages, force)
     return RunResult(record.output, record, manifests, _metrics(spark, record.output))
 
@@ -74,54 +125,139 @@ def _metrics(spark: SparkSession, output: str) -> dict[str, Any]:
     return json.loads(storage.read_text(spark, path)) if storage.exists(spark, path) else {}
 
 
-def load_model(spark: SparkSession, path: str) -> Bundle:
+def load_model(spark: SparkSession, path: str | os.PathLike[str]) -> Bundle:
     """The model bundle at ``path`` (a training run's ``OUTPUT/model``: :attr:`RunResult.model`), checked."""
+    _check_session(spark)
+    path = _checked(check_path, "path", path)
+    check_workers_python(spark)
     return load_bundle(spark, absolute(path))
+
+
+_INTEGERS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_STRING = (lambda kind: isinstance(kind, T.StringType), "string")
+
+
+def _array_of(*elements: type[T.DataType]) -> Callable[[T.DataType], bool]:
+    return lambda kind: isinstance(kind, T.ArrayType) and isinstance(kind.elementType, elements)
+
+
+#: The columns classify reads, each with its test of a column's type and the type expected in words. A doc_id may
+#: be an integer, as a JSON Lines id may (it is read as its decimal string).
+COLUMNS: dict[str, tuple[Callable[[T.DataType], bool], str]] = {
+    "doc_id": (lambda kind: isinstance(kind, (T.StringType, *_INTEGERS)), "string or an integer type"),
+    "labels": (_array_of(T.StringType), "array<string> (a list of category names per document)"),
+    "text": _STRING,
+    "title": _STRING,
+    "indices": (_array_of(*_INTEGERS), "an array of integers (term ids from 0)"),
+    "values": (_array_of(T.FloatType, T.DoubleType), "array<float> or array<double>"),
+    "counts": (_array_of(*_INTEGERS), "an array of integers (term counts)"),
+}
+
+
+def _check_columns(documents: DataFrame) -> set[str]:
+    """The names of the documents' columns, or ClassifyError naming the first column classify reads whose type is
+    not the one it reads (the schema alone: no Spark job).
+    """
+    for field in documents.schema.fields:
+        if field.name in COLUMNS:
+            accepts, expected = COLUMNS[field.name]
+            if not accepts(field.dataType):
+                raise ClassifyError(f"the documents' column {field.name} is {field.dataType.simpleString()}; "
+                                    f"expected {expected}")
+    return set(documents.columns)
 
 
 def _column(frame: DataFrame, name: str, otherwise: Any) -> Any:
     return F.col(name) if name in frame.columns else otherwise
 
 
+def _without_id() -> Column:
+    doc_id = F.col("doc_id").cast("string")
+    return doc_id.isNull() | (doc_id == "")
+
+
+def _vector_reason(columns: set[str], n_terms: int) -> Column:
+    """Why a row of vectors is not classified (null if it is), the first that applies: no id, a null list or
+    entry, lengths that differ, a value that is not finite, a term id outside the model, no term at all.
+    """
+    lists = ["indices", "values", *(["counts"] if "counts" in columns else [])]
+    reason = F.when(_without_id(), F.lit(NO_ID))
+    for name in lists:
+        reason = reason.when(F.col(name).isNull() | F.exists(name, lambda entry: entry.isNull()),
+                             F.lit(null_entries(name)))
+    for name in lists[1:]:
+        reason = reason.when(F.size(name) != F.size("indices"),
+                             F.format_string(unequal_lengths(name), F.size("indices"), F.size(name)))
+    as_floats = F.col("values").cast("array<float>")  # the vectors' type: a double beyond its range is infinite
+    return (reason.when(F.exists(as_floats, lambda v: F.isnan(v) | (F.abs(v) == float("inf"))), F.lit(NOT_FINITE))
+            .when(F.exists("indices", lambda i: (i < 0) | (i >= n_terms)), F.lit(outside_terms(n_terms)))
+            .when(F.size("indices") == 0, F.lit(NO_TERMS)))
+
+
+#: Where a DataFrame's row is: its partition and its place in it, from :func:`F.monotonically_increasing_id` (the
+#: partition's index in the upper 31 bits, the row's in the lower 33), which keeps the DataFrame's order.
+_ROW_BITS = 33
+
+
+def _dataframe_row(first: Column) -> Column:
+    position = first["line"]
+    return F.format_string("row %d of partition %d of the DataFrame",
+                           position.bitwiseAND((1 << _ROW_BITS) - 1) + 1, F.shiftright(position, _ROW_BITS))
+
+
 def classify(model: Bundle, documents: DataFrame, top_k: int = 5) -> DataFrame:
-    """Predictions for a DataFrame of documents: ``doc_id`` with either ``text`` (and optionally ``title``), weighted as
-    the training run weighted its documents, or ``indices`` and ``values`` (a vector over the model's terms, ids from
-    0; naive Bayes also reads ``counts``), taken as they are; ``labels`` (array of strings) is optional.
+    """Predictions for a DataFrame of documents: ``doc_id`` (string, or an integer type) with either ``text`` (and
+    optionally ``title``), strings weighted as the training run weighted its documents, or ``indices`` (integers)
+    and ``values`` (floats or doubles), a vector over the model's terms, ids from 0 (naive Bayes also reads
+    ``counts``), taken as they are; ``labels`` (array of strings) is optional. A column of another type, or
+    ``top_k`` other than an integer >= 1 (as the job's ``--top-k``), is refused before any Spark job.
 
     One row per document: doc_id, labels, predicted (category codes), predicted_names, top_categories, top_scores,
-    and ``reason``, null for a classified document, else why it could not be (no term of the model's vocabulary, a
-    term id outside it): such a document keeps its row with no predictions, so nothing is dropped.
+    and ``reason``, null for a classified document, else why it could not be, as the classify job would say it: a
+    null or empty doc_id, a null text, a null list or entry, indices and values of different lengths, a value NaN
+    or infinite, a term id outside the model, no term of the model's vocabulary, or a doc id met in an earlier row
+    (the DataFrame's order; the first of a doc id's rows that can be classified is, the later ones are not). Such a
+    document keeps its row with no predictions, so nothing is dropped.
     """
-    if top_k < 1:
-        raise ClassifyError(f"top_k = {top_k}: expected an integer >= 1")
-    columns = set(documents.columns)
+    if not isinstance(model, Bundle):
+        raise ConfigError(f"model must be a Bundle (sparktc.load_model's result); got {type(model).__name__}")
+    if not isinstance(documents, DataFrame):
+        raise ConfigError(f"documents must be a Spark DataFrame; got {type(documents).__name__}")
+    top_k = check_top_k(top_k, "top_k")
+    columns = _check_columns(documents)
     if "doc_id" not in columns:
         raise ClassifyError(f"the documents have no doc_id column (columns: {', '.join(documents.columns)})")
     spark = documents.sparkSession
     labels = _column(documents, "labels", F.array().cast("array<string>"))
     if {"indices", "values"} <= columns:
-        n_terms = len(model.terms)
         if model.scorer.column not in columns:
             raise ClassifyError(f"the model {model.path} scores the {model.scorer.column!r} column of the vectors, "
                                 "which the documents lack")
-        outside = F.exists("indices", lambda i: (i < 0) | (i >= n_terms))
+        check_workers_python(spark)
+        reason = _vector_reason(columns, len(model.terms))
+        valid = reason.isNull()  # the lists cast only then: a term id over 2**31 would stop the job
         vectors = documents.select(
             F.col("doc_id").cast("string"), labels.alias("labels"),
-            F.col("indices").cast("array<int>"), F.col("values").cast("array<float>"),
-            _column(documents, "counts", F.lit(None)).cast("array<int>").alias("counts"),
-            F.when(outside, F.lit(f"a term id outside the model's {n_terms:,} terms (0 to {n_terms - 1:,})"))
-            .when(F.size("indices") == 0, F.lit(NO_TERMS)).alias("reason"))
+            F.when(valid, F.col("indices").cast("array<int>")).alias("indices"),
+            F.when(valid, F.col("values").cast("array<float>")).alias("values"),
+            F.when(valid, _column(documents, "counts", F.lit(None)).cast("array<int>")).alias("counts"),
+            F.lit("DataFrame").alias("source"), reason.alias("reason"))
     elif "text" in columns:
         check_texts(model, "texts of the DataFrame")
+        check_workers_python(spark)
         records = documents.select(
-            F.col("doc_id").cast("string"), labels.alias("labels"), F.col("text").cast("string"),
+            F.col("doc_id").cast("string"), labels.alias("labels"), F.col("text"),
             _column(documents, "title", F.lit(None)).cast("string").alias("title"),
             F.lit(None).cast("string").alias("tokens"), F.lit("DataFrame").alias("source"),
-            F.lit(None).cast("int").alias("line"), F.lit(None).cast("string").alias("reason"))
-        vectors = weighted(spark, model, records)
+            F.lit(None).cast("int").alias("line"),
+            F.when(_without_id(), F.lit(NO_ID)).when(F.col("text").isNull(), F.lit(NO_TEXT)).alias("reason"))
+        vectors = weighted(spark, model, records).drop("line")
     else:
         raise ClassifyError("the documents need a text column, or indices and values columns (columns: "
                             f"{', '.join(documents.columns)})")
+    # A doc id met again is not classified after its first classifiable row, as the job does; weighting keeps the
+    # rows' partitions and order, so the position is the documents' row.
+    vectors = mark_duplicates(vectors.withColumn("line", F.monotonically_increasing_id()), _dataframe_row)
     classified = predict(spark, model, vectors.filter(F.col("reason").isNull())
                          .select("doc_id", "labels", "indices", "values", "counts"), top_k)
     nothing = F.lit(None).cast(T.ArrayType(T.StringType()))

@@ -39,24 +39,54 @@ from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.permissions import permission_errors
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
+from sparktc.validation import check_integer
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 NO_TERMS = "no term of the model's vocabulary: nothing to classify by"
+#: Why a row of a DataFrame (:func:`sparktc.apps.api.classify`) is not classified, where a reader would reject a
+#: record of a file (its doc id or text missing: the readers say it in their format's words) or a vector.
+NO_ID = "doc_id is null or empty: give every document an id"
+NO_TEXT = "text is null: give every document its text"
+NOT_FINITE = "values holds NaN or infinity (or a number beyond a float's range, 3.4e38): give finite values"
 SHOWN = 5
+
+
+def null_entries(column: str) -> str:
+    """Why a document whose vector ``column`` (indices, values, counts) is null or holds a null is not classified."""
+    return f"{column} is null or holds a null: give every document a list (an empty one for a document without terms)"
+
+
+def unequal_lengths(column: str) -> str:
+    """Why a document whose ``column`` is not as long as its indices is not classified (a format string of the two
+    lengths).
+    """
+    return f"indices and {column} differ in length (%d and %d): give one entry per term id"
+
+
+def outside_terms(n_terms: int) -> str:
+    """Why a document with a term id outside the model's ``n_terms`` terms is not classified."""
+    return f"a term id outside the model's {n_terms:,} terms (0 to {n_terms - 1:,})"
 
 
 class ClassifyError(InputError):
     """Input to classify that is missing, holds no documents, or cannot be read."""
 
 
+def check_top_k(top_k: int, name: str = "--top-k") -> int:
+    """``top_k``, or ConfigError naming it as ``name`` unless it is an integer (not a bool) >= 1."""
+    try:
+        return check_integer(name, top_k, 1)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
 def check_arguments(input_format: str, output_format: str, top_k: int) -> None:
-    """Refuse an unknown input or output format, or a top-K below 1, before Spark starts."""
+    """Refuse an unknown input or output format, or a top-K that is not an integer >= 1, before Spark starts."""
     if input_format not in CLASSIFY_READERS:
         raise ConfigError(f"--input-format {input_format!r} is not known; formats: {', '.join(CLASSIFY_READERS)}")
     if output_format not in OUTPUT_FORMATS:
         raise ConfigError(f"--format {output_format!r} is not known; formats: {', '.join(OUTPUT_FORMATS)}")
-    if top_k < 1:
-        raise ConfigError(f"--top-k {top_k}: expected an integer >= 1")
+    check_top_k(top_k)
 
 
 def _write(frame: DataFrame, path: str, output_format: str) -> None:

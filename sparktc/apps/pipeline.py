@@ -29,11 +29,16 @@ BY_NAME: dict[str, Stage] = {stage.name: stage for stage in PIPELINE}
 SYNTHESIZED_CORPUS = "corpus"
 
 
-def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[Stage, Config]]:
-    """The stages ``names`` (default: all, with synthesize first for a synthetic corpus) and their configurations."""
+def check_stages(names: Sequence[str]) -> None:
+    """Refuse a name in ``names`` that is no stage of the pipeline."""
     unknown = [name for name in names if name not in BY_NAME]
     if unknown:
         raise ConfigError(f"unknown stage {', '.join(unknown)}; stages: {', '.join(BY_NAME)}")
+
+
+def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[Stage, Config]]:
+    """The stages ``names`` (default: all, with synthesize first for a synthetic corpus) and their configurations."""
+    check_stages(names)
     stages = [BY_NAME[name] for name in names] if names else list(PIPELINE)
     written_as = FORMATS[config.corpus.format].written_as
     if not written_as:

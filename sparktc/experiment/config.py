@@ -45,7 +45,7 @@ from sparktc.models.registry import METHODS, parameter_fields
 from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime import faults
 from sparktc.runtime.progress import MODES
-from sparktc.validation import allowed, between, rule, setting_problem
+from sparktc.validation import allowed, between, check_path, check_string, check_strings, rule, setting_problem
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -531,13 +531,32 @@ def _default(section: str, key: str) -> Any:
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 
 
-def load_config(path: str | Mapping[str, Any] | None, overrides: Sequence[str] = (), preset: str = "") -> Config:
+def check_overrides(overrides: Sequence[str], preset: str) -> tuple[tuple[str, ...], str]:
+    """``overrides`` and ``preset`` as given, or ConfigError unless the overrides are a list or tuple of strings (a
+    bare string is refused, not read letter by letter) and the preset a string.
+    """
+    try:
+        return check_strings("overrides", overrides), check_string("preset", preset, "a preset's name, or \"\"")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrides: Sequence[str] = (),
+                preset: str = "") -> Config:
     """Read a TOML file (or take a dict of sections, as a notebook gives them; or nothing), replace its [select],
     [train] and [tune] by ``preset``'s when one is named
     (:mod:`sparktc.experiment.presets`; the settings it drops are told on stderr), apply overrides in order, and
     validate everything. Under a preset, a refusal that names a setting only the preset gave says where each
     setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`).
+    A ``path`` that is not a ``str``, an ``os.PathLike``, a mapping or None, ``overrides`` that are not a list or
+    tuple of strings (a bare string included) and a ``preset`` that is not a string are ConfigErrors naming them.
     """
+    if path is not None and not isinstance(path, Mapping):
+        try:  # checked here, as callers other than the command line (the Python API) give any object
+            path = check_path("config", path, also=", a dict of sections or None")
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+    overrides, preset = check_overrides(overrides, preset)
     if isinstance(path, Mapping):
         raw: dict[str, Any] = {name: dict(values) if isinstance(values, Mapping) else values
                                for name, values in copy.deepcopy(dict(path)).items()}

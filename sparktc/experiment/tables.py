@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -25,7 +25,7 @@ from sparktc.models.thresholds import pcut_counts
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import read_small
 
-__all__ = ["cut_of", "mark_duplicates", "parse_files", "pcut_thresholds_of_documents", "term_order"]
+__all__ = ["cut_of", "mark_duplicates", "parse_files", "pcut_thresholds_of_documents", "source_line", "term_order"]
 
 
 # Spark globs every path it loads: unescaped, a file named "a[1].jsonl" would read "a1.jsonl".
@@ -48,8 +48,14 @@ def parse_files(spark: SparkSession, paths: list[str], reader: Reader) -> DataFr
     return files.mapInArrow(parse, from_arrow_schema(RECORD_SCHEMA))
 
 
-def mark_duplicates(records: DataFrame) -> DataFrame:
-    """Reject every repeat of a doc id after its first occurrence (by file, then line).
+def source_line(first: Column) -> Column:
+    """Where a record is, ``source:line``, from its (source, line) struct."""
+    return F.concat(first["source"], F.lit(":"), first["line"].cast("string"))
+
+
+def mark_duplicates(records: DataFrame, where: Callable[[Column], Column] = source_line) -> DataFrame:
+    """Reject every repeat of a doc id after its first occurrence (by source, then line), the reason naming the
+    first occurrence as ``where`` words its (source, line) struct.
 
     Only the (doc_id, source, line) keys are shuffled to find repeated ids; the few repeats are
     broadcast back, so the documents themselves are not moved.
@@ -63,8 +69,8 @@ def mark_duplicates(records: DataFrame) -> DataFrame:
     is_repeat = F.col("reason").isNull() & F.col("_first").isNotNull() & (
         (F.col("source") != F.col("_first.source")) | (F.col("line") != F.col("_first.line"))
     )
-    duplicate = F.concat(F.lit("duplicate doc id (first at "), F.col("_first.source"), F.lit(":"),
-                         F.col("_first.line").cast("string"), F.lit("); doc ids must be unique"))
+    duplicate = F.concat(F.lit("duplicate doc id (first at "), where(F.col("_first")),
+                         F.lit("); doc ids must be unique"))
     return marked.withColumn("reason", F.when(is_repeat, duplicate).otherwise(F.col("reason"))).drop("_first")
 
 

@@ -1,14 +1,30 @@
-"""Spark session construction shared by jobs and tests."""
+"""Spark session construction shared by jobs and tests, and the check of the interpreter a session's workers run."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from sparktc.errors import SparktcError
 from sparktc.runtime.parts import COMPRESSION
 
 PARQUET_CODEC = "spark.sql.parquet.compression.codec"
+#: What sparktc's tasks import in the Python workers: Arrow batches and pandas (PySpark's Arrow path), the maths,
+#: LIBLINEAR, scikit-learn's models and the Snowball stemmers (PyStemmer).
+WORKER_MODULES = ("numpy", "scipy", "pyarrow", "pandas", "liblinear", "sklearn", "Stemmer")
+#: Run by the workers' interpreter: its version, and the modules it cannot find (found, not imported: milliseconds).
+_PROBE = ("import importlib.util, json, sys; print(json.dumps([list(sys.version_info[:2]), "
+          "[m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]]))")
+#: The interpreters found able to run sparktc's tasks in this process (a failure is asked again: it may be fixed).
+_ABLE: set[str] = set()
+
+
+class WorkerPythonError(SparktcError):
+    """The interpreter the Spark workers start cannot run sparktc's tasks."""
 
 
 def build_session(
@@ -30,3 +46,58 @@ def build_session(
         session.conf.set(PARQUET_CODEC, COMPRESSION)  # the tables Spark writes, like those the tasks write
     session.sparkContext.setLogLevel(log_level)
     return session
+
+
+def local_workers_python(spark: SparkSession) -> str | None:
+    """The interpreter the Python workers of a local-mode ``spark`` start: the driver's ``PYSPARK_PYTHON`` when the
+    session started, else ``python3`` on the PATH (PySpark reads no other setting: ``spark.pyspark.python`` is
+    spark-submit's). None on a cluster, whose workers run on other machines, and on Spark Connect (no SparkContext
+    here: the server's workers are configured server-side).
+    """
+    context = getattr(spark, "sparkContext", None)  # Spark Connect raises an AttributeError for it
+    if context is None or not context.master.startswith("local"):
+        return None
+    return context.pythonExec
+
+
+def python_problem(executable: str) -> str | None:
+    """What keeps the interpreter ``executable`` from running sparktc's tasks for this driver (not found, another
+    Python version, a module of :data:`WORKER_MODULES` missing), or None. Run in a subprocess with this process's
+    environment, as local-mode workers inherit it.
+    """
+    try:
+        done = subprocess.run([executable, "-c", _PROBE, *WORKER_MODULES], capture_output=True, text=True,
+                              timeout=120, check=False)
+    except OSError as error:  # not found, not executable
+        return f"cannot be started ({error.strerror or error})"
+    except subprocess.TimeoutExpired:
+        return "did not answer within 2 minutes"
+    try:
+        version, missing = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError, TypeError):
+        stderr = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "no output")
+        return f"failed to run a Python probe ({stderr.strip()})"
+    driver = list(sys.version_info[:2])
+    if version != driver:
+        return f"is Python {'.'.join(map(str, version))}, the driver Python {'.'.join(map(str, driver))}"
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    return None
+
+
+def check_workers_python(spark: SparkSession) -> None:
+    """Refuse, before the first Spark job, a local session whose workers would start an interpreter that cannot run
+    sparktc's tasks (a notebook kernel without ``PYSPARK_PYTHON`` starts the system's ``python3``, and the first job
+    fails in a hundred lines of Java); each interpreter is probed once per process.
+    """
+    executable = local_workers_python(spark)
+    if executable is None or executable in _ABLE:
+        return
+    problem = python_problem(executable)
+    if problem is not None:
+        raise WorkerPythonError(
+            f"the Spark workers' Python, {executable} (PYSPARK_PYTHON, else python3, when the session started), "
+            f"{problem}: set PYSPARK_PYTHON={sys.executable}, this interpreter, before the session starts (in a "
+            "notebook: os.environ[\"PYSPARK_PYTHON\"] = sys.executable before SparkSession.builder...getOrCreate(), "
+            "or restart the kernel with it set)")
+    _ABLE.add(executable)

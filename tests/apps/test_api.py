@@ -1,72 +1,115 @@
-"""The Python API: the README's notebook example as it stands, and classify over DataFrames checked against the
-classify job's own path and against the bundle's scores computed independently.
+"""The Python API: the README's notebook example as it stands, in a Python whose environment has no PYSPARK_PYTHON;
+every argument and column checked at the door; classify over DataFrames checked against the classify job's own path
+and against the bundle's scores computed independently; the workers' interpreter checked before the first job.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import FIRST_TIER_JIT, REPO
+from pyspark.sql import functions as F
 
 import sparktc
-from sparktc.errors import ConfigError
+from sparktc.apps import classify as job
+from sparktc.apps.classify import NO_TERMS, ClassifyError, check_arguments
+from sparktc.errors import ConfigError, SparktcError
+from sparktc.experiment.config import load_config
+from sparktc.runtime import session
 
+#: The reasons a row is not classified that the job's readers word in their formats' terms (sparktc.apps.classify).
+NO_ID = "doc_id is null or empty: give every document an id"
+NO_TEXT = "text is null: give every document its text"
+NOT_FINITE = "values holds NaN or infinity (or a number beyond a float's range, 3.4e38): give finite values"
 EXAMPLE = re.compile(r"<!-- notebook example[^>]*-->\n```python\n(.*?)```", re.S)
+#: Run after the README block, in its process: what the tests read of it.
+EPILOGUE = """
+import json as _json
+predictions.write.parquet("predictions")
+_json.dump({"output": result.output, "exit_status": result.record.exit_status, "run_id": result.record.run_id,
+            "stages": [s["stage"] for s in result.record.stages], "metrics": result.metrics,
+            "recorded_micro_f1": result.record.metrics["micro_f1"], "C": result.record.config["train"]["C"],
+            "texts": [row.doc_id for row in texts.collect()]}, open("facts.json", "w"))
+"""
+#: The settings a kernel could start with, none of them PYSPARK_PYTHON: two cores and few shuffle partitions, as the
+#: suite's session, to keep the run short.
+SUBMIT_ARGS = ("--master local[2] --conf spark.sql.shuffle.partitions=4 --conf spark.ui.enabled=false "
+               f"--conf spark.driver.extraJavaOptions={FIRST_TIER_JIT} pyspark-shell")
+
+
+def kernel_environment() -> dict[str, str]:
+    """This process's environment as a plain Jupyter kernel started from the project's venv has it: without
+    PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON (this checkout's sparktc on the path).
+    """
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
+    return environment | {"PYTHONPATH": str(REPO), "PYSPARK_SUBMIT_ARGS": SUBMIT_ARGS}
 
 
 @pytest.fixture(scope="module")
-def notebook(spark, tmp_path_factory):
-    """The README's example run in a fresh directory: its namespace after the block."""
+def notebook(tmp_path_factory) -> SimpleNamespace:
+    """The README's example run as written by the project's Python in a fresh directory, in an environment
+    without PYSPARK_PYTHON: what it printed, its predictions and what the epilogue read of its run.
+    """
     [code] = EXAMPLE.findall((REPO / "README.md").read_text())
     folder = tmp_path_factory.mktemp("notebook")
-    namespace: dict = {}
+    done = subprocess.run([sys.executable, "-c", code + EPILOGUE], cwd=folder, env=kernel_environment(),
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return SimpleNamespace(stdout=done.stdout, predictions=str(folder / "predictions"),
+                           **json.loads((folder / "facts.json").read_text()))
 
 
-    before = os.getcwd()
-    os.chdir(folder)
-    try:
-        exec(compile(code, "README.md (notebook example)", "exec"), namespace)
-    finally:
-        os.chdir(before)
-    return namespace
+@pytest.fixture(scope="module")
+def model(spark, notebook):
+    return sparktc.load_model(spark, Path(notebook.output) / "model")  # a path may be a pathlib.Path
 
 
-def test_the_readme_notebook_example_runs_and_returns_the_metrics(notebook, capsys) -> None:
-    result = notebook["result"]
-    assert result.record.exit_status == 0 and result.record.run_id
-    assert [s["stage"] for s in result.record.stages] == ["synthesize", "ingest", "tokenize", "weight", "rank",
-                                                          "train", "evaluate"]
-    assert 0 < result.metrics["micro_f1"] <= 1 and result.metrics["micro_f1"] == result.record.metrics["micro_f1"]
-    assert result.record.config["train"]["C"] == 0.5  # the override applied to the dict
+def test_the_readme_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
+    assert notebook.exit_status == 0 and notebook.run_id
+    assert notebook.stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
+    assert 0 < notebook.metrics["micro_f1"] <= 1 and notebook.metrics["micro_f1"] == notebook.recorded_micro_f1
+    assert notebook.C == 0.5  # the override applied to the dict
+    assert f"micro-F1 {notebook.metrics['micro_f1']:.4f}" in notebook.stdout and "top_scores" in notebook.stdout
 
 
-def test_classify_gives_every_document_a_row_and_the_bundle_s_scores(notebook, spark) -> None:
-    model, texts, predictions = notebook["model"], notebook["texts"], notebook["predictions"]
-    rows = {row.doc_id: row for row in predictions.collect()}
-    assert set(rows) == {row.doc_id for row in texts.collect()}
+def test_classify_gives_every_document_a_row_and_the_bundle_s_scores(notebook, model, spark) -> None:
+    rows = {row.doc_id: row for row in spark.read.parquet(notebook.predictions).collect()}
+    assert set(rows) == set(notebook.texts)
     # The same documents as vectors, as the run weighted them: the scores must be the linear model's, X W + b.
-    vectors = spark.read.parquet(f"{notebook['result'].output}/vectors").join(texts.select("doc_id"), "doc_id")
+    vectors = spark.read.parquet(f"{notebook.output}/vectors").filter(F.col("doc_id").isin(notebook.texts))
     scored = {row.doc_id: row for row in sparktc.classify(model, vectors).collect()}
-    scorer = model.scorer
     for row in vectors.collect():
-        x = np.zeros(scorer.n_terms)
-        x[row.indices] = row.values
-        scores = x @ scorer.W + scorer.b
+        scores = linear_scores(model, row.indices, row.values)
         best = np.argsort(-scores, kind="stable")[:5]
-        assert scored[row.doc_id].top_categories == [scorer.codes[i] for i in best]
+        assert scored[row.doc_id].top_categories == [model.scorer.codes[i] for i in best]
         np.testing.assert_allclose(scored[row.doc_id].top_scores, scores[best], rtol=1e-5, atol=1e-6)
         assert rows[row.doc_id].predicted == scored[row.doc_id].predicted
 
 
-def test_documents_that_cannot_be_classified_keep_their_row_with_the_reason(notebook, spark) -> None:
-    model = notebook["model"]
+def linear_scores(model, indices, values) -> np.ndarray:
+    x = np.zeros(model.scorer.n_terms)
+    x[indices] = values
+    return x @ model.scorer.W + model.scorer.b
+
+
+def test_documents_that_cannot_be_classified_keep_their_row_with_the_reason(model, spark) -> None:
     frame = spark.createDataFrame([("a", "zzzz qqqq"), ("b", "")], ["doc_id", "text"])
     rows = {row.doc_id: row for row in sparktc.classify(model, frame).collect()}
     assert set(rows) == {"a", "b"}
-    assert all(row.predicted is None and "vocabulary" in row.reason for row in rows.values())
+    assert all(row.predicted is None and row.reason == NO_TERMS for row in rows.values())
     outside = spark.createDataFrame([("v", [0, 10**8], [1.0, 1.0])], ["doc_id", "indices", "values"])
     [row] = sparktc.classify(model, outside).collect()
     assert row.predicted is None and "outside the model" in row.reason
@@ -77,3 +120,246 @@ def test_a_wrong_setting_is_refused_before_any_spark_work(spark, tmp_path) -> No
         sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, str(tmp_path / "out"),
                              overrides=["train.Cx=1"])
     assert not (tmp_path / "out").exists()
+
+
+# --- arguments checked at the door ------------------------------------------------------------------------------
+
+
+def test_a_path_is_a_str_or_a_path_like_never_a_file_descriptor(spark, tmp_path) -> None:
+    read, write = os.pipe()  # a descriptor holding text that is no TOML: open() would read it, then close it
+    os.write(write, b"not toml\n")
+    os.close(write)
+    try:
+        with pytest.raises(ConfigError, match=re.escape("config must be a path (a str or an os.PathLike such as "
+                                                        "pathlib.Path), a dict of sections or None; got int")):
+            load_config(read)
+        with pytest.raises(ConfigError, match=r"config must be a path .*, a Config or None; got int"):
+            sparktc.run_pipeline(spark, read, str(tmp_path / "out"))
+        assert os.read(read, 100) == b"not toml\n"  # neither read nor closed
+    finally:
+        os.close(read)
+    with pytest.raises(ConfigError, match=re.escape("output must be a path (a str or an os.PathLike such as "
+                                                    "pathlib.Path); got int 3")):
+        sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, 3)
+    with pytest.raises(ConfigError, match="path must be a path .*; got bytes b'model'"):
+        sparktc.load_model(spark, b"model")
+    with pytest.raises(ConfigError, match="spark must be a SparkSession"):
+        sparktc.load_model("spark", str(tmp_path))
+    with pytest.raises(SparktcError, match=f"no model bundle at {tmp_path / 'none'}"):
+        sparktc.load_model(spark, tmp_path / "none")
+    assert not (tmp_path / "out").exists()
+
+
+REFUSED = ["train.Cx=1"]  # a setting refused: the code before the checks at the door stopped there
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"stages": "train", "overrides": REFUSED},
+     "stages must be a list or tuple of strings (one string is a list of one: ['train']); got str 'train'"),
+    ({"stages": ["train", None], "overrides": REFUSED},
+     "stages must be a list or tuple of strings; got NoneType None at index 1"),
+    ({"stages": ["trian"]}, "unknown stage trian; stages: ingest, tokenize, weight, rank, train, evaluate"),
+    ({"overrides": "train.C=1"},
+     "overrides must be a list or tuple of strings (one string is a list of one: ['train.C=1']); got str"),
+    ({"overrides": ["train.C=1", 2]}, "overrides must be a list or tuple of strings; got int 2 at index 1"),
+    ({"preset": 1, "overrides": REFUSED}, "preset must be a str (a preset's name, or \"\"); got int 1"),
+    ({"force": "yes", "overrides": REFUSED}, "force must be True or False; got str 'yes'"),
+    ({"force": 1, "overrides": REFUSED}, "force must be True or False; got int 1"),
+])
+def test_lists_of_strings_and_flags_are_checked_before_anything_runs(spark, tmp_path, arguments, message) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, str(tmp_path / "out"), **arguments)
+    assert not (tmp_path / "out").exists()
+
+
+def test_load_config_refuses_a_bare_string_of_overrides_and_a_preset_that_is_no_string() -> None:
+    with pytest.raises(ConfigError, match=re.escape("overrides must be a list or tuple of strings (one string is")):
+        load_config(None, "train.C=1")
+    with pytest.raises(ConfigError, match="preset must be a str"):
+        load_config(None, [], None)
+
+
+@contextmanager
+def no_spark_job(spark) -> Iterator[None]:
+    """Fail unless the block starts no Spark job."""
+    context = spark.sparkContext
+    context.setLocalProperty("spark.jobGroup.id", "door")
+    try:
+        yield
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert context.statusTracker().getJobIdsForGroup("door") == []
+
+
+def test_top_k_the_model_and_the_documents_are_checked_as_the_job_checks_them(model, spark) -> None:
+    frame = spark.createDataFrame([("d1", "oil")], ["doc_id", "text"])
+    for top_k in (2.5, True, 0, "5"):
+        with no_spark_job(spark), pytest.raises(ConfigError, match=re.escape(
+                f"top_k must be an integer >= 1; got {top_k!r}")):
+            sparktc.classify(model, frame, top_k=top_k)
+    with pytest.raises(ConfigError, match=re.escape("--top-k must be an integer >= 1; got 0")):
+        check_arguments("jsonl", "parquet", 0)  # the job's own rule
+    with pytest.raises(ConfigError, match=r"model must be a Bundle \(sparktc.load_model's result\); got str"):
+        sparktc.classify("model", frame)
+    with pytest.raises(ConfigError, match="documents must be a Spark DataFrame; got DataFrame"):
+        sparktc.classify(model, pd.DataFrame({"doc_id": ["d1"], "text": ["oil"]}))  # pandas'
+
+
+@pytest.mark.parametrize(("schema", "column", "kind", "expected"), [
+    ("doc_id double, text string", "doc_id", "double", "string or an integer type"),
+    ("doc_id string, text string, labels string", "labels", "string", "array<string>"),
+    ("doc_id string, text string, labels array<int>", "labels", "array<int>", "array<string>"),
+    ("doc_id string, text array<string>", "text", "array<string>", "string"),
+    ("doc_id string, text string, title int", "title", "int", "string"),
+    ("doc_id string, indices array<string>, values array<double>", "indices", "array<string>", "an array of integers"),
+    ("doc_id string, indices array<int>, values array<string>", "values", "array<string>", "array<float> or"),
+    ("doc_id string, indices int, values array<double>", "indices", "int", "an array of integers"),
+    ("doc_id bigint, indices array<bigint>, values array<float>, counts array<double>", "counts", "array<double>",
+     "an array of integers"),
+])
+def test_each_column_s_type_is_checked_before_any_spark_job(model, spark, schema, column, kind, expected) -> None:
+    frame = spark.createDataFrame([], schema)
+    with no_spark_job(spark), pytest.raises(ClassifyError, match=re.escape(
+            f"the documents' column {column} is {kind}; expected {expected}")):
+        sparktc.classify(model, frame)
+
+
+def texts_of(spark, notebook, n: int) -> list[str]:
+    """``n`` texts of the run's documents, which have terms of the model's vocabulary."""
+    tokens = spark.read.parquet(f"{notebook.output}/tokens").filter("length(tokens) > 0").orderBy("doc_id")
+    return [row.tokens for row in tokens.limit(n).collect()]
+
+
+def in_two_partitions(spark, rows: list[tuple], schema: str):
+    """``rows`` as a DataFrame of two partitions, the first half of the rows in the first, in order: the rows'
+    places are known.
+    """
+    names = [field.split()[0] for field in schema.split(", ")]
+    columns = [F.element_at(F.array(*[F.lit(row[i]) for row in rows]), F.col("id").cast("int") + 1) for i in
+               range(len(names))]
+    return spark.range(0, len(rows), 1, 2).select(*[c.cast(kind.split()[1]).alias(kind.split()[0])
+                                                    for c, kind in zip(columns, schema.split(", "))])
+
+
+def test_rows_the_job_would_reject_keep_their_row_with_its_reason(model, notebook, spark) -> None:
+    one, two, three = texts_of(spark, notebook, 3)
+    frame = in_two_partitions(spark, [
+        ("a", one, ["first"]), (None, two, []), ("", two, []), ("n", None, []),
+        ("z", "zzzz qqqq", []), ("a", three, ["second"]), ("z", one, ["kept"]), ("z", two, ["again"])],
+        "doc_id string, text string, labels array<string>")
+    rows = sparktc.classify(model, frame).collect()
+    assert len(rows) == 8  # nothing dropped
+    reasons = sorted(((row.doc_id, row.labels, row.reason) for row in rows if row.reason is not None), key=str)
+    assert reasons == sorted([
+        (None, [], NO_ID), ("", [], NO_ID), ("n", [], NO_TEXT), ("z", [], NO_TERMS),
+        ("a", ["second"], "duplicate doc id (first at row 1 of partition 0 of the DataFrame); doc ids must be unique"),
+        # the first of z's rows that can be classified is kept, as by the job
+        ("z", ["again"], "duplicate doc id (first at row 3 of partition 1 of the DataFrame); doc ids must be unique"),
+    ], key=str)
+    classified = sorted((row.doc_id, row.labels) for row in rows if row.reason is None)
+    assert classified == [("a", ["first"]), ("z", ["kept"])]
+    assert all(row.predicted is not None for row in rows if row.reason is None)
+    assert all(row.predicted is None and row.top_scores is None for row in rows if row.reason is not None)
+
+
+def test_the_api_and_the_classify_job_give_one_answer_for_one_input(model, notebook, spark, tmp_path) -> None:
+    one, two, three = texts_of(spark, notebook, 3)
+    files = {"a.jsonl": [("a", one), ("b", two), ("z", "zzzz qqqq")], "b.jsonl": [("a", three), ("c", three)]}
+    source = tmp_path / "documents"
+    source.mkdir()
+    for name, documents in files.items():
+        (source / name).write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in documents))
+    job.classify(spark, model, str(source), str(tmp_path / "out"))
+    by_job = pd.read_parquet(tmp_path / "out" / "predictions").set_index("doc_id").sort_index()
+    rejected = dict(pd.read_parquet(tmp_path / "out" / "rejects")[["doc_id", "reason"]].values)
+    frame = spark.createDataFrame(files["a.jsonl"], "doc_id string, text string").coalesce(1).union(
+        spark.createDataFrame(files["b.jsonl"], "doc_id string, text string").coalesce(1))
+    by_api = sparktc.classify(model, frame).toPandas()
+    classified = by_api[by_api["reason"].isna()].set_index("doc_id").sort_index()
+    assert list(classified.index) == list(by_job.index) == ["a", "b", "c"]
+    for column in ("predicted", "predicted_names", "top_categories"):
+        assert [list(v) for v in classified[column]] == [list(v) for v in by_job[column]]
+    np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(by_job["top_scores"]), rtol=0, atol=0)
+    unplaced = {doc_id: re.sub(r"\(first at [^)]*\)", "(first at ...)", reason)
+                for doc_id, reason in by_api[by_api["reason"].notna()][["doc_id", "reason"]].values}
+    assert unplaced == {doc_id: re.sub(r"\(first at [^)]*\)", "(first at ...)", reason)
+                        for doc_id, reason in rejected.items()}
+    assert unplaced == {"z": NO_TERMS, "a": "duplicate doc id (first at ...); doc ids must be unique"}
+
+
+def test_vectors_the_job_would_not_classify_keep_their_row_with_the_reason(model, spark) -> None:
+    n_terms = len(model.terms)
+    rows = [("ok", [0, 1], [1.0, 0.5]), ("short", [0, 1], [1.0]), ("nan", [0], [math.nan]), ("inf", [0], [-math.inf]),
+            ("huge", [0], [1e300]), ("no indices", None, [1.0]), ("no values", [0], None),
+            ("a null", [0, None], [1.0, 1.0]), ("far", [10**10], [1.0]), (None, [0], [1.0]), ("empty", [], []),
+            ("ok", [2], [1.0])]
+    frame = spark.createDataFrame(rows, "doc_id string, indices array<bigint>, values array<double>").coalesce(1)
+    result = sparktc.classify(model, frame).collect()
+    assert len(result) == len(rows)
+    reasons = {row.doc_id: row.reason for row in result if row.reason is not None}
+    assert reasons == {
+        "short": "indices and values differ in length (2 and 1): give one entry per term id",
+        "nan": NOT_FINITE, "inf": NOT_FINITE, "huge": NOT_FINITE,
+        "no indices": "indices is null or holds a null: give every document a list (an empty one for a document "
+                      "without terms)",
+        "no values": "values is null or holds a null: give every document a list (an empty one for a document "
+                     "without terms)",
+        "a null": "indices is null or holds a null: give every document a list (an empty one for a document "
+                  "without terms)",
+        "far": f"a term id outside the model's {n_terms:,} terms (0 to {n_terms - 1:,})",
+        None: NO_ID, "empty": NO_TERMS,
+        "ok": "duplicate doc id (first at row 1 of partition 0 of the DataFrame); doc ids must be unique"}
+    [ok] = [row for row in result if row.doc_id == "ok" and row.reason is None]
+    scores = linear_scores(model, [0, 1], [1.0, 0.5])
+    np.testing.assert_allclose(ok.top_scores, np.sort(scores)[::-1][:5], rtol=1e-5, atol=1e-6)
+
+
+# --- the interpreter of the workers ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory) -> str:
+    """A Python without sparktc's dependencies: a new venv of this Python's base, without packages."""
+    folder = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    return str(folder / "bin" / "python")
+
+
+def test_workers_whose_python_lacks_the_dependencies_are_refused_naming_pyspark_python(model, spark, bare_python,
+                                                                                        tmp_path, monkeypatch):
+    # As if PYSPARK_PYTHON had named it when the session started: PySpark reads it into pythonExec then.
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", bare_python)
+    message = (f"the Spark workers' Python, {bare_python} (PYSPARK_PYTHON, else python3, when the session started), "
+               "lacks numpy, scipy, pyarrow, pandas, liblinear, sklearn, Stemmer: "
+               f"set PYSPARK_PYTHON={sys.executable}, this interpreter, before the session starts")
+    frame = spark.createDataFrame([("d1", "oil")], ["doc_id", "text"])
+    with no_spark_job(spark):
+        with pytest.raises(SparktcError, match=re.escape(message)):
+            sparktc.classify(model, frame)
+        with pytest.raises(SparktcError, match=re.escape(message)):
+            sparktc.load_model(spark, Path(model.path))
+        with pytest.raises(SparktcError, match=re.escape(message)):
+            sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_able_python_is_probed_once(model, spark, monkeypatch) -> None:
+    sparktc.classify(model, spark.createDataFrame([("d1", "oil")], ["doc_id", "text"]))
+    monkeypatch.setattr(session, "python_problem", lambda executable: pytest.fail(f"{executable} probed again"))
+    sparktc.classify(model, spark.createDataFrame([("d2", "oil")], ["doc_id", "text"]))
+
+
+def test_the_workers_python_is_checked_on_local_sessions_only() -> None:
+    def context(master: str) -> SimpleNamespace:
+        return SimpleNamespace(sparkContext=SimpleNamespace(master=master, pythonExec="python3"))
+
+    assert session.local_workers_python(context("local[2,4]")) == "python3"
+    assert session.local_workers_python(context("local-cluster[2,1,1024]")) == "python3"
+    assert session.local_workers_python(context("spark://master:7077")) is None  # other machines' interpreters
+    assert session.local_workers_python(SimpleNamespace()) is None  # Spark Connect: no SparkContext
+
+
+def test_a_python_that_cannot_start_or_lacks_modules_is_said_so(bare_python) -> None:
+    assert session.python_problem(sys.executable) is None
+    assert session.python_problem(bare_python) == "lacks numpy, scipy, pyarrow, pandas, liblinear, sklearn, Stemmer"
+    assert session.python_problem("/nonexistent/python") == "cannot be started (No such file or directory)"
