@@ -5,9 +5,12 @@ Layout (small files read through Hadoop file systems, tables in Parquet)::
     model/bundle.json    format number, sparktc version, the settings that shaped the model, the
                          tokenization (analyzer, stop words themselves, stemmer, whether the corpus came
                          tokenized), the weighting (scheme, N), the decision rule (method,
-                         thresholding, RCut's k, kNN's k) and the data files of the parts below
-                         with their sizes, which loading checks: a part file missing, cut short or
-                         added is refused, never read as a smaller model
+                         thresholding, RCut's k, kNN's k), the data files of the parts below
+                         with their sizes and SHA-256 (the stage manifests' digest of a file), and
+                         ``digest``: the SHA-256 of all the rest of bundle.json (canonical JSON). Loading
+                         checks them all, every byte of every part once: a part file missing, cut
+                         short, added or changed at the same size, or a bundle.json changed, is
+                         refused, never read as a smaller or another model
     model/vocabulary/    term_id, term, df, idf (the weighting scheme's global factor of each term), rank (by the
                          [rank] score: the term selection), in term_id order
     model/categories/    category, name, parent, train_positives, method, weights (over the
@@ -25,7 +28,9 @@ Compatibility: a bundle is read only by a sparktc whose :data:`BUNDLE_FORMAT` eq
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,15 +49,20 @@ from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
+from sparktc.runtime.manifest import json_sha256
 from sparktc.runtime.parts import read_small, write_parts
-from sparktc.runtime.runner import Tables
+from sparktc.runtime.runner import Tables, file_sha256
 
 #: The train stage's output holding the bundle.
 MODEL = "model"
 #: 2: bundle.json records the parts' data files and sizes; 3: NB and NNet (their settings, network/); 4: weighting
-#: schemes (vocabulary's idf is the scheme's factor), the rank by any [rank] score.
-BUNDLE_FORMAT = 4
+#: schemes (vocabulary's idf is the scheme's factor), the rank by any [rank] score; 5: each part file's SHA-256
+#: beside its size, and bundle.json's own digest.
+BUNDLE_FORMAT = 5
 DESCRIPTION = "bundle.json"
+#: bundle.json's key for the SHA-256 of its other keys and values (:func:`_description_digest`).
+DIGEST = "digest"
+SHA256 = re.compile("[0-9a-f]{64}")
 VOCABULARY, CATEGORIES, TRAINING, NETWORK = "vocabulary", "categories", "training", "network"
 #: The part beyond the categories' weights a kind of score reads (:class:`sparktc.models.method.Scoring`): kNN
 #: scores against the training vectors, a network is its saved layers.
@@ -100,7 +110,10 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         training = storage.join(tables.input("vectors"), "split=train")
         storage.link_or_copy(spark, training, storage.join(target, TRAINING))  # kNN scores against it
     settings = config.as_dict()
-    parts = {name: size for name, size, _ in storage.list_files(spark, target) or [] if _is_part_data(name)}
+    # Hashed as the manifests hash them, and remembered: publishing the train stage's outputs reads none of these
+    # files again, nor kNN's training vectors, hashed when the weight stage published them.
+    parts = {name: {"size": size, "sha256": file_sha256(spark, storage.join(target, name))}
+             for name, size, _ in storage.list_files(spark, target) or [] if _is_part_data(name)}
     description = {
         "bundle_format": BUNDLE_FORMAT,
         "sparktc_version": __version__,
@@ -112,6 +125,7 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
         "weight": {"scheme": config.weight.scheme, "train_documents": n_train},
         "parts": parts,
     }
+    description[DIGEST] = _description_digest(description)
     storage.write_text(spark, storage.join(target, DESCRIPTION), json.dumps(description, indent=2) + "\n")
 
 
@@ -145,22 +159,84 @@ def _is_part_data(name: str) -> bool:
     return name != DESCRIPTION and not name.rsplit("/", 1)[-1].startswith(("_", "."))
 
 
-def _check_parts(spark: SparkSession, path: str, recorded: dict[str, int]) -> None:
-    """Refuse a bundle whose parts' data files are not those bundle.json records, byte count for byte count
-    (other files beside the parts are not the model's).
+def _description_digest(description: dict[str, Any]) -> str:
+    """The digest bundle.json records of itself: the SHA-256 of its other keys and values as canonical JSON, so that
+    a change to any of them (a stop word, N, a setting, a part's size or SHA-256) is found, whatever the layout.
     """
-    parts = sorted({name.split("/", 1)[0] for name in recorded})
+    return json_sha256({key: value for key, value in description.items() if key != DIGEST})
+
+
+def _damaged(path: str, problems: str) -> BundleError:
+    return BundleError(f"the model bundle {path} is damaged: {problems}; restore the whole {MODEL} directory from a "
+                       "good copy, or train again")
+
+
+def _read_description(spark: SparkSession, path: str) -> dict[str, Any]:
+    """bundle.json, refused unless readable, of this bundle format, and unchanged since it was written."""
+    file = _require(spark, path, DESCRIPTION)
+    try:
+        description = json.loads(storage.read_text(spark, file))
+        reason = "" if isinstance(description, dict) else "not a JSON object"
+    except InputError:  # storage.read_text's, whose advice (save the file as UTF-8) is not for a damaged bundle
+        reason = "not UTF-8"
+    except (Py4JJavaError, ValueError) as error:  # a Hadoop checksum error, a file cut short (JSONDecodeError)
+        reason = type(error).__name__
+    if reason:
+        raise BundleError(f"the model bundle {path} is damaged: {DESCRIPTION} cannot be read ({reason}); copy the "
+                          "bundle again, or train again")
+    found = description.get("bundle_format")
+    if found != BUNDLE_FORMAT:
+        raise BundleError(
+            f"the model bundle {path} has bundle format {found} "
+            f"(written by sparktc {description.get('sparktc_version')}); "
+            f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
+            "version, or classify with the version that wrote it")
+    if description.get(DIGEST) != _description_digest(description):
+        raise _damaged(path, f"{DESCRIPTION} records no {DIGEST} of itself" if DIGEST not in description else
+                       f"{DESCRIPTION} does not match the {DIGEST} it records of itself (changed since it was written)")
+    return description
+
+
+def _recorded_parts(path: str, description: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """(size, SHA-256) of each part data file, by its path in the bundle, as bundle.json records them."""
+    parts = description.get("parts")
+    if not isinstance(parts, dict) or not parts:
+        raise _damaged(path, f"{DESCRIPTION} records no part files")
+    recorded = {name: (entry["size"], entry["sha256"]) for name, entry in parts.items()
+                if isinstance(entry, dict) and type(entry.get("size")) is int  # not a bool
+                and isinstance(entry.get("sha256"), str) and SHA256.fullmatch(entry["sha256"])}
+    if len(recorded) < len(parts):
+        raise _damaged(path, f"{DESCRIPTION} records no size and SHA-256 of "
+                             f"{', '.join(sorted(parts.keys() - recorded.keys()))}")
+    return recorded
+
+
+def _check_parts(spark: SparkSession, path: str, recorded: dict[str, tuple[int, str]], needed: set[str]) -> None:
+    """Refuse a bundle whose parts' data files are not those bundle.json records, byte for byte: the same files,
+    sizes and SHA-256, in the parts it records and the ``needed`` ones (other files beside the parts are not the
+    model's). Each file is read once, streamed by the JVM into its digest.
+    """
+    parts = sorted({name.split("/", 1)[0] for name in recorded} | needed)
     for part in parts:
         _require(spark, path, part)
     found = {name: size for name, size, _ in storage.list_files(spark, path) or []
              if _is_part_data(name) and name.split("/", 1)[0] in parts}
     problems = [f"{name} is missing" for name in sorted(recorded.keys() - found.keys())]
-    problems += [f"{name} has {found[name]:,} bytes, {recorded[name]:,} when written"
-                 for name in sorted(recorded.keys() & found.keys()) if found[name] != recorded[name]]
+    problems += [f"{name} has {found[name]:,} bytes, {recorded[name][0]:,} when written"
+                 for name in sorted(recorded.keys() & found.keys()) if found[name] != recorded[name][0]]
+    for name in sorted(recorded.keys() & found.keys()):
+        if found[name] == recorded[name][0]:
+            try:
+                digest = storage.sha256(spark, storage.join(path, name))
+            except Py4JJavaError:  # not readable (permissions, a Hadoop checksum error)
+                problems.append(f"{name} cannot be read")
+                continue
+            if digest != recorded[name][1]:
+                problems.append(f"{name} has other bytes than when written (its SHA-256 is not the one {DESCRIPTION} "
+                                "records)")
     problems += [f"{name} was not written with it" for name in sorted(found.keys() - recorded.keys())]
     if problems:
-        raise BundleError(f"the model bundle {path} is damaged: {'; '.join(problems)}; restore the whole {MODEL} "
-                          "directory from a good copy, or train again")
+        raise _damaged(path, "; ".join(problems))
 
 
 def _require(spark: SparkSession, path: str, part: str) -> str:
@@ -180,8 +256,7 @@ def _check_network(path: str, network: str, n_terms: int, n_categories: int) -> 
         saved = read_network(network)
     except Exception as error:  # a damaged .npz fails in many ways: zip CRC or header, numpy header, missing array
         # Only the kind of failure: numpy's own advice (load pickled data unsafely) is not for a damaged file.
-        raise BundleError(f"the model bundle {path} is damaged: {name} cannot be read ({type(error).__name__}); "
-                          f"restore the whole {MODEL} directory from a good copy, or train again") from None
+        raise _damaged(path, f"{name} cannot be read ({type(error).__name__})") from None
     hidden = saved.W1.shape[-1] if saved.W1.ndim == 2 else -1
     columns = saved.columns
     fits = (columns.ndim == 1 and np.issubdtype(columns.dtype, np.integer)
@@ -189,9 +264,8 @@ def _check_network(path: str, network: str, n_terms: int, n_categories: int) -> 
             and saved.W2.shape == (hidden, n_categories) and saved.b2.shape == (n_categories,)
             and (len(columns) == 0 or (columns.min() >= 0 and columns.max() < n_terms)))
     if not fits:
-        raise BundleError(f"the model bundle {path} is damaged: {name} does not fit its {n_terms:,} terms and "
-                          f"{n_categories:,} categories (input terms {len(columns):,}, W1 {saved.W1.shape}, W2 "
-                          f"{saved.W2.shape}); restore the whole {MODEL} directory from a good copy, or train again")
+        raise _damaged(path, f"{name} does not fit its {n_terms:,} terms and {n_categories:,} categories (input terms "
+                             f"{len(columns):,}, W1 {saved.W1.shape}, W2 {saved.W2.shape})")
 
 
 def load_bundle(spark: SparkSession, path: str) -> Bundle:
@@ -199,23 +273,12 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     if not storage.exists(spark, path):
         raise BundleError(f"no model bundle at {path}; give the {MODEL} directory a training run wrote "
                           "(jobs/pipeline.py or jobs/train.py --output OUTPUT writes OUTPUT/model)")
-    try:
-        description = json.loads(storage.read_text(spark, _require(spark, path, DESCRIPTION)))
-    except (Py4JJavaError, json.JSONDecodeError) as error:  # a Hadoop checksum error, a file cut short
-        raise BundleError(f"the model bundle {path} is damaged: {DESCRIPTION} cannot be read "
-                          f"({type(error).__name__}); copy the bundle again, or train again") from None
-    found = description.get("bundle_format")
-    if found != BUNDLE_FORMAT:
-        raise BundleError(
-            f"the model bundle {path} has bundle format {found} "
-            f"(written by sparktc {description.get('sparktc_version')}); "
-            f"this sparktc {__version__} reads bundle format {BUNDLE_FORMAT} only: train the model again with this "
-            "version, or classify with the version that wrote it")
-    _check_parts(spark, path, description["parts"])
+    description = _read_description(spark, path)
     rule = load_section("train", description["settings"]["train"]).decision_rule()
+    part = SCORING_PART.get(rule.spec.scoring(rule.parameters).kind)
+    _check_parts(spark, path, _recorded_parts(path, description), {VOCABULARY, CATEGORIES, *([part] if part else [])})
     vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
     categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
-    part = SCORING_PART.get(rule.spec.scoring(rule.parameters).kind)
     training = _require(spark, path, TRAINING) if part == TRAINING else ""
     network = _require(spark, path, NETWORK) if part == NETWORK else ""
     if network:

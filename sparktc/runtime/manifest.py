@@ -31,7 +31,8 @@ Found = list[tuple[str, int, int]]
 Listing = list[list]
 
 
-def _sha256(value: Any) -> str:
+def json_sha256(value: Any) -> str:
+    """The SHA-256 of a JSON value written canonically (keys sorted, no spaces): equal values, equal digests."""
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
@@ -48,18 +49,18 @@ def code_digest() -> str:
                 sources[prefix + entry.name] = hashlib.sha256(entry.read_bytes()).hexdigest()
 
     walk(importlib.resources.files("sparktc"), "")
-    return _sha256(sources)
+    return json_sha256(sources)
 
 
 def identity(stage: str, code: str, settings: Mapping[str, Any], inputs: Mapping[str, Any],
              files: Mapping[str, list]) -> str:
     """The digest of what ``stage``'s results depend on: code, settings, upstream output digests, outside files."""
-    return _sha256({"stage": stage, "code": code, "settings": settings, "inputs": inputs, "files": files})
+    return json_sha256({"stage": stage, "code": code, "settings": settings, "inputs": inputs, "files": files})
 
 
 def outputs_digest(outputs: Mapping[str, Listing]) -> str:
     """The digest of the published files' content, as downstream stages record it among their inputs."""
-    return _sha256({name: sorted([path, size, digest] for path, size, _, digest in listing)
+    return json_sha256({name: sorted([path, size, digest] for path, size, _, digest in listing)
                     for name, listing in outputs.items()})
 
 

@@ -140,10 +140,11 @@ def read_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, Any
 _HASHED: dict[tuple[int, int, int, int], str] = {}
 
 
-def _hash(spark: SparkSession, path: str) -> str:
-    """A file's SHA-256; a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest no file has,
-    and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait forever:
-    ingest names them).
+def file_sha256(spark: SparkSession, path: str) -> str:
+    """A file's SHA-256, as the manifests and model bundles record it, read once per process for a local file (kept
+    by inode, size and modification time); a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest
+    no file has, and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait
+    forever: ingest names them).
     """
     local = local_path(path)
     found = os.stat(local) if local is not None and os.path.exists(local) else None
@@ -177,7 +178,7 @@ class Digests:
         """The SHA-256 of ``path``, hashed again only when its size or modification time differs from the kept one."""
         entry = self.known.get(path)
         if entry is None or entry[:2] != [size, mtime]:
-            entry = self.known[path] = [size, mtime, _hash(self.spark, path)]
+            entry = self.known[path] = [size, mtime, file_sha256(self.spark, path)]
             self.changed = True
         return entry[2]
 
@@ -204,7 +205,7 @@ def _found(spark: SparkSession, output: str, names: Sequence[str]) -> dict[str, 
 
 
 def _output_hash(spark: SparkSession, output: str) -> Callable[[str, str], str]:
-    return lambda name, relative: _hash(spark, storage.join(output, name, relative))
+    return lambda name, relative: file_sha256(spark, storage.join(output, name, relative))
 
 
 def damage(spark: SparkSession, output: str, manifest: Mapping[str, Any] | None) -> str | None:

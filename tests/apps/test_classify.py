@@ -6,7 +6,8 @@
 * the synthetic LYRL2004-format corpus (tokenized): its test token files get the pipeline's
   predictions, with PCut (thresholds over the documents classified) and with kNN (training vectors
   in the bundle);
-* clear errors: a bundle of another format, a part of the bundle or a file of one missing or changed,
+* clear errors: a bundle of another format, a part of the bundle or a file of one missing or changed
+  (in size, or at the same size: bundle.json records each file's SHA-256), a bundle.json changed (its own digest),
   a missing input or one without documents, an unknown input format (exit 2 before Spark starts);
   documents without a vocabulary term, bad lines and repeated doc ids go to rejects.
 
@@ -17,6 +18,7 @@ other tests run in this process.
 from __future__ import annotations
 
 import bz2
+import hashlib
 import json
 import os
 import shutil
@@ -29,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, selected
+from conftest import CHILD_JVM_OPTIONS, REPO, flip_bytes, reseal_bundle, selected
 
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify, vectors
 from sparktc.apps.pipeline import run as run_pipeline
@@ -188,16 +190,21 @@ def token_files(small_corpus: Path, directory: Path) -> Path:
     return directory
 
 
+@pytest.fixture(scope="module")
+def knn(spark, small_corpus, synthetic, tmp_path_factory) -> Path:
+    """The synthetic run trained and evaluated again with kNN: its bundle holds the training vectors."""
+    run = tmp_path_factory.mktemp("knn") / "run"
+    shutil.copytree(synthetic, run)
+    config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none",
+                                "train.thresholding=scut", "train.method=knn", "train.knn_k=10"])
+    run_pipeline(spark, config, str(run), "train", "evaluate")
+    assert (run / "model" / "training").is_dir()
+    return run
+
+
 @pytest.mark.parametrize("method", ["liblinear", "knn"])
-def test_lyrl2004_token_files_get_the_pipeline_predictions(spark, small_corpus, synthetic, tmp_path, method):
-    run = synthetic
-    if method == "knn":
-        run = tmp_path / "knn"
-        shutil.copytree(synthetic, run)
-        config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none",
-                                    "train.thresholding=scut", "train.method=knn", "train.knn_k=10"])
-        run_pipeline(spark, config, str(run), "train", "evaluate")
-        assert (run / "model" / "training").is_dir()
+def test_lyrl2004_token_files_get_the_pipeline_predictions(request, spark, small_corpus, tmp_path, method):
+    run = request.getfixturevalue("synthetic" if method == "liblinear" else "knn")
     inputs = token_files(small_corpus, tmp_path / "tokens")
     report = classify(spark, load_bundle(spark, str(run / "model")), str(inputs), str(tmp_path / "out"),
                       input_format="lyrl2004")
@@ -242,6 +249,91 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
         load_bundle(spark, str(bundle))
     with pytest.raises(BundleError, match="no model bundle at"):
         load_bundle(spark, str(tmp_path / "nowhere"))
+
+
+def test_bundle_json_records_the_sha256_of_every_part_file_as_the_train_manifest(synthetic, knn):
+    for run in (synthetic, knn):
+        bundle = run / "model"
+        parts = json.loads((bundle / "bundle.json").read_text())["parts"]
+        files = sorted(str(file.relative_to(bundle)) for file in bundle.rglob("*")
+                       if file.is_file() and not file.name.startswith(("_", ".")) and file.name != "bundle.json")
+        assert sorted(parts) == files and any(name.startswith("training/") for name in files) == (run == knn)
+        assert parts == {name: {"size": (bundle / name).stat().st_size,
+                                "sha256": hashlib.sha256((bundle / name).read_bytes()).hexdigest()} for name in files}
+        listed = {path: [size, sha] for path, size, _, sha in
+                  json.loads((run / "manifests" / "train.json").read_text())["outputs"]["model"]["files"]}
+        assert {name: [entry["size"], entry["sha256"]] for name, entry in parts.items()} == {
+            name: listed[name] for name in parts}
+
+
+def test_a_part_file_changed_at_the_same_size_is_refused_naming_it(spark, synthetic, knn, tmp_path):
+    """40 bytes inverted inside a part's data file, its size kept: bundle.json's sizes cannot tell, its SHA-256s do
+    (a categories part so changed classified with scores near 1e181 and wrong categories).
+    """
+    for run, part in ((synthetic, "categories"), (synthetic, "vocabulary"), (knn, "training")):
+        bundle = tmp_path / part
+        shutil.copytree(run / "model", bundle)
+        file = sorted((bundle / part).rglob("part-*.parquet"))[0]
+        size = file.stat().st_size
+        flip_bytes(file)
+        assert file.stat().st_size == size
+        with pytest.raises(BundleError, match=rf"^the model bundle {bundle} is damaged: {file.relative_to(bundle)} has "
+                                              r"other bytes than when written \(its SHA-256 is not the one bundle.json "
+                                              r"records\); restore the whole model directory from a good copy, or "
+                                              "train again$"):
+            load_bundle(spark, str(bundle))
+
+
+def test_a_bundle_json_changed_or_of_the_previous_format_is_refused(spark, synthetic, knn, tmp_path):
+    bundle = tmp_path / "model"
+    shutil.copytree(synthetic / "model", bundle)
+    (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
+    description = json.loads((bundle / "bundle.json").read_text())
+    restore = "; restore the whole model directory from a good copy, or train again$"
+    # A value changed (N, which PCut's training shares count), or the digest gone: not as it was written.
+    (bundle / "bundle.json").write_text(json.dumps({**description, "weight": {
+        **description["weight"], "train_documents": description["weight"]["train_documents"] + 1}}))
+    with pytest.raises(BundleError, match=r"damaged: bundle.json does not match the digest it records of itself "
+                                          rf"\(changed since it was written\){restore}"):
+        load_bundle(spark, str(bundle))
+    (bundle / "bundle.json").write_text(json.dumps({key: value for key, value in description.items()
+                                                    if key != "digest"}))
+    with pytest.raises(BundleError, match=rf"damaged: bundle.json records no digest of itself{restore}"):
+        load_bundle(spark, str(bundle))
+    # Edited and sealed again: a part's SHA-256 wrong, or missing, is still refused, naming the file.
+    [categories] = [name for name in description["parts"] if name.startswith("categories/")]
+    parts = description["parts"]
+    reseal_bundle(bundle, {**description, "parts": {**parts, categories: {**parts[categories], "sha256": "0" * 64}}})
+    with pytest.raises(BundleError, match=rf"damaged: {categories} has other bytes than when written"):
+        load_bundle(spark, str(bundle))
+    reseal_bundle(bundle, {**description, "parts": {**parts, categories: {"size": parts[categories]["size"]}}})
+    with pytest.raises(BundleError, match=rf"damaged: bundle.json records no size and SHA-256 of {categories}"
+                                          rf"{restore}"):
+        load_bundle(spark, str(bundle))
+    for garbled, reason in ((b'\xff{"bundle_format": 5}', "not UTF-8"), (b"[5]", "not a JSON object")):
+        (bundle / "bundle.json").write_bytes(garbled)
+        with pytest.raises(BundleError, match=rf"damaged: bundle.json cannot be read \({reason}\); copy the bundle "
+                                              "again, or train again$"):
+            load_bundle(spark, str(bundle))
+    # The previous format: sizes only, no digest.
+    (bundle / "bundle.json").write_text(json.dumps({
+        **{key: value for key, value in description.items() if key != "digest"}, "bundle_format": BUNDLE_FORMAT - 1,
+        "parts": {name: entry["size"] for name, entry in parts.items()}}))
+    with pytest.raises(BundleError, match=rf"has bundle format {BUNDLE_FORMAT - 1} \(written by sparktc .*\); this "
+                                          rf"sparktc .* reads bundle format {BUNDLE_FORMAT} only: train the model "
+                                          "again with this version, or classify with the version that wrote it$"):
+        load_bundle(spark, str(bundle))
+    reseal_bundle(bundle, description)
+    assert load_bundle(spark, str(bundle)).n_train == description["weight"]["train_documents"]
+    # kNN's training vectors left out of bundle.json: the part kNN scores against is checked all the same.
+    bundle = tmp_path / "knn"
+    shutil.copytree(knn / "model", bundle)
+    description = json.loads((bundle / "bundle.json").read_text())
+    [training] = [name for name in description["parts"] if name.startswith("training/")]
+    reseal_bundle(bundle, {**description, "parts": {name: entry for name, entry in description["parts"].items()
+                                                    if name != training}})
+    with pytest.raises(BundleError, match=rf"damaged: {training} was not written with it{restore}"):
+        load_bundle(spark, str(bundle))
 
 
 def test_a_missing_input_or_one_without_documents_is_an_error(spark, synthetic, tmp_path):

@@ -12,6 +12,7 @@ classifying the test texts with the model bundle.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import warnings
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
-from conftest import chi2_order
+from conftest import chi2_order, reseal_bundle
 from scipy import sparse
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
@@ -243,36 +244,45 @@ def test_classifying_the_test_texts_with_the_bundle_gives_the_same_scores(spark,
 def test_a_damaged_network_file_is_refused_as_a_damaged_bundle_before_spark_scores(spark, nnet, tmp_path):
     bundle = tmp_path / "model"
     shutil.copytree(nnet.output / "model", bundle)
-    path = bundle / "network" / NETWORK_FILE
+    path, name = bundle / "network" / NETWORK_FILE, f"network/{NETWORK_FILE}"
     good = path.read_bytes()
+    description = json.loads((bundle / "bundle.json").read_text())
     restore = r"; restore the whole model directory from a good copy, or train again$"
     middle = len(good) // 2
-    # The same byte count, so bundle.json's sizes cannot tell: an array's bytes changed (the zip's CRC), and the
-    # zip's header gone (numpy takes it for pickled data).
-    for damaged, kind in ((good[:middle] + bytes(b ^ 0xFF for b in good[middle:middle + 16]) + good[middle + 16:],
-                           "BadZipFile"), (bytes(64) + good[64:], "ValueError")):
+    # The same byte count, so bundle.json's sizes cannot tell: an array's bytes changed (also the zip's CRC), and the
+    # zip's header gone (numpy takes it for pickled data). Its SHA-256 tells.
+    flipped = good[:middle] + bytes(b ^ 0xFF for b in good[middle:middle + 16]) + good[middle + 16:]
+    headless = bytes(64) + good[64:]
+    for damaged in (flipped, headless):
         path.write_bytes(damaged)
-        with pytest.raises(BundleError, match=rf"^the model bundle {bundle} is damaged: network/{NETWORK_FILE} "
-                                              rf"cannot be read \({kind}\){restore}"):
+        with pytest.raises(BundleError, match=rf"^the model bundle {bundle} is damaged: {name} has other bytes than "
+                                              rf"when written \(its SHA-256 is not the one bundle.json records\)"
+                                              rf"{restore}"):
             load_bundle(spark, str(bundle))
     path.write_bytes(good[:-1])
-    with pytest.raises(BundleError, match=rf"damaged: network/{NETWORK_FILE} has {len(good) - 1:,} bytes"):
+    with pytest.raises(BundleError, match=rf"damaged: {name} has {len(good) - 1:,} bytes"):
         load_bundle(spark, str(bundle))
-    # A readable network that is not this bundle's (another training's, bundle.json edited to its size).
+
+    def recorded(data: bytes) -> None:
+        """The network file as ``data``, and bundle.json edited to its size and SHA-256 (sealed again)."""
+        path.write_bytes(data)
+        reseal_bundle(bundle, {**description, "parts": {
+            **description["parts"], name: {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}}})
+
+    # Recorded as if written so, the file is still read and checked on the driver before Spark scores.
+    for damaged, kind in ((flipped, "BadZipFile"), (headless, "ValueError")):
+        recorded(damaged)
+        with pytest.raises(BundleError, match=rf"^the model bundle {bundle} is damaged: {name} cannot be read "
+                                              rf"\({kind}\){restore}"):
+            load_bundle(spark, str(bundle))
+    # A readable network that is not this bundle's (another training's).
     network = read_network(str(nnet.output / "model" / "network"))
-    other = Network(network.columns, network.W1, network.b1, network.W2[:, :-1], network.b2[:-1])
-    path.write_bytes(other.to_bytes())
-    description = json.loads((bundle / "bundle.json").read_text())
-    description["parts"][f"network/{NETWORK_FILE}"] = path.stat().st_size
-    (bundle / ".bundle.json.crc").unlink(missing_ok=True)  # edited behind Hadoop's back
-    (bundle / "bundle.json").write_text(json.dumps(description))
-    with pytest.raises(BundleError, match=rf"damaged: network/{NETWORK_FILE} does not fit its \d+ terms and "
+    recorded(Network(network.columns, network.W1, network.b1, network.W2[:, :-1], network.b2[:-1]).to_bytes())
+    with pytest.raises(BundleError, match=rf"damaged: {name} does not fit its \d+ terms and "
                                           rf"{len(CATEGORIES)} categories \(input terms {TERMS}, W1 \({TERMS}, 8\), "
                                           rf"W2 \(8, {len(CATEGORIES) - 1}\)\){restore}"):
         load_bundle(spark, str(bundle))
-    path.write_bytes(good)
-    description["parts"][f"network/{NETWORK_FILE}"] = len(good)
-    (bundle / "bundle.json").write_text(json.dumps(description))
+    recorded(good)
     assert load_bundle(spark, str(bundle)).scorer.network_path.endswith("network")
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chispa import assert_df_equality
-from conftest import CHILD_JVM_OPTIONS, REPO, invented_words, selected
+from conftest import CHILD_JVM_OPTIONS, REPO, invented_words, reseal_bundle, selected
 
 from sparktc.apps import cli
 from sparktc.apps.classify import classify
@@ -446,7 +446,6 @@ def test_sparktc_reads_its_own_files_as_data_only(spark, reference, tmp_path):
     shutil.copytree(f"{reference}/model", bundle)
     description = json.loads((bundle / "bundle.json").read_text())
     description["settings"]["train"]["spark.python.worker.module"] = "elsewhere"
-    (bundle / "bundle.json").write_text(json.dumps(description))
-    (bundle / ".bundle.json.crc").unlink()
+    reseal_bundle(bundle, description)  # on purpose: the digest it records of itself made again
     with pytest.raises(ValueError, match=re.escape("unknown key train.spark.python.worker.module")):
         load_bundle(spark, str(bundle))
