@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
 
+from benchmarks.scaling import parse_events, project, read_events
 from sparktc.experiment.config import Config
 from sparktc.tracking import history
 from sparktc.tracking.record import METRICS
@@ -55,13 +56,21 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     assert "micro P" in job.stdout  # the readable table
     # The event log for the history server, with every stage's jobs named after it.
     [log] = events.iterdir()  # Spark 4 writes a rolling event log: a directory of events_* files
-    descriptions = set()
+    descriptions, task_ends = set(), 0
     for line in "".join(part.read_text() for part in sorted(log.glob("events_*"))).splitlines():
         event = json.loads(line)
         if event["Event"] == "SparkListenerJobStart":
             descriptions.add(event["Properties"].get("spark.job.description"))
+        task_ends += event["Event"] == "SparkListenerTaskEnd"
     # Tokenize runs no Spark job for a corpus that comes tokenized (its files hard-linked, its rows from the footers).
     assert {f"sparktc: {stage}" for stage in STAGES if stage != "tokenize"} <= descriptions
+    # The README's scaling replay of that log: every task, each stage's line, and at the 2 cores it ran on, about the
+    # wall it took (the scheduling of the tasks as they launched).
+    application = parse_events(read_events(events))
+    lines = {line.label: line for line in project(application, [2])}
+    assert list(lines) == [stage for stage in STAGES if stage != "tokenize"] + ["outside stages", "total"]
+    assert lines["total"].tasks == task_ends and application.cores == 2
+    assert lines["total"].walls[2] == pytest.approx(application.wall, rel=0.05)
     # The run's record in the history: the stages measured, the figures of metrics.json, the digests.
     [record] = history.read(str(tmp_path / "history")).to_pylist()
     assert record["exit_status"] == 0 and record["error"] is None and record["output"] == str(output)
