@@ -64,13 +64,14 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
         task_ends += event["Event"] == "SparkListenerTaskEnd"
     # Tokenize runs no Spark job for a corpus that comes tokenized (its files hard-linked, its rows from the footers).
     assert {f"sparktc: {stage}" for stage in STAGES if stage != "tokenize"} <= descriptions
-    # The README's scaling replay of that log: every task, each stage's line, and at the 2 cores it ran on, about the
-    # wall it took (the scheduling of the tasks as they launched).
+    # The README's scaling replay of that log: every task, each stage's line, and at the 2 cores it ran on, no longer
+    # than the wall it took (each task starts in the replay no later than it did; how much earlier depends on the
+    # machine's load, so only the bound is checked: the fidelity is measured by the benchmark, not here).
     application = parse_events(read_events(events))
     lines = {line.label: line for line in project(application, [2])}
     assert list(lines) == [stage for stage in STAGES if stage != "tokenize"] + ["outside stages", "total"]
     assert lines["total"].tasks == task_ends and application.cores == 2
-    assert lines["total"].walls[2] == pytest.approx(application.wall, rel=0.05)
+    assert 0.5 * application.wall <= lines["total"].walls[2] <= 1.05 * application.wall
     # The run's record in the history: the stages measured, the figures of metrics.json, the digests.
     [record] = history.read(str(tmp_path / "history")).to_pylist()
     assert record["exit_status"] == 0 and record["error"] is None and record["output"] == str(output)
