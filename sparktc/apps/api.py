@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -45,7 +45,7 @@ from sparktc.apps.classify import (
 )
 from sparktc.apps.pipeline import check_stages, run_recorded
 from sparktc.experiment.bundle import MODEL, Bundle, load_bundle
-from sparktc.experiment.config import Config, ConfigError, check_overrides, load_config
+from sparktc.experiment.config import Config, ConfigError, check_overrides, checked, load_config
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import absolute
 from sparktc.runtime import storage
@@ -73,17 +73,6 @@ class RunResult:
         return storage.join(self.output, MODEL)
 
 
-V = TypeVar("V")
-
-
-def _checked(check: Callable[..., V], *arguments: Any, **options: Any) -> V:
-    """``check(*arguments, **options)`` (a :mod:`sparktc.validation` check), its ValueError a ConfigError."""
-    try:
-        return check(*arguments, **options)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-
-
 def _check_session(spark: Any) -> None:
     """ConfigError unless ``spark`` is a SparkSession (classic, or Spark Connect's, which is no subclass of it)."""
     if not isinstance(spark, SparkSession) and not type(spark).__module__.startswith("pyspark.sql.connect."):
@@ -105,12 +94,12 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
     """
     _check_session(spark)
     if not isinstance(config, Config | Mapping) and config is not None:
-        _checked(check_path, "config", config, also=", a dict of sections, a Config or None")
-    output = _checked(check_path, "output", output)
+        checked(check_path, "config", config, also=", a dict of sections, a Config or None")
+    output = checked(check_path, "output", output)
     overrides, preset = check_overrides(overrides, preset)
-    stages = _checked(check_strings, "stages", stages)
+    stages = checked(check_strings, "stages", stages)
     check_stages(stages)
-    force = _checked(check_flag, "force", force)
+    force = checked(check_flag, "force", force)
     if not isinstance(config, Config):
         config = load_config(config, overrides, preset)
     elif overrides or preset:
@@ -128,7 +117,7 @@ def _metrics(spark: SparkSession, output: str) -> dict[str, Any]:
 def load_model(spark: SparkSession, path: str | os.PathLike[str]) -> Bundle:
     """The model bundle at ``path`` (a training run's ``OUTPUT/model``: :attr:`RunResult.model`), checked."""
     _check_session(spark)
-    path = _checked(check_path, "path", path)
+    path = checked(check_path, "path", path)
     check_workers_python(spark)
     return load_bundle(spark, absolute(path))
 

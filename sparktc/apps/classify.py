@@ -29,7 +29,7 @@ from sparktc.corpora.records import Reject
 from sparktc.corpora.registry import CLASSIFY_READERS
 from sparktc.errors import InputError
 from sparktc.experiment.bundle import Bundle
-from sparktc.experiment.config import ConfigError
+from sparktc.experiment.config import ConfigError, checked
 from sparktc.experiment.tables import cut_of, mark_duplicates, parse_files
 from sparktc.features.text import Analyzer, token_strings
 from sparktc.features.weighting import GIVEN, term_vectors
@@ -74,10 +74,7 @@ class ClassifyError(InputError):
 
 def check_top_k(top_k: int, name: str = "--top-k") -> int:
     """``top_k``, or ConfigError naming it as ``name`` unless it is an integer (not a bool) >= 1."""
-    try:
-        return check_integer(name, top_k, 1)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
+    return checked(check_integer, name, top_k, 1)
 
 
 def check_arguments(input_format: str, output_format: str, top_k: int) -> None:

@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.formats import QRELS
@@ -531,14 +531,25 @@ def _default(section: str, key: str) -> Any:
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 
 
+V = TypeVar("V")
+
+
+def checked(check: Callable[..., V], *arguments: Any, **options: Any) -> V:
+    """``check(*arguments, **options)`` (a :mod:`sparktc.validation` check of an argument), its ValueError a
+    ConfigError: the Python API refuses a wrong argument as the command line refuses a wrong flag.
+    """
+    try:
+        return check(*arguments, **options)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
 def check_overrides(overrides: Sequence[str], preset: str) -> tuple[tuple[str, ...], str]:
     """``overrides`` and ``preset`` as given, or ConfigError unless the overrides are a list or tuple of strings (a
     bare string is refused, not read letter by letter) and the preset a string.
     """
-    try:
-        return check_strings("overrides", overrides), check_string("preset", preset, "a preset's name, or \"\"")
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
+    return (checked(check_strings, "overrides", overrides),
+            checked(check_string, "preset", preset, "a preset's name, or \"\""))
 
 
 def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrides: Sequence[str] = (),
@@ -552,10 +563,8 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
     tuple of strings (a bare string included) and a ``preset`` that is not a string are ConfigErrors naming them.
     """
     if path is not None and not isinstance(path, Mapping):
-        try:  # checked here, as callers other than the command line (the Python API) give any object
-            path = check_path("config", path, also=", a dict of sections or None")
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
+        # checked here, as callers other than the command line (the Python API) give any object
+        path = checked(check_path, "config", path, also=", a dict of sections or None")
     overrides, preset = check_overrides(overrides, preset)
     if isinstance(path, Mapping):
         raw: dict[str, Any] = {name: dict(values) if isinstance(values, Mapping) else values
