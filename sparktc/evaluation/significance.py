@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from sparktc.validation import check_array, check_integer, check_number, check_unit_interval
+from sparktc.validation import check_array, check_flag, check_integer, check_number, check_unit_interval
 
 __all__ = [
     "TestResult",
@@ -259,8 +259,7 @@ def p_test(
     check_number("p_b", p_b, 0, 1, kind="proportion")
     n_a = check_integer("n_a", n_a, 0)
     n_b = check_integer("n_b", n_b, 0)
-    if not isinstance(higher_is_better, bool):
-        raise ValueError(f"higher_is_better must be True or False; got {higher_is_better!r}")
+    check_flag("higher_is_better", higher_is_better)
     n = n_a + n_b
     if n_a == 0 or n_b == 0:
         sides = "n_a = n_b = 0" if n == 0 else "n_a = 0" if n_a == 0 else "n_b = 0"
