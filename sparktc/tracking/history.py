@@ -101,8 +101,7 @@ def _not_a_record(file: str, filesystem: pafs.FileSystem) -> str | None:
     except pa.ArrowInvalid as error:
         return f"not a Parquet file: {error}"
     if "run_id" not in found.names:
-        shown = ", ".join(found.names[:5]) + (", ..." if len(found.names) > 5 else "")
-        return f"no run_id column; its columns: {shown or 'none'}"
+        return f"no run_id column; its columns: {_first_names(found.names) or 'none'}"
     for expected in SCHEMA:
         if expected.name not in found.names:
             continue
@@ -113,11 +112,15 @@ def _not_a_record(file: str, filesystem: pafs.FileSystem) -> str | None:
                                "not a record sparktc wrote: move it out of the history")
     missing = [name for name in SCHEMA.names if name not in found.names]
     if missing:
-        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise HistoryError(f"{file}: a run record without the column{'s' * (len(missing) > 1)} {shown} "
+        raise HistoryError(f"{file}: a run record without the column{'s' * (len(missing) > 1)} {_first_names(missing)} "
                            f"({len(missing)} of the record's {len(SCHEMA)}); it is not a record sparktc wrote: move "
                            "it out of the history")
     return None
+
+
+def _first_names(names: list[str]) -> str:
+    """The first five of ``names``, comma-separated, with ", ..." when there are more."""
+    return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
 
 
 def read(path: str) -> pa.Table:
