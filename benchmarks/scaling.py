@@ -278,7 +278,7 @@ def project(application: Application, cores: Sequence[int]) -> list[StageLine]:
         own["driver"] += job.idle
         own["tasks"] += sum(len(stage.tasks) for stage in job.stages)
         own["task_seconds"] += sum(sum(stage.tasks) for stage in job.stages)
-        for n in cores:
+        for n in own["walls"]:  # each core count once, however often ``cores`` names it
             own["walls"][n] += replay(job.stages, n)
         previous = job
     line(OUTSIDE)["driver"] += application.wall - (previous.completed if previous else 0.0)

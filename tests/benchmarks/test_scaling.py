@@ -167,6 +167,11 @@ def test_the_command_prints_the_projection(tmp_path: Path, capsys: pytest.Captur
     assert "measured: the application ran 5.0 s on 2 cores; replayed at 2 cores: 5.0 s" in out
 
 
+def test_a_core_count_named_twice_is_projected_once() -> None:
+    application = parse_events(EVENTS)
+    assert project(application, [2, 1, 2])[-1].walls == project(application, [2, 1])[-1].walls
+
+
 @pytest.mark.parametrize(("events", "message"), [
     (EVENTS[:-1], "the event log has no SparkListenerApplicationEnd: give the log of a run that finished"),
     ([event for event in EVENTS if event["Event"] != "SparkListenerJobEnd"],
