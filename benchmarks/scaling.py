@@ -333,9 +333,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, OSError) as error:
         print(f"scaling: error: {error}", file=sys.stderr)
         return 1
-    print(render(project(application, arguments.cores), arguments.cores, arguments.markdown))
+    # The cores the run used projected with the asked ones: every job is replayed once per core count, not again.
+    lines = project(application, [*arguments.cores, *([application.cores] if application.cores else [])])
+    print(render(lines, arguments.cores, arguments.markdown))
     if application.cores:  # none in a log without SparkListenerExecutorAdded
-        own = project(application, [application.cores])[-1].walls[application.cores]
+        own = lines[-1].walls[application.cores]
         cores = f"{application.cores} core{'s' * (application.cores != 1)}"
         print(f"\nmeasured: the application ran {seconds(application.wall)} s on {cores}; replayed at {cores}: "
               f"{seconds(own)} s")
