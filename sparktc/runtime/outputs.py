@@ -50,7 +50,8 @@ LOCK = ".sparktc.lock"
 #: What a directory holds: a pipeline or single-stage run, classify's predictions, a comparison of two runs, or a
 #: run history's report (jobs/history.py --report).
 KINDS = ("run", "classify", "compare", "history")
-#: The argument that names a directory of each kind, as refusals say it: ``--output`` but for a history's report.
+#: The argument that names a directory of each kind, as refusals say it (:func:`_option`): ``--output`` but for a
+#: history's report.
 OPTIONS = {"history": "--report"}
 LEASE_SECONDS = 300
 LEASE_RENEWAL = 30
@@ -80,12 +81,17 @@ def _inside(path: str, directory: str) -> bool:
 GLOB_CHARACTERS = "*?[]{}\\"
 
 
+def _option(kind: str) -> str:
+    """The argument that names an output directory of ``kind`` (:data:`OPTIONS`)."""
+    return OPTIONS.get(kind, "--output")
+
+
 def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
     """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
     user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
     its path; local paths are compared after resolving symbolic links, URIs as written.
     """
-    option = OPTIONS.get(kind, "--output")
+    option = _option(kind)
     if not output:
         raise OutputError(f"{option} is required: the directory the stages write their tables to")
     output = absolute(output)
@@ -150,7 +156,7 @@ class Files(Protocol):
 
 def check_owner(files: Files, output: str, kind: str) -> None:
     """Refuse a non-empty directory that is not a sparktc output of ``kind``."""
-    option = OPTIONS.get(kind, "--output")
+    option = _option(kind)
     entries = [name for name in files.entries(output) or () if name != LOCK]
     if not entries:
         return
@@ -211,7 +217,7 @@ def _busy(output: str, holder: str, reads: str = "", kind: str = "run") -> Outpu
     if reads:  # the job reads this directory: it is an input of this job, not its --output
         return OutputBusyError(f"{reads} {output} (an input of this job) is in use by {holder}, which may be writing "
                                "it; wait for that job to finish, then run this command again")
-    option = OPTIONS.get(kind, "--output")
+    option = _option(kind)
     return OutputBusyError(f"{option} {output} is in use by {holder}; two runs never share an output: wait for it "
                            f"to finish, or give another {option}")
 
