@@ -222,18 +222,19 @@ def _check_parts(spark: SparkSession, path: str, recorded: dict[str, tuple[int, 
     found = {name: size for name, size, _ in storage.list_files(spark, path) or []
              if _is_part_data(name) and name.split("/", 1)[0] in parts}
     problems = [f"{name} is missing" for name in sorted(recorded.keys() - found.keys())]
-    problems += [f"{name} has {found[name]:,} bytes, {recorded[name][0]:,} when written"
-                 for name in sorted(recorded.keys() & found.keys()) if found[name] != recorded[name][0]]
     for name in sorted(recorded.keys() & found.keys()):
-        if found[name] == recorded[name][0]:
-            try:
-                digest = storage.sha256(spark, storage.join(path, name))
-            except Py4JJavaError:  # not readable (permissions, a Hadoop checksum error)
-                problems.append(f"{name} cannot be read")
-                continue
-            if digest != recorded[name][1]:
-                problems.append(f"{name} has other bytes than when written (its SHA-256 is not the one {DESCRIPTION} "
-                                "records)")
+        size, sha256 = recorded[name]
+        if found[name] != size:  # no need to read it
+            problems.append(f"{name} has {found[name]:,} bytes, {size:,} when written")
+            continue
+        try:
+            digest = storage.sha256(spark, storage.join(path, name))
+        except Py4JJavaError:  # not readable (permissions, a Hadoop checksum error)
+            problems.append(f"{name} cannot be read")
+            continue
+        if digest != sha256:
+            problems.append(f"{name} has other bytes than when written (its SHA-256 is not the one {DESCRIPTION} "
+                            "records)")
     problems += [f"{name} was not written with it" for name in sorted(found.keys() - recorded.keys())]
     if problems:
         raise _damaged(path, "; ".join(problems))
