@@ -16,11 +16,14 @@ Used by ``benchmarks/rcv1_scale.py``; only the Linux ``/proc`` file system and t
 * :func:`segment_bounds` cuts a run into segments at its ``sparktc: <stage> ...`` lines: ``startup``
   until the first stage begins, one segment per stage ending at the stage's own line, ``shutdown``
   after the last line; :func:`summarize_segments` gives each its wall time, CPU time and peak RSS.
-* :func:`run_measured` runs a command under the sampler, reading its output line by line.
+* :func:`run_measured` runs a command under the sampler, reading its output line by line; where the machine lets a
+  process make a cgroup v1 ``cpuacct`` group (:class:`CpuGroup`), the command runs in one of its own and every CPU
+  figure is the group's exact count, processes that escape the tree included.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -35,6 +38,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 MB = 1024 * 1024
 ROLES = ("jvm", "python_driver", "python_workers", "other")
+_GROUPS = itertools.count()  # one group name per command measured by this process
 STAGE_LINE = re.compile(r"^sparktc: (?P<stage>\S+)\s+in\s+(?P<rows_in>[\d,]+)\s+out\s+(?P<rows_out>[\d,]+).*"
                         r"\[(?P<seconds>[\d.]+) s\]\s*$")
 
@@ -134,6 +138,52 @@ def classify(comm: str, cmdline: str, driver_script: str | None) -> str:
     return "other"
 
 
+class CpuGroup:
+    """A cgroup v1 ``cpuacct`` group made for one command: the kernel counts the CPU of every process in it, and of
+    every process they start, exactly, wherever in the process tree they end up (pyspark's workers re-parented when the
+    JVM exits, children nobody waits for) and however short they live, which sampling ``/proc`` cannot promise.
+    """
+
+    ROOT = Path("/sys/fs/cgroup/cpuacct")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, name: str, root: Path | None = None) -> CpuGroup | None:
+        """A new empty group ``name`` under ``root`` (the cpuacct hierarchy), or None where none can be made here
+        (no cgroup v1 cpuacct, or not writable): the caller then counts CPU from ``/proc``.
+        """
+        path = (root or cls.ROOT) / name
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        return cls(path)
+
+    def command(self, command: Sequence[str]) -> list[str]:
+        """``command`` started inside the group: a shell moves itself into it, then becomes the command."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs"), *command]
+
+    def seconds(self) -> float:
+        """CPU seconds used so far by every process that has been in the group."""
+        return int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def close(self, timeout: float = 30.0) -> float:
+        """Wait until no process is left in the group (at most ``timeout`` seconds), remove it, and return its CPU
+        seconds, the stragglers' last moments included.
+        """
+        deadline = time.monotonic() + timeout
+        while (self.path / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        used = self.seconds()
+        try:
+            self.path.rmdir()
+        except OSError:  # a process outlived the timeout; the group is left for it, empty groups are cheap
+            pass
+        return used
+
+
 @dataclass(frozen=True)
 class Sample:
     """The tree at one moment: CPU seconds so far, RSS in MB per role, number of processes."""
@@ -204,9 +254,11 @@ class TreeSampler(threading.Thread):
     """
 
     def __init__(self, root: int, driver_script: str | None, interval: float = 0.2,
-                 clock: Callable[[], float] = time.monotonic, proc: str = "/proc") -> None:
+                 clock: Callable[[], float] = time.monotonic, proc: str = "/proc", group: CpuGroup | None = None
+                 ) -> None:
         super().__init__(name=f"tree-sampler-{root}", daemon=True)
         self.root, self.driver_script, self.interval, self.clock, self.proc = root, driver_script, interval, clock, proc
+        self.group = group  # when given, CPU is the group's exact count
         self.samples: list[Sample] = []
         self.commands: dict[int, tuple[str, str]] = {}  # pid -> (role, command line) as last seen
         self._lock = threading.Lock()
@@ -223,7 +275,8 @@ class TreeSampler(threading.Thread):
           ``chmod`` that way): until it execs, it shares the JVM's memory (vfork), so its RSS is not
           added a second time.
         * CPU time is accumulated by :func:`cpu_ticks_between`, so processes that end without
-          their parent collecting their time (pyspark's workers) keep what they used.
+          their parent collecting their time (pyspark's workers) keep what they used; with a
+          :class:`CpuGroup`, CPU time is the group's count instead.
         """
         with self._lock:
             table = read_processes(self.proc)
@@ -243,7 +296,8 @@ class TreeSampler(threading.Thread):
                 if roles[pid] == "jvm" and roles.get(table[pid].ppid) == "jvm":
                     continue  # a vfork-ed child of the JVM: the JVM's own pages
                 rss[roles[pid]] += read_rss_bytes(pid, self.proc) / MB
-            sample = Sample(t=self.clock(), cpu_seconds=self._ticks / CLOCK_TICKS, rss_mb=rss, processes=len(pids))
+            cpu = self.group.seconds() if self.group is not None else self._ticks / CLOCK_TICKS
+            sample = Sample(t=self.clock(), cpu_seconds=cpu, rss_mb=rss, processes=len(pids))
             self.samples.append(sample)
             return sample
 
@@ -363,8 +417,9 @@ class Measured:
     events: list[tuple[float, str]]
     samples: list[Sample]
     tail: list[str]
-    cpu_seconds: float  # the whole tree: wait4's rusage of the root, or the last sample if higher
+    cpu_seconds: float  # the whole tree: its cgroup's count, else wait4's rusage of the root or the last sample
     commands: dict[int, tuple[str, str]] = field(default_factory=dict)
+    cpu_source: str = "proc"  # "cgroup": every CPU figure is the command's own cpuacct group's exact count
 
     @property
     def seconds(self) -> float:
@@ -388,19 +443,21 @@ def run_measured(command: Sequence[str], cwd: str | Path, log: Path, driver_scri
     """Run ``command`` (stderr merged into stdout) under a :class:`TreeSampler`, reading its output line by line.
 
     Every line goes to ``log``; stage lines also trigger a sample (so stage boundaries have exact
-    CPU figures) and, with ``echo``, every stage line is passed to it as it arrives. The root is
-    reaped with ``os.wait4``: its rusage holds the CPU time of every process reaped inside the tree
-    up to its exit. Raises nothing on a non-zero exit: the caller decides (see
-    :attr:`Measured.returncode` and :attr:`Measured.tail`).
+    CPU figures) and, with ``echo``, every stage line is passed to it as it arrives. Where a
+    :class:`CpuGroup` can be made, the command runs in its own and CPU is the group's count, read
+    once every process of the group has ended. Elsewhere the root is reaped with ``os.wait4``: its
+    rusage holds the CPU time of every process reaped inside the tree up to its exit. Raises nothing
+    on a non-zero exit: the caller decides (see :attr:`Measured.returncode` and :attr:`Measured.tail`).
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     events: list[tuple[float, str]] = []
     tail: deque[str] = deque(maxlen=tail_lines)
+    group = CpuGroup.create(f"sparktc-benchmark-{os.getpid()}-{next(_GROUPS)}")
     with open(log, "w") as out:
         start = clock()
-        process = subprocess.Popen(list(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, errors="replace", bufsize=1)
-        sampler = TreeSampler(process.pid, driver_script, interval=interval, clock=clock)
+        process = subprocess.Popen(group.command(command) if group else list(command), cwd=cwd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+        sampler = TreeSampler(process.pid, driver_script, interval=interval, clock=clock, group=group)
         sampler.start()
         try:
             assert process.stdout is not None
@@ -417,12 +474,17 @@ def run_measured(command: Sequence[str], cwd: str | Path, log: Path, driver_scri
         except BaseException:
             process.kill()
             process.wait()
+            if group is not None:
+                group.close(timeout=5.0)
             raise
         finally:
             sampler.stop()
             if process.stdout is not None:
                 process.stdout.close()
-    # wait4 counts every process reaped inside the tree; the samples also count those that were not.
-    cpu = max(usage.ru_utime + usage.ru_stime, sampler.samples[-1].cpu_seconds if sampler.samples else 0.0)
+    if group is not None:
+        cpu = group.close()
+    else:  # wait4 counts every process reaped inside the tree; the samples also count those that were not.
+        cpu = max(usage.ru_utime + usage.ru_stime, sampler.samples[-1].cpu_seconds if sampler.samples else 0.0)
     return Measured(command=list(command), returncode=process.returncode, start=start, end=end, events=events,
-                    samples=sampler.samples, tail=list(tail), cpu_seconds=cpu, commands=dict(sampler.commands))
+                    samples=sampler.samples, tail=list(tail), cpu_seconds=cpu, commands=dict(sampler.commands),
+                    cpu_source="proc" if group is None else "cgroup")

@@ -22,7 +22,9 @@ run from the repository root, exactly as a user would type them:
    is recorded as failed instead of stopping the benchmark.
 3. Meanwhile a thread samples the command's process tree from /proc every 0.2 s (see
    ``benchmarks/measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
-   the Python workers, cut into segments at the ``sparktc: <stage>`` lines.
+   the Python workers, cut into segments at the ``sparktc: <stage>`` lines. Where a cgroup v1
+   ``cpuacct`` group can be made, each command runs in its own and every CPU figure is the group's
+   exact count (each record's ``cpu_source`` says which).
 4. After the pipeline runs of each size, run the lean single-process peer ``benchmarks/lean_peer.py``
    (one plain Python process, numpy + scipy + LIBLINEAR; recorded as the ``single_process`` peer) on
    the same corpus under the same sampler; at the peers size also ``benchmarks/mllib_linearsvc.py``
@@ -352,7 +354,7 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
         "size": size, "master": master, "repeat": repeat, "run_dir": str(run_dir), "command": shlex.join(command),
         "log": str(log), "failed": False,
         "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
-        "stages": stages, "peak_rss_mb": rounded(result.peak_rss_mb()),
+        "cpu_source": result.cpu_source, "stages": stages, "peak_rss_mb": rounded(result.peak_rss_mb()),
         "metrics": {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")},
         "samples": len(result.samples), "processes": process_summary(result),
     }
@@ -436,8 +438,8 @@ def run_peer(name: str, script: str, command: list[str], output_file: Path, outp
     result = measured(command, log, driver_script)
     return {"status": "ok", "size": size, "command": shlex.join(command), "log": str(log),
             "end_to_end_seconds": round(result.seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
-            "peak_rss_mb": rounded(result.peak_rss_mb()), "processes": process_summary(result),
-            "result": read_json(output_file)}
+            "cpu_source": result.cpu_source, "peak_rss_mb": rounded(result.peak_rss_mb()),
+            "processes": process_summary(result), "result": read_json(output_file)}
 
 
 def run_lean_peer(output: Path, corpus: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks import tables
 from benchmarks.measure import (
+    CpuGroup,
     ProcessStat,
     Sample,
     TreeSampler,
@@ -209,6 +210,27 @@ def test_run_measured_reports_a_failing_command_with_its_output(tmp_path: Path):
     measured = run_measured([sys.executable, "-c", code], tmp_path, tmp_path / "log.txt", None, tail_lines=40)
     assert measured.returncode == 3
     assert measured.tail == [f"line {i}" for i in range(60, 100)]
+
+
+def test_run_measured_counts_in_its_cgroup_the_cpu_of_a_process_that_outlives_the_command(tmp_path: Path):
+    """A child that the command leaves behind (as pyspark's workers outlive the JVM) is counted to its last moment:
+    the command's own cpuacct group, read once the group is empty. wait4's rusage of the root cannot see it.
+    """
+    probe = CpuGroup.create(f"sparktc-test-probe-{os.getpid()}")
+    if probe is None:
+        pytest.skip("no writable cgroup v1 cpuacct hierarchy on this machine")
+    probe.close()
+    burn = "import time\nb = time.process_time()\nwhile time.process_time() - b < 0.6:\n    pass\n"
+    code = dedent(f"""\
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", {burn!r}], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+        print("left a child behind", flush=True)
+        """)
+    measured = run_measured([sys.executable, "-c", code], tmp_path, tmp_path / "log.txt", None, interval=0.05)
+    assert measured.returncode == 0 and measured.cpu_source == "cgroup"
+    assert measured.cpu_seconds >= 0.6
+    assert not any(path.name.startswith(f"sparktc-benchmark-{os.getpid()}-") for path in CpuGroup.ROOT.iterdir())
 
 
 # --- segmentation ----------------------------------------------------------------------------
