@@ -3,7 +3,7 @@ r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format cor
     .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
-        [--memory-runs 3] [--history DIR]
+        [--memory-runs 3] [--plain] [--history DIR]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -13,7 +13,8 @@ run from the repository root, exactly as a user would type them:
    conf/synthetic.toml --set synthesize.documents=N --set synthesize.train_documents=T --set
    synthesize.vocabulary_size=47236 [--set synthesize.hierarchy=H] --output OUTPUT/corpus-N`` with
    T = round(23149 N / 804414), RCV1-v2's training share. Its time is recorded apart: it is data
-   generation, not part of the pipeline.
+   generation, not part of the pipeline. With ``--plain``, its gzipped files are uncompressed once into
+   OUTPUT/corpus-N-plain, and everything below runs on those.
 2. For each size on the first master, and on every master at the speed-up sizes, run
    ``./spark-submit.sh --master M jobs/pipeline.py --config conf/rcv1.toml --set corpus.path=OUTPUT/corpus-N
    --output OUTPUT/runs/N-M-r`` into a fresh directory, ``--repeat`` times. The largest size on the
@@ -47,6 +48,7 @@ command, with the last 40 lines of its output, is printed) or the run's record c
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -442,6 +444,26 @@ def run_peer(name: str, script: str, command: list[str], output_file: Path, outp
             "processes": process_summary(result), "result": read_json(output_file)}
 
 
+def plain_corpus(output: Path, corpus: dict[str, Any]) -> dict[str, Any]:
+    """``corpus`` with its files uncompressed into OUTPUT/corpus-N-plain (made once, then reused), for ``--plain``:
+    the same documents as the gzipped files, read as users who keep them uncompressed read them. The other files
+    (hierarchy, manifests) stay where they are and are read from there.
+    """
+    source, size = Path(corpus["path"]), corpus["size"]
+    directory = output / f"corpus-{size}-plain"
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in CORPUS_FILES:
+        target = directory / name.removesuffix(".gz")
+        if name.endswith(".gz") and not target.is_file():
+            partial = target.with_name(target.name + ".partial")
+            with gzip.open(source / name, "rb") as packed, open(partial, "wb") as unpacked:
+                shutil.copyfileobj(packed, unpacked, 16 * 1024 * 1024)
+            partial.rename(target)
+        elif not name.endswith(".gz") and not target.exists():
+            target.symlink_to(source / name)
+    return {**corpus, "path": str(directory), "form": "plain", "gzipped": str(source)}
+
+
 def run_lean_peer(output: Path, corpus: dict[str, Any]) -> dict[str, Any]:
     """The lean single-process peer on ``corpus`` (the corpus sparktc ran on)."""
     size = corpus["size"]
@@ -571,6 +593,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--hierarchy", default="",
                         help="rcv1.topics.hier.orig to synthesize with (default: a generated tree of its shape)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per pipeline configuration; medians reported")
+    parser.add_argument("--plain", action="store_true",
+                        help="run sparktc and the peers on the corpus files uncompressed (made once beside each "
+                             "synthesized corpus, OUTPUT/corpus-N-plain); default: the gzipped files as synthesized")
     parser.add_argument("--memory-runs", type=int, default=3,
                         help="runs in a row of the largest size on the first master, each one's driver memory "
                              "checked (default 3; at least --repeat)")
@@ -639,13 +664,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
                 "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
                 "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
-                "repeat": arguments.repeat, "memory_runs": arguments.memory_runs, "memory_size": memory_size,
+                "repeat": arguments.repeat, "plain": arguments.plain, "memory_runs": arguments.memory_runs,
+                "memory_size": memory_size,
                 "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]}
 
     def body(result: dict[str, Any], write: Callable[[], str]) -> int:
         status, corpora = 0, {}
         for size in sizes:
             corpora[size] = ensure_corpus(output, size, first, arguments.hierarchy)
+            if arguments.plain:
+                corpora[size] = plain_corpus(output, corpora[size])
             result["corpora"].append(corpora[size])
             for _, master, repeat in (entry for entry in plan if entry[0] == size):
                 run = run_pipeline(output, corpora[size], master, repeat,

@@ -29,11 +29,13 @@ from benchmarks.measure import (
     summarize_segments,
 )
 from benchmarks.rcv1_scale import (
+    CORPUS_FILES,
     aggregate,
     failure_cause,
     median_record,
     memory_configuration,
     memory_summary,
+    plain_corpus,
     plan_runs,
     slug,
     train_documents,
@@ -231,6 +233,25 @@ def test_run_measured_counts_in_its_cgroup_the_cpu_of_a_process_that_outlives_th
     assert measured.returncode == 0 and measured.cpu_source == "cgroup"
     assert measured.cpu_seconds >= 0.6
     assert not any(path.name.startswith(f"sparktc-benchmark-{os.getpid()}-") for path in CpuGroup.ROOT.iterdir())
+
+
+def test_plain_corpus_uncompresses_each_gzipped_file_once_and_links_the_rest(tmp_path: Path):
+    import gzip
+
+    source = tmp_path / "corpus-10"
+    source.mkdir()
+    texts = {}
+    for index, name in enumerate(CORPUS_FILES):
+        texts[name] = f".I {index}\n.W\nterm{index} other\n\n".encode() * (index + 1)
+        (source / name).write_bytes(gzip.compress(texts[name]) if name.endswith(".gz") else texts[name])
+    corpus = {"size": 10, "path": str(source), "reused": True}
+    plain = plain_corpus(tmp_path, corpus)
+    assert plain["path"] == str(tmp_path / "corpus-10-plain") and plain["form"] == "plain"
+    for name in CORPUS_FILES:
+        assert (tmp_path / "corpus-10-plain" / name.removesuffix(".gz")).read_bytes() == texts[name]
+    made = (tmp_path / "corpus-10-plain" / CORPUS_FILES[0].removesuffix(".gz")).stat().st_mtime_ns
+    assert plain_corpus(tmp_path, corpus) == plain  # a second run reuses the files it made
+    assert (tmp_path / "corpus-10-plain" / CORPUS_FILES[0].removesuffix(".gz")).stat().st_mtime_ns == made
 
 
 # --- segmentation ----------------------------------------------------------------------------
