@@ -3,7 +3,7 @@ r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format cor
     .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
-        [--memory-runs 3] [--plain] [--history DIR]
+        [--memory-runs 3] [--plain] [--event-logs] [--history DIR]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -63,7 +63,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import recording, tables
+from benchmarks import recording, scaling, tables
 from benchmarks.measure import Measured, run_measured
 from sparktc.corpora.synthetic import QRELS_FILE, TEST_FILES, TRAIN_FILE
 from sparktc.corpora.synthetic_categories import HIERARCHY_FILE
@@ -309,18 +309,37 @@ def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
     return {key: round(value, digits) for key, value in values.items()}
 
 
+def scaling_record(event_log: Path) -> dict[str, Any]:
+    """A run's scaling projection from its Spark event log (:mod:`benchmarks.scaling`): per sparktc stage its tasks,
+    task-seconds, serial driver seconds and the wall replayed at each of :data:`benchmarks.scaling.CORES` and at the
+    run's own cores, with the application's measured wall beside the replay at its own cores.
+    """
+    application = scaling.parse_events(scaling.read_events(event_log))
+    cores = sorted({*scaling.CORES, *([application.cores] if application.cores else [])})
+    lines = scaling.project(application, cores)
+    return {"event_log": str(event_log), "application_seconds": round(application.wall, 3), "cores": application.cores,
+            "lines": [{"stage": line.label, "tasks": line.tasks, "task_seconds": round(line.task_seconds, 3),
+                       "driver_seconds": round(line.driver_seconds, 3),
+                       "walls": {str(n): round(wall, 3) for n, wall in line.walls.items()}} for line in lines]}
+
+
 def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
-                 tolerate_failure: bool = False) -> dict[str, Any]:
-    """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1.
+                 tolerate_failure: bool = False, event_logs: bool = False) -> dict[str, Any]:
+    """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1; with ``event_logs``,
+    its Spark event log under OUTPUT/events and the scaling projection replayed from it (:func:`scaling_record`).
 
     A command that fails raises HarnessError, unless ``tolerate_failure`` (a memory run): then the run
     is returned as ``failed``, with its cause and what was measured until it ended.
     """
     size = corpus["size"]
     run_dir = output / "runs" / f"{size}-{slug(master)}-{repeat}"
+    events = output / "events" / f"{size}-{slug(master)}-{repeat}"
     shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.rmtree(events, ignore_errors=True)
     command = ["./spark-submit.sh", "--master", master, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
                "--set", f"corpus.path={relative(Path(corpus['path']))}", "--output", relative(run_dir)]
+    if event_logs:
+        command[-2:-2] = ["--set", f"spark.event_log={relative(events)}"]
     log = output / "logs" / f"pipeline-{size}-{slug(master)}-{repeat}.log"
     result = measured(command, log, "jobs/pipeline.py", check=not tolerate_failure)
     if result.returncode != 0:
@@ -359,6 +378,7 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
         "cpu_source": result.cpu_source, "stages": stages, "peak_rss_mb": rounded(result.peak_rss_mb()),
         "metrics": {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")},
         "samples": len(result.samples), "processes": process_summary(result),
+        **({"scaling": scaling_record(events)} if event_logs else {}),
     }
 
 
@@ -398,6 +418,7 @@ def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "peak_rss_mb_max": {role: max((run["peak_rss_mb"].get(role) or 0.0 for run in runs), default=None)
                             for role in first["peak_rss_mb"]},
         "metrics": {key: med([run["metrics"].get(key) for run in runs]) for key in first["metrics"]},
+        **({"scaling": first["scaling"]} if "scaling" in first else {}),  # the first run's replay, not a median
     }
 
 
@@ -593,6 +614,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--hierarchy", default="",
                         help="rcv1.topics.hier.orig to synthesize with (default: a generated tree of its shape)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per pipeline configuration; medians reported")
+    parser.add_argument("--event-logs", action="store_true",
+                        help="each pipeline run writes its Spark event log (OUTPUT/events) and benchmark.md adds "
+                             "the scaling projection replayed from it, validated against the other masters' runs")
     parser.add_argument("--plain", action="store_true",
                         help="run sparktc and the peers on the corpus files uncompressed (made once beside each "
                              "synthesized corpus, OUTPUT/corpus-N-plain); default: the gzipped files as synthesized")
@@ -664,7 +688,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = {"sizes": sorted(arguments.sizes), "masters": arguments.masters,
                 "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
                 "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
-                "repeat": arguments.repeat, "plain": arguments.plain, "memory_runs": arguments.memory_runs,
+                "repeat": arguments.repeat, "plain": arguments.plain, "event_logs": arguments.event_logs,
+                "memory_runs": arguments.memory_runs,
                 "memory_size": memory_size,
                 "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]}
 
@@ -677,7 +702,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["corpora"].append(corpora[size])
             for _, master, repeat in (entry for entry in plan if entry[0] == size):
                 run = run_pipeline(output, corpora[size], master, repeat,
-                                   tolerate_failure=(size, master) == (memory_size, first))
+                                   tolerate_failure=(size, master) == (memory_size, first),
+                                   event_logs=arguments.event_logs)
                 result["runs"].append(run)
                 if run.get("failed"):
                     status = 1

@@ -612,6 +612,44 @@ def commands_section(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cpu_source(result: dict[str, Any]) -> str:
+    """Where the CPU figures come from: every command's own cpuacct cgroup (exact), or the /proc sampler."""
+    sources = {run.get("cpu_source", "proc") for run in result.get("runs", [])}
+    return "from each command's own cpuacct cgroup, exact" if sources == {"cgroup"} else "from /proc"
+
+
+def scaling_section(result: dict[str, Any]) -> str:
+    """Table 5 (with ``--event-logs``): per size, the baseline master's run replayed on 1 to 64 cores
+    (:mod:`benchmarks.scaling`), and the validation: each run's measured application wall beside the replay of every
+    run of that size at its cores (a local[1] log replayed on 2 cores against the measured local[2] run, and back).
+    """
+    parts = []
+    for size in sizes_run(result, baseline_master(result)):
+        records = [record for record in result.get("pipelines", []) if record["size"] == size and "scaling" in record]
+        base = next((record for record in records if record["master"] == baseline_master(result)), None)
+        if base is None:
+            continue
+        lines = base["scaling"]["lines"]
+        cores = [n for n in (1, 2, 4, 16, 64) if str(n) in lines[-1]["walls"]]
+        header = ["stage", "tasks", "task-s", "driver s", *(f"{n} core{'s' * (n > 1)}" for n in cores)]
+        rows = [[line["stage"], count(line["tasks"]), seconds(line["task_seconds"]), seconds(line["driver_seconds"]),
+                 *(seconds(line["walls"][str(n)]) for n in cores)] for line in lines]
+        checks = []
+        for measured_run in records:
+            own = measured_run["scaling"]
+            for replayed in records:
+                wall = replayed["scaling"]["lines"][-1]["walls"].get(str(own["cores"]))
+                if wall is not None:
+                    checks.append([f"{replayed['master']} log at {own['cores']} core{'s' * (own['cores'] > 1)}",
+                                   measured_run["master"], seconds(own["application_seconds"]), seconds(wall),
+                                   f"{100 * (wall / own['application_seconds'] - 1):+.1f}%"])
+        parts.append(f"{count(size)} documents, the {base['master']} run's event log replayed:\n\n"
+                     + table(header, rows)
+                     + "\n\nValidation (the application's wall, Spark's start to its end, beside the replay):\n\n"
+                     + table(["replayed", "measured run", "measured s", "replayed s", "difference"], checks))
+    return "\n\n".join(parts) or "not run (run the harness with --event-logs)"
+
+
 def render(result: dict[str, Any]) -> str:
     """The whole benchmark.md."""
     master = baseline_master(result)
@@ -629,7 +667,7 @@ def render(result: dict[str, Any]) -> str:
         f"## Table 1. Sizes × stages: sparktc on {master} beside the {PEER_LABEL}",
         ("Each time cell is wall seconds / CPU-seconds. sparktc: a stage's wall time is its own "
          "(manifests/<stage>.json), its CPU the whole process tree's (JVM, Python driver and workers, reaped "
-         "children included, from /proc) over the stage's segment of the run; end to end = the whole "
+         f"children included, {cpu_source(result)}) over the stage's segment of the run; end to end = the whole "
          "`./spark-submit.sh jobs/pipeline.py` command from spawn to exit (JVM start-up and shutdown included). "
          f"Peer: the {PEER_LABEL} on the same corpus in the same harness run, its whole command "
          "(interpreter start included) measured by the same sampler; its peak RSS is its own ru_maxrss. "
@@ -639,15 +677,16 @@ def render(result: dict[str, Any]) -> str:
         synthesis_line(result),
         "## Table 2. The largest run, segment by segment",
         ("startup = spawn until ingest begins; shutdown = after the last stage line until exit. CPU = utime + "
-         "stime of the whole process tree (reaped children included) from /proc. Peak RSS = the largest of the "
-         "samples taken every 0.2 s during the segment (VmRSS); Python workers = the sum over pyspark's daemon "
-         "and the workers it forks, so pages they share are counted in each of them."
+         f"stime of the whole process tree (reaped children included), {cpu_source(result)}. Peak RSS = the "
+         "largest of the samples taken every 0.2 s during the segment (VmRSS); Python workers = the sum over "
+         "pyspark's daemon and the workers it forks, so pages they share are counted in each of them."
          + (" Each figure is the median over the runs." if runs else "")),
         largest_table(result),
         "## Table 3. Speed-up from a second core",
     ]
     parts += [speedup_table(result, size) for size in settings["speedup_sizes"]] or ["not run"]
     parts += ["## Table 4. Peers", peers_table(result),
+              "## Table 5. Scaling projection", scaling_section(result),
               "## Targets", targets_table(result.get("targets") or check_targets(result)),
               "## Commands", commands_section(result)]
     return document(parts, result)

@@ -644,7 +644,8 @@ def test_render_puts_everything_in_order():
                         "## Table 1. Sizes × stages: sparktc on local[2] beside the lean single-process Python "
                         "(benchmarks/lean_peer.py)",
                         "## Table 2. The largest run, segment by segment",
-                        "## Table 3. Speed-up from a second core", "## Table 4. Peers", "## Targets", "## Commands"]
+                        "## Table 3. Speed-up from a second core", "## Table 4. Peers",
+                        "## Table 5. Scaling projection", "## Targets", "## Commands"]
     assert "- Machine: 2 cores (os.cpu_count()), 23.5 GB RAM, CPU AMD EPYC" in text
     command = "`.venv/bin/python benchmarks/rcv1_scale.py --output runs/x`"
     assert f"- Command (run from the repository root): {command}" in text
@@ -654,6 +655,27 @@ def test_render_puts_everything_in_order():
     assert tables.memory_section(RESULT) in text and tables.sizes_table(RESULT) in text
     assert "\n".join(TARGET_ROWS) in text
     assert text.endswith("- lean peer 100,000: `lean 1`\n- lean peer 804,414: `lean 2`\n")
+
+
+def test_scaling_section_replays_each_log_at_the_other_runs_cores_against_their_measured_walls():
+    def projection(cores: int, measured: float, walls: dict[int, float]) -> dict:
+        total = {"stage": "total", "tasks": 9, "task_seconds": 12.0, "driver_seconds": 3.0,
+                 "walls": {str(n): wall for n, wall in walls.items()}}
+        return {"application_seconds": measured, "cores": cores, "lines": [{**total, "stage": "ingest"}, total]}
+
+    result = copy.deepcopy(RESULT)
+    for record in result["pipelines"]:
+        if record["size"] == 804_414:
+            record["scaling"] = (projection(2, 40.0, {1: 66.0, 2: 41.0, 4: 30.0, 16: 25.0, 64: 25.0})
+                                 if record["master"] == "local[2]" else
+                                 projection(1, 60.0, {1: 61.0, 2: 44.0, 4: 33.0, 16: 28.0, 64: 28.0}))
+    text = tables.scaling_section(result)
+    assert text.startswith("804,414 documents, the local[2] run's event log replayed:")
+    assert "| total | 9 | 12.0 | 3.0 | 66.0 | 41.0 | 30.0 | 25.0 | 25.0 |" in text
+    assert "| local[2] log at 1 core | local[1] | 60.0 | 66.0 | +10.0% |" in text
+    assert "| local[1] log at 2 cores | local[2] | 40.0 | 44.0 | +10.0% |" in text
+    assert "| local[2] log at 2 cores | local[2] | 40.0 | 41.0 | +2.5% |" in text
+    assert tables.scaling_section(RESULT) == "not run (run the harness with --event-logs)"
 
 
 def test_median_record_of_repeats():
@@ -771,7 +793,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
         return {"size": size, "path": str(output / f"corpus-{size}"), "train_documents": size // 30, "seconds": 1.0,
                 "reused": False, "command": f"synth {size}"}
 
-    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False):
+    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False):
         size = corpus["size"]
         calls.append(("pipeline", size, master, repeat, tolerate_failure))
         if (size, master, repeat) == (40_000, "local[2]", 2):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from benchmarks.rcv1_scale import scaling_record
 from benchmarks.scaling import (
     OUTSIDE,
     Application,
@@ -203,3 +204,12 @@ def test_a_log_it_cannot_read_is_named(tmp_path: Path, capsys: pytest.CaptureFix
     broken = [*EVENTS[:4], {"Event": "SparkListenerTaskEnd", "Stage ID": 0}]
     with pytest.raises(InputError, match="a SparkListenerTaskEnd event without its field 'Task Info': give an event"):
         parse_events(broken)
+
+
+def test_the_harness_keeps_a_runs_projection_with_its_measured_wall(tmp_path: Path) -> None:
+    record = scaling_record(_write(tmp_path, EVENTS))
+    assert (record["application_seconds"], record["cores"]) == (5.0, 2)
+    total = record["lines"][-1]
+    assert total["stage"] == "total" and sorted(total["walls"], key=int) == ["1", "2", "4", "16", "64"]
+    assert (total["walls"]["1"], total["walls"]["2"]) == (6.5, 5.0)
+    assert [line["stage"] for line in record["lines"]] == ["ingest", "weight", "(no stage)", OUTSIDE, "total"]
