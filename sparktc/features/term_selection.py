@@ -133,11 +133,15 @@ def chi2(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.f
 def _plogp_ratio(count: NDArray[np.float64], row: NDArray[np.float64],
                  col: NDArray[np.float64], n: NDArray[np.float64]) -> NDArray[np.float64]:
     """P(t', c') log2(P(t', c') / (P(t') P(c'))) from counts, with 0 log 0 = 0."""
-    out = np.zeros(np.broadcast(count, row, col, n).shape)
-    positive = np.broadcast_to(count > 0, out.shape)
-    count, row, col, n = (np.broadcast_to(x, out.shape)[positive] for x in (count, row, col, n))
-    out[positive] = count / n * np.log2(count * n / (row * col))
-    return out
+    shape = np.broadcast(count, row, col, n).shape
+    positive = np.broadcast_to(count > 0, shape)
+    # Every operation over the whole block, masked by ``where`` (the same operations on the same values as on the
+    # positive cells alone, so the same results, bit for bit), instead of gathering the positive cells first: the
+    # gathers cost more than the arithmetic.
+    ratio = np.divide(count * n, row * col, out=np.ones(shape), where=positive)
+    out = np.log2(ratio, out=np.zeros(shape), where=positive)
+    share = np.divide(count, n, out=np.zeros(shape), where=positive)
+    return np.multiply(share, out, out=out, where=positive)
 
 
 def information_gain(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
@@ -160,15 +164,16 @@ def information_gain(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> 
     )
 
 
-def gain_ratio(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
+def gain_ratio(A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike,
+               ig: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Gain ratio of each 2x2 table (REFERENCE.md section 4; Debole & Sebastiani 2003).
 
     GR(t, c) = IG(t, c) / H(c),  H(c) = -sum over c' in {c, not c} of P(c') log2 P(c'),
 
     with 0 log 0 = 0. It is 0 where H(c) = 0 (the category holds every document or none),
-    where IG is 0 too.
+    where IG is 0 too. ``ig``, when given, is :func:`information_gain` of the same tables, not computed again.
     """
-    ig = information_gain(A, B, C, D)
+    ig = information_gain(A, B, C, D) if ig is None else ig
     a, b, c, d = (_counts(name, v) for name, v in (("A", A), ("B", B), ("C", C), ("D", D)))
     n = a + b + c + d
     in_c, not_in_c = a + c, b + d
@@ -255,7 +260,11 @@ def global_scores(A: ArrayLike, df: ArrayLike, n_positive: ArrayLike, N: int,
     table = contingency_2x2(A, df, n_positive, N)
     n_positive = np.asarray(n_positive, dtype=np.float64)
     p_c = n_positive / N if N else np.zeros_like(n_positive)
-    per_category = {score: functions[score](*table) for score in {column.split("_")[0] for column in wanted}}
+    per_category: dict[str, NDArray[np.float64]] = {}
+    for score in SCORES:  # ig before gr, which divides it
+        if any(column.split("_")[0] == score for column in wanted):
+            per_category[score] = gain_ratio(*table, ig=per_category.get("ig")) if score == "gr" \
+                else functions[score](*table)
     globalize = {"max": global_max, "avg": lambda m: global_avg(m, p_c), "mean": global_mean}
     return {column: globalize[column.split("_")[1]](per_category[column.split("_")[0]]) for column in wanted}
 
