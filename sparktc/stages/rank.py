@@ -24,7 +24,6 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql import types as T
 from scipy import sparse
 
 from sparktc.experiment.config import Config
@@ -32,15 +31,13 @@ from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import FREQUENCY, SCORE_COLUMNS, term_scores
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import parquet_files, read_batches, read_small, sum_over_files
+from sparktc.runtime.parts import parquet_files, read_batches, read_small, sum_over_files, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 
-#: The ``term_ranks`` table, in term_id order.
-TERM_RANKS_SCHEMA = T.StructType([
-    T.StructField("term_id", T.IntegerType()), T.StructField("term", T.StringType()), T.StructField("df", T.LongType()),
-    T.StructField(FREQUENCY, T.LongType()), *(T.StructField(column, T.DoubleType()) for column in SCORE_COLUMNS),
-])
+#: The ``term_ranks`` table, in term_id order: each term's df, occurrences and every score of SCORE_COLUMNS.
+TERM_RANKS_SCHEMA = pa.schema([("term_id", pa.int32()), ("term", pa.string()), ("df", pa.int64()),
+                               (FREQUENCY, pa.int64()), *((column, pa.float64()) for column in SCORE_COLUMNS)])
 BATCH_ROWS = 32_768  # training documents counted at a time in a task
 
 
@@ -78,9 +75,9 @@ def rank(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             FREQUENCY: vocabulary[FREQUENCY],
             **{column: pa.array(values, pa.float64())
                for column, values in term_scores(counts[term_ids], df, n_positive, n_train).items()},
-        })
-        spark.createDataFrame(ranked, TERM_RANKS_SCHEMA).coalesce(1) \
-            .write.mode("overwrite").parquet(tables.output("term_ranks"))
+        }, schema=TERM_RANKS_SCHEMA)
+        # Vocabulary-sized, so the driver writes it with pyarrow, as weight writes ``vocabulary``: no Spark job.
+        write_parts(ranked.to_batches(), TERM_RANKS_SCHEMA, tables.output("term_ranks"), 0)
         report.rows_in = vocabulary.num_rows
         report.rows_out = ranked.num_rows
         report.details = {"scores": list(SCORE_COLUMNS), "categories": len(codes), "train_documents": n_train}
