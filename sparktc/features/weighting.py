@@ -40,7 +40,7 @@ from sparktc.features.text import stored_tokens, term_names
 from sparktc.validation import check_integer
 
 __all__ = ["SCHEMES", "GIVEN", "idf", "term_factors", "term_frequencies", "term_weights", "weighted_rows",
-           "token_counts", "summed_counts", "vocabulary_of"]
+           "token_counts", "summed_counts", "vocabulary_of", "training_term_ids", "vocabulary_ids", "id_vectors"]
 
 #: The weighting schemes of texts ([weight] scheme), the first the default.
 SCHEMES = ("ltc", "tfidf", "sklearn", "binary", "supervised")
@@ -159,7 +159,15 @@ def term_weights(
     empty vector.
     """
     _check_scheme(scheme)
-    doc, term, tf = term_frequencies(rows, term_ids, n_rows, len(factors))
+    return _weighted(*term_frequencies(rows, term_ids, n_rows, len(factors)), n_rows, factors, scheme)
+
+
+def _weighted(doc: NDArray[np.int64], term: NDArray[np.int64], tf: NDArray[np.int64], n_rows: int,
+              factors: NDArray[np.float64], scheme: str
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`term_weights` from the (document, term, tf) triples, documents and then terms ascending; one home for
+    the float64 operations and their order, so that every input form gives the same bits.
+    """
     weights = _TF[scheme](tf) * factors[term]
     norms = np.sqrt(np.bincount(doc, weights=weights * weights, minlength=n_rows))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -264,3 +272,62 @@ def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, fact
     offsets, *columns = weighted_rows(rows, term_ids, len(tokens), factors, scheme)
     offsets32 = pa.array(offsets.astype(np.int32))
     return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
+
+
+def training_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[pa.ListArray, pa.ListArray,
+                                                                                            int]:
+    """Stored token strings in integer form against the training terms ``terms`` (:func:`vocabulary_of`, in term_id
+    order): per document its terms' ids, ascending, each once (``term_ids``), and their tf (``term_counts``), both
+    int32 lists; and how many tokens are outside ``terms`` (dropped: no vocabulary can keep them).
+    """
+    rows, ids = token_term_ids(tokens, terms)
+    doc, term, tf = term_frequencies(rows, ids, len(tokens), len(terms))
+    offsets = np.zeros(len(tokens) + 1, dtype=np.int32)
+    np.cumsum(np.bincount(doc, minlength=len(tokens)), out=offsets[1:])
+    offsets32 = pa.array(offsets)
+    return (pa.ListArray.from_arrays(offsets32, pa.array(term.astype(np.int32))),
+            pa.ListArray.from_arrays(offsets32, pa.array(tf.astype(np.int32))), int(np.count_nonzero(ids < 0)))
+
+
+def vocabulary_ids(training: pa.Table, vocabulary: pa.Table) -> NDArray[np.int64]:
+    """Each training term's vocabulary id, -1 for a term the vocabulary cut: both tables sorted by term
+    (:func:`vocabulary_of`), so the map is monotonic and keeps every document's ids ascending.
+    """
+    kept = pc.index_in(vocabulary["term"], value_set=training["term"].combine_chunks()).to_numpy()
+    ids = np.full(len(training), -1, dtype=np.int64)
+    ids[kept] = np.arange(len(kept))
+    return ids
+
+
+def vocabulary_terms_of(term_ids: pa.ListArray | pa.ChunkedArray, to_vocabulary: NDArray[np.int64]
+                        ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """Documents' training term ids (:func:`training_term_ids`) over the vocabulary ``to_vocabulary``
+    (:func:`vocabulary_ids`): one (document, vocabulary id) pair per training term of a document and whether the
+    vocabulary keeps it, documents and then terms ascending among those kept (no sort: the map is monotonic).
+    """
+    if isinstance(term_ids, pa.ChunkedArray):
+        term_ids = term_ids.combine_chunks()
+    lengths = pc.list_value_length(term_ids).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(len(term_ids), dtype=np.int64), lengths)
+    term = to_vocabulary[pc.list_flatten(term_ids).to_numpy(zero_copy_only=False)]
+    kept = term >= 0
+    return rows[kept], term[kept], kept
+
+
+def id_vectors(term_ids: pa.ListArray | pa.ChunkedArray, term_counts: pa.ListArray | pa.ChunkedArray,
+               to_vocabulary: NDArray[np.int64], factors: np.ndarray, scheme: str
+               ) -> tuple[pa.ListArray, pa.ListArray, pa.ListArray]:
+    """:func:`term_vectors` of documents in integer form (:func:`training_term_ids`), over the vocabulary
+    ``to_vocabulary`` maps the training terms to (:func:`vocabulary_ids`): the same columns, bit for bit, with no
+    token string split or looked up and no sort.
+    """
+    _check_scheme(scheme)
+    if isinstance(term_counts, pa.ChunkedArray):
+        term_counts = term_counts.combine_chunks()
+    doc, term, kept = vocabulary_terms_of(term_ids, to_vocabulary)
+    tf = pc.list_flatten(term_counts).to_numpy(zero_copy_only=False).astype(np.int64)[kept]
+    offsets, *columns = _weighted(doc, term, tf, len(term_ids), factors, scheme)
+    offsets32 = pa.array(offsets.astype(np.int32))
+    return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column))
+                 for column in (columns[0].astype(np.int32), columns[1].astype(np.float32),
+                                columns[2].astype(np.int32)))

@@ -36,6 +36,7 @@ from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import FREQUENCY, score_column, term_scores, vocabulary_terms
 from sparktc.features.weighting import (
     GIVEN,
+    id_vectors,
     summed_counts,
     term_factors,
     term_frequencies,
@@ -43,6 +44,7 @@ from sparktc.features.weighting import (
     token_counts,
     token_term_ids,
     vocabulary_of,
+    vocabulary_terms_of,
 )
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
@@ -66,21 +68,29 @@ BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small e
 
 
 def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, factors: np.ndarray,
-                   scheme: str) -> dict:
+                   scheme: str, to_vocabulary: np.ndarray | None = None) -> dict:
     """``scheme``'s vectors (:func:`term_vectors`) of one ``tokens`` file into
     ``output/split=<split>/part-<index>-*``; the counts of rows read, written per split and without a vocabulary
-    term. A split other than train or test is a bug upstream (ingest writes only those) and stops the task.
+    term. With ``to_vocabulary`` (:func:`~sparktc.features.weighting.vocabulary_ids`), the file's documents are
+    in integer form (``term_ids``, ``term_counts`` over the training terms) and weighted from those
+    (:func:`~sparktc.features.weighting.id_vectors`), to the same vectors. A split other than train or test is a bug
+    upstream (ingest writes only those) and stops the task.
     """
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
+    terms_in = ["tokens"] if to_vocabulary is None else ["term_ids", "term_counts"]
     inject("weight")  # once per task, whether or not its file has rows
-    for batch in read_batches(path, ["doc_id", "split", "labels", "tokens"], BATCH_ROWS):
+    for batch in read_batches(path, ["doc_id", "split", "labels", *terms_in], BATCH_ROWS):
         read += len(batch)
         other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
         if len(other):
             raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
                              f"not {' or '.join(SPLITS)}; please report this as a bug")
-        indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
+        if to_vocabulary is None:
+            indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
+        else:
+            indices, values, counts = id_vectors(batch.column("term_ids"), batch.column("term_counts"), to_vocabulary,
+                                                 factors, scheme)
         without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
         vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
                                              schema=VECTORS_SCHEMA)
@@ -134,18 +144,24 @@ def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     return vocabulary.set_column(0, "term_id", pa.array(np.arange(len(kept), dtype=np.int32)))
 
 
-def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
+def count_training_file(path: str, terms: pa.StringArray, categories: list[str],
+                        to_vocabulary: np.ndarray | None = None) -> tuple[int, sparse.csr_matrix]:
     """(training documents, their A counts) of one ``tokens`` file: A(t, c) = the training documents holding
-    vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix. Test documents are not read
-    past their split, so their labels never reach supervised weights.
+    vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix; with ``to_vocabulary``, from
+    documents in integer form, as :func:`vectorize_file`. Test documents are not read past their split, so their
+    labels never reach supervised weights.
     """
     n_terms = len(terms)
     documents = 0
     counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
-    for batch in read_batches(path, ["split", "labels", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
+    terms_in = "tokens" if to_vocabulary is None else "term_ids"
+    for batch in read_batches(path, ["split", "labels", terms_in], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
-        rows, term_ids = token_term_ids(train.column("tokens"), terms)
-        doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
+        if to_vocabulary is None:
+            rows, term_ids = token_term_ids(train.column("tokens"), terms)
+            doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
+        else:
+            doc, term, _ = vocabulary_terms_of(train.column("term_ids"), to_vocabulary)
         offsets = np.zeros(len(train) + 1, dtype=np.int32)
         np.cumsum(np.bincount(doc, minlength=len(train)), out=offsets[1:])
         indices = pa.ListArray.from_arrays(pa.array(offsets), pa.array(term.astype(np.int32)))
