@@ -186,6 +186,10 @@ def weighted_rows(
     return offsets, term.astype(np.int32), weights.astype(np.float32), tf.astype(np.int32)
 
 
+#: What :func:`token_counts` and :func:`summed_counts` return: each term with its df and its occurrences.
+TERM_COUNTS_SCHEMA = pa.schema([("term", pa.string()), ("df", pa.int64()), ("frequency", pa.int64())])
+
+
 def token_counts(tokens: pa.Array | pa.ChunkedArray, given: bool = False) -> pa.Table:
     """Each stored token of the token strings ``tokens`` (for a vector corpus, ``given``, the feature index of its
     ``index:value`` tokens) with ``df``, the documents holding it, and ``frequency``, its occurrences: one table per
@@ -204,8 +208,7 @@ def token_counts(tokens: pa.Array | pa.ChunkedArray, given: bool = False) -> pa.
 def summed_counts(counted: list[pa.Table]) -> pa.Table:
     """The :func:`token_counts` tables of several batches (or of the sums of several) as one: term, df, frequency."""
     if not counted:
-        return pa.table({"term": pa.array([], pa.string()), "df": pa.array([], pa.int64()),
-                         "frequency": pa.array([], pa.int64())})
+        return TERM_COUNTS_SCHEMA.empty_table()
     summed = pa.concat_tables(counted).group_by("term").aggregate([("df", "sum"), ("frequency", "sum")])
     # One chunk: group_by's chunks are slices of whole buffers, and pickling (a task's result sent to the driver)
     # copies each slice's buffers whole: 1.5 GB for the 41 MB of Reuters-21578's 1.17 million 1- to 3-grams.
@@ -274,19 +277,23 @@ def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, fact
     return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
 
 
-def training_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[pa.ListArray, pa.ListArray,
-                                                                                            int]:
+def training_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray
+                      ) -> tuple[pa.ListArray, pa.ListArray, NDArray[np.int32]]:
     """Stored token strings in integer form against the training terms ``terms`` (:func:`vocabulary_of`, in term_id
     order): per document its terms' ids, ascending, each once (``term_ids``), and their tf (``term_counts``), both
-    int32 lists; and how many tokens are outside ``terms`` (dropped: no vocabulary can keep them).
+    int32 lists, null where the string is; and each document's tokens outside ``terms`` (dropped: no vocabulary can
+    keep them).
     """
+    if isinstance(tokens, pa.ChunkedArray):
+        tokens = tokens.combine_chunks()
     rows, ids = token_term_ids(tokens, terms)
     doc, term, tf = term_frequencies(rows, ids, len(tokens), len(terms))
     offsets = np.zeros(len(tokens) + 1, dtype=np.int32)
     np.cumsum(np.bincount(doc, minlength=len(tokens)), out=offsets[1:])
-    offsets32 = pa.array(offsets)
-    return (pa.ListArray.from_arrays(offsets32, pa.array(term.astype(np.int32))),
-            pa.ListArray.from_arrays(offsets32, pa.array(tf.astype(np.int32))), int(np.count_nonzero(ids < 0)))
+    offsets32, missing = pa.array(offsets), pc.is_null(tokens) if tokens.null_count else None
+    outside = np.bincount(rows[ids < 0], minlength=len(tokens)).astype(np.int32)
+    return (pa.ListArray.from_arrays(offsets32, pa.array(term.astype(np.int32)), mask=missing),
+            pa.ListArray.from_arrays(offsets32, pa.array(tf.astype(np.int32)), mask=missing), outside)
 
 
 def vocabulary_ids(training: pa.Table, vocabulary: pa.Table) -> NDArray[np.int64]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from scipy import sparse
 
@@ -43,9 +44,11 @@ from sparktc.features.weighting import (
     term_vectors,
     token_counts,
     token_term_ids,
+    vocabulary_ids,
     vocabulary_of,
     vocabulary_terms_of,
 )
+from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     PartWriter,
@@ -125,6 +128,45 @@ def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> t
     return sum(n for n, _ in counted), vocabulary_of([table for _, table in counted if len(table)], given)
 
 
+def term_id_frequencies(path: str, n_terms: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+    """(training documents, df, frequency) of one ``tokens`` file in integer form: for each of the ``n_terms``
+    training terms of ``terms``, the file's training documents holding it and its occurrences in them, as
+    :func:`document_frequencies` counts them from token strings (None for both when the file has no training
+    document).
+    """
+    documents, df, frequency = 0, np.zeros(n_terms, np.int64), np.zeros(n_terms, np.int64)
+    for batch in read_batches(path, ["split", "term_ids", "term_counts"], BATCH_ROWS, where=("split", TRAIN)):
+        train = batch.filter(pc.equal(batch.column("split"), TRAIN))
+        ids = pc.list_flatten(train.column("term_ids")).to_numpy(zero_copy_only=False)
+        df += np.bincount(ids, minlength=n_terms)  # each term once per document: df
+        np.add.at(frequency, ids, pc.list_flatten(train.column("term_counts")).to_numpy(zero_copy_only=False))
+        documents += len(train)
+    return (documents, df, frequency) if documents else (0, None, None)
+
+
+def term_id_vocabulary(spark: SparkSession, files: list[str], terms: pa.Table) -> tuple[int, pa.Table]:
+    """:func:`training_vocabulary` of ``tokens`` files in integer form over ingest's training terms ``terms``
+    (term_id, term): those of the training documents kept (df > 0; a document ingest set aside may have held a
+    term no other has), renumbered in their order, which is the order of their names.
+    """
+    counted = [found for found in map_parts(spark, files, lambda index, path: term_id_frequencies(path, len(terms)))
+               if found[0]]
+    df = sum((found[1] for found in counted), np.zeros(len(terms), np.int64))
+    frequency = sum((found[2] for found in counted), np.zeros(len(terms), np.int64))
+    present = np.flatnonzero(df)
+    return sum(found[0] for found in counted), pa.table({
+        "term_id": pa.array(np.arange(len(present), dtype=np.int32)), "term": terms["term"].take(pa.array(present)),
+        "df": pa.array(df[present]), "frequency": pa.array(frequency[present])})
+
+
+def in_term_ids(files: list[str]) -> bool:
+    """Whether the ``tokens`` files hold documents in integer form (ingest's ``term_ids``), not token strings."""
+    if not files:
+        return False
+    filesystem, file = arrow_filesystem(files[0])
+    return "term_ids" in pq.read_schema(file, filesystem=filesystem).names
+
+
 def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     """The training terms the vocabulary keeps (``select.min_df``; the most frequent under ``rank.score =
     "frequency"``), renumbered in their order.
@@ -171,17 +213,22 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str],
 
 
 def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms: pa.StringArray,
-                       df: np.ndarray) -> tuple[np.ndarray, str]:
+                       df: np.ndarray, to_vocabulary: np.ndarray | None = None) -> tuple[np.ndarray, str]:
     """Each vocabulary term's [rank] score and the ``term_ranks`` column naming it, from the training
-    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003).
+    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003); with
+    ``to_vocabulary``, from documents in integer form (:func:`count_training_file`).
     """
     column = score_column(config.rank.score, config.rank.global_score)
     categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
     codes = categories["category"].to_pylist()
     n_positive = categories["train_positives"].to_numpy().astype(np.int64)
-    shared = spark.sparkContext.broadcast(terms)
-    n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")),
-                                     lambda path: count_training_file(path, shared.value, codes))
+    shared = spark.sparkContext.broadcast((terms, to_vocabulary))
+
+    def count(path: str) -> tuple[int, sparse.csr_matrix]:
+        vocabulary_terms, training_to_vocabulary = shared.value
+        return count_training_file(path, vocabulary_terms, codes, training_to_vocabulary)
+
+    n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")), count)
     shared.unpersist()
     return term_scores(counts, df, n_positive, n_train, (column,))[column], column
 
@@ -193,26 +240,32 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     scheme = config.weight.scheme
     with stage(spark, "weight") as report:
         files = parquet_files(tables.input("tokens"))
-        # A vector corpus's terms are its feature indices, in numeric order.
-        n_train, training = training_vocabulary(spark, files, scheme == GIVEN)
+        ingested = read_small(tables.input("terms"), ["term_id", "term"]).sort_by("term_id") \
+            if in_term_ids(files) else None
+        if ingested is not None:  # documents in integer form: their df from their training terms' ids
+            n_train, training = term_id_vocabulary(spark, files, ingested)
+        else:  # a vector corpus's terms are its feature indices, in numeric order
+            n_train, training = training_vocabulary(spark, files, scheme == GIVEN)
         if n_train == 0:
             raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
         vocabulary = kept_vocabulary(config, training)
         terms = vocabulary["term"].combine_chunks()
+        to_vocabulary = None if ingested is None else vocabulary_ids(ingested, vocabulary)
         df = vocabulary["df"].to_numpy().astype(np.int64)
         details = {"scheme": scheme}
         score = None
         if scheme == "supervised":
-            score, details["score"] = supervised_scores(spark, config, tables, terms, df)
+            score, details["score"] = supervised_scores(spark, config, tables, terms, df, to_vocabulary)
         factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
         write_parts(pa.table([vocabulary["term_id"], terms, df, vocabulary["frequency"], factors],
                              schema=VOCABULARY_SCHEMA).to_batches(), VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
-        shared = spark.sparkContext.broadcast((terms, factors))
+        shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
         output = tables.output("vectors")
 
         def vectorize(index: int, path: str) -> dict:
-            vocabulary_terms, global_factors = shared.value
-            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme)
+            vocabulary_terms, global_factors, training_to_vocabulary = shared.value
+            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme,
+                                  training_to_vocabulary)
 
         counts = map_parts(spark, files, vectorize, [output])
         shared.unpersist()
@@ -241,4 +294,5 @@ def sections(config: Config) -> tuple[str, ...]:
     return "weight", "select.min_df"
 
 
-STAGE = Stage("weight", weight, reads=("tokens", "categories"), writes=("vocabulary", "vectors"), sections=sections)
+STAGE = Stage("weight", weight, reads=("tokens", "terms", "categories"), writes=("vocabulary", "vectors"),
+              sections=sections)

@@ -71,7 +71,9 @@ def training_terms(corpus: pa.Table) -> tuple[pa.Table, int]:
 
 
 def integer_form(corpus: pa.Table, training: pa.Table) -> tuple[pa.Table, int]:
-    """``corpus`` with its token strings replaced by term_ids and term_counts; the tokens outside training."""
+    """``corpus`` with its token strings replaced by term_ids and term_counts; each document's tokens outside
+    training.
+    """
     term_ids, term_counts, outside = training_term_ids(corpus["tokens"], training["term"].combine_chunks())
     return corpus.drop_columns(["tokens"]).append_column("term_ids", term_ids).append_column(
         "term_counts", term_counts), outside
@@ -83,14 +85,13 @@ def test_term_ids_are_each_documents_training_terms_counted(make):
     training, _ = training_terms(corpus)
     position = {term: i for i, term in enumerate(training["term"].to_pylist())}
     ints, outside = integer_form(corpus, training)
-    expected_outside = 0
-    for tokens, ids, counts in zip(corpus["tokens"].to_pylist(), ints["term_ids"].to_pylist(),
-                                   ints["term_counts"].to_pylist()):
+    assert outside.dtype == np.int32 and outside.sum() > 0
+    for tokens, ids, counts, out in zip(corpus["tokens"].to_pylist(), ints["term_ids"].to_pylist(),
+                                        ints["term_counts"].to_pylist(), outside.tolist()):
         counted = Counter(tokens.split())
-        expected_outside += sum(n for token, n in counted.items() if token not in position)
+        assert out == sum(n for token, n in counted.items() if token not in position)
         pairs = sorted((position[token], n) for token, n in counted.items() if token in position)
         assert (ids, counts) == ([i for i, _ in pairs], [n for _, n in pairs])
-    assert outside == expected_outside
     assert ints.schema.field("term_ids").type == ints.schema.field("term_counts").type == pa.list_(pa.int32())
 
 
