@@ -11,7 +11,10 @@ over the terms kept, as scikit-learn's are (the supervised scores select in trai
 normalised over this vocabulary, LYRL2004's order). The vocabulary (sorted by term, term_id = position) and each
 term's global factor are broadcast to the executors, which weight the ``tokens`` files one task per file
 (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch with
-:func:`sparktc.features.weighting.weighted_rows`.
+:func:`sparktc.features.weighting.weighted_rows`. Documents that ingest wrote in integer form (LYRL2004's token
+files: ``term_ids`` and ``term_counts`` over its ``terms``) are never split or looked up: df and the occurrences are
+counted from the training documents' ids (:func:`term_id_vocabulary`), and each task maps the ids to the vocabulary's
+(:func:`sparktc.features.weighting.id_vectors`), the same vectors bit for bit.
 
 The vocabulary's ``idf`` column is that global factor (:func:`sparktc.features.weighting.term_factors`), what the
 classification of new documents weights them with: ln(N / df) for ltc and tfidf, ln((1 + N) / (1 + df)) + 1 for
