@@ -34,6 +34,21 @@ RECORD_SCHEMA = pa.schema(
     ]
 )
 
+#: Readers' records of token files whose documents ingest turns into integers (LYRL2004's token files; issue 39):
+#: :data:`RECORD_SCHEMA` without ``text`` and ``title`` (always null in token files), the ``tokens`` string replaced
+#: by the document's training terms, ``term_ids`` (their positions in ``terms``, ascending, each once) with their
+#: tf, ``term_counts``, and ``tokens_outside``, how many of its tokens no training document has (dropped). A rejected
+#: record has ``split``, ``labels``, ``term_ids``, ``term_counts`` and ``tokens_outside`` null.
+TERM_ID_RECORD_SCHEMA = pa.schema([
+    *(RECORD_SCHEMA.field(name) for name in ("doc_id", "split", "labels")),
+    ("term_ids", pa.list_(pa.int32())), ("term_counts", pa.list_(pa.int32())), ("tokens_outside", pa.int32()),
+    *(RECORD_SCHEMA.field(name) for name in ("source", "line", "reason")),
+])
+
+#: ``terms``: the terms of the training documents as ingest read them, sorted by name (term_id = position), that
+#: documents in integer form (:data:`TERM_ID_RECORD_SCHEMA`) number their terms by; empty for every other corpus.
+TERMS_SCHEMA = pa.schema([("term_id", pa.int32()), ("term", pa.string())])
+
 #: ``vectors``: one weighted vector per document ([weight] scheme; term ids ascending, unit L2 norm, or all zero
 #: when every weight is) with its labels, and beside each weight the term's raw frequency in the document
 #: (``counts``: naive Bayes counts words).

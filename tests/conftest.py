@@ -12,7 +12,8 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,32 @@ def lyrl2004_corpus(directory: Path) -> Path:
     for short, official in LYRL2004_NAMES.items():
         shutil.copy(LYRL2004_FIXTURES / short, directory / official)
     return directory
+
+
+def term_id_form(tokens: Mapping[str, Sequence[str]], training: Iterable[str]
+                 ) -> tuple[list[str], dict[str, tuple[list[int], list[int], int]]]:
+    """Documents' tokens in integer form (ingest's ``term_ids``, ``term_counts``, ``tokens_outside``), computed here
+    from the tokens: the training terms (the tokens of the documents ``training`` names), sorted, and per document
+    the positions among them of its tokens that are training terms, ascending, their counts, and how many of its
+    tokens are not.
+    """
+    terms = sorted({token for doc_id in training for token in tokens[doc_id]})
+    position = {term: i for i, term in enumerate(terms)}
+    form = {}
+    for doc_id, words in tokens.items():
+        counted = Counter(words)
+        pairs = sorted((position[token], n) for token, n in counted.items() if token in position)
+        form[doc_id] = ([i for i, _ in pairs], [n for _, n in pairs],
+                        sum(n for token, n in counted.items() if token not in position))
+    return terms, form
+
+
+def ingested_term_ids(spark, output: str) -> tuple[list[str], dict[str, tuple[list[int], list[int], int]]]:
+    """What ingest wrote in ``output`` of documents in integer form, as :func:`term_id_form` gives it."""
+    terms = [row.term for row in spark.read.parquet(f"{output}/terms").orderBy("term_id").collect()]
+    documents = spark.read.parquet(f"{output}/documents").select("doc_id", "term_ids", "term_counts", "tokens_outside")
+    return terms, {row.doc_id: (list(row.term_ids), list(row.term_counts), row.tokens_outside)
+                   for row in documents.collect()}
 
 
 def shared_data(*parts: str) -> Path:

@@ -174,6 +174,18 @@ def token_counts(tokens: pa.Array | pa.ChunkedArray) -> tuple[int, int, int]:
     return len(tokens), sum(n for n, _ in counted), sum(empty for _, empty in counted)
 
 
+def term_id_token_counts(batch: pa.RecordBatch | pa.Table) -> tuple[int, int, int]:
+    """Tokens, documents without tokens and tokens outside the training terms of documents in integer form
+    (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`), as :func:`token_counts` counts their token strings: a
+    document's tokens are its terms' counts (each at least 1) and its tokens outside the training terms.
+    """
+    outside = pc.fill_null(batch.column("tokens_outside"), 0).to_numpy(zero_copy_only=False)
+    lengths = pc.list_value_length(batch.column("term_counts")).fill_null(0).to_numpy(zero_copy_only=False)
+    counted = int(pc.sum(pc.list_flatten(batch.column("term_counts"))).as_py() or 0)
+    outside_total = int(outside.sum(dtype=np.int64))
+    return counted + outside_total, int(np.count_nonzero((lengths == 0) & (outside == 0))), outside_total
+
+
 def _chunk_token_counts(tokens: pa.Array) -> tuple[int, int]:
     """(tokens, documents without tokens) of one string array: its separators counted in its data buffer with numpy
     (a byte scan; pyarrow's count_substring is several times slower), plus one token per non-empty string.

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest
-from sparktc.corpora.records import token_counts
+from sparktc.corpora.records import term_id_token_counts, token_counts
 
 __all__ = ["AssignmentTally", "LabelledTally", "RecordTally", "summed"]
 
@@ -23,7 +23,8 @@ class RecordTally:
     that a clean corpus needs no Spark pass to count them: records by reason (None: accepted), and
     over the accepted documents those of each split, those without labels and the positives of each
     (split, category), and for documents that come tokenized their tokens and those without any (what the
-    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`).
+    tokenize stage reports of them, :func:`sparktc.stages.tokenize.count_tokens`); of documents in integer form
+    (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`), also the tokens outside the training terms.
     """
 
     def __init__(self) -> None:
@@ -33,6 +34,7 @@ class RecordTally:
         self.positives: Counter[tuple[str, str]] = Counter()
         self.tokens = 0
         self.without_tokens = 0
+        self.tokens_outside = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Count one batch of written records: reasons; the accepted documents' splits, labels and tokens."""
@@ -46,7 +48,11 @@ class RecordTally:
                  .group_by(["split", "category"]).aggregate([([], "count_all")]))
         self.positives.update(dict(zip(zip(pairs.column("split").to_pylist(), pairs.column("category").to_pylist()),
                                        pairs.column("count_all").to_pylist())))
-        _, tokens, without = token_counts(accepted.column("tokens"))
+        if "term_ids" in accepted.schema.names:
+            tokens, without, outside = term_id_token_counts(accepted)
+            self.tokens_outside += outside
+        else:
+            _, tokens, without = token_counts(accepted.column("tokens"))
         self.tokens += tokens
         self.without_tokens += without
 
@@ -126,4 +132,5 @@ def summed(tallies: list[RecordTally]) -> RecordTally:
         tally.positives.update(each.positives)
         tally.tokens += each.tokens
         tally.without_tokens += each.without_tokens
+        tally.tokens_outside += each.tokens_outside
     return tally

@@ -26,18 +26,20 @@ from sparktc.corpora import lyrl2004, lyrl2004_columnar
 from sparktc.corpora.files import Reader
 from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, CorpusFormat
 from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_hashes
-from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, token_counts
+from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, term_id_token_counts, token_counts
 from sparktc.corpora.registry import FORMATS
 from sparktc.corpora.tallies import AssignmentTally, LabelledTally, RecordTally, summed
 from sparktc.experiment.config import Config, CorpusConfig, category_set_of, hierarchy_policy_of
 from sparktc.experiment.corpus_files import IngestError, document_files, list_corpus, named_files
 from sparktc.experiment.tables import mark_duplicates
+from sparktc.features import weighting
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
+from sparktc.schemas import TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Parsing:
     reader: Reader
     directory: str
     schema: pa.Schema = RECORD_SCHEMA
-    tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
+    tally: Callable[[], RecordTally | AssignmentTally | TermTally] = RecordTally
     ids: str | None = None
 
 
@@ -250,18 +252,32 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
         (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
     policy = hierarchy_policy_of(corpus)
 
+    qrels_parsing = Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"),
+                            lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
+    terms: pa.Table | None = None  # the training terms, for documents in integer form
+    if not form.vectors:  # token files (given features are weighted as given: their tokens stay strings)
+        # Integers from ingest on (issue 39): a first job counts the training file's terms beside the qrels' task;
+        # a second parses every token file (the training file again: 1/35 of the bytes), each document's tokens
+        # turned into its training terms' ids and counts in its task, so no token string is written.
+        (assignments, qrels_tallies), (_, counted) = parse_together(spark, [qrels_parsing, Parsing(
+            [path for path in paths if lyrl2004.split_of(path) == TRAIN], _training_counts(reader),
+            storage.join(staging, "training_terms"), weighting.TERM_COUNTS_SCHEMA, TermTally)])
+        terms = weighting.vocabulary_of([tally.counts for tally in counted if len(tally.counts)])
+    convert = _as_term_ids(terms["term"].combine_chunks()) if terms is not None else None
+
     def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
         labels = LabelIndex.load(qrels, _file_content, parents, policy)
         for batch in reader(content, source):
-            yield labels.attach(batch)
+            labelled = labels.attach(batch)
+            yield labelled if convert is None else convert(labelled)
 
-    # The qrels' task first, beside the token files' tasks, each of which reads the qrels itself (LabelIndex.load).
-    (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [
-        Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
-                AssignmentTally),
-        Parsing(paths, tokens, storage.join(staging, "tokens"),
-                tally=lambda: LabelledTally(qrels, _file_content, parents, policy)),
-    ])
+    documents = Parsing(paths, tokens, storage.join(staging, "tokens"),
+                        RECORD_SCHEMA if terms is None else TERM_ID_RECORD_SCHEMA,
+                        tally=lambda: LabelledTally(qrels, _file_content, parents, policy))
+    if terms is None:  # the qrels' task first, beside the token files' tasks, each of which reads the qrels itself
+        (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
+    else:
+        [(parsed, tallies)] = parse_together(spark, [documents])
     good = assignments.filter(F.col("reason").isNull())
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
         tree = lyrl2004.flat_hierarchy({r.category: r.category for r in good.select("category").distinct().collect()})
@@ -280,12 +296,60 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
             "reason", F.lit("qrels line for a document not among the accepted documents of the token files")
         ))
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
-             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored,
+             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored, "terms": terms,
              "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
              "category_set": category_set,
              "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
                                    else count_not_closed(good, dict(parents))}}
     return records, Categories(list(tree.categories), names, dict(parents)), extra
+
+
+class TermTally:
+    """What a task of ingest's first job counts in a training file (:func:`_training_counts`): the terms of its
+    accepted documents, ``term``, ``df`` and ``frequency`` (:func:`~sparktc.features.weighting.summed_counts`),
+    vocabulary-sized, for the driver to add up.
+    """
+
+    def __init__(self) -> None:
+        self._batches: list[pa.Table] = []
+        self.counts = weighting.summed_counts([])
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Keep one batch of term counts."""
+        self._batches.append(pa.Table.from_batches([batch]))
+
+    def finish(self) -> None:
+        """Add up the kept counts: only they travel to the driver."""
+        self.counts, self._batches = weighting.summed_counts(self._batches), []
+
+
+def _training_counts(reader: Reader) -> Reader:
+    """``reader`` made to yield, for each batch of records of a training file, its accepted documents' term counts
+    (:func:`~sparktc.features.weighting.token_counts`) in place of the records.
+    """
+
+    def counts(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+        for batch in reader(content, source):
+            accepted = batch.filter(pc.is_null(batch.column("reason")))
+            yield from weighting.token_counts(accepted.column("tokens")).to_batches()
+
+    return counts
+
+
+def _as_term_ids(terms: pa.StringArray) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """A records batch in integer form (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`) against the training terms
+    ``terms`` (:func:`~sparktc.features.weighting.training_term_ids`), as a token file's task converts it.
+    """
+
+    def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
+        tokens = batch.column("tokens")
+        term_ids, term_counts, outside = weighting.training_term_ids(tokens, terms)
+        columns = {"term_ids": term_ids, "term_counts": term_counts,
+                   "tokens_outside": pa.array(outside, mask=pc.is_null(tokens).to_numpy(zero_copy_only=False))}
+        return pa.RecordBatch.from_arrays([columns[name] if name in columns else batch.column(name)
+                                           for name in TERM_ID_RECORD_SCHEMA.names], schema=TERM_ID_RECORD_SCHEMA)
+
+    return convert
 
 
 def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
@@ -510,8 +574,8 @@ def corpus_files(config: Config) -> list[str]:
     return [config.corpus.path, config.corpus.hierarchy, config.corpus.topic_names]
 
 
-STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects"), sections=("corpus",), files=corpus_files,
-              counts_data=True)
+STAGE = Stage("ingest", ingest, writes=("documents", "categories", "rejects", "terms"), sections=("corpus",),
+              files=corpus_files, counts_data=True)
 
 
 #: The assemblies whose clean corpora take ingest's short path (:class:`CleanCorpus`; every one but a chosen subset's):
@@ -525,9 +589,18 @@ def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: 
     form = FORMATS[corpus.format]
     marked, categories, extra = ASSEMBLE[form.assembly](spark, corpus, form, staging)
     _write(spark, corpus, tables, staging, report, marked, categories, extra)
+    _write_terms(extra.get("terms"), tables.output("terms"))
     for key in ("category_set", "hierarchy_closure"):
         if key in extra:
             report.details[key] = extra[key]
+
+
+def _write_terms(terms: pa.Table | None, output: str) -> None:
+    """The ``terms`` table: the training terms documents in integer form number their terms by; none for a corpus
+    whose documents keep token strings or texts.
+    """
+    found = TERMS_SCHEMA.empty_table() if terms is None else terms.select(TERMS_SCHEMA.names).cast(TERMS_SCHEMA)
+    write_parts(found.to_batches(), TERMS_SCHEMA, output, 0)
 
 
 def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport,
@@ -535,7 +608,8 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
     """The ingest outputs of the parsed corpus: by the short path when it is clean, else the general one."""
     clean = extra["clean"]() if "clean" in extra else None
     if clean is not None:
-        _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report)
+        _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report,
+                     extra.get("terms") is not None)
         return
     is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
     rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
@@ -556,8 +630,9 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
     # Corpora with a clean path keep every record column, as its staged files have them (where each document was
     # read: source and line), so both paths write the same documents table.
     form = FORMATS[corpus.format]
-    columns = RECORD_SCHEMA.names if form.assembly in CLEAN_PATH_ASSEMBLIES else ["doc_id", "split", "labels", "text",
-                                                                                "title", "tokens"]
+    integer = extra.get("terms") is not None  # documents in integer form (TERM_ID_RECORD_SCHEMA)
+    columns = (TERM_ID_RECORD_SCHEMA if integer else RECORD_SCHEMA).names if form.assembly in CLEAN_PATH_ASSEMBLIES \
+        else ["doc_id", "split", "labels", "text", "title", "tokens"]
     documents = marked.filter(F.col("reason").isNull()).select(*columns)
     documents.write.mode("overwrite").parquet(tables.output("documents"))
     all_rejects = rejects if assignment_rejects is None else rejects.unionByName(assignment_rejects)
@@ -599,7 +674,13 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
         report.details["qrels_rejected"] = assignments_rejected
         if extra["unread_assignments"] is not None:
             report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
-    if form.tokenized:  # as the short path counts them while parsing
+    if form.tokenized and integer:  # as the short path counts them while parsing
+        counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
+            term_id_token_counts(batch) for batch in read_batches(path, ["term_counts", "tokens_outside"])])
+        report.details["tokens"] = {"tokens": sum(c[0] for each in counted for c in each),
+                                    "documents_without_tokens": sum(c[1] for each in counted for c in each),
+                                    "outside_training_terms": sum(c[2] for each in counted for c in each)}
+    elif form.tokenized:
         counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
             token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])])
         report.details["tokens"] = {"tokens": sum(c[1] for each in counted for c in each),
@@ -607,7 +688,7 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
 
 
 def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, categories: Categories,
-                 ignored_files: list[str], tables: Tables, report: StageReport) -> None:
+                 ignored_files: list[str], tables: Tables, report: StageReport, integer: bool) -> None:
     """The outputs of a clean corpus, the same tables the general path writes for it: every staged
     record is a document, so the staged files are the documents table, renamed into place (no byte copied);
     no rejects; the counts are the tallies'.
@@ -639,3 +720,5 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
             report.details["qrels_lines_for_test_parts_not_read"] = 0
     if FORMATS[corpus.format].tokenized:  # what tokenize reports of the documents it takes as they are
         report.details["tokens"] = {"tokens": tally.tokens, "documents_without_tokens": tally.without_tokens}
+        if integer:
+            report.details["tokens"]["outside_training_terms"] = tally.tokens_outside

@@ -11,7 +11,10 @@ over the terms kept, as scikit-learn's are (the supervised scores select in trai
 normalised over this vocabulary, LYRL2004's order). The vocabulary (sorted by term, term_id = position) and each
 term's global factor are broadcast to the executors, which weight the ``tokens`` files one task per file
 (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch with
-:func:`sparktc.features.weighting.weighted_rows`.
+:func:`sparktc.features.weighting.weighted_rows`. Documents that ingest wrote in integer form (LYRL2004's token
+files: ``term_ids`` and ``term_counts`` over its ``terms``) are never split or looked up: df and the occurrences are
+counted from the training documents' ids (:func:`term_id_vocabulary`), and each task maps the ids to the vocabulary's
+(:func:`sparktc.features.weighting.id_vectors`), the same vectors bit for bit.
 
 The vocabulary's ``idf`` column is that global factor (:func:`sparktc.features.weighting.term_factors`), what the
 classification of new documents weights them with: ln(N / df) for ltc and tfidf, ln((1 + N) / (1 + df)) + 1 for
@@ -26,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from scipy import sparse
 
@@ -36,14 +40,18 @@ from sparktc.features.matrix import term_category_counts
 from sparktc.features.term_selection import FREQUENCY, score_column, term_scores, vocabulary_terms
 from sparktc.features.weighting import (
     GIVEN,
+    id_vectors,
     summed_counts,
     term_factors,
     term_frequencies,
     term_vectors,
     token_counts,
     token_term_ids,
+    vocabulary_ids,
     vocabulary_of,
+    vocabulary_terms_of,
 )
+from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     PartWriter,
@@ -66,21 +74,29 @@ BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small e
 
 
 def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, factors: np.ndarray,
-                   scheme: str) -> dict:
+                   scheme: str, to_vocabulary: np.ndarray | None = None) -> dict:
     """``scheme``'s vectors (:func:`term_vectors`) of one ``tokens`` file into
     ``output/split=<split>/part-<index>-*``; the counts of rows read, written per split and without a vocabulary
-    term. A split other than train or test is a bug upstream (ingest writes only those) and stops the task.
+    term. With ``to_vocabulary`` (:func:`~sparktc.features.weighting.vocabulary_ids`), the file's documents are
+    in integer form (``term_ids``, ``term_counts`` over the training terms) and weighted from those
+    (:func:`~sparktc.features.weighting.id_vectors`), to the same vectors. A split other than train or test is a bug
+    upstream (ingest writes only those) and stops the task.
     """
     writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
     read, without_terms = 0, 0
+    terms_in = ["tokens"] if to_vocabulary is None else ["term_ids", "term_counts"]
     inject("weight")  # once per task, whether or not its file has rows
-    for batch in read_batches(path, ["doc_id", "split", "labels", "tokens"], BATCH_ROWS):
+    for batch in read_batches(path, ["doc_id", "split", "labels", *terms_in], BATCH_ROWS):
         read += len(batch)
         other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
         if len(other):
             raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
                              f"not {' or '.join(SPLITS)}; please report this as a bug")
-        indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
+        if to_vocabulary is None:
+            indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
+        else:
+            indices, values, counts = id_vectors(batch.column("term_ids"), batch.column("term_counts"), to_vocabulary,
+                                                 factors, scheme)
         without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
         vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
                                              schema=VECTORS_SCHEMA)
@@ -115,6 +131,45 @@ def training_vocabulary(spark: SparkSession, files: list[str], given: bool) -> t
     return sum(n for n, _ in counted), vocabulary_of([table for _, table in counted if len(table)], given)
 
 
+def term_id_frequencies(path: str, n_terms: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+    """(training documents, df, frequency) of one ``tokens`` file in integer form: for each of the ``n_terms``
+    training terms of ``terms``, the file's training documents holding it and its occurrences in them, as
+    :func:`document_frequencies` counts them from token strings (None for both when the file has no training
+    document).
+    """
+    documents, df, frequency = 0, np.zeros(n_terms, np.int64), np.zeros(n_terms, np.int64)
+    for batch in read_batches(path, ["split", "term_ids", "term_counts"], BATCH_ROWS, where=("split", TRAIN)):
+        train = batch.filter(pc.equal(batch.column("split"), TRAIN))
+        ids = pc.list_flatten(train.column("term_ids")).to_numpy(zero_copy_only=False)
+        df += np.bincount(ids, minlength=n_terms)  # each term once per document: df
+        np.add.at(frequency, ids, pc.list_flatten(train.column("term_counts")).to_numpy(zero_copy_only=False))
+        documents += len(train)
+    return (documents, df, frequency) if documents else (0, None, None)
+
+
+def term_id_vocabulary(spark: SparkSession, files: list[str], terms: pa.Table) -> tuple[int, pa.Table]:
+    """:func:`training_vocabulary` of ``tokens`` files in integer form over ingest's training terms ``terms``
+    (term_id, term): those of the training documents kept (df > 0; a document ingest set aside may have held a
+    term no other has), renumbered in their order, which is the order of their names.
+    """
+    counted = [found for found in map_parts(spark, files, lambda index, path: term_id_frequencies(path, len(terms)))
+               if found[0]]
+    df = sum((found[1] for found in counted), np.zeros(len(terms), np.int64))
+    frequency = sum((found[2] for found in counted), np.zeros(len(terms), np.int64))
+    present = np.flatnonzero(df)
+    return sum(found[0] for found in counted), pa.table({
+        "term_id": pa.array(np.arange(len(present), dtype=np.int32)), "term": terms["term"].take(pa.array(present)),
+        "df": pa.array(df[present]), "frequency": pa.array(frequency[present])})
+
+
+def in_term_ids(files: list[str]) -> bool:
+    """Whether the ``tokens`` files hold documents in integer form (ingest's ``term_ids``), not token strings."""
+    if not files:
+        return False
+    filesystem, file = arrow_filesystem(files[0])
+    return "term_ids" in pq.read_schema(file, filesystem=filesystem).names
+
+
 def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     """The training terms the vocabulary keeps (``select.min_df``; the most frequent under ``rank.score =
     "frequency"``), renumbered in their order.
@@ -134,18 +189,24 @@ def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     return vocabulary.set_column(0, "term_id", pa.array(np.arange(len(kept), dtype=np.int32)))
 
 
-def count_training_file(path: str, terms: pa.StringArray, categories: list[str]) -> tuple[int, sparse.csr_matrix]:
+def count_training_file(path: str, terms: pa.StringArray, categories: list[str],
+                        to_vocabulary: np.ndarray | None = None) -> tuple[int, sparse.csr_matrix]:
     """(training documents, their A counts) of one ``tokens`` file: A(t, c) = the training documents holding
-    vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix. Test documents are not read
-    past their split, so their labels never reach supervised weights.
+    vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix; with ``to_vocabulary``, from
+    documents in integer form, as :func:`vectorize_file`. Test documents are not read past their split, so their
+    labels never reach supervised weights.
     """
     n_terms = len(terms)
     documents = 0
     counts = sparse.csr_matrix((n_terms, len(categories)), dtype=np.int64)
-    for batch in read_batches(path, ["split", "labels", "tokens"], BATCH_ROWS, where=("split", TRAIN)):
+    terms_in = "tokens" if to_vocabulary is None else "term_ids"
+    for batch in read_batches(path, ["split", "labels", terms_in], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
-        rows, term_ids = token_term_ids(train.column("tokens"), terms)
-        doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
+        if to_vocabulary is None:
+            rows, term_ids = token_term_ids(train.column("tokens"), terms)
+            doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
+        else:
+            doc, term, _ = vocabulary_terms_of(train.column("term_ids"), to_vocabulary)
         offsets = np.zeros(len(train) + 1, dtype=np.int32)
         np.cumsum(np.bincount(doc, minlength=len(train)), out=offsets[1:])
         indices = pa.ListArray.from_arrays(pa.array(offsets), pa.array(term.astype(np.int32)))
@@ -155,17 +216,22 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str])
 
 
 def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms: pa.StringArray,
-                       df: np.ndarray) -> tuple[np.ndarray, str]:
+                       df: np.ndarray, to_vocabulary: np.ndarray | None = None) -> tuple[np.ndarray, str]:
     """Each vocabulary term's [rank] score and the ``term_ranks`` column naming it, from the training
-    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003).
+    documents' A(t, c), df(t), |c| and N, as the rank stage computes it (Debole & Sebastiani 2003); with
+    ``to_vocabulary``, from documents in integer form (:func:`count_training_file`).
     """
     column = score_column(config.rank.score, config.rank.global_score)
     categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
     codes = categories["category"].to_pylist()
     n_positive = categories["train_positives"].to_numpy().astype(np.int64)
-    shared = spark.sparkContext.broadcast(terms)
-    n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")),
-                                     lambda path: count_training_file(path, shared.value, codes))
+    shared = spark.sparkContext.broadcast((terms, to_vocabulary))
+
+    def count(path: str) -> tuple[int, sparse.csr_matrix]:
+        vocabulary_terms, training_to_vocabulary = shared.value
+        return count_training_file(path, vocabulary_terms, codes, training_to_vocabulary)
+
+    n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")), count)
     shared.unpersist()
     return term_scores(counts, df, n_positive, n_train, (column,))[column], column
 
@@ -177,26 +243,32 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     scheme = config.weight.scheme
     with stage(spark, "weight") as report:
         files = parquet_files(tables.input("tokens"))
-        # A vector corpus's terms are its feature indices, in numeric order.
-        n_train, training = training_vocabulary(spark, files, scheme == GIVEN)
+        ingested = read_small(tables.input("terms"), ["term_id", "term"]).sort_by("term_id") \
+            if in_term_ids(files) else None
+        if ingested is not None:  # documents in integer form: their df from their training terms' ids
+            n_train, training = term_id_vocabulary(spark, files, ingested)
+        else:  # a vector corpus's terms are its feature indices, in numeric order
+            n_train, training = training_vocabulary(spark, files, scheme == GIVEN)
         if n_train == 0:
             raise InputError(f"no training documents: weighting ({scheme}) needs N and df from the training split")
         vocabulary = kept_vocabulary(config, training)
         terms = vocabulary["term"].combine_chunks()
+        to_vocabulary = None if ingested is None else vocabulary_ids(ingested, vocabulary)
         df = vocabulary["df"].to_numpy().astype(np.int64)
         details = {"scheme": scheme}
         score = None
         if scheme == "supervised":
-            score, details["score"] = supervised_scores(spark, config, tables, terms, df)
+            score, details["score"] = supervised_scores(spark, config, tables, terms, df, to_vocabulary)
         factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
         write_parts(pa.table([vocabulary["term_id"], terms, df, vocabulary["frequency"], factors],
                              schema=VOCABULARY_SCHEMA).to_batches(), VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
-        shared = spark.sparkContext.broadcast((terms, factors))
+        shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
         output = tables.output("vectors")
 
         def vectorize(index: int, path: str) -> dict:
-            vocabulary_terms, global_factors = shared.value
-            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme)
+            vocabulary_terms, global_factors, training_to_vocabulary = shared.value
+            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme,
+                                  training_to_vocabulary)
 
         counts = map_parts(spark, files, vectorize, [output])
         shared.unpersist()
@@ -225,4 +297,5 @@ def sections(config: Config) -> tuple[str, ...]:
     return "weight", "select.min_df"
 
 
-STAGE = Stage("weight", weight, reads=("tokens", "categories"), writes=("vocabulary", "vectors"), sections=sections)
+STAGE = Stage("weight", weight, reads=("tokens", "terms", "categories"), writes=("vocabulary", "vectors"),
+              sections=sections)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.bundle import load_bundle
 from sparktc.experiment.config import load_config
 from sparktc.features.text import STORED_SPACE
-from sparktc.features.weighting import SCHEMES, term_factors, term_vectors, weighted_rows
+from sparktc.features.weighting import SCHEMES, term_factors, term_frequencies, term_vectors, weighted_rows
 from sparktc.runtime.runner import Tables
 from sparktc.stages import tokenize as tokenize_stage
 from sparktc.stages import weight as weight_stage
@@ -114,6 +115,17 @@ def test_every_scheme_equals_its_formula(random_tf, scheme):
     if scheme in ("ltc", "tfidf", "supervised"):  # a factor of 0 only: the entry stays, at 0
         assert offsets[n_train + 2] - offsets[n_train + 1] == 1
         np.testing.assert_array_equal(values[offsets[n_train + 1]:offsets[n_train + 2]], 0.0)
+
+
+@pytest.mark.parametrize("n_terms", [50, 2**30])  # 32-bit keys; keys past 2^32 (5 rows x 2^30 terms)
+def test_term_frequencies_count_each_documents_terms(n_terms):
+    rng = np.random.default_rng(39)
+    rows = np.sort(rng.integers(0, 5, 400))
+    term_ids = np.where(rng.random(400) < 0.1, -1, rng.integers(0, 50, 400) * (n_terms // 50))
+    expected = sorted(Counter((r, t) for r, t in zip(rows.tolist(), term_ids.tolist()) if t >= 0).items())
+    doc, term, tf = term_frequencies(rows, term_ids, 5, n_terms)
+    assert list(zip(doc.tolist(), term.tolist())) == [key for key, _ in expected]
+    assert tf.tolist() == [count for _, count in expected]
 
 
 def test_tfidf_is_ltc_value_for_value(random_tf):

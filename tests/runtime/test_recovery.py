@@ -114,6 +114,9 @@ def test_every_stage_has_a_manifest_describing_its_outputs(reference, small_corp
     assert manifests["weight"]["inputs"]["tables"] == {
         "tokens": {"path": f"{reference}/tokens", "stage": "tokenize",
                    "identity": manifests["tokenize"]["identity"], "outputs": manifests["tokenize"]["outputs_digest"]},
+        # the training terms that documents in integer form number their terms by
+        "terms": {"path": f"{reference}/terms", "stage": "ingest",
+                  "identity": manifests["ingest"]["identity"], "outputs": manifests["ingest"]["outputs_digest"]},
         "categories": {"path": f"{reference}/categories", "stage": "ingest",  # supervised weights' category sizes
                        "identity": manifests["ingest"]["identity"], "outputs": manifests["ingest"]["outputs_digest"]}}
     assert manifests["weight"]["configuration"]["train"]["thresholding"] == "scut"  # the whole configuration

@@ -73,7 +73,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-from conftest import REPO, shared_data
+from conftest import REPO, ingested_term_ids, shared_data, term_id_form
 
 from sparktc.apps import cli
 from sparktc.apps.classify import ClassifyError
@@ -617,7 +617,7 @@ def all_kinds(small_queries, tmp_path_factory):
             rejects, documents = (spark.read.parquet(f"{root}/out/{table}") for table in ("rejects", "documents"))
             rows = [(r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in rejects.collect()]
             # doc id -> its other columns; the documents of a format with a clean path also keep where they were read
-            columns = ["split", "labels", "tokens"] if fmt == "lyrl2004" else ["split", "labels", "text", "tokens"]
+            columns = ["split", "labels", "term_ids"] if fmt == "lyrl2004" else ["split", "labels", "text", "tokens"]
             by_id = {r.doc_id: tuple(r[c] for c in columns) for r in documents.collect()}
             outcomes[fmt] = Outcome(corpus, manifest, rows, by_id, {"rejects": rejects, "documents": documents})
         return outcomes[fmt]
@@ -679,10 +679,18 @@ def test_jsonl_all_kinds_at_once(spark, all_kinds):
 def test_lyrl2004_all_kinds_at_once(spark, all_kinds):
     outcome = all_kinds("lyrl2004")
     assert_rejects_table(spark, outcome, [row for rows in LYRL_ALL_KINDS_REJECTS.values() for row in rows])
-    expected = spark.createDataFrame(LYRL_ALL_KINDS_DOCUMENTS,
-                                     "doc_id string, split string, labels array<string>, tokens string")
-    assert_df_equality(outcome.tables["documents"].select("doc_id", "split", "labels", "tokens"), expected,
+    expected = spark.createDataFrame([row[:3] for row in LYRL_ALL_KINDS_DOCUMENTS],
+                                     "doc_id string, split string, labels array<string>")
+    assert_df_equality(outcome.tables["documents"].select("doc_id", "split", "labels"), expected,
                        ignore_row_order=True, ignore_nullable=True)
+    # The tokens as ingest writes them: each document's training terms' ids and counts. The training terms are those
+    # of the training file's records the reader accepted, its copy of 10 among them (rejected later, as a duplicate
+    # across files): so omega is one.
+    training = [doc_id for doc_id, split, _, _ in LYRL_ALL_KINDS_DOCUMENTS if split == "train"]
+    tokens = {doc_id: words.split() for doc_id, _, _, words in LYRL_ALL_KINDS_DOCUMENTS}
+    terms, form = term_id_form({**tokens, "10 in train": ["omega"]}, [*training, "10 in train"])
+    del form["10 in train"]
+    assert ingested_term_ids(spark, str(outcome.corpus.parent / "out")) == (terms, form)
     reconcile(outcome, LYRL_ALL_KINDS_RECORDS, {})
     # qrels lines are assignments, not documents: lines written = accepted (the documents' labels) + rejected.
     qrels_rejects = sum(1 for row in outcome.rejects if row[0] == QRELS)

@@ -21,9 +21,18 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
-from conftest import chi2_order, invented_words, lyrl2004_corpus, lyrl2004_fixture, shared_data
+from conftest import (
+    chi2_order,
+    ingested_term_ids,
+    invented_words,
+    lyrl2004_corpus,
+    lyrl2004_fixture,
+    shared_data,
+    term_id_form,
+)
 from pyspark.sql import functions as F
 from scipy import sparse
 from scipy.stats import chi2_contingency
@@ -38,7 +47,7 @@ from sparktc.experiment.tables import term_order
 from sparktc.features.text import Analyzer, token_strings
 from sparktc.runtime.parts import read_batches, write_parts
 from sparktc.runtime.runner import Tables
-from sparktc.schemas import RECORD_SCHEMA, TOKENS_SCHEMA
+from sparktc.schemas import RECORD_SCHEMA, TERMS_SCHEMA, TOKENS_SCHEMA
 from sparktc.stages.tokenize import tokenize_file
 from sparktc.stages.weight import weight
 
@@ -124,16 +133,24 @@ def test_hand_written_labels_match_the_qrels_file():
 
 def test_ingest_documents_equal_the_fixture_records(spark, lyrl):
     output, reports = lyrl
-    # The corpus comes tokenized: no text. Tokens are stored as one string, single spaces between.
-    schema = "doc_id string, split string, labels array<string>, tokens string"
-    rows = [(d, "train" if d in TRAIN_IDS else "test", LABELS[d], " ".join(TOKENS[d].split())) for d in TOKENS]
+    # The corpus comes tokenized: no text, and no token string: each document's training terms' ids and counts.
+    schema = "doc_id string, split string, labels array<string>"
+    rows = [(d, "train" if d in TRAIN_IDS else "test", LABELS[d]) for d in TOKENS]
     expected = spark.createDataFrame(rows, schema)
     documents = read(spark, output, "documents")
-    assert_df_equality(documents.select("doc_id", "split", "labels", "tokens"), expected, ignore_row_order=True,
+    assert_df_equality(documents.select("doc_id", "split", "labels"), expected, ignore_row_order=True,
                        ignore_nullable=True)
+    terms, form = term_id_form({d: tokens.split() for d, tokens in TOKENS.items()}, TRAIN_IDS)
+    assert ingested_term_ids(spark, output) == (terms, form)
+    assert sum(outside for _, _, outside in form.values()) > 0  # test documents' words no training one has
+    assert reports["ingest"]["details"]["tokens"] == {
+        "tokens": sum(len(tokens.split()) for tokens in TOKENS.values()), "documents_without_tokens": 0,
+        "outside_training_terms": sum(outside for _, _, outside in form.values())}
     # The parsed files themselves, renamed into place: each document keeps where it was read, nothing else.
-    where = documents.select("doc_id", "source", "line", "text", "reason").toPandas()
-    assert where["text"].isna().all() and where["reason"].isna().all() and (where["line"] >= 1).all()
+    assert documents.columns == ["doc_id", "split", "labels", "term_ids", "term_counts", "tokens_outside", "source",
+                                 "line", "reason"]
+    where = documents.select("doc_id", "source", "line", "reason").toPandas()
+    assert where["reason"].isna().all() and (where["line"] >= 1).all()
     assert set(where["source"].str.rsplit("/", n=1).str[-1]) == {"lyrl2004_tokens_train.dat",
                                                                   "lyrl2004_tokens_test_pt0.dat.gz"}
 
@@ -265,17 +282,18 @@ def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
     full_sources = [r.source for r in read(spark, output, "rejects").collect()]
     assert all(s.endswith((TRAIN_NAME, QRELS_NAME, "pt1.dat.gz")) for s in full_sources)
 
-    documents = {r.doc_id: (r.split, list(r.labels), r.tokens.split())
-                 for r in read(spark, output, "documents").collect()}
+    documents = {r.doc_id: (r.split, list(r.labels)) for r in read(spark, output, "documents").collect()}
     assert documents == {
-        "100": ("train", ["C15", "CCAT"], ["alpha", "beta", "gamma"]),
-        "103": ("train", ["ECAT"], ["beta", "gamma", "zeta"]),
-        "107": ("train", ["GCAT"], ["alpha", "zeta"]),
-        "200": ("test", ["CCAT"], ["alpha", "gamma", "omega"]),
-        "104": ("test", ["CCAT"], ["theta", "iota"]),
-        "201": ("test", ["ECAT"], ["beta", "omega"]),
-        "202": ("test", ["MCAT"], ["zeta"]),
+        "100": ("train", ["C15", "CCAT"]), "103": ("train", ["ECAT"]), "107": ("train", ["GCAT"]),
+        "200": ("test", ["CCAT"]), "104": ("test", ["CCAT"]), "201": ("test", ["ECAT"]), "202": ("test", ["MCAT"]),
     }
+    tokens = {"100": ["alpha", "beta", "gamma"], "103": ["beta", "gamma", "zeta"], "107": ["alpha", "zeta"],
+              "200": ["alpha", "gamma", "omega"], "104": ["theta", "iota"], "201": ["beta", "omega"], "202": ["zeta"]}
+    # The training terms are those of the training file's records the reader accepted, its copy of 104 among them
+    # (rejected later, as a duplicate): its terms only ever get df 0, which weight's vocabulary drops.
+    terms, form = term_id_form({**tokens, "104 in train": ["eta", "theta"]}, ["100", "103", "107", "104 in train"])
+    del form["104 in train"]
+    assert ingested_term_ids(spark, output) == (terms, form)
 
     # Records read (token files): 8 in train, 2 in pt0, the lost pt1 file counted once, 1 + 1 in pt2, pt3.
     token_rejects = [r for r in rejects if r[0] != QRELS_NAME]
@@ -335,6 +353,31 @@ def test_weight_vectors_equal_an_independent_ltc(spark, lyrl):
     assert [terms[i] for i in vectors["26151"].indices] == ["compan", "offer", "share"]
     assert reports["weight"]["details"]["vocabulary"] == len(terms)
     assert reports["weight"]["rows_in"] == reports["weight"]["rows_out"] == 10
+
+
+@pytest.mark.parametrize("scheme", ["ltc", "supervised"])
+def test_weight_on_term_ids_writes_what_it_writes_on_token_strings(spark, lyrl, tmp_path, scheme):
+    # The same documents as token strings, the form ingest wrote before issue 39 (no training terms: an empty
+    # `terms`), weighted by the string path: the vocabulary and vectors must be the same, bit for bit, with a min_df cut
+    # (test documents' words outside training) and supervised weights counted on each form.
+    output, _ = lyrl
+    strings = tmp_path / "strings"
+    rows = read(spark, output, "documents").select("doc_id", "split", "labels").orderBy("doc_id").collect()
+    table = pa.table({"doc_id": [r.doc_id for r in rows], "split": [r.split for r in rows],
+                      "labels": [list(r.labels) for r in rows],
+                      "tokens": [" ".join(TOKENS[r.doc_id].split()) for r in rows]}, schema=TOKENS_SCHEMA)
+    write_parts(table.to_batches(), TOKENS_SCHEMA, str(strings / "tokens"), 0)
+    write_parts([], TERMS_SCHEMA, str(strings / "terms"), 0)
+    (strings / "categories").symlink_to(f"{output}/categories")
+    config = lyrl_config(output, f"weight.scheme={scheme}", "select.min_df=2")
+    reports = [weight(spark, config, Tables(root, f"{tmp_path}/{name}"))
+               for name, root in (("from-ids", output), ("from-strings", str(strings)))]
+    assert reports[0].details == reports[1].details and reports[0].rows_out == reports[1].rows_out == 10
+    assert 0 < reports[0].details["vocabulary"] < reports[0].details["training_terms"]
+    for table_name, key in (("vocabulary", "term_id"), ("vectors", "doc_id")):
+        found, expected = (pq.read_table(f"{tmp_path}/{name}/{table_name}").sort_by(key)
+                           for name in ("from-ids", "from-strings"))
+        assert found.equals(expected), table_name
 
 
 # --- 4. rank -------------------------------------------------------------------------------------
