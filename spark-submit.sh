@@ -9,7 +9,7 @@
 # 4 attempts, as spark.task.maxFailures gives on a cluster), and sends Spark's log to
 # logs/<time>-<pid>-<job>.log (SPARKTC_LOG_DIR or SPARKTC_LOG to change it). In local mode the driver JVM runs
 # the serial collector and reads Spark's classes from build/jvm-classes-<key>.jsa, which the first local job
-# writes as it exits. Any spark-submit option goes through:
+# that succeeds writes as it exits. Any spark-submit option goes through:
 # --master yarn | spark://host:7077 | k8s://..., --deploy-mode, --executor-memory, --conf ...
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
@@ -79,9 +79,9 @@ case "$master" in
     # The driver JVM is the whole cluster, started afresh by every job: the serial collector (the Python workers do
     # the corpus-sized work; G1's threads cost CPU for a 1g heap), and the classes of Spark, Scala and Hadoop read
     # from a class-data-sharing archive instead of parsed and verified again (BENCHMARKS.md, "The fixed cost of a
-    # run"). The first local job writes the archive when it exits, to a name of its own, then renames it into
-    # place; it is keyed by the java binary and Spark's jars, and a JVM that cannot use it ignores it (-Xlog:cds
-    # off: nothing printed either way).
+    # run"). The first local job that succeeds writes the archive as it exits, to a name of its own, then renames it
+    # into place; it is keyed by the java binary and Spark's jars, and a JVM that cannot use it ignores it
+    # (-Xlog:cds off: nothing printed either way).
     java=$(readlink -f "${JAVA_HOME:+$JAVA_HOME/bin/java}" 2>/dev/null || true)
     [ -n "$java" ] || java=$(readlink -f "$(command -v java)" 2>/dev/null || true)
     key=$( { echo "$java"; ls -l --full-time "$java" "$spark_home/jars"; } 2>/dev/null | cksum | cut -d' ' -f1)
@@ -92,7 +92,9 @@ case "$master" in
       options[1]+=" $java_options -XX:ArchiveClassesAtExit=$partial"
       status=0
       "$spark_home/bin/spark-submit" "${options[@]}" --py-files "$root/build/sparktc.zip" "$@" || status=$?
-      if [ -s "$partial" ]; then mv -f "$partial" "$classes"; else rm -f "$partial"; fi
+      # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
+      # by a signal may have left it half written.
+      if [ "$status" = 0 ] && [ -s "$partial" ]; then mv -f "$partial" "$classes"; else rm -f "$partial"; fi
       exit "$status"
     fi
     options[1]+=" $java_options -XX:SharedArchiveFile=$classes"

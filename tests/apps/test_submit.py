@@ -98,8 +98,8 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
         [sorted(files)], sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert f"recorded in {tmp_path / 'history'}" in job.stdout
     # Local mode's JVM: the serial collector, and Spark's classes read from a class-data-sharing archive that the
-    # first local job of a checkout writes as it exits (under a name of its own, renamed into place) and the next ones
-    # read; the JVM says nothing of it on the console.
+    # first local job of a checkout that succeeds writes as it exits (under a name of its own, renamed into place) and
+    # the next ones read; the JVM says nothing of it on the console.
     update = next(event for event in read_events(events) if event["Event"] == "SparkListenerEnvironmentUpdate")
     java_options = update["Spark Properties"]["spark.driver.extraJavaOptions"].split()
     assert "-XX:+UseSerialGC" in java_options
