@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import subprocess
+import zipfile
+import zipimport
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.spark  # spark-submit.sh, not the session fixture
 STAGES = ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
 
 
-def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
+def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     output, events = tmp_path / "run", tmp_path / "events"
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
@@ -95,3 +97,27 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path) -> None:
     assert record["corpus_digest"] == hashlib.sha256(json.dumps(
         [sorted(files)], sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert f"recorded in {tmp_path / 'history'}" in job.stdout
+    # Local mode's JVM: the serial collector, and Spark's classes read from a class-data-sharing archive that the
+    # first local job of a checkout that succeeds writes as it exits (under a name of its own, renamed into place) and
+    # the next ones read; the JVM says nothing of it on the console.
+    update = next(event for event in read_events(events) if event["Event"] == "SparkListenerEnvironmentUpdate")
+    java_options = update["Spark Properties"]["spark.driver.extraJavaOptions"].split()
+    assert "-XX:+UseSerialGC" in java_options
+    sharing = ("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit=")
+    assert sum(option.startswith(sharing) for option in java_options) == 1
+    assert list((REPO / "build").glob("jvm-classes-*.jsa")) and not list((REPO / "build").glob(".jvm-classes-*"))
+    assert not [line for line in job.stdout.splitlines() if line.startswith("[")]
+    # The library's zip carries each module's bytecode, that of its source: the driver and every Python worker import
+    # it compiling nothing (zipimport compiled each module twice, in get_filename and in get_code).
+    library = REPO / "build" / "sparktc.zip"
+    monkeypatch.setattr(zipimport, "_compile_source", lambda path, source: pytest.fail(f"{path} compiled"))
+    with zipfile.ZipFile(library) as archive:
+        sources = {name: archive.read(name) for name in archive.namelist() if name.endswith(".py")}
+    assert len(sources) > 50
+    for name, source in sources.items():
+        module = name.removesuffix(".py").removesuffix("/__init__")  # sparktc/stages/train, sparktc/stages
+        importer = zipimport.zipimporter(f"{library}/{os.path.dirname(module)}")  # what the parent package uses
+        module = module.replace("/", ".")
+        assert importer.get_filename(module) == f"{library}/{name}c"  # the bytecode is what it finds
+        code = compile(source, name, "exec", dont_inherit=True)  # as spark-submit.sh compiles it
+        assert importer.get_code(module) == code
