@@ -24,8 +24,9 @@ from pyspark.sql import functions as F
 
 from sparktc.corpora import lyrl2004, lyrl2004_columnar
 from sparktc.corpora.files import Reader
-from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, CorpusFormat
+from sparktc.corpora.formats import LABELLED, QRELS, SUBSET, ByteRanges, CorpusFormat
 from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_hashes
+from sparktc.corpora.line_ranges import range_share
 from sparktc.corpora.records import RECORD_SCHEMA, TEST, TRAIN, Reject, token_counts
 from sparktc.corpora.registry import FORMATS
 from sparktc.corpora.tallies import AssignmentTally, LabelledTally, RecordTally, summed
@@ -42,9 +43,11 @@ from sparktc.runtime.stage_report import StageReport, stage
 
 @dataclass(frozen=True)
 class Parsing:
-    """Files parsed into one staged table: read by ``reader``, written with ``schema`` under ``directory``, each
-    file's records counted by a fresh ``tally``; with ``ids``, each file's task also writes there the hashes of the
-    doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats.
+    """Files parsed into one staged table: read by ``reader`` or, with ``ranges``, a file larger than a task's share
+    in byte ranges (:func:`parse_together`); each task's batches passed through ``then`` (LYRL2004's labels attached),
+    written with ``schema`` under ``directory`` and counted by a fresh ``tally``; with ``ids``, each task also writes
+    there the hashes of the doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show
+    that no id repeats.
     """
 
     paths: list[str]
@@ -53,6 +56,8 @@ class Parsing:
     schema: pa.Schema = RECORD_SCHEMA
     tally: Callable[[], RecordTally | AssignmentTally] = RecordTally
     ids: str | None = None
+    ranges: ByteRanges | None = None
+    then: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]] | None = None
 
 
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
@@ -68,30 +73,81 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
 
 
 def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tuple[DataFrame, list]]:
-    """Several :func:`parse_into` in one Spark job, their files' tasks in the order given, so that no table's
-    parsing waits for another's (LYRL2004's qrels beside its token files); per parsing, the table read back
-    and its files' tallies.
-    """
-    units = [(kind, index, path) for kind, parsing in enumerate(parsings) for index, path in enumerate(parsing.paths)]
+    """Several :func:`parse_into` in one Spark job, their tasks in the order given, so that no table's parsing waits
+    for another's (LYRL2004's qrels beside its token files); per parsing, the table read back and its tasks' tallies
+    (one per file, or per byte range of a file read in ranges; as many as the buckets of its ids).
 
-    def parse(_: int, unit: tuple[int, int, str]) -> RecordTally | AssignmentTally:
-        kind, index, path = unit
+    A parsing with ``ranges`` has each plain file larger than a task's share (the files' bytes over the session's
+    cores, :func:`~sparktc.corpora.line_ranges.range_share`) cut into byte ranges of about that share, one task
+    each, so no file is a task's work alone on a cluster; a first light job counts each range's newlines, so every
+    range numbers its lines from the file's start.
+    """
+    sizes = {path: _size(path) for parsing in parsings if parsing.ranges is not None for path in parsing.paths}
+    share = range_share(sum(sizes.values()), spark.sparkContext.defaultParallelism)
+    units: list[tuple[int, int, str, int, int, int]] = []  # (parsing, its task, path, start, end, size); end -1: whole
+    for kind, parsing in enumerate(parsings):
+        pieces: list[tuple[str, int, int, int]] = []
+        for path in parsing.paths:
+            cut = parsing.ranges.ranges(path, sizes[path], share) if parsing.ranges is not None else []
+            pieces.extend([(path, start, end, sizes[path]) for start, end in cut] or [(path, 0, -1, 0)])
+        units.extend((kind, index, *piece) for index, piece in enumerate(pieces))
+    tasks = Counter(unit[0] for unit in units)
+
+    def parse(_: int, unit: tuple[int, int, str, int, int, int, int]) -> RecordTally | AssignmentTally:
+        kind, index, path, start, end, size, newlines_before = unit
         parsing = parsings[kind]
-        content = _file_content(path)
-        inject("parse")
         counted = parsing.tally()
         hashes: list[np.ndarray] = []
-        batches = _tallied(parsing.reader(content, path), counted, hashes if parsing.ids is not None else None)
-        write_parts(batches, parsing.schema, parsing.directory, index)
+        with _opened(path) as source:
+            if end < 0:
+                content = source.read()
+                inject("parse")
+                batches = parsing.reader(content, path)
+            else:
+                inject("parse")
+                batches = parsing.ranges.read_range(source, size, path, start, end, newlines_before)
+            if parsing.then is not None:
+                batches = parsing.then(batches)
+            write_parts(_tallied(batches, counted, hashes if parsing.ids is not None else None), parsing.schema,
+                        parsing.directory, index)
         if parsing.ids is not None:
-            _write_id_hashes(hashes, parsing.ids, index, len(parsing.paths))
+            _write_id_hashes(hashes, parsing.ids, index, tasks[kind])
         counted.finish()
         return counted
 
     outputs = [directory for parsing in parsings for directory in (parsing.directory, parsing.ids) if directory]
-    results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
-    return [(spark.read.parquet(parsing.directory), [tally for (k, _, _), tally in zip(units, results) if k == kind])
+    ranged = _newlines_before(spark, parsings, units)
+    results = map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, ranged)], parse, outputs,
+                        errors=(IngestError,))
+    return [(spark.read.parquet(parsing.directory), [tally for unit, tally in zip(units, results) if unit[0] == kind])
             for kind, parsing in enumerate(parsings)]
+
+
+def _size(path: str) -> int:
+    """The bytes of a corpus file, as stored."""
+    filesystem, file = arrow_filesystem(path)
+    return filesystem.get_file_info(file).size or 0
+
+
+def _newlines_before(spark: SparkSession, parsings: Sequence[Parsing],
+                     units: list[tuple[int, int, str, int, int, int]]) -> list[int]:
+    """Per parsing unit, the newlines of its file before its byte range: those of the file's earlier ranges,
+    counted in one light job, a task per range but the last of each file (none when no file is cut).
+    """
+    counted = [unit for unit in units if 0 <= unit[4] < unit[5]]
+
+    def count(_: int, unit: tuple[int, int, str, int, int, int]) -> int:
+        kind, _index, path, start, end, _size = unit
+        with _opened(path) as source:
+            return parsings[kind].ranges.count_newlines(source, start, end)
+
+    counts = dict(zip(counted, map_parts(spark, counted, count, errors=(IngestError,))))
+    before, running = [], 0
+    for unit in units:
+        running = running if unit[3] else 0
+        before.append(running)
+        running += counts.get(unit, 0)
+    return before
 
 
 def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally,
@@ -243,24 +299,26 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     tree, tree_path = _category_tree(spark, corpus, category_set)
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
     paths = document_files(files, corpus, form)
-    reader = form.reader
     qrels = QrelsFiles(tuple(named_files(files, lyrl2004.QRELS_FILES[category_set], corpus.path, form)),
                        None if tree is None else tuple(tree.categories), tree_path)
     parents = () if tree is None else tuple(
         (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
     policy = hierarchy_policy_of(corpus)
 
-    def tokens(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+    def labelled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         labels = LabelIndex.load(qrels, _file_content, parents, policy)
-        for batch in reader(content, source):
+        for batch in batches:
             yield labels.attach(batch)
 
-    # The qrels' task first, beside the token files' tasks, each of which reads the qrels itself (LabelIndex.load).
+    # The qrels' task first, beside the token files' tasks (a large plain file's in byte ranges), each of which reads
+    # the qrels itself (LabelIndex.load). The qrels are read whole: a task's count of their distinct documents
+    # (AssignmentTally) would count a document cut by a range twice.
     (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [
         Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"), lyrl2004_columnar.ASSIGNMENT_SCHEMA,
                 AssignmentTally),
-        Parsing(paths, tokens, storage.join(staging, "tokens"),
-                tally=lambda: LabelledTally(qrels, _file_content, parents, policy)),
+        Parsing(paths, form.reader, storage.join(staging, "tokens"),
+                tally=lambda: LabelledTally(qrels, _file_content, parents, policy), ranges=form.ranges,
+                then=labelled),
     ])
     good = assignments.filter(F.col("reason").isNull())
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
@@ -324,18 +382,15 @@ def count_not_closed(good: DataFrame, parents: Mapping[str, str]) -> int:
 def _labelled_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str
                      ) -> tuple[DataFrame, Categories, dict]:
     """Files whose records carry their labels (JSON Lines, LIBSVM), one parsing task each, or one per byte range
-    for a format read in ranges (:func:`_parse_ranges_into`); a clean corpus (:func:`_clean_lines`) takes the short
+    for a format read in ranges (:func:`parse_together`); a clean corpus (:func:`_clean_lines`) takes the short
     path, its categories those given or the labels the tasks counted, with no Spark job over the records.
     """
     files, ignored = list_corpus(spark, corpus.path, form.names, form.hint)
     paths = document_files(files, corpus, form)
     staged, ids = storage.join(staging, "records"), storage.join(staging, "ids")
-    if form.ranges is None:
-        [(parsed, tallies)] = parse_together(spark, [Parsing(paths, form.reader, staged, ids=ids)])
-        buckets = len(paths)
-    else:
-        parsed, tallies, buckets = _parse_ranges_into(spark, form, paths, staged, ids)
-    return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids, buckets))
+    [(parsed, tallies)] = parse_together(spark, [Parsing(paths, form.reader, staged, ids=ids, ranges=form.ranges)])
+    return _lines_corpus(spark, corpus, parsed, ignored, _clean_lines(spark, corpus, tallies, staged, ids,
+                                                                      len(tallies)))
 
 
 def _lines_corpus(spark: SparkSession, corpus: CorpusConfig, parsed: DataFrame, ignored: list[str],
@@ -348,54 +403,6 @@ def _lines_corpus(spark: SparkSession, corpus: CorpusConfig, parsed: DataFrame, 
         return _labelled_lines(corpus, parsed, ignored)
     codes = sorted(corpus.categories or {category for _, category in clean.tally.positives})
     return parsed, Categories(codes, {c: c for c in codes}), {"ignored_files": ignored, "clean": lambda: clean}
-
-
-def _parse_ranges_into(spark: SparkSession, form: CorpusFormat, paths: list[str], directory: str, ids: str
-                       ) -> tuple[DataFrame, list[RecordTally], int]:
-    """Parse the files of a format read in byte ranges (:class:`~sparktc.corpora.formats.ByteRanges`: LIBSVM) into
-    Parquet at ``directory`` like :func:`parse_into`, one task per range (per file when the format cuts it into none:
-    a small or compressed file, read whole by the format's reader); the table read back, each task's tally, and the
-    number of buckets of the accepted doc ids' hashes the tasks wrote under ``ids`` (:func:`_write_id_hashes`). A
-    first light pass counts each range's newlines, so every range numbers its lines from the file's start.
-    """
-    ranges_of, read_whole = form.ranges, form.reader
-    units: list[tuple[str, int, int, int]] = []  # (path, start, end, file size); end -1: the whole file
-    for path in paths:
-        filesystem, file = arrow_filesystem(path)
-        size = filesystem.get_file_info(file).size or 0
-        cut = ranges_of.ranges(path, size)
-        units.extend((path, start, end, size) for start, end in cut) if cut else units.append((path, 0, -1, size))
-
-    def count(index: int, unit: tuple[str, int, int, int]) -> int:
-        path, start, end, _ = unit
-        with _opened(path) as source:
-            return ranges_of.count_newlines(source, start, end)
-
-    # Newlines before each range: those of the file's earlier ranges (a file's last range needs no count).
-    ranges = [unit for unit in units if 0 <= unit[2] < unit[3]]
-    counts = dict(zip(ranges, map_parts(spark, ranges, count, errors=(IngestError,))))
-    before, running = [], 0
-    for unit in units:
-        running = running if unit[1] else 0
-        before.append(running)
-        running += counts.get(unit, 0)
-
-    def parse(index: int, unit: tuple[str, int, int, int, int]) -> RecordTally:
-        path, start, end, size, newlines_before = unit
-        counted, hashes = RecordTally(), []
-        with _opened(path) as source:
-            inject("parse")
-            if end < 0:
-                batches = read_whole(source.read(), path)
-            else:
-                batches = ranges_of.read_range(source, size, path, start, end, newlines_before)
-            write_parts(_tallied(batches, counted, hashes), RECORD_SCHEMA, directory, index)
-        _write_id_hashes(hashes, ids, index, len(units))
-        return counted
-
-    tallies = map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, before)], parse, [directory, ids],
-                        errors=(IngestError,))
-    return spark.read.parquet(directory), tallies, len(units)
 
 
 def _labelled_lines(corpus: CorpusConfig, parsed: DataFrame, ignored: list[str]) -> tuple[DataFrame, Categories, dict]:
