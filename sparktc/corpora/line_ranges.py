@@ -5,14 +5,13 @@ format, LYRL2004's token files) share them.
 A range ``[start, end)`` owns the records that start in it: it skips the record under way at ``start`` (the
 previous range's) and finishes its own last record past ``end``. A record starts at a line (LIBSVM's, one per
 line) or at a line that begins with a marker (LYRL2004's ``.I``): the ``boundary`` of :func:`range_lines`. A line's
-number is 1 + the newlines before it, so a range's first line is numbered from the newlines in the ranges before
-it, counted by a first light pass (:func:`count_newlines`); the ranges' records are then those of the whole file,
-with its line numbers.
+number is 1 + the newlines before it, so a range's first line is numbered from the newlines before its start,
+which its task counts (:func:`count_newlines`); the ranges' records are then those of the whole file, with its line
+numbers.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from sparktc.corpora.files import compression_of
@@ -27,6 +26,7 @@ RANGE_BYTES = 64 << 20
 #: spark.sql.files.openCostInBytes).
 MIN_RANGE_BYTES = 4 << 20
 _EXTEND = 1 << 20  # bytes read at a time to find where the next record starts
+_COUNT_BYTES = 16 << 20
 
 
 def byte_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
@@ -56,8 +56,10 @@ def file_ranges(source: str, size: int, share: int | None = None) -> list[tuple[
 
 
 def count_newlines(file: pa.NativeFile, start: int, end: int) -> int:
-    """The newlines in bytes ``[start, end)`` of a file opened for random access."""
-    return int(np.count_nonzero(np.frombuffer(file.read_at(end - start, start), dtype=np.uint8) == 10))
+    """The newlines in bytes ``[start, end)`` of a file opened for random access, read :data:`_COUNT_BYTES` at a
+    time (a range's task counts all the bytes before it: 1.2 GB/s).
+    """
+    return sum(file.read_at(min(_COUNT_BYTES, end - at), at).count(b"\n") for at in range(start, end, _COUNT_BYTES))
 
 
 def range_lines(file: pa.NativeFile, size: int, start: int, end: int, newlines_before: int,

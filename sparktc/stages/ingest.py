@@ -79,8 +79,9 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
 
     A parsing with ``ranges`` has each plain file larger than a task's share (the files' bytes over the session's
     cores, :func:`~sparktc.corpora.line_ranges.range_share`) cut into byte ranges of about that share, one task
-    each, so no file is a task's work alone on a cluster; a first light job counts each range's newlines, so every
-    range numbers its lines from the file's start.
+    each, so no file is a task's work alone on a cluster; each range's task counts the newlines before its start
+    itself, so every range numbers its lines from the file's start with no job before the parsing (no serial
+    prelude; at 804,414 documents on 2 cores, 0.64 CPU-s of counting in all against 0.45 in a job of its own).
     """
     sizes = {path: _size(path) for parsing in parsings if parsing.ranges is not None for path in parsing.paths}
     share = range_share(sum(sizes.values()), spark.sparkContext.defaultParallelism)
@@ -93,8 +94,8 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
         units.extend((kind, index, *piece) for index, piece in enumerate(pieces))
     tasks = Counter(unit[0] for unit in units)
 
-    def parse(_: int, unit: tuple[int, int, str, int, int, int, int]) -> RecordTally | AssignmentTally:
-        kind, index, path, start, end, size, newlines_before = unit
+    def parse(_: int, unit: tuple[int, int, str, int, int, int]) -> RecordTally | AssignmentTally:
+        kind, index, path, start, end, size = unit
         parsing = parsings[kind]
         counted = parsing.tally()
         hashes: list[np.ndarray] = []
@@ -105,6 +106,7 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
                 batches = parsing.reader(content, path)
             else:
                 inject("parse")
+                newlines_before = parsing.ranges.count_newlines(source, 0, start)
                 batches = parsing.ranges.read_range(source, size, path, start, end, newlines_before)
             if parsing.then is not None:
                 batches = parsing.then(batches)
@@ -116,9 +118,7 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
         return counted
 
     outputs = [directory for parsing in parsings for directory in (parsing.directory, parsing.ids) if directory]
-    ranged = _newlines_before(spark, parsings, units)
-    results = map_parts(spark, [(*unit, newlines) for unit, newlines in zip(units, ranged)], parse, outputs,
-                        errors=(IngestError,))
+    results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
     return [(spark.read.parquet(parsing.directory), [tally for unit, tally in zip(units, results) if unit[0] == kind])
             for kind, parsing in enumerate(parsings)]
 
@@ -127,27 +127,6 @@ def _size(path: str) -> int:
     """The bytes of a corpus file, as stored."""
     filesystem, file = arrow_filesystem(path)
     return filesystem.get_file_info(file).size or 0
-
-
-def _newlines_before(spark: SparkSession, parsings: Sequence[Parsing],
-                     units: list[tuple[int, int, str, int, int, int]]) -> list[int]:
-    """Per parsing unit, the newlines of its file before its byte range: those of the file's earlier ranges,
-    counted in one light job, a task per range but the last of each file (none when no file is cut).
-    """
-    counted = [unit for unit in units if 0 <= unit[4] < unit[5]]
-
-    def count(_: int, unit: tuple[int, int, str, int, int, int]) -> int:
-        kind, _index, path, start, end, _size = unit
-        with _opened(path) as source:
-            return parsings[kind].ranges.count_newlines(source, start, end)
-
-    counts = dict(zip(counted, map_parts(spark, counted, count, errors=(IngestError,))))
-    before, running = [], 0
-    for unit in units:
-        running = running if unit[3] else 0
-        before.append(running)
-        running += counts.get(unit, 0)
-    return before
 
 
 def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally,
