@@ -43,13 +43,14 @@ class CorpusNames:
 
 @dataclass(frozen=True)
 class ByteRanges:
-    """How a format's large files are parsed in byte ranges, one task each: ``ranges(source, size)`` cuts a file
-    into ``[start, end)`` ranges (none: the whole file in one task, by the format's reader); ``count_newlines(file,
-    start, end)`` counts a range's newlines, so each range numbers its lines from the file's start; and
-    ``read_range(file, size, source, start, end, newlines_before)`` parses the lines that start in a range.
+    """How a format's large files are parsed in byte ranges, one task each: ``ranges(source, size, share)`` cuts a
+    file into ``[start, end)`` ranges of about a task's ``share`` of bytes (none: the whole file in one task, by the
+    format's reader); ``count_newlines(file, start, end)`` counts the newlines in bytes ``[start, end)``, so each
+    range's task numbers its lines from the file's start; and ``read_range(file, size, source, start, end,
+    newlines_before)`` parses the records that start in a range.
     """
 
-    ranges: Callable[[str, int], list[tuple[int, int]]]
+    ranges: Callable[[str, int, int], list[tuple[int, int]]]
     count_newlines: Callable[[pa.NativeFile, int, int], int]
     read_range: Callable[[pa.NativeFile, int, str, int, int, int], Iterator[pa.RecordBatch]]
 

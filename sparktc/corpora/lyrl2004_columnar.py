@@ -27,7 +27,8 @@ import pyarrow.compute as pc
 
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, gunzip, read_records
-from sparktc.corpora.formats import QRELS, CorpusFormat
+from sparktc.corpora.formats import QRELS, ByteRanges, CorpusFormat
+from sparktc.corpora.line_ranges import count_newlines, file_ranges, range_lines
 from sparktc.corpora.records import (
     BATCH_ROWS,
     TEST,
@@ -39,6 +40,10 @@ from sparktc.corpora.records import (
 )
 
 PIECE_BYTES = 16 << 20
+#: Where a token file is cut into pieces and byte ranges: before a line that starts a record (``.I <id>``). A
+#: record's ``.I`` line written otherwise (indented, a tab after ``.I``) is no cut: its record stays in the piece
+#: before it, which the line reader reads as the whole file's reader does.
+RECORD_BOUNDARY = b"\n.I "
 #: Qrels rows per batch: a line is three short words, so batches of records' size (BATCH_ROWS) would be
 #: hundreds of tiny batches, each paying the per-batch costs of the label check, the tally and the writer.
 QRELS_BATCH_ROWS = 1 << 16
@@ -120,11 +125,11 @@ def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListAr
     return doc_ids, tokens, line_of[i_at] + first_line
 
 
-def _pieces(text: bytes, piece_bytes: int, boundary: bytes) -> Iterator[tuple[bytes, int]]:
-    """Cut ``text`` into pieces of about ``piece_bytes`` that end just before a ``boundary`` (which
-    starts with a newline), with the line number of each piece's first line.
+def _pieces(text: bytes, piece_bytes: int, boundary: bytes, first_line: int = 1) -> Iterator[tuple[bytes, int]]:
+    """Cut ``text`` (whose first line is line ``first_line`` of its file) into pieces of about ``piece_bytes`` that
+    end just before a ``boundary`` (which starts with a newline), with the line number of each piece's first line.
     """
-    start, line = 0, 1
+    start, line = 0, first_line
     while start < len(text):
         cut = text.find(boundary, start + piece_bytes)
         end = len(text) if cut < 0 else cut + 1
@@ -150,17 +155,40 @@ def read_token_file(
         # The line reader keeps the records before the break and names it.
         yield from record_batches(read_records(line_reader, content, source))
         return
+    yield from _token_records(text, source, split, 1, piece_bytes)
+
+
+def _token_records(text: bytes, source: str, split: str, first_line: int, piece_bytes: int
+                   ) -> Iterator[pa.RecordBatch]:
+    """The records of the plain token file text ``text`` (all of a file, or the records of a byte range, which
+    starts at a ``.I`` line), its first line being line ``first_line`` of ``source``.
+    """
     accepted: set[str] = set()
-    for piece, first_line in _pieces(text, piece_bytes, b"\n.I "):
-        clean = read_clean_piece(piece, first_line)
+    for piece, line in _pieces(text, piece_bytes, RECORD_BOUNDARY, first_line):
+        clean = read_clean_piece(piece, line)
         if clean is not None:
             ids = clean[0].to_pylist()
             if accepted.isdisjoint(ids):
                 accepted.update(ids)
                 yield from tokenized_documents(clean[0], split, clean[1], source, clean[2]).to_batches(BATCH_ROWS)
                 continue
-        records = lyrl2004.parse_token_file(io.BytesIO(piece), source, split, first_line=first_line, accepted=accepted)
+        records = lyrl2004.parse_token_file(io.BytesIO(piece), source, split, first_line=line, accepted=accepted)
         yield from record_batches(records)
+
+
+def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int,
+               newlines_before: int) -> Iterator[pa.RecordBatch]:
+    """The records of a plain token file (``size`` bytes, opened for random access) whose ``.I`` line is the first
+    at or after ``start`` of those before the first at or after ``end`` (:data:`RECORD_BOUNDARY`;
+    :func:`~sparktc.corpora.line_ranges.range_lines`), ``newlines_before`` being the newlines in ``[0, start)``:
+    with the ranges of :func:`~sparktc.corpora.line_ranges.byte_ranges`, the records of :func:`read_corpus_file`
+    over the whole file, split between the ranges, with its line numbers. The one difference: an id repeated in
+    two ranges is accepted by each range (an id repeated within a range is rejected here, as in a whole file);
+    ingest rejects the repeat after its first occurrence with every other repeated id
+    (:func:`~sparktc.experiment.tables.mark_duplicates`).
+    """
+    text, first_line = range_lines(file, size, start, end, newlines_before, RECORD_BOUNDARY)
+    yield from _token_records(text, source, lyrl2004.split_of(source), first_line, PIECE_BYTES)
 
 
 def read_corpus_file(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
@@ -253,8 +281,9 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
         yield from table.to_batches(QRELS_BATCH_ROWS)
 
 
-#: LYRL2004's token files as ``corpus.format = "lyrl2004"`` (declared here, beside the reader ingest runs on them):
-#: documents tokenized, labelled from the qrels of a category set of RCV1-v2 (topics by default) under its hierarchy.
+#: LYRL2004's token files as ``corpus.format = "lyrl2004"`` (declared here, beside the reader ingest runs on them), a
+#: large plain file parsed in byte ranges: documents tokenized, labelled from the qrels of a category set of RCV1-v2
+#: (topics by default) under its hierarchy.
 FORMAT = CorpusFormat(
     name="lyrl2004",
     assembly=QRELS,
@@ -262,6 +291,7 @@ FORMAT = CorpusFormat(
     hint=lyrl2004.CORPUS_HINT,
     reader=read_corpus_file,
     document_files=token_files,
+    ranges=ByteRanges(file_ranges, count_newlines, read_range),
     tokenized=True,
     category_sets=lyrl2004.CATEGORY_SETS,
     default_category_set="topics",

@@ -13,11 +13,13 @@ from conftest import invented_words, lyrl2004_fixture
 
 from sparktc.corpora import files, lyrl2004
 from sparktc.corpora.files import read_lines, read_records
+from sparktc.corpora.line_ranges import byte_ranges
 from sparktc.corpora.lyrl2004_columnar import (
     _assignment_batch,
     read_clean_piece,
     read_clean_qrels_piece,
     read_qrels_file,
+    read_range,
     read_token_file,
 )
 from sparktc.corpora.records import RECORD_SCHEMA, record_batches, token_counts
@@ -124,6 +126,51 @@ def test_duplicate_id_across_pieces_is_rejected_as_the_line_reader_does():
     expected = line_tokens(content, "lyrl2004_tokens_train.dat", "train")
     assert expected.column("reason").null_count == 2
     assert columnar_tokens(content, "lyrl2004_tokens_train.dat", "train", piece_bytes=4).equals(expected)
+
+
+def ranged_tokens(content: bytes, source: str, range_bytes: int) -> pa.Table:
+    """The records of a plain token file read in byte ranges of about ``range_bytes``, one call each, every range
+    told the newlines before it (counted here in the bytes before its start).
+    """
+    file, batches = pa.BufferReader(content), []
+    for start, end in byte_ranges(len(content), range_bytes):
+        batches += read_range(file, len(content), source, start, end, content[:start].count(b"\n"))
+    return pa.Table.from_batches(batches, schema=RECORD_SCHEMA)
+
+
+# Records of every kind, each id once: a preamble; rejects (an id not a number, text before .W, no .W, an empty
+# document, a second .W, a line not UTF-8); a non-ASCII token (the line reader reads it); blank lines, CRLF; records
+# whose .I line is indented or has a tab (no cut before them: each stays in the range before).
+MIXED_RECORDS = [b"junk before the first record\n", b".I 90\n.W\nbad id follows\n", b".I x9\n.W\na\n",
+                 b".I 91\nb\n.W\na\n\n\n", b".I 92\na b c\n", b".I 93\n.W\n\n", b".I 94\n.W\na\n.W\nb\n",
+                 b".I 95\r\n.W x\r\ny z\r\n\r\n", b".I 96\n.W\nab\xff\n", " .I 97\n.W\ncaf\u00e9\n".encode(),
+                 b".I\t98\n.W\nc d\n", b".I 99\n.W\ne\n\n\n\n"]
+
+
+@pytest.mark.parametrize("range_bytes", [1, 7, 40, 300, 5000, 10**9])
+@pytest.mark.parametrize("ending", ["\n", "", "\n\n\n"], ids=["newline", "no-final-newline", "blank-lines"])
+def test_byte_ranges_give_the_records_of_the_whole_file_with_its_line_numbers(range_bytes: int, ending: str):
+    # Clean records between bad ones, so a range boundary falls inside clean and bad records alike; the file
+    # read whole by the line reader is the independent answer.
+    good = clean_token_file(110, seed=11)[len(b".I "):].split(b"\n.I ")  # ids 1000, 1003, ...
+    content = MIXED_RECORDS[0] + b"".join(b".I " + b"\n.I ".join(good[10 * index:10 * index + 10]) + b"\n" + bad
+                                          for index, bad in enumerate(MIXED_RECORDS[1:]))
+    content = content.rstrip(b"\n") + ending.encode()
+    source = "lyrl2004_tokens_test_pt2.dat"
+    expected = line_tokens(content, source)
+    reasons = expected.column("reason").to_pylist()
+    assert sum(reason is not None for reason in reasons) == 7 and len(reasons) == 1 + 110 + 11  # the preamble
+    assert min(len(record) + len(b"\n.I ") for record in content.split(b"\n.I ")) > 7  # 1 and 7 bytes cut each record
+    assert ranged_tokens(content, source, range_bytes).equals(expected)
+
+
+def test_an_id_repeated_in_two_ranges_is_accepted_by_each_and_left_to_ingest():
+    content = b".I 1\n.W\na\n\n.I 2\n.W\nb\n\n.I 1\n.W\nc\n"
+    whole = line_tokens(content, "lyrl2004_tokens_train.dat", "train")
+    ranged = ranged_tokens(content, "lyrl2004_tokens_train.dat", 14)
+    assert whole.column("reason").null_count == 2 and ranged.column("reason").null_count == 3
+    assert ranged.column("doc_id").to_pylist() == whole.column("doc_id").to_pylist() == ["1", "2", "1"]
+    assert ranged.column("line").to_pylist() == whole.column("line").to_pylist() == [1, 5, 9]
 
 
 def test_corrupt_gzip_keeps_records_before_the_break():

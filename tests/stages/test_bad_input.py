@@ -611,7 +611,10 @@ def all_kinds(small_queries, tmp_path_factory):
             for name, data in BACKUPS[fmt].items():
                 (corpus / name).write_bytes(data)
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(line_ranges, "RANGE_BYTES", LMLT_RANGE_BYTES)
+                # LYRL2004's token files whole, as their reader rejects a repeated id (its files in byte ranges:
+                # tests/stages/test_ingest_clean.py).
+                if fmt != "lyrl2004":
+                    patch.setattr(line_ranges, "RANGE_BYTES", LMLT_RANGE_BYTES)
                 [manifest] = run(spark, load_config(None, settings(fmt, corpus, "reject")), str(root / "out"),
                                  "ingest")
             rejects, documents = (spark.read.parquet(f"{root}/out/{table}") for table in ("rejects", "documents"))

@@ -58,6 +58,56 @@ def test_a_repeated_id_balanced_by_a_missing_one_takes_the_general_path(spark, t
     assert any(reason.startswith("duplicate") for reason in rejects["reason"])
 
 
+def ingested_whole_and_in_ranges(spark, tmp_path, monkeypatch, corpus, settings):
+    """Ingest ``corpus`` (LYRL2004) twice: its plain token file whole, then in byte ranges of about 40 bytes (the
+    files' share of a task set that small); the two reports and each run's number of parsing tasks for the tokens
+    (one part file each in ``documents`` on the short path).
+    """
+    config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={corpus}", f"corpus.hierarchy={HIERARCHY}",
+                                "corpus.test_parts=[0]", *settings])
+    whole = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "whole")))
+    monkeypatch.setattr(line_ranges, "RANGE_BYTES", 40)
+    ranged = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "ranged")))
+    return whole, ranged, [len(list((tmp_path / run / "documents").glob("part-*.parquet"))) for run in ("whole",
+                                                                                                     "ranged")]
+
+
+def assert_same_tables(spark, tmp_path, first, second, tables=("documents", "categories", "rejects")):
+    keys = {"documents": ["doc_id"], "categories": ["category"], "rejects": ["source", "line"]}
+    for table in tables:
+        assert_df_equality(spark.read.parquet(str(tmp_path / first / table)).orderBy(*keys[table]),
+                           spark.read.parquet(str(tmp_path / second / table)).orderBy(*keys[table]))
+
+
+def test_a_plain_token_file_in_byte_ranges_gives_the_outputs_of_the_whole_file(spark, tmp_path, monkeypatch):
+    corpus = lyrl2004_corpus(tmp_path / "corpus")
+    assert (corpus / "lyrl2004_tokens_train.dat").stat().st_size > 500  # cut into a dozen ranges
+    whole, ranged, parts = ingested_whole_and_in_ranges(spark, tmp_path, monkeypatch, corpus, [])
+    assert parts[1] > parts[0] + 10  # the short path: a part file per task
+    assert (whole.rows_in, whole.rows_out, whole.set_aside) == (ranged.rows_in, ranged.rows_out, ranged.set_aside)
+    assert list(whole.details.items()) == list(ranged.details.items())
+    assert_same_tables(spark, tmp_path, "whole", "ranged")
+
+
+def test_rejects_and_a_repeated_id_in_byte_ranges_give_the_rejects_of_the_whole_file(spark, tmp_path, monkeypatch):
+    # A record rejected near a range's end, blank lines, no final newline, and an id (2290) repeated far from its
+    # first record: the whole file's reader rejects the repeat, ingest's duplicate check the ranges' one.
+    corpus = lyrl2004_corpus(tmp_path / "corpus")
+    train = corpus / "lyrl2004_tokens_train.dat"
+    text = train.read_text().replace(".I 2288\n.W\n", ".I 2288\nearly\n.W\n").replace("\n\n", "\n\n\n\n")
+    train.write_text(text.rstrip("\n") + "\n\n.I 2290\n.W\nrepeat")
+    whole, ranged, _ = ingested_whole_and_in_ranges(spark, tmp_path, monkeypatch, corpus, ["corpus.on_error=reject"])
+    assert (whole.rows_in, whole.rows_out, whole.set_aside) == (ranged.rows_in, ranged.rows_out, ranged.set_aside)
+    assert whole.set_aside["rejected"] == 2 and list(whole.details.items()) == list(ranged.details.items())
+    assert_same_tables(spark, tmp_path, "whole", "ranged", ("documents", "categories"))
+    rejects = [spark.read.parquet(str(tmp_path / run / "rejects")).orderBy("line").collect() for run in ("whole",
+                                                                                                       "ranged")]
+    assert [row[:3] for row in rejects[0]] == [row[:3] for row in rejects[1]]
+    assert [row.doc_id for row in rejects[0]] == ["2288", "2290"] and rejects[0][0].reason == rejects[1][0].reason
+    assert rejects[0][1].reason.startswith("duplicate doc id 2290 (already read earlier in this file)")
+    assert rejects[1][1].reason.startswith("duplicate doc id (first at ")
+
+
 def jsonl_corpus(directory, repeat: str | None = None, label: str = "acq"):
     """Two JSON Lines files of clean documents; ``repeat`` gives the second file's last document that id."""
     directory.mkdir()
