@@ -1,8 +1,9 @@
 """Linear scores X W + b in float32, with every decision and every stored score exactly float64's (issue 39).
 
-The evaluate stage and classify score linear models as ``X @ W + b`` in float64 (:meth:`Scorer.scores
-<sparktc.models.scoring.Scorer.scores>`: scipy's ``csr_matvecs``, each row's entries accumulated in order). The
-product is memory-bound (every non-zero x_t reads row t of W), and float32 halves what it reads. :func:`decide`
+A linear model's scores are ``X @ W + b`` in float64 (:meth:`Scorer.scores <sparktc.models.scoring.Scorer.scores>`:
+scipy's ``csr_matvecs``, each row's entries accumulated in order), the values every decision of the evaluate stage
+and of classify must match. The product is memory-bound (every non-zero x_t reads row t of W), and float32 halves
+what it reads. :func:`decide`
 computes the scores in float32, bounds each one's distance from the float64 score, and recomputes in float64,
 by the same scipy call on those rows, every document whose decisions or ranking the bound cannot settle; the
 stored top scores are then summed in float64 in the same order as the float64 product, so they are its values
@@ -28,7 +29,8 @@ one bound per document, for every category. A float32 score that is not finite (
 s32 - t). The best K categories, in order, are certain when each of the K gaps between the K + 1 best float32
 scores exceeds 2e: the float64 scores then keep that order, strictly, and every other category stays below the
 K-th (no tie, so the ties to the category first in order fall as they do in float64). K is the number of top
-scores kept, or RCut's k when larger. A document with any uncertain decision or gap is recomputed in float64.
+scores kept, or RCut's k when larger (with K = every category, the K - 1 gaps between them). A document with
+any uncertain decision or gap is recomputed in float64.
 
 **Rounding in the tests themselves.** e is computed in float64 from sums of fewer than 2^30 terms (relative
 error below 2^-21). The threshold test is made in float32: t rounded to float32 moves it by at most
@@ -70,7 +72,7 @@ def gamma(k: NDArray[np.int64], u: float) -> NDArray[np.float64]:
 class Float32Weights:
     """A linear scorer's weights as :func:`decide` uses them: W and b in float32 (W C-ordered, the layout scipy's
     product reads without a copy), the float64 W by category (a category's weights contiguous, for
-    :func:`top_scores`), and the per-category facts of the bound.
+    :func:`top_scores`), and the per-category facts of the bound: a worker holds 2.5 times W's float64 size.
     """
 
     W: NDArray[np.float32]  # vocabulary x categories
