@@ -29,8 +29,12 @@ one bound per document, for every category. A float32 score that is not finite (
 s32 - t). The best K categories, in order, are certain when each of the K gaps between the K + 1 best float32
 scores exceeds 2e: the float64 scores then keep that order, strictly, and every other category stays below the
 K-th (no tie, so the ties to the category first in order fall as they do in float64). K is the number of top
-scores kept, or RCut's k when larger (with K = every category, the K - 1 gaps between them). A document with
-any uncertain decision or gap is recomputed in float64.
+scores kept, or RCut's k when larger (with K = every category, the K - 1 gaps between them). A document these
+tests leave in doubt is tried again with each category's own bound e(d, c) (||w_c||_2 and |b_c| for the maxima):
+a threshold decision is certain when |s32 - t| > e(d, c); two neighbours in the ranking when their intervals
+s32 +- e(d, c) are apart, or when they are twins (the same weights and bias, as every category without a training
+positive has: the same float64 score, tied to the first column in both orders); the K-th when its interval is
+above every other category's but its twins'. A document still in doubt is recomputed in float64.
 
 **Rounding in the tests themselves.** e is computed in float64 from sums of fewer than 2^30 terms (relative
 error below 2^-21). The threshold test is made in float32: t rounded to float32 moves it by at most
@@ -52,7 +56,8 @@ from scipy import sparse
 from sparktc.models.decision import Cut
 from sparktc.models.thresholds import best_columns
 
-__all__ = ["Decisions", "Float32Weights", "decide", "score_bounds", "top_scores"]
+__all__ = ["Decisions", "Float32Weights", "category_bounds", "decide", "row_terms", "score_bounds",
+           "top_scores"]
 
 #: The unit roundoffs of float32 and float64 (Higham's u: half the gap between 1 and the next float).
 U32, U64 = 2.0 ** -24, 2.0 ** -53
@@ -78,19 +83,23 @@ class Float32Weights:
     W: NDArray[np.float32]  # vocabulary x categories
     b: NDArray[np.float32]
     by_category: NDArray[np.float64]  # categories x vocabulary, flattened
-    weight_norm: float  # max_c ||w_c||_2
-    bias_term: float  # max_c (gamma32_2 + u_64) |b_c|
+    norms: NDArray[np.float64]  # ||w_c||_2
+    bias_terms: NDArray[np.float64]  # (gamma32_2 + u_64) |b_c|
+    twins: NDArray[np.int64]  # per category, the first category of the same weights and bias (itself if none)
 
     @staticmethod
     def of(W: NDArray[np.float64], b: NDArray[np.float64]) -> Float32Weights:
         """The float32 form of float64 weights ``W`` (vocabulary x categories) and biases ``b``."""
         with np.errstate(over="ignore"):  # a weight beyond float32's range is infinite: its documents recomputed
             W32, b32 = np.ascontiguousarray(W, dtype=np.float32), np.asarray(b, dtype=np.float32)
-        return Float32Weights(
-            W=W32, b=b32,
-            by_category=np.ascontiguousarray(W.T).ravel(),
-            weight_norm=float(np.sqrt(np.square(W).sum(axis=0)).max(initial=0.0)),
-            bias_term=float((gamma(np.int64(2), U32) + U64) * np.abs(b).max(initial=0.0)))
+        by_category = np.ascontiguousarray(W.T)
+        first: dict[bytes, int] = {}
+        twins = np.array([first.setdefault(by_category[c].tobytes() + np.float64(b[c]).tobytes(), c)
+                          for c in range(W.shape[1])], dtype=np.int64)
+        return Float32Weights(W=W32, b=b32, by_category=by_category.ravel(),
+                              norms=np.sqrt(np.square(W).sum(axis=0)),
+                              bias_terms=(gamma(np.int64(2), U32) + U64) * np.abs(np.asarray(b, dtype=np.float64)),
+                              twins=twins)
 
 
 @dataclass(frozen=True)
@@ -105,16 +114,29 @@ class Decisions:
     rechecked: NDArray[np.int64]
 
 
-def score_bounds(X: sparse.csr_matrix, weights: Float32Weights) -> NDArray[np.float64]:
-    """Per row of ``X`` (exact float64 values), e(d) of the module docstring times :data:`SAFETY`: no category's
-    float32 score is further than this from its float64 score.
+def row_terms(X: sparse.csr_matrix) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per row of ``X`` (exact float64 values), the bound's factor of ||w_c||_2, (gamma32_{n+3} + gamma64_{n+1})
+    ||x||_2, and its underflow term (n + sqrt(n) ||x||_2 + 1) 2^-148 (||x||_1 <= sqrt(n) ||x||_2).
     """
     n = np.diff(X.indptr).astype(np.int64)
     # Each row's sum of squares; the 0 appended lets an empty last row start at the end, and empty rows are 0.
     squares = np.add.reduceat(np.append(np.square(X.data), 0.0), X.indptr[:-1])
     l2 = np.sqrt(np.where(n > 0, squares, 0.0))
-    rounding = (gamma(n + 3, U32) + gamma(n + 1, U64)) * l2 * weights.weight_norm
-    return (rounding + weights.bias_term + (n + np.sqrt(n) * l2 + 1) * UNDERFLOW) * SAFETY  # ||x||_1 <= sqrt(n) ||x||_2
+    return (gamma(n + 3, U32) + gamma(n + 1, U64)) * l2, (n + np.sqrt(n) * l2 + 1) * UNDERFLOW
+
+
+def score_bounds(X: sparse.csr_matrix, weights: Float32Weights) -> NDArray[np.float64]:
+    """Per row of ``X`` (exact float64 values), e(d) of the module docstring times :data:`SAFETY`: no category's
+    float32 score is further than this from its float64 score.
+    """
+    factor, underflow = row_terms(X)
+    return (factor * weights.norms.max(initial=0.0) + weights.bias_terms.max(initial=0.0) + underflow) * SAFETY
+
+
+def category_bounds(factor: NDArray[np.float64], underflow: NDArray[np.float64],
+                    weights: Float32Weights) -> NDArray[np.float64]:
+    """Rows x categories e(d, c) times :data:`SAFETY`, from the rows' :func:`row_terms`."""
+    return (np.multiply.outer(factor, weights.norms) + weights.bias_terms + underflow[:, None]) * SAFETY
 
 
 def top_scores(X: sparse.csr_matrix, weights: Float32Weights, b: NDArray[np.float64],
@@ -150,7 +172,8 @@ def decide(X: sparse.csr_matrix, weights: Float32Weights, b: NDArray[np.float64]
     n, m = X.shape[0], weights.W.shape[1]
     scores = sparse.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape) @ weights.W
     scores += weights.b
-    bound = score_bounds(X, weights)
+    factor, underflow = row_terms(X)
+    bound = (factor * weights.norms.max(initial=0.0) + weights.bias_terms.max(initial=0.0) + underflow) * SAFETY
     doubtful = ~np.isfinite(scores.sum(axis=1))
     if cut.rcut_k:
         assigned = np.zeros((n, m), dtype=bool)
@@ -168,12 +191,42 @@ def decide(X: sparse.csr_matrix, weights: Float32Weights, b: NDArray[np.float64]
     best = best_columns(scores, min(ranked + 1, m))
     ordered = np.take_along_axis(scores, best, axis=1).astype(np.float64)
     doubtful |= ~((ordered[:, :-1] - ordered[:, 1:]) > 2 * bound[:, None]).all(axis=1)
+    rechecked = np.flatnonzero(doubtful)
+    if len(rechecked):  # the documents one bound for every category leaves in doubt, tried with each category's
+        near = scores[rechecked].astype(np.float64)
+        if not cut.rcut_k:  # decided against the float64 thresholds (a bound's margin is then the exact distance's)
+            assigned[rechecked] = near > cut.thresholds
+        rechecked = rechecked[_doubtful(near, category_bounds(factor[rechecked], underflow[rechecked], weights),
+                                        best[rechecked], cut, ranked, weights.twins)]
     if cut.rcut_k:
         np.put_along_axis(assigned, best[:, :cut.rcut_k], True, axis=1)
     top = best[:, :k]
-    rechecked = np.flatnonzero(doubtful)
     if len(rechecked):
         recomputed = exact(X[rechecked])
         assigned[rechecked] = cut.assign(recomputed)
         top[rechecked] = best_columns(recomputed, k)
     return Decisions(assigned, top, top_scores(X, weights, b, top), rechecked)
+
+
+def _doubtful(scores: NDArray[np.float64], bounds: NDArray[np.float64], best: NDArray[np.int64], cut: Cut,
+              ranked: int, twins: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Per row of float32 ``scores`` (as float64) with their per-category ``bounds``, whether a decision of ``cut``
+    or the order of its ``ranked`` best categories (``best``, the float32 order, with the next one when there is one)
+    could differ in float64: a threshold within a score's bound; two neighbours in the ranking whose bounds
+    overlap, unless they are twins (the same weights and bias: the same float64 score, ties to the first column
+    in both orders); the last ranked one not above every category outside the ranking (bar its twins).
+    """
+    doubt = ~np.isfinite(scores).all(axis=1)
+    if not cut.rcut_k:
+        doubt |= ~(np.abs(scores - cut.thresholds) > bounds).all(axis=1)
+    ranked = min(ranked, scores.shape[1])
+    top = best[:, :ranked]
+    value, bound = np.take_along_axis(scores, top, axis=1), np.take_along_axis(bounds, top, axis=1)
+    apart = (value[:, :-1] - bound[:, :-1]) > (value[:, 1:] + bound[:, 1:])
+    doubt |= ~(apart | (twins[top[:, :-1]] == twins[top[:, 1:]])).all(axis=1)
+    if ranked < scores.shape[1]:
+        above = scores + bounds
+        np.put_along_axis(above, top, -np.inf, axis=1)
+        above[twins[None, :] == twins[top[:, -1]][:, None]] = -np.inf
+        doubt |= ~((value[:, -1] - bound[:, -1]) > above.max(axis=1))
+    return doubt

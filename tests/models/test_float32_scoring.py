@@ -185,3 +185,23 @@ def test_top_scores_are_the_float64_product_bit_for_bit():
     top = rng.integers(0, 20, (500, 6))
     got = top_scores(X64, Float32Weights.of(W, b), b, top)
     assert np.array_equal(got.view(np.int64), np.take_along_axis(S, top, axis=1).view(np.int64))
+
+
+def test_categories_of_the_same_weights_tie_in_both_orders_without_a_recheck():
+    # Categories without a training positive get the same model (w = 0, b = -1): their scores tie exactly in
+    # float32 and in float64, ranked by column in both; documents whose best categories include them are not
+    # recomputed for that tie, and rank them as float64 does.
+    rng = np.random.default_rng(9)
+    X, W, b = random_case(rng, n=600, m=16)
+    W, b = W[:, :8].copy(), b[:8].copy()
+    W[:, [1, 4, 6]], b[[1, 4, 6]] = 0.0, -1.0
+    W[:, [0, 2, 3, 5, 7]] *= 1e-9
+    b[[0, 2, 3, 5, 7]] = -50.0  # far below: the three twins rank first in every document
+    X64 = sparse.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=X.shape)
+    thresholds = np.zeros(8)
+    decided = decide(X64, Float32Weights.of(W, b), b, Cut(thresholds, rcut_k=2), 3,
+                     lambda part: np.asarray(part @ W) + b)
+    assert len(decided.rechecked) == 0
+    assert (decided.top == [1, 4, 6]).all()
+    assert_as_float64(X, W, b, Cut(thresholds, rcut_k=2), k=3)
+    assert_as_float64(X, W, b, Cut(thresholds), k=4)
