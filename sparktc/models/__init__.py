@@ -6,9 +6,10 @@ regression (``sklearn_linear``), the thresholding
 strategies SCut, SCutFBR, proportional, PCut and RCut (``thresholds``), LibMultiLabel's micromacro-freq thresholding
 across categories (``micromacro``), the decision rule that picks method and thresholding (``decision``), per-category
 cross-validated tuning (``tuning``), a fold assignment taken in (``fold_file``), Platt-calibrated blends of two
-methods' scores (``calibration``), and scoring batches of documents on the executors (``scoring``).
+methods' scores (``calibration``), and scoring batches of documents on the executors (``scoring``; linear scores in
+float32, rechecked in float64 where a decision or the ranking is in doubt: ``float32_scoring``).
 Pure functions over numpy, scipy and pyarrow: nothing here needs Spark.
 """
 
-__all__ = ["calibration", "decision", "fold_file", "knn", "linear", "llsf", "method", "micromacro", "naive_bayes",
-           "nnet", "registry", "rocchio", "scoring", "sklearn_linear", "thresholds", "tuning"]
+__all__ = ["calibration", "decision", "float32_scoring", "fold_file", "knn", "linear", "llsf", "method", "micromacro",
+           "naive_bayes", "nnet", "registry", "rocchio", "scoring", "sklearn_linear", "thresholds", "tuning"]

@@ -6,12 +6,15 @@ w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories; n
 term frequencies, the mixture's normalized to posteriors P(c|d)), kNN's sum of the similarities of d's k
 nearest training documents labelled c, or the NNet's output-unit inputs; the categories assigned are
 those the decision rule's :class:`~sparktc.models.decision.Cut` gives, and the ``top_k`` best-scoring
-categories are kept with their scores for the ranking measures.
+categories are kept with their scores for the ranking measures. Linear scores are computed in float32, the
+documents whose decisions or ranking they cannot settle recomputed in float64, and the kept scores summed in
+float64, so that every decision and kept score is the float64 product's (:mod:`sparktc.models.float32_scoring`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -20,6 +23,7 @@ import pyarrow as pa
 from sparktc.features.matrix import csr_from_lists, load_training_set
 from sparktc.filesystem import per_worker
 from sparktc.models.decision import Cut, DecisionRule
+from sparktc.models.float32_scoring import Float32Weights, decide
 from sparktc.models.knn import columns_of, knn_scores_from_neighbours, knn_topk, selected_space, selection_key
 from sparktc.models.method import LINEAR, NEIGHBOURS, NETWORK, POSTERIOR
 from sparktc.models.naive_bayes import posterior
@@ -70,8 +74,13 @@ class Scorer:
         """The documents x vocabulary matrix of a batch of ``vectors`` rows, of the column this scorer reads."""
         return csr_from_lists(batch.column("indices"), batch.column(self.column), self.n_terms)
 
+    @cached_property
+    def float32(self) -> Float32Weights:
+        """The linear weights as float32 scoring reads them, made once per worker (the broadcast scorer is)."""
+        return Float32Weights.of(self.W, self.b)
+
     def scores(self, X) -> np.ndarray:
-        """Documents x categories scores of the rows of ``X`` (documents x vocabulary)."""
+        """Documents x categories scores of the rows of ``X`` (documents x vocabulary), in float64."""
         if self.kind == LINEAR:
             return np.asarray(X @ self.W) + self.b
         if self.kind == POSTERIOR:
@@ -121,18 +130,23 @@ def predict_batch(batch: pa.RecordBatch, scorer: Scorer, cut: Cut, top_k: int) -
     their scores (ties to the category first in order).
     """
     codes = scorer.codes
-    scores = scorer.scores(scorer.matrix(batch))
-    n = scores.shape[0]
-    rows, cols = np.nonzero(cut.assign(scores))
+    X = scorer.matrix(batch)
+    n, k = X.shape[0], min(top_k, len(codes))
+    if scorer.kind == LINEAR and n and len(codes) and cut.rcut_k <= len(codes):
+        decided = decide(X, scorer.float32, scorer.b, cut, k, scorer.scores)
+        assigned, top, top_scores = decided.assigned, decided.top, decided.top_scores
+    else:
+        scores = scorer.scores(X)
+        assigned, top = cut.assign(scores), best_columns(scores, k)
+        top_scores = np.take_along_axis(scores, top, axis=1)
+    rows, cols = np.nonzero(assigned)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
-    k = min(top_k, len(codes))
-    top = best_columns(scores, k)
     top_offsets = np.arange(n + 1, dtype=np.int64) * k
     return pa.RecordBatch.from_arrays(
         [batch.column("doc_id"), batch.column("labels"),
          _lists(offsets, pa.array(codes[cols], type=pa.string())),
          _lists(top_offsets, pa.array(codes[top].ravel(), type=pa.string())),
-         _lists(top_offsets, pa.array(np.take_along_axis(scores, top, axis=1).ravel(), type=pa.float64()))],
+         _lists(top_offsets, pa.array(top_scores.ravel(), type=pa.float64()))],
         names=["doc_id", "labels", "predicted", "top_categories", "top_scores"],
     )
