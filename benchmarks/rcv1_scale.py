@@ -3,7 +3,7 @@ r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format cor
     .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
-        [--memory-runs 3] [--plain] [--event-logs] [--history DIR]
+        [--memory-runs 3] [--plain] [--event-logs] [--skip-mllib] [--history DIR]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -617,6 +617,8 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--event-logs", action="store_true",
                         help="each pipeline run writes its Spark event log (OUTPUT/events) and benchmark.md adds "
                              "the scaling projection replayed from it, validated against the other masters' runs")
+    parser.add_argument("--skip-mllib", action="store_true",
+                        help="leave out the MLlib peer (about two minutes at 804,414 documents); the lean peer runs")
     parser.add_argument("--plain", action="store_true",
                         help="run sparktc and the peers on the corpus files uncompressed (made once beside each "
                              "synthesized corpus, OUTPUT/corpus-N-plain); default: the gzipped files as synthesized")
@@ -689,6 +691,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
                 "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
                 "repeat": arguments.repeat, "plain": arguments.plain, "event_logs": arguments.event_logs,
+                "skip_mllib": arguments.skip_mllib,
                 "memory_runs": arguments.memory_runs,
                 "memory_size": memory_size,
                 "sample_seconds": SAMPLE_SECONDS, "plan": [list(entry) for entry in plan]}
@@ -712,8 +715,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             write()
         peers_run = next((run for run in result["runs"] if run["size"] == arguments.peers_size
                           and run["master"] == first and not run.get("failed")), None)
-        result["peers"]["mllib"] = run_mllib(output, arguments.peers_size, first,
-                                             peers_run["run_dir"] if peers_run else None)
+        if arguments.skip_mllib:
+            result["peers"]["mllib"] = {"status": "skipped", "reason": "--skip-mllib", "size": arguments.peers_size}
+        else:
+            result["peers"]["mllib"] = run_mllib(output, arguments.peers_size, first,
+                                                 peers_run["run_dir"] if peers_run else None)
         return status
 
     return run_harness("rcv1_scale", output, argv, settings, body, summarized, "benchmark", headline=headline,

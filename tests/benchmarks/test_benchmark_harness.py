@@ -37,6 +37,7 @@ from benchmarks.rcv1_scale import (
     memory_summary,
     plain_corpus,
     plan_runs,
+    relative,
     slug,
     train_documents,
 )
@@ -855,3 +856,40 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     assert figures["mllib.40000.extrapolated_train_seconds"] == 1500.0
     assert figures["ratios.sparktc_over_single_wall"] == 2.0 and figures["ratios.mllib_over_sparktc_train"] == 300.0
 
+
+
+def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from benchmarks import rcv1_scale
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(rcv1_scale, "ensure_corpus", lambda output, size, master, hierarchy: {
+        "size": size, "path": str(output / f"corpus-{size}"), "train_documents": size // 30, "seconds": 1.0,
+        "reused": True, "command": f"synth {size}"})
+    monkeypatch.setattr(rcv1_scale, "plain_corpus", lambda output, corpus: calls.append(("plain", corpus["size"]))
+                        or {**corpus, "path": corpus["path"] + "-plain", "form": "plain"})
+
+    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False):
+        calls.append(("pipeline", corpus["path"], master, event_logs))
+        run = record(corpus["size"], master, [1, 2, 3, 4, 5, 6], 20.0, jvm=1000.0)
+        return {**run, "repeat": repeat, "run_dir": f"runs/{corpus['size']}-{slug(master)}-{repeat}", "command": "x"}
+
+    def fake_peer(name, script, command, output_file, output, size, driver_script):
+        calls.append(("peer", name, command[command.index("--corpus") + 1] if "--corpus" in command else None))
+        return {"status": "ok", "size": size, "command": " ".join(command), "end_to_end_seconds": 11.0,
+                "cpu_seconds": 10.0, "peak_rss_mb": {"total": 320.0}, "result": {
+                    "tool": name, "steps": {"read": 1.0}, "total_seconds": 10.0, "cpu_seconds": 9.0,
+                    "micro_f1": 0.8, "macro_f1": 0.6, "peak_rss_mb": 300.0}}
+
+    monkeypatch.setattr(rcv1_scale, "run_pipeline", fake_pipeline)
+    monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
+    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
+    assert rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000", "--masters", "local[2]",
+                            "--speedup-sizes", "20000", "--peers-size", "20000", "--memory-runs", "1",
+                            "--plain", "--event-logs", "--skip-mllib"]) == 0
+    plain = str(tmp_path / "corpus-20000-plain")
+    assert calls == [("plain", 20_000), ("pipeline", plain, "local[2]", True),
+                     ("peer", "lean_peer", relative(Path(plain)))]
+    result = json.loads((tmp_path / "benchmark.json").read_text())
+    assert result["peers"]["mllib"] == {"status": "skipped", "reason": "--skip-mllib", "size": 20_000}
+    assert (result["settings"]["plain"], result["settings"]["event_logs"], result["settings"]["skip_mllib"]) == \
+        (True, True, True)
