@@ -225,9 +225,13 @@ def test_each_column_s_type_is_checked_before_any_spark_job(model, spark, schema
 
 
 def texts_of(spark, notebook, n: int) -> list[str]:
-    """``n`` texts of the run's documents, which have terms of the model's vocabulary."""
-    tokens = spark.read.parquet(f"{notebook.output}/tokens").filter("length(tokens) > 0").orderBy("doc_id")
-    return [row.tokens for row in tokens.limit(n).collect()]
+    """``n`` texts of the run's documents, which have terms of the model's vocabulary: each document's training terms
+    (ingest's integer form, ``term_ids`` into ``terms``), each as often as it occurs.
+    """
+    terms = [row.term for row in spark.read.parquet(f"{notebook.output}/terms").orderBy("term_id").collect()]
+    documents = spark.read.parquet(f"{notebook.output}/documents").filter("size(term_ids) > 0").orderBy("doc_id")
+    return [" ".join(terms[i] for i, count in zip(row.term_ids, row.term_counts) for _ in range(count))
+            for row in documents.limit(n).collect()]
 
 
 def in_two_partitions(spark, rows: list[tuple], schema: str):
