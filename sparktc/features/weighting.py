@@ -272,7 +272,11 @@ def term_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray, fact
     if scheme == GIVEN:
         return given_vectors(tokens, terms)
     rows, term_ids = token_term_ids(tokens, terms)
-    offsets, *columns = weighted_rows(rows, term_ids, len(tokens), factors, scheme)
+    return _vector_columns(*weighted_rows(rows, term_ids, len(tokens), factors, scheme))
+
+
+def _vector_columns(offsets: np.ndarray, *columns: np.ndarray) -> tuple[pa.ListArray, ...]:
+    """:func:`weighted_rows`'s CSR parts as the ``indices``, ``values`` and ``counts`` list columns."""
     offsets32 = pa.array(offsets.astype(np.int32))
     return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column)) for column in columns)
 
@@ -333,8 +337,5 @@ def id_vectors(term_ids: pa.ListArray | pa.ChunkedArray, term_counts: pa.ListArr
         term_counts = term_counts.combine_chunks()
     doc, term, kept = vocabulary_terms_of(term_ids, to_vocabulary)
     tf = pc.list_flatten(term_counts).to_numpy(zero_copy_only=False).astype(np.int64)[kept]
-    offsets, *columns = _weighted(doc, term, tf, len(term_ids), factors, scheme)
-    offsets32 = pa.array(offsets.astype(np.int32))
-    return tuple(pa.ListArray.from_arrays(offsets32, pa.array(column))
-                 for column in (columns[0].astype(np.int32), columns[1].astype(np.float32),
-                                columns[2].astype(np.int32)))
+    offsets, term, weights, tf = _weighted(doc, term, tf, len(term_ids), factors, scheme)
+    return _vector_columns(offsets, term.astype(np.int32), weights.astype(np.float32), tf.astype(np.int32))
