@@ -125,11 +125,11 @@ def row_terms(X: sparse.csr_matrix) -> tuple[NDArray[np.float64], NDArray[np.flo
     return (gamma(n + 3, U32) + gamma(n + 1, U64)) * l2, (n + np.sqrt(n) * l2 + 1) * UNDERFLOW
 
 
-def score_bounds(X: sparse.csr_matrix, weights: Float32Weights) -> NDArray[np.float64]:
-    """Per row of ``X`` (exact float64 values), e(d) of the module docstring times :data:`SAFETY`: no category's
+def score_bounds(factor: NDArray[np.float64], underflow: NDArray[np.float64],
+                 weights: Float32Weights) -> NDArray[np.float64]:
+    """Per row, from its :func:`row_terms`, e(d) of the module docstring times :data:`SAFETY`: no category's
     float32 score is further than this from its float64 score.
     """
-    factor, underflow = row_terms(X)
     return (factor * weights.norms.max(initial=0.0) + weights.bias_terms.max(initial=0.0) + underflow) * SAFETY
 
 
@@ -173,7 +173,7 @@ def decide(X: sparse.csr_matrix, weights: Float32Weights, b: NDArray[np.float64]
     scores = sparse.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape) @ weights.W
     scores += weights.b
     factor, underflow = row_terms(X)
-    bound = (factor * weights.norms.max(initial=0.0) + weights.bias_terms.max(initial=0.0) + underflow) * SAFETY
+    bound = score_bounds(factor, underflow, weights)
     doubtful = ~np.isfinite(scores.sum(axis=1))
     if cut.rcut_k:
         assigned = np.zeros((n, m), dtype=bool)

@@ -16,7 +16,7 @@ import pytest
 from scipy import sparse
 
 from sparktc.models.decision import Cut
-from sparktc.models.float32_scoring import Float32Weights, decide, score_bounds, top_scores
+from sparktc.models.float32_scoring import Float32Weights, decide, row_terms, score_bounds, top_scores
 from sparktc.models.method import LINEAR
 from sparktc.models.scoring import Scorer, predict_batch
 
@@ -153,7 +153,8 @@ def test_the_bound_holds_for_every_score(seed):
     X32 = sparse.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
     s32 = (X32 @ W.astype(np.float32) + b.astype(np.float32)).astype(np.float64)
     error = np.abs(s32 - float64_scores(X, W, b))
-    bound = score_bounds(sparse.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=X.shape), weights)
+    bound = score_bounds(*row_terms(sparse.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr),
+                                                   shape=X.shape)), weights)
     assert (error <= bound[:, None]).all()
 
 
