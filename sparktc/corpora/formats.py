@@ -72,7 +72,10 @@ class CorpusFormat:
 
     Its files: ``names`` in corpus.path, ``hint`` (what to set when they are not there), ``document_files``
     (``corpus.test_parts`` -> the names that must be there, each plain or with one of ``compressions``; None: any
-    accepted name) and ``reader``, which parses one file; with ``ranges``, a large file in byte ranges. ``assembly``
+    accepted name) and ``reader``, which parses one file; with ``ranges``, a large file in byte ranges; for a
+    ``tokenized`` format, ``list_reader`` and ``list_ranges`` (None: ``reader`` and ``ranges``) read the same records
+    with the documents' tokens as lists where they read them so
+    (:data:`~sparktc.corpora.records.TOKEN_LIST_RECORD_SCHEMA`), for ingest's integer form. ``assembly``
     says how ingest makes them a corpus (:data:`ASSEMBLIES`). Its records: ``tokenized`` (documents come as tokens,
     which tokenize copies), ``vectors`` (their tokens are given ``index:value`` features, weighted as given) and
     ``titles`` (its documents' titles are read apart too: ``tokenize.title_weight`` and ``title_terms`` take them). Its
@@ -92,6 +95,8 @@ class CorpusFormat:
     document_files: Callable[[Sequence[int]], tuple[str, ...]] | None = None
     compressions: tuple[str, ...] = (".gz",)
     ranges: ByteRanges | None = None
+    list_reader: Reader | None = None
+    list_ranges: ByteRanges | None = None
     tokenized: bool = False
     vectors: bool = False
     titles: bool = False

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -140,10 +141,12 @@ def _pieces(text: bytes, piece_bytes: int, boundary: bytes, first_line: int = 1)
 
 
 def read_token_file(
-    content: bytes, source: str, split: str, piece_bytes: int = PIECE_BYTES
+    content: bytes, source: str, split: str, piece_bytes: int = PIECE_BYTES, lists: bool = False
 ) -> Iterator[pa.RecordBatch]:
     """The records of one token file (``.gz`` or not) as :data:`~sparktc.corpora.records.RECORD_SCHEMA` batches,
-    identical to :func:`~sparktc.corpora.lyrl2004.parse_token_file` over the same file.
+    identical to :func:`~sparktc.corpora.lyrl2004.parse_token_file` over the same file; with ``lists``, the batches
+    of the pieces read in columnar form keep each document's tokens as a list
+    (:data:`~sparktc.corpora.records.TOKEN_LIST_RECORD_SCHEMA`), the line reader's hold strings.
     """
 
     def line_reader(lines: Iterable[bytes], name: str) -> Iterator[Document | Reject]:
@@ -155,13 +158,14 @@ def read_token_file(
         # The line reader keeps the records before the break and names it.
         yield from record_batches(read_records(line_reader, content, source))
         return
-    yield from _token_records(text, source, split, 1, piece_bytes)
+    yield from _token_records(text, source, split, 1, piece_bytes, lists)
 
 
-def _token_records(text: bytes, source: str, split: str, first_line: int, piece_bytes: int
+def _token_records(text: bytes, source: str, split: str, first_line: int, piece_bytes: int, lists: bool
                    ) -> Iterator[pa.RecordBatch]:
     """The records of the plain token file text ``text`` (all of a file, or the records of a byte range, which
-    starts at a ``.I`` line), its first line being line ``first_line`` of ``source``.
+    starts at a ``.I`` line), its first line being line ``first_line`` of ``source``; with ``lists``, those of the
+    pieces read in columnar form with their token lists (:func:`read_token_file`).
     """
     accepted: set[str] = set()
     for piece, line in _pieces(text, piece_bytes, RECORD_BOUNDARY, first_line):
@@ -170,14 +174,15 @@ def _token_records(text: bytes, source: str, split: str, first_line: int, piece_
             ids = clean[0].to_pylist()
             if accepted.isdisjoint(ids):
                 accepted.update(ids)
-                yield from tokenized_documents(clean[0], split, clean[1], source, clean[2]).to_batches(BATCH_ROWS)
+                yield from tokenized_documents(clean[0], split, clean[1], source, clean[2], lists).to_batches(
+                    BATCH_ROWS)
                 continue
         records = lyrl2004.parse_token_file(io.BytesIO(piece), source, split, first_line=line, accepted=accepted)
         yield from record_batches(records)
 
 
 def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int,
-               newlines_before: int) -> Iterator[pa.RecordBatch]:
+               newlines_before: int, lists: bool = False) -> Iterator[pa.RecordBatch]:
     """The records of a plain token file (``size`` bytes, opened for random access) whose ``.I`` line is the first
     at or after ``start`` of those before the first at or after ``end`` (:data:`RECORD_BOUNDARY`;
     :func:`~sparktc.corpora.line_ranges.range_lines`), ``newlines_before`` being the newlines in ``[0, start)``:
@@ -185,15 +190,30 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
     over the whole file, split between the ranges, with its line numbers. The one difference: an id repeated in
     two ranges is accepted by each range (an id repeated within a range is rejected here, as in a whole file);
     ingest rejects the repeat after its first occurrence with every other repeated id
-    (:func:`~sparktc.experiment.tables.mark_duplicates`).
+    (:func:`~sparktc.experiment.tables.mark_duplicates`). With ``lists``, token lists as :func:`read_token_file`
+    keeps them.
     """
     text, first_line = range_lines(file, size, start, end, newlines_before, RECORD_BOUNDARY)
-    yield from _token_records(text, source, lyrl2004.split_of(source), first_line, PIECE_BYTES)
+    yield from _token_records(text, source, lyrl2004.split_of(source), first_line, PIECE_BYTES, lists)
+
+
+def read_range_lists(file: pa.NativeFile, size: int, source: str, start: int, end: int,
+                     newlines_before: int) -> Iterator[pa.RecordBatch]:
+    """:func:`read_range` with each document's tokens as a list where it reads them so, for ingest's integer form."""
+    return read_range(file, size, source, start, end, newlines_before, lists=True)
 
 
 def read_corpus_file(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
     """The records of a corpus's token file, its split by its name (:func:`~sparktc.corpora.lyrl2004.split_of`)."""
     return read_token_file(content, source, lyrl2004.split_of(source))
+
+
+def read_corpus_lists(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
+    """:func:`read_corpus_file` with each document's tokens as a list where it reads them so (the pieces read in
+    columnar form; :func:`read_token_file`), for ingest's integer form: no token list is joined into a string only
+    to be split again.
+    """
+    return read_token_file(content, source, lyrl2004.split_of(source), lists=True)
 
 
 def read_new_documents(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
@@ -281,9 +301,11 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
         yield from table.to_batches(QRELS_BATCH_ROWS)
 
 
+#: How a large plain token file is parsed in byte ranges.
+RANGES = ByteRanges(file_ranges, count_newlines, read_range)
 #: LYRL2004's token files as ``corpus.format = "lyrl2004"`` (declared here, beside the reader ingest runs on them), a
 #: large plain file parsed in byte ranges: documents tokenized, labelled from the qrels of a category set of RCV1-v2
-#: (topics by default) under its hierarchy.
+#: (topics by default) under its hierarchy; for ingest's integer form, read with their token lists.
 FORMAT = CorpusFormat(
     name="lyrl2004",
     assembly=QRELS,
@@ -291,7 +313,9 @@ FORMAT = CorpusFormat(
     hint=lyrl2004.CORPUS_HINT,
     reader=read_corpus_file,
     document_files=token_files,
-    ranges=ByteRanges(file_ranges, count_newlines, read_range),
+    ranges=RANGES,
+    list_reader=read_corpus_lists,
+    list_ranges=replace(RANGES, read_range=read_range_lists),
     tokenized=True,
     category_sets=lyrl2004.CATEGORY_SETS,
     default_category_set="topics",

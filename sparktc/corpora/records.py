@@ -165,6 +165,15 @@ def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(lists))
 
 
+def listed_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
+    """Documents' tokens as one list per document: a list column (:data:`TOKEN_LIST_RECORD_SCHEMA`) as it is,
+    stored token strings split (:func:`split_tokens`).
+    """
+    if isinstance(tokens, pa.ChunkedArray):
+        tokens = tokens.combine_chunks()
+    return tokens if pa.types.is_list(tokens.type) else split_tokens(tokens)
+
+
 def token_counts(tokens: pa.Array | pa.ChunkedArray) -> tuple[int, int, int]:
     """Documents, tokens and documents without tokens among stored token strings (a count of separators: the
     strings are never split; a null has no tokens).
@@ -220,11 +229,18 @@ def record_batches(records: Iterable[Document | Reject], rows: int = BATCH_ROWS)
     return batches_of(records, record_batch, rows)
 
 
+#: Records as a reader hands them to ingest's integer form (issue 39): :data:`~sparktc.schemas.RECORD_SCHEMA` with
+#: each document's tokens kept as the list it was read as, so they are neither joined into a string nor split again
+#: before they become term ids. Never written.
+TOKEN_LIST_RECORD_SCHEMA = RECORD_SCHEMA.set(RECORD_SCHEMA.get_field_index("tokens"),
+                                             pa.field("tokens", pa.list_(pa.string())))
+
+
 def tokenized_documents(
-    doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray
+    doc_ids: pa.Array, split: str, tokens: pa.ListArray, source: str, lines: np.ndarray, lists: bool = False
 ) -> pa.Table:
     """Documents read in columnar form (a token list each, no labels yet) as a
-    :data:`~sparktc.schemas.RECORD_SCHEMA` table.
+    :data:`~sparktc.schemas.RECORD_SCHEMA` table, or with ``lists`` a :data:`TOKEN_LIST_RECORD_SCHEMA` one.
     """
     n = len(doc_ids)
     no_labels = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()))
@@ -235,10 +251,10 @@ def tokenized_documents(
             no_labels,
             pa.nulls(n, pa.string()),
             pa.nulls(n, pa.string()),
-            pc.binary_join(tokens, " "),
+            tokens if lists else pc.binary_join(tokens, " "),
             pa.repeat(pa.scalar(source, pa.string()), n),
             pa.array(lines, pa.int32()),
             pa.nulls(n, pa.string()),
         ],
-        schema=RECORD_SCHEMA,
+        schema=TOKEN_LIST_RECORD_SCHEMA if lists else RECORD_SCHEMA,
     )

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 
-from sparktc.corpora.records import split_tokens
+from sparktc.corpora.records import listed_tokens, split_tokens
 from sparktc.features.text import stored_tokens, term_names
 from sparktc.validation import check_integer
 
@@ -191,11 +191,12 @@ TERM_COUNTS_SCHEMA = pa.schema([("term", pa.string()), ("df", pa.int64()), ("fre
 
 
 def token_counts(tokens: pa.Array | pa.ChunkedArray, given: bool = False) -> pa.Table:
-    """Each stored token of the token strings ``tokens`` (for a vector corpus, ``given``, the feature index of its
-    ``index:value`` tokens) with ``df``, the documents holding it, and ``frequency``, its occurrences: one table per
-    batch of documents, sized by their vocabulary; :func:`vocabulary_of` adds them up.
+    """Each stored token of ``tokens``, token strings or token lists (:func:`~sparktc.corpora.records.listed_tokens`;
+    for a vector corpus, ``given``, the feature index of its ``index:value`` tokens) with ``df``, the documents
+    holding it, and ``frequency``, its occurrences: one table per batch of documents, sized by their vocabulary;
+    :func:`vocabulary_of` adds them up.
     """
-    token_lists = split_tokens(tokens)
+    token_lists = listed_tokens(tokens)
     terms = pc.list_flatten(token_lists)
     if given:
         terms = pc.list_element(pc.split_pattern(terms, ":", max_splits=1), 0)
@@ -229,10 +230,11 @@ def vocabulary_of(counted: list[pa.Table], given: bool = False) -> pa.Table:
 
 
 def token_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
-    """Stored token strings as one (row, term id) pair per token occurrence, the term id the token's position in
-    the vocabulary ``terms`` (in term_id order) or -1 outside it.
+    """Stored token strings, or token lists (:func:`~sparktc.corpora.records.listed_tokens`), as one (row, term id)
+    pair per token occurrence, the term id the token's position in the vocabulary ``terms`` (in term_id order) or -1
+    outside it.
     """
-    token_lists = split_tokens(tokens)
+    token_lists = listed_tokens(tokens)
     lengths = pc.list_value_length(token_lists).fill_null(0).to_numpy(zero_copy_only=False)
     rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
     term_ids = pc.index_in(pc.list_flatten(token_lists),
@@ -283,10 +285,11 @@ def _vector_columns(offsets: np.ndarray, *columns: np.ndarray) -> tuple[pa.ListA
 
 def training_term_ids(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray
                       ) -> tuple[pa.ListArray, pa.ListArray, NDArray[np.int32]]:
-    """Stored token strings in integer form against the training terms ``terms`` (:func:`vocabulary_of`, in term_id
-    order): per document its terms' ids, ascending, each once (``term_ids``), and their tf (``term_counts``), both
-    int32 lists, null where the string is; and each document's tokens outside ``terms`` (dropped: no vocabulary can
-    keep them).
+    """Stored token strings, or token lists as a reader read them (a list column used as it is, never joined and
+    split; :func:`~sparktc.corpora.records.listed_tokens`), in integer form against the training terms ``terms``
+    (:func:`vocabulary_of`, in term_id order): per document its terms' ids, ascending, each once (``term_ids``), and
+    their tf (``term_counts``), both int32 lists, null where the tokens are; and each document's tokens outside
+    ``terms`` (dropped: no vocabulary can keep them).
     """
     if isinstance(tokens, pa.ChunkedArray):
         tokens = tokens.combine_chunks()

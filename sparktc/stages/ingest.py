@@ -289,12 +289,15 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     qrels_parsing = Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"),
                             lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
     terms: pa.Table | None = None  # the training terms, for documents in integer form
+    reader, ranges = form.reader, form.ranges
     if not form.vectors:  # token files (given features are weighted as given: their tokens stay strings)
         # Integers from ingest on (issue 39): a first job counts the training file's terms beside the qrels' task;
         # a second parses every token file (the training file again: 1/35 of the bytes), each document's tokens
-        # turned into its training terms' ids and counts in its task, so no token string is written.
+        # turned into its training terms' ids and counts in its task, so no token string is written. Both read the
+        # tokens as lists, never joined into strings to be split again.
+        reader, ranges = form.list_reader or reader, form.list_ranges or ranges
         (assignments, qrels_tallies), (_, counted) = parse_together(spark, [qrels_parsing, Parsing(
-            [path for path in paths if lyrl2004.split_of(path) == TRAIN], _training_counts(form.reader),
+            [path for path in paths if lyrl2004.split_of(path) == TRAIN], _training_counts(reader),
             storage.join(staging, "training_terms"), weighting.TERM_COUNTS_SCHEMA, TermTally)])
         terms = weighting.vocabulary_of([tally.counts for tally in counted if len(tally.counts)])
     convert = _as_term_ids(terms["term"].combine_chunks()) if terms is not None else None
@@ -308,9 +311,9 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     # The token files' tasks (a large plain file's in byte ranges) each read the qrels themselves (LabelIndex.load).
     # The qrels are read whole: a task's count of their distinct documents (AssignmentTally) would count a document
     # cut by a range twice.
-    documents = Parsing(paths, form.reader, storage.join(staging, "tokens"),
+    documents = Parsing(paths, reader, storage.join(staging, "tokens"),
                         RECORD_SCHEMA if terms is None else TERM_ID_RECORD_SCHEMA,
-                        tally=lambda: LabelledTally(qrels, _file_content, parents, policy), ranges=form.ranges,
+                        tally=lambda: LabelledTally(qrels, _file_content, parents, policy), ranges=ranges,
                         then=labelled)
     if terms is None:  # the qrels' task first, beside the token files' tasks
         (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
@@ -362,8 +365,8 @@ class TermTally:
 
 
 def _training_counts(reader: Reader) -> Reader:
-    """``reader`` made to yield, for each batch of records of a training file, its accepted documents' term counts
-    (:func:`~sparktc.features.weighting.token_counts`) in place of the records.
+    """``reader`` made to yield, for each batch of records of a training file (token strings or lists), its accepted
+    documents' term counts (:func:`~sparktc.features.weighting.token_counts`) in place of the records.
     """
 
     def counts(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
@@ -375,8 +378,9 @@ def _training_counts(reader: Reader) -> Reader:
 
 
 def _as_term_ids(terms: pa.StringArray) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
-    """A records batch in integer form (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`) against the training terms
-    ``terms`` (:func:`~sparktc.features.weighting.training_term_ids`), as a token file's task converts it.
+    """A records batch, its tokens strings or lists (:data:`~sparktc.corpora.records.TOKEN_LIST_RECORD_SCHEMA`), in
+    integer form (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`) against the training terms ``terms``
+    (:func:`~sparktc.features.weighting.training_term_ids`), as a token file's task converts it.
     """
 
     def convert(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -7,11 +7,14 @@ Each against the string path it replaces, an independent computation from the sa
 * :func:`id_vectors` against :func:`term_vectors` over the token strings, bit for bit, for every scheme, with and
   without a ``select.min_df`` cut, on the LYRL2004 fixtures and on a seeded corpus of invented words;
 * the weight stage's per-file work (``vectorize_file``, supervised weighting's ``count_training_file``) on
-  Parquet files of each form: the same ``vectors`` files and the same A counts.
+  Parquet files of each form: the same ``vectors`` files and the same A counts;
+* ingest's token-file work on the token lists the LYRL2004 reader reads (no join, no split) against the same work
+  on the token strings it read before: the training terms, the documents in integer form and the tallies.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections import Counter
 
 import numpy as np
@@ -22,7 +25,9 @@ import pytest
 from conftest import invented_words, lyrl2004_fixture
 
 from sparktc.corpora import lyrl2004_columnar
+from sparktc.corpora.line_ranges import byte_ranges
 from sparktc.corpora.records import TEST, TRAIN
+from sparktc.corpora.tallies import RecordTally
 from sparktc.features.term_selection import vocabulary_terms
 from sparktc.features.weighting import (
     SCHEMES,
@@ -35,6 +40,8 @@ from sparktc.features.weighting import (
     vocabulary_of,
 )
 from sparktc.runtime.parts import parquet_files, write_parts
+from sparktc.schemas import TERM_ID_RECORD_SCHEMA
+from sparktc.stages.ingest import _as_term_ids, _training_counts
 from sparktc.stages.weight import count_training_file, vectorize_file
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -136,3 +143,63 @@ def test_the_weight_stages_file_work_is_the_same_on_either_form(tmp_path):
     found_n, found_counts = count_training_file(ints_file, terms, ["a", "b", "c"], to_vocabulary)
     assert found_n == n
     assert (found_counts != a_counts).nnz == 0
+
+
+def invented_token_file(words: list[str], n_documents: int, seed: int, first_id: int) -> bytes:
+    """A well-formed token file of ``n_documents`` documents of ``words``, a few tokens to a line."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(n_documents):
+        tokens = [words[k] for k in rng.integers(0, len(words), rng.integers(1, 30))]
+        lines = [" ".join(tokens[at:at + 7]) for at in range(0, len(tokens), 7)]
+        records.append("\n".join([f".I {first_id + i}", ".W", *lines]) + "\n\n")
+    return "".join(records).encode("ascii")
+
+
+# Records the columnar reader leaves to the line reader (so their piece gives token strings): an empty document and
+# a line not UTF-8 (both rejected), a non-ASCII token (accepted).
+BAD_RECORDS = b".I 5000\n.W\n\n.I 5001\n.W\nab\xff\n.I 5002\n.W\ncaf\xc3\xa9 lulu\n\n"
+
+
+def converted(batches: list[pa.RecordBatch], terms: pa.StringArray) -> tuple[pa.Table, RecordTally]:
+    """Records batches as ingest's token-file task converts and counts them: the table it writes and its tally."""
+    convert, tally = _as_term_ids(terms), RecordTally()
+    written = [convert(batch) for batch in batches]
+    for batch in written:
+        tally.add(batch)
+    return pa.Table.from_batches(written, schema=TERM_ID_RECORD_SCHEMA), tally
+
+
+@pytest.mark.parametrize("read", ["whole file, gzipped", "byte ranges"])
+def test_token_lists_give_what_the_token_strings_gave(read):
+    # Expected: the string path, as ingest ran before (pieces read in columnar form joined their tokens into strings,
+    # which the conversion split): the lists must give the same training terms, documents, rejects, lines and tallies.
+    words = invented_words(np.random.default_rng(7), 200)
+    training = invented_token_file(words[:120], 300, seed=1, first_id=1)
+    test = invented_token_file(words, 200, seed=2, first_id=1000) + BAD_RECORDS + invented_token_file(
+        words, 200, seed=3, first_id=6000)  # words[120:] are in no training document
+    training_source = "lyrl2004_tokens_train.dat"
+    counted = {lists: vocabulary_of([pa.Table.from_batches([batch])
+                                     for batch in _training_counts(reader)(training, training_source)])
+               for lists, reader in ((False, lyrl2004_columnar.read_corpus_file),
+                                     (True, lyrl2004_columnar.read_corpus_lists))}
+    assert counted[True].equals(counted[False]) and len(counted[False]) == 120
+    terms = counted[False]["term"].combine_chunks()
+
+    def records(lists: bool) -> list[pa.RecordBatch]:
+        if read == "byte ranges":  # one task per range, each its newlines before it
+            source, file = "lyrl2004_tokens_test_pt1.dat", pa.BufferReader(test)
+            return [batch for start, end in byte_ranges(len(test), 3000) for batch in lyrl2004_columnar.read_range(
+                file, len(test), source, start, end, test[:start].count(b"\n"), lists)]
+        return list(lyrl2004_columnar.read_token_file(gzip.compress(test), "lyrl2004_tokens_test_pt1.dat.gz", TEST,
+                                                      piece_bytes=3000, lists=lists))
+
+    listed, strings = records(lists=True), records(lists=False)
+    types = {str(batch.schema.field("tokens").type) for batch in listed}
+    assert types == {"string", "list<item: string>"}  # pieces of both kinds: the conversion takes either
+    expected, expected_tally = converted(strings, terms)
+    found, tally = converted(listed, terms)
+    assert found.equals(expected)
+    assert vars(tally) == vars(expected_tally)
+    assert expected_tally.reasons[None] == 401 and sum(expected_tally.reasons.values()) == 403
+    assert expected_tally.tokens_outside > 0 and expected_tally.tokens > expected_tally.tokens_outside
