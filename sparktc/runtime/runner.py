@@ -50,6 +50,8 @@ MANIFESTS = "manifests"
 DIGESTS = "_file_digests.json"
 #: What a run keeps beside its outputs: rewritten by every run, never an input's content.
 BOOKKEEPING = (MARKER, LOCK, MANIFESTS, INCOMPLETE)
+#: The run's handoffs between its stages (:attr:`Tables.handoff`), under its private staging directory.
+HANDOFF = "_handoff"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ class Tables:
 
     root: str
     staging: str
+    #: Where a stage leaves work a later stage of the same run may adopt instead of redoing it (ingest's tasks
+    #: weight the documents they parse): the run's private staging, never published, gone when the run ends; "" for
+    #: none.
+    handoff: str = ""
 
     def input(self, name: str) -> str:
         """The path of ``name``, an earlier stage's published output."""
@@ -322,7 +328,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     storage.delete(spark, staging)
     started = _now()
     inject_driver(spark.conf, stage.name, "start")
-    report = stage.run(spark, config, Tables(output, staging))
+    report = stage.run(spark, config, Tables(output, staging, storage.join(claim.staging, HANDOFF)))
     published = time.perf_counter()
     spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
     for name in stage.writes:
