@@ -35,6 +35,7 @@ class RecordTally:
         self.tokens = 0
         self.without_tokens = 0
         self.tokens_outside = 0
+        self.teed: dict | None = None  # what the task's tee made of the records (ingest's Parsing.tee): its counts
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Count one batch of written records: reasons; the accepted documents' splits, labels and tokens."""

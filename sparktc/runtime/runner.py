@@ -50,6 +50,8 @@ MANIFESTS = "manifests"
 DIGESTS = "_file_digests.json"
 #: What a run keeps beside its outputs: rewritten by every run, never an input's content.
 BOOKKEEPING = (MARKER, LOCK, MANIFESTS, INCOMPLETE)
+#: The run's handoffs between its stages (:attr:`Tables.handoff`), under its private staging directory.
+HANDOFF = "_handoff"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ class Tables:
 
     root: str
     staging: str
+    #: Where a stage leaves work a later stage of the same run may adopt instead of redoing it (ingest's tasks
+    #: weight the documents they parse): the run's private staging, never published, gone when the run ends; "" for
+    #: none.
+    handoff: str = ""
 
     def input(self, name: str) -> str:
         """The path of ``name``, an earlier stage's published output."""
@@ -284,9 +290,11 @@ def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> Non
 
 
 def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, owners: Mapping[str, Stage],
-              digests: Digests, invalidated: dict[str, str], force: bool = False) -> dict[str, Any]:
+              digests: Digests, invalidated: dict[str, str], force: bool = False,
+              hand_off: bool = True) -> dict[str, Any]:
     """Run ``stage`` into the claimed output unless its manifest is current; return its manifest.
-    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it.
+    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it; ``hand_off``,
+    whether a later stage of the run may adopt what this one leaves it (:attr:`Tables.handoff`).
     """
     output = claim.output
     inputs, tables = {}, {}
@@ -322,7 +330,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     storage.delete(spark, staging)
     started = _now()
     inject_driver(spark.conf, stage.name, "start")
-    report = stage.run(spark, config, Tables(output, staging))
+    report = stage.run(spark, config, Tables(output, staging, storage.join(claim.staging, HANDOFF) if hand_off else ""))
     published = time.perf_counter()
     spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
     for name in stage.writes:
@@ -382,7 +390,8 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     manifests = []
     for position, (stage, config) in enumerate(plan):
         with watch(stage.name) if watch else nullcontext():
-            manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force))
+            manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force,
+                                       hand_off=position + 1 < len(plan)))
         if stage.counts_data and position + 1 < len(plan):  # before the next stage's work
             plan[position + 1][1].check_against_data(manifests[-1].get("details") or {},
                                f"counted by {stage.name} in {claim.output}")

@@ -41,25 +41,37 @@ from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_bat
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
+from sparktc.stages.weight import (
+    SPLITS,
+    WEIGHTED,
+    IdWeights,
+    VectorParts,
+    WeightedParts,
+    leave_weighted,
+    planned_weights,
+)
 
 
 @dataclass(frozen=True)
 class Parsing:
     """Files parsed into one staged table: read by ``reader`` or, with ``ranges``, a file larger than a task's share
     in byte ranges (:func:`parse_together`); each task's batches passed through ``then`` (LYRL2004's labels attached),
-    written with ``schema`` under ``directory`` and counted by a fresh ``tally``; with ``ids``, each task also writes
-    there the hashes of the doc ids it accepted (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show
-    that no id repeats.
+    written with ``schema`` under ``directory`` (None: not written, the tally is all a task gives) and counted by a
+    fresh ``tally``; with ``ids``, each task also writes there the hashes of the doc ids it accepted
+    (:func:`_write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats; with ``tee``, each task's
+    batches also go to ``tee(task)`` as they are written (its documents weighted), whose ``close()`` becomes the
+    tally's ``teed``.
     """
 
     paths: list[str]
     reader: Reader
-    directory: str
+    directory: str | None
     schema: pa.Schema = RECORD_SCHEMA
     tally: Callable[[], RecordTally | AssignmentTally | TermTally] = RecordTally
     ids: str | None = None
     ranges: ByteRanges | None = None
     then: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]] | None = None
+    tee: WeightedParts | None = None
 
 
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
@@ -112,16 +124,25 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
                 batches = parsing.ranges.read_range(source, size, path, start, end, newlines_before)
             if parsing.then is not None:
                 batches = parsing.then(batches)
-            write_parts(_tallied(batches, counted, hashes if parsing.ids is not None else None), parsing.schema,
-                        parsing.directory, index)
+            tee = parsing.tee(index) if parsing.tee is not None else None
+            tallied = _tallied(batches, counted, hashes if parsing.ids is not None else None, tee, path)
+            if parsing.directory is None:
+                for _ in tallied:
+                    pass
+            else:
+                write_parts(tallied, parsing.schema, parsing.directory, index)
         if parsing.ids is not None:
             _write_id_hashes(hashes, parsing.ids, index, tasks[kind])
+        if tee is not None:
+            counted.teed = tee.close()
         counted.finish()
         return counted
 
-    outputs = [directory for parsing in parsings for directory in (parsing.directory, parsing.ids) if directory]
+    outputs = [directory for parsing in parsings
+               for directory in (parsing.directory, parsing.ids, parsing.tee and parsing.tee.directory) if directory]
     results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
-    return [(spark.read.parquet(parsing.directory), [tally for unit, tally in zip(units, results) if unit[0] == kind])
+    return [(spark.read.parquet(parsing.directory) if parsing.directory is not None else None,
+             [tally for unit, tally in zip(units, results) if unit[0] == kind])
             for kind, parsing in enumerate(parsings)]
 
 
@@ -131,15 +152,18 @@ def _size(path: str) -> int:
     return filesystem.get_file_info(file).size or 0
 
 
-def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally,
-             hashes: list[np.ndarray] | None) -> Iterator[pa.RecordBatch]:
-    """``batches`` as they are, each added to ``counted`` and, with ``hashes``, the hashes of its accepted doc ids
-    (:func:`id_hashes`) appended there, as a parsing task writes them.
+def _tallied(batches: Iterator[pa.RecordBatch], counted: RecordTally | AssignmentTally | TermTally,
+             hashes: list[np.ndarray] | None, tee: VectorParts | None, source: str) -> Iterator[pa.RecordBatch]:
+    """``batches`` as they are, each added to ``counted``, with ``hashes`` the hashes of its accepted doc ids
+    (:func:`id_hashes`) appended there, and with ``tee`` its accepted documents weighted there, as a parsing task
+    writes them.
     """
     for batch in batches:
         counted.add(batch)
         if hashes is not None:
             hashes.append(id_hashes(batch.column("doc_id").filter(pc.is_null(batch.column("reason")))))
+        if tee is not None:
+            tee.add(batch, source)
         yield batch
 
 
@@ -270,11 +294,28 @@ def _subset_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat
     return marked, Categories(codes, names), {"category_set": set_name, "ignored_files": ignored}
 
 
-def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str
-                  ) -> tuple[DataFrame, Categories, dict]:
+@dataclass(frozen=True)
+class Weighing:
+    """What ingest's token-file tasks need to weight the documents they parse for the weight stage of the same run
+    (:func:`~sparktc.stages.weight.adopt_weighted`): the run's settings and where to leave the vectors.
+    """
+
+    config: Config
+    handoff: str
+
+    @property
+    def directory(self) -> str:
+        """Where the tasks write the vectors."""
+        return storage.join(self.handoff, WEIGHTED)
+
+
+def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, staging: str,
+                  weighing: Weighing | None = None) -> tuple[DataFrame, Categories, dict]:
     """A LYRL2004 corpus: the documents of the format's files for the test parts read by its reader, labelled by the
     qrels of the category set (``corpus.category_set``) while they are parsed; the set's hierarchy or list and the
-    names give the categories.
+    names give the categories. With ``weighing``, token files in integer form are also weighted as they are parsed,
+    when the weights need only the training file's term counts (:func:`~sparktc.stages.weight.planned_weights`):
+    the test documents are read once, and ingest's output stays what it is.
     """
     category_set = category_set_of(corpus)
     tree, tree_path = _category_tree(spark, corpus, category_set)
@@ -290,6 +331,7 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
                             lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
     terms: pa.Table | None = None  # the training terms, for documents in integer form
     reader, ranges = form.reader, form.ranges
+    weights: IdWeights | None = None  # and, when the weight stage will find the same counts, their weights
     if not form.vectors:  # token files (given features are weighted as given: their tokens stay strings)
         # Integers from ingest on (issue 39): a first job counts the training file's terms beside the qrels' task;
         # a second parses every token file (the training file again: 1/35 of the bytes), each document's tokens
@@ -297,9 +339,10 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
         # tokens as lists, never joined into strings to be split again.
         reader, ranges = form.list_reader or reader, form.list_ranges or ranges
         (assignments, qrels_tallies), (_, counted) = parse_together(spark, [qrels_parsing, Parsing(
-            [path for path in paths if lyrl2004.split_of(path) == TRAIN], _training_counts(reader),
-            storage.join(staging, "training_terms"), weighting.TERM_COUNTS_SCHEMA, TermTally)])
+            [path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally)])
         terms = weighting.vocabulary_of([tally.counts for tally in counted if len(tally.counts)])
+        if weighing is not None:
+            weights = planned_weights(weighing.config, terms, sum(tally.documents for tally in counted))
     convert = _as_term_ids(terms["term"].combine_chunks()) if terms is not None else None
 
     def labelled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -311,10 +354,11 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     # The token files' tasks (a large plain file's in byte ranges) each read the qrels themselves (LabelIndex.load).
     # The qrels are read whole: a task's count of their distinct documents (AssignmentTally) would count a document
     # cut by a range twice.
+    tee = None if weights is None else WeightedParts(weighing.directory, weights)
     documents = Parsing(paths, reader, storage.join(staging, "tokens"),
                         RECORD_SCHEMA if terms is None else TERM_ID_RECORD_SCHEMA,
                         tally=lambda: LabelledTally(qrels, _file_content, parents, policy), ranges=ranges,
-                        then=labelled)
+                        then=labelled, tee=tee)
     if terms is None:  # the qrels' task first, beside the token files' tasks
         (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
     else:
@@ -339,42 +383,32 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
     extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
              "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored, "terms": terms,
              "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
-             "category_set": category_set,
+             "category_set": category_set, "weighted": None if weights is None else (weights, tallies),
              "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
                                    else count_not_closed(good, dict(parents))}}
     return records, Categories(list(tree.categories), names, dict(parents)), extra
 
 
 class TermTally:
-    """What a task of ingest's first job counts in a training file (:func:`_training_counts`): the terms of its
-    accepted documents, ``term``, ``df`` and ``frequency`` (:func:`~sparktc.features.weighting.summed_counts`),
-    vocabulary-sized, for the driver to add up.
+    """What a task of ingest's first job counts in a training file's records: its accepted documents, and their
+    terms, ``term``, ``df`` and ``frequency`` (:func:`~sparktc.features.weighting.token_counts`), vocabulary-sized,
+    for the driver to add up; the records themselves are not written.
     """
 
     def __init__(self) -> None:
         self._batches: list[pa.Table] = []
         self.counts = weighting.summed_counts([])
+        self.documents = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
-        """Keep one batch of term counts."""
-        self._batches.append(pa.Table.from_batches([batch]))
+        """Count one batch of records: its accepted documents and their terms."""
+        accepted = batch.filter(pc.is_null(batch.column("reason")))
+        self.documents += len(accepted)
+        self._batches.append(weighting.token_counts(accepted.column("tokens")))
 
     def finish(self) -> None:
         """Add up the kept counts: only they travel to the driver."""
         self.counts, self._batches = weighting.summed_counts(self._batches), []
-
-
-def _training_counts(reader: Reader) -> Reader:
-    """``reader`` made to yield, for each batch of records of a training file (token strings or lists), its accepted
-    documents' term counts (:func:`~sparktc.features.weighting.token_counts`) in place of the records.
-    """
-
-    def counts(content: bytes, source: str) -> Iterator[pa.RecordBatch]:
-        for batch in reader(content, source):
-            accepted = batch.filter(pc.is_null(batch.column("reason")))
-            yield from weighting.token_counts(accepted.column("tokens")).to_batches()
-
-    return counts
 
 
 def _as_term_ids(terms: pa.StringArray) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
@@ -536,11 +570,10 @@ ASSEMBLE = {SUBSET: _subset_corpus, QRELS: _qrels_corpus, LABELLED: _labelled_co
 
 def ingest(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     """Read the corpus named by ``config.corpus`` and write ``documents``, ``categories``, ``rejects``."""
-    corpus = config.corpus
     staging = tables.output("parsed")
     with stage(spark, "ingest") as report:
         try:
-            _ingest(spark, corpus, tables, staging, report)
+            _ingest(spark, config, tables, staging, report)
         finally:
             storage.delete(spark, staging)
     rejected = rejected_line(report.set_aside, report.details)
@@ -576,10 +609,24 @@ CLEAN_PATH_ASSEMBLIES = (QRELS, LABELLED)
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
 
 
-def _ingest(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport) -> None:
+def _ingest(spark: SparkSession, config: Config, tables: Tables, staging: str, report: StageReport) -> None:
+    corpus = config.corpus
     form = FORMATS[corpus.format]
-    marked, categories, extra = ASSEMBLE[form.assembly](spark, corpus, form, staging)
-    _write(spark, corpus, tables, staging, report, marked, categories, extra)
+    if form.assembly == QRELS:
+        weighing = Weighing(config, tables.handoff) if tables.handoff else None
+        marked, categories, extra = _qrels_corpus(spark, corpus, form, staging, weighing)
+    else:
+        marked, categories, extra = ASSEMBLE[form.assembly](spark, corpus, form, staging)
+    clean = _write(spark, corpus, tables, staging, report, marked, categories, extra)
+    if extra.get("weighted") is not None:  # left for the weight stage only when every record parsed is a document
+        weights, tallies = extra["weighted"]
+        if clean:
+            teed = [tally.teed for tally in tallies]
+            leave_weighted(spark, tables.handoff, weights, tables.output("documents"), {
+                "read": sum(t["read"] for t in teed), "without_terms": sum(t["without_terms"] for t in teed),
+                "written": {split: sum(t["written"][split] for t in teed) for split in SPLITS}})
+        else:
+            storage.delete(spark, storage.join(tables.handoff, WEIGHTED))
     _write_terms(extra.get("terms"), tables.output("terms"))
     for key in ("category_set", "hierarchy_closure"):
         if key in extra:
@@ -595,13 +642,13 @@ def _write_terms(terms: pa.Table | None, output: str) -> None:
 
 
 def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: str, report: StageReport,
-           marked: DataFrame, categories: Categories, extra: dict) -> None:
-    """The ingest outputs of the parsed corpus: by the short path when it is clean, else the general one."""
+           marked: DataFrame, categories: Categories, extra: dict) -> bool:
+    """The ingest outputs of the parsed corpus: by the short path when it is clean (True), else the general one."""
     clean = extra["clean"]() if "clean" in extra else None
     if clean is not None:
         _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report,
                      extra.get("terms") is not None)
-        return
+        return True
     is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
     rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
     assignment_rejects = extra.get("assignment_rejects")
@@ -676,6 +723,7 @@ def _write(spark: SparkSession, corpus: CorpusConfig, tables: Tables, staging: s
             token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])])
         report.details["tokens"] = {"tokens": sum(c[1] for each in counted for c in each),
                                     "documents_without_tokens": sum(c[2] for each in counted for c in each)}
+    return False
 
 
 def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, categories: Categories,

@@ -26,6 +26,10 @@ counts it over their vectors (:func:`sparktc.runtime.parts.sum_over_files`), wit
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,6 +56,7 @@ from sparktc.features.weighting import (
     vocabulary_terms_of,
 )
 from sparktc.filesystem import arrow_filesystem
+from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import (
     PartWriter,
@@ -73,39 +78,61 @@ SPLITS = (TRAIN, TEST)
 BATCH_ROWS = 8192  # documents weighted at a time: big enough for numpy, small enough for the cache
 
 
+class VectorParts:
+    """A task's part of ``vectors``: batches of documents (``doc_id``, ``split``, ``labels`` and ``tokens``, or in
+    integer form ``term_ids`` and ``term_counts``; a batch with a ``reason`` column gives only its accepted rows,
+    those whose reason is null) weighted under ``scheme`` (:func:`term_vectors`, or with ``to_vocabulary``
+    :func:`~sparktc.features.weighting.id_vectors`) into ``output/split=<split>/part-<index>-*``; :meth:`close` gives
+    the counts of rows read, written per split and without a vocabulary term. A split other than train or test is a
+    bug upstream (ingest writes only those) and stops the task.
+    """
+
+    def __init__(self, output: str, index: int, factors: np.ndarray, scheme: str, terms: pa.StringArray | None = None,
+                 to_vocabulary: np.ndarray | None = None) -> None:
+        self.writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
+        self.factors, self.scheme, self.terms, self.to_vocabulary = factors, scheme, terms, to_vocabulary
+        self.read, self.without_terms = 0, 0
+
+    def add(self, batch: pa.RecordBatch, source: str) -> None:
+        """Weight and write one batch of documents read from ``source`` (named in the error for a bad split)."""
+        if "reason" in batch.schema.names:
+            batch = batch.filter(pc.is_null(batch.column("reason")))
+        self.read += len(batch)
+        other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
+        if len(other):
+            raise ValueError(f"{source}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
+                             f"not {' or '.join(SPLITS)}; please report this as a bug")
+        if self.to_vocabulary is None:
+            indices, values, counts = term_vectors(batch.column("tokens"), self.terms, self.factors, self.scheme)
+        else:
+            indices, values, counts = id_vectors(batch.column("term_ids"), batch.column("term_counts"),
+                                                 self.to_vocabulary, self.factors, self.scheme)
+        self.without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
+        vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
+                                             schema=VECTORS_SCHEMA)
+        for split, writer in self.writers.items():
+            writer.write(vectors.filter(pc.equal(batch.column("split"), split)))
+
+    def close(self) -> dict:
+        """Finish the part's files; the counts of rows read, written per split and without a vocabulary term."""
+        for writer in self.writers.values():
+            writer.close()
+        return {"read": self.read, "written": {split: writer.rows for split, writer in self.writers.items()},
+                "without_terms": self.without_terms}
+
+
 def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, factors: np.ndarray,
                    scheme: str, to_vocabulary: np.ndarray | None = None) -> dict:
-    """``scheme``'s vectors (:func:`term_vectors`) of one ``tokens`` file into
-    ``output/split=<split>/part-<index>-*``; the counts of rows read, written per split and without a vocabulary
-    term. With ``to_vocabulary`` (:func:`~sparktc.features.weighting.vocabulary_ids`), the file's documents are
-    in integer form (``term_ids``, ``term_counts`` over the training terms) and weighted from those
-    (:func:`~sparktc.features.weighting.id_vectors`), to the same vectors. A split other than train or test is a bug
-    upstream (ingest writes only those) and stops the task.
+    """``scheme``'s vectors of one ``tokens`` file into ``output/split=<split>/part-<index>-*`` (:class:`VectorParts`;
+    with ``to_vocabulary``, from documents in integer form); the counts of rows read, written per split and without a
+    vocabulary term.
     """
-    writers = {split: PartWriter(VECTORS_SCHEMA, f"{output}/split={split}", index) for split in SPLITS}
-    read, without_terms = 0, 0
+    parts = VectorParts(output, index, factors, scheme, terms, to_vocabulary)
     terms_in = ["tokens"] if to_vocabulary is None else ["term_ids", "term_counts"]
     inject("weight")  # once per task, whether or not its file has rows
     for batch in read_batches(path, ["doc_id", "split", "labels", *terms_in], BATCH_ROWS):
-        read += len(batch)
-        other = batch.filter(pc.invert(pc.is_in(batch.column("split"), pa.array(SPLITS))))
-        if len(other):
-            raise ValueError(f"{path}: document {other.column('doc_id')[0]} has split {other.column('split')[0]}, "
-                             f"not {' or '.join(SPLITS)}; please report this as a bug")
-        if to_vocabulary is None:
-            indices, values, counts = term_vectors(batch.column("tokens"), terms, factors, scheme)
-        else:
-            indices, values, counts = id_vectors(batch.column("term_ids"), batch.column("term_counts"), to_vocabulary,
-                                                 factors, scheme)
-        without_terms += int(pc.sum(pc.equal(pc.list_value_length(indices), 0)).as_py() or 0)
-        vectors = pa.RecordBatch.from_arrays([batch.column("doc_id"), batch.column("labels"), indices, values, counts],
-                                             schema=VECTORS_SCHEMA)
-        for split, writer in writers.items():
-            writer.write(vectors.filter(pc.equal(batch.column("split"), split)))
-    for writer in writers.values():
-        writer.close()
-    return {"read": read, "written": {split: writer.rows for split, writer in writers.items()},
-            "without_terms": without_terms}
+        parts.add(batch, path)
+    return parts.close()
 
 
 def document_frequencies(path: str, given: bool) -> tuple[int, pa.Table]:
@@ -215,6 +242,99 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str],
     return documents, counts
 
 
+@dataclass(frozen=True)
+class IdWeights:
+    """How documents in integer form are weighted: the ``scheme``, each training term's vocabulary id
+    (``to_vocabulary``, :func:`~sparktc.features.weighting.vocabulary_ids`) and each vocabulary term's global factor
+    (``factors``, :func:`~sparktc.features.weighting.term_factors`): all :class:`VectorParts` needs besides the
+    documents.
+    """
+
+    scheme: str
+    to_vocabulary: np.ndarray
+    factors: np.ndarray
+
+    def digest(self) -> str:
+        """SHA-256 of the scheme and both arrays' bytes: equal digests, the same vectors of the same documents."""
+        found = hashlib.sha256(self.scheme.encode())
+        for array in (self.to_vocabulary.astype(np.int64), self.factors.astype(np.float64)):
+            found.update(len(array).to_bytes(8, "little"))
+            found.update(array.tobytes())
+        return found.hexdigest()
+
+
+@dataclass(frozen=True)
+class WeightedParts:
+    """Each parsing task's :class:`VectorParts` under ``directory`` with ``weights``: ingest's tasks weighting the
+    documents in integer form as they parse them (:func:`leave_weighted`).
+    """
+
+    directory: str
+    weights: IdWeights
+
+    def __call__(self, index: int) -> VectorParts:
+        """The part of the task numbered ``index``."""
+        weights = self.weights
+        return VectorParts(self.directory, index, weights.factors, weights.scheme, to_vocabulary=weights.to_vocabulary)
+
+
+def planned_weights(config: Config, training: pa.Table, n_train: int) -> IdWeights | None:
+    """The weights this stage gives documents in integer form whose training terms ``training`` (ingest's ``terms``:
+    ``term_id``, ``term``, ``df``, ``frequency``, each in at least one of the ``n_train`` training documents) it
+    counts as ingest counted them: what ingest's parsing tasks weight the documents with as they parse them
+    (:func:`leave_weighted`). None when the weights need more than those counts (supervised: the labels) or the
+    settings keep no term (this stage says why).
+    """
+    scheme = config.weight.scheme
+    if scheme in ("supervised", GIVEN) or n_train == 0:
+        return None
+    try:
+        vocabulary = kept_vocabulary(config, training)
+    except ConfigError:
+        return None
+    return IdWeights(scheme, vocabulary_ids(training, vocabulary),
+                     term_factors(scheme, vocabulary["df"].to_numpy().astype(np.int64), n_train))
+
+
+#: What ingest's parsing tasks leave for this stage of the same run (:func:`leave_weighted`): the vectors, and beside
+#: them what they were computed from.
+WEIGHTED, WEIGHTED_STAMP = "weighted", "weighted.json"
+
+
+def table_listing(path: str) -> list[list]:
+    """Each Parquet data file of the table at ``path`` (:func:`~sparktc.runtime.parts.parquet_files`): its path
+    under ``path`` and its size.
+    """
+    filesystem, root = arrow_filesystem(path)
+    files = parquet_files(path)
+    return [[file[len(root):].lstrip("/"), info.size] for file, info in zip(files, filesystem.get_file_info(files))]
+
+
+def leave_weighted(spark: SparkSession, handoff: str, weights: IdWeights, documents: str, counts: dict) -> None:
+    """Mark the vectors ingest's tasks wrote under ``handoff/weighted`` (:class:`VectorParts` with ``weights``, of the
+    documents table at ``documents`` as written, every row of it, ``counts`` their counts) as this stage's to adopt:
+    ``handoff/weighted.json`` records the weights' digest, the documents' files and the counts.
+    """
+    stamp = {"weights": weights.digest(), "documents": table_listing(documents), "counts": counts}
+    storage.write_text(spark, storage.join(handoff, WEIGHTED_STAMP), json.dumps(stamp))
+
+
+def adopt_weighted(spark: SparkSession, handoff: str, weights: IdWeights, tokens: str, output: str) -> dict | None:
+    """The vectors ingest's tasks left in ``handoff`` (:func:`leave_weighted`) moved to ``output`` (no byte copied),
+    when they are exactly those this stage would write: the same weights of the same files as ``tokens`` (tokenize
+    links ingest's documents there); their counts. None, and nothing moved, otherwise.
+    """
+    stamp_path = storage.join(handoff, WEIGHTED_STAMP)
+    if not handoff or not storage.exists(spark, stamp_path):
+        return None
+    stamp = json.loads(storage.read_text(spark, stamp_path))
+    if stamp["weights"] != weights.digest() or stamp["documents"] != table_listing(tokens):
+        return None
+    storage.rename(spark, storage.join(handoff, WEIGHTED), output)
+    storage.delete(spark, stamp_path)
+    return stamp["counts"]
+
+
 def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms: pa.StringArray,
                        df: np.ndarray, to_vocabulary: np.ndarray | None = None) -> tuple[np.ndarray, str]:
     """Each vocabulary term's [rank] score and the ``term_ranks`` column naming it, from the training
@@ -262,16 +382,22 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         factors = np.ones(len(df)) if scheme == GIVEN else term_factors(scheme, df, n_train, score)
         write_parts(pa.table([vocabulary["term_id"], terms, df, vocabulary["frequency"], factors],
                              schema=VOCABULARY_SCHEMA).to_batches(), VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
-        shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
         output = tables.output("vectors")
+        adopted = None if to_vocabulary is None else adopt_weighted(
+            spark, tables.handoff, IdWeights(scheme, to_vocabulary, factors), tables.input("tokens"), output)
+        if adopted is not None:  # weighted by ingest's tasks as they parsed the documents: the same vectors
+            counts = [adopted]
+            details["weighted_by"] = "ingest"
+        else:
+            shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
 
-        def vectorize(index: int, path: str) -> dict:
-            vocabulary_terms, global_factors, training_to_vocabulary = shared.value
-            return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme,
-                                  training_to_vocabulary)
+            def vectorize(index: int, path: str) -> dict:
+                vocabulary_terms, global_factors, training_to_vocabulary = shared.value
+                return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme,
+                                      training_to_vocabulary)
 
-        counts = map_parts(spark, files, vectorize, [output])
-        shared.unpersist()
+            counts = map_parts(spark, files, vectorize, [output])
+            shared.unpersist()
         report.rows_in = sum(c["read"] for c in counts)
         report.rows_out = sum(sum(c["written"].values()) for c in counts)
         report.details = {
