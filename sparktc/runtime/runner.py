@@ -64,6 +64,8 @@ class Tables:
     #: weight the documents they parse): the run's private staging, never published, gone when the run ends; "" for
     #: none.
     handoff: str = ""
+    #: The stages the run has planned after this one: those that may adopt what it leaves.
+    later: tuple[str, ...] = ()
 
     def input(self, name: str) -> str:
         """The path of ``name``, an earlier stage's published output."""
@@ -291,10 +293,10 @@ def invalidate(spark: SparkSession, output: str, stages: Sequence[Stage]) -> Non
 
 def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, owners: Mapping[str, Stage],
               digests: Digests, invalidated: dict[str, str], force: bool = False,
-              hand_off: bool = True) -> dict[str, Any]:
+              later: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run ``stage`` into the claimed output unless its manifest is current; return its manifest.
-    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it; ``hand_off``,
-    whether a later stage of the run may adopt what this one leaves it (:attr:`Tables.handoff`).
+    ``invalidated`` says, for the stages this run invalidated, which stage's recomputation did it; ``later`` names
+    the stages the run has planned after it (:attr:`Tables.later`).
     """
     output = claim.output
     inputs, tables = {}, {}
@@ -330,7 +332,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     storage.delete(spark, staging)
     started = _now()
     inject_driver(spark.conf, stage.name, "start")
-    report = stage.run(spark, config, Tables(output, staging, storage.join(claim.staging, HANDOFF) if hand_off else ""))
+    report = stage.run(spark, config, Tables(output, staging, storage.join(claim.staging, HANDOFF), later))
     published = time.perf_counter()
     spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
     for name in stage.writes:
@@ -391,7 +393,7 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     for position, (stage, config) in enumerate(plan):
         with watch(stage.name) if watch else nullcontext():
             manifests.append(run_stage(spark, stage, config, claim, owners, digests, invalidated, force,
-                                       hand_off=position + 1 < len(plan)))
+                                       tuple(later.name for later, _ in plan[position + 1:])))
         if stage.counts_data and position + 1 < len(plan):  # before the next stage's work
             plan[position + 1][1].check_against_data(manifests[-1].get("details") or {},
                                f"counted by {stage.name} in {claim.output}")

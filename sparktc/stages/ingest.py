@@ -613,7 +613,8 @@ def _ingest(spark: SparkSession, config: Config, tables: Tables, staging: str, r
     corpus = config.corpus
     form = FORMATS[corpus.format]
     if form.assembly == QRELS:
-        weighing = Weighing(config, tables.handoff) if tables.handoff else None
+        # Only for a weight stage this run will run: it alone adopts the vectors.
+        weighing = Weighing(config, tables.handoff) if tables.handoff and "weight" in tables.later else None
         marked, categories, extra = _qrels_corpus(spark, corpus, form, staging, weighing)
     else:
         marked, categories, extra = ASSEMBLE[form.assembly](spark, corpus, form, staging)

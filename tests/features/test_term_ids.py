@@ -41,7 +41,7 @@ from sparktc.features.weighting import (
 )
 from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
-from sparktc.stages.ingest import _as_term_ids, _training_counts
+from sparktc.stages.ingest import TermTally, _as_term_ids
 from sparktc.stages.weight import count_training_file, vectorize_file
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -179,10 +179,16 @@ def test_token_lists_give_what_the_token_strings_gave(read):
     test = invented_token_file(words, 200, seed=2, first_id=1000) + BAD_RECORDS + invented_token_file(
         words, 200, seed=3, first_id=6000)  # words[120:] are in no training document
     training_source = "lyrl2004_tokens_train.dat"
-    counted = {lists: vocabulary_of([pa.Table.from_batches([batch])
-                                     for batch in _training_counts(reader)(training, training_source)])
-               for lists, reader in ((False, lyrl2004_columnar.read_corpus_file),
-                                     (True, lyrl2004_columnar.read_corpus_lists))}
+
+    def training_terms_read_by(reader) -> pa.Table:  # as ingest's first job counts them (TermTally)
+        tally = TermTally()
+        for batch in reader(training, training_source):
+            tally.add(batch)
+        tally.finish()
+        return vocabulary_of([tally.counts])
+
+    counted = {lists: training_terms_read_by(reader) for lists, reader in (
+        (False, lyrl2004_columnar.read_corpus_file), (True, lyrl2004_columnar.read_corpus_lists))}
     assert counted[True].equals(counted[False]) and len(counted[False]) == 120
     terms = counted[False]["term"].combine_chunks()
 
