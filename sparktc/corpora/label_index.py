@@ -212,7 +212,9 @@ def id_hashes(doc_ids: pa.Array) -> np.ndarray:
     """A 64-bit hash (uint64) of each of ``doc_ids``: SipHash, pandas' ``hash_array``."""
     import pandas as pd  # a worker's dependency like pyarrow; imported where used, as the tasks need it
 
-    return pd.util.hash_array(np.asarray(doc_ids.to_numpy(zero_copy_only=False), dtype=object))
+    # The same hashes as hash_array's default, which factorizes the values first (a saving for repeated values):
+    # doc ids are distinct, and the factorizing cost 0.4 of 0.5 CPU-s for 804,414 of them.
+    return pd.util.hash_array(np.asarray(doc_ids.to_numpy(zero_copy_only=False), dtype=object), categorize=False)
 
 
 def id_digest(doc_ids: pa.Array) -> int:
