@@ -10,6 +10,7 @@ staged index.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -73,7 +74,6 @@ class LabelIndex:
     """
 
     ids: pa.StringArray  # the qrels documents, ascending as strings: row r is ids[r]
-    rows: DocRows  # the row of each of ``ids``
     labels: pa.ListArray  # one extra empty list at the end, for documents without labels
     set_aside: frozenset[str] = frozenset()  # documents set aside: their labels are not closed under the hierarchy
     not_closed: int = 0  # qrels documents whose labels miss an ancestor, whatever the policy did with them
@@ -132,9 +132,16 @@ class LabelIndex:
         """The index whose columnar form (:meth:`table`) is ``table``."""
         ids, labels = table.column("doc_id").combine_chunks(), table.column("labels").combine_chunks()
         metadata = table.schema.metadata
-        return LabelIndex(ids, DocRows.of(ids), pa.concat_arrays([labels, pa.array([[]], labels.type)]),
+        return LabelIndex(ids, pa.concat_arrays([labels, pa.array([[]], labels.type)]),
                           frozenset(ids.filter(table.column("set_aside").combine_chunks()).to_pylist()),
                           int(metadata[b"not_closed"]), int(metadata[b"ids_digest"]))
+
+    @functools.cached_property
+    def rows(self) -> DocRows:
+        """The row of each of :attr:`ids`, found when a worker first attaches labels (the qrels' task that stages the
+        index never does).
+        """
+        return DocRows.of(self.ids)
 
     def attach(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """``batch`` (RECORD_SCHEMA) with the labels of its documents; rejected records keep null labels, and a
@@ -204,8 +211,7 @@ def _label_index(assignments: pa.Table, parents: tuple[tuple[str, str], ...], po
     open_rows = unclosed_rows(labels, dict(parents)) if parents else np.zeros(0, dtype=np.int64)
     if len(open_rows) and policy != "keep":
         labels, set_aside = closed_labels(ids.to_pylist(), labels, dict(parents), policy, open_rows)
-    return LabelIndex(ids, DocRows.of(ids), pa.concat_arrays([labels, no_labels]), set_aside, len(open_rows),
-                      id_digest(ids))
+    return LabelIndex(ids, pa.concat_arrays([labels, no_labels]), set_aside, len(open_rows), id_digest(ids))
 
 
 def id_hashes(doc_ids: pa.Array) -> np.ndarray:
