@@ -187,7 +187,7 @@ class QrelsFiles:
 @per_worker
 def _load_labels(path: str, qrels: QrelsFiles, read: Callable[[str], bytes], parents: tuple[tuple[str, str], ...],
                  policy: str) -> LabelIndex:
-    """A parsing worker's :class:`LabelIndex`, from the qrels files themselves (about 1.5 CPU-s for RCV1-v2's 2.6M
+    """A parsing worker's :class:`LabelIndex`, from the qrels files themselves (2.1 to 2.8 CPU-s for RCV1-v2's 2.6M
     lines, gzipped), so the documents' files need not wait for the qrels' own parsing task.
     """
     return LabelIndex.of_lines((batch for source in qrels.paths for batch in qrels.read(read(source), source)),

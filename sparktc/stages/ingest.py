@@ -353,9 +353,10 @@ def _staging_labels(directory: str, parents: tuple[tuple[str, str], ...], policy
                     ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The qrels' task's ``then``: its lines passed on as they are, and once read, their :class:`LabelIndex` (the
     hierarchy's ``parents``, the run's ``policy``) written under ``directory`` in columnar form, for the token files'
-    workers to load (:func:`_staged_label_index`) instead of each reading and indexing the qrels: RCV1-v2's 2.6M
-    lines, gzipped, cost each worker 3.1 CPU-s that way, the staged index 0.2. One Parquet file of one row group
-    (2.9 MB, read in 0.09 CPU-s): Arrow IPC reads in 0.02 but is 15 MB even with zstd, read by every worker.
+    workers to load (:func:`_staged_label_index`) instead of each reading and indexing the qrels. For 2.6M qrels
+    lines (804,414 documents, gzipped) that cost each worker 2.8 to 3.6 CPU-s; loading the staged index costs 0.15
+    to 0.2, and the qrels' task 0.5 to 0.9 more. One Parquet file of one row group (2.9 MB, read in 0.09 CPU-s):
+    Arrow IPC reads in 0.02 but is 15 MB even with zstd, and every worker reads it.
     """
 
     def write(index: LabelIndex) -> None:
