@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktc.corpora.label_index import LabelIndex, QrelsFiles, id_digest
+from sparktc.corpora.label_index import LabelIndex, id_digest
 from sparktc.corpora.records import term_id_token_counts, token_counts
 
 __all__ = ["AssignmentTally", "LabelledTally", "RecordTally", "summed"]
@@ -63,14 +63,13 @@ class RecordTally:
 
 class LabelledTally(RecordTally):
     """A token file's :class:`RecordTally`, with the documents of the whole qrels whose labels are not closed under
-    the hierarchy, as the parsing worker's :class:`LabelIndex` found them (loaded once per worker): so no Spark
-    job regroups the qrels to count them.
+    the hierarchy, as the parsing worker's :class:`LabelIndex` found them (``labels``: loads it, once per worker;
+    picklable, as the tally travels to the driver): so no Spark job regroups the qrels to count them.
     """
 
-    def __init__(self, qrels: QrelsFiles, read: Callable[[str], bytes], parents: tuple[tuple[str, str], ...],
-                 policy: str) -> None:
+    def __init__(self, labels: Callable[[], LabelIndex]) -> None:
         super().__init__()
-        self._index = (qrels, read, parents, policy)  # LabelIndex.load's arguments
+        self._labels = labels
         self.not_closed = 0
         self.labelled_digest = 0  # :func:`id_digest` of the accepted documents with labels written
         self.qrels_digest = 0  # and of the qrels documents
@@ -84,7 +83,7 @@ class LabelledTally(RecordTally):
 
     def finish(self) -> None:
         """Count, the task's records written, the documents not closed under the hierarchy and the qrels ids."""
-        index = LabelIndex.load(*self._index)
+        index = self._labels()
         self.not_closed, self.qrels_digest = index.not_closed, index.ids_digest
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -34,7 +36,7 @@ from sparktc.experiment.config import Config, CorpusConfig, category_set_of, hie
 from sparktc.experiment.corpus_files import IngestError, document_files, list_corpus, named_files
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.features import weighting
-from sparktc.filesystem import arrow_filesystem
+from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
@@ -327,38 +329,43 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
         (code, parent) for code, parent in sorted(tree.parent.items()) if parent != lyrl2004.ROOT)
     policy = hierarchy_policy_of(corpus)
 
+    # The qrels are read whole (one file: list_corpus never takes both NAME and NAME.gz): a task's count of their
+    # distinct documents (AssignmentTally) would count a document cut by a range twice.
     qrels_parsing = Parsing(list(qrels.paths), qrels.read, storage.join(staging, "qrels"),
                             lyrl2004_columnar.ASSIGNMENT_SCHEMA, AssignmentTally)
     terms: pa.Table | None = None  # the training terms, for documents in integer form
     reader, ranges = form.reader, form.ranges
     weights: IdWeights | None = None  # and, when the weight stage will find the same counts, their weights
+    # The documents' tasks (a large plain file's in byte ranges) attach the labels of a LabelIndex their worker loads
+    # once: read and indexed from the qrels by each worker when the qrels' task runs beside them (vector files)...
+    load_labels = partial(LabelIndex.load, qrels, _file_content, parents, policy)
     if not form.vectors:  # token files (given features are weighted as given: their tokens stay strings)
         # Integers from ingest on (issue 39): a first job counts the training file's terms beside the qrels' task;
         # a second parses every token file (the training file again: 1/35 of the bytes), each document's tokens
         # turned into its training terms' ids and counts in its task, so no token string is written. Both read the
-        # tokens as lists, never joined into strings to be split again.
+        # tokens as lists, never joined into strings to be split again. ...and as the qrels' task of the first job
+        # indexed them and staged the index, once per run (token files).
         reader, ranges = form.list_reader or reader, form.list_ranges or ranges
-        (assignments, qrels_tallies), (_, counted) = parse_together(spark, [qrels_parsing, Parsing(
-            [path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally)])
+        staged_labels = storage.join(staging, "labels")
+        (assignments, qrels_tallies), (_, counted) = parse_together(spark, [
+            replace(qrels_parsing, then=_staging_labels(staged_labels, parents, policy)),
+            Parsing([path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally)])
         terms = weighting.vocabulary_of([tally.counts for tally in counted if len(tally.counts)])
+        load_labels = partial(_staged_label_index, staged_labels)
         if weighing is not None:
             weights = planned_weights(weighing.config, terms, sum(tally.documents for tally in counted))
     convert = _as_term_ids(terms["term"].combine_chunks()) if terms is not None else None
 
     def labelled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        labels = LabelIndex.load(qrels, _file_content, parents, policy)
+        labels = load_labels()
         for batch in batches:
             attached = labels.attach(batch)
             yield attached if convert is None else convert(attached)
 
-    # The token files' tasks (a large plain file's in byte ranges) each read the qrels themselves (LabelIndex.load).
-    # The qrels are read whole: a task's count of their distinct documents (AssignmentTally) would count a document
-    # cut by a range twice.
     tee = None if weights is None else WeightedParts(weighing.directory, weights)
     documents = Parsing(paths, reader, storage.join(staging, "tokens"),
                         RECORD_SCHEMA if terms is None else TERM_ID_RECORD_SCHEMA,
-                        tally=lambda: LabelledTally(qrels, _file_content, parents, policy), ranges=ranges,
-                        then=labelled, tee=tee)
+                        tally=lambda: LabelledTally(load_labels), ranges=ranges, then=labelled, tee=tee)
     if terms is None:  # the qrels' task first, beside the token files' tasks
         (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
     else:
@@ -387,6 +394,34 @@ def _qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat,
              "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
                                    else count_not_closed(good, dict(parents))}}
     return records, Categories(list(tree.categories), names, dict(parents)), extra
+
+
+def _staging_labels(directory: str, parents: tuple[tuple[str, str], ...], policy: str
+                    ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The qrels' task's ``then``: its lines passed on as they are, and once read, their :class:`LabelIndex` (the
+    hierarchy's ``parents``, the run's ``policy``) written under ``directory`` in columnar form, for the token files'
+    workers to load (:func:`_staged_label_index`) instead of each reading and indexing the qrels. For 2.6M qrels
+    lines (804,414 documents, gzipped) that cost each worker 2.8 to 3.6 CPU-s; loading the staged index costs 0.15
+    to 0.2, and the qrels' task 0.5 to 0.9 more. One Parquet file of one row group (2.9 MB, read in 0.09 CPU-s):
+    Arrow IPC reads in 0.02 but is 15 MB even with zstd, and every worker reads it.
+    """
+
+    def write(index: LabelIndex) -> None:
+        table = index.table()
+        rows = max(len(table), 1)
+        write_parts(table.to_batches(), table.schema, directory, 0, rows_per_file=rows, row_group_rows=rows)
+
+    return lambda batches: LabelIndex.passing(batches, parents, policy, write)
+
+
+@per_worker
+def _staged_label_index(directory: str) -> LabelIndex:
+    """A parsing worker's :class:`LabelIndex`, as the qrels' task staged it under ``directory``
+    (:func:`_staging_labels`).
+    """
+    filesystem, _ = arrow_filesystem(directory)
+    [file] = parquet_files(directory)
+    return LabelIndex.from_table(pq.read_table(file, filesystem=filesystem))
 
 
 class TermTally:

@@ -6,8 +6,9 @@ import gzip
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
-from sparktc.corpora.label_index import LabelIndex, QrelsFiles
+from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
 
 SCHEMA = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
@@ -50,3 +51,21 @@ def test_a_worker_reads_the_qrels_files_as_their_own_task_checks_them(tmp_path):
     index = LabelIndex.load(qrels, lambda path: Path(path).read_bytes())
     assert index.attach(batch).column("labels").to_pylist() == [["C15", "GCAT"], ["E11"], ["C15"], []]
     assert index.attach(batch).equals(LabelIndex.of(staged.select(["doc_id", "category", "reason"])).attach(batch))
+
+
+# Ids a batch may carry: LYRL2004's (canonical decimals), others a reader rejects, and ones near int64's edge.
+QUERIES = ["7", "007", "70", "-1", "", "x7", "0", "10", "2", "999999999999999999", "1000000000000000000",
+           "9223372036854775807", "9223372036854775808", "123456789012345678901", None]
+
+
+@pytest.mark.parametrize("ids", [
+    ["10", "2", "2286", "7", "999999999999999999", "0"],  # every id a short canonical decimal: found by value
+    ["10", "2", "123456789012345678901", "7"],  # one that does not fit an int64: found by a dict
+    ["7", "007", "x7"],  # not canonical (a reader rejects them; the index must still find them exactly)
+    [],
+])
+def test_doc_rows_find_each_id_exactly(ids):
+    rows = DocRows.of(pa.array(ids, pa.string()))
+    assert (rows.row_of is None) == (ids == ["10", "2", "2286", "7", "999999999999999999", "0"])
+    expected = [{doc_id: row for row, doc_id in enumerate(ids)}.get(query, -1) for query in QUERIES + ids]
+    assert rows.find(pa.array(QUERIES + ids, pa.string())).tolist() == expected
