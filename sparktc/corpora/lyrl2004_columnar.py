@@ -58,22 +58,40 @@ _CANONICAL_ID = r"^(0|[1-9][0-9]*)$"
 _DOT, _I, _W, _NEWLINE = ord("."), ord("I"), ord("W"), ord("\n")
 
 
-def _words(data: np.ndarray) -> tuple[pa.StringArray, np.ndarray, np.ndarray] | None:
-    """The whitespace-separated words of ASCII bytes as an Arrow array, with each word's line index
-    (0-based) and length; None when the words do not fit 32-bit Arrow offsets.
+def _words(data: np.ndarray) -> tuple[pa.StringArray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The whitespace-separated words of ASCII bytes as an Arrow array, with each word's start and length, and the
+    positions of the newlines (:func:`_line_index` numbers a word's line from them); None when the words do not fit
+    32-bit Arrow offsets.
     """
     in_word = ~_SPACE[data]
-    edges = np.diff(in_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 at starts, -1 after ends
-    starts = np.flatnonzero(edges == 1)
-    lengths = np.flatnonzero(edges == -1) - starts
-    del edges
+    # Word starts and the ends after them alternate among the changes of in_word: one scan for both.
+    bounds = np.flatnonzero(np.diff(in_word.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    starts = bounds[0::2]
+    lengths = bounds[1::2] - starts
+    del bounds
     packed = data[in_word]  # the words back to back, ready to be an Arrow string array's data buffer
     if len(packed) >= 2**31:
         return None
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     words = pa.StringArray.from_buffers(len(starts), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(packed))
-    return words, np.searchsorted(np.flatnonzero(data == _NEWLINE), starts), lengths
+    return words, starts, lengths, np.flatnonzero(data == _NEWLINE)
+
+
+def _line_index(newlines: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The line (0-based) of each byte position, given the positions of the newlines: the newlines before it."""
+    return np.searchsorted(newlines, positions)
+
+
+def _first_on_line(starts: np.ndarray, newlines: np.ndarray) -> np.ndarray:
+    """Whether each word (by its start) is the first of its line: the first word, and the first after each newline
+    (found per newline, not per word: a few million newlines against tens of millions of words).
+    """
+    first = np.zeros(len(starts), dtype=bool)
+    first[:1] = True
+    after = np.searchsorted(starts, newlines)  # no word starts at a newline
+    first[after[after < len(starts)]] = True
+    return first
 
 
 def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListArray, np.ndarray] | None:
@@ -88,14 +106,13 @@ def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListAr
     found = _words(np.frombuffer(piece, dtype=np.uint8))
     if found is None:
         return None
-    words, line_of, lengths = found
+    words, starts, lengths, newlines = found
     n_words = len(words)
     if n_words == 0:
         return pa.array([], pa.string()), pa.array([], pa.list_(pa.string())), np.zeros(0, dtype=np.int64)
     packed = np.frombuffer(words.buffers()[2], dtype=np.uint8)
     head = np.frombuffer(words.buffers()[1], dtype=np.int32)[:-1]
-    first_on_line = np.ones(n_words, dtype=bool)
-    first_on_line[1:] = line_of[1:] != line_of[:-1]
+    first_on_line = _first_on_line(starts, newlines)
     marker = first_on_line & (lengths == 2) & (packed[head] == _DOT)
     second = packed[np.minimum(head + 1, len(packed) - 1)]
     is_i = marker & (second == _I)
@@ -105,7 +122,8 @@ def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListAr
     id_at, w_at = i_at + 1, i_at + 2
     if len(i_at) == 0 or i_at[0] != 0 or w_at[-1] >= n_words:
         return None  # text before the first .I, or a last record without .W
-    if (line_of[id_at] != line_of[i_at]).any() or (line_of[w_at] == line_of[i_at]).any():
+    i_line = _line_index(newlines, starts[i_at])
+    if (_line_index(newlines, starts[id_at]) != i_line).any() or (_line_index(newlines, starts[w_at]) == i_line).any():
         return None  # an .I line without its id, or with more than the id
     if not is_w[w_at].all() or int(is_w.sum()) != len(i_at):
         return None  # text before .W, no .W, or a second .W
@@ -123,7 +141,7 @@ def read_clean_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.ListAr
     record_offsets = np.zeros(len(i_at) + 1, dtype=np.int32)
     np.cumsum(per_record, out=record_offsets[1:])
     tokens = pa.ListArray.from_arrays(pa.array(record_offsets), words.filter(pa.array(is_token)))
-    return doc_ids, tokens, line_of[i_at] + first_line
+    return doc_ids, tokens, i_line + first_line
 
 
 def _pieces(text: bytes, piece_bytes: int, boundary: bytes, first_line: int = 1) -> Iterator[tuple[bytes, int]]:
