@@ -263,7 +263,8 @@ def read_clean_qrels_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.
     found = _words(np.frombuffer(piece, dtype=np.uint8))
     if found is None:
         return None
-    words, line_of, _ = found
+    words, starts, _, newlines = found
+    line_of = _line_index(newlines, starts)  # every word's: a line is three of them
     if len(words) % 3:
         return None
     category_at = np.arange(0, len(words), 3)
