@@ -14,7 +14,10 @@ term's global factor are broadcast to the executors, which weight the ``tokens``
 :func:`sparktc.features.weighting.weighted_rows`. Documents that ingest wrote in integer form (LYRL2004's token
 files: ``term_ids`` and ``term_counts`` over its ``terms``) are never split or looked up: df and the occurrences are
 counted from the training documents' ids (:func:`term_id_vocabulary`), and each task maps the ids to the vocabulary's
-(:func:`sparktc.features.weighting.id_vectors`), the same vectors bit for bit.
+(:func:`sparktc.features.weighting.id_vectors`), the same vectors bit for bit. Under an unsupervised scheme
+ingest's parsing tasks have already weighted those documents (:func:`planned_weights`, from the training file's
+counts): this stage adopts their vectors by a rename when its own vocabulary map, factors and the documents' files
+are exactly those they were computed from (:func:`adopt_weighted`), and weights the documents itself otherwise.
 
 The vocabulary's ``idf`` column is that global factor (:func:`sparktc.features.weighting.term_factors`), what the
 classification of new documents weights them with: ln(N / df) for ltc and tfidf, ln((1 + N) / (1 + df)) + 1 for
