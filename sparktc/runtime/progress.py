@@ -36,15 +36,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, Protocol, TextIO
 
-if TYPE_CHECKING:
-    from sparktc.runtime.runner import StageWatch
-
-__all__ = ["MODES", "POLL_SECONDS", "TERMINAL_ENV", "JobTasks", "ProgressLine", "configure", "cleared", "duration",
-           "loop", "loop_line", "stage_line", "stages", "time_left"]
+__all__ = ["MODES", "POLL_SECONDS", "TERMINAL_ENV", "JobTasks", "ProgressLine", "StageWatch", "configure", "cleared",
+           "duration", "loop", "loop_line", "stage_line", "stages", "time_left"]
 
 MODES = ("auto", "tty", "log", "off")
 #: Set to 1 by spark-submit.sh when the terminal it runs on gets the driver's output (through the JVM's pipe).
@@ -248,8 +245,18 @@ def _watch(tracker: Any, group: str, earlier: set[int], line: ProgressLine, stop
             line.hide()
 
 
+class StageWatch(Protocol):
+    """What watches each stage of a run (its usage, its progress; :func:`sparktc.runtime.runner.run_stages`'s
+    ``watch``): entered before the stage, left after it.
+    """
+
+    def __call__(self, stage: str) -> AbstractContextManager[Any]:
+        """The context the stage named ``stage`` runs in."""
+        ...
+
+
 def stages(spark: Any) -> StageWatch:
-    """The runner's ``watch`` (:class:`sparktc.runtime.runner.StageWatch`) printing each stage's progress line
+    """The runner's ``watch`` (:class:`StageWatch`) printing each stage's progress line
     from ``spark``'s status tracker (module docstring); no thread when progress is off.
     """
 

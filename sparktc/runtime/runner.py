@@ -26,7 +26,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -42,6 +42,7 @@ from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
 from sparktc.runtime.parts import count_rows
+from sparktc.runtime.progress import StageWatch
 from sparktc.runtime.resources import check_worker_memory
 from sparktc.runtime.stage_report import StageReport
 
@@ -371,14 +372,6 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     inject_driver(spark.conf, stage.name, "manifest")
     _write_json(spark, manifest_path(output, stage.name), manifest)
     return manifest
-
-
-class StageWatch(Protocol):
-    """What watches each stage of a run (its usage, its progress): entered before the stage, left after it."""
-
-    def __call__(self, stage: str) -> AbstractContextManager[Any]:
-        """The context the stage named ``stage`` runs in."""
-        ...
 
 
 def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim: Claim, owners: Mapping[str, Stage],
