@@ -44,13 +44,13 @@ from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
 from sparktc.stages.weight import (
-    SPLITS,
     WEIGHTED,
     IdWeights,
     VectorParts,
     WeightedParts,
     leave_weighted,
     planned_weights,
+    summed_parts,
 )
 
 
@@ -657,10 +657,8 @@ def _ingest(spark: SparkSession, config: Config, tables: Tables, staging: str, r
     if extra.get("weighted") is not None:  # left for the weight stage only when every record parsed is a document
         weights, tallies = extra["weighted"]
         if clean:
-            teed = [tally.teed for tally in tallies]
-            leave_weighted(spark, tables.handoff, weights, tables.output("documents"), {
-                "read": sum(t["read"] for t in teed), "without_terms": sum(t["without_terms"] for t in teed),
-                "written": {split: sum(t["written"][split] for t in teed) for split in SPLITS}})
+            leave_weighted(spark, tables.handoff, weights, tables.output("documents"),
+                           summed_parts([tally.teed for tally in tallies]))
         else:
             storage.delete(spark, storage.join(tables.handoff, WEIGHTED))
     _write_terms(extra.get("terms"), tables.output("terms"))

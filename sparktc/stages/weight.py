@@ -124,6 +124,12 @@ class VectorParts:
                 "without_terms": self.without_terms}
 
 
+def summed_parts(counts: list[dict]) -> dict:
+    """The counts of several :class:`VectorParts` (:meth:`VectorParts.close`) as one."""
+    return {"read": sum(c["read"] for c in counts), "without_terms": sum(c["without_terms"] for c in counts),
+            "written": {split: sum(c["written"][split] for c in counts) for split in SPLITS}}
+
+
 def vectorize_file(index: int, path: str, output: str, terms: pa.StringArray, factors: np.ndarray,
                    scheme: str, to_vocabulary: np.ndarray | None = None) -> dict:
     """``scheme``'s vectors of one ``tokens`` file into ``output/split=<split>/part-<index>-*`` (:class:`VectorParts`;
@@ -389,7 +395,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         adopted = None if to_vocabulary is None else adopt_weighted(
             spark, tables.handoff, IdWeights(scheme, to_vocabulary, factors), tables.input("tokens"), output)
         if adopted is not None:  # weighted by ingest's tasks as they parsed the documents: the same vectors
-            counts = [adopted]
+            counts = adopted
             details["weighted_by"] = "ingest"
         else:
             shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
@@ -399,10 +405,10 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 return vectorize_file(index, path, output, vocabulary_terms, global_factors, scheme,
                                       training_to_vocabulary)
 
-            counts = map_parts(spark, files, vectorize, [output])
+            counts = summed_parts(map_parts(spark, files, vectorize, [output]))
             shared.unpersist()
-        report.rows_in = sum(c["read"] for c in counts)
-        report.rows_out = sum(sum(c["written"].values()) for c in counts)
+        report.rows_in = counts["read"]
+        report.rows_out = sum(counts["written"].values())
         report.details = {
             **details,
             "vocabulary": len(vocabulary),
@@ -410,7 +416,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             "min_df": config.select.min_df,
             "below_min_df": int(np.count_nonzero(training["df"].to_numpy() < config.select.min_df)),
             "train_documents": n_train,
-            "documents_without_terms": sum(c["without_terms"] for c in counts),
+            "documents_without_terms": counts["without_terms"],
         }
     return report
 
