@@ -28,18 +28,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparktc.experiment.config import RUN_SECTIONS, Config
-from sparktc.runtime import progress, storage
+from sparktc.runtime import progress, session, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
 from sparktc.tracking import history
 from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
-
-
-def _executors(spark: SparkSession) -> int:
-    """Executors of the application: the driver itself in local mode, every executor but the driver's entry else."""
-    infos = spark.sparkContext.statusTracker().getExecutorInfos()
-    return len(infos) if spark.sparkContext.master.startswith("local") else max(0, len(infos) - 1)
 
 
 def _fill(spark: SparkSession, record: RunRecord, output: str, names: Sequence[str], failed: str | None) -> None:
@@ -124,12 +118,12 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
     """Run the planned stages into the held output, each watched, and keep the run's record however it ends
     (see the module docstring); the stages' manifests and the record.
     """
-    context = spark.sparkContext
     record = RunRecord.start(held.run_id, kind, config.as_dict(), RUN_SECTIONS, config.history.label, held.output,
                              datetime.fromisoformat(held.holder.started),  # when the output was claimed
                              defaults=Config().as_dict())
-    record.master, record.cores, record.executors = context.master, context.defaultParallelism, _executors(spark)
-    tree = ProcessTree(complete=context.master.startswith("local"))
+    record.master, record.cores, record.executors = session.master(spark), session.cores(spark), session.executors(
+        spark)
+    tree = ProcessTree(complete=record.master.startswith("local") and not session.is_connect(spark))
     record.cpu_complete = tree.complete
     progress.configure(config.progress.mode, config.progress.interval)
     shown, failures = progress.stages(spark), []

@@ -179,7 +179,7 @@ def _read_description(spark: SparkSession, path: str) -> dict[str, Any]:
         reason = "" if isinstance(description, dict) else "not a JSON object"
     except InputError:  # storage.read_text's, whose advice (save the file as UTF-8) is not for a damaged bundle
         reason = "not UTF-8"
-    except (Py4JJavaError, ValueError) as error:  # a Hadoop checksum error, a file cut short (JSONDecodeError)
+    except (OSError, Py4JJavaError, ValueError) as error:  # a Hadoop checksum error, a file cut short (JSONDecodeError)
         reason = type(error).__name__
     if reason:
         raise BundleError(f"the model bundle {path} is damaged: {DESCRIPTION} cannot be read ({reason}); copy the "
@@ -229,7 +229,7 @@ def _check_parts(spark: SparkSession, path: str, recorded: dict[str, tuple[int, 
             continue
         try:
             digest = storage.sha256(spark, storage.join(path, name))
-        except Py4JJavaError:  # not readable (permissions, a Hadoop checksum error)
+        except OSError:  # not readable (permissions, a Hadoop checksum error)
             problems.append(f"{name} cannot be read")
             continue
         if digest != sha256:

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from sparktc.corpora.formats import CorpusFormat, CorpusNames
 from sparktc.errors import InputError
 from sparktc.experiment.config import CorpusConfig
+from sparktc.filesystem import local_path
 from sparktc.runtime import storage
 
 __all__ = ["IGNORED_SHOWN", "IngestError", "document_files", "list_corpus", "named_files"]
@@ -51,29 +52,27 @@ def list_corpus(spark: SparkSession, directory: str, names: CorpusNames, hint: s
     """The corpus files in ``directory`` (full paths, sorted) and the names of the entries that resemble
     corpus files but are not read (printed here, for the report's ``ignored_files``).
 
-    Listed through the Hadoop file system (``listStatus``), and on a local disk also with ``os``:
-    Hadoop's local listing drops dangling symbolic links and calls FIFOs and sockets files, which
-    Spark would then wait on forever. IngestError for an entry with a corpus file's name that is not
-    a regular file, for ``NAME`` beside ``NAME.gz`` or ``NAME.bz2`` (the same records twice), and for no corpus
-    file.
+    Listed through :mod:`sparktc.runtime.storage`, and on a local disk checked entry by entry with ``os``: a
+    dangling symbolic link, a FIFO or a socket is named (Spark would wait on a FIFO forever). IngestError for an
+    entry with a corpus file's name that is not a regular file, for ``NAME`` beside ``NAME.gz`` or ``NAME.bz2`` (the
+    same records twice), and for no corpus file.
     """
-    hadoop_path, fs = storage.file_system(spark, directory)
-    if not fs.exists(hadoop_path):
+    found = storage.kind(spark, directory)
+    if found is None:
         raise IngestError(f"corpus.path {directory} does not exist; {hint}")
-    status = fs.getFileStatus(hadoop_path)
-    if not status.isDirectory():
+    if found != "directory":
         raise IngestError(f"corpus.path {directory} is a file, not a directory; {hint}")
-    root = status.getPath().toString().rstrip("/")
-    listed = {entry.getPath().getName(): entry for entry in fs.listStatus(hadoop_path)}
-    local = hadoop_path.toUri().getPath() if fs.getScheme() == "file" else None
+    root = storage.qualified(spark, directory)
+    local = local_path(directory)
+    listed = storage.entries(spark, directory)
     files, unusable, ignored = [], [], []
-    for name in sorted(listed.keys() | set(os.listdir(local) if local else ())):
+    for name in sorted(listed):
         if re.fullmatch(names.accepted, name):
             path = f"{root}/{name}"
-            if local:
+            if local is not None:
                 problem = _not_a_file(os.path.join(local, name))
             else:
-                problem = None if listed[name].isFile() else f"not a file; {_REPLACE}"
+                problem = None if listed[name] else f"not a file; {_REPLACE}"
             if problem:
                 unusable.append(f"{path} is {problem}")
             else:

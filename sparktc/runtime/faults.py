@@ -2,7 +2,7 @@
 
 **Workers.** Set ``spark.sparktc.fault = "<point>:<partition>:<mode>"`` (several, separated by
 commas; ``--conf`` on spark-submit, or ``spark.conf.set`` in a session: Spark SQL hands session
-settings to its tasks, and :func:`to_tasks` hands this one to plain Spark jobs) and the first
+settings to the tasks of its jobs, and every sparktc job is one) and the first
 attempt of task ``<partition>`` at ``<point>`` fails:
 
 * ``exit``: the Python worker dies (``os._exit``), as when it is killed or runs out of memory;
@@ -29,12 +29,10 @@ import errno
 import os
 import re
 import signal
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark import TaskContext
-from pyspark.sql import SparkSession
 
 SETTING = "spark.sparktc.fault"
 MODES = ("exit", "raise", "memory")
@@ -66,20 +64,6 @@ def problem(conf: Mapping[str, Any]) -> str | None:
         return (f"spark.conf {DRIVER_SETTING!r} = {driver!r} is not allowed; expected '<stage>:<point>:<mode>' with "
                 f"point {', '.join(DRIVER_POINTS)} and mode {', '.join(DRIVER_MODES)}")
     return None
-
-
-@contextmanager
-def to_tasks(spark: SparkSession) -> Iterator[None]:
-    """Hand the session's :data:`SETTING` to the tasks of plain Spark jobs (RDD jobs) run inside, as
-    Spark SQL does for its own jobs.
-    """
-    context = spark.sparkContext
-    previous = context.getLocalProperty(SETTING)
-    context.setLocalProperty(SETTING, spark.conf.get(SETTING, None))
-    try:
-        yield
-    finally:
-        context.setLocalProperty(SETTING, previous)
 
 
 def inject(point: str) -> None:

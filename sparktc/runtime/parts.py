@@ -14,10 +14,12 @@ returns (counts, small per-category sums) must be small: it is collected on the 
 
 from __future__ import annotations
 
+import math
+import pickle
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -26,7 +28,6 @@ from pyspark.sql import SparkSession
 from scipy import sparse
 
 from sparktc.filesystem import arrow_filesystem
-from sparktc.runtime import faults
 
 __all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
            "read_batches", "remove_unfinished", "sum_over_files", "write_parts"]
@@ -50,27 +51,43 @@ def map_parts(spark: SparkSession, units: Sequence[Unit], work: Callable[[int, U
               outputs: Sequence[str] = (), errors: tuple[type[Exception], ...] = ()) -> list[Result]:
     """``work(index, unit)`` for every unit, one Spark task each; the results in the units' order.
 
-    ``outputs`` are the directories the tasks write parts into: what failed attempts left unfinished
-    there is removed once every task has succeeded. A task that raises one of ``errors`` (the user's
-    input is at fault, the message says what to do) fails the job with that error raised again here,
-    its message as the task gave it.
+    A DataFrame job, as a Spark Connect session runs it too: a range of the units' indexes, one per partition,
+    mapped by a Python function (``mapInArrow``) that carries ``units`` and ``work`` in its closure (small: paths,
+    byte ranges, category codes; what is big is :class:`sparktc.runtime.shared.Shared`) and gives back each result
+    pickled. ``outputs`` are the directories the tasks write parts into: what failed attempts left unfinished
+    there is removed once every task has succeeded. A task that raises one of ``errors`` (the user's input is at
+    fault, the message says what to do) fails the job with that error raised again here, its message as the task
+    gave it.
     """
-    indexed = list(enumerate(units))
-    if indexed:
-        try:
-            with faults.to_tasks(spark):
-                results = spark.sparkContext.parallelize(indexed, len(indexed)).map(lambda pair: work(*pair)).collect()
-        except Exception as failure:
-            for kind in errors:
-                found = re.search(rf"\b{kind.__name__}: ([^\n]*)", str(failure))
-                if found:
-                    raise kind(found.group(1).strip()) from None
-            raise
-    else:
-        results = []
+    units = list(units)
+    results = [pickle.loads(row[0]) for row in _collect(_mapped(spark, units, work), errors)] if units else []
     for directory in outputs:
         remove_unfinished(directory)
     return results
+
+
+def _mapped(spark: SparkSession, units: list, work: Callable[[int, Any], Any]) -> Any:
+    """The DataFrame of ``work``'s pickled results (column ``result``), one row per unit in the units' order."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            done = [pickle.dumps(work(index, units[index]), protocol=pickle.HIGHEST_PROTOCOL)
+                    for index in batch.column(0).to_pylist()]
+            yield pa.record_batch([pa.array(done, pa.binary())], names=["result"])
+
+    return spark.range(0, len(units), 1, len(units)).mapInArrow(task, "result binary")
+
+
+def _collect(frame: Any, errors: tuple[type[Exception], ...]) -> list:
+    """``frame``'s rows; a task's user error (one of ``errors``) raised again as that error."""
+    try:
+        return frame.collect()
+    except Exception as failure:
+        for kind in errors:
+            found = re.search(rf"\b{kind.__name__}: ([^\n]*)", str(failure))
+            if found:
+                raise kind(found.group(1).strip()) from None
+        raise
 
 
 def remove_unfinished(directory: str) -> None:
@@ -228,10 +245,26 @@ def add_counts(left: tuple[int, sparse.csr_matrix] | None,
 def sum_over_files(spark: SparkSession, files: list[str],
                    count: Callable[[str], tuple[int, sparse.csr_matrix]]) -> tuple[int, sparse.csr_matrix] | None:
     """The sum over ``files`` of ``count`` (one file's (documents, counts) pair), run one task per file and summed
-    by a tree reduction: the driver receives sums (vocabulary x categories for the chi-square family's counts),
-    never documents. None without files.
+    in a second round of tasks, about the square root of the files' number, before the driver adds theirs: the
+    driver receives a few sums (vocabulary x categories for the chi-square family's counts), never documents.
+    None without files.
     """
     if not files:
         return None
-    with faults.to_tasks(spark):
-        return spark.sparkContext.parallelize(files, len(files)).map(count).treeAggregate(None, add_counts, add_counts)
+    counted = _mapped(spark, files, lambda index, path: count(path))
+    groups = max(1, math.isqrt(len(files)))
+
+    def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        total = None
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                total = add_counts(total, pickle.loads(blob))
+        if total is not None:
+            yield pa.record_batch([pa.array([pickle.dumps(total, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())],
+                                  names=["result"])
+
+    summed = counted.repartition(groups).mapInArrow(add, "result binary").collect()
+    total = None
+    for row in summed:
+        total = add_counts(total, pickle.loads(row[0]))
+    return total

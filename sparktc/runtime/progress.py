@@ -218,29 +218,27 @@ def loop(label: str, total: int) -> Iterator[Callable[[int], None]]:
             line.hide()
 
 
-def _job_tasks(tracker: Any, job: int, first_seen: float, now: float) -> JobTasks | None:
-    """The job's tasks from Spark's status tracker (``pyspark.StatusTracker``); None once Spark forgot the job."""
-    info = tracker.getJobInfo(job)
-    if info is None:
-        return None
-    stages = [found for found in (tracker.getStageInfo(stage) for stage in info.stageIds) if found is not None]
-    done = sum(stage.numCompletedTasks for stage in stages)
-    running = info.status == "RUNNING"
-    return JobTasks(job, done, sum(stage.numTasks for stage in stages) if running else done, running,
-                    now - first_seen)
+#: A stage's jobs so far: (running, tasks done, tasks) by job (a classic session's job id, a Connect operation id),
+#: None for a job Spark has forgotten.
+Jobs = Callable[[], dict[Any, tuple[bool, int, int] | None]]
 
 
-def _watch(tracker: Any, group: str, earlier: set[int], line: ProgressLine, stop: threading.Event) -> None:
-    """Poll the job group's jobs but the ``earlier`` ones (another run's, in the same session) until ``stop``."""
-    stage, first_seen = group.removeprefix("sparktc-"), {}
+def _watch(name: str, jobs: Jobs, line: ProgressLine, stop: threading.Event) -> None:
+    """Poll stage ``name``'s ``jobs`` until ``stop``."""
+    first_seen: dict[Any, float] = {}
     while not stop.wait(min(POLL_SECONDS, line.interval)):
         now = clock()
-        for job in sorted(set(tracker.getJobIdsForGroup(group)) - earlier):
+        found = jobs()
+        for job in sorted(found, key=str):
             first_seen.setdefault(job, now)
-        jobs = [found for found in (_job_tasks(tracker, job, seen, now) for job, seen in first_seen.items())
-                if found is not None]
-        if any(job.running for job in jobs):
-            line.show(stage_line(stage, jobs, now - line.started), now)
+        tasks = []
+        for position, (job, seen) in enumerate(first_seen.items()):
+            state = found.get(job)
+            if state is not None:
+                running, done, total = state
+                tasks.append(JobTasks(position, done, total if running else done, running, now - seen))
+        if any(job.running for job in tasks):
+            line.show(stage_line(name, tasks, now - line.started), now)
         else:
             line.hide()
 
@@ -256,8 +254,10 @@ class StageWatch(Protocol):
 
 
 def stages(spark: Any) -> StageWatch:
-    """The runner's ``watch`` (:class:`StageWatch`) printing each stage's progress line
-    from ``spark``'s status tracker (module docstring); no thread when progress is off.
+    """The runner's ``watch`` (:class:`StageWatch`) printing each stage's progress line (module docstring): from
+    a classic session's status tracker, polled for the stage's job group, or from a Spark Connect session's
+    progress reports (``registerProgressHandler``) of the operations run while the stage runs; no thread when
+    progress is off.
     """
 
     @contextmanager
@@ -266,23 +266,50 @@ def stages(spark: Any) -> StageWatch:
         if line is None:
             yield
             return
-        tracker, group, stop = spark.sparkContext.statusTracker(), f"sparktc-{stage}", threading.Event()
-        earlier = set(tracker.getJobIdsForGroup(group))  # before the stage's first job
-        thread = threading.Thread(target=_polling, args=(tracker, group, earlier, line, stop),
-                                  name=f"sparktc-progress-{stage}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-            line.hide()
+        with _jobs_of(spark, stage) as jobs:
+            stop = threading.Event()
+            thread = threading.Thread(target=_polling, args=(stage, jobs, line, stop),
+                                      name=f"sparktc-progress-{stage}", daemon=True)
+            thread.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                thread.join()
+                line.hide()
 
     return watching
 
 
-def _polling(tracker: Any, group: str, earlier: set[int], line: ProgressLine, stop: threading.Event) -> None:
+@contextmanager
+def _jobs_of(spark: Any, stage: str) -> Iterator[Jobs]:
+    """The :data:`Jobs` of ``stage`` while the block runs (pyspark imported here: the models import this module)."""
+    from sparktc.runtime import classic
+
+    if classic.is_classic(spark):
+        earlier = classic.job_ids(spark, stage)  # another run's, in the same session
+
+        def tracked() -> dict[Any, tuple[bool, int, int] | None]:
+            return {job: classic.stage_tasks(spark, job) for job in classic.job_ids(spark, stage) - earlier}
+
+        yield tracked
+        return
+    reported: dict[Any, tuple[bool, int, int]] = {}
+
+    def handler(stages: Any, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        stages = list(stages or [])
+        reported[operation_id] = (not done, sum(found.num_completed_tasks for found in stages),
+                                  sum(found.num_tasks for found in stages))
+
+    spark.registerProgressHandler(handler)
     try:
-        _watch(tracker, group, earlier, line, stop)
+        yield lambda: dict(reported)
+    finally:
+        spark.removeProgressHandler(handler)
+
+
+def _polling(stage: str, jobs: Jobs, line: ProgressLine, stop: threading.Event) -> None:
+    try:
+        _watch(stage, jobs, line, stop)
     except Exception:  # a progress line never fails a run: a tracker gone (Spark stopped) ends it
         return

@@ -37,13 +37,14 @@ from pyspark.sql import SparkSession
 from sparktc import __version__
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
-from sparktc.runtime import storage
+from sparktc.runtime import session, storage
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
 from sparktc.runtime.parts import count_rows
 from sparktc.runtime.progress import StageWatch
 from sparktc.runtime.resources import check_worker_memory
+from sparktc.runtime.session import labelled_jobs
 from sparktc.runtime.stage_report import StageReport
 
 MANIFESTS = "manifests"
@@ -135,7 +136,7 @@ def _read_json(spark: SparkSession, path: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(storage.read_text(spark, path))
-    except (Py4JJavaError, ValueError):  # JSONDecodeError is a ValueError
+    except (OSError, Py4JJavaError, ValueError):  # JSONDecodeError is a ValueError
         return None  # a file cut short or damaged (a Hadoop checksum error) is no file
     return value if isinstance(value, dict) else None
 
@@ -151,9 +152,9 @@ _HASHED: dict[tuple[int, int, int, int], str] = {}
 
 def file_sha256(spark: SparkSession, path: str) -> str:
     """A file's SHA-256, as the manifests and model bundles record it, read once per process for a local file (kept
-    by inode, size and modification time); a file Hadoop cannot read back (its ``.crc`` check fails) gets a digest
-    no file has, and so does a local FIFO, socket or device (Hadoop lists them as files; reading one would wait
-    forever: ingest names them).
+    by inode, size and modification time); a file that cannot be read back (permissions; on Hadoop, a failed
+    ``.crc`` check) gets a digest no file has, and so does a local FIFO, socket or device (listed as files; reading
+    one would wait forever: ingest names them).
     """
     local = local_path(path)
     found = os.stat(local) if local is not None and os.path.exists(local) else None
@@ -166,8 +167,8 @@ def file_sha256(spark: SparkSession, path: str) -> str:
         return _HASHED[key]
     try:
         digest = storage.sha256(spark, path)
-    except Py4JJavaError as error:
-        return f"unreadable: {str(error.java_exception)[:200]}"
+    except OSError as error:
+        return f"unreadable: {str(error)[:200]}"
     if key is not None:
         _HASHED[key] = digest
     return digest
@@ -335,21 +336,19 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     inject_driver(spark.conf, stage.name, "start")
     report = stage.run(spark, config, Tables(output, staging, storage.join(claim.staging, HANDOFF), later))
     published = time.perf_counter()
-    spark.sparkContext.setJobGroup(f"sparktc-{stage.name}", f"sparktc: {stage.name} (publishing)")
-    for name in stage.writes:
-        if not storage.exists(spark, storage.join(staging, name)):
-            raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
-        storage.rename(spark, storage.join(staging, name), storage.join(output, name))
-        inject_driver(spark.conf, stage.name, "publish")
-    storage.delete(spark, staging)
-    found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
-    listings = {name: [[relative, size, mtime, hash_output(name, relative)]
-                       for relative, size, mtime in found[name] or []]
-                for name in stage.writes}
-    outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), found[name] or [])}
-               for name in stage.writes}
-    spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    spark.sparkContext.setLocalProperty("spark.job.description", None)
+    with labelled_jobs(spark, stage.name, f"sparktc: {stage.name} (publishing)"):
+        for name in stage.writes:
+            if not storage.exists(spark, storage.join(staging, name)):
+                raise RuntimeError(f"{stage.name} did not write its output {name}; please report this as a bug")
+            storage.rename(spark, storage.join(staging, name), storage.join(output, name))
+            inject_driver(spark.conf, stage.name, "publish")
+        storage.delete(spark, staging)
+        found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
+        listings = {name: [[relative, size, mtime, hash_output(name, relative)]
+                           for relative, size, mtime in found[name] or []]
+                    for name in stage.writes}
+        outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), found[name] or [])}
+                   for name in stage.writes}
     manifest = {
         "stage": stage.name,
         "sparktc_version": __version__,
@@ -366,8 +365,8 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         "seconds_publishing": round(time.perf_counter() - published, 3),
         "started": started,
         "finished": _now(),
-        "spark": {"master": spark.sparkContext.master, "application_id": spark.sparkContext.applicationId,
-                  "default_parallelism": spark.sparkContext.defaultParallelism},
+        "spark": {"master": session.master(spark), "application_id": session.application_id(spark),
+                  "default_parallelism": session.cores(spark)},
     }
     inject_driver(spark.conf, stage.name, "manifest")
     _write_json(spark, manifest_path(output, stage.name), manifest)
@@ -379,7 +378,7 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     """Every planned stage in order into the claimed output (see :func:`run_stage`), each inside ``watch(name)``
     when given; their manifests.
     """
-    check_worker_memory(dict(spark.sparkContext.getConf().getAll()))
+    check_worker_memory(session.settings(spark))
     digests = Digests(spark, claim.output)
     invalidated: dict[str, str] = {}
     manifests = []

@@ -1,15 +1,25 @@
-"""Spark session construction shared by jobs and tests, and the check of the interpreter a session's workers run."""
+"""Spark session construction shared by jobs and tests, what sparktc asks of a session of either kind (classic or
+Spark Connect: its cores, master, settings), and the check of the interpreter a session's workers run.
+
+A classic session answers through :mod:`sparktc.runtime.classic`; a Spark Connect one through ``spark.conf`` and, for
+its cores, one tiny job.
+"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from sparktc.errors import SparktcError
+from sparktc.runtime import classic
 from sparktc.runtime.parts import COMPRESSION
 
 PARQUET_CODEC = "spark.sql.parquet.compression.codec"
@@ -42,10 +52,77 @@ def build_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    if PARQUET_CODEC not in conf and not session.sparkContext.getConf().contains(PARQUET_CODEC):
+    if PARQUET_CODEC not in conf and PARQUET_CODEC not in settings(session):
         session.conf.set(PARQUET_CODEC, COMPRESSION)  # the tables Spark writes, like those the tasks write
-    session.sparkContext.setLogLevel(log_level)
+    if classic.is_classic(session):  # a Connect client cannot set the server's log level
+        classic.set_log_level(session, log_level)
     return session
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect client session (``SparkSession.builder.remote(...)``)."""
+    return not classic.is_classic(spark)
+
+
+def master(spark: SparkSession) -> str:
+    """The session's master URL (``local[2]``, ``spark://...``, ``yarn``...)."""
+    return classic.master(spark) if classic.is_classic(spark) else spark.conf.get("spark.master", "unknown")
+
+
+def application_id(spark: SparkSession) -> str:
+    """The Spark application's id (on Connect: the server's application)."""
+    return classic.application_id(spark) if classic.is_classic(spark) else spark.conf.get("spark.app.id", "unknown")
+
+
+def settings(spark: SparkSession) -> dict[str, str]:
+    """The Spark settings in force: a classic application's start-up settings, and on either kind the session's."""
+    found = classic.settings(spark) if classic.is_classic(spark) else {}
+    return {**found, **spark.conf.getAll}
+
+
+_CORES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def cores(spark: SparkSession) -> int:
+    """Spark's default parallelism: the cores the executors offer. A Connect session has no SparkContext to ask: its
+    ``spark.default.parallelism`` when set, else the partitions Spark gives a range (its leaf-node parallelism, the
+    same default), counted by one tiny job and kept for the session.
+    """
+    if classic.is_classic(spark):
+        return classic.default_parallelism(spark)
+    if spark not in _CORES:
+        given = spark.conf.get("spark.default.parallelism", None)
+        _CORES[spark] = int(given) if given else int(
+            spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.max("p")).first()[0]) + 1
+    return _CORES[spark]
+
+
+def executors(spark: SparkSession) -> int:
+    """Executors of the application (the driver itself in local mode); on Connect, ``spark.executor.instances`` when
+    set, else 1 for a local master, else 0 (not known to a client).
+    """
+    if classic.is_classic(spark):
+        return classic.executors(spark)
+    given = spark.conf.get("spark.executor.instances", None)
+    return int(given) if given else int(master(spark).startswith("local"))
+
+
+@contextmanager
+def labelled_jobs(spark: SparkSession, name: str, description: str) -> Iterator[None]:
+    """The Spark jobs started inside labelled as stage ``name``'s: on a classic session its job group, described as
+    ``description`` in the UI and the event log; on a Connect session the operation tag ``sparktc-<name>`` (Connect
+    has no job groups), which the server's UI shows and ``spark.interruptTag`` stops.
+    """
+    if classic.is_classic(spark):
+        with classic.labelled_jobs(spark, name, description):
+            yield
+        return
+    tag = classic.job_group(name)
+    spark.addTag(tag)
+    try:
+        yield
+    finally:
+        spark.removeTag(tag)
 
 
 def local_workers_python(spark: SparkSession) -> str | None:
@@ -54,10 +131,7 @@ def local_workers_python(spark: SparkSession) -> str | None:
     spark-submit's). None on a cluster, whose workers run on other machines, and on Spark Connect (no SparkContext
     here: the server's workers are configured server-side).
     """
-    context = getattr(spark, "sparkContext", None)  # Spark Connect raises an AttributeError for it
-    if context is None or not context.master.startswith("local"):
-        return None
-    return context.pythonExec
+    return classic.workers_python(spark)
 
 
 def python_problem(executable: str) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparktc.runtime.progress import cleared
+from sparktc.runtime.session import labelled_jobs
 
 
 @dataclass
@@ -50,14 +51,9 @@ class StageReport:
 def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
     """Time a stage, label its Spark jobs ``sparktc: <name>`` in the UI, check and print its counts."""
     report = StageReport(name)
-    context = spark.sparkContext
-    context.setJobGroup(f"sparktc-{name}", f"sparktc: {name}")
     started = time.perf_counter()
-    try:
+    with labelled_jobs(spark, name, f"sparktc: {name}"):
         yield report
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
-        context.setLocalProperty("spark.job.description", None)
     report.seconds = round(time.perf_counter() - started, 3)
     report.reconcile()
     with cleared():  # not after the stage's progress line on a terminal

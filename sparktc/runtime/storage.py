@@ -1,64 +1,266 @@
-"""Small files and listings through Hadoop file systems, so the same code serves local disk, HDFS and S3.
+"""Small files and listings on the store the executors read and write, from the driver, on a session of either kind.
 
-Corpus data never passes through here: these helpers move metadata (listings, the hierarchy and
-stop-list files, ``metrics.json``) between the driver and the store the executors read and write.
+Corpus data never passes through here: these helpers move metadata (listings, the hierarchy and stop-list files,
+manifests, ``metrics.json``, locks) between the driver and that store. Each path goes to one of three backends:
+
+- a local path or ``file:`` URI: Python's own file operations, on a classic and a Connect session alike (Hadoop's
+  local file system did the same through py4j, six round trips a file);
+- any other URI on a classic session: the Hadoop file system that holds it, with the cluster's Hadoop settings and
+  credentials (:class:`sparktc.runtime.classic.Hadoop`);
+- any other URI on a Spark Connect session, which has no JVM in reach: pyarrow's file system for it
+  (:func:`sparktc.filesystem.arrow_filesystem`: ``s3a://`` as ``s3://``, ``hdfs://`` through libhdfs, ``gs://``,
+  ``abfs://``), with the credentials of the client's environment.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import hashlib
 import os
+import shutil
 import stat
-import time
-import weakref
-from dataclasses import dataclass
-from typing import Any
+import zlib
+from typing import Any, Protocol
 
-from pyspark import SparkContext
+import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
-from sparktc.filesystem import local_path
+from sparktc.filesystem import arrow_filesystem, local_path
+from sparktc.runtime import classic
+
+#: Decompressors by file extension, as Hadoop's codec factory picks them for a small file read whole.
+_CODECS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".deflate": zlib.decompress}
 
 
-@dataclass(frozen=True)
-class _Hadoop:
-    """A SparkContext's Hadoop Path class, its (live) Hadoop configuration, a codec factory over it and the class
-    that reads a stream whole, kept: each ``jvm.org.apache...`` name takes a round trip to the JVM, and building a
-    codec factory many, while a run asks for a file system hundreds of times (every manifest, listing and
-    publishing step).
-    """
+class Backend(Protocol):
+    """The file operations of one kind of store (see the module docstring)."""
 
-    path: Any
-    configuration: Any
-    codecs: Any
-    io_utils: Any
+    def kind(self, path: str) -> str | None:
+        """"file", "directory", or None."""
+    def qualified(self, path: str) -> str:
+        """The path as its file system names it."""
+    def entries(self, path: str) -> dict[str, bool]:
+        """Names in a directory, each with whether it is a file."""
+    def read_bytes(self, path: str) -> bytes:
+        """A small file's bytes, decompressed by its extension's codec."""
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Create or replace a small file."""
+    def create_new(self, path: str, data: bytes) -> bool:
+        """Create a file only if nothing is there; False when something is."""
+    def delete(self, path: str) -> None:
+        """Remove a file or tree, if there."""
+    def rename(self, source: str, target: str) -> None:
+        """Move to a target that must not exist."""
+    def list_files(self, path: str) -> list[tuple[str, int, int]] | None:
+        """(relative path, size, mtime ms) of every file, or None."""
+    def copy(self, source: str, target: str) -> None:
+        """Copy byte for byte, replacing the target."""
+    def modified(self, path: str) -> int:
+        """Modification time in ms."""
+    def touch(self, path: str) -> None:
+        """Set the modification time to now."""
+    def sha256(self, path: str) -> str:
+        """The SHA-256 of the file's bytes."""
 
 
-_HADOOP: weakref.WeakKeyDictionary[SparkContext, _Hadoop] = weakref.WeakKeyDictionary()
+class _Local:
+    """A local disk through Python. Paths may be ``file:`` URIs; names given back keep Hadoop's ``file:/...`` form."""
+
+    def kind(self, path: str) -> str | None:
+        local = _local(path)
+        return "directory" if os.path.isdir(local) else "file" if os.path.exists(local) else None
+
+    def qualified(self, path: str) -> str:
+        return "file:" + os.path.abspath(_local(path)).rstrip("/")
+
+    def entries(self, path: str) -> dict[str, bool]:
+        local = _local(path)
+        return {name: os.path.isfile(os.path.join(local, name)) for name in sorted(os.listdir(local))
+                if not _checksum_file(name)}
+
+    def read_bytes(self, path: str) -> bytes:
+        local = _local(path)
+        with open(local, "rb") as handle:
+            data = handle.read()
+        decompress = _CODECS.get(os.path.splitext(local)[1])
+        try:
+            return data if decompress is None else decompress(data)
+        except (EOFError, ValueError, zlib.error) as error:  # cut short, or not that codec's data
+            raise OSError(f"{path}: cannot be decompressed ({error})") from None
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        local = _local(path)
+        os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+        with open(local, "wb") as handle:
+            handle.write(data)
+
+    def create_new(self, path: str, data: bytes) -> bool:
+        local = _local(path)
+        os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+        try:
+            with open(local, "xb") as handle:
+                handle.write(data)
+        except FileExistsError:
+            return False
+        return True
+
+    def delete(self, path: str) -> None:
+        local = _local(path)
+        if os.path.isdir(local) and not os.path.islink(local):
+            shutil.rmtree(local)
+        elif os.path.lexists(local):
+            os.remove(local)
+
+    def rename(self, source: str, target: str) -> None:
+        local_target = _local(target)
+        if os.path.lexists(local_target):
+            raise OSError(f"cannot move {source} to {target}: something is already there")
+        os.makedirs(os.path.dirname(local_target) or ".", exist_ok=True)
+        os.rename(_local(source), local_target)
+
+    def list_files(self, path: str) -> list[tuple[str, int, int]] | None:
+        return _list_local(_local(path))
+
+    def copy(self, source: str, target: str) -> None:
+        self.delete(target)
+        local_source, local_target = _local(source), _local(target)
+        if os.path.isdir(local_source):
+            shutil.copytree(local_source, local_target, ignore=lambda folder, names: [
+                name for name in names if _checksum_file(name)])
+        else:
+            os.makedirs(os.path.dirname(local_target) or ".", exist_ok=True)
+            shutil.copyfile(local_source, local_target)
+
+    def modified(self, path: str) -> int:
+        return os.stat(_local(path)).st_mtime_ns // 1_000_000
+
+    def touch(self, path: str) -> None:
+        os.utime(_local(path))
+
+    def sha256(self, path: str) -> str:
+        digest = hashlib.sha256()
+        with open(_local(path), "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
 
 
-def _hadoop(spark: SparkSession) -> _Hadoop:
-    context = spark.sparkContext
-    found = _HADOOP.get(context)
-    if found is None:
-        jvm, configuration = context._jvm, context._jsc.hadoopConfiguration()
-        found = _HADOOP[context] = _Hadoop(jvm.org.apache.hadoop.fs.Path, configuration,
-                                           jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(configuration),
-                                           jvm.org.apache.commons.io.IOUtils)
-    return found
+def _local(path: str) -> str:
+    local = local_path(path)
+    assert local is not None, path  # noqa: S101 (the backend is chosen by local_path)
+    return local
 
 
-def file_system(spark: SparkSession, path: str):
-    """The Hadoop Path of ``path`` and the file system that holds it."""
-    hadoop = _hadoop(spark)
-    hadoop_path = hadoop.path(path)
-    return hadoop_path, hadoop_path.getFileSystem(hadoop.configuration)
+class _Arrow:
+    """Any store pyarrow reaches (S3, HDFS, GCS, Azure), for a Spark Connect client."""
+
+    def kind(self, path: str) -> str | None:
+        filesystem, root = arrow_filesystem(path)
+        found = filesystem.get_file_info(root).type
+        return {pafs.FileType.File: "file", pafs.FileType.Directory: "directory"}.get(found)
+
+    def qualified(self, path: str) -> str:
+        return path.rstrip("/")
+
+    def entries(self, path: str) -> dict[str, bool]:
+        filesystem, root = arrow_filesystem(path)
+        return {info.base_name: info.type == pafs.FileType.File
+                for info in filesystem.get_file_info(pafs.FileSelector(root))}
+
+    def read_bytes(self, path: str) -> bytes:
+        filesystem, root = arrow_filesystem(path)
+        with filesystem.open_input_stream(root, compression="detect") as stream:
+            return stream.read()
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        filesystem, root = arrow_filesystem(path)
+        with filesystem.open_output_stream(root) as stream:
+            stream.write(data)
+
+    def create_new(self, path: str, data: bytes) -> bool:
+        # Object stores have no exclusive create (Hadoop's s3a has none either): checked, then written.
+        if self.kind(path) is not None:
+            return False
+        self.write_bytes(path, data)
+        return True
+
+    def delete(self, path: str) -> None:
+        filesystem, root = arrow_filesystem(path)
+        found = filesystem.get_file_info(root).type
+        if found == pafs.FileType.Directory:
+            filesystem.delete_dir(root)
+        elif found == pafs.FileType.File:
+            filesystem.delete_file(root)
+
+    def rename(self, source: str, target: str) -> None:
+        if self.kind(target) is not None:
+            raise OSError(f"cannot move {source} to {target}: something is already there")
+        filesystem, root = arrow_filesystem(source)
+        filesystem.move(root, arrow_filesystem(target)[1])
+
+    def list_files(self, path: str) -> list[tuple[str, int, int]] | None:
+        filesystem, root = arrow_filesystem(path)
+        info = filesystem.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            return None
+        if info.type == pafs.FileType.File:
+            return [("", info.size, info.mtime_ns // 1_000_000)]
+        return sorted((found.path[len(root.rstrip("/")):].lstrip("/"), found.size, found.mtime_ns // 1_000_000)
+                      for found in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+                      if found.type == pafs.FileType.File)
+
+    def copy(self, source: str, target: str) -> None:
+        self.delete(target)
+        filesystem, root = arrow_filesystem(source)
+        pafs.copy_files(root, arrow_filesystem(target)[1], source_filesystem=filesystem,
+                        destination_filesystem=arrow_filesystem(target)[0])
+
+    def modified(self, path: str) -> int:
+        filesystem, root = arrow_filesystem(path)
+        return filesystem.get_file_info(root).mtime_ns // 1_000_000
+
+    def touch(self, path: str) -> None:
+        self.write_bytes(path, self.read_bytes(path))  # no setTimes on an object store: a rewrite renews it
+
+    def sha256(self, path: str) -> str:
+        filesystem, root = arrow_filesystem(path)
+        digest = hashlib.sha256()
+        with filesystem.open_input_stream(root) as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+
+_LOCAL, _ARROW = _Local(), _Arrow()
+
+
+def backend(spark: Any, path: str) -> Backend:
+    """The backend for ``path`` on ``spark``'s kind of session (see the module docstring)."""
+    if local_path(path) is not None:
+        return _LOCAL
+    return classic.Hadoop(spark) if classic.is_classic(spark) else _ARROW
 
 
 def exists(spark: SparkSession, path: str) -> bool:
     """Whether ``path`` exists, on the file system that holds it."""
-    hadoop_path, fs = file_system(spark, path)
-    return bool(fs.exists(hadoop_path))
+    return backend(spark, path).kind(path) is not None
+
+
+def kind(spark: SparkSession, path: str) -> str | None:
+    """"file", "directory", or None when nothing is at ``path``."""
+    return backend(spark, path).kind(path)
+
+
+def qualified(spark: SparkSession, path: str) -> str:
+    """``path`` as its file system names it (``file:/...`` for a local one), without a trailing slash."""
+    return backend(spark, path).qualified(path)
+
+
+def entries(spark: SparkSession, path: str) -> dict[str, bool]:
+    """The names in the directory ``path`` (checksum sidecars left out), each with whether it is a file."""
+    return backend(spark, path).entries(path)
 
 
 def read_text(spark: SparkSession, path: str) -> str:
@@ -77,16 +279,7 @@ def read_bytes(spark: SparkSession, path: str) -> bytes:
     """The whole of a small file (a PNG plot, a text file), decompressed when its name ends in a codec's
     extension (``.gz``, ``.bz2``), read by the driver without a Spark job.
     """
-    hadoop_path, fs = file_system(spark, path)
-    hadoop = _hadoop(spark)
-    codec = hadoop.codecs.getCodec(hadoop_path)
-    stream = fs.open(hadoop_path)
-    try:
-        if codec is not None:
-            stream = codec.createInputStream(stream)
-        return bytes(hadoop.io_utils.toByteArray(stream))
-    finally:
-        stream.close()
+    return backend(spark, path).read_bytes(path)
 
 
 def write_text(spark: SparkSession, path: str, text: str) -> None:
@@ -101,43 +294,27 @@ def join(base: str, *parts: str) -> str:
 
 def write_bytes(spark: SparkSession, path: str, data: bytes) -> None:
     """Create or replace a small binary file (a PNG plot)."""
-    hadoop_path, fs = file_system(spark, path)
-    stream = fs.create(hadoop_path, True)
-    try:
-        stream.write(bytearray(data))
-    finally:
-        stream.close()
+    backend(spark, path).write_bytes(path, data)
 
 
 def delete(spark: SparkSession, path: str) -> None:
     """Remove a file or a directory tree; nothing happens when it does not exist."""
-    hadoop_path, fs = file_system(spark, path)
-    fs.delete(hadoop_path, True)
+    backend(spark, path).delete(path)
 
 
 def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move ``source`` (a file or a directory) to ``target``, which must not exist: the publishing step of
     a stage. Nothing is replaced here; callers remove first what is theirs to remove.
     """
-    source_path, fs = file_system(spark, source)
-    target_path, _ = file_system(spark, target)
-    if fs.exists(target_path):
-        raise OSError(f"cannot move {source} to {target}: something is already there")
-    fs.mkdirs(target_path.getParent())
-    if not fs.rename(source_path, target_path):
-        raise OSError(f"could not move {source} to {target}")
+    backend(spark, source).rename(source, target)
 
 
 def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
     """(path relative to ``path``, size, modification time in ms) of every file under ``path``, sorted;
-    a file lists itself with the relative path ""; None when ``path`` does not exist.
-
-    A local path (or ``file:`` URI) is listed by Python, as Hadoop's local file system lists it
-    (:func:`_list_local`); any other through Hadoop (:func:`_list_hadoop`), which takes six round trips to the JVM
-    per file.
+    a file lists itself with the relative path ""; None when ``path`` does not exist. A local path is listed as
+    Hadoop's local file system lists it (:func:`_list_local`).
     """
-    local = local_path(path)
-    return _list_hadoop(spark, path) if local is None else _list_local(local)
+    return backend(spark, path).list_files(path)
 
 
 def _checksum_file(name: str) -> bool:
@@ -180,30 +357,9 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _list_hadoop(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
-    """:func:`list_files` through the Hadoop file system that holds ``path``."""
-    hadoop_path, fs = file_system(spark, path)
-    if not fs.exists(hadoop_path):
-        return None
-    root = fs.getFileStatus(hadoop_path).getPath().toString().rstrip("/")
-    files = fs.listFiles(hadoop_path, True)
-    found = []
-    while files.hasNext():
-        status = files.next()
-        relative = status.getPath().toString()[len(root):].lstrip("/")
-        found.append((relative, int(status.getLen()), int(status.getModificationTime())))
-    return sorted(found)
-
-
 def copy(spark: SparkSession, source: str, target: str) -> None:
     """Copy a file or directory tree byte for byte, replacing ``target``."""
-    source_path, source_fs = file_system(spark, source)
-    target_path, target_fs = file_system(spark, target)
-    target_fs.delete(target_path, True)
-    jvm = spark.sparkContext._jvm
-    conf = _hadoop(spark).configuration
-    if not jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source_path, target_fs, target_path, False, conf):
-        raise OSError(f"could not copy {source} to {target}")
+    backend(spark, source).copy(source, target)
 
 
 def link_or_copy(spark: SparkSession, source: str, target: str) -> None:
@@ -220,47 +376,31 @@ def link_or_copy(spark: SparkSession, source: str, target: str) -> None:
             into = os.path.join(local_target, os.path.relpath(folder, local_source))
             os.makedirs(into, exist_ok=True)
             for name in names:
-                os.link(os.path.join(folder, name), os.path.join(into, name))
+                if not _checksum_file(name):
+                    os.link(os.path.join(folder, name), os.path.join(into, name))
     except OSError:  # a file system without hard links, or across devices: copy instead
         copy(spark, source, target)
 
 
 def create_new(spark: SparkSession, path: str, text: str) -> bool:
-    """Create a small text file only if nothing is at ``path`` (atomic on HDFS); False when something is."""
-    hadoop_path, fs = file_system(spark, path)
-    try:
-        stream = fs.create(hadoop_path, False)
-    except Exception as error:  # py4j wraps FileAlreadyExistsException
-        if "FileAlreadyExistsException" in str(error) or fs.exists(hadoop_path):
-            return False
-        raise
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
-    return True
+    """Create a small text file only if nothing is at ``path`` (atomic on a local disk and HDFS); False when
+    something is.
+    """
+    return backend(spark, path).create_new(path, text.encode("utf-8"))
 
 
 def modified(spark: SparkSession, path: str) -> int:
     """The modification time of ``path`` in ms since the epoch."""
-    hadoop_path, fs = file_system(spark, path)
-    return int(fs.getFileStatus(hadoop_path).getModificationTime())
+    return backend(spark, path).modified(path)
 
 
 def touch(spark: SparkSession, path: str) -> None:
     """Set the modification time of ``path`` to now (a lease renewal)."""
-    hadoop_path, fs = file_system(spark, path)
-    fs.setTimes(hadoop_path, int(time.time() * 1000), -1)
+    backend(spark, path).touch(path)
 
 
 def sha256(spark: SparkSession, path: str) -> str:
-    """The SHA-256 of a file's bytes, streamed by the JVM (nothing crosses to Python but the digest).
-    On the local file system Hadoop checks the file against its ``.crc`` sidecar while reading, and a
-    file that fails that check raises.
+    """The SHA-256 of a file's bytes, streamed (on a classic session's Hadoop store, by the JVM: nothing crosses to
+    Python but the digest). OSError when the file cannot be read back.
     """
-    hadoop_path, fs = file_system(spark, path)
-    stream = fs.open(hadoop_path)
-    try:
-        return str(spark.sparkContext._jvm.org.apache.commons.codec.digest.DigestUtils.sha256Hex(stream))
-    finally:
-        stream.close()
+    return backend(spark, path).sha256(path)

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ import pytest
 from conftest import REPO
 from scipy import sparse
 
-from sparktc.runtime import progress
+from sparktc.runtime import classic, progress
 from sparktc.runtime.progress import JobTasks, ProgressLine, duration, loop, loop_line, stage_line, time_left
 
 
@@ -189,12 +190,19 @@ class Tracker:
         return type("Stage", (), {"numTasks": total, "numCompletedTasks": done})
 
 
-def test_a_jobs_tasks_running_and_finished() -> None:
+def test_a_jobs_tasks_running_and_finished(monkeypatch: pytest.MonkeyPatch) -> None:
     tracker = Tracker({1: ([1, 2], "RUNNING"), 2: ([3, 4], "SUCCEEDED")},
                       {1: (10, 10), 2: (4, 1), 3: (6, 6), 4: (8, 0)})
-    assert progress._job_tasks(tracker, 1, 5.0, 12.0) == JobTasks(1, 11, 14, True, 7.0)
-    # a finished job's skipped stage (4: never ran) is not in its total
-    assert progress._job_tasks(tracker, 2, 5.0, 12.0) == JobTasks(2, 6, 6, False, 7.0)
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=lambda: tracker))
+    assert classic.stage_tasks(spark, 1) == (True, 11, 14)
+    assert classic.stage_tasks(spark, 2) == (False, 6, 14)
+    # On the line, a finished job's skipped stage (4: never ran) is not in its total.
+    line, stop = ProgressLine(False, 0.01, io.StringIO(), 0.0), threading.Event()
+    jobs = {1: classic.stage_tasks(spark, 1), 2: classic.stage_tasks(spark, 2)}
+    shown: list[list[JobTasks]] = []
+    monkeypatch.setattr(progress, "stage_line", lambda stage, tasks, elapsed: shown.append(tasks) or stop.set() or "")
+    progress._watch("train", lambda: jobs, line, stop)
+    assert [(job.done, job.total, job.running) for job in shown[0]] == [(11, 14, True), (6, 6, False)]
 
 
 def test_nnet_counts_its_epochs_and_learns_what_scikit_learn_does(monkeypatch: pytest.MonkeyPatch) -> None:
