@@ -28,7 +28,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from sparktc.corpora.records import Reject
 from sparktc.corpora.registry import CLASSIFY_READERS
 from sparktc.errors import InputError
-from sparktc.experiment.bundle import Bundle
+from sparktc.experiment.bundle import Bundle, OnWorker
 from sparktc.experiment.config import ConfigError, checked
 from sparktc.experiment.tables import cut_of, mark_duplicates, parse_files
 from sparktc.features.text import Analyzer, token_strings
@@ -109,12 +109,12 @@ def weighted(spark: SparkSession, bundle: Bundle, records: DataFrame) -> DataFra
     """Records (doc_id, labels, text, title, tokens, source, line, reason) as vectors over the bundle's vocabulary
     (:data:`sparktc.schemas.CLASSIFY_VECTORS_SCHEMA`), a document without a term of it given :data:`NO_TERMS`.
     """
-    shared = spark.sparkContext.broadcast((bundle.terms, bundle.idf))
+    shared = OnWorker.of(bundle)
     stop_words, stemmer, recipe = bundle.stop_words, bundle.stemmer, bundle.analyzer
     scheme, features = bundle.scheme, bundle.features
 
     def vectorize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        terms, factors = shared.value
+        terms, factors = shared.vocabulary
         analyzer = Analyzer(stop_words, stemmer, recipe)
         for batch in batches:
             given = batch.column("tokens")
@@ -142,7 +142,7 @@ def predict(spark: SparkSession, bundle: Bundle, documents: DataFrame, top_k: in
     (doc_id, labels, indices, values, counts): scores and decisions by the evaluate stage's code under the bundle's
     rule, PCut's thresholds over ``documents``.
     """
-    scorer = spark.sparkContext.broadcast(bundle.scorer)
+    scorer = OnWorker.of(bundle)
     cut = cut_of(bundle.rule, bundle.categories, documents, scorer, lambda: bundle.n_train)
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

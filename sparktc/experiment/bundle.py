@@ -44,6 +44,7 @@ from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config, load_section
 from sparktc.features.text import TermFeatures, stop_words_of
+from sparktc.filesystem import per_worker, read_file
 from sparktc.models import method as scoring
 from sparktc.models.decision import DecisionRule
 from sparktc.models.nnet import NETWORK_FILE, read_network
@@ -278,8 +279,8 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
     rule = load_section("train", description["settings"]["train"]).decision_rule()
     part = SCORING_PART.get(rule.spec.scoring(rule.parameters).kind)
     _check_parts(spark, path, _recorded_parts(path, description), {VOCABULARY, CATEGORIES, *([part] if part else [])})
-    vocabulary = spark.read.parquet(_require(spark, path, VOCABULARY)).orderBy("term_id").toPandas()
-    categories = spark.read.parquet(_require(spark, path, CATEGORIES)).orderBy("category").toPandas()
+    _require(spark, path, VOCABULARY), _require(spark, path, CATEGORIES)
+    vocabulary, categories = _tables(path)
     training = _require(spark, path, TRAINING) if part == TRAINING else ""
     network = _require(spark, path, NETWORK) if part == NETWORK else ""
     if network:
@@ -292,7 +293,54 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         analyzer=settings.analyzer, features=settings.features(),
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
-        categories=categories,
-        scorer=Scorer.of(categories, len(vocabulary), rule, training, network,
-                         vocabulary.sort_values("rank")["term_id"].to_numpy()),
+        categories=categories, scorer=_scorer(categories, vocabulary, rule, training, network),
     )
+
+
+def _tables(path: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The bundle's vocabulary (by term id) and categories (by code), read with pyarrow: no Spark job."""
+    return (read_small(storage.join(path, VOCABULARY), list(BUNDLE_VOCABULARY.names)).sort_by("term_id").to_pandas(),
+            read_small(storage.join(path, CATEGORIES), list(BUNDLE_CATEGORIES.names)).sort_by("category").to_pandas())
+
+
+def _scorer(categories: pd.DataFrame, vocabulary: pd.DataFrame, rule: DecisionRule, training: str,
+            network: str) -> Scorer:
+    return Scorer.of(categories, len(vocabulary), rule, training, network,
+                     vocabulary.sort_values("rank")["term_id"].to_numpy())
+
+
+@per_worker
+def _on_worker(path: str, training: str, network: str) -> tuple[pa.StringArray, np.ndarray, Scorer]:
+    """The bundle's terms, global factors and scorer, as :func:`load_bundle` makes them, from its files."""
+    description = json.loads(read_file(path, DESCRIPTION))
+    rule = load_section("train", description["settings"]["train"]).decision_rule()
+    vocabulary, categories = _tables(path)
+    return (pa.array(vocabulary["term"].tolist(), type=pa.string()), vocabulary["idf"].to_numpy(),
+            _scorer(categories, vocabulary, rule, training, network))
+
+
+@dataclass(frozen=True)
+class OnWorker:
+    """What a task needs of a bundle the driver loaded and checked (:func:`load_bundle`): read by each Python worker
+    from the bundle's own files, once, instead of shipped with every task (Spark Connect has no broadcast
+    variables). ``value`` is the scorer, as the evaluate stage's shared scorer is.
+    """
+
+    path: str
+    training: str
+    network: str
+
+    @staticmethod
+    def of(bundle: Bundle) -> OnWorker:
+        """The worker's view of ``bundle``."""
+        return OnWorker(bundle.path, bundle.scorer.train_path, bundle.scorer.network_path)
+
+    @property
+    def vocabulary(self) -> tuple[pa.StringArray, np.ndarray]:
+        """The terms in term id order and each one's global factor."""
+        return _on_worker(self.path, self.training, self.network)[:2]
+
+    @property
+    def value(self) -> Scorer:
+        """The scorer."""
+        return _on_worker(self.path, self.training, self.network)[2]

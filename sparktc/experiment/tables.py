@@ -75,7 +75,7 @@ def mark_duplicates(records: DataFrame, where: Callable[[Column], Column] = sour
 
 
 def pcut_thresholds_of_documents(test: DataFrame, shared, train_share: np.ndarray) -> np.ndarray:
-    """PCut (REFERENCE.md section 5) over a DataFrame of vectors, scored by the broadcast scorer ``shared``
+    """PCut (REFERENCE.md section 5) over a DataFrame of vectors, scored by the shared scorer ``shared`` (its ``value``)
     and ranked in Spark: per category, the score of the document ranked just below the training share of
     the documents, so that share of documents scores above it (in memory:
     :func:`sparktc.models.thresholds.pcut_thresholds`).

@@ -1,53 +1,33 @@
 """Values the driver hands to every task of a stage, on any session: what ``SparkContext.broadcast`` did.
 
-Spark Connect has no broadcast variables, and a value captured in a task's closure travels inside every task (and,
-on Connect, inside the plan the client sends, whose messages the server caps at 128 MB by default). A
-:class:`Shared` value is pickled once, by the driver, into a file under the stage's private staging directory, and
-each Python worker reads it once and keeps it: the same traffic as a broadcast variable, through the file system the
-tasks already write their parts to. The file goes with the staging directory when the stage is published.
+Spark Connect has no broadcast variables. A :class:`Shared` value travels in the closure of the task's function,
+which Spark pickles once per job: on a classic session PySpark itself sends a function over 1 MB as a broadcast
+variable (``spark.broadcast.UDFCompressionThreshold``'s neighbour, ``PythonUtils.getBroadcastThreshold``), so the
+traffic is a broadcast's; on a Connect session it travels in the plan the client sends (capped by the server's
+``spark.connect.grpc.maxInboundMessageSize``, 128 MB by default: a model of 47,236 terms x 103 categories in float64
+is 39 MB). A value too big for that is read by the tasks from files the run wrote, as classify reads its bundle
+(:class:`sparktc.experiment.bundle.OnWorker`). sparktc never unpickles a file: the pickling here is Spark's.
 """
 
 from __future__ import annotations
 
-import functools
-import pickle
-import uuid
-from typing import Any, Generic, TypeVar
-
-from sparktc.filesystem import read_file, write_file
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 __all__ = ["Shared"]
 
 Value = TypeVar("Value")
 
-#: How many shared values a Python worker keeps at once (a stage's tasks use one or two; each is model sized).
-KEPT = 4
 
-
+@dataclass(frozen=True)
 class Shared(Generic[Value]):
-    """``value`` written once under ``directory`` (a stage's staging directory) for the tasks to read.
+    """``value`` handed to the tasks whose function holds this object.
 
     Example::
 
-        shared = Shared(scorer, storage.join(tables.staging, "_shared"))
+        shared = Shared(scorer)
         def score(index, path):
-            scorer = shared.value  # read once per Python worker, then kept
+            scorer = shared.value
     """
 
-    def __init__(self, value: Value, directory: str):
-        self.directory, self.name = directory, f"{uuid.uuid4().hex}.pickle"
-        write_file(directory, self.name, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        self._value: Value | None = value  # the driver's own copy; never pickled with the object
-
-    @property
-    def value(self) -> Value:
-        """The value: the driver's own, or in a task, read from its file once per worker."""
-        return self._value if self._value is not None else _read(self.directory, self.name)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"directory": self.directory, "name": self.name, "_value": None}
-
-
-@functools.lru_cache(maxsize=KEPT)
-def _read(directory: str, name: str) -> Any:
-    return pickle.loads(read_file(directory, name))  # noqa: S301 (written by this run's driver)
+    value: Value

@@ -1,7 +1,7 @@
 """Predict and evaluate: ``models`` x test ``vectors`` -> ``predictions``, ``contingency``, metrics and reports.
 
 One pass over the test vectors (:mod:`sparktc.runtime.parts`): one Spark task per Parquet file of
-the test split reads it with pyarrow, scores each Arrow batch as sparse X times dense W (broadcast)
+the test split reads it with pyarrow, scores each Arrow batch as sparse X times dense W (shared)
 plus b, assigns the categories whose score exceeds their threshold (or RCut's best;
 :mod:`sparktc.models.scoring`, :mod:`sparktc.models.decision`), keeps the top-scoring categories,
 writes its part of ``predictions``, and counts as it goes, per category, the documents labelled with
@@ -61,6 +61,7 @@ from sparktc.runtime.parts import (
 )
 from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables, read_manifest
+from sparktc.runtime.shared import Shared
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import PREDICTIONS_SCHEMA
 
@@ -101,7 +102,7 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     scorer = Scorer.of(models, n_terms, rule, storage.join(tables.input("vectors"), f"split={TRAIN}"),
                        storage.join(tables.input(MODEL), NETWORK),
                        term_order(tables.input("term_ranks"), config))
-    shared = spark.sparkContext.broadcast(scorer)
+    shared = Shared(scorer)
     vectors = spark.read.parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
     cut = cut_of(rule, models, test, shared, lambda: vectors.filter(F.col("split") == TRAIN).count())
@@ -139,7 +140,6 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
         counts = map_parts(spark, files, score, [directory])
     if not files:  # no test document: an empty table all the same
         write_parts([], PREDICTIONS_SCHEMA, directory, 0)
-    shared.unpersist()
     return categories, sum(counts, none)
 
 

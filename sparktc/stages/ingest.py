@@ -41,6 +41,7 @@ from sparktc.runtime import storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.session import cores
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
 from sparktc.stages.weight import (
@@ -100,7 +101,7 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
     prelude; at 804,414 documents on 2 cores, 0.64 CPU-s of counting in all against 0.45 in a job of its own).
     """
     sizes = {path: _size(path) for parsing in parsings if parsing.ranges is not None for path in parsing.paths}
-    share = range_share(sum(sizes.values()), spark.sparkContext.defaultParallelism)
+    share = range_share(sum(sizes.values()), cores(spark))
     units: list[tuple[int, int, str, int, int, int]] = []  # (parsing, its task, path, start, end, size); end -1: whole
     for kind, parsing in enumerate(parsings):
         pieces: list[tuple[str, int, int, int]] = []

@@ -9,7 +9,8 @@ documents, and under ``rank.score = "frequency"`` the most frequent of those (``
 ``min_df`` and ``max_features``, applied here because they need no category, so that the weights are normalised
 over the terms kept, as scikit-learn's are (the supervised scores select in train, among the columns of vectors
 normalised over this vocabulary, LYRL2004's order). The vocabulary (sorted by term, term_id = position) and each
-term's global factor are broadcast to the executors, which weight the ``tokens`` files one task per file
+term's global factor are shared with the executors (:class:`~sparktc.runtime.shared.Shared`), which weight the
+``tokens`` files one task per file
 (:mod:`sparktc.runtime.parts`: pyarrow reads and writes them, no Spark rows), batch by batch with
 :func:`sparktc.features.weighting.weighted_rows`. Documents that ingest wrote in integer form (LYRL2004's token
 files: ``term_ids`` and ``term_counts`` over its ``terms``) are never split or looked up: df and the occurrences are
@@ -71,6 +72,7 @@ from sparktc.runtime.parts import (
     write_parts,
 )
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.shared import Shared
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
 
@@ -354,14 +356,13 @@ def supervised_scores(spark: SparkSession, config: Config, tables: Tables, terms
     categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
     codes = categories["category"].to_pylist()
     n_positive = categories["train_positives"].to_numpy().astype(np.int64)
-    shared = spark.sparkContext.broadcast((terms, to_vocabulary))
+    shared = Shared((terms, to_vocabulary))
 
     def count(path: str) -> tuple[int, sparse.csr_matrix]:
         vocabulary_terms, training_to_vocabulary = shared.value
         return count_training_file(path, vocabulary_terms, codes, training_to_vocabulary)
 
     n_train, counts = sum_over_files(spark, parquet_files(tables.input("tokens")), count)
-    shared.unpersist()
     return term_scores(counts, df, n_positive, n_train, (column,))[column], column
 
 
@@ -398,7 +399,7 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             counts = adopted
             details["weighted_by"] = "ingest"
         else:
-            shared = spark.sparkContext.broadcast((terms, factors, to_vocabulary))
+            shared = Shared((terms, factors, to_vocabulary))
 
             def vectorize(index: int, path: str) -> dict:
                 vocabulary_terms, global_factors, training_to_vocabulary = shared.value
@@ -406,7 +407,6 @@ def weight(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                                       training_to_vocabulary)
 
             counts = summed_parts(map_parts(spark, files, vectorize, [output]))
-            shared.unpersist()
         report.rows_in = counts["read"]
         report.rows_out = sum(counts["written"].values())
         report.details = {
