@@ -219,7 +219,7 @@ def test_a_bundle_of_another_format_or_incomplete_is_refused(spark, synthetic, t
     bundle = tmp_path / "model"
     shutil.copytree(synthetic / "model", bundle)
     description = json.loads((bundle / "bundle.json").read_text())
-    (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
+    (bundle / ".bundle.json.crc").unlink(missing_ok=True)  # edited behind a checksum sidecar, as an editor would
     (bundle / "bundle.json").write_text(json.dumps({**description, "bundle_format": 0, "sparktc_version": "0.0.1"}))
     with pytest.raises(BundleError,
                        match=rf"bundle format 0 \(written by sparktc 0.0.1\); this sparktc .* reads bundle format "
@@ -287,7 +287,7 @@ def test_a_part_file_changed_at_the_same_size_is_refused_naming_it(spark, synthe
 def test_a_bundle_json_changed_or_of_the_previous_format_is_refused(spark, synthetic, knn, tmp_path):
     bundle = tmp_path / "model"
     shutil.copytree(synthetic / "model", bundle)
-    (bundle / ".bundle.json.crc").unlink()  # edited behind Hadoop's back, as an editor would leave it
+    (bundle / ".bundle.json.crc").unlink(missing_ok=True)  # edited behind a checksum sidecar, as an editor would
     description = json.loads((bundle / "bundle.json").read_text())
     restore = "; restore the whole model directory from a good copy, or train again$"
     # A value changed (N, which PCut's training shares count), or the digest gone: not as it was written.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sparktc.runtime import storage
+from sparktc.runtime import classic, storage
 
 
 def test_a_local_listing_is_hadoops(spark, tmp_path: Path) -> None:
@@ -22,9 +22,9 @@ def test_a_local_listing_is_hadoops(spark, tmp_path: Path) -> None:
     os.symlink(output / "nested", output / "linked")  # a directory reached twice: listed twice
     assert any(name.endswith(".crc") for name in os.listdir(output / "table"))
     for path in (output, output / "table", output / "nested" / "deeper" / "notes.txt", tmp_path / "none"):
-        assert storage.list_files(spark, str(path)) == storage._list_hadoop(spark, str(path)), path
+        assert storage.list_files(spark, str(path)) == classic.Hadoop(spark).list_files(str(path)), path
     listed = storage.list_files(spark, f"file://{output}")
-    assert listed == storage._list_hadoop(spark, f"file://{output}")
+    assert listed == classic.Hadoop(spark).list_files(f"file://{output}")
     names = [name for name, _, _ in listed]
     assert ".sparktc" in names and "nested/deeper/notes.txt" in names and "linked/deeper/notes.txt" in names
     assert not any(name.endswith(".crc") for name in names)
