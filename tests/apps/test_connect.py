@@ -1,0 +1,141 @@
+"""The experiment and classify through Spark Connect, as a Databricks or Spark 4 client runs them.
+
+pyspark's bundled Spark Connect server is started on 127.0.0.1 (``spark-submit --class
+org.apache.spark.sql.connect.service.SparkConnectServer``), in local mode with the suite's session's settings, its
+Python workers running the project's interpreter. This process talks to it as a thin client
+(``SparkSession.builder.remote("sc://127.0.0.1:PORT")``): no SparkContext, no py4j, no RDD on this side. The
+Reuters-21578 R(90) pipeline and classify run through it with the API a notebook uses, and their metrics, models,
+predictions and manifests must equal those of the suite's classic run (``reuters21578_run`` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
+
+import sparktc
+from sparktc.experiment.config import load_config
+
+pytestmark = pytest.mark.spark
+
+SPARK_HOME = Path(__import__("pyspark").__file__).parent
+START_TIMEOUT = 180  # seconds for the server to listen (JVM start-up on a busy 2-core machine)
+
+
+def free_port() -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    """A Spark Connect server on 127.0.0.1, stopped with everything it started when the module ends."""
+    base = tmp_path_factory.mktemp("connect")
+    port = free_port()
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SPARK_HOME")}
+    environment.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2,4]",
+               "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+               "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+               "--conf", f"spark.connect.grpc.binding.port={port}",
+               # The suite's classic session's settings (conftest.py), so the results can be compared.
+               "--conf", "spark.sql.shuffle.partitions=4", "--conf", "spark.default.parallelism=2",
+               "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.session.timeZone=UTC",
+               "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+               "--conf", f"spark.driver.extraJavaOptions={CHILD_JVM_OPTIONS}"]
+    log = base / "server.log"
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(command, cwd=base, env=environment, stdin=subprocess.DEVNULL, stdout=handle,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not listening(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Spark Connect server did not listen on {port}:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)  # its own process group: the JVM and its Python workers
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=20)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+@pytest.fixture(scope="module")
+def remote(server: str):
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote(server).getOrCreate()
+    assert sparktc.runtime.session.is_connect(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def connect_run(remote, tmp_path_factory, request) -> tuple[Path, float]:
+    """The Reuters-21578 R(90) pipeline through the Connect session, with the Python API: (output, seconds)."""
+    output = tmp_path_factory.mktemp("reuters21578-connect") / "run"
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
+    began = time.monotonic()
+    sparktc.run_pipeline(remote, config, str(output))
+    seconds = time.monotonic() - began
+    print(f"Connect run: {seconds:.1f} s")
+    return output, seconds
+
+
+def test_the_pipeline_through_connect_equals_the_classic_run(connect_run, reuters21578_run) -> None:
+    connect_output, _ = connect_run
+    classic_output, _ = reuters21578_run
+    metrics = json.loads((connect_output / "metrics.json").read_text())
+    assert metrics["micro_f1"] >= 0.855
+    assert metrics == json.loads(Path(classic_output, "metrics.json").read_text())
+    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
+        tables = [pq.read_table(Path(output, name)).sort_by(key) for output in (connect_output, classic_output)]
+        if name == "models":  # models.seconds: wall time, the one column that may differ
+            tables = [table.drop(["seconds"]) for table in tables]
+        assert tables[0].equals(tables[1]), name
+    manifests = {stage: json.loads((connect_output / "manifests" / f"{stage}.json").read_text())
+                 for stage in ("ingest", "weight", "train", "evaluate")}
+    # The server's application, as a Connect client sees it; the outputs' digests equal the classic run's.
+    assert {manifest["spark"]["master"] for manifest in manifests.values()} == {"local[2,4]"}
+    for stage, manifest in manifests.items():
+        classic = json.loads(Path(classic_output, "manifests", f"{stage}.json").read_text())
+        assert manifest["outputs_digest"] == classic["outputs_digest"], stage
+
+
+def test_classify_through_connect_equals_the_classic_session(spark, remote, connect_run, reuters21578_run) -> None:
+    connect_output, _ = connect_run
+    classic_output, _ = reuters21578_run
+    texts = [("d1", "crude oil prices rose as opec cut output"), ("d2", "the central bank raised interest rates"),
+             ("d3", "wheat and corn exports to the soviet union")]
+    by_connect = sparktc.classify(sparktc.load_model(remote, str(connect_output / "model")),
+                                  remote.createDataFrame(texts, ["doc_id", "text"]))
+    by_classic = sparktc.classify(sparktc.load_model(spark, str(Path(classic_output, "model"))),
+                                  spark.createDataFrame(texts, ["doc_id", "text"]))
+    rows = [sorted(tuple(row.asDict().items()) for row in frame.collect()) for frame in (by_connect, by_classic)]
+    assert rows[0] == rows[1]
+    assert {code for row in by_connect.collect() for code in row.predicted} >= {"crude"}
