@@ -65,6 +65,7 @@ for argument in "$@"; do
   case "$argument" in
     --master=*) has_master=1; master=${argument#--master=} ;;
     --master) has_master=1 ;;
+    --remote|--remote=*) has_master=1; master=remote ;;  # a Spark Connect client: the server has the master
     --properties-file|--properties-file=*) has_properties=1 ;;
   esac
   [ "$previous" = "--master" ] && master=$argument

@@ -8,6 +8,7 @@ its cores, one tiny job.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import weakref
@@ -47,7 +48,10 @@ def build_session(
     with the codec of the tables the tasks write (:data:`sparktc.runtime.parts.COMPRESSION`) unless told otherwise.
     """
     builder = SparkSession.builder.appName(app_name)
-    if master is not None:
+    remote = submitted_remote()
+    if remote is not None:  # spark-submit --remote: a Spark Connect client of that server
+        builder = builder.remote(remote)
+    elif master is not None:
         builder = builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -57,6 +61,16 @@ def build_session(
     if classic.is_classic(session):  # a Connect client cannot set the server's log level
         classic.set_log_level(session, log_level)
     return session
+
+
+def submitted_remote() -> str | None:
+    """The Spark Connect server this process was submitted to (``spark-submit --remote sc://...``, which hands its
+    settings to the Python driver in ``PYSPARK_REMOTE_INIT_CONF_*``; or ``SPARK_REMOTE``), else None.
+    """
+    settings: dict[str, str] = {}
+    for index in range(int(os.environ.get("PYSPARK_REMOTE_INIT_CONF_LEN", "0"))):
+        settings |= json.loads(os.environ[f"PYSPARK_REMOTE_INIT_CONF_{index}"])
+    return settings.get("spark.remote") or os.environ.get("SPARK_REMOTE")
 
 
 def is_connect(spark: Any) -> bool:

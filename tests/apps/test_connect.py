@@ -139,3 +139,26 @@ def test_classify_through_connect_equals_the_classic_session(spark, remote, conn
     rows = [sorted(tuple(row.asDict().items()) for row in frame.collect()) for frame in (by_connect, by_classic)]
     assert rows[0] == rows[1]
     assert {code for row in by_connect.collect() for code in row.predicted} >= {"crude"}
+
+
+SMALL = ["synthesize.documents=4000", "synthesize.train_documents=1000", "synthesize.vocabulary_size=3000",
+         "synthesize.chunk_documents=1000"]
+
+
+def test_the_main_job_submitted_to_a_connect_server_equals_the_api_on_a_classic_session(server, spark, tmp_path):
+    """``./spark-submit.sh --remote sc://...``: the job's driver is a Connect client of the server."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
+    command = ["./spark-submit.sh", "--remote", server, "jobs/pipeline.py", "--config", "conf/synthetic.toml",
+               *(argument for setting in SMALL for argument in ("--set", setting)),
+               "--set", f"history.path={tmp_path / 'history'}", "--output", str(tmp_path / "connect")]
+    job = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
+    assert job.returncode == 0, job.stderr[-3000:]
+    stages = [line.split()[1] for line in job.stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
+    assert stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"], job.stdout
+    manifest = json.loads((tmp_path / "connect" / "manifests" / "train.json").read_text())
+    assert manifest["spark"]["master"] == "local[2,4]"  # the server's
+    sparktc.run_pipeline(spark, "conf/synthetic.toml", str(tmp_path / "classic"),
+                         overrides=[*SMALL, f"history.path={tmp_path / 'history'}"])
+    metrics = [json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("connect", "classic")]
+    assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
