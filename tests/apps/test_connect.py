@@ -10,15 +10,17 @@ predictions and manifests must equal those of the suite's classic run (``reuters
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, redirect_stderr
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -96,19 +98,24 @@ def remote(server: str):
 
 
 @pytest.fixture(scope="module")
-def connect_run(remote, tmp_path_factory, request) -> tuple[Path, float]:
-    """The Reuters-21578 R(90) pipeline through the Connect session, with the Python API: (output, seconds)."""
+def connect_run(remote, tmp_path_factory) -> tuple[Path, str]:
+    """The Reuters-21578 R(90) pipeline through the Connect session, with the Python API: (output, what it wrote to
+    stderr: progress lines every second).
+    """
     output = tmp_path_factory.mktemp("reuters21578-connect") / "run"
-    config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
-    began = time.monotonic()
-    sparktc.run_pipeline(remote, config, str(output))
-    seconds = time.monotonic() - began
-    print(f"Connect run: {seconds:.1f} s")
-    return output, seconds
+    config = load_config(str(REPO / "conf" / "reuters21578.toml"),
+                         [*reuters21578_overrides(), "progress.mode=log", "progress.interval=1"])
+    began, stderr = time.monotonic(), io.StringIO()
+    with redirect_stderr(stderr):
+        sparktc.run_pipeline(remote, config, str(output))
+    print(f"Connect run: {time.monotonic() - began:.1f} s")
+    return output, stderr.getvalue()
 
 
 def test_the_pipeline_through_connect_equals_the_classic_run(connect_run, reuters21578_run) -> None:
-    connect_output, _ = connect_run
+    connect_output, stderr = connect_run
+    # Progress from Connect's progress reports: a stage's tasks done of its jobs' total.
+    assert re.search(r"^sparktc: ingest +\d+s +tasks \d+/\d+", stderr, re.M), stderr[-2000:]
     classic_output, _ = reuters21578_run
     metrics = json.loads((connect_output / "metrics.json").read_text())
     assert metrics["micro_f1"] >= 0.855
