@@ -85,6 +85,7 @@ def model(spark, notebook):
     return sparktc.load_model(spark, Path(notebook.output) / "model")  # a path may be a pathlib.Path
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_the_readme_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
     assert notebook.exit_status == 0 and notebook.run_id
     assert notebook.stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
@@ -95,6 +96,7 @@ def test_the_readme_notebook_example_runs_without_pyspark_python_and_returns_the
     assert "sparktc:" not in notebook.stdout and "train+" not in notebook.stdout
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_a_run_and_a_model_say_themselves_in_one_line(notebook) -> None:
     scores = f"micro-F1 {notebook.metrics['micro_f1']:.4f}, macro-F1 {notebook.metrics['macro_f1']:.4f}"
     assert notebook.repr == f"RunResult({notebook.output!r}: run {notebook.run_id}, exit status 0, 7 stages, {scores})"
@@ -104,6 +106,7 @@ def test_a_run_and_a_model_say_themselves_in_one_line(notebook) -> None:
                                    f"{terms:,} terms, 1,000 training documents, ltc weights)")
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_a_run_and_its_model_show_the_headline_the_rule_the_figures_and_the_report(notebook) -> None:
     figures = [Path(notebook.output) / name for name in ("f1_by_band.png", "f1_by_training_frequency.png")]
     assert notebook.figures == [str(path) for path in figures]
@@ -128,6 +131,7 @@ def test_a_run_that_did_not_evaluate_has_no_table_and_no_figures() -> None:
         result.per_category()
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_per_category_is_the_run_s_table_as_a_dataframe(notebook) -> None:
     table = pd.DataFrame(notebook.per_category)
     contingency = pd.read_parquet(Path(notebook.output) / "contingency").sort_values("category")
@@ -464,6 +468,7 @@ def cell_outputs(notebook: nbformat.NotebookNode, start: str) -> list[dict]:
     return cell.outputs
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_the_example_notebook_runs_headless_and_shows_the_run_in_one_cell(executed_notebook) -> None:
     run = cell_outputs(executed_notebook, "result = sparktc.run_pipeline(")
     assert not [output for output in run if output.output_type == "stream" and output.name == "stdout"]
