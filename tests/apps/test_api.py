@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -149,6 +150,23 @@ def test_per_category_is_the_run_s_table_as_a_dataframe(notebook) -> None:
     np.testing.assert_allclose(table["R"], ratio(tp, tp + fn), atol=5e-5)
     np.testing.assert_allclose(table["F1"], ratio(2 * tp, 2 * tp + fp + fn), atol=5e-5)
     assert table["averaged"].tolist() == (contingency["train_positives"] > 0).tolist()  # average_over train_positive
+
+
+def test_a_model_shows_its_run_s_evaluation_only_beside_the_run_that_evaluated_it(model, notebook, spark,
+                                                                                   tmp_path) -> None:
+    assert model.evaluation is not None and model.evaluation.metrics == notebook.metrics
+    metrics = json.loads((Path(notebook.output) / "metrics.json").read_text())
+    for C, shown in ((0.5, True), (2.0, False)):  # the C the bundle was trained with, and another
+        copy = tmp_path / f"C{C}"
+        shutil.copytree(Path(notebook.output) / "model", copy / "model")
+        for name in ("per_category.csv", "report.md", "f1_by_band.png", "f1_by_training_frequency.png"):
+            shutil.copy(Path(notebook.output) / name, copy / name)
+        metrics["settings"]["train"]["C"] = C
+        (copy / "metrics.json").write_text(json.dumps(metrics))
+        loaded = sparktc.load_model(spark, copy / "model")
+        assert (loaded.evaluation is not None) is shown
+    page = loaded._repr_html_()  # without an evaluation: its size and its own decision rule
+    assert "<li>C: <code>0.5</code>;" in page and "<code>fixed</code>" in page and "<img" not in page
 
 
 def test_classify_gives_every_document_a_row_and_the_bundle_s_scores(notebook, model, spark) -> None:
