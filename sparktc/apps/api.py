@@ -1,9 +1,10 @@
 """The Python API: what the jobs do, from a notebook (Jupyter, Databricks) or any program holding a SparkSession.
 
 >>> import sparktc
->>> result = sparktc.run_pipeline(spark, "conf/synthetic.toml", "runs/notebook",
+>>> result = sparktc.run_pipeline(spark, "conf/synthetic.toml", "runs/notebook", verbose=False,
 ...                               overrides=["synthesize.documents=3000", "synthesize.train_documents=1000"])
 >>> round(result.metrics["micro_f1"], 4)  # doctest: +SKIP
+>>> result.per_category().nsmallest(5, "F1")  # doctest: +SKIP
 >>> model = sparktc.load_model(spark, result.model)
 >>> predictions = sparktc.classify(model, spark.createDataFrame([("d1", "oil prices rose")], ["doc_id", "text"]))
 
@@ -15,16 +16,25 @@ Every argument is checked at the door, as the command line checks its flags: a w
 the documents of a wrong type, is one :class:`sparktc.errors.SparktcError` naming it before any Spark job. So is a
 local session whose workers would start a Python that cannot run sparktc's tasks
 (:func:`sparktc.runtime.session.check_workers_python`).
+
+In a notebook, a :class:`RunResult` and a model show themselves (``_repr_html_``): the headline metrics, the
+decision rule, the report's figures inline and a link to ``report.md``; their plain ``repr`` is one line.
+``verbose=False`` keeps a run's stage lines and per-category table out of the cell, leaving its progress line
+(:mod:`sparktc.runtime.progress`: in a notebook's kernel, one line drawn in place).
 """
 
 from __future__ import annotations
 
+import html
+import io
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import nullcontext, redirect_stdout
+from dataclasses import dataclass, replace
 from typing import Any
 
+import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -44,10 +54,13 @@ from sparktc.apps.classify import (
     weighted,
 )
 from sparktc.apps.pipeline import check_stages, run_recorded
-from sparktc.experiment.bundle import MODEL, Bundle, load_bundle
+from sparktc.errors import InputError
+from sparktc.evaluation.report import FIGURES, Evaluation
+from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, Bundle, load_bundle
 from sparktc.experiment.config import Config, ConfigError, check_overrides, checked, load_config
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import absolute
+from sparktc.models.registry import describe
 from sparktc.runtime import storage
 from sparktc.runtime.session import check_workers_python
 from sparktc.tracking.record import RunRecord
@@ -56,21 +69,65 @@ from sparktc.validation import check_flag, check_path, check_strings
 __all__ = ["RunResult", "classify", "load_model", "run_pipeline"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunResult:
     """A finished run: where it wrote, its record (:class:`sparktc.tracking.record.RunRecord`), the stages'
-    manifests and ``metrics.json`` as a dict (empty when the run did not evaluate).
+    manifests, ``metrics.json`` as a dict and its reports as read once when the run ended (``evaluation``: the
+    metrics empty and no evaluation when the run did not evaluate).
     """
 
     output: str
     record: RunRecord
     manifests: list[dict[str, Any]]
     metrics: dict[str, Any]
+    evaluation: Evaluation | None = None
 
     @property
     def model(self) -> str:
         """The run's model bundle, for :func:`load_model`."""
         return storage.join(self.output, MODEL)
+
+    @property
+    def figures(self) -> list[str]:
+        """The paths of the report's figures (PNG images in the output), in the report's order; none when the run
+        did not evaluate.
+        """
+        return list(self.evaluation.figures) if self.evaluation is not None else []
+
+    def per_category(self) -> pd.DataFrame:
+        """The run's per-category table (``per_category.csv``) as a pandas DataFrame, one row per category:
+        ``category, name, train_positives, test_positives, TP, FP, FN, TN, P, R, F1`` and ``averaged`` (whether
+        the headline averages count it); :class:`sparktc.errors.InputError` when the run did not evaluate.
+        """
+        if self.evaluation is None:
+            raise InputError(f"the run in {self.output} has no per-category table: it did not evaluate (run the "
+                             "evaluate stage: stages=[] runs them all)")
+        return self.evaluation.per_category()
+
+    def __repr__(self) -> str:
+        """One line: the output, the run, how it ended and its headline F1s (never the configuration)."""
+        scores = (f", micro-F1 {self.metrics['micro_f1']:.4f}, macro-F1 {self.metrics['macro_f1']:.4f}"
+                  if self.metrics.get("micro_f1") is not None and self.metrics.get("macro_f1") is not None else "")
+        return (f"RunResult({self.output!r}: run {self.record.run_id}, exit status {self.record.exit_status}, "
+                f"{len(self.record.stages)} stage{'' if len(self.record.stages) == 1 else 's'}{scores})")
+
+    def _repr_html_(self) -> str:
+        """The run in a notebook: its stages, then its headline metrics, decision rule, figures and a link to
+        ``report.md`` (:meth:`sparktc.evaluation.report.Evaluation.html`).
+        """
+        stages = ", ".join(f"{stage['stage']} {stage['status']} {stage['seconds']:.1f} s"
+                           for stage in self.record.stages)
+        heading = (f"<p><b>sparktc run</b> {html.escape(self.record.run_id)} in <code>{html.escape(self.output)}"
+                   f"</code>, exit status {self.record.exit_status}: {html.escape(stages)}</p>")
+        return heading + (self.evaluation.html() if self.evaluation is not None else "<p>Not evaluated.</p>")
+
+
+class _Nowhere(io.TextIOBase):
+    """A text stream that keeps nothing: a quiet run's standard output."""
+
+    def write(self, text: str) -> int:
+        """Drop ``text``."""
+        return len(text)
 
 
 def _check_session(spark: Any) -> None:
@@ -82,15 +139,16 @@ def _check_session(spark: Any) -> None:
 
 def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[str, Any] | Config | None,
                  output: str | os.PathLike[str], *, overrides: Sequence[str] = (), preset: str = "",
-                 stages: Sequence[str] = (), force: bool = False) -> RunResult:
+                 stages: Sequence[str] = (), force: bool = False, verbose: bool = True) -> RunResult:
     """Run the pipeline (or the stages ``stages``) on ``spark`` into ``output``.
 
     ``config`` is a TOML file's path, a dict of sections (``{"corpus": {"format": "synthetic"}, ...}``), a loaded
     :class:`~sparktc.experiment.config.Config` or None (the defaults); ``overrides`` are ``section.key=value`` strings
     and ``preset`` a paper's method, as the jobs' ``--set`` and ``--preset``; ``stages`` names stages (a list: one
     string is not read as its letters). Stages whose manifests are current are skipped, as on the command line;
-    ``force`` (True or False) recomputes them. A wrong argument or setting raises
-    :class:`sparktc.errors.ConfigError` before any Spark work.
+    ``force`` (True or False) recomputes them. ``verbose=False`` prints nothing on standard output (no stage lines,
+    no per-category table) and leaves the progress line ([progress], on standard error) and warnings. A wrong
+    argument or setting raises :class:`sparktc.errors.ConfigError` before any Spark work.
     """
     _check_session(spark)
     if not isinstance(config, Config | Mapping) and config is not None:
@@ -100,26 +158,47 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
     stages = checked(check_strings, "stages", stages)
     check_stages(stages)
     force = checked(check_flag, "force", force)
+    verbose = checked(check_flag, "verbose", verbose)
     if not isinstance(config, Config):
         config = load_config(config, overrides, preset)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
     check_workers_python(spark)
-    manifests, record = run_recorded(spark, config, output, stages, force)
-    return RunResult(record.output, record, manifests, _metrics(spark, record.output))
+    with nullcontext() if verbose else redirect_stdout(_Nowhere()):
+        manifests, record = run_recorded(spark, config, output, stages, force)
+    evaluation = _evaluation(spark, record.output)
+    return RunResult(record.output, record, manifests, evaluation.metrics if evaluation else {}, evaluation)
 
 
-def _metrics(spark: SparkSession, output: str) -> dict[str, Any]:
+def _evaluation(spark: SparkSession, output: str) -> Evaluation | None:
+    """The evaluation reports in ``output`` (the evaluate stage writes and publishes them together), None when it
+    has none.
+    """
     path = storage.join(output, "metrics.json")
-    return json.loads(storage.read_text(spark, path)) if storage.exists(spark, path) else {}
+    if not storage.exists(spark, path):
+        return None
+    metrics = json.loads(storage.read_text(spark, path))
+    figures = {figure: storage.read_bytes(spark, figure) for figure in (storage.join(output, name) for name in FIGURES)
+               if storage.exists(spark, figure)}
+    return Evaluation(metrics, describe(metrics.get("method") or {}), storage.join(output, "report.md"),
+                      storage.read_text(spark, storage.join(output, "per_category.csv")), figures)
 
 
 def load_model(spark: SparkSession, path: str | os.PathLike[str]) -> Bundle:
-    """The model bundle at ``path`` (a training run's ``OUTPUT/model``: :attr:`RunResult.model`), checked."""
+    """The model bundle at ``path`` (a training run's ``OUTPUT/model``: :attr:`RunResult.model`), checked; with its
+    training run's evaluation (:attr:`Bundle.evaluation`, shown in a notebook) when the bundle is still in the run's
+    output and the run evaluated it: its ``metrics.json`` records the settings the bundle was trained with.
+    """
     _check_session(spark)
     path = checked(check_path, "path", path)
     check_workers_python(spark)
-    return load_bundle(spark, absolute(path))
+    bundle = load_bundle(spark, absolute(path))
+    output, _, name = bundle.path.rstrip("/").rpartition("/")
+    evaluation = _evaluation(spark, output) if name == MODEL and output else None
+    if evaluation is None or {section: (evaluation.metrics.get("settings") or {}).get(section)
+                              for section in MODEL_SETTINGS} != bundle.settings:
+        return bundle
+    return replace(bundle, evaluation=evaluation)
 
 
 _INTEGERS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)

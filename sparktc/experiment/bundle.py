@@ -27,9 +27,10 @@ Compatibility: a bundle is read only by a sparktc whose :data:`BUNDLE_FORMAT` eq
 
 from __future__ import annotations
 
+import html
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,12 +43,14 @@ from pyspark.sql import SparkSession
 from sparktc import __version__
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
+from sparktc.evaluation.report import Evaluation, rule_html
 from sparktc.experiment.config import Config, load_section
 from sparktc.features.text import TermFeatures, stop_words_of
 from sparktc.filesystem import per_worker, read_file
 from sparktc.models import method as scoring
-from sparktc.models.decision import DecisionRule
+from sparktc.models.decision import DecisionRule, decision_record
 from sparktc.models.nnet import NETWORK_FILE, read_network
+from sparktc.models.registry import describe
 from sparktc.models.scoring import Scorer
 from sparktc.runtime import storage
 from sparktc.runtime.manifest import json_sha256
@@ -130,9 +133,12 @@ def write_bundle(spark: SparkSession, config: Config, tables: Tables, n_train: i
     storage.write_text(spark, storage.join(target, DESCRIPTION), json.dumps(description, indent=2) + "\n")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Bundle:
-    """A model bundle as the driver holds it: small (vocabulary and category sized, plus kNN's training path)."""
+    """A model bundle as the driver holds it: small (vocabulary and category sized, plus kNN's training path). In a
+    notebook it shows its decision rule and size, and its training run's evaluation when it was loaded with it
+    (``evaluation``: :func:`sparktc.load_model` reads it from the run's output beside the bundle).
+    """
 
     path: str
     stop_words: frozenset[str]
@@ -146,11 +152,29 @@ class Bundle:
     n_train: int
     categories: pd.DataFrame  # one row per category, ordered by category
     scorer: Scorer
+    settings: dict[str, Any] = field(default_factory=dict)  # bundle.json's: the sections of MODEL_SETTINGS
+    evaluation: Evaluation | None = None  # the training run's, when loaded with it
 
     @property
     def names(self) -> dict[str, str]:
         """Each category's name by its code, from the bundle's categories table."""
         return dict(zip(self.categories["category"], self.categories["name"]))
+
+    def _size(self) -> str:
+        return (f"{len(self.categories):,} categories, {len(self.terms):,} terms, {self.n_train:,} training documents, "
+                f"{self.scheme} weights")
+
+    def __repr__(self) -> str:
+        """One line: where the bundle is, its method and thresholding and its size (never its vocabulary)."""
+        return f"Bundle({self.path!r}: {self.rule.method}, {self.rule.thresholding} thresholding, {self._size()})"
+
+    def _repr_html_(self) -> str:
+        """The bundle in a notebook: its path and size, its decision rule, and its training run's evaluation."""
+        record = decision_record(self.settings.get("train", {}), self.settings.get("tune", {}))
+        evaluation = (self.evaluation.html() if self.evaluation is not None
+                      else f"<p><b>Decision rule</b></p>{rule_html(record, describe(record['method']))}")
+        return (f"<p><b>sparktc model</b> <code>{html.escape(self.path)}</code>: {html.escape(self._size())}</p>"
+                f"{evaluation}")
 
 
 def _is_part_data(name: str) -> bool:
@@ -294,6 +318,7 @@ def load_bundle(spark: SparkSession, path: str) -> Bundle:
         terms=pa.array(vocabulary["term"].tolist(), type=pa.string()),
         scheme=description["weight"]["scheme"], idf=vocabulary["idf"].to_numpy(), rule=rule, n_train=n_train,
         categories=categories, scorer=_scorer(categories, vocabulary, rule, training, network),
+        settings=description["settings"],
     )
 
 

@@ -16,11 +16,13 @@ Two sources, one kind of line, both written to one stream (stderr unless :func:`
 
 Modes: ``tty`` rewrites one line in place (a carriage return, erased at the end, and before a stage's summary line:
 :func:`cleared`); ``log`` appends a line at most once every ``interval`` seconds; ``auto`` is ``tty`` when the
-stream is a terminal and ``log`` otherwise; ``off`` prints nothing and starts no thread. Under spark-submit the
-driver's stderr is never a terminal: Spark's PythonRunner pipes it, merged with stdout, to spark-submit's stdout. So
-``spark-submit.sh`` sets :data:`TERMINAL_ENV` to 1 when its own stdout is a terminal, and ``auto`` takes that as
-the stream being one. In every mode nothing is
-printed before ``interval`` seconds have passed, so a short stage or loop prints nothing.
+stream is a terminal or the process is a notebook's kernel (IPython's, as Jupyter and Databricks run) and ``log``
+otherwise; ``off`` prints nothing and starts no thread. A notebook's output renders the carriage return but no
+terminal escape, so there the line is padded with spaces over the longer one it replaces, and erased with spaces.
+Under spark-submit the driver's stderr is never a terminal: Spark's PythonRunner pipes it, merged with stdout, to
+spark-submit's stdout. So ``spark-submit.sh`` sets :data:`TERMINAL_ENV` to 1 when its own stdout is a terminal, and
+``auto`` takes that as the stream being one. In every mode nothing is printed before ``interval`` seconds have
+passed, so a short stage or loop prints nothing.
 
 Before :func:`configure` the mode is ``off``: only the driver configures (the pipeline, from ``[progress]``), so
 the models' loops running inside Spark tasks (NNet's epochs, LLSF's SVDs in tasks, the per-category threshold
@@ -57,13 +59,14 @@ class _Settings:
     in_place: bool | None = None  # None: off
     interval: float = 10.0
     stream: TextIO | None = None
+    padded: bool = False  # in place with spaces, not escapes: a notebook's output
 
 
 _settings = _Settings()
 #: One writer at a time: a stage's polling thread and the driver's loops share the stream (and its in-place line).
 _lock = threading.Lock()
-#: Whether an in-place line is on the terminal now (to erase before anything else is printed).
-_drawn = False
+#: The length of the in-place line on the terminal now, 0 for none (to erase before anything else is printed).
+_drawn = 0
 #: The clock lines are timed by (tests replace it).
 clock: Callable[[], float] = time.monotonic
 
@@ -77,13 +80,24 @@ def configure(mode: str, interval: float, stream: TextIO | None = None) -> None:
     if interval <= 0:
         raise ValueError(f"progress interval {interval}: a number of seconds > 0")
     target = sys.stderr if stream is None else stream
-    in_place = None if mode == "off" else mode == "tty" or (mode == "auto" and _is_terminal(target))
+    terminal, kernel = _is_terminal(target), _in_kernel()
+    in_place = None if mode == "off" else mode == "tty" or (mode == "auto" and (terminal or kernel))
     _settings.in_place, _settings.interval, _settings.stream = in_place, float(interval), target
+    _settings.padded = kernel and not terminal
 
 
 def _is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) or os.environ.get(TERMINAL_ENV) == "1"
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a notebook's IPython kernel: IPython, already imported by the kernel (never imported
+    here: it is no dependency), has a shell with a kernel.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    return getattr(shell, "kernel", None) is not None
 
 
 def duration(seconds: float) -> str:
@@ -158,9 +172,12 @@ class ProgressLine:
             return
         with _lock:
             if self.in_place:
-                width = shutil.get_terminal_size().columns - 1  # a wrapped line cannot be rewritten by \r
-                self.stream.write(f"\r{text[:width]}{_ERASE}")
-                _drawn = True
+                if _settings.padded:  # a notebook rewrites its text, however it wraps it
+                    self.stream.write(f"\r{text.ljust(_drawn)}")
+                else:
+                    text = text[:shutil.get_terminal_size().columns - 1]  # a wrapped line cannot be rewritten by \r
+                    self.stream.write(f"\r{text}{_ERASE}")
+                _drawn = len(text)
             else:
                 self.stream.write(text + "\n")
             self.stream.flush()
@@ -176,9 +193,9 @@ class ProgressLine:
 def _erase(stream: TextIO) -> None:
     global _drawn
     if _drawn:
-        stream.write(f"\r{_ERASE}")
+        stream.write(f"\r{' ' * _drawn}\r" if _settings.padded else f"\r{_ERASE}")
         stream.flush()
-        _drawn = False
+        _drawn = 0
 
 
 def _line() -> ProgressLine | None:

@@ -5,10 +5,12 @@ and against the bundle's scores computed independently; the workers' interpreter
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,16 +18,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import FIRST_TIER_JIT, REPO
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
 from pyspark.sql import functions as F
 
 import sparktc
 from sparktc.apps import classify as job
+from sparktc.apps.api import RunResult
 from sparktc.apps.classify import NO_TERMS, ClassifyError, check_arguments
-from sparktc.errors import ConfigError, SparktcError
+from sparktc.errors import ConfigError, InputError, SparktcError
 from sparktc.experiment.config import load_config
 from sparktc.runtime import session
 
@@ -41,7 +48,9 @@ predictions.write.parquet("predictions")
 _json.dump({"output": result.output, "exit_status": result.record.exit_status, "run_id": result.record.run_id,
             "stages": [s["stage"] for s in result.record.stages], "metrics": result.metrics,
             "recorded_micro_f1": result.record.metrics["micro_f1"], "C": result.record.config["train"]["C"],
-            "texts": [row.doc_id for row in texts.collect()]}, open("facts.json", "w"))
+            "texts": [row.doc_id for row in texts.collect()], "repr": repr(result), "html": result._repr_html_(),
+            "per_category": result.per_category().to_dict("records"), "figures": result.figures,
+            "model_repr": repr(model), "model_html": model._repr_html_()}, open("facts.json", "w"))
 """
 #: The settings a kernel could start with, none of them PYSPARK_PYTHON: two cores and few shuffle partitions, as the
 #: suite's session, to keep the run short.
@@ -77,12 +86,87 @@ def model(spark, notebook):
     return sparktc.load_model(spark, Path(notebook.output) / "model")  # a path may be a pathlib.Path
 
 
+@pytest.mark.spark  # a run in a subprocess or a kernel
 def test_the_readme_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
     assert notebook.exit_status == 0 and notebook.run_id
     assert notebook.stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
     assert 0 < notebook.metrics["micro_f1"] <= 1 and notebook.metrics["micro_f1"] == notebook.recorded_micro_f1
     assert notebook.C == 0.5  # the override applied to the dict
     assert f"micro-F1 {notebook.metrics['micro_f1']:.4f}" in notebook.stdout and "top_scores" in notebook.stdout
+    # verbose=False: what the example prints, and nothing of sparktc's (no stage line, no per-category table)
+    assert "sparktc:" not in notebook.stdout and "train+" not in notebook.stdout
+
+
+@pytest.mark.spark  # a run in a subprocess or a kernel
+def test_a_run_and_a_model_say_themselves_in_one_line(notebook) -> None:
+    scores = f"micro-F1 {notebook.metrics['micro_f1']:.4f}, macro-F1 {notebook.metrics['macro_f1']:.4f}"
+    assert notebook.repr == f"RunResult({notebook.output!r}: run {notebook.run_id}, exit status 0, 7 stages, {scores})"
+    model = Path(notebook.output) / "model"
+    categories, terms = (len(pd.read_parquet(model / part)) for part in ("categories", "vocabulary"))
+    assert notebook.model_repr == (f"Bundle('{model}': liblinear, fixed thresholding, {categories} categories, "
+                                   f"{terms:,} terms, 1,000 training documents, ltc weights)")
+
+
+@pytest.mark.spark  # a run in a subprocess or a kernel
+def test_a_run_and_its_model_show_the_headline_the_rule_the_figures_and_the_report(notebook) -> None:
+    figures = [Path(notebook.output) / name for name in ("f1_by_band.png", "f1_by_training_frequency.png")]
+    assert notebook.figures == [str(path) for path in figures]
+    for page in (notebook.html, notebook.model_html):
+        images = [base64.b64decode(data) for data in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
+        assert images == [path.read_bytes() for path in figures]  # inline, as the run wrote them
+        for kind in ("micro", "macro"):
+            assert f"<td>{notebook.metrics[f'{kind}_f1']:.4f}</td>" in page
+        assert "<code>liblinear</code>" in page and "<code>fixed</code>" in page  # the decision rule
+        # a link to report.md, relative to the working directory (the notebook's, which its server serves)
+        assert '<a href="runs/notebook/report.md"' in page
+    assert "exit status 0: synthesize run" in notebook.html
+
+
+def test_a_run_that_did_not_evaluate_has_no_table_and_no_figures() -> None:
+    record = SimpleNamespace(run_id="r1", exit_status=0, stages=[{"stage": "ingest", "status": "run", "seconds": 1.0}])
+    result = RunResult("/runs/x", record, [], {})
+    assert result.figures == [] and repr(result) == "RunResult('/runs/x': run r1, exit status 0, 1 stage)"
+    assert result._repr_html_().endswith("<p>Not evaluated.</p>")
+    with pytest.raises(InputError, match=re.escape("the run in /runs/x has no per-category table: it did not "
+                                                   "evaluate (run the evaluate stage")):
+        result.per_category()
+
+
+@pytest.mark.spark  # a run in a subprocess or a kernel
+def test_per_category_is_the_run_s_table_as_a_dataframe(notebook) -> None:
+    table = pd.DataFrame(notebook.per_category)
+    contingency = pd.read_parquet(Path(notebook.output) / "contingency").sort_values("category")
+    assert list(table.columns) == ["category", "name", "train_positives", "test_positives", "TP", "FP", "FN", "TN",
+                                   "P", "R", "F1", "averaged"]
+    assert table["category"].tolist() == contingency["category"].tolist()
+    for column in ("tp", "fp", "fn", "tn"):
+        assert table[column.upper()].tolist() == contingency[column].tolist()
+    tp, fp, fn = (contingency[column].to_numpy() for column in ("tp", "fp", "fn"))
+
+    def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:  # 0/0 = 1 (evaluate.zero_division)
+        return np.where(denominator > 0, numerator / np.maximum(denominator, 1), 1.0)
+
+    np.testing.assert_allclose(table["P"], ratio(tp, tp + fp), atol=5e-5)
+    np.testing.assert_allclose(table["R"], ratio(tp, tp + fn), atol=5e-5)
+    np.testing.assert_allclose(table["F1"], ratio(2 * tp, 2 * tp + fp + fn), atol=5e-5)
+    assert table["averaged"].tolist() == (contingency["train_positives"] > 0).tolist()  # average_over train_positive
+
+
+def test_a_model_shows_its_run_s_evaluation_only_beside_the_run_that_evaluated_it(model, notebook, spark,
+                                                                                   tmp_path) -> None:
+    assert model.evaluation is not None and model.evaluation.metrics == notebook.metrics
+    metrics = json.loads((Path(notebook.output) / "metrics.json").read_text())
+    for C, shown in ((0.5, True), (2.0, False)):  # the C the bundle was trained with, and another
+        copy = tmp_path / f"C{C}"
+        shutil.copytree(Path(notebook.output) / "model", copy / "model")
+        for name in ("per_category.csv", "report.md", "f1_by_band.png", "f1_by_training_frequency.png"):
+            shutil.copy(Path(notebook.output) / name, copy / name)
+        metrics["settings"]["train"]["C"] = C
+        (copy / "metrics.json").write_text(json.dumps(metrics))
+        loaded = sparktc.load_model(spark, copy / "model")
+        assert (loaded.evaluation is not None) is shown
+    page = loaded._repr_html_()  # without an evaluation: its size and its own decision rule
+    assert "<li>C: <code>0.5</code>;" in page and "<code>fixed</code>" in page and "<img" not in page
 
 
 def test_classify_gives_every_document_a_row_and_the_bundle_s_scores(notebook, model, spark) -> None:
@@ -165,6 +249,8 @@ REFUSED = ["train.Cx=1"]  # a setting refused: the code before the checks at the
     ({"preset": 1, "overrides": REFUSED}, "preset must be a str (a preset's name, or \"\"); got int 1"),
     ({"force": "yes", "overrides": REFUSED}, "force must be True or False; got str 'yes'"),
     ({"force": 1, "overrides": REFUSED}, "force must be True or False; got int 1"),
+    ({"verbose": 0, "overrides": REFUSED}, "verbose must be True or False; got int 0"),
+    ({"verbose": None, "overrides": REFUSED}, "verbose must be True or False; got NoneType None"),
 ])
 def test_lists_of_strings_and_flags_are_checked_before_anything_runs(spark, tmp_path, arguments, message) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -367,3 +453,54 @@ def test_a_python_that_cannot_start_or_lacks_modules_is_said_so(bare_python) -> 
     assert session.python_problem(sys.executable) is None
     assert session.python_problem(bare_python) == "lacks numpy, scipy, pyarrow, pandas, liblinear, sklearn, Stemmer"
     assert session.python_problem("/nonexistent/python") == "cannot be started (No such file or directory)"
+
+
+# --- the notebook under examples/ ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def executed_notebook(tmp_path_factory) -> nbformat.NotebookNode:
+    """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python, in ``examples/`` of a
+    copy of the layout (conf/ beside it), in an environment without PYSPARK_PYTHON: the notebook with its outputs.
+    """
+    folder = tmp_path_factory.mktemp("layout")
+    (folder / "conf").symlink_to(REPO / "conf")
+    (folder / "examples").mkdir()
+    kernels = folder / "kernels" / "sparktc"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "sparktc's Python", "language": "python"}))
+    manager = AsyncKernelManager(kernel_name="sparktc",
+                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels.parent)]))
+    notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
+    NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "examples")}}
+                   ).execute(env=kernel_environment())
+    nbformat.write(notebook, folder / "examples" / "executed.ipynb")  # to look at when a test fails
+    return notebook
+
+
+def cell_outputs(notebook: nbformat.NotebookNode, start: str) -> list[dict]:
+    """The outputs of the code cell whose source starts with ``start``."""
+    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.startswith(start)]
+    return cell.outputs
+
+
+@pytest.mark.spark  # a run in a subprocess or a kernel
+def test_the_example_notebook_runs_headless_and_shows_the_run_in_one_cell(executed_notebook) -> None:
+    run = cell_outputs(executed_notebook, "result = sparktc.run_pipeline(")
+    assert not [output for output in run if output.output_type == "stream" and output.name == "stdout"]
+    [shown] = [output for output in run if output.output_type == "execute_result"]
+    assert shown.data["text/plain"].startswith("RunResult(") and len(shown.data["text/plain"]) < 300
+    page = shown.data["text/html"]
+    assert page.count('src="data:image/png;base64,') == 2 and "Decision rule" in page and "report.md</a>" in page
+    table = cell_outputs(executed_notebook, "table = result.per_category()")
+    assert "<table" in table[0].data["text/html"]
+    [figures] = [output.data["text/plain"] for output in cell_outputs(executed_notebook, "result.figures")]
+    assert figures.count(".png") == 2
+    [model] = [output for output in cell_outputs(executed_notebook, "model = ")
+               if output.output_type == "execute_result"]
+    assert model.data["text/plain"].startswith("Bundle(") and "Decision rule" in model.data["text/html"]
+    [predictions] = cell_outputs(executed_notebook, "# Five of the run's documents")
+    rows = re.findall(r"<tr>\s*<th>(\d+)</th>", predictions.data["text/html"])
+    assert rows == ["0", "1", "2", "3", "4"]  # five documents

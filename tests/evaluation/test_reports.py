@@ -17,9 +17,11 @@ from sparktc.evaluation.report import (
     FIGURE_SIZE,
     lowess,
     per_category_csv,
+    per_category_frame,
     plot_f1_by_band,
     plot_f1_by_training_frequency,
     report_markdown,
+    summary_html,
 )
 from sparktc.models.decision import decision_record
 from sparktc.models.registry import describe
@@ -304,3 +306,23 @@ def test_markdown_states_scikit_learns_features(metrics, table):
             "= sklearn`), word bigrams and trigrams (`tokenize.ngrams = 3`)\n") in text
     metrics["settings"]["tokenize"].update(analyzer="lyrl2004", ngrams=1)
     assert "- Text processing: stemmer `porter`, stop list none\n" in markdown(metrics, table)
+
+
+def test_the_per_category_frame_keeps_codes_and_names_as_strings_and_reads_an_empty_score_as_nan() -> None:
+    text = "\n".join([",".join(CSV_HEADER), "NA,NA,3,2,1,0,1,10,1.0000,0.5000,0.6667", "N2,,0,0,0,0,0,13,,,",
+                      '007,"oil, gas",1,1,1,1,0,11,0.5000,1.0000,0.6667']) + "\n"
+    frame = per_category_frame(text, ["NA", "007"])
+    assert frame["category"].tolist() == ["NA", "N2", "007"] and frame["name"].tolist() == ["NA", "", "oil, gas"]
+    assert frame["TN"].tolist() == [10, 13, 11] and frame["F1"].isna().tolist() == [False, True, False]
+    assert frame["averaged"].tolist() == [True, False, True]
+
+
+def test_the_notebook_summary_escapes_what_it_shows(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    metrics = {"micro_f1": 0.5, "macro_f1": 0.25, "averaged_over": "<all>", "method": {"name": "rocchio"},
+               **decision_record({"method": "rocchio", "thresholding": "rcut", "rcut_k": 2}, {})}
+    page = summary_html(metrics, describe(metrics["method"]), {"<a>.png": PNG_SIGNATURE},
+                        str(tmp_path / "run" / "report.md"))
+    assert "<td>0.5000</td><td>0.2500</td>" in page and "set &lt;all&gt;" in page and 'alt="&lt;a&gt;.png"' in page
+    assert "<li>Thresholding: <code>rcut</code>, the <code>2</code> best categories of each document</li>" in page
+    assert '<a href="run/report.md"' in page and 'src="data:image/png;base64,iVBORw0KGgo="' in page

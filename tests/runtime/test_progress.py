@@ -136,6 +136,43 @@ def test_cleared_erases_the_line_before_the_stage_summary(monkeypatch: pytest.Mo
     assert capsys.readouterr().out == "summary\n"
 
 
+def notebook_shows(stream: str) -> list[str]:
+    """The lines a notebook's output area shows of a stream, as Jupyter renders a carriage return (and as a terminal
+    does): back to the line's start, the text after it overwriting as many characters, the rest left; escapes are
+    not interpreted (a notebook has none).
+    """
+    lines = []
+    for raw in stream.split("\n"):
+        line = ""
+        for piece in raw.split("\r"):
+            line = piece + line[len(piece):]
+        lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize(("shell", "in_place"), [(SimpleNamespace(kernel=object()), True), (None, False),
+                                                 (SimpleNamespace(), False)])  # a kernel's, none, a terminal's
+def test_in_a_notebook_s_kernel_auto_draws_one_line_in_place_with_spaces(monkeypatch: pytest.MonkeyPatch, shell: Any,
+                                                                         in_place: bool) -> None:
+    clock, cell = Clock(), io.StringIO()  # a kernel's stderr is no terminal
+    monkeypatch.setattr(progress, "clock", clock)
+    monkeypatch.setitem(sys.modules, "IPython", SimpleNamespace(get_ipython=lambda: shell))
+    monkeypatch.setenv("COLUMNS", "30")  # a terminal's width, which a notebook's lines need not fit
+    progress.configure("auto", 1.0, cell)
+    longer, shorter = "sparktc: epochs 0/4  2s elapsed, time left unknown", "sparktc: epochs 1/4  3s elapsed, ~9s left"
+    with loop("epochs", 4) as step:
+        clock.now = 2
+        step(0)
+        clock.now = 3
+        step()
+        shown = notebook_shows(cell.getvalue())
+    if not in_place:
+        assert shown == [longer, shorter, ""]
+        return
+    assert shown == [shorter.ljust(len(longer))] and "\x1b" not in cell.getvalue()
+    assert notebook_shows(cell.getvalue()) == [" " * len(longer)]  # erased at the loop's end
+
+
 class NoSpark:
     """A session no watch may touch."""
 
