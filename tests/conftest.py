@@ -301,3 +301,35 @@ def flip_bytes(file: Path, count: int = 40) -> None:
         middle = handle.read(count)
         handle.seek(-len(middle), os.SEEK_CUR)
         handle.write(bytes(b ^ 0xFF for b in middle))
+
+
+def execute_notebook(folder: Path, environment: dict[str, str]) -> Any:
+    """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python with ``environment``, in
+    ``examples/`` of a copy of the layout in ``folder`` (conf/ beside it): the notebook with its outputs, also
+    written to ``folder/examples/executed.ipynb`` (to look at when a test fails).
+    """
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    (folder / "conf").symlink_to(REPO / "conf")
+    (folder / "examples").mkdir()
+    kernels = folder / "kernels" / "sparktc"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "sparktc's Python", "language": "python"}))
+    manager = AsyncKernelManager(kernel_name="sparktc",
+                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels.parent)]))
+    notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
+    NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "examples")}}
+                   ).execute(env=environment)
+    nbformat.write(notebook, folder / "examples" / "executed.ipynb")
+    return notebook
+
+
+def cell_outputs(notebook: Any, start: str) -> list[dict]:
+    """The outputs of the code cell whose source starts with ``start``."""
+    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.startswith(start)]
+    return cell.outputs

@@ -22,10 +22,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FIRST_TIER_JIT, REPO
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
+from conftest import FIRST_TIER_JIT, REPO, cell_outputs, execute_notebook
 from pyspark.sql import functions as F
 
 import sparktc
@@ -463,27 +460,9 @@ def executed_notebook(tmp_path_factory) -> nbformat.NotebookNode:
     """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python, in ``examples/`` of a
     copy of the layout (conf/ beside it), in an environment without PYSPARK_PYTHON: the notebook with its outputs.
     """
-    folder = tmp_path_factory.mktemp("layout")
-    (folder / "conf").symlink_to(REPO / "conf")
-    (folder / "examples").mkdir()
-    kernels = folder / "kernels" / "sparktc"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "sparktc's Python", "language": "python"}))
-    manager = AsyncKernelManager(kernel_name="sparktc",
-                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels.parent)]))
-    notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
-    NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "examples")}}
-                   ).execute(env=kernel_environment())
-    nbformat.write(notebook, folder / "examples" / "executed.ipynb")  # to look at when a test fails
-    return notebook
+    return execute_notebook(tmp_path_factory.mktemp("layout"), kernel_environment())
 
 
-def cell_outputs(notebook: nbformat.NotebookNode, start: str) -> list[dict]:
-    """The outputs of the code cell whose source starts with ``start``."""
-    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.startswith(start)]
-    return cell.outputs
 
 
 @pytest.mark.spark  # a run in a subprocess or a kernel

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, REPO, cell_outputs, execute_notebook, reuters21578_overrides
 
 import sparktc
 from sparktc.experiment.config import load_config
@@ -169,3 +169,25 @@ def test_the_main_job_submitted_to_a_connect_server_equals_the_api_on_a_classic_
                          overrides=[*SMALL, f"history.path={tmp_path / 'history'}"])
     metrics = [json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("connect", "classic")]
     assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
+
+
+def test_the_example_notebook_through_connect_equals_the_classic_session(server, spark, tmp_path) -> None:
+    """``examples/notebook.ipynb`` in a kernel whose ``SparkSession.builder.getOrCreate()`` is a Connect session
+    (``SPARK_REMOTE``, as Databricks Connect sets up), and its run again through the API on the classic session.
+    """
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
+    notebook = execute_notebook(tmp_path, environment | {"PYTHONPATH": str(REPO), "SPARK_REMOTE": server})
+    [shown] = [output for output in cell_outputs(notebook, "result = sparktc.run_pipeline(")
+               if output.output_type == "execute_result"]
+    assert shown.data["text/plain"].startswith("RunResult(") and "Decision rule" in shown.data["text/html"]
+    [predictions] = cell_outputs(notebook, "# Five of the run's documents")
+    assert len(re.findall(r"<tr>\s*<th>\d+</th>", predictions.data["text/html"])) == 5
+    output = tmp_path / "examples" / "runs" / "notebook"
+    manifest = json.loads((output / "manifests" / "train.json").read_text())
+    assert manifest["spark"]["master"] == "local[2,4]"  # the server's, not a session of the kernel's own
+    configuration = json.loads((output / "manifests" / "synthesize.json").read_text())["configuration"]
+    sparktc.run_pipeline(spark, configuration, str(tmp_path / "classic"),
+                         overrides=[f"history.path={tmp_path / 'history'}"])
+    metrics = [json.loads((path / "metrics.json").read_text()) for path in (output, tmp_path / "classic")]
+    assert metrics[0] == metrics[1]
