@@ -43,7 +43,6 @@ import itertools
 import json
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,12 +87,13 @@ from sparktc.models.tuning import (
     pooled_micro_f1,
     shared_value,
 )
-from sparktc.runtime import storage
+from sparktc.runtime import session, storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
 from sparktc.runtime.progress import loop
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.shared import Shared
 from sparktc.runtime.stage_report import StageReport, stage
 
 
@@ -156,11 +156,19 @@ def category_tasks(spark: SparkSession, categories: int, searched: bool) -> int:
     category.
     """
     per_core = SEARCH_TASKS_PER_CORE if searched else 2
-    return max(1, min(categories, per_core * spark.sparkContext.defaultParallelism))
+    return max(1, min(categories, per_core * session.cores(spark)))
+
+
+def shared_directory(tables: Tables) -> str:
+    """Where the stage's :class:`sparktc.runtime.shared.Shared` values go: under its staging directory, which
+    publishing deletes.
+    """
+    return storage.join(tables.staging, "_shared")
 
 
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
-               order, directory: str | None = None, decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
+               order: Shared[np.ndarray], directory: str | None = None,
+               decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
     """Fit every category on the workers' training set, in tasks of equal numbers of categories (every tasks-th
     category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the fit's 6.5 s at
     804,414 documents; how many tasks: :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow
@@ -227,7 +235,7 @@ def _save_arrays(directory: str, name: str, arrays: dict[str, np.ndarray]) -> st
 
 
 def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule, candidate: Candidate,
-                         n_terms: int, order) -> tuple[dict[str, tuple[float, dict]], list[str]]:
+                         n_terms: int, order: Shared[np.ndarray]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
     """Every category's threshold and cross-validated counts by micromacro (:mod:`sparktc.models.micromacro`), and
     the order it visited the categories in.
 
@@ -284,7 +292,7 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
 @contextmanager
 def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[None]:
     """One task per category up to twice the cores; AQE must not merge the tiny groups into one task."""
-    tasks = max(1, min(n_categories, 2 * spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(n_categories, 2 * session.cores(spark)))
     keys = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.enabled")
     previous = {key: spark.conf.get(key) for key in keys}
     spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
@@ -474,8 +482,8 @@ def fit_from_sums(spark: SparkSession, tables: Tables, rule: DecisionRule, n_ter
     fold_sets = {(count, i): each.fold_models(*over(count), sums.candidates[count])
                  for count in sums.positions for i, each in enumerate(fittings)} if sums.folds > 1 else {}
     train_path = storage.join(tables.input("vectors"), "split=train")
-    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0], settings,
-                              objective)
+    chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0],
+                              shared_directory(tables), settings, objective)
     solving = time.perf_counter()
     at = sums.positions[chosen.terms]  # the full model from the sums over all folds, summed before slicing
     summed_G = sums.G.sum(axis=0)[np.ix_(at, at)] if fitting.gram else sums.G.sum(axis=0)
@@ -553,7 +561,7 @@ def fit_in_tasks(spark: SparkSession, tables: Tables, rule: DecisionRule, catego
         fold_sets = {(count, 0): [saved(directory[(count, f)]) for f in range(folds)] for count in terms} if folds \
             else {}
         chosen = joint_thresholds(spark, rule, categories, train_path, n_terms, fold_sets, fbrs, terms[0],
-                                  objective=objective)
+                                  shared_directory(tables), objective=objective)
         kept = keep(directory[(chosen.terms, folds)])
     finally:
         storage.delete(spark, scratch)
@@ -633,10 +641,11 @@ def _label(candidate: Joint, fbr: float, settings: list[dict[str, Any]]) -> str:
 
 
 def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.DataFrame, train_path: str,
-                     n_terms: int, fold_sets: dict[Joint, list], fbrs: list[float], terms: int,
+                     n_terms: int, fold_sets: dict[Joint, list], fbrs: list[float], terms: int, shared_in: str,
                      settings: list[dict[str, Any]] | None = None, objective: str = "micro_f1") -> Choice:
     """For a method with one model for all categories (LLSF, NNet): the term count, the fbr and the
-    per-category thresholds (``categories``: category, train_positives).
+    per-category thresholds (``categories``: category, train_positives). The fold models reach the tasks through a
+    :class:`sparktc.runtime.shared.Shared` file under ``shared_in`` (:func:`shared_directory`).
 
     ``fold_sets`` maps each candidate (term count, index into ``settings``) to its fold models, fitted without each
     fold's documents (objects with ``scores(X)``, X documents x vocabulary; folds by
@@ -652,7 +661,7 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
     if not fold_sets:
         return Choice(terms, rule.fbr, {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0}
                                         for code in codes}, {})
-    shared = spark.sparkContext.broadcast((uuid.uuid4().hex, list(fold_sets.values())))
+    shared = Shared(list(fold_sets.values()), shared_in)
     settings = settings or [{}]
     counts_of = list(fold_sets)
     index = {code: j for j, code in enumerate(codes)}
@@ -674,7 +683,6 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
 
     with one_task_per_category(spark, len(codes)):
         found = spark.createDataFrame(categories).groupBy("category").applyInPandas(threshold, JOINT_DDL).toPandas()
-    shared.unpersist()
     pairs = [(count, setting, fbr) for count, setting in counts_of for fbr in fbrs]
     counted = {pair: rows.to_dict("records") for pair, rows in found.groupby(["terms", "setting", "fbr"])}
     figure = {pair: averaged_f1(counted[pair], objective) for pair in pairs}
@@ -688,18 +696,18 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
                   int(chosen[1]), averaged_f1(counted[chosen]))
 
 
-# One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key).
+# One worker's out-of-fold scores, for the shared fold models it was computed with (their file, unique per value).
 _out_of_fold_cache: KeptOne[tuple[list[np.ndarray], np.ndarray]] = KeptOne()
 
 
-def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
+def _out_of_fold(training, models: Shared[list[list]], folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Per candidate, the training documents x categories scores, each document's from the model of its
-    fold (fitted without it); and the documents' folds. Computed once per worker and broadcast
-    ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds.
+    fold (fitted without it); and the documents' folds. Computed once per worker for the shared ``models`` (each
+    candidate's fold models), whichever categories the worker thresholds.
     """
-    key, fold_sets = models.value
 
     def compute() -> tuple[list[np.ndarray], np.ndarray]:
+        fold_sets = models.value
         fold = document_folds(training.doc_ids, folds, seed)
         held = [np.flatnonzero(fold == f) for f in range(folds)]
         scores = []
@@ -711,7 +719,7 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
             scores.append(candidate)
         return scores, fold
 
-    return _out_of_fold_cache.get((key,), compute)
+    return _out_of_fold_cache.get((models.directory, models.name), compute)
 
 
 #: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.
@@ -728,8 +736,8 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
     if rule.thresholding in ("pcut", "rcut"):
         return None
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
-    shared = spark.sparkContext.broadcast(Scorer.of(
-        models, n_terms, rule, train_path, storage.join(tables.output(MODEL), NETWORK), order))
+    shared = Shared(Scorer.of(models, n_terms, rule, train_path, storage.join(tables.output(MODEL), NETWORK), order),
+                    shared_directory(tables))
     thresholds = models["threshold"].to_numpy(dtype=np.float64)
 
     def count(index: int, path: str) -> np.ndarray:
@@ -740,7 +748,6 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
 
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     assigned = sum(map_parts(spark, files, count), np.zeros(len(thresholds), dtype=np.int64))
-    shared.unpersist()
     return training_decisions(models["category"].to_numpy(dtype=object), assigned,
                               models["train_positives"].to_numpy(), n_train)
 
@@ -769,10 +776,10 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
         check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
                            f"counted by train in {tables.root}")
-        check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
+        check_training_memory(session.settings(spark), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
-        order = spark.sparkContext.broadcast(term_order(tables.input("term_ranks"), config))
+        order = Shared(term_order(tables.input("term_ranks"), config), shared_directory(tables))
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:
@@ -819,7 +826,6 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         with explained_failures("train"):
             checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value,
                                             written.to_pandas())
-        order.unpersist()
         if checked is not None:
             details["training_decisions"] = checked
             details["training_decisions_seconds"] = round(time.perf_counter() - began, 3)
