@@ -2,10 +2,10 @@
 imported but the shared modules. Storage on local and Hadoop file systems (``storage``), the Spark session
 (``session``), output ownership and locks (``outputs``), stage manifests and resume (``manifest``, ``runner``),
 the counts every stage reports (``stage_report``), file-by-file tasks writing Parquet with pyarrow (``parts``),
-memory checks (``resources``), the process tree's CPU-seconds and memory per stage (``usage``), progress lines
-of long stages and driver loops (``progress``), a file system's refusal of an input file named with its fix
-(``permissions``) and the fault points tests use (``faults``).
+grouped tasks of items balanced by cost (``groups``), memory checks (``resources``), the process tree's CPU-seconds
+and memory per stage (``usage``), progress lines of long stages and driver loops (``progress``), a file system's
+refusal of an input file named with its fix (``permissions``) and the fault points tests use (``faults``).
 """
 
-__all__ = ["faults", "manifest", "outputs", "parts", "permissions", "progress", "resources", "runner", "session",
-           "stage_report", "storage", "usage"]
+__all__ = ["faults", "groups", "manifest", "outputs", "parts", "permissions", "progress", "resources", "runner",
+           "session", "stage_report", "storage", "usage"]

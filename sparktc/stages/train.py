@@ -1,5 +1,5 @@
-"""Train: one classifier per category -> ``models``, in tasks of equal numbers of categories (:func:`fit_models`);
-or one model for all categories (LLSF, NNet, the naive Bayes mixture).
+"""Train: one classifier per category -> ``models``, in grouped tasks of categories balanced by cost
+(:func:`fit_models`); or one model for all categories (LLSF, NNet, the naive Bayes mixture).
 
 LIBLINEAR, Rocchio or one-against-the-rest naive Bayes models (naive Bayes over the raw term frequencies,
 the ``counts`` of ``vectors``), chosen and thresholded by cross-validation on the training data when
@@ -8,10 +8,11 @@ each by the run's decision rule (:mod:`sparktc.models.decision`). A setting sear
 at once (kNN's term count, ``tune.shared_positive_weight``, ``tune.shared_fbr``) takes a first pass that
 returns every category's cross-validated counts, summed by the driver into micro-F1 per value.
 
-A task is a list of category names, not the training data: each Python worker loads the training split
-of ``vectors`` once (:func:`sparktc.features.matrix.load_training_set`) and trains every category of the
-tasks Spark gives it, writing their rows with pyarrow, so the matrix is never replicated per category and
-nothing proportional to the corpus reaches the driver.
+A task is a group of category names (a grouped pandas UDF over a small DataFrame of categories), not the training
+data: each Python worker loads the training split of ``vectors`` once
+(:func:`sparktc.features.matrix.load_training_set`) and trains every category of the tasks Spark gives it, writing
+their rows with pyarrow, so the matrix is never replicated per category and nothing proportional to the corpus
+reaches the driver.
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
 documents on its own (:mod:`sparktc.experiment.bundle`).
@@ -89,7 +90,16 @@ from sparktc.models.tuning import (
 )
 from sparktc.runtime import session, storage
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
+from sparktc.runtime.groups import in_groups
+from sparktc.runtime.parts import (
+    count_rows,
+    map_parts,
+    parquet_files,
+    read_batches,
+    read_small,
+    remove_unfinished,
+    write_parts,
+)
 from sparktc.runtime.progress import loop
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
@@ -159,6 +169,16 @@ def category_tasks(spark: SparkSession, categories: int, searched: bool) -> int:
     return max(1, min(categories, per_core * session.cores(spark)))
 
 
+def category_costs(tables: Tables, documents: int) -> dict[str, float]:
+    """Each category's estimated cost to fit (by name, in name order), known before any fit: the ``documents``
+    training documents, which every fit of every category visits, plus the category's training positives, whose
+    share of the solver's work grows with them (the biggest categories go to different tasks).
+    """
+    categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
+    return {code: float(documents + (positives or 0)) for code, positives in
+            zip(categories["category"].to_pylist(), categories["train_positives"].to_pylist())}
+
+
 def shared_directory(tables: Tables) -> str:
     """Where the stage's :class:`sparktc.runtime.shared.Shared` values go: under its staging directory, which
     publishing deletes.
@@ -167,17 +187,17 @@ def shared_directory(tables: Tables) -> str:
 
 
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
-               order: Shared[np.ndarray], directory: str | None = None,
+               order: Shared[np.ndarray], costs: dict[str, float], directory: str | None = None,
                decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
-    """Fit every category on the workers' training set, in tasks of equal numbers of categories (every tasks-th
-    category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the fit's 6.5 s at
-    804,414 documents; how many tasks: :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow
-    into ``directory`` (no pandas UDF: the JVM never converts the weights); without a directory (a shared setting's
-    first pass) the rows are not kept. ``decided``: each category's threshold and cross-validated counts, set
-    across categories (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
+    """Fit every category on the workers' training set, in grouped pandas UDF tasks of categories balanced by their
+    estimated ``costs`` (:func:`category_costs`; :func:`sparktc.runtime.groups.in_groups`; how many tasks:
+    :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow into ``directory`` (the JVM never
+    converts the weights: only the categories' ``choices`` come back); without a directory (a shared setting's first
+    pass) the rows are not kept. ``decided``: each category's threshold and cross-validated counts, set across
+    categories (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
-    codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
+    codes = list(costs)
     tasks = category_tasks(spark, len(codes), rule.cross_validated or bool(rule.validation) or len(space) > 1)
     fitting, liblinear = rule.spec.fitting(rule.parameters, n_terms), liblinear_options(rule)
 
@@ -210,15 +230,18 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
                 "features": choice.terms or n_terms, "cv_f1": model.cv_f1, "choices": json.dumps(choices),
                 "seconds": time.perf_counter() - started}
 
-    def work(index: int, categories: list[str]) -> list[tuple[str, str]]:
+    def work(index: int, categories: list[str]) -> list[str]:
         rows = pa.Table.from_pylist([fit(category) for category in categories], schema=MODELS_SCHEMA)
         if directory is not None:
             write_parts(rows.to_batches(), MODELS_SCHEMA, directory, index)
-        return list(zip(categories, rows["choices"].to_pylist()))
+        return rows["choices"].to_pylist()
 
-    chosen = dict(pair for task in map_parts(spark, [codes[task::tasks] for task in range(tasks)], work,
-                                             [directory] if directory is not None else [], (InputError,))
-                  for pair in task)
+    if directory is not None and not codes:  # the table still has its schema
+        write_parts([], MODELS_SCHEMA, directory, 0)
+    groups = in_groups(spark, codes, list(costs.values()), tasks, work, (InputError,))
+    if directory is not None:
+        remove_unfinished(directory)
+    chosen = {category: choices for categories, found in groups for category, choices in zip(categories, found)}
     return [chosen[category] for category in codes]
 
 
@@ -235,22 +258,24 @@ def _save_arrays(directory: str, name: str, arrays: dict[str, np.ndarray]) -> st
 
 
 def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule, candidate: Candidate,
-                         n_terms: int, order: Shared[np.ndarray]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
+                         n_terms: int, order: Shared[np.ndarray],
+                         costs: dict[str, float]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
     """Every category's threshold and cross-validated counts by micromacro (:mod:`sparktc.models.micromacro`), and
     the order it visited the categories in.
 
-    The fold fits and out-of-fold scores are per category: tasks of categories (as :func:`fit_models`) each save their
-    categories' scores, labels and folds beside the stage's outputs. The pass over them is sequential, so one task
-    reads them all (categories x training documents numbers: 19 MB for 101 categories and 23,149 training documents)
-    and only the thresholds and counts reach the driver. The counts are those of each fold's documents decided at
-    the mean of the other folds' thresholds, as for the other cross-validated thresholdings.
+    The fold fits and out-of-fold scores are per category: grouped tasks of categories balanced by ``costs`` (as
+    :func:`fit_models`) each save their categories' scores, labels and folds beside the stage's outputs. The pass
+    over them is sequential, so one task reads them all (categories x training documents numbers: 19 MB for 101
+    categories and 23,149 training documents) and only the thresholds and counts reach the driver. The counts are
+    those of each fold's documents decided at the mean of the other folds' thresholds, as for the other
+    cross-validated thresholdings.
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
-    codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
+    codes = list(costs)
     tasks = category_tasks(spark, len(codes), True)
     scratch = tables.output("models") + "-scores"
 
-    def scores(index: int, categories: list[str]) -> str:
+    def scores(index: int, categories: list[str]) -> list[str]:
         inject("train")
         training = load_training_set(train_path, n_terms, rule.vector_column)
         kept: dict[str, list[np.ndarray]] = {"scores": [], "y": [], "folds": []}
@@ -261,8 +286,8 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
                                                      folds)[candidate.model])
             kept["y"].append(y)
             kept["folds"].append(folds)
-        return _save_arrays(scratch, f"scores-{index}.npz", {
-            "categories": np.array(categories, dtype=str), **{key: np.array(value) for key, value in kept.items()}})
+        return [_save_arrays(scratch, f"scores-{index}.npz", {
+            "categories": np.array(categories, dtype=str), **{key: np.array(value) for key, value in kept.items()}})]
 
     def visit(index: int, paths: list[str]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
         filesystem, _ = arrow_filesystem(scratch)
@@ -283,7 +308,8 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
         return decided, visited
 
     try:
-        paths = map_parts(spark, [codes[task::tasks] for task in range(tasks)], scores, errors=(InputError,))
+        paths = [path for _, saved in in_groups(spark, codes, list(costs.values()), tasks, scores, (InputError,))
+                 for path in saved]
         return map_parts(spark, [paths], visit)[0]
     finally:
         storage.delete(spark, scratch)
@@ -780,6 +806,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
         order = Shared(term_order(tables.input("term_ranks"), config), shared_directory(tables))
+        costs = category_costs(tables, training["documents"])
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:
@@ -800,7 +827,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 keys = shared_settings(rule, tune)
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(choices)["searched"]
-                            for choices in fit_models(spark, tables, rule, space, n_terms, order)]
+                            for choices in fit_models(spark, tables, rule, space, n_terms, order, costs)]
                 values, figure = shared_value(searched, keys, tune.objective)
                 for key, value in zip(keys, values):
                     if key == "terms":
@@ -813,11 +840,12 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             decided = None
             if rule.across_categories:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                decided, visited = micromacro_decisions(spark, tables, rule, space[0], n_terms, order)
+                decided, visited = micromacro_decisions(spark, tables, rule, space[0], n_terms, order, costs)
                 details["visiting_order"] = visited
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"), decided)
+                chosen = fit_models(spark, tables, rule, space, n_terms, order, costs, tables.output("models"),
+                                    decided)
                 details["cv_micro_f1"] = pooled_micro_f1([json.loads(choices) for choices in chosen])
         # Categories x vocabulary, read back once with pyarrow: no Spark jobs (its sort alone took three).
         written = read_small(tables.output("models"), list(WRITTEN_COLUMNS)).sort_by("category")
