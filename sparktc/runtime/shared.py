@@ -11,7 +11,8 @@ is 39 MB). A value too big for that is read by the tasks from files the run wrot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 __all__ = ["Shared"]
@@ -21,7 +22,8 @@ Value = TypeVar("Value")
 
 @dataclass(frozen=True)
 class Shared(Generic[Value]):
-    """``value`` handed to the tasks whose function holds this object.
+    """``value`` handed to the tasks whose function holds this object; ``key``, unique to it, is what a worker keys
+    what it computes from the value by (each task unpickles its own copy: the same value, not the same object).
 
     Example::
 
@@ -31,3 +33,4 @@ class Shared(Generic[Value]):
     """
 
     value: Value
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)

@@ -1,5 +1,5 @@
-"""Train: one classifier per category -> ``models``, in tasks of equal numbers of categories (:func:`fit_models`);
-or one model for all categories (LLSF, NNet, the naive Bayes mixture).
+"""Train: one classifier per category -> ``models``, in grouped tasks of categories balanced by cost
+(:func:`fit_models`); or one model for all categories (LLSF, NNet, the naive Bayes mixture).
 
 LIBLINEAR, Rocchio or one-against-the-rest naive Bayes models (naive Bayes over the raw term frequencies,
 the ``counts`` of ``vectors``), chosen and thresholded by cross-validation on the training data when
@@ -8,10 +8,11 @@ each by the run's decision rule (:mod:`sparktc.models.decision`). A setting sear
 at once (kNN's term count, ``tune.shared_positive_weight``, ``tune.shared_fbr``) takes a first pass that
 returns every category's cross-validated counts, summed by the driver into micro-F1 per value.
 
-A task is a list of category names, not the training data: each Python worker loads the training split
-of ``vectors`` once (:func:`sparktc.features.matrix.load_training_set`) and trains every category of the
-tasks Spark gives it, writing their rows with pyarrow, so the matrix is never replicated per category and
-nothing proportional to the corpus reaches the driver.
+A task is a group of category names (a grouped pandas UDF over a small DataFrame of categories), not the training
+data: each Python worker loads the training split of ``vectors`` once
+(:func:`sparktc.features.matrix.load_training_set`) and trains every category of the tasks Spark gives it, writing
+their rows with pyarrow, so the matrix is never replicated per category and nothing proportional to the corpus
+reaches the driver.
 Weights are stored over the whole vocabulary (zero for terms outside the selection), so scoring
 needs no term mapping. Beside ``models``, train writes the model bundle ``model`` that classifies new
 documents on its own (:mod:`sparktc.experiment.bundle`).
@@ -43,7 +44,6 @@ import itertools
 import json
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,12 +88,22 @@ from sparktc.models.tuning import (
     pooled_micro_f1,
     shared_value,
 )
-from sparktc.runtime import storage
+from sparktc.runtime import session, storage
 from sparktc.runtime.faults import inject
-from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
+from sparktc.runtime.groups import in_groups
+from sparktc.runtime.parts import (
+    count_rows,
+    map_parts,
+    parquet_files,
+    read_batches,
+    read_small,
+    remove_unfinished,
+    write_parts,
+)
 from sparktc.runtime.progress import loop
 from sparktc.runtime.resources import check_training_memory, explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables
+from sparktc.runtime.shared import Shared
 from sparktc.runtime.stage_report import StageReport, stage
 
 
@@ -156,20 +166,31 @@ def category_tasks(spark: SparkSession, categories: int, searched: bool) -> int:
     category.
     """
     per_core = SEARCH_TASKS_PER_CORE if searched else 2
-    return max(1, min(categories, per_core * spark.sparkContext.defaultParallelism))
+    return max(1, min(categories, per_core * session.cores(spark)))
+
+
+def category_costs(tables: Tables, documents: int) -> dict[str, float]:
+    """Each category's estimated cost to fit (by name, in name order), known before any fit: the ``documents``
+    training documents, which every fit of every category visits, plus the category's training positives, whose
+    share of the solver's work grows with them (the biggest categories go to different tasks).
+    """
+    categories = read_small(tables.input("categories"), ["category", "train_positives"]).sort_by("category")
+    return {code: float(documents + (positives or 0)) for code, positives in
+            zip(categories["category"].to_pylist(), categories["train_positives"].to_pylist())}
 
 
 def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: list[Candidate], n_terms: int,
-               order, directory: str | None = None, decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
-    """Fit every category on the workers' training set, in tasks of equal numbers of categories (every tasks-th
-    category by name: Spark's hash partitioning of the categories left one core idle for 1.9 of the fit's 6.5 s at
-    804,414 documents; how many tasks: :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow
-    into ``directory`` (no pandas UDF: the JVM never converts the weights); without a directory (a shared setting's
-    first pass) the rows are not kept. ``decided``: each category's threshold and cross-validated counts, set
-    across categories (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
+               order: Shared[np.ndarray], costs: dict[str, float], directory: str | None = None,
+               decided: dict[str, tuple[float, dict]] | None = None) -> list[str]:
+    """Fit every category on the workers' training set, in grouped pandas UDF tasks of categories balanced by their
+    estimated ``costs`` (:func:`category_costs`; :func:`sparktc.runtime.groups.in_groups`; how many tasks:
+    :func:`category_tasks`). Each task writes its ``models`` rows with pyarrow into ``directory`` (the JVM never
+    converts the weights: only the categories' ``choices`` come back); without a directory (a shared setting's first
+    pass) the rows are not kept. ``decided``: each category's threshold and cross-validated counts, set across
+    categories (:func:`micromacro_decisions`). The categories' ``choices`` JSON, in category order.
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
-    codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
+    codes = list(costs)
     tasks = category_tasks(spark, len(codes), rule.cross_validated or bool(rule.validation) or len(space) > 1)
     fitting, liblinear = rule.spec.fitting(rule.parameters, n_terms), liblinear_options(rule)
 
@@ -202,15 +223,18 @@ def fit_models(spark: SparkSession, tables: Tables, rule: DecisionRule, space: l
                 "features": choice.terms or n_terms, "cv_f1": model.cv_f1, "choices": json.dumps(choices),
                 "seconds": time.perf_counter() - started}
 
-    def work(index: int, categories: list[str]) -> list[tuple[str, str]]:
+    def work(index: int, categories: list[str]) -> list[str]:
         rows = pa.Table.from_pylist([fit(category) for category in categories], schema=MODELS_SCHEMA)
         if directory is not None:
             write_parts(rows.to_batches(), MODELS_SCHEMA, directory, index)
-        return list(zip(categories, rows["choices"].to_pylist()))
+        return rows["choices"].to_pylist()
 
-    chosen = dict(pair for task in map_parts(spark, [codes[task::tasks] for task in range(tasks)], work,
-                                             [directory] if directory is not None else [], (InputError,))
-                  for pair in task)
+    if directory is not None and not codes:  # the table still has its schema
+        write_parts([], MODELS_SCHEMA, directory, 0)
+    groups = in_groups(spark, codes, list(costs.values()), tasks, work, (InputError,))
+    if directory is not None:
+        remove_unfinished(directory)
+    chosen = {category: choices for categories, found in groups for category, choices in zip(categories, found)}
     return [chosen[category] for category in codes]
 
 
@@ -227,22 +251,24 @@ def _save_arrays(directory: str, name: str, arrays: dict[str, np.ndarray]) -> st
 
 
 def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule, candidate: Candidate,
-                         n_terms: int, order) -> tuple[dict[str, tuple[float, dict]], list[str]]:
+                         n_terms: int, order: Shared[np.ndarray],
+                         costs: dict[str, float]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
     """Every category's threshold and cross-validated counts by micromacro (:mod:`sparktc.models.micromacro`), and
     the order it visited the categories in.
 
-    The fold fits and out-of-fold scores are per category: tasks of categories (as :func:`fit_models`) each save their
-    categories' scores, labels and folds beside the stage's outputs. The pass over them is sequential, so one task
-    reads them all (categories x training documents numbers: 19 MB for 101 categories and 23,149 training documents)
-    and only the thresholds and counts reach the driver. The counts are those of each fold's documents decided at
-    the mean of the other folds' thresholds, as for the other cross-validated thresholdings.
+    The fold fits and out-of-fold scores are per category: grouped tasks of categories balanced by ``costs`` (as
+    :func:`fit_models`) each save their categories' scores, labels and folds beside the stage's outputs. The pass
+    over them is sequential, so one task reads them all (categories x training documents numbers: 19 MB for 101
+    categories and 23,149 training documents) and only the thresholds and counts reach the driver. The counts are
+    those of each fold's documents decided at the mean of the other folds' thresholds, as for the other
+    cross-validated thresholdings.
     """
     train_path = storage.join(tables.input("vectors"), "split=train")
-    codes = read_small(tables.input("categories"), ["category"]).sort_by("category")["category"].to_pylist()
+    codes = list(costs)
     tasks = category_tasks(spark, len(codes), True)
     scratch = tables.output("models") + "-scores"
 
-    def scores(index: int, categories: list[str]) -> str:
+    def scores(index: int, categories: list[str]) -> list[str]:
         inject("train")
         training = load_training_set(train_path, n_terms, rule.vector_column)
         kept: dict[str, list[np.ndarray]] = {"scores": [], "y": [], "folds": []}
@@ -253,8 +279,8 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
                                                      folds)[candidate.model])
             kept["y"].append(y)
             kept["folds"].append(folds)
-        return _save_arrays(scratch, f"scores-{index}.npz", {
-            "categories": np.array(categories, dtype=str), **{key: np.array(value) for key, value in kept.items()}})
+        return [_save_arrays(scratch, f"scores-{index}.npz", {
+            "categories": np.array(categories, dtype=str), **{key: np.array(value) for key, value in kept.items()}})]
 
     def visit(index: int, paths: list[str]) -> tuple[dict[str, tuple[float, dict]], list[str]]:
         filesystem, _ = arrow_filesystem(scratch)
@@ -275,7 +301,8 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
         return decided, visited
 
     try:
-        paths = map_parts(spark, [codes[task::tasks] for task in range(tasks)], scores, errors=(InputError,))
+        paths = [path for _, saved in in_groups(spark, codes, list(costs.values()), tasks, scores, (InputError,))
+                 for path in saved]
         return map_parts(spark, [paths], visit)[0]
     finally:
         storage.delete(spark, scratch)
@@ -284,7 +311,7 @@ def micromacro_decisions(spark: SparkSession, tables: Tables, rule: DecisionRule
 @contextmanager
 def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[None]:
     """One task per category up to twice the cores; AQE must not merge the tiny groups into one task."""
-    tasks = max(1, min(n_categories, 2 * spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(n_categories, 2 * session.cores(spark)))
     keys = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.enabled")
     previous = {key: spark.conf.get(key) for key in keys}
     spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
@@ -636,7 +663,8 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
                      n_terms: int, fold_sets: dict[Joint, list], fbrs: list[float], terms: int,
                      settings: list[dict[str, Any]] | None = None, objective: str = "micro_f1") -> Choice:
     """For a method with one model for all categories (LLSF, NNet): the term count, the fbr and the
-    per-category thresholds (``categories``: category, train_positives).
+    per-category thresholds (``categories``: category, train_positives). The fold models reach the tasks as a
+    :class:`sparktc.runtime.shared.Shared` value.
 
     ``fold_sets`` maps each candidate (term count, index into ``settings``) to its fold models, fitted without each
     fold's documents (objects with ``scores(X)``, X documents x vocabulary; folds by
@@ -652,7 +680,7 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
     if not fold_sets:
         return Choice(terms, rule.fbr, {code: {"threshold": rule.threshold, "cv_f1": None, "seconds": 0.0}
                                         for code in codes}, {})
-    shared = spark.sparkContext.broadcast((uuid.uuid4().hex, list(fold_sets.values())))
+    shared = Shared(list(fold_sets.values()))
     settings = settings or [{}]
     counts_of = list(fold_sets)
     index = {code: j for j, code in enumerate(codes)}
@@ -674,7 +702,6 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
 
     with one_task_per_category(spark, len(codes)):
         found = spark.createDataFrame(categories).groupBy("category").applyInPandas(threshold, JOINT_DDL).toPandas()
-    shared.unpersist()
     pairs = [(count, setting, fbr) for count, setting in counts_of for fbr in fbrs]
     counted = {pair: rows.to_dict("records") for pair, rows in found.groupby(["terms", "setting", "fbr"])}
     figure = {pair: averaged_f1(counted[pair], objective) for pair in pairs}
@@ -688,18 +715,18 @@ def joint_thresholds(spark: SparkSession, rule: DecisionRule, categories: pd.Dat
                   int(chosen[1]), averaged_f1(counted[chosen]))
 
 
-# One worker's out-of-fold scores, for the broadcast fold models it was computed with (their key).
+# One worker's out-of-fold scores, for the shared fold models it was computed with (their key, unique per value).
 _out_of_fold_cache: KeptOne[tuple[list[np.ndarray], np.ndarray]] = KeptOne()
 
 
-def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
+def _out_of_fold(training, models: Shared[list[list]], folds: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Per candidate, the training documents x categories scores, each document's from the model of its
-    fold (fitted without it); and the documents' folds. Computed once per worker and broadcast
-    ``models`` = (its key, each candidate's fold models), whichever categories the worker thresholds.
+    fold (fitted without it); and the documents' folds. Computed once per worker for the shared ``models`` (each
+    candidate's fold models), whichever categories the worker thresholds.
     """
-    key, fold_sets = models.value
 
     def compute() -> tuple[list[np.ndarray], np.ndarray]:
+        fold_sets = models.value
         fold = document_folds(training.doc_ids, folds, seed)
         held = [np.flatnonzero(fold == f) for f in range(folds)]
         scores = []
@@ -711,7 +738,7 @@ def _out_of_fold(training, models, folds: int, seed: int) -> tuple[list[np.ndarr
             scores.append(candidate)
         return scores, fold
 
-    return _out_of_fold_cache.get((key,), compute)
+    return _out_of_fold_cache.get((models.key,), compute)
 
 
 #: The ``models`` columns the driver reads back: the bundle's, the scorer's, and the fits' seconds.
@@ -728,8 +755,7 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
     if rule.thresholding in ("pcut", "rcut"):
         return None
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
-    shared = spark.sparkContext.broadcast(Scorer.of(
-        models, n_terms, rule, train_path, storage.join(tables.output(MODEL), NETWORK), order))
+    shared = Shared(Scorer.of(models, n_terms, rule, train_path, storage.join(tables.output(MODEL), NETWORK), order))
     thresholds = models["threshold"].to_numpy(dtype=np.float64)
 
     def count(index: int, path: str) -> np.ndarray:
@@ -740,7 +766,6 @@ def decisions_on_training(spark: SparkSession, tables: Tables, rule: DecisionRul
 
     files = parquet_files(train_path) if storage.exists(spark, train_path) else []
     assigned = sum(map_parts(spark, files, count), np.zeros(len(thresholds), dtype=np.int64))
-    shared.unpersist()
     return training_decisions(models["category"].to_numpy(dtype=object), assigned,
                               models["train_positives"].to_numpy(), n_train)
 
@@ -769,10 +794,11 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
         check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
                            f"counted by train in {tables.root}")
-        check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
+        check_training_memory(session.settings(spark), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
-        order = spark.sparkContext.broadcast(term_order(tables.input("term_ranks"), config))
+        order = Shared(term_order(tables.input("term_ranks"), config))
+        costs = category_costs(tables, training["documents"])
         details: dict = {}
         with one_task_per_category(spark, n_categories), explained_failures("train"):
             if rule.joint:
@@ -793,7 +819,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
                 keys = shared_settings(rule, tune)
                 space = candidates(rule, tune, default_terms(config, n_terms))
                 searched = [json.loads(choices)["searched"]
-                            for choices in fit_models(spark, tables, rule, space, n_terms, order)]
+                            for choices in fit_models(spark, tables, rule, space, n_terms, order, costs)]
                 values, figure = shared_value(searched, keys, tune.objective)
                 for key, value in zip(keys, values):
                     if key == "terms":
@@ -806,11 +832,12 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             decided = None
             if rule.across_categories:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                decided, visited = micromacro_decisions(spark, tables, rule, space[0], n_terms, order)
+                decided, visited = micromacro_decisions(spark, tables, rule, space[0], n_terms, order, costs)
                 details["visiting_order"] = visited
             if not rule.joint:
                 space = candidates(rule, tune, default_terms(config, n_terms))
-                chosen = fit_models(spark, tables, rule, space, n_terms, order, tables.output("models"), decided)
+                chosen = fit_models(spark, tables, rule, space, n_terms, order, costs, tables.output("models"),
+                                    decided)
                 details["cv_micro_f1"] = pooled_micro_f1([json.loads(choices) for choices in chosen])
         # Categories x vocabulary, read back once with pyarrow: no Spark jobs (its sort alone took three).
         written = read_small(tables.output("models"), list(WRITTEN_COLUMNS)).sort_by("category")
@@ -819,7 +846,6 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
         with explained_failures("train"):
             checked = decisions_on_training(spark, tables, rule, n_terms, training["documents"], order.value,
                                             written.to_pandas())
-        order.unpersist()
         if checked is not None:
             details["training_decisions"] = checked
             details["training_decisions_seconds"] = round(time.perf_counter() - began, 3)

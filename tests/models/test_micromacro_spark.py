@@ -14,6 +14,7 @@ from test_methods import CATEGORIES, corpus_config, prepared_corpus, read_run, v
 from test_micromacro import transcribed_label
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.errors import InputError
 from sparktc.models.linear import BinaryProblems
 
 FOLDS = 3
@@ -68,7 +69,7 @@ def test_a_fold_file_missing_training_documents_is_refused_naming_them(spark, tm
     corpus, base, output, doc_ids, _, _ = prepared_run(spark, tmp_path_factory, "fold_file_missing")
     fold_file = base / "folds.tsv"
     fold_file.write_text("doc_id\t*\n" + "".join(f"{d}\t{i % 2}\n" for i, d in enumerate(doc_ids[1:])))
-    with pytest.raises(Exception, match=f"train.fold_file has no fold for 1 of the {len(doc_ids)} training "
+    with pytest.raises(InputError, match=f"^train.fold_file has no fold for 1 of the {len(doc_ids)} training "
                                         f"documents: {doc_ids[0]}"):
         run_stages(spark, corpus_config(corpus, "train.thresholding=scutfbr", "train.folds=2",
                                         f"train.fold_file={fold_file}"), str(output), "train")
