@@ -53,7 +53,8 @@ def server(tmp_path_factory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("connect")
     port = free_port()
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SPARK_HOME")}
-    environment.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    # The server's Python workers import this checkout's sparktc, as the driver does.
+    environment.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYTHONPATH=str(REPO))
     command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2,4]",
                "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
                "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
