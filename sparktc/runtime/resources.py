@@ -18,16 +18,23 @@ from contextlib import contextmanager
 from sparktc.errors import InputError, SparktcError
 
 PYSPARK_MEMORY = "spark.executor.pyspark.memory"
+#: sparktc's cap on a Python task's resident memory (:mod:`sparktc.runtime.task_memory`), as a serverless platform
+#: caps a UDF's.
+TASK_MEMORY = "spark.sparktc.task_memory"
 EXECUTOR_CORES = "spark.executor.cores"
 SETTINGS_ADVICE = (
     f"raise {PYSPARK_MEMORY} (with spark.executor.memoryOverhead on YARN or Kubernetes), or lower "
     f"{EXECUTOR_CORES} so fewer workers share an executor, or keep fewer terms (select.top_k)"
 )
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)b?\s*")  # a Spark memory size, lower case
 #: Address space of a Python worker with sparktc's libraries loaded (numpy, scipy, pandas, pyarrow,
 #: LIBLINEAR), before any data: 1,425 MiB measured (VmPeak) with CPython 3.11 on Linux x86-64. Spark
 #: limits a worker's address space (RLIMIT_AS), not its resident memory, so this counts in full.
 WORKER_BASELINE = 1500 << 20
+#: Resident memory of a Python worker with sparktc's libraries loaded, before a task's data: 319 MiB measured
+#: (VmHWM of the smallest tasks at 804,414 documents, BENCHMARKS.md), what a cap on a task's memory counts.
+WORKER_RESIDENT = 320 << 20
 
 
 class ResourceLimitError(SparktcError, RuntimeError):
@@ -36,7 +43,7 @@ class ResourceLimitError(SparktcError, RuntimeError):
 
 def parse_memory(text: str) -> int:
     """Bytes of a Spark memory setting ("512m", "2g", "1t"; a bare number is MiB, as for pyspark memory)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", text.lower())
+    match = MEMORY_SIZE.fullmatch(text.lower())
     if match is None:
         raise InputError(f"{text!r} is not a Spark memory size such as 512m or 2g")
     return int(match.group(1)) * _UNITS[match.group(2) or "m"]
@@ -75,9 +82,21 @@ def check_worker_memory(conf: Mapping[str, str]) -> None:
 
 
 def check_training_memory(conf: Mapping[str, str], n_documents: int, nonzeros: int, cross_validation: bool) -> None:
-    """Refuse to start training when a worker with the training set would exceed its memory limit."""
+    """Refuse to start training when a worker with the training set would exceed its memory limit, or a task its
+    cap (``spark.sparktc.task_memory``): every training task holds the whole training set, so no shape of the tasks
+    is smaller.
+    """
     limit = worker_memory_limit(conf)
     data = training_set_bytes(n_documents, nonzeros, cross_validation)
+    cap = conf.get(TASK_MEMORY)
+    if cap and WORKER_RESIDENT + data > parse_memory(cap):
+        raise ResourceLimitError(
+            f"training needs about {(WORKER_RESIDENT + data) / 2**20:,.0f} MiB in each Python task "
+            f"({WORKER_RESIDENT / 2**20:,.0f} for Python and its libraries, {data / 2**20:,.0f} for {n_documents:,} "
+            f"training documents with {nonzeros:,} nonzero weights, which every training task holds whole), over "
+            f"{TASK_MEMORY} = {cap}; raise {TASK_MEMORY} (on a platform that caps a task's memory lower, run on "
+            f"compute without that cap), or keep fewer terms (select.top_k)"
+        )
     needed = WORKER_BASELINE + data
     if limit is not None and needed > limit:
         raise ResourceLimitError(

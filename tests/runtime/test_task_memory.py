@@ -1,0 +1,121 @@
+"""Memory per Python task (sparktc.runtime.task_memory): the log of each task's peak, and the cap that shapes the
+parsing tasks' pieces and refuses a training set no task shape can hold.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from conftest import invented_words
+
+from sparktc.corpora import lyrl2004_columnar
+from sparktc.runtime import faults, task_memory
+from sparktc.runtime.parts import map_parts
+from sparktc.runtime.resources import ResourceLimitError, check_training_memory
+from sparktc.runtime.session import labelled_jobs
+
+MIB = 1 << 20
+
+
+def expected_piece(largest: int, cap: int | None, resident: int) -> int:
+    """The rule written out: the largest of largest, largest/2, largest/4, ... down to 1 MiB whose 20 bytes per byte
+    fit beside ``resident`` under ``cap``; 1 MiB when none does.
+    """
+    if cap is None:
+        return largest
+    candidates = [largest >> shift for shift in range(64) if largest >> shift >= MIB] or [largest]
+    fitting = [size for size in candidates if resident + 20 * size <= cap]
+    return max(fitting) if fitting else min(largest, MIB)
+
+
+@pytest.mark.parametrize(("largest", "cap", "resident"), [
+    (16 * MIB, None, 900 * MIB),        # no cap: the reader's own piece
+    (16 * MIB, 2048 * MIB, 560 * MIB),  # 560 + 20 x 16 = 880 MiB: fits whole
+    (16 * MIB, 600 * MIB, 558 * MIB),   # 42 MiB left: 2 MiB pieces (40 MiB)
+    (16 * MIB, 700 * MIB, 558 * MIB),   # 142 MiB left: 4 MiB pieces (80 MiB), 8 would take 160
+    (16 * MIB, 600 * MIB, 599 * MIB),   # nothing left: the smallest shape, 1 MiB
+    (3 * MIB, 600 * MIB, 599 * MIB),    # a piece that halves below 1 MiB: 1 MiB all the same
+    (MIB // 2, 600 * MIB, 599 * MIB),   # a reader's piece under 1 MiB is never made larger
+])
+def test_pieces_are_cut_to_what_the_cap_leaves(largest, cap, resident):
+    assert task_memory.piece_bytes(largest, cap, resident) == expected_piece(largest, cap, resident)
+    assert task_memory.piece_bytes(16 * MIB, 600 * MIB, 558 * MIB) == 2 * MIB
+
+
+def test_a_capped_task_parses_a_token_file_in_smaller_pieces_with_the_same_records(monkeypatch):
+    words = invented_words(np.random.default_rng(3), 400)
+    text = "".join(f".I {100 + i}\n.W\n{' '.join(words[(i * 7 + j) % 400] for j in range(120))}\n\n"
+                   for i in range(4000)).encode()  # about 3.3 MB: four 1 MiB pieces
+    content = gzip.compress(text)
+    cut: list[int] = []
+    pieces = lyrl2004_columnar._pieces
+    monkeypatch.setattr(lyrl2004_columnar, "_pieces", lambda text, size, *rest: cut.append(size) or pieces(
+        text, size, *rest))
+    whole = list(lyrl2004_columnar.read_corpus_lists(content, "lyrl2004_tokens_test_pt0.dat.gz"))
+    monkeypatch.setattr(task_memory, "task_cap", lambda: 400 * MIB)
+    monkeypatch.setattr(task_memory, "resident_bytes", lambda: 390 * MIB)
+    capped = list(lyrl2004_columnar.read_corpus_lists(content, "lyrl2004_tokens_test_pt0.dat.gz"))
+    assert cut == [lyrl2004_columnar.PIECE_BYTES, MIB]
+    assert len(capped) > len(whole) and sum(map(len, capped)) == sum(map(len, whole)) == 4000
+    assert [row for batch in capped for row in batch.to_pylist()] == [
+        row for batch in whole for row in batch.to_pylist()]
+
+
+def test_training_no_task_shape_can_hold_is_refused_naming_the_cap():
+    # 23,149 training documents, 1.9 M nonzeros: 40 x 1.9 M + 48 x 23,149 bytes = 73.5 MiB, + 320 MiB of worker.
+    needed_mib = (40 * 1_900_000 + 48 * 23_149) / MIB + 320
+    assert round(needed_mib) == 394
+    with pytest.raises(ResourceLimitError) as caught:
+        check_training_memory({"spark.sparktc.task_memory": "390m"}, 23_149, 1_900_000, cross_validation=False)
+    assert str(caught.value).startswith(
+        "training needs about 394 MiB in each Python task (320 for Python and its libraries, 74 for 23,149 training "
+        "documents with 1,900,000 nonzero weights, which every training task holds whole), over "
+        "spark.sparktc.task_memory = 390m; raise spark.sparktc.task_memory")
+    check_training_memory({"spark.sparktc.task_memory": "400m"}, 23_149, 1_900_000, cross_validation=False)
+
+
+@pytest.mark.parametrize(("conf", "message"), [
+    ({"spark.sparktc.task_memory": "lots"}, "spark.conf 'spark.sparktc.task_memory' = 'lots' is not allowed; "
+                                            "expected a memory size such as '1g' or '600m', at least the 320 MiB"),
+    ({"spark.sparktc.task_memory": "200m"}, "spark.conf 'spark.sparktc.task_memory' = '200m' is not allowed"),
+    ({"spark.sparktc.task_memory_log": " "}, "spark.conf 'spark.sparktc.task_memory_log' = ' ' is not allowed; "
+                                             "expected a directory on the executors"),
+])
+def test_bad_memory_settings_are_refused(conf, message):
+    assert faults.problem(conf).startswith(message)
+    assert faults.problem({"spark.sparktc.task_memory": "1g", "spark.sparktc.task_memory_log": "/tmp/x"}) is None
+
+
+def test_work_names_drop_the_locals_steps():
+    def outer():
+        def vectorize(index, unit):
+            return unit
+        return vectorize
+
+    assert task_memory.work_name(outer()) == "test_work_names_drop_the_locals_steps.outer.vectorize"
+
+
+@pytest.mark.spark
+def test_the_log_has_one_line_per_task_with_its_stage_and_peak(spark, tmp_path):
+    log = tmp_path / "log"
+    spark.conf.set(task_memory.SETTING, str(log))
+    try:
+        with labelled_jobs(spark, "demo", "sparktc: demo"):
+            held = map_parts(spark, [1, 2, 3], lambda index, megabytes: len(bytearray(megabytes * 40 * MIB)))
+    finally:
+        spark.conf.unset(task_memory.SETTING)
+    map_parts(spark, [1], lambda index, unit: unit)  # unset: nothing more is logged
+    assert held == [40 * MIB, 80 * MIB, 120 * MIB]
+    lines = [json.loads(line) for path in log.iterdir() for line in path.read_text().splitlines()]
+    assert sorted(line["partition"] for line in lines) == [0, 1, 2]
+    assert {line["stage"] for line in lines} == {"demo"} and {line["attempt"] for line in lines} == {0}
+    assert {line["work"] for line in lines} == {"test_the_log_has_one_line_per_task_with_its_stage_and_peak.<lambda>"}
+    peaks = {line["partition"]: line["peak_bytes"] for line in lines}
+    # Each task's peak holds its own buffer (40, 80, 120 MiB) above a worker of at least 40 MiB; a worker's peak
+    # is reset when a task starts, so the 40 MiB task's stays well under the 120 MiB one's whichever ran first.
+    for partition, buffer in ((0, 40 * MIB), (1, 80 * MIB), (2, 120 * MIB)):
+        assert peaks[partition] >= buffer + 40 * MIB
+    assert peaks[2] - peaks[0] > 40 * MIB
