@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 from scipy import sparse
 
 from sparktc.filesystem import arrow_filesystem
-from sparktc.runtime.task_memory import measured, work_name
+from sparktc.runtime.task_memory import python_task, work_name
 
 __all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
            "read_batches", "remove_unfinished", "sum_over_files", "write_parts"]
@@ -75,7 +75,7 @@ def _mapped(spark: SparkSession, units: list, work: Callable[[int, Any], Any]) -
     name = work_name(work)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with measured(name):
+        with python_task(name):
             for batch in batches:
                 done = [_RESULTS.dumps(work(index, units[index]))
                         for index in batch.column(0).to_pylist()]
@@ -261,7 +261,7 @@ def sum_over_files(spark: SparkSession, files: list[str],
     groups = max(1, math.isqrt(len(files)))
 
     def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with measured("sum_over_files.add"):
+        with python_task("sum_over_files.add"):
             total = None
             for batch in batches:
                 for blob in batch.column(0).to_pylist():

@@ -2,7 +2,7 @@
 
 Set ``spark.sparktc.task_memory_log = "<dir>"`` (``--conf`` on spark-submit, ``[spark] conf`` in a run's
 configuration, or ``spark.conf.set`` in a session: Spark SQL hands session settings to its jobs' tasks, as for
-:mod:`sparktc.runtime.faults`) and every task that :func:`measured` wraps appends one JSON line to
+:mod:`sparktc.runtime.faults`) and every task that :func:`python_task` wraps appends one JSON line to
 ``<dir>/tasks-<host>-<pid>.jsonl`` on the machine it runs on (a local directory, made when missing): the sparktc stage
 (from the job's group or Connect tag), what ran (``work``), Spark's stage id, partition and attempt, the task's
 seconds and ``peak_bytes``, the most resident memory the Python worker held while the task ran.
@@ -11,18 +11,21 @@ Python workers are reused across tasks, so the process's own peak says little of
 the task starts (Linux's ``/proc/self/clear_refs``, which sets ``VmHWM`` back to the current resident size) and read
 when it ends (``VmHWM`` in ``/proc/self/status``). It includes the worker's interpreter and libraries, as a
 platform's cap on a UDF's memory does. Off Linux the peak is the process's since it started (``ru_maxrss``). Unset, a
-task pays one lookup of a task property.
+task pays two lookups of task properties.
 
 **The cap.** ``spark.sparktc.task_memory = "1g"`` (set as the log is; Databricks serverless caps a UDF's memory at
 about 1 GB) shapes the tasks whose peak grows with a setting rather than with the data they must hold: a token or
 qrels file is parsed in pieces of decompressed bytes (``PIECE_BYTES`` at most), each costing about
 :data:`PIECE_FACTOR` times its size while it is parsed, so a task cuts its pieces to what is left under the cap
-once the file is in memory (:func:`piece_bytes`). What the cap cannot shape (the training set each training worker
-holds) is checked against it before training starts (:func:`sparktc.runtime.resources.check_training_memory`).
+once the file is in memory (:func:`piece_bytes`); and a worker lets go of what an earlier stage's tasks kept in
+it before a task of another stage starts (:func:`_leave_earlier_stages`). What the cap cannot shape (the training
+set each training task holds) is checked against it before training starts
+(:func:`sparktc.runtime.resources.check_training_memory`).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -33,8 +36,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pyarrow as pa
 from pyspark import TaskContext
 
+from sparktc.filesystem import forget_kept
 from sparktc.runtime.resources import TASK_MEMORY, parse_memory
 
 SETTING = "spark.sparktc.task_memory_log"
@@ -43,6 +48,9 @@ CAP_SETTING = TASK_MEMORY
 #: positions and classes, the Arrow arrays of its tokens): 18 measured on the 804,414-document corpus (pieces of 2
 #: to 16 MiB of a 164 MB token file), 20 with a margin.
 PIECE_FACTOR = 20
+#: What a parsing task holds beside its piece and the file: its writers' row groups (25,000 documents' tokens and
+#: vectors) and the Parquet encoder's buffers, about 100 MiB at 804,414 documents; 128 with a margin.
+TASK_RESERVE = 128 << 20
 #: The smallest piece: below it the per-piece costs of the columnar reader show (1 MiB is about 1,300 documents).
 MIN_PIECE_BYTES = 1 << 20
 #: Where a task finds its sparktc stage's name: a classic session's job group, a Connect session's operation tags.
@@ -88,13 +96,13 @@ def resident_bytes() -> int:
 def piece_bytes(largest: int, cap: int | None, resident: int) -> int:
     """The decompressed bytes to parse at a time, at most ``largest``, so that a task holding ``resident`` bytes stays
     under ``cap`` (None: no cap): the largest power-of-two fraction of ``largest`` whose :data:`PIECE_FACTOR` times
-    fits in what is left, and never below :data:`MIN_PIECE_BYTES` (the smallest shape; whatever is over the cap then
-    is the file itself, which only a smaller file or a larger cap changes).
+    fits in what is left beside :data:`TASK_RESERVE`, and never below :data:`MIN_PIECE_BYTES` (the smallest shape;
+    whatever is over the cap then is the file itself, which only a smaller file or a larger cap changes).
     """
     if cap is None:
         return largest
     size = largest
-    while size > MIN_PIECE_BYTES and resident + PIECE_FACTOR * size > cap:
+    while size > MIN_PIECE_BYTES and resident + TASK_RESERVE + PIECE_FACTOR * size > cap:
         size //= 2
     return max(size, min(largest, MIN_PIECE_BYTES))
 
@@ -121,13 +129,36 @@ def stage_of(context: TaskContext) -> str:
     return ""
 
 
+#: The sparktc stage of the last task this worker ran under a cap (:func:`python_task`).
+_last_stage: str | None = None
+
+
+def _leave_earlier_stages(stage: str) -> None:
+    """Under a cap: when this worker's previous task was another stage's, drop what that stage's tasks kept in the
+    worker (a training set, a label index: :func:`sparktc.filesystem.forget_kept`), which this task would otherwise
+    carry on top of its own (the scoring tasks after training: 618 MiB against 480 in workers that had not trained).
+    """
+    global _last_stage
+    if _last_stage is not None and stage != _last_stage:
+        forget_kept()
+        gc.collect()
+        pa.default_memory_pool().release_unused()
+    _last_stage = stage
+
+
 @contextmanager
-def measured(work: str) -> Iterator[None]:
-    """Run a task's work, logging its peak memory when ``spark.sparktc.task_memory_log`` is set (module docstring);
-    ``work`` names what the task does.
+def python_task(work: str) -> Iterator[None]:
+    """Run a Python task's work (``work`` names it): under ``spark.sparktc.task_memory``, first let go of what an
+    earlier stage's tasks kept in this worker; with ``spark.sparktc.task_memory_log``, log its peak memory (module
+    docstring).
     """
     context = TaskContext.get()
-    directory = context.getLocalProperty(SETTING) if context is not None else None
+    if context is None:
+        yield
+        return
+    if context.getLocalProperty(CAP_SETTING):
+        _leave_earlier_stages(stage_of(context))
+    directory = context.getLocalProperty(SETTING)
     if not directory:
         yield
         return

@@ -12,6 +12,7 @@ import pytest
 from conftest import invented_words
 
 from sparktc.corpora import lyrl2004_columnar
+from sparktc.filesystem import KeptOne, per_worker
 from sparktc.runtime import faults, task_memory
 from sparktc.runtime.parts import map_parts
 from sparktc.runtime.resources import ResourceLimitError, check_training_memory
@@ -22,27 +23,28 @@ MIB = 1 << 20
 
 def expected_piece(largest: int, cap: int | None, resident: int) -> int:
     """The rule written out: the largest of largest, largest/2, largest/4, ... down to 1 MiB whose 20 bytes per byte
-    fit beside ``resident`` under ``cap``; 1 MiB when none does.
+    fit beside ``resident`` and the writers' 128 MiB under ``cap``; 1 MiB when none does.
     """
     if cap is None:
         return largest
     candidates = [largest >> shift for shift in range(64) if largest >> shift >= MIB] or [largest]
-    fitting = [size for size in candidates if resident + 20 * size <= cap]
+    fitting = [size for size in candidates if resident + 128 * MIB + 20 * size <= cap]
     return max(fitting) if fitting else min(largest, MIB)
 
 
 @pytest.mark.parametrize(("largest", "cap", "resident"), [
     (16 * MIB, None, 900 * MIB),        # no cap: the reader's own piece
-    (16 * MIB, 2048 * MIB, 560 * MIB),  # 560 + 20 x 16 = 880 MiB: fits whole
-    (16 * MIB, 600 * MIB, 558 * MIB),   # 42 MiB left: 2 MiB pieces (40 MiB)
-    (16 * MIB, 700 * MIB, 558 * MIB),   # 142 MiB left: 4 MiB pieces (80 MiB), 8 would take 160
-    (16 * MIB, 600 * MIB, 599 * MIB),   # nothing left: the smallest shape, 1 MiB
+    (16 * MIB, 2048 * MIB, 560 * MIB),  # 560 + 128 + 20 x 16 = 1,008 MiB: fits whole
+    (16 * MIB, 700 * MIB, 480 * MIB),   # 92 MiB left: 4 MiB pieces (80 MiB), 8 would take 160
+    (16 * MIB, 730 * MIB, 480 * MIB),   # 122 MiB left: 4 MiB pieces still
+    (16 * MIB, 770 * MIB, 480 * MIB),   # 162 MiB left: 8 MiB pieces (160 MiB)
+    (16 * MIB, 600 * MIB, 558 * MIB),   # nothing left: the smallest shape, 1 MiB
     (3 * MIB, 600 * MIB, 599 * MIB),    # a piece that halves below 1 MiB: 1 MiB all the same
     (MIB // 2, 600 * MIB, 599 * MIB),   # a reader's piece under 1 MiB is never made larger
 ])
 def test_pieces_are_cut_to_what_the_cap_leaves(largest, cap, resident):
     assert task_memory.piece_bytes(largest, cap, resident) == expected_piece(largest, cap, resident)
-    assert task_memory.piece_bytes(16 * MIB, 600 * MIB, 558 * MIB) == 2 * MIB
+    assert task_memory.piece_bytes(16 * MIB, 700 * MIB, 480 * MIB) == 4 * MIB
 
 
 def test_a_capped_task_parses_a_token_file_in_smaller_pieces_with_the_same_records(monkeypatch):
@@ -62,6 +64,25 @@ def test_a_capped_task_parses_a_token_file_in_smaller_pieces_with_the_same_recor
     assert len(capped) > len(whole) and sum(map(len, capped)) == sum(map(len, whole)) == 4000
     assert [row for batch in capped for row in batch.to_pylist()] == [
         row for batch in whole for row in batch.to_pylist()]
+
+
+def test_a_capped_worker_drops_what_an_earlier_stage_kept_when_another_stage_starts(monkeypatch, tmp_path):
+    loads: list[str] = []
+
+    @per_worker
+    def load(path: str) -> bytearray:
+        loads.append(path)
+        return bytearray(10)
+
+    kept = KeptOne()
+    kept.get(("matrix",), lambda: "made")
+    (tmp_path / "f").write_bytes(b"x")
+    monkeypatch.setattr(task_memory, "_last_stage", None)
+    for stage in ("train", "train", "evaluate", "evaluate"):
+        task_memory._leave_earlier_stages(stage)
+        load(str(tmp_path / "f"))
+    assert len(loads) == 2  # loaded in train, kept for train's next task, loaded afresh once in evaluate
+    assert kept.get(("matrix",), lambda: "made again") == "made again"
 
 
 def test_training_no_task_shape_can_hold_is_refused_naming_the_cap():
