@@ -35,12 +35,15 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from pyspark import TaskContext
 
 from sparktc.filesystem import forget_kept
 from sparktc.runtime.resources import TASK_MEMORY, parse_memory
+
+if TYPE_CHECKING:
+    from pyspark import TaskContext
 
 SETTING = "spark.sparktc.task_memory_log"
 CAP_SETTING = TASK_MEMORY
@@ -107,17 +110,14 @@ def piece_bytes(largest: int, cap: int | None, resident: int) -> int:
     return max(size, min(largest, MIN_PIECE_BYTES))
 
 
-def task_cap() -> int | None:
-    """In a task: the bytes ``spark.sparktc.task_memory`` allows it (None when unset, or outside a task)."""
-    context = TaskContext.get()
-    value = context.getLocalProperty(CAP_SETTING) if context is not None else None
-    return parse_memory(value) if value else None
+#: The bytes ``spark.sparktc.task_memory`` allows the task this worker runs (set by :func:`python_task` for the
+#: task's length; None outside a capped task), read where the task shapes its work: the readers, which need no Spark.
+_cap: int | None = None
 
 
 def shaped_piece_bytes(largest: int) -> int:
     """:func:`piece_bytes` for the task running here, from its cap and its resident size now."""
-    cap = task_cap()
-    return largest if cap is None else piece_bytes(largest, cap, resident_bytes())
+    return largest if _cap is None else piece_bytes(largest, _cap, resident_bytes())
 
 
 def stage_of(context: TaskContext) -> str:
@@ -152,29 +152,37 @@ def python_task(work: str) -> Iterator[None]:
     earlier stage's tasks kept in this worker; with ``spark.sparktc.task_memory_log``, log its peak memory (module
     docstring).
     """
+    global _cap
+    from pyspark import TaskContext  # here, in the worker: the readers that import this module need no Spark
+
     context = TaskContext.get()
     if context is None:
         yield
         return
-    if context.getLocalProperty(CAP_SETTING):
+    cap = context.getLocalProperty(CAP_SETTING)
+    if cap:
         _leave_earlier_stages(stage_of(context))
     directory = context.getLocalProperty(SETTING)
-    if not directory:
-        yield
-        return
-    reset = _reset_peak()
+    reset = bool(directory) and _reset_peak()
     started = time.perf_counter()
+    _cap = parse_memory(cap) if cap else None
     try:
         yield
     finally:
-        line = {"stage": stage_of(context), "work": work, "stage_id": context.stageId(),
-                "partition": context.partitionId(), "attempt": context.attemptNumber(),
-                "seconds": round(time.perf_counter() - started, 3), "peak_bytes": peak_bytes(),
-                "reset": reset}
-        os.makedirs(directory, exist_ok=True)
-        # One file per worker process, appended line by line: no two processes write to one file.
-        with open(os.path.join(directory, f"tasks-{socket.gethostname()}-{os.getpid()}.jsonl"), "a") as handle:
-            handle.write(json.dumps(line) + "\n")
+        _cap = None
+        if directory:
+            _log(directory, context, work, time.perf_counter() - started, reset)
+
+
+def _log(directory: str, context: TaskContext, work: str, seconds: float, reset: bool) -> None:
+    """Append the task's line to this worker's file under ``directory``."""
+    line = {"stage": stage_of(context), "work": work, "stage_id": context.stageId(),
+            "partition": context.partitionId(), "attempt": context.attemptNumber(), "seconds": round(seconds, 3),
+            "peak_bytes": peak_bytes(), "reset": reset}
+    os.makedirs(directory, exist_ok=True)
+    # One file per worker process, appended line by line: no two processes write to one file.
+    with open(os.path.join(directory, f"tasks-{socket.gethostname()}-{os.getpid()}.jsonl"), "a") as handle:
+        handle.write(json.dumps(line) + "\n")
 
 
 def work_name(function: object) -> str:

@@ -57,7 +57,7 @@ def test_a_capped_task_parses_a_token_file_in_smaller_pieces_with_the_same_recor
     monkeypatch.setattr(lyrl2004_columnar, "_pieces", lambda text, size, *rest: cut.append(size) or pieces(
         text, size, *rest))
     whole = list(lyrl2004_columnar.read_corpus_lists(content, "lyrl2004_tokens_test_pt0.dat.gz"))
-    monkeypatch.setattr(task_memory, "task_cap", lambda: 400 * MIB)
+    monkeypatch.setattr(task_memory, "_cap", 400 * MIB)  # as python_task sets it for a task under a 400m cap
     monkeypatch.setattr(task_memory, "resident_bytes", lambda: 390 * MIB)
     capped = list(lyrl2004_columnar.read_corpus_lists(content, "lyrl2004_tokens_test_pt0.dat.gz"))
     assert cut == [lyrl2004_columnar.PIECE_BYTES, MIB]
