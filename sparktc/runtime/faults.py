@@ -35,7 +35,7 @@ from typing import Any
 from pyspark import TaskContext
 
 from sparktc.runtime import task_memory
-from sparktc.runtime.resources import MEMORY_SIZE, WORKER_RESIDENT, parse_memory
+from sparktc.runtime.resources import task_memory_problem
 
 SETTING = "spark.sparktc.fault"
 MODES = ("exit", "raise", "memory")
@@ -63,10 +63,8 @@ def problem(conf: Mapping[str, Any]) -> str | None:
     log, cap = conf.get(task_memory.SETTING), conf.get(task_memory.CAP_SETTING)
     if log is not None and not (isinstance(log, str) and log.strip()):
         return f"spark.conf {task_memory.SETTING!r} = {log!r} is not allowed; expected a directory on the executors"
-    if cap is not None and not (isinstance(cap, str) and MEMORY_SIZE.fullmatch(cap.lower())
-                                and parse_memory(cap) >= WORKER_RESIDENT):
-        return (f"spark.conf {task_memory.CAP_SETTING!r} = {cap!r} is not allowed; expected a memory size such as "
-                f"'1g' or '600m', at least the {WORKER_RESIDENT >> 20} MiB a Python worker holds before any data")
+    if cap is not None and task_memory_problem(cap):
+        return task_memory_problem(cap)
     worker, driver = conf.get(SETTING), conf.get(DRIVER_SETTING)
     if worker is not None and not (isinstance(worker, str) and all(map(_WORKER_SPEC.fullmatch, worker.split(",")))):
         return (f"spark.conf {SETTING!r} = {worker!r} is not allowed; expected '<point>:<partition>:<mode>' (several "

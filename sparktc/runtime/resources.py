@@ -60,6 +60,16 @@ def training_set_bytes(n_documents: int, nonzeros: int, cross_validation: bool) 
     return per_nonzero * nonzeros + 48 * n_documents
 
 
+def task_memory_problem(value: object) -> str | None:
+    """What is wrong with ``value`` for ``spark.sparktc.task_memory`` (None when it is a memory size a Python worker
+    can hold its libraries in).
+    """
+    if isinstance(value, str) and MEMORY_SIZE.fullmatch(value.lower()) and parse_memory(value) >= WORKER_RESIDENT:
+        return None
+    return (f"spark.conf {TASK_MEMORY!r} = {value!r} is not allowed; expected a memory size such as '1g' or '600m', "
+            f"at least the {WORKER_RESIDENT >> 20} MiB a Python worker holds before any data")
+
+
 def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
     """Bytes each Python worker may use under ``spark.executor.pyspark.memory``; None when unbounded."""
     memory = conf.get(PYSPARK_MEMORY)
@@ -70,8 +80,12 @@ def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
 
 def check_worker_memory(conf: Mapping[str, str]) -> None:
     """Refuse a memory limit under which no Python worker can even load its libraries (such workers
-    fail every task, or spin in Python's out-of-memory handling and never finish).
+    fail every task, or spin in Python's out-of-memory handling and never finish), and a task memory cap that is no
+    memory size or under a worker's own (InputError: a setting given to spark-submit, which the configuration's
+    check does not see).
     """
+    if conf.get(TASK_MEMORY) is not None and task_memory_problem(conf[TASK_MEMORY]):
+        raise InputError(task_memory_problem(conf[TASK_MEMORY]))
     limit = worker_memory_limit(conf)
     if limit is not None and limit < WORKER_BASELINE:
         raise ResourceLimitError(

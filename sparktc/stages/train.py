@@ -88,7 +88,7 @@ from sparktc.models.tuning import (
     pooled_micro_f1,
     shared_value,
 )
-from sparktc.runtime import storage
+from sparktc.runtime import session, storage
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, write_parts
 from sparktc.runtime.progress import loop
@@ -769,7 +769,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
             .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
         check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
                            f"counted by train in {tables.root}")
-        check_training_memory(dict(spark.sparkContext.getConf().getAll()), training["documents"],
+        check_training_memory(session.settings(spark), training["documents"],
                               int(training["nonzeros"] or 0),
                               needs_cross_validation(rule, candidates(rule, tune, default_terms(config, n_terms))))
         order = spark.sparkContext.broadcast(term_order(tables.input("term_ranks"), config))
