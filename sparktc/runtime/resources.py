@@ -35,6 +35,9 @@ WORKER_BASELINE = 1500 << 20
 #: Resident memory of a Python worker with sparktc's libraries loaded, before a task's data: 319 MiB measured
 #: (VmHWM of the smallest tasks at 804,414 documents, BENCHMARKS.md), what a cap on a task's memory counts.
 WORKER_RESIDENT = 320 << 20
+#: What a training task holds beside the worker and the training set (a category's labels, LIBLINEAR's work
+#: arrays, the model): at 804,414 documents the training tasks peaked 66 MiB above the two (BENCHMARKS.md).
+TRAINING_TASK_MARGIN = 64 << 20
 
 
 class ResourceLimitError(SparktcError, RuntimeError):
@@ -103,11 +106,13 @@ def check_training_memory(conf: Mapping[str, str], n_documents: int, nonzeros: i
     limit = worker_memory_limit(conf)
     data = training_set_bytes(n_documents, nonzeros, cross_validation)
     cap = conf.get(TASK_MEMORY)
-    if cap and WORKER_RESIDENT + data > parse_memory(cap):
+    task = WORKER_RESIDENT + data + TRAINING_TASK_MARGIN
+    if cap and task > parse_memory(cap):
         raise ResourceLimitError(
-            f"training needs about {(WORKER_RESIDENT + data) / 2**20:,.0f} MiB in each Python task "
-            f"({WORKER_RESIDENT / 2**20:,.0f} for Python and its libraries, {data / 2**20:,.0f} for {n_documents:,} "
-            f"training documents with {nonzeros:,} nonzero weights, which every training task holds whole), over "
+            f"training needs about {task / 2**20:,.0f} MiB in each Python task ({WORKER_RESIDENT / 2**20:,.0f} for "
+            f"Python and its libraries, {data / 2**20:,.0f} for {n_documents:,} training documents with "
+            f"{nonzeros:,} nonzero weights, which every training task holds whole, "
+            f"{TRAINING_TASK_MARGIN / 2**20:,.0f} for a category's own work), over "
             f"{TASK_MEMORY} = {cap}; raise {TASK_MEMORY} (on a platform that caps a task's memory lower, run on "
             f"compute without that cap), or keep fewer terms (select.top_k)"
         )
