@@ -52,8 +52,8 @@ CAP_SETTING = TASK_MEMORY
 #: to 16 MiB of a 164 MB token file), 20 with a margin.
 PIECE_FACTOR = 20
 #: What a parsing task holds beside its piece and the file: its writers' row groups (25,000 documents' tokens and
-#: vectors) and the Parquet encoder's buffers, about 100 MiB at 804,414 documents; 128 with a margin.
-TASK_RESERVE = 128 << 20
+#: vectors) and the Parquet encoder's buffers, 100 to 130 MiB at 804,414 documents; 160 with a margin.
+TASK_RESERVE = 160 << 20
 #: The smallest piece: below it the per-piece costs of the columnar reader show (1 MiB is about 1,300 documents).
 MIN_PIECE_BYTES = 1 << 20
 #: Where a task finds its sparktc stage's name: a classic session's job group, a Connect session's operation tags.

@@ -24,28 +24,28 @@ MIB = 1 << 20
 
 def expected_piece(largest: int, cap: int | None, resident: int) -> int:
     """The rule written out: the largest of largest, largest/2, largest/4, ... down to 1 MiB whose 20 bytes per byte
-    fit beside ``resident`` and the writers' 128 MiB under ``cap``; 1 MiB when none does.
+    fit beside ``resident`` and the writers' 160 MiB under ``cap``; 1 MiB when none does.
     """
     if cap is None:
         return largest
     candidates = [largest >> shift for shift in range(64) if largest >> shift >= MIB] or [largest]
-    fitting = [size for size in candidates if resident + 128 * MIB + 20 * size <= cap]
+    fitting = [size for size in candidates if resident + 160 * MIB + 20 * size <= cap]
     return max(fitting) if fitting else min(largest, MIB)
 
 
 @pytest.mark.parametrize(("largest", "cap", "resident"), [
     (16 * MIB, None, 900 * MIB),        # no cap: the reader's own piece
-    (16 * MIB, 2048 * MIB, 560 * MIB),  # 560 + 128 + 20 x 16 = 1,008 MiB: fits whole
-    (16 * MIB, 700 * MIB, 480 * MIB),   # 92 MiB left: 4 MiB pieces (80 MiB), 8 would take 160
-    (16 * MIB, 730 * MIB, 480 * MIB),   # 122 MiB left: 4 MiB pieces still
-    (16 * MIB, 770 * MIB, 480 * MIB),   # 162 MiB left: 8 MiB pieces (160 MiB)
+    (16 * MIB, 2048 * MIB, 560 * MIB),  # 560 + 160 + 20 x 16 = 1,040 MiB: fits whole
+    (16 * MIB, 700 * MIB, 480 * MIB),   # 60 MiB left: 2 MiB pieces (40 MiB), 4 would take 80
+    (16 * MIB, 730 * MIB, 480 * MIB),   # 90 MiB left: 4 MiB pieces (80 MiB)
+    (16 * MIB, 800 * MIB, 480 * MIB),   # 160 MiB left: 8 MiB pieces (160 MiB)
     (16 * MIB, 600 * MIB, 558 * MIB),   # nothing left: the smallest shape, 1 MiB
     (3 * MIB, 600 * MIB, 599 * MIB),    # a piece that halves below 1 MiB: 1 MiB all the same
     (MIB // 2, 600 * MIB, 599 * MIB),   # a reader's piece under 1 MiB is never made larger
 ])
 def test_pieces_are_cut_to_what_the_cap_leaves(largest, cap, resident):
     assert task_memory.piece_bytes(largest, cap, resident) == expected_piece(largest, cap, resident)
-    assert task_memory.piece_bytes(16 * MIB, 700 * MIB, 480 * MIB) == 4 * MIB
+    assert task_memory.piece_bytes(16 * MIB, 700 * MIB, 480 * MIB) == 2 * MIB
 
 
 def test_a_capped_task_parses_a_token_file_in_smaller_pieces_with_the_same_records(monkeypatch):
