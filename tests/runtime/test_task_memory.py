@@ -80,7 +80,7 @@ def test_a_capped_worker_drops_what_an_earlier_stage_kept_when_another_stage_sta
     (tmp_path / "f").write_bytes(b"x")
     monkeypatch.setattr(task_memory, "_last_stage", None)
     for stage in ("train", "train", "evaluate", "evaluate"):
-        task_memory._leave_earlier_stages(stage)
+        task_memory._leave_earlier_tasks(stage)
         load(str(tmp_path / "f"))
     assert len(loads) == 2  # loaded in train, kept for train's next task, loaded afresh once in evaluate
     assert kept.get(("matrix",), lambda: "made again") == "made again"
