@@ -148,7 +148,7 @@ _trim = _trim_function() if sys.platform.startswith("linux") else None
 def _leave_earlier_tasks(stage: str) -> None:
     """Under a cap, before a task: when this worker's previous task was another stage's, drop what that stage's tasks
     kept in the worker (a training set, a label index: :func:`sparktc.filesystem.forget_kept`; the scoring tasks after
-    training peaked at 618 MiB against 480 in workers that had not trained); and give back to the system what earlier
+    training peaked at 618 MiB against 513 in workers that had not trained); and give back to the system what earlier
     tasks freed but the allocators kept (Arrow's pool, the C heap: after ingest's qrels task a worker stayed at 492 MiB
     resident, 145 once released), which this task would otherwise carry on top of its own.
     """
