@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 
 import pyarrow.fs as pafs
 
-__all__ = ["absolute", "arrow_filesystem", "fingerprint", "is_uri", "local_path", "per_worker"]
+__all__ = ["absolute", "arrow_filesystem", "fingerprint", "forget_kept", "is_uri", "local_path", "per_worker"]
 
 Result = TypeVar("Result")
 
@@ -102,6 +102,18 @@ def fingerprint(path: str) -> tuple:
     return tuple(sorted((i.path, i.size, i.mtime_ns) for i in infos if i.type == pafs.FileType.File))
 
 
+#: How to empty every cache a worker keeps (:func:`per_worker`'s and :class:`KeptOne`'s): :func:`forget_kept`.
+_CACHES: list[Callable[[], None]] = []
+
+
+def forget_kept() -> None:
+    """Drop what this worker keeps in every :func:`per_worker` and :class:`KeptOne` cache (a later call loads
+    afresh): a task capped in memory does not carry an earlier stage's training set or index.
+    """
+    for clear in _CACHES:
+        clear()
+
+
 def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
     """``load(path, *arguments)`` computed once per Python worker and kept, one result at a time (what a
     worker loads is as big as the training set): called again with the same arguments while the files
@@ -116,6 +128,8 @@ def per_worker(load: Callable[..., Result]) -> Callable[..., Result]:
     def wrapper(path: str, *arguments) -> Result:
         return cached(path, fingerprint(path), *arguments)
 
+    _CACHES.append(cached.cache_clear)
+
     return wrapper
 
 
@@ -127,6 +141,11 @@ class KeptOne(Generic[Result]):
 
     def __init__(self) -> None:
         self._kept: tuple[tuple, Result] | None = None
+        _CACHES.append(self.forget)
+
+    def forget(self) -> None:
+        """Drop the kept value."""
+        self._kept = None
 
     def get(self, key: tuple, make: Callable[[], Result]) -> Result:
         if self._kept is None or not _same(self._kept[0], key):

@@ -39,6 +39,7 @@ from sparktc.corpora.records import (
     record_batches,
     tokenized_documents,
 )
+from sparktc.runtime.task_memory import shaped_piece_bytes
 
 PIECE_BYTES = 16 << 20
 #: Where a token file is cut into pieces and byte ranges: before a line that starts a record (``.I <id>``). A
@@ -176,6 +177,7 @@ def read_token_file(
         # The line reader keeps the records before the break and names it.
         yield from record_batches(read_records(line_reader, content, source))
         return
+    del content  # inflated: the compressed bytes are not needed any more (74 MB for a 164 MB RCV1 token file)
     yield from _token_records(text, source, split, 1, piece_bytes, lists)
 
 
@@ -186,7 +188,7 @@ def _token_records(text: bytes, source: str, split: str, first_line: int, piece_
     pieces read in columnar form with their token lists (:func:`read_token_file`).
     """
     accepted: set[str] = set()
-    for piece, line in _pieces(text, piece_bytes, RECORD_BOUNDARY, first_line):
+    for piece, line in _pieces(text, shaped_piece_bytes(piece_bytes), RECORD_BOUNDARY, first_line):
         clean = read_clean_piece(piece, line)
         if clean is not None:
             ids = clean[0].to_pylist()
@@ -305,7 +307,8 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
     except CORRUPT_GZIP_ERRORS:
         yield from batches(read_records(lyrl2004.parse_qrels, content, source, "line"))  # type: ignore[arg-type]
         return
-    for piece, first_line in _pieces(text, piece_bytes, b"\n"):
+    del content  # inflated: the compressed bytes are not needed any more
+    for piece, first_line in _pieces(text, shaped_piece_bytes(piece_bytes), b"\n"):
         clean = read_clean_qrels_piece(piece, first_line)
         if clean is None:
             yield from batches(lyrl2004.parse_qrels(io.BytesIO(piece), source, first_line=first_line))

@@ -34,14 +34,18 @@ from typing import Any
 
 from pyspark import TaskContext
 
+from sparktc.runtime import task_memory
+from sparktc.runtime.resources import task_memory_problem
+
 SETTING = "spark.sparktc.fault"
 MODES = ("exit", "raise", "memory")
 WORKER_POINTS = ("synthesize", "parse", "tokenize", "weight", "rank", "train", "score")
 DRIVER_SETTING = "spark.sparktc.driver_fault"
 DRIVER_POINTS = ("start", "publish", "manifest")
 DRIVER_MODES = ("kill", "raise", "disk-full")
-#: sparktc's own Spark settings; any other ``spark.*`` key goes to Spark as it is.
-SETTINGS = (SETTING, DRIVER_SETTING)
+#: sparktc's own Spark settings (with the per-task memory log of :mod:`sparktc.runtime.task_memory`); any other
+#: ``spark.*`` key goes to Spark as it is.
+SETTINGS = (SETTING, DRIVER_SETTING, task_memory.SETTING, task_memory.CAP_SETTING)
 
 _WORKER_SPEC = re.compile(rf"({'|'.join(WORKER_POINTS)}):\d+:({'|'.join(MODES)})")
 _DRIVER_SPEC = re.compile(rf"\w+:({'|'.join(DRIVER_POINTS)}):({'|'.join(DRIVER_MODES)})")
@@ -56,6 +60,11 @@ def problem(conf: Mapping[str, Any]) -> str | None:
     for key in conf:
         if key.startswith("spark.sparktc.") and key not in SETTINGS:
             return f"unknown key {key!r} in spark.conf; sparktc's own keys: {', '.join(SETTINGS)}"
+    log, cap = conf.get(task_memory.SETTING), conf.get(task_memory.CAP_SETTING)
+    if log is not None and not (isinstance(log, str) and log.strip()):
+        return f"spark.conf {task_memory.SETTING!r} = {log!r} is not allowed; expected a directory on the executors"
+    if cap is not None and task_memory_problem(cap):
+        return task_memory_problem(cap)
     worker, driver = conf.get(SETTING), conf.get(DRIVER_SETTING)
     if worker is not None and not (isinstance(worker, str) and all(map(_WORKER_SPEC.fullmatch, worker.split(",")))):
         return (f"spark.conf {SETTING!r} = {worker!r} is not allowed; expected '<point>:<partition>:<mode>' (several "

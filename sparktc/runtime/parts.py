@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 from scipy import sparse
 
 from sparktc.filesystem import arrow_filesystem
+from sparktc.runtime.task_memory import python_task, work_name
 
 __all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
            "read_batches", "remove_unfinished", "sum_over_files", "write_parts"]
@@ -71,12 +72,14 @@ def map_parts(spark: SparkSession, units: Sequence[Unit], work: Callable[[int, U
 
 def _mapped(spark: SparkSession, units: list, work: Callable[[int, Any], Any]) -> Any:
     """The DataFrame of ``work``'s pickled results (column ``result``), one row per unit in the units' order."""
+    name = work_name(work)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            done = [_RESULTS.dumps(work(index, units[index]))
-                    for index in batch.column(0).to_pylist()]
-            yield pa.record_batch([pa.array(done, pa.binary())], names=["result"])
+        with python_task(name):
+            for batch in batches:
+                done = [_RESULTS.dumps(work(index, units[index]))
+                        for index in batch.column(0).to_pylist()]
+                yield pa.record_batch([pa.array(done, pa.binary())], names=["result"])
 
     return spark.range(0, len(units), 1, len(units)).mapInArrow(task, "result binary")
 
@@ -258,10 +261,11 @@ def sum_over_files(spark: SparkSession, files: list[str],
     groups = max(1, math.isqrt(len(files)))
 
     def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        total = None
-        for batch in batches:
-            for blob in batch.column(0).to_pylist():
-                total = add_counts(total, _RESULTS.loads(blob))
+        with python_task("sum_over_files.add"):
+            total = None
+            for batch in batches:
+                for blob in batch.column(0).to_pylist():
+                    total = add_counts(total, _RESULTS.loads(blob))
         if total is not None:
             yield pa.record_batch([pa.array([_RESULTS.dumps(total)], pa.binary())],
                                   names=["result"])

@@ -18,16 +18,26 @@ from contextlib import contextmanager
 from sparktc.errors import InputError, SparktcError
 
 PYSPARK_MEMORY = "spark.executor.pyspark.memory"
+#: sparktc's cap on a Python task's resident memory (:mod:`sparktc.runtime.task_memory`), as a serverless platform
+#: caps a UDF's.
+TASK_MEMORY = "spark.sparktc.task_memory"
 EXECUTOR_CORES = "spark.executor.cores"
 SETTINGS_ADVICE = (
     f"raise {PYSPARK_MEMORY} (with spark.executor.memoryOverhead on YARN or Kubernetes), or lower "
     f"{EXECUTOR_CORES} so fewer workers share an executor, or keep fewer terms (select.top_k)"
 )
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)b?\s*")  # a Spark memory size, lower case
 #: Address space of a Python worker with sparktc's libraries loaded (numpy, scipy, pandas, pyarrow,
 #: LIBLINEAR), before any data: 1,425 MiB measured (VmPeak) with CPython 3.11 on Linux x86-64. Spark
 #: limits a worker's address space (RLIMIT_AS), not its resident memory, so this counts in full.
 WORKER_BASELINE = 1500 << 20
+#: Resident memory of a Python worker with sparktc's libraries loaded, before a task's data: 319 MiB measured
+#: (VmHWM of the smallest tasks at 804,414 documents, BENCHMARKS.md), what a cap on a task's memory counts.
+WORKER_RESIDENT = 320 << 20
+#: What a training task holds beside the worker and the training set (a category's labels, LIBLINEAR's work
+#: arrays, the model): at 804,414 documents the training tasks peaked 66 MiB above the two (BENCHMARKS.md).
+TRAINING_TASK_MARGIN = 64 << 20
 
 
 class ResourceLimitError(SparktcError, RuntimeError):
@@ -36,7 +46,7 @@ class ResourceLimitError(SparktcError, RuntimeError):
 
 def parse_memory(text: str) -> int:
     """Bytes of a Spark memory setting ("512m", "2g", "1t"; a bare number is MiB, as for pyspark memory)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", text.lower())
+    match = MEMORY_SIZE.fullmatch(text.lower())
     if match is None:
         raise InputError(f"{text!r} is not a Spark memory size such as 512m or 2g")
     return int(match.group(1)) * _UNITS[match.group(2) or "m"]
@@ -53,6 +63,16 @@ def training_set_bytes(n_documents: int, nonzeros: int, cross_validation: bool) 
     return per_nonzero * nonzeros + 48 * n_documents
 
 
+def task_memory_problem(value: object) -> str | None:
+    """What is wrong with ``value`` for ``spark.sparktc.task_memory`` (None when it is a memory size a Python worker
+    can hold its libraries in).
+    """
+    if isinstance(value, str) and MEMORY_SIZE.fullmatch(value.lower()) and parse_memory(value) >= WORKER_RESIDENT:
+        return None
+    return (f"spark.conf {TASK_MEMORY!r} = {value!r} is not allowed; expected a memory size such as '1g' or '600m', "
+            f"at least the {WORKER_RESIDENT >> 20} MiB a Python worker holds before any data")
+
+
 def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
     """Bytes each Python worker may use under ``spark.executor.pyspark.memory``; None when unbounded."""
     memory = conf.get(PYSPARK_MEMORY)
@@ -63,8 +83,12 @@ def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
 
 def check_worker_memory(conf: Mapping[str, str]) -> None:
     """Refuse a memory limit under which no Python worker can even load its libraries (such workers
-    fail every task, or spin in Python's out-of-memory handling and never finish).
+    fail every task, or spin in Python's out-of-memory handling and never finish), and a task memory cap that is no
+    memory size or under a worker's own (InputError: a setting given to spark-submit, which the configuration's
+    check does not see).
     """
+    if conf.get(TASK_MEMORY) is not None and task_memory_problem(conf[TASK_MEMORY]):
+        raise InputError(task_memory_problem(conf[TASK_MEMORY]))
     limit = worker_memory_limit(conf)
     if limit is not None and limit < WORKER_BASELINE:
         raise ResourceLimitError(
@@ -75,9 +99,23 @@ def check_worker_memory(conf: Mapping[str, str]) -> None:
 
 
 def check_training_memory(conf: Mapping[str, str], n_documents: int, nonzeros: int, cross_validation: bool) -> None:
-    """Refuse to start training when a worker with the training set would exceed its memory limit."""
+    """Refuse to start training when a worker with the training set would exceed its memory limit, or a task its
+    cap (``spark.sparktc.task_memory``): every training task holds the whole training set, so no shape of the tasks
+    is smaller.
+    """
     limit = worker_memory_limit(conf)
     data = training_set_bytes(n_documents, nonzeros, cross_validation)
+    cap = conf.get(TASK_MEMORY)
+    task = WORKER_RESIDENT + data + TRAINING_TASK_MARGIN
+    if cap and task > parse_memory(cap):
+        raise ResourceLimitError(
+            f"training needs about {task / 2**20:,.0f} MiB in each Python task ({WORKER_RESIDENT / 2**20:,.0f} for "
+            f"Python and its libraries, {data / 2**20:,.0f} for {n_documents:,} training documents with "
+            f"{nonzeros:,} nonzero weights, which every training task holds whole, "
+            f"{TRAINING_TASK_MARGIN / 2**20:,.0f} for a category's own work), over "
+            f"{TASK_MEMORY} = {cap}; raise {TASK_MEMORY} (on a platform that caps a task's memory lower, run on "
+            f"compute without that cap), or keep fewer terms (select.top_k)"
+        )
     needed = WORKER_BASELINE + data
     if limit is not None and needed > limit:
         raise ResourceLimitError(

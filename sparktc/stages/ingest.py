@@ -121,6 +121,7 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
                 content = source.read()
                 inject("parse")
                 batches = parsing.reader(content, path)
+                del content  # the reader holds the file's bytes only as long as it needs them (gzip: until inflated)
             else:
                 inject("parse")
                 newlines_before = parsing.ranges.count_newlines(source, 0, start)

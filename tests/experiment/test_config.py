@@ -365,7 +365,7 @@ def test_hierarchy_sets_are_allowed_for_hierarchical_corpora() -> None:
 def test_sparktc_spark_keys_must_be_known() -> None:
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.runtime.faults" = "train:0:exit"}']) == \
         "unknown key 'spark.sparktc.runtime.faults' in spark.conf; sparktc's own keys: spark.sparktc.fault, " \
-        "spark.sparktc.driver_fault"
+        "spark.sparktc.driver_fault, spark.sparktc.task_memory_log, spark.sparktc.task_memory"
     assert refused(REUTERS + ['spark.conf={"spark.sparktc.fault" = "train:0:exit,trian:0:exit"}']) == (
         "spark.conf 'spark.sparktc.fault' = 'train:0:exit,trian:0:exit' is not allowed; expected "
         "'<point>:<partition>:<mode>' (several separated by commas) with point synthesize, parse, tokenize, weight, "
