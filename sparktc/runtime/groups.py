@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 from pyspark.sql import SparkSession
 
+from sparktc.runtime.task_memory import python_task, work_name
+
 __all__ = ["balanced_groups", "in_groups"]
 
 #: What a grouped task gives back: its results in order, or the user error (kind and message) it stopped on.
@@ -51,14 +53,15 @@ def in_groups(spark: SparkSession, items: Sequence[str], costs: Sequence[float],
     members = [[items[i] for i in group] for group in balanced_groups(costs, groups)]
     if not members:
         return []
-    columns = ["group", "position", "result", "error_kind", "error"]
+    columns, name = ["group", "position", "result", "error_kind", "error"], work_name(work)
 
     def task(frame: pd.DataFrame) -> pd.DataFrame:
         g = int(frame["id"].iloc[0])
-        try:
-            rows = [(g, position, result, None, None) for position, result in enumerate(work(g, members[g]))]
-        except errors as failure:
-            rows = [(g, 0, None, type(failure).__name__, str(failure))]
+        with python_task(name):  # logged and capped as map_parts' tasks are (spark.sparktc.task_memory*)
+            try:
+                rows = [(g, position, result, None, None) for position, result in enumerate(work(g, members[g]))]
+            except errors as failure:
+                rows = [(g, 0, None, type(failure).__name__, str(failure))]
         return pd.DataFrame(rows, columns=columns)
 
     # A range's partitions are ordered by its id column: grouped by it (not by a renamed copy), no shuffle and no
