@@ -1,6 +1,6 @@
 """Scoring on the executors: batches of document vectors -> scores -> predictions (REFERENCE.md section 5).
 
-The evaluate stage and the classification of new documents broadcast one :class:`Scorer` and call
+The evaluate stage and the classification of new documents share one :class:`Scorer` with their tasks and call
 :func:`predict_batch` on each Arrow batch of vectors (doc_id, labels, indices, values, counts): s(d, c) =
 w_c'x_d + b_c for the linear models (X W + b, W dense vocabulary x categories; naive Bayes's over the raw
 term frequencies, the mixture's normalized to posteriors P(c|d)), kNN's sum of the similarities of d's k
@@ -76,7 +76,7 @@ class Scorer:
 
     @cached_property
     def float32(self) -> Float32Weights:
-        """The linear weights as float32 scoring reads them, made once per worker (the broadcast scorer is)."""
+        """The linear weights as float32 scoring reads them, made once per worker (the shared scorer is)."""
         return Float32Weights.of(self.W, self.b)
 
     def scores(self, X) -> np.ndarray:
