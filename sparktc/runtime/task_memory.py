@@ -5,7 +5,8 @@ configuration, or ``spark.conf.set`` in a session: Spark SQL hands session setti
 :mod:`sparktc.runtime.faults`) and every task that :func:`python_task` wraps appends one JSON line to
 ``<dir>/tasks-<host>-<pid>.jsonl`` on the machine it runs on (a local directory, made when missing): the sparktc stage
 (from the job's group or Connect tag), what ran (``work``), Spark's stage id, partition and attempt, the task's
-seconds and ``peak_bytes``, the most resident memory the Python worker held while the task ran.
+seconds, ``peak_bytes``, the most resident memory the Python worker held while the task ran, and ``start_bytes``,
+what it held as the task started (what earlier tasks left in a reused worker).
 
 Python workers are reused across tasks, so the process's own peak says little of one task: the peak is reset when
 the task starts (Linux's ``/proc/self/clear_refs``, which sets ``VmHWM`` back to the current resident size) and read
@@ -180,21 +181,23 @@ def python_task(work: str) -> Iterator[None]:
         _leave_earlier_tasks(stage_of(context))
     directory = context.getLocalProperty(SETTING)
     reset = bool(directory) and _reset_peak()
-    started = time.perf_counter()
+    resident, started = resident_bytes() if directory else 0, time.perf_counter()
     _cap = parse_memory(cap) if cap else None
     try:
         yield
     finally:
         _cap = None
         if directory:
-            _log(directory, context, work, time.perf_counter() - started, reset)
+            _log(directory, context, work, time.perf_counter() - started, reset, resident)
 
 
-def _log(directory: str, context: TaskContext, work: str, seconds: float, reset: bool) -> None:
-    """Append the task's line to this worker's file under ``directory``."""
+def _log(directory: str, context: TaskContext, work: str, seconds: float, reset: bool, resident: int) -> None:
+    """Append the task's line to this worker's file under ``directory`` (``resident``: the worker's resident bytes as
+    the task started, what earlier tasks left in it).
+    """
     line = {"stage": stage_of(context), "work": work, "stage_id": context.stageId(),
             "partition": context.partitionId(), "attempt": context.attemptNumber(), "seconds": round(seconds, 3),
-            "peak_bytes": peak_bytes(), "reset": reset}
+            "peak_bytes": peak_bytes(), "start_bytes": resident, "reset": reset}
     os.makedirs(directory, exist_ok=True)
     # One file per worker process, appended line by line: no two processes write to one file.
     with open(os.path.join(directory, f"tasks-{socket.gethostname()}-{os.getpid()}.jsonl"), "a") as handle:

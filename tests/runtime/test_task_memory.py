@@ -144,8 +144,10 @@ def test_the_log_has_one_line_per_task_with_its_stage_and_peak(spark, tmp_path):
     assert {line["stage"] for line in lines} == {"demo"} and {line["attempt"] for line in lines} == {0}
     assert {line["work"] for line in lines} == {"test_the_log_has_one_line_per_task_with_its_stage_and_peak.<lambda>"}
     peaks = {line["partition"]: line["peak_bytes"] for line in lines}
-    # Each task's peak holds its own buffer (40, 80, 120 MiB) above a worker of at least 40 MiB; a worker's peak
-    # is reset when a task starts, so the 40 MiB task's stays well under the 120 MiB one's whichever ran first.
+    added = {line["partition"]: line["peak_bytes"] - line["start_bytes"] for line in lines}
+    # Each task's peak holds its own buffer (40, 80, 120 MiB) above a worker of at least 40 MiB; a worker's peak is
+    # reset when a task starts, so what the 40 MiB task added stays well under what the 120 MiB one did, whichever ran
+    # first (what a reused worker already held differs from worker to worker: the suite's workers keep caches).
     for partition, buffer in ((0, 40 * MIB), (1, 80 * MIB), (2, 120 * MIB)):
-        assert peaks[partition] >= buffer + 40 * MIB
-    assert peaks[2] - peaks[0] > 40 * MIB
+        assert peaks[partition] >= buffer + 40 * MIB and added[partition] >= buffer * 0.9
+    assert added[2] - added[0] > 40 * MIB
