@@ -86,7 +86,10 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     [record] = history.read(str(tmp_path / "history")).to_pylist()
     assert record["exit_status"] == 0 and record["error"] is None and record["output"] == str(output)
     assert [stage["stage"] for stage in record["stages"]] == STAGES
-    assert all(stage["status"] == "run" and stage["cpu_seconds"] > 0 for stage in record["stages"])
+    # Tokenize of a tokenized corpus hard-links its files and runs no Spark job: a few ms, which the process tree's
+    # clock ticks may not see; every other stage's CPU-seconds are measured.
+    assert all(stage["status"] == "run" and stage["cpu_seconds"] >= 0 for stage in record["stages"])
+    assert all(stage["cpu_seconds"] > 0 for stage in record["stages"] if stage["stage"] != "tokenize")
     assert record["cpu_complete"] and record["master"] == "local[2]" and record["cores"] == 2
     assert record["cpu_seconds"] == pytest.approx(sum(stage["cpu_seconds"] for stage in record["stages"]), abs=0.05)
     assert {name: record[name] for name in METRICS} == {name: metrics[name] for name in METRICS}
