@@ -73,29 +73,30 @@ def _reset_peak() -> bool:
         return False
 
 
-def peak_bytes() -> int:
-    """The process's peak resident size since the last reset (``VmHWM``), or since it started off Linux."""
+def _status_bytes(field: str) -> int | None:
+    """A size the kernel gives in ``/proc/self/status`` (``VmHWM``, ``VmRSS``), in bytes; None off Linux."""
     try:
         with open("/proc/self/status") as handle:
             for line in handle:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
+    return None
+
+
+def peak_bytes() -> int:
+    """The process's peak resident size since the last reset (``VmHWM``), or since it started off Linux."""
+    found = _status_bytes("VmHWM")
+    if found is not None:
+        return found
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 def resident_bytes() -> int:
     """The process's resident size now (``VmRSS``); 0 where the system does not say."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _status_bytes("VmRSS") or 0
 
 
 def piece_bytes(largest: int, cap: int | None, resident: int) -> int:
