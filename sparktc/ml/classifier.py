@@ -1,0 +1,598 @@
+"""sparktc's multi-label one-vs-rest classifier as a pyspark.ml Estimator, trained by the train stage's own code.
+
+:class:`OneVsRestClassifier` takes a DataFrame of training documents, a Spark ML vector per document
+(``featuresCol``), its category codes (``labelsCol``, array<string>) and an id (``idCol``), and fits one classifier per
+category by any registered method (:mod:`sparktc.models.registry`) with the thresholding and the [tune] search of the
+pipeline's train stage. It does not re-implement training: it writes the documents as the tables the train stage reads
+(``vectors`` as the weight stage writes them, the ``vocabulary`` of the vectors' positions, the ``categories`` of the
+labels seen, and ``term_ranks`` by the rank stage's own code) into a work directory it creates, runs
+:func:`sparktc.stages.train.train` there (the categories trained in parallel Spark tasks, as in a pipeline run), and
+keeps the model bundle the stage writes (:mod:`sparktc.experiment.bundle`). The tables are removed when the fit ends;
+the bundle stays for the model's tasks to read until the model is garbage-collected (or the process ends) or saved.
+
+:class:`OneVsRestClassifierModel` scores documents with the bundle's scorer and decision rule, as evaluate and classify
+do, and adds ``predicted`` (the codes assigned, in category order), ``prediction`` (their indices into
+``model.categories`` as doubles: what :class:`pyspark.ml.evaluation.MultilabelClassificationEvaluator` reads),
+``scores`` (one decision value per category) and, when the labels column is there, ``label`` (the labels' indices; a
+label the model has no category for gets an index past them, so it counts as a label never predicted). Saved, the
+model is its Params' metadata and the bundle itself (``PATH/bundle``, which ``sparktc.load_model`` and the classify
+job read too).
+
+The [train] and [tune] settings are Params named after their keys in camel case (``C``, ``thresholding``, ``rcutK``;
+[tune]'s with ``tune`` before them: ``tuneC``, ``tuneSharedFbr``), each checked when it is set by the rule its
+configuration field carries (:mod:`sparktc.experiment.config`), and together, as a configuration is, before ``fit``
+starts any Spark job: a wrong value is a :class:`sparktc.errors.ConfigError` naming the Param.
+
+Example (``train`` and ``test`` DataFrames of doc_id, features as Spark ML vectors, labels)::
+
+    from pyspark.ml.evaluation import MultilabelClassificationEvaluator
+    from sparktc.ml import OneVsRestClassifier
+
+    ovr = OneVsRestClassifier(C=1.0, thresholding="scutfbr", tuneFbr=[0.1, 0.3])
+    model = ovr.fit(train)
+    scored = model.transform(test)  # + predicted, prediction, scores, label
+    MultilabelClassificationEvaluator(metricName="microF1Measure").evaluate(scored)
+    model.save("models/ovr")  # also inside a saved PipelineModel
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+import uuid
+import weakref
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.ml import Estimator, Model
+from pyspark.ml.linalg import VectorUDT
+from pyspark.ml.param import Param, Params
+from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol
+from pyspark.ml.util import (
+    DefaultParamsReadable,
+    DefaultParamsReader,
+    DefaultParamsWritable,
+    DefaultParamsWriter,
+    MLReadable,
+    MLReader,
+    MLWritable,
+    MLWriter,
+)
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparktc.corpora.records import TRAIN
+from sparktc.errors import ConfigError, InputError
+from sparktc.experiment.bundle import MODEL, Bundle, OnWorker, load_bundle
+from sparktc.experiment.config import Config, TrainConfig, TuneConfig, load_config, load_section
+from sparktc.experiment.tables import cut_of
+from sparktc.features.matrix import csr_from_lists
+from sparktc.features.weighting import GIVEN
+from sparktc.filesystem import absolute, arrow_filesystem, local_path
+from sparktc.runtime import session, storage
+from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
+from sparktc.runtime.runner import Tables
+from sparktc.runtime.session import check_workers_python
+from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
+from sparktc.stages.rank import rank
+from sparktc.stages.train import train
+
+__all__ = ["OneVsRestClassifier", "OneVsRestClassifierModel"]
+
+#: The configuration sections whose settings are Params, by section: [tune]'s names start with "tune".
+SECTIONS: dict[str, type] = {"train": TrainConfig, "tune": TuneConfig}
+#: How the fit's documents are described to the stages: a corpus of given vectors (features as they come, not
+#: weighted by sparktc), as a LIBSVM corpus's are.
+VECTOR_CORPUS = {"corpus": {"format": "libsvm"}, "weight": {"scheme": GIVEN}}
+#: The categories table the train stage reads, as ingest writes it.
+CATEGORIES_SCHEMA = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
+                               ("train_positives", pa.int64()), ("test_positives", pa.int64())])
+#: The fit's ``vectors``: the weight stage's columns and each vector's size, which the fit checks.
+WRITTEN_SCHEMA = pa.schema([*VECTORS_SCHEMA, ("size", pa.int32())])
+#: The tables the fit writes for the stages, removed when it ends; the bundle (``model``) stays.
+FIT_TABLES = ("vectors", "vocabulary", "categories", "term_ranks", "models")
+#: Where a saved model keeps its bundle, beside pyspark's ``metadata``.
+SAVED_BUNDLE = "bundle"
+_WORK_PREFIX = "sparktc-ovr-"
+
+
+def _camel(key: str) -> str:
+    first, *rest = key.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def param_name(section: str, key: str) -> str:
+    """The Param of ``section.key``: the key in camel case (``rcut_k``: ``rcutK``), [tune]'s after ``tune``."""
+    name = _camel(key)
+    return name if section == "train" else "tune" + name[:1].upper() + name[1:]
+
+
+#: Each setting's Param name, by (section, key); and back.
+SETTINGS: dict[tuple[str, str], str] = {(section, field.name): param_name(section, field.name)
+                                        for section, cls in SECTIONS.items() for field in dataclasses.fields(cls)}
+SETTING_OF: dict[str, tuple[str, str]] = {name: key for key, name in SETTINGS.items()}
+_KEY = re.compile(r"\b(train|tune)\.([a-zA-Z_]+)")
+
+
+def in_param_words(message: str) -> str:
+    """A configuration message with each ``train.key`` / ``tune.key`` it names said as the Param that sets it."""
+    return _KEY.sub(lambda found: SETTINGS.get((found[1], found[2]), found[0]), message)
+
+
+def _setting_converter(section: str, key: str):
+    """The Param's type converter: the value as the configuration takes it (an integer for a float, a tuple as a
+    list), checked by the field's type and rule (:func:`sparktc.experiment.config.load_section`), else ConfigError
+    naming the Param.
+    """
+    name = SETTINGS[(section, key)]
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, tuple):
+            value = list(value)
+        if isinstance(value, np.generic):
+            value = value.item()
+        try:
+            return getattr(load_section(section, {key: value}), key)
+        except ConfigError as error:
+            raise ConfigError(f"Param {name}: {in_param_words(str(error))}") from None
+
+    return convert
+
+
+def _string_converter(name: str, empty: bool = False):
+    def convert(value: Any) -> str:
+        if not isinstance(value, str) or not (empty or value):
+            raise ConfigError(f"Param {name} must be a {'str' if empty else 'non-empty str'}; got "
+                              f"{type(value).__name__} {value!r}")
+        return value
+
+    return convert
+
+
+def _field_doc(section: str, field: dataclasses.Field) -> str:
+    rule = field.metadata.get("description") or (
+        "one of " + ", ".join(repr(a) for a in field.metadata["allowed"]) if "allowed" in field.metadata else "")
+    return f"[{section}] {field.name} of a sparktc configuration" + (f": {rule}" if rule else "")
+
+
+class _OneVsRestParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
+    """The Params of the estimator and its model: columns, work directory, and every [train] and [tune] setting."""
+
+    # The shared mixins' column Params, with a converter that refuses what cannot name a column.
+    featuresCol: Param[str] = Param(Params._dummy(), "featuresCol", "the documents' vectors (VectorUDT)",
+                                    typeConverter=_string_converter("featuresCol"))
+    labelCol: Param[str] = Param(Params._dummy(), "labelCol", "output: the labels' indices into model.categories "
+                                 "(array<double>), when labelsCol is there",
+                                 typeConverter=_string_converter("labelCol"))
+    predictionCol: Param[str] = Param(Params._dummy(), "predictionCol", "output: the assigned categories' indices "
+                                      "into model.categories (array<double>)",
+                                      typeConverter=_string_converter("predictionCol"))
+    labelsCol: Param[str] = Param(Params._dummy(), "labelsCol", "the documents' category codes (array<string>)",
+                                  typeConverter=_string_converter("labelsCol"))
+    idCol: Param[str] = Param(Params._dummy(), "idCol", "the documents' unique ids (string or integer); training "
+                              "visits the documents in id order, as the train stage does",
+                              typeConverter=_string_converter("idCol"))
+    predictedCol: Param[str] = Param(Params._dummy(), "predictedCol", "output: the category codes assigned "
+                                     "(array<string>)", typeConverter=_string_converter("predictedCol"))
+    scoresCol: Param[str] = Param(Params._dummy(), "scoresCol", "output: one decision value per category, in the "
+                                  "order of model.categories (array<double>)",
+                                  typeConverter=_string_converter("scoresCol"))
+    workDir: Param[str] = Param(Params._dummy(), "workDir", "where fit makes its work directory (a directory every "
+                                "executor reaches: hdfs://, s3a://, a shared path); \"\" on a local master: a fresh "
+                                "temporary directory", typeConverter=_string_converter("workDir", empty=True))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._setDefault(featuresCol="features", labelsCol="labels", idCol="doc_id", predictedCol="predicted",
+                         scoresCol="scores", labelCol="label", predictionCol="prediction", workDir="")
+        self._setDefault(**{name: _default(SECTIONS[section], key) for (section, key), name in SETTINGS.items()})
+
+    def settings(self) -> dict[str, dict[str, Any]]:
+        """The [train] and [tune] settings the Params give, as configuration sections."""
+        sections: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
+        for (section, key), name in SETTINGS.items():
+            sections[section][key] = self.getOrDefault(name)
+        return sections
+
+    def _check_names(self, given: Mapping[str, Any]) -> None:
+        unknown = sorted(set(given) - {param.name for param in self.params})
+        if unknown:
+            raise ConfigError(f"{type(self).__name__} has no Param {', '.join(unknown)}; its Params: "
+                              f"{', '.join(sorted(param.name for param in self.params))}")
+
+    def setParams(self, **params: Any) -> _OneVsRestParams:
+        """Set Params by name (``setParams(C=0.5, thresholding="scut")``), each checked as it is set."""
+        self._check_names(params)
+        return self._set(**params)
+
+
+def _default(cls: type, key: str) -> Any:
+    field = {f.name: f for f in dataclasses.fields(cls)}[key]
+    return field.default_factory() if field.default is dataclasses.MISSING else field.default
+
+
+for (_section, _key), _name in SETTINGS.items():
+    _field = {f.name: f for f in dataclasses.fields(SECTIONS[_section])}[_key]
+    setattr(_OneVsRestParams, _name, Param(Params._dummy(), _name, _field_doc(_section, _field),
+                                           typeConverter=_setting_converter(_section, _key)))
+del _section, _key, _name, _field
+
+
+def _check_type(dataset: DataFrame, param: str, column: str, accepts, expected: str) -> None:
+    found = {field.name: field.dataType for field in dataset.schema.fields}
+    if column not in found:
+        raise InputError(f"the DataFrame has no column {column!r} (Param {param}); its columns: "
+                         f"{', '.join(dataset.columns)}")
+    if not accepts(found[column]):
+        raise InputError(f"column {column!r} (Param {param}) is {found[column].simpleString()}; expected {expected}")
+
+
+def _is_vector(kind: T.DataType) -> bool:
+    return isinstance(kind, VectorUDT)
+
+
+def _is_codes(kind: T.DataType) -> bool:
+    return isinstance(kind, T.ArrayType) and isinstance(kind.elementType, T.StringType)
+
+
+def _is_id(kind: T.DataType) -> bool:
+    return isinstance(kind, T.StringType | T.ByteType | T.ShortType | T.IntegerType | T.LongType)
+
+
+def vector_lists(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
+    """A batch of Spark ML vectors (as Arrow gives them: struct of type, size, indices, values; type 1 dense) as the
+    ``indices`` (int32) and ``values`` (float32, the ``vectors`` table's type) lists of their non-zero entries, and
+    each vector's size (-1 for a null vector, whose lists are null).
+    """
+    kinds = vectors.field("type").to_numpy(zero_copy_only=False)
+    sizes = vectors.field("size").to_pylist()
+    indices, values = vectors.field("indices").to_pylist(), vectors.field("values").to_pylist()
+    valid = vectors.is_valid().to_numpy(zero_copy_only=False)
+    out_indices, out_values, out_sizes = [], [], np.full(len(vectors), -1, dtype=np.int64)
+    for row in range(len(vectors)):
+        if not valid[row]:
+            out_indices.append(None), out_values.append(None)
+            continue
+        entries = np.asarray(values[row], dtype=np.float64)
+        positions = np.arange(len(entries)) if kinds[row] == 1 else np.asarray(indices[row], dtype=np.int64)
+        out_sizes[row] = len(entries) if kinds[row] == 1 else sizes[row]
+        kept = entries != 0
+        out_indices.append(positions[kept].astype(np.int32))
+        out_values.append(entries[kept].astype(np.float32))
+    return (pa.array(out_indices, pa.list_(pa.int32())), pa.array(out_values, pa.list_(pa.float32())), out_sizes)
+
+
+class OneVsRestClassifier(Estimator, _OneVsRestParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Multi-label one-vs-rest over any registered method, trained by the train stage's own code (module docstring).
+
+    Args:
+        **params: any Param by name: ``featuresCol`` ("features", VectorUDT), ``labelsCol`` ("labels",
+            array<string> of category codes), ``idCol`` ("doc_id"), the outputs ``predictedCol`` ("predicted"),
+            ``predictionCol`` ("prediction"), ``scoresCol`` ("scores"), ``labelCol`` ("label"), ``workDir``, and the
+            [train] / [tune] settings (``method``, ``C``, ``thresholding``, ``tuneC``, ...).
+
+    Example:
+        >>> ovr = OneVsRestClassifier(C=0.5, thresholding="scut")  # doctest: +SKIP
+        >>> model = ovr.fit(train)  # doctest: +SKIP
+        >>> model.transform(test).select("doc_id", "predicted", "prediction")  # doctest: +SKIP
+    """
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__()
+        self.setParams(**params)
+
+    def config(self, corpus_path: str) -> Config:
+        """The run configuration the Params make (a corpus of given vectors at ``corpus_path``), checked as a
+        configuration file is, every refusal naming the Params.
+        """
+        try:
+            return load_config({**VECTOR_CORPUS, "corpus": {**VECTOR_CORPUS["corpus"], "path": corpus_path},
+                                **self.settings()})
+        except ConfigError as error:
+            raise ConfigError(f"{type(self).__name__}: {in_param_words(str(error))}") from None
+
+    def _check_method(self) -> None:
+        """Refuse a method that reads the documents' raw term counts (naive Bayes), before the configuration's
+        refusal, which is worded for a corpus of given vectors.
+        """
+        rule = load_section("train", self.settings()["train"]).decision_rule()
+        if rule.vector_column != "values":
+            raise ConfigError(f"{type(self).__name__}: Param method = {rule.method!r} ({rule.spec.title}) scores "
+                              f"the documents' raw term counts, a column beside the weights that featuresCol has no "
+                              f"room for; train it with jobs/pipeline.py, or choose another method")
+
+    def _fit(self, dataset: DataFrame) -> OneVsRestClassifierModel:
+        features, labels, ids = (self.getOrDefault(name) for name in ("featuresCol", "labelsCol", "idCol"))
+        _check_type(dataset, "featuresCol", features, _is_vector, "a Spark ML vector (pyspark.ml.linalg.VectorUDT)")
+        _check_type(dataset, "labelsCol", labels, _is_codes, "array<string> (the category codes of each document)")
+        _check_type(dataset, "idCol", ids, _is_id, "string or an integer type")
+        spark = dataset.sparkSession
+        parent = self._work_parent(spark)
+        self._check_method()
+        config = self.config(tempfile.gettempdir())  # any directory: the corpus is the work directory, made below
+        check_workers_python(spark)
+        work = _make_work_dir(parent)
+        try:
+            config = config.with_corpus(path=work)
+            tables = Tables(root=work, staging=work)
+            _write_tables(spark, dataset.select(F.col(ids).cast("string").alias("doc_id"),
+                                                F.col(labels).alias("labels"), F.col(features).alias("features")),
+                          tables)
+            rank(spark, config, tables)
+            train(spark, config, tables)
+            for name in FIT_TABLES:
+                storage.delete(spark, tables.input(name))
+            bundle = load_bundle(spark, tables.input(MODEL))
+        except BaseException:
+            storage.delete(spark, work)
+            raise
+        model = OneVsRestClassifierModel(bundle)
+        model._own(work)
+        return self._copyValues(model)
+
+    def _work_parent(self, spark: SparkSession) -> str:
+        """The directory the fit makes its work directory in: ``workDir``, or the temporary directory on a local
+        master; ConfigError on another master without a ``workDir``, before any Spark job.
+        """
+        given = self.getOrDefault("workDir")
+        if given:
+            return absolute(given)
+        master = session.master(spark)
+        if not master.startswith("local"):
+            raise ConfigError(f"{type(self).__name__}: Param workDir is not set, and the master is {master!r}: the "
+                              "executors read the training tables from the work directory, so give one they all "
+                              "reach (setParams(workDir='hdfs:///tmp/sparktc'), an s3a:// or a shared path)")
+        return tempfile.gettempdir()
+
+
+def _make_work_dir(parent: str) -> str:
+    """A new directory under ``parent`` (made when missing), the fit's own: nothing in it is anyone else's."""
+    local = local_path(parent)
+    if local is not None:
+        os.makedirs(local, exist_ok=True)
+        return tempfile.mkdtemp(prefix=_WORK_PREFIX, dir=local)
+    return storage.join(parent, f"{_WORK_PREFIX}{uuid.uuid4().hex}")  # the stages' writes make it
+
+
+def _write_tables(spark: SparkSession, documents: DataFrame, tables: Tables) -> None:
+    """``documents`` (doc_id, labels, features) as the tables the rank and train stages read: ``vectors`` (their
+    training split), ``vocabulary`` (each position of the vectors a term, named by its index, with its training
+    document frequency) and ``categories`` (the labels seen, with their training positives); InputError naming the
+    column and a document for what they cannot train on.
+    """
+
+    def convert(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            indices, values, sizes = vector_lists(batch.column("features"))
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc_id"), batch.column("labels"), indices, values,
+                 pa.nulls(len(batch), pa.list_(pa.int32())), pa.array(sizes, pa.int32())], schema=WRITTEN_SCHEMA)
+
+    train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
+    documents.mapInArrow(convert, _spark_schema(WRITTEN_SCHEMA)).write.parquet(train_path)
+    files = parquet_files(train_path)
+    found = map_parts(spark, files, lambda index, path: _file_facts(path), errors=(InputError,))
+    rows = sum(fact["rows"] for fact in found)
+    sizes = {size for fact in found for size in fact["sizes"]}
+    if not rows:
+        raise InputError("the DataFrame given to fit has no rows; give it the training documents")
+    if len(sizes) > 1:
+        raise InputError(f"column of Param featuresCol holds vectors of sizes {', '.join(map(str, sorted(sizes)))}; "
+                         "give every document a vector of the same size (the vocabulary's)")
+    positives = sum((Counter(fact["positives"]) for fact in found), Counter())
+    if not positives:
+        raise InputError("no training document has a label (column of Param labelsCol): nothing to train")
+    repeated = spark.read.parquet(train_path).groupBy("doc_id").count().filter(F.col("count") > 1).limit(1).collect()
+    if repeated:
+        raise InputError(f"doc id {repeated[0]['doc_id']!r} is given {repeated[0]['count']} times (column of Param "
+                         "idCol); give every document a unique id")
+    n_terms = sizes.pop()
+    df = np.zeros(n_terms, dtype=np.int64)
+    for fact in found:
+        df[:len(fact["df"])] += fact["df"]
+    vocabulary = pa.table({"term_id": pa.array(np.arange(n_terms), pa.int32()),
+                           "term": pa.array([str(term) for term in range(n_terms)]), "df": df, "frequency": df,
+                           "idf": np.ones(n_terms)}, schema=VOCABULARY_SCHEMA)
+    write_parts(vocabulary.to_batches(), VOCABULARY_SCHEMA, tables.output("vocabulary"), 0)
+    codes = sorted(positives)
+    categories = pa.table({"category": codes, "name": codes, "parent": pa.nulls(len(codes), pa.string()),
+                           "train_positives": [positives[code] for code in codes],
+                           "test_positives": np.zeros(len(codes), dtype=np.int64)}, schema=CATEGORIES_SCHEMA)
+    write_parts(categories.to_batches(), CATEGORIES_SCHEMA, tables.output("categories"), 0)
+
+
+def _spark_schema(schema: pa.Schema) -> T.StructType:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+def _file_facts(path: str) -> dict[str, Any]:
+    """One written ``vectors`` file's rows, vector sizes, labels' positives and terms' document frequencies;
+    InputError naming the first document that cannot be trained on and why.
+    """
+    rows, sizes, positives, df = 0, set(), Counter(), np.zeros(0, dtype=np.int64)
+    for batch in read_batches(path, ["doc_id", "labels", "indices", "values", "size"]):
+        doc_ids = batch.column("doc_id")
+        problems = [
+            (pc.is_null(doc_ids).to_numpy(zero_copy_only=False), "has no id (column of Param idCol is null)"),
+            (pc.is_null(batch.column("labels")).to_numpy(zero_copy_only=False),
+             "has null labels (column of Param labelsCol); give an empty list for a document without a category"),
+            (pc.is_null(batch.column("indices")).to_numpy(zero_copy_only=False),
+             "has a null vector (column of Param featuresCol)"),
+        ]
+        values = pc.list_flatten(batch.column("values")).to_numpy(zero_copy_only=False)
+        if not np.all(np.isfinite(values)):
+            finite = pc.list_value_length(batch.column("values")).fill_null(0).to_numpy(zero_copy_only=False)
+            bad = np.repeat(np.arange(len(batch)), finite)[~np.isfinite(values)]
+            flags = np.zeros(len(batch), dtype=bool)
+            flags[bad] = True
+            problems.append((flags, "has a value NaN or infinite, or beyond a float's range (column of Param "
+                                    "featuresCol); give finite values"))
+        for flags, problem in problems:
+            if flags.any():
+                row = int(np.flatnonzero(flags)[0])
+                raise InputError(f"the training document {doc_ids[row].as_py()!r} (row {row + 1} of a batch of "
+                                 f"{path}) {problem}")
+        labels = pc.list_flatten(batch.column("labels"))
+        if labels.null_count:
+            raise InputError("a training document's labels hold a null (column of Param labelsCol); give category "
+                             "codes only")
+        for labelled in batch.column("labels").to_pylist():
+            positives.update(set(labelled))
+        sizes.update(int(size) for size in np.unique(batch.column("size").to_numpy(zero_copy_only=False)))
+        terms = pc.list_flatten(batch.column("indices")).to_numpy(zero_copy_only=False)
+        counted = np.bincount(terms, minlength=len(df))
+        counted[:len(df)] += df
+        rows, df = rows + len(batch), counted
+    return {"rows": rows, "sizes": sorted(sizes), "positives": dict(positives), "df": df}
+
+
+class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
+    """A fitted :class:`OneVsRestClassifier`: its model bundle (``bundle``), whose categories (``categories``) the
+    indices of ``prediction``, ``scores`` and ``label`` refer to.
+    """
+
+    def __init__(self, bundle: Bundle | None = None) -> None:
+        super().__init__()
+        self._bundle = bundle
+
+    def _own(self, directory: str) -> None:
+        """Remove the fit's work directory (the bundle's) when this model goes (garbage-collected, or at exit)."""
+        weakref.finalize(self, _remove, directory)
+
+    @property
+    def bundle(self) -> Bundle:
+        """The model bundle: categories with their weights, bias and threshold, the decision rule, the scorer."""
+        if self._bundle is None:
+            raise InputError("this OneVsRestClassifierModel has no bundle: get one from OneVsRestClassifier.fit or "
+                             "OneVsRestClassifierModel.load")
+        return self._bundle
+
+    @property
+    def categories(self) -> list[str]:
+        """The category codes, in the order of the indices of ``prediction``, ``scores`` and ``label``."""
+        return self.bundle.categories["category"].tolist()
+
+    def _transform(self, dataset: DataFrame) -> DataFrame:
+        names = {name: self.getOrDefault(name) for name in ("featuresCol", "labelsCol", "predictedCol",
+                                                            "predictionCol", "scoresCol", "labelCol")}
+        _check_type(dataset, "featuresCol", names["featuresCol"], _is_vector,
+                    "a Spark ML vector (pyspark.ml.linalg.VectorUDT)")
+        labelled = names["labelsCol"] in dataset.columns
+        if labelled:
+            _check_type(dataset, "labelsCol", names["labelsCol"], _is_codes, "array<string>")
+        outputs = ["predictedCol", "predictionCol", "scoresCol", *(["labelCol"] if labelled else [])]
+        for param in outputs:
+            if names[param] in dataset.columns:
+                raise InputError(f"the DataFrame already has a column {names[param]!r} (Param {param}, an output); "
+                                 f"set {param} to another name, or drop the column")
+        bundle = self.bundle
+        shared, n_terms = OnWorker.of(bundle), len(bundle.terms)
+        codes = np.asarray(self.categories, dtype=object)
+        features, labels = names["featuresCol"], names["labelsCol"]
+
+        def arrays(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                indices, values, _ = vector_lists(batch.column(features))
+                yield pa.RecordBatch.from_arrays([indices, values], names=["indices", "values"])
+
+        vectors = dataset.select(features).mapInArrow(arrays, "indices array<int>, values array<float>")
+        cut = cut_of(bundle.rule, bundle.categories, vectors, shared, lambda: bundle.n_train)  # PCut: over these
+
+        def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            scorer = shared.value
+            position = {code: index for index, code in enumerate(codes)}
+            for batch in batches:
+                indices, values, sizes = vector_lists(batch.column(features))
+                wrong = np.flatnonzero(sizes != n_terms)
+                if len(wrong):
+                    size = sizes[wrong[0]]
+                    raise InputError(f"column {features!r} (Param featuresCol) holds "
+                                     + ("a null vector" if size < 0 else f"a vector of size {size}")
+                                     + f"; the model scores vectors of its {n_terms:,} terms")
+                scores = scorer.scores(csr_from_lists(indices, values, n_terms))
+                rows, columns = np.nonzero(cut.assign(scores))
+                offsets = np.zeros(len(batch) + 1, dtype=np.int32)
+                np.cumsum(np.bincount(rows, minlength=len(batch)), out=offsets[1:])
+                width = np.arange(len(batch) + 1, dtype=np.int32) * len(codes)
+                made = [pa.ListArray.from_arrays(offsets, pa.array(codes[columns], pa.string())),
+                         pa.ListArray.from_arrays(offsets, pa.array(columns.astype(np.float64))),
+                         pa.ListArray.from_arrays(width, pa.array(scores.ravel(), pa.float64()))]
+                if labelled:
+                    made.append(pa.array([_label_indices(given, position) for given in
+                                          batch.column(labels).to_pylist()], pa.list_(pa.float64())))
+                yield pa.RecordBatch.from_arrays([*batch.columns, *made],
+                                                 names=[*batch.schema.names, *(names[p] for p in outputs)])
+
+        schema = T.StructType([*dataset.schema.fields,
+                               T.StructField(names["predictedCol"], T.ArrayType(T.StringType())),
+                               T.StructField(names["predictionCol"], T.ArrayType(T.DoubleType())),
+                               T.StructField(names["scoresCol"], T.ArrayType(T.DoubleType())),
+                               *([T.StructField(names["labelCol"], T.ArrayType(T.DoubleType()))] if labelled else [])])
+        return dataset.mapInArrow(score, schema)
+
+    def write(self) -> MLWriter:
+        """A writer of the Params' metadata and the bundle (``PATH/bundle``)."""
+        return _ModelWriter(self)
+
+    @classmethod
+    def read(cls) -> MLReader:
+        """A reader of what :meth:`write` saved."""
+        return _ModelReader(cls)
+
+
+def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
+    """A document's labels as indices of the model's categories, ascending; a label it has none for after them
+    (n, n + 1, ...: a label never predicted, which the evaluator counts against recall).
+    """
+    if given is None:
+        return None
+    known = sorted(position[code] for code in set(given) if code in position)
+    unknown = sum(1 for code in set(given) if code not in position)
+    return [float(index) for index in known] + [float(len(position) + j) for j in range(unknown)]
+
+
+def _remove(directory: str) -> None:
+    """Remove a fit's work directory (local; on another file system, through pyarrow), ignoring what is gone."""
+    local = local_path(directory)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    try:  # no session is needed (none may be left at exit)
+        filesystem, root = arrow_filesystem(directory)
+        filesystem.delete_dir(root)
+    except OSError:
+        pass
+
+
+class _ModelWriter(MLWriter):
+    def __init__(self, instance: OneVsRestClassifierModel) -> None:
+        super().__init__()
+        self.instance = instance
+
+    def saveImpl(self, path: str) -> None:
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession)
+        storage.copy(self.sparkSession, self.instance.bundle.path, storage.join(absolute(path), SAVED_BUNDLE))
+
+
+class _ModelReader(MLReader):
+    def __init__(self, cls: type[OneVsRestClassifierModel]) -> None:
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> OneVsRestClassifierModel:
+        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        model = self.cls(load_bundle(self.sparkSession, storage.join(absolute(path), SAVED_BUNDLE)))
+        model._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(model, metadata)
+        return model
+

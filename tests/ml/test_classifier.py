@@ -1,0 +1,195 @@
+"""sparktc.ml's OneVsRestClassifier against the pipeline job: fitted on the Reuters-21578 R(90) run's own training
+vectors with the run's [train] settings, it decides the test documents as the job did (its ``predictions``), with the
+job's per-category weights, biases and thresholds, and MultilabelClassificationEvaluator's micro-F1 is the job's
+``metrics.json`` micro_f1; saved in a PipelineModel and loaded, it decides them again; CrossValidator chooses C
+over a Pipeline of it on a small subset; wrong Params are refused before any Spark job.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.ml import Pipeline, PipelineModel
+from pyspark.ml.evaluation import MultilabelClassificationEvaluator
+from pyspark.ml.linalg import Vectors, VectorUDT
+from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+from pyspark.sql import functions as F
+
+from sparktc.errors import ConfigError, InputError
+from sparktc.experiment.config import load_config
+from sparktc.ml import OneVsRestClassifier, OneVsRestClassifierModel
+
+REPO = Path(__file__).resolve().parents[2]
+#: A small training set for the tests that fit many times: these categories' labels only, the first documents by id.
+SMALL_CATEGORIES = ["acq", "crude", "earn", "trade"]
+SMALL_DOCUMENTS = 600
+
+
+@pytest.fixture(scope="module")
+def vectors(spark, reuters21578_run):
+    """The run's weighted vectors (doc_id, labels, features as Spark ML sparse vectors over its vocabulary, split)."""
+    output = reuters21578_run[0]
+    n_terms = len(pd.read_parquet(f"{output}/vocabulary", columns=["term_id"]))
+    as_vector = F.udf(lambda indices, values: Vectors.sparse(n_terms, indices, values), VectorUDT(), useArrow=False)
+    return spark.read.parquet(f"{output}/vectors").select(
+        "doc_id", "labels", as_vector("indices", "values").alias("features"), F.col("split").cast("string")).cache()
+
+
+@pytest.fixture(scope="module")
+def job_settings(reuters21578_run) -> dict:
+    """The run's [train] settings as Params (the configuration it was run with, read back from its file)."""
+    from conftest import reuters21578_overrides
+
+    train = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides()).train
+    return {"solver": train.solver, "C": train.C, "epsilon": train.epsilon, "bias": train.bias,
+            "threshold": train.threshold, "thresholding": train.thresholding, "method": train.method}
+
+
+@pytest.fixture(scope="module")
+def fitted(vectors, job_settings) -> OneVsRestClassifierModel:
+    """One fit on the run's training vectors, shared by the tests that score with it."""
+    return OneVsRestClassifier(**job_settings).fit(vectors.filter(F.col("split") == "train").drop("split"))
+
+
+def decisions(frame) -> dict[str, list[str]]:
+    return {row.doc_id: list(row.predicted) for row in frame.select("doc_id", "predicted").collect()}
+
+
+def test_the_fit_decides_the_test_documents_as_the_job_did(fitted, vectors, reuters21578_run):
+    output = reuters21578_run[0]
+    scored = fitted.transform(vectors.filter(F.col("split") == "test").drop("split")).cache()
+    job = pd.read_parquet(f"{output}/predictions", columns=["doc_id", "predicted"])
+    assert decisions(scored) == {row.doc_id: list(row.predicted) for row in job.itertuples()}
+    assert len(job) == 3019
+    # Each category's model is the job's: the bundle's weights, bias and threshold, category by category.
+    mine = fitted.bundle.categories.set_index("category")
+    theirs = pd.read_parquet(f"{output}/model/categories").set_index("category").loc[mine.index]
+    assert list(mine.index) == sorted(theirs.index) and len(mine) == 90
+    np.testing.assert_allclose(np.vstack(mine["weights"]), np.vstack(theirs["weights"]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mine["bias"], theirs["bias"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mine["threshold"], theirs["threshold"], rtol=1e-9, atol=1e-12)
+    assert list(mine["train_positives"]) == list(theirs["train_positives"])
+    # The evaluator's micro-F1 over prediction / label (indices into model.categories) is the job's.
+    micro_f1 = MultilabelClassificationEvaluator(metricName="microF1Measure").evaluate(scored)
+    assert micro_f1 == pytest.approx(json.loads(Path(output, "metrics.json").read_text())["micro_f1"], abs=1e-12)
+    # prediction, label and scores say what predicted and labels say, in the order of model.categories.
+    codes = fitted.categories
+    for row in scored.limit(50).collect():
+        assert [codes[int(i)] for i in row.prediction] == list(row.predicted)
+        assert sorted(codes[int(i)] for i in row.label) == sorted(row.labels)
+        scores = np.asarray(row.scores)
+        assert len(scores) == 90
+        assert [codes[i] for i in np.flatnonzero(scores > mine["threshold"].to_numpy())] == list(row.predicted)
+
+
+def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, vectors, tmp_path):
+    test = vectors.filter(F.col("split") == "test").drop("split").limit(400)
+    before = decisions(fitted.transform(test))
+    PipelineModel(stages=[fitted]).save(str(tmp_path / "pipeline"))
+    loaded = PipelineModel.load(str(tmp_path / "pipeline"))
+    [stage] = loaded.stages
+    assert isinstance(stage, OneVsRestClassifierModel) and stage.uid == fitted.uid
+    assert stage.bundle.path.startswith(str(tmp_path))  # its own copy: the fit's work directory may go
+    assert stage.getOrDefault("C") == fitted.getOrDefault("C") and stage.categories == fitted.categories
+    assert decisions(loaded.transform(test)) == before
+    assert sum(map(len, before.values())) > 300
+    # The estimator is saved with its Params, alone or in a Pipeline.
+    ovr = OneVsRestClassifier(C=0.5, tuneFbr=[0.1, 0.3], thresholding="scutfbr")
+    Pipeline(stages=[ovr]).save(str(tmp_path / "estimator"))
+    [again] = Pipeline.load(str(tmp_path / "estimator")).getStages()
+    assert isinstance(again, OneVsRestClassifier) and again.settings() == ovr.settings()
+
+
+@pytest.fixture(scope="module")
+def small(vectors):
+    """The first training documents by id, their labels cut to a few categories: fits of a few seconds."""
+    kept = F.array(*map(F.lit, SMALL_CATEGORIES))
+    return (vectors.filter(F.col("split") == "train").drop("split").orderBy("doc_id").limit(SMALL_DOCUMENTS)
+            .withColumn("labels", F.array_intersect("labels", kept)).cache())
+
+
+def test_cross_validator_chooses_c_over_a_pipeline(small):
+    ovr = OneVsRestClassifier()
+    grid = ParamGridBuilder().addGrid(ovr.C, [0.01, 1.0]).build()
+    evaluator = MultilabelClassificationEvaluator(metricName="microF1Measure")
+    chosen = CrossValidator(estimator=Pipeline(stages=[ovr]), estimatorParamMaps=grid, evaluator=evaluator,
+                            numFolds=2, seed=1).fit(small)
+    # C = 0.01 under-fits these 300-document folds: every positive falls under the fixed threshold 0.
+    assert chosen.avgMetrics[0] == 0.0 and 0.5 < chosen.avgMetrics[1] < 1
+    [model] = chosen.bestModel.stages
+    assert model.getOrDefault("C") == 1.0 and model.categories == SMALL_CATEGORIES
+
+
+def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, tmp_path):
+    model = OneVsRestClassifier(workDir=str(tmp_path / "work"), thresholding="scut", folds=2).fit(small)
+    [work] = os.listdir(tmp_path / "work")
+    assert work.startswith("sparktc-ovr-") and os.listdir(tmp_path / "work" / work) == ["model"]
+    assert model.bundle.rule.thresholding == "scut"
+    del model
+    gc.collect()
+    assert os.listdir(tmp_path / "work") == []
+
+
+@pytest.mark.parametrize(("params", "named"), [
+    ({"C": -1.0}, "Param C: C = -1.0 is out of range; expected > 0"),
+    ({"C": "big"}, "Param C"),
+    ({"thresholding": "best"}, "Param thresholding"),
+    ({"tuneC": [1.0, 0.0]}, "Param tuneC"),
+    ({"rcutK": 0}, "Param rcutK"),
+    ({"featuresCol": ""}, "Param featuresCol"),
+    ({"regParam": 0.1}, "has no Param regParam"),
+])
+def test_a_wrong_param_is_refused_when_set(params, named):
+    with pytest.raises(ConfigError, match=named):
+        OneVsRestClassifier(**params)
+    with pytest.raises(ConfigError, match=named):
+        OneVsRestClassifier().setParams(**params)
+
+
+def test_params_that_cannot_work_together_are_refused_before_any_spark_work(small, tmp_path):
+    work = tmp_path / "work"
+    refusals = [
+        ({"tuneFbr": [0.1, 0.3]}, "tuneFbr = \\[0.1, 0.3\\] with thresholding = 'fixed'.*set thresholding = 'scutfbr'"),
+        ({"method": "nb"}, "Param method = 'nb' \\(naive Bayes\\) scores the documents' raw term counts"),
+        ({"tuneSharedC": True}, "tuneSharedC = true needs tuneC"),
+    ]
+    for params, message in refusals:
+        with pytest.raises(ConfigError, match=message):
+            OneVsRestClassifier(workDir=str(work), **params).fit(small)
+    with pytest.raises(InputError, match="no column 'tokens' \\(Param featuresCol\\)"):
+        OneVsRestClassifier(workDir=str(work), featuresCol="tokens").fit(small)
+    with pytest.raises(InputError, match="column 'doc_id' \\(Param labelsCol\\) is string; expected array<string>"):
+        OneVsRestClassifier(workDir=str(work), labelsCol="doc_id").fit(small)
+    assert not work.exists()  # refused before the work directory, and before any job
+
+
+def test_a_cluster_master_needs_a_work_directory(small, monkeypatch):
+    from sparktc.ml import classifier
+
+    monkeypatch.setattr(classifier.session, "master", lambda spark: "spark://cluster:7077")
+    with pytest.raises(ConfigError, match="Param workDir is not set, and the master is 'spark://cluster:7077'"):
+        OneVsRestClassifier().fit(small)
+
+
+def test_bad_training_rows_are_named_and_the_work_directory_removed(spark, tmp_path):
+    work = tmp_path / "work"
+    rows = [("d1", ["a"], Vectors.sparse(3, [0], [1.0])), ("d1", ["b"], Vectors.sparse(3, [1], [1.0]))]
+    frame = spark.createDataFrame(rows, ["doc_id", "labels", "features"])
+    with pytest.raises(InputError, match="doc id 'd1' is given 2 times \\(column of Param idCol\\)"):
+        OneVsRestClassifier(workDir=str(work)).fit(frame)
+    sizes = spark.createDataFrame([("d1", ["a"], Vectors.sparse(3, [0], [1.0])),
+                                   ("d2", ["b"], Vectors.sparse(4, [1], [1.0]))], ["doc_id", "labels", "features"])
+    with pytest.raises(InputError, match="vectors of sizes 3, 4"):
+        OneVsRestClassifier(workDir=str(work)).fit(sizes)
+    assert os.listdir(work) == []
+
+
+def test_transform_refuses_an_output_column_already_there(fitted, vectors):
+    with pytest.raises(InputError, match="already has a column 'labels' \\(Param predictedCol"):
+        fitted.copy({fitted.predictedCol: "labels"}).transform(vectors)
