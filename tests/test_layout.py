@@ -15,7 +15,10 @@ from conftest import REPO
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
-LAYERS = ["apps", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+LAYERS = ["apps", "ml", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+#: The folders that are a library's public face: their ``__all__`` lists the classes users import from the folder
+#: (``from sparktc.ml import OneVsRestClassifier``), each defined in one of its modules, which the docstring names.
+EXPORTING = ("ml",)
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
 SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
@@ -52,6 +55,12 @@ def test_each_folder_says_what_it_is_for_and_lists_its_modules(folder: str) -> N
     assert docstring and len(docstring.split()) >= 20, f"sparktc/{folder}/__init__.py needs a paragraph"
     [names] = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
                and [target.id for target in node.targets if isinstance(target, ast.Name)] == ["__all__"]]
+    if folder in EXPORTING:
+        defined = {node.name for module in folder_modules(folder)
+                   for node in ast.parse((PACKAGE / folder / f"{module}.py").read_text()).body
+                   if isinstance(node, ast.ClassDef | ast.FunctionDef)}
+        assert set(names) <= defined, f"sparktc/{folder}/__init__.py exports what none of its modules defines"
+        names = folder_modules(folder)
     assert sorted(names) == folder_modules(folder)
     for module in names:  # the docstring names every module it lists
         assert f"``{module}``" in docstring, f"sparktc/{folder}/__init__.py does not describe {module}"
