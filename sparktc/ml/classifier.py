@@ -248,26 +248,34 @@ def _is_id(kind: T.DataType) -> bool:
 
 
 def vector_lists(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
-    """A batch of Spark ML vectors (as Arrow gives them: struct of type, size, indices, values; type 1 dense) as the
-    ``indices`` (int32) and ``values`` (float32, the ``vectors`` table's type) lists of their non-zero entries, and
-    each vector's size (-1 for a null vector, whose lists are null).
+    """A batch of Spark ML vectors (as Arrow gives them: a struct of type, size, indices, values; type 1 dense, its
+    indices null) as the ``indices`` (int32) and ``values`` (float32, the ``vectors`` table's type) lists of their
+    non-zero entries, and each vector's size (-1 for a null vector, whose lists are null). Vectorized: no Python loop
+    over the rows.
     """
-    kinds = vectors.field("type").to_numpy(zero_copy_only=False)
-    sizes = vectors.field("size").to_pylist()
-    indices, values = vectors.field("indices").to_pylist(), vectors.field("values").to_pylist()
+    if isinstance(vectors, pa.ChunkedArray):
+        vectors = vectors.combine_chunks()
+    n = len(vectors)
     valid = vectors.is_valid().to_numpy(zero_copy_only=False)
-    out_indices, out_values, out_sizes = [], [], np.full(len(vectors), -1, dtype=np.int64)
-    for row in range(len(vectors)):
-        if not valid[row]:
-            out_indices.append(None), out_values.append(None)
-            continue
-        entries = np.asarray(values[row], dtype=np.float64)
-        positions = np.arange(len(entries)) if kinds[row] == 1 else np.asarray(indices[row], dtype=np.int64)
-        out_sizes[row] = len(entries) if kinds[row] == 1 else sizes[row]
-        kept = entries != 0
-        out_indices.append(positions[kept].astype(np.int32))
-        out_values.append(entries[kept].astype(np.float32))
-    return (pa.array(out_indices, pa.list_(pa.int32())), pa.array(out_values, pa.list_(pa.float32())), out_sizes)
+    dense = (vectors.field("type").fill_null(0).to_numpy(zero_copy_only=False) == 1) & valid
+    listed = vectors.field("values")
+    lengths = np.where(valid, pc.list_value_length(listed).fill_null(0).to_numpy(zero_copy_only=False), 0)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    values = pc.list_flatten(listed.filter(pa.array(valid))).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(n), lengths)
+    positions = np.arange(len(values), dtype=np.int64) - starts[rows]  # a dense vector's entry is its position
+    sparse_entries = ~dense[rows]
+    positions[sparse_entries] = pc.list_flatten(
+        vectors.field("indices").filter(pa.array(valid & ~dense))).to_numpy(zero_copy_only=False)
+    sizes = np.where(dense, lengths, vectors.field("size").fill_null(-1).to_numpy(zero_copy_only=False))
+    kept = values != 0
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows[kept], minlength=n), out=offsets[1:])
+    mask = pa.array(~valid)
+    return (pa.ListArray.from_arrays(pa.array(offsets), pa.array(positions[kept].astype(np.int32)), mask=mask),
+            pa.ListArray.from_arrays(pa.array(offsets), pa.array(values[kept].astype(np.float32)), mask=mask),
+            np.where(valid, sizes, -1).astype(np.int64))
 
 
 class OneVsRestClassifier(Estimator, _OneVsRestParams, DefaultParamsReadable, DefaultParamsWritable):

@@ -193,3 +193,22 @@ def test_bad_training_rows_are_named_and_the_work_directory_removed(spark, tmp_p
 def test_transform_refuses_an_output_column_already_there(fitted, vectors):
     with pytest.raises(InputError, match="already has a column 'labels' \\(Param predictedCol"):
         fitted.copy({fitted.predictedCol: "labels"}).transform(vectors)
+
+
+def test_vectors_become_the_lists_of_their_non_zero_entries():
+    import pyarrow as pa
+
+    from sparktc.ml.classifier import vector_lists
+
+    struct = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
+                        ("values", pa.list_(pa.float64()))])
+    rows = [{"type": 0, "size": 6, "indices": [1, 4], "values": [0.5, 2.0]},
+            {"type": 1, "size": None, "indices": None, "values": [0.0, 3.0, 0.0, 1e-3, 0.0, 0.0]},
+            None,
+            {"type": 0, "size": 6, "indices": [0, 2, 5], "values": [1.0, 0.0, -4.0]},
+            {"type": 0, "size": 6, "indices": [], "values": []}]
+    indices, values, sizes = vector_lists(pa.array(rows, struct))
+    assert indices.to_pylist() == [[1, 4], [1, 3], None, [0, 5], []]
+    assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], None, [1.0, -4.0], []]
+    assert values.type == pa.list_(pa.float32()) and indices.type == pa.list_(pa.int32())
+    assert list(sizes) == [6, 6, -1, 6, 6]
