@@ -5,7 +5,8 @@
 category by any registered method (:mod:`sparktc.models.registry`) with the thresholding and the [tune] search of the
 pipeline's train stage. It does not re-implement training: it writes the documents as the tables the train stage reads
 (``vectors`` as the weight stage writes them, the ``vocabulary`` of the vectors' positions, the ``categories`` of the
-labels seen, and ``term_ranks`` by the rank stage's own code) into a work directory it creates, runs
+labels seen, and ``term_ranks`` by the rank stage's own code, which ``tuneTerms`` selects by: chi-square under f_max,
+[rank]'s default) into a work directory it creates, runs
 :func:`sparktc.stages.train.train` there (the categories trained in parallel Spark tasks, as in a pipeline run), and
 keeps the model bundle the stage writes (:mod:`sparktc.experiment.bundle`). The tables are removed when the fit ends;
 the bundle stays for the model's tasks to read until the model is garbage-collected (or the process ends) or saved.
@@ -472,10 +473,13 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
     def __init__(self, bundle: Bundle | None = None) -> None:
         super().__init__()
         self._bundle = bundle
+        self._work: _WorkDirectory | None = None
 
     def _own(self, directory: str) -> None:
-        """Remove the fit's work directory (the bundle's) when this model goes (garbage-collected, or at exit)."""
-        weakref.finalize(self, _remove, directory)
+        """Remove the fit's work directory (the bundle's) when this model and its copies (``copy`` shares it) are all
+        gone (garbage-collected, or at exit).
+        """
+        self._work = _WorkDirectory(directory)
 
     @property
     def bundle(self) -> Bundle:
@@ -567,6 +571,14 @@ def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list
     known = sorted(position[code] for code in set(given) if code in position)
     unknown = sum(1 for code in set(given) if code not in position)
     return [float(index) for index in known] + [float(len(position) + j) for j in range(unknown)]
+
+
+class _WorkDirectory:
+    """A fit's work directory, removed when the last model holding it goes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        weakref.finalize(self, _remove, path)
 
 
 def _remove(directory: str) -> None:

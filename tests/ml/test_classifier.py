@@ -126,12 +126,19 @@ def test_cross_validator_chooses_c_over_a_pipeline(small):
     assert model.getOrDefault("C") == 1.0 and model.categories == SMALL_CATEGORIES
 
 
-def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, tmp_path):
-    model = OneVsRestClassifier(workDir=str(tmp_path / "work"), thresholding="scut", folds=2).fit(small)
+def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, vectors, tmp_path):
+    # kNN scores against the training vectors: the bundle's own copy, the fit's tables being gone.
+    model = OneVsRestClassifier(workDir=str(tmp_path / "work"), method="knn", knnK=10, thresholding="scut",
+                                folds=2).fit(small)
     [work] = os.listdir(tmp_path / "work")
     assert work.startswith("sparktc-ovr-") and os.listdir(tmp_path / "work" / work) == ["model"]
-    assert model.bundle.rule.thresholding == "scut"
+    assert model.bundle.rule.method == "knn" and model.bundle.rule.thresholding == "scut"
+    copy = model.copy()
     del model
+    gc.collect()
+    scored = copy.transform(vectors.filter(F.col("split") == "test").drop("split").limit(100)).collect()
+    assert {code for row in scored for code in row.predicted} == set(SMALL_CATEGORIES)
+    del copy
     gc.collect()
     assert os.listdir(tmp_path / "work") == []
 
