@@ -335,8 +335,11 @@ class OneVsRestClassifier(Estimator, _OneVsRestParams, DefaultParamsReadable, De
             _write_tables(spark, dataset.select(F.col(ids).cast("string").alias("doc_id"),
                                                 F.col(labels).alias("labels"), F.col(features).alias("features")),
                           tables)
-            rank(spark, config, tables)
-            train(spark, config, tables)
+            try:
+                rank(spark, config, tables)
+                train(spark, config, tables)
+            except ConfigError as error:  # a setting the data refuses (folds above the documents): in Params' words
+                raise ConfigError(f"{type(self).__name__}: {in_param_words(str(error))}") from None
             for name in FIT_TABLES:
                 storage.delete(spark, tables.input(name))
             bundle = load_bundle(spark, tables.input(MODEL))

@@ -190,6 +190,10 @@ def test_bad_training_rows_are_named_and_the_work_directory_removed(spark, tmp_p
     frame = spark.createDataFrame(rows, ["doc_id", "labels", "features"])
     with pytest.raises(InputError, match="doc id 'd1' is given 2 times \\(column of Param idCol\\)"):
         OneVsRestClassifier(workDir=str(work)).fit(frame)
+    few = spark.createDataFrame([("d1", ["a"], Vectors.sparse(3, [0], [1.0])),
+                                 ("d2", ["b"], Vectors.sparse(3, [1], [1.0]))], ["doc_id", "labels", "features"])
+    with pytest.raises(ConfigError, match="OneVsRestClassifier: folds = 5 with 2 training documents"):
+        OneVsRestClassifier(workDir=str(work), thresholding="scut").fit(few)
     sizes = spark.createDataFrame([("d1", ["a"], Vectors.sparse(3, [0], [1.0])),
                                    ("d2", ["b"], Vectors.sparse(4, [1], [1.0]))], ["doc_id", "labels", "features"])
     with pytest.raises(InputError, match="vectors of sizes 3, 4"):
@@ -219,3 +223,12 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
     assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], None, [1.0, -4.0], []]
     assert values.type == pa.list_(pa.float32()) and indices.type == pa.list_(pa.int32())
     assert list(sizes) == [6, 6, -1, 6, 6]
+
+
+def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_after():
+    from sparktc.ml.classifier import _label_indices
+
+    position = {"acq": 0, "crude": 1, "earn": 2}
+    assert _label_indices(["earn", "acq"], position) == [0.0, 2.0]
+    assert _label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
+    assert _label_indices([], position) == [] and _label_indices(None, position) is None
