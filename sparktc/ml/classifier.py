@@ -69,6 +69,7 @@ from pyspark.ml.util import (
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.records import TRAIN
 from sparktc.errors import ConfigError, InputError
@@ -389,7 +390,7 @@ def _write_tables(spark: SparkSession, documents: DataFrame, tables: Tables) -> 
                  pa.nulls(len(batch), pa.list_(pa.int32())), pa.array(sizes, pa.int32())], schema=WRITTEN_SCHEMA)
 
     train_path = storage.join(tables.input("vectors"), f"split={TRAIN}")
-    documents.mapInArrow(convert, _spark_schema(WRITTEN_SCHEMA)).write.parquet(train_path)
+    documents.mapInArrow(convert, from_arrow_schema(WRITTEN_SCHEMA)).write.parquet(train_path)
     files = parquet_files(train_path)
     found = map_parts(spark, files, lambda index, path: _file_facts(path), errors=(InputError,))
     rows = sum(fact["rows"] for fact in found)
@@ -419,12 +420,6 @@ def _write_tables(spark: SparkSession, documents: DataFrame, tables: Tables) -> 
                            "train_positives": [positives[code] for code in codes],
                            "test_positives": np.zeros(len(codes), dtype=np.int64)}, schema=CATEGORIES_SCHEMA)
     write_parts(categories.to_batches(), CATEGORIES_SCHEMA, tables.output("categories"), 0)
-
-
-def _spark_schema(schema: pa.Schema) -> T.StructType:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
 
 
 def _file_facts(path: str) -> dict[str, Any]:
@@ -458,8 +453,10 @@ def _file_facts(path: str) -> dict[str, Any]:
         if labels.null_count:
             raise InputError("a training document's labels hold a null (column of Param labelsCol); give category "
                              "codes only")
-        for labelled in batch.column("labels").to_pylist():
-            positives.update(set(labelled))
+        lengths = pc.list_value_length(batch.column("labels")).fill_null(0).to_numpy(zero_copy_only=False)
+        pairs = pa.table({"row": np.repeat(np.arange(len(batch)), lengths), "label": labels})
+        distinct = pairs.group_by(["row", "label"]).aggregate([])  # a label listed twice is one positive
+        positives.update({found["values"]: found["counts"] for found in pc.value_counts(distinct["label"]).to_pylist()})
         sizes.update(int(size) for size in np.unique(batch.column("size").to_numpy(zero_copy_only=False)))
         terms = pc.list_flatten(batch.column("indices")).to_numpy(zero_copy_only=False)
         counted = np.bincount(terms, minlength=len(df))
