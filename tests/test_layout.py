@@ -17,7 +17,7 @@ PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
 LAYERS = ["apps", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
-SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
+SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets", "packaged"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
 SPARK_FREE = LAYERS[LAYERS.index("models"):LAYERS.index("runtime")]
 
@@ -40,7 +40,7 @@ def imported(path: Path) -> set[str]:
 
 def test_the_top_level_is_the_concern_folders_and_the_shared_modules() -> None:
     folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
-    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
+    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "__main__"}  # python -m sparktc
     assert folders == set(LAYERS)
     assert modules == set(SHARED)
 
