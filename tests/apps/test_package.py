@@ -137,3 +137,27 @@ def test_sparktc_run_and_classify_from_outside_the_repository(installed, tmp_pat
     assert sorted(row["doc_id"] for row in classified) == [row["doc_id"] for row in documents]
     for row in classified:
         assert row["predicted"] == predictions[row["doc_id"]]["predicted"], row["doc_id"]
+
+
+def test_the_zip_shipped_to_a_cluster_carries_the_configurations_and_the_stop_list(installed, tmp_path) -> None:
+    """A master that is not local gets the installed package zipped (--py-files): a driver importing sparktc from
+    the zip finds the configurations and the stop list by name in it.
+    """
+    _, bin_, environment = installed
+    written = subprocess.run([bin_ / "python", "-c", "from sparktc.apps.submit import Home, write_zip\n"
+                              "print(write_zip(Home.installed()))"], cwd=tmp_path, env=environment,
+                             capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    library = written.stdout.strip()
+    assert library.startswith(environment["XDG_CACHE_HOME"])
+    with zipfile.ZipFile(library) as archive:
+        assert {"sparktc/conf/stopwords/smart_english.stop", "sparktc/conf/reuters21578.toml",
+                "sparktc/packaged.pyc", "sparktc/jobs/pipeline.py"} <= set(archive.namelist())
+    read = subprocess.run(
+        [bin_ / "python", "-c", f"import sys; sys.path.insert(0, {library!r})\n"
+         "import sparktc\nfrom sparktc.experiment.config import load_config\n"
+         "from sparktc.features.text import stop_words_of\n"
+         "config = load_config('reuters21578', ['corpus.path=.'])\n"
+         "print(sparktc.__file__, config.tokenize.stop_list, len(stop_words_of(config.tokenize.stop_list, None)))"],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout == f"{library}/sparktc/__init__.pyc smart 570\n"
