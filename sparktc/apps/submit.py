@@ -58,12 +58,12 @@ SUBMIT_OPTIONS = {
 }
 DEFAULT_MASTER = "local[*,4]"
 DEFAULT_CONFIG = "synthetic"
-USAGE = f"""usage: sparktc COMMAND [arguments] [spark-submit options]
+USAGE = """usage: sparktc COMMAND [arguments] [spark-submit options]
 
-Start a sparktc job through pyspark's spark-submit (default --master {DEFAULT_MASTER}).
+Start a sparktc job through pyspark's spark-submit (default --master {master}).
 
 commands:
-  run         the whole experiment (jobs/pipeline.py); without --config, the embedded default ({DEFAULT_CONFIG})
+  run         the whole experiment (jobs/pipeline.py); without --config, the embedded default ({default})
   classify    classify new documents with a run's model (jobs/classify.py)
   compare     significance tests between runs (jobs/compare.py)
   history     a run history's trend, regression gate and report; no Spark (jobs/history.py)
@@ -71,7 +71,7 @@ commands:
   synthesize  a synthetic corpus in the LYRL2004 format (jobs/synthesize.py)
 
 sparktc COMMAND --help shows the command's arguments. Packaged configurations (--config NAME):
-  {", ".join(packaged.configurations())}
+  {configurations}
 """
 
 
@@ -122,10 +122,10 @@ def write_zip(home: Home) -> Path:
             for folder, dirs, files in os.walk(top):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
                 for name in sorted(files):
-                    path = os.path.join(folder, name)
-                    relative = f"{prefix}/{os.path.relpath(path, top)}"
                     if name.endswith(".pyc"):
                         continue
+                    path = os.path.join(folder, name)
+                    relative = f"{prefix}/{os.path.relpath(path, top)}"
                     archive.write(path, relative)
                     if name.endswith(".py"):
                         # Its bytecode beside it (unchecked: the zip is rebuilt with it on every submit): Python
@@ -260,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, end="")
+        print(USAGE.format(master=DEFAULT_MASTER, default=DEFAULT_CONFIG,
+                           configurations=", ".join(packaged.configurations())), end="")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
