@@ -20,7 +20,7 @@ LAYERS = ["apps", "ml", "tracking", "stages", "experiment", "models", "evaluatio
 #: (``from sparktc.ml import OneVsRestClassifier``), each defined in one of its modules, which the docstring names.
 EXPORTING = ("ml",)
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
-SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
+SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets", "packaged"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
 SPARK_FREE = LAYERS[LAYERS.index("models"):LAYERS.index("runtime")]
 
@@ -43,7 +43,7 @@ def imported(path: Path) -> set[str]:
 
 def test_the_top_level_is_the_concern_folders_and_the_shared_modules() -> None:
     folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
-    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
+    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "__main__"}  # python -m sparktc
     assert folders == set(LAYERS)
     assert modules == set(SHARED)
 

@@ -142,10 +142,11 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
                  stages: Sequence[str] = (), force: bool = False, verbose: bool = True) -> RunResult:
     """Run the pipeline (or the stages ``stages``) on ``spark`` into ``output``.
 
-    ``config`` is a TOML file's path, a dict of sections (``{"corpus": {"format": "synthetic"}, ...}``), a loaded
-    :class:`~sparktc.experiment.config.Config` or None (the defaults); ``overrides`` are ``section.key=value`` strings
-    and ``preset`` a paper's method, as the jobs' ``--set`` and ``--preset``; ``stages`` names stages (a list: one
-    string is not read as its letters). Stages whose manifests are current are skipped, as on the command line;
+    ``config`` is a TOML file's path, a packaged configuration's name (``"reuters21578"``: conf/NAME.toml, when no
+    such file exists; :mod:`sparktc.packaged`), a dict of sections (``{"corpus": {"format": "synthetic"}, ...}``), a
+    loaded :class:`~sparktc.experiment.config.Config` or None (the defaults); ``overrides`` are ``section.key=value``
+    strings and ``preset`` a paper's method, as the jobs' ``--set`` and ``--preset``; ``stages`` names stages (a list:
+    one string is not read as its letters). Stages whose manifests are current are skipped, as on the command line;
     ``force`` (True or False) recomputes them. ``verbose=False`` prints nothing on standard output (no stage lines,
     no per-category table) and leaves the progress line ([progress], on standard error) and warnings. A wrong
     argument or setting raises :class:`sparktc.errors.ConfigError` before any Spark work.

@@ -37,6 +37,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from sparktc import packaged
 from sparktc.apps.pipeline import OWNERS, run_inputs
 from sparktc.apps.recording import execute
 from sparktc.errors import INPUT_EXIT, SparktcError
@@ -62,7 +63,8 @@ def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tupl
     overrides), the ``--output`` directory and ``--force``.
     """
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", help="TOML configuration file (see conf/)")
+    parser.add_argument("--config", help="TOML configuration file, or the name of a packaged one (conf/NAME.toml: "
+                                         f"{', '.join(packaged.configurations())})")
     parser.add_argument("--preset", default="", choices=["", *PRESETS], metavar="NAME",
                         help="a paper's method as settings, replacing the file's [select], [train] and [tune] "
                              f"(--set applies after it): {', '.join(PRESETS)}")

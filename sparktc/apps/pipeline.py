@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparktc import packaged
 from sparktc.apps.recording import execute
 from sparktc.corpora.registry import FORMATS
 from sparktc.experiment.config import Config, ConfigError
@@ -49,9 +50,12 @@ def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[S
 
 
 def run_inputs(config: Config) -> dict[str, str]:
-    """The paths outside the run that it reads, by the setting that names them: ``--output`` may not touch them."""
+    """The paths outside the run that it reads, by the setting that names them: ``--output`` may not touch them (a
+    packaged stop list is in the package, not a path).
+    """
+    stop_list = "" if packaged.stop_list(config.tokenize.stop_list) else config.tokenize.stop_list
     return {"corpus.path": config.corpus.path, "corpus.hierarchy": config.corpus.hierarchy,
-            "corpus.topic_names": config.corpus.topic_names, "tokenize.stop_list": config.tokenize.stop_list,
+            "corpus.topic_names": config.corpus.topic_names, "tokenize.stop_list": stop_list,
             "synthesize.hierarchy": config.synthesize.hierarchy, "history.path": config.history.path}
 
 

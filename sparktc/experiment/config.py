@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
+from sparktc import packaged
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.formats import QRELS
 from sparktc.corpora.labels import label_problem
@@ -503,10 +504,11 @@ def parse_override(text: str) -> tuple[str, str, Any]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    """The settings in the TOML file ``path``; a file that cannot be read or parsed is a ConfigError naming it."""
+    """The settings in the TOML file ``path``, or in the packaged configuration of that name when no such file exists
+    (:func:`sparktc.packaged.configuration`); a file that cannot be read or parsed is a ConfigError naming it.
+    """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = packaged.configuration(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"--config {path}: file not found") from None
     except IsADirectoryError:
@@ -928,8 +930,16 @@ def _resolve_paths(config: Config) -> Config:
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
                               "(--set corpus.path=DIR)")
         _require_local("corpus.path", corpus.path, "directory")
+    # A packaged stop list's name ("smart", no such file existing) stays a name: read from the package wherever the
+    # driver runs (a zip spark-submit ships included).
+    stop_list = config.tokenize.stop_list
+    if stop_list not in packaged.STOP_LISTS or os.path.exists(stop_list):
+        if stop_list and not is_uri(stop_list) and not os.path.exists(stop_list):
+            raise ConfigError(f"tokenize.stop_list = {stop_list!r}: no such file or directory; give a file's path "
+                              f"or a packaged stop list's name: {', '.join(packaged.STOP_LISTS)}")
+        _require_local("tokenize.stop_list", stop_list, "file")
+        stop_list = absolute(stop_list)
     for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
-                       ("tokenize.stop_list", config.tokenize.stop_list),
                        ("synthesize.hierarchy", config.synthesize.hierarchy)):
         _require_local(key, value, "file")
     _require_local("train.fold_file", config.train.fold_file, "file")
@@ -945,7 +955,7 @@ def _resolve_paths(config: Config) -> Config:
             corpus, path=absolute(corpus.path), hierarchy=absolute(corpus.hierarchy),
             topic_names=absolute(corpus.topic_names)
         ),
-        tokenize=dataclasses.replace(config.tokenize, stop_list=absolute(config.tokenize.stop_list)),
+        tokenize=dataclasses.replace(config.tokenize, stop_list=stop_list),
         train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),
         synthesize=dataclasses.replace(config.synthesize, hierarchy=absolute(config.synthesize.hierarchy)),
         spark=dataclasses.replace(config.spark, event_log=absolute(config.spark.event_log)),

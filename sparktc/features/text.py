@@ -36,6 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import Stemmer
 
+from sparktc import packaged
+
 #: The recipe's punctuation, per token (the definition :func:`clean_text` computes on whole texts).
 _PUNCTUATION = re.compile(r"[\W_]+")
 #: The ASCII characters :func:`clean_text` deletes: neither alphanumeric nor white space (the underscore among them).
@@ -127,9 +129,12 @@ def parse_stop_list(text: str) -> frozenset[str]:
 
 def stop_words_of(stop_list: str, read_text: Callable[[str], str]) -> frozenset[str]:
     """The words of the stop list file ``stop_list`` (``tokenize.stop_list``) as ``read_text`` reads it
-    (the stages read through Hadoop file systems); none when it is "".
+    (the stages read through Hadoop file systems), or of the packaged stop list it names; none when it is "".
     """
-    return parse_stop_list(read_text(stop_list)) if stop_list else frozenset()
+    if not stop_list:
+        return frozenset()
+    source = packaged.stop_list(stop_list)
+    return parse_stop_list(source.read_text(encoding="utf-8") if source else read_text(stop_list))
 
 
 def clean_text(text: str) -> str:

@@ -21,6 +21,7 @@ directory sparktc's) for as long as its stages run.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import stat
@@ -34,7 +35,7 @@ from typing import Any, Protocol
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from sparktc import __version__
+from sparktc import __version__, packaged
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
 from sparktc.runtime import session, storage
@@ -233,12 +234,20 @@ def current_manifest(spark: SparkSession, output: str, stage: str) -> dict[str, 
 
 def _outside_files(spark: SparkSession, paths: Sequence[str], digests: Digests) -> dict[str, list]:
     """(relative path, size, SHA-256) of every file under each path outside the run; a corpus that is
-    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it.
+    itself a sparktc output (jobs/synthesize.py) is its files, not the bookkeeping of the runs that wrote it. A
+    packaged stop list's name (``tokenize.stop_list = "smart"``) is the file the package holds.
     """
-    return {path: [[relative, size, digests.of(storage.join(path, relative), size, mtime)]
-                   for relative, size, mtime in storage.list_files(spark, path) or []
-                   if relative.split("/", 1)[0] not in BOOKKEEPING]
-            for path in paths if path}
+    found = {}
+    for path in paths:
+        source = packaged.stop_list(path)
+        if source:
+            data = source.read_bytes()
+            found[path] = [[source.name, len(data), hashlib.sha256(data).hexdigest()]]
+        elif path:
+            found[path] = [[relative, size, digests.of(storage.join(path, relative), size, mtime)]
+                           for relative, size, mtime in storage.list_files(spark, path) or []
+                           if relative.split("/", 1)[0] not in BOOKKEEPING]
+    return found
 
 
 def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:

@@ -128,7 +128,10 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(zipimport, "_compile_source", lambda path, source: pytest.fail(f"{path} compiled"))
     with zipfile.ZipFile(library) as archive:
         sources = {name: archive.read(name) for name in archive.namelist() if name.endswith(".py")}
+        names = set(archive.namelist())
     assert len(sources) > 50
+    # ... and conf/ as the wheel holds it: a driver importing sparktc from it finds the configurations by name.
+    assert {"sparktc/conf/reuters21578.toml", "sparktc/conf/stopwords/smart_english.stop"} <= names
     for name, source in sources.items():
         module = name.removesuffix(".py").removesuffix("/__init__")  # sparktc/stages/train, sparktc/stages
         importer = zipimport.zipimporter(f"{library}/{os.path.dirname(module)}")  # what the parent package uses

@@ -936,7 +936,9 @@ def test_bad_key_in_a_config_file_exits_2_before_spark_starts(tmp_path, capsys, 
 def test_missing_config_file_exits_2_before_spark_starts(tmp_path, capsys, no_spark):
     missing = tmp_path / "missing.toml"
     assert cli.main("ingest", ingest_plan, ["--config", str(missing), "--output", str(tmp_path / "out")]) == 2
-    assert capsys.readouterr().err == f"sparktc: configuration error: --config {missing}: file not found\n"
+    names = ", ".join(sorted(path.stem for path in (REPO / "conf").glob("*.toml")))  # found by name when no such file
+    assert capsys.readouterr().err == (f"sparktc: configuration error: --config {missing}: no such file, nor a "
+                                       f"packaged configuration; give a TOML file's path or one of {names}\n")
 
 
 def test_output_inside_the_corpus_exits_2_before_spark_starts(tmp_path, capsys, no_spark):

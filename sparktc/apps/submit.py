@@ -1,0 +1,301 @@
+"""The ``sparktc`` command (also ``python -m sparktc``) and ``./spark-submit.sh`` of a clone: a job started through
+the spark-submit that ships with pyspark, with sparktc's own environment, from any directory.
+
+    sparktc run|classify|compare|history|export|synthesize [job arguments] [spark-submit options]
+
+What both pass to spark-submit (:func:`submit`, the one home of it):
+
+* ``PYSPARK_PYTHON`` and ``PYSPARK_DRIVER_PYTHON``: the running interpreter (the clone's ``.venv/bin/python``)
+  unless set;
+* ``conf/spark-defaults.conf`` as ``--properties-file`` (unless one is given) and ``conf/log4j2.properties``,
+  which sends Spark's log to a file per job, ``LOGS/<time>-<pid>-<job>.log`` (``SPARKTC_LOG_DIR`` or
+  ``SPARKTC_LOG`` to change it): the stages print one line each, and a failure prints one ``sparktc: error:`` line
+  that names this file (the job appends its trace to it);
+* ``--master local[*,4]`` unless a master is given (every core; a failed task gets up to 4 attempts, as
+  ``spark.task.maxFailures`` gives on a cluster); in local mode the driver JVM runs the serial collector and reads
+  Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits;
+* the library zipped with its bytecode and ``conf/``, passed with ``--py-files`` so that executors on a cluster
+  import the same code: always from a clone (``build/sparktc.zip``), and from an installed package when the master
+  is not local (in local mode the workers run this interpreter, which imports the installed package).
+
+LOGS and the zip's folder are the clone's ``logs/`` and ``build/``, or for an installed package
+``$XDG_CACHE_HOME/sparktc/`` (``~/.cache/sparktc/``). ``sparktc history`` needs no Spark: it runs in this
+interpreter. ``sparktc run`` without ``--config`` runs the embedded default, the packaged ``synthetic``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparktc import packaged
+
+#: The commands and the jobs (jobs/NAME.py) they start.
+COMMANDS = {"run": "pipeline", "classify": "classify", "compare": "compare", "history": "history",
+            "export": "export_libsvm", "synthesize": "synthesize"}
+#: The jobs that start no Spark: run in this interpreter.
+SPARK_FREE = {"history"}
+#: spark-submit's options (``spark-submit --help``) and how many values each takes: taken out of the command's
+#: arguments, wherever they are, and given to spark-submit; no job has an option of these names.
+SUBMIT_OPTIONS = {
+    **dict.fromkeys(["--master", "--remote", "--deploy-mode", "--name", "--jars", "--packages", "--exclude-packages",
+                     "--repositories", "--py-files", "--files", "--archives", "--conf", "-c", "--properties-file",
+                     "--driver-memory", "--driver-java-options", "--driver-library-path", "--driver-class-path",
+                     "--executor-memory", "--proxy-user", "--driver-cores", "--total-executor-cores",
+                     "--executor-cores", "--num-executors", "--principal", "--keytab", "--queue"], 1),
+    **dict.fromkeys(["--supervise", "--verbose"], 0),
+}
+DEFAULT_MASTER = "local[*,4]"
+DEFAULT_CONFIG = "synthetic"
+USAGE = """usage: sparktc COMMAND [arguments] [spark-submit options]
+
+Start a sparktc job through pyspark's spark-submit (default --master {master}).
+
+commands:
+  run         the whole experiment (jobs/pipeline.py); without --config, the embedded default ({default})
+  classify    classify new documents with a run's model (jobs/classify.py)
+  compare     significance tests between runs (jobs/compare.py)
+  history     a run history's trend, regression gate and report; no Spark (jobs/history.py)
+  export      a run's weighted vectors as LIBSVM files (jobs/export_libsvm.py)
+  synthesize  a synthetic corpus in the LYRL2004 format (jobs/synthesize.py)
+
+sparktc COMMAND --help shows the command's arguments. Packaged configurations (--config NAME):
+  {configurations}
+"""
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where a submission takes its files from and puts its own: the sparktc package, the folder of ``conf/`` and
+    ``jobs/``, the library's zip (also the folder of the JVM's class archive) and the logs.
+    """
+
+    package: Path
+    data: Path
+    zip: Path
+    logs: Path
+
+    @classmethod
+    def clone(cls, root: str | os.PathLike[str]) -> Home:
+        """A clone's: its ``sparktc/``, ``conf/`` and ``jobs/``, ``build/sparktc.zip`` and ``logs/``."""
+        root = Path(root)
+        return cls(root / "sparktc", root, root / "build" / "sparktc.zip", root / "logs")
+
+    @classmethod
+    def installed(cls) -> Home:
+        """The running package's, whose data is inside it (a wheel) or beside it (an editable install of a clone:
+        the clone's folders); an installed package's zip and logs go to the user's cache, the zip named after the
+        installation, as several may share the cache.
+        """
+        package, data = Path(__file__).resolve().parents[1], Path(str(packaged.root()))
+        if data != package:
+            return cls.clone(data)
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sparktc"
+        key = hashlib.sha256(str(package).encode()).hexdigest()[:12]
+        return cls(package, package, cache / f"sparktc-{key}.zip", cache / "logs")
+
+
+def write_zip(home: Home) -> Path:
+    """The package zipped as ``sparktc/`` (each module with its bytecode) with ``conf/`` as ``sparktc/conf/``, as the
+    wheel holds it; written aside and renamed into place, so that jobs submitted at the same time never read a
+    half-written zip.
+    """
+    home.zip.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=".sparktc-", suffix=".zip", dir=home.zip.parent)
+    os.close(handle)
+    folders = [(home.package, "sparktc")]
+    if home.data != home.package:
+        folders.append((home.data / "conf", "sparktc/conf"))
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+        for top, prefix in folders:
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith(".pyc"):
+                        continue
+                    path = os.path.join(folder, name)
+                    relative = f"{prefix}/{os.path.relpath(path, top)}"
+                    archive.write(path, relative)
+                    if name.endswith(".py"):
+                        # Its bytecode beside it (unchecked: the zip is rebuilt with it on every submit): Python
+                        # imports from a zip compile every module's source in every process (twice: zipimport's
+                        # get_filename and get_code), 0.3 CPU-s per driver or worker process; another Python
+                        # version falls back to the source.
+                        source = Path(path).read_bytes()
+                        code = compile(source, relative, "exec", dont_inherit=True)
+                        archive.writestr(relative + "c", importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
+                                         + importlib.util.source_hash(source) + marshal.dumps(code))
+    os.chmod(partial, 0o644)
+    os.replace(partial, home.zip)
+    return home.zip
+
+
+def _master(arguments: Sequence[str]) -> tuple[str, bool]:
+    """The master the arguments give (``remote`` for a Spark Connect client: the server has the master), or the
+    default; and whether they give one.
+    """
+    master, given, previous = DEFAULT_MASTER, False, ""
+    for argument in arguments:
+        if argument.startswith("--master="):
+            master, given = argument.removeprefix("--master="), True
+        elif argument == "--master":
+            given = True
+        elif argument == "--remote" or argument.startswith("--remote="):
+            master, given = "remote", True
+        if previous == "--master":
+            master = argument
+        previous = argument
+    return master, given
+
+
+def class_archive_key(spark_home: Path) -> str:
+    """The key of the JVM's class archive: the ``java`` binary (its real path) and Spark's jars (their names), each
+    with its size and modification time.
+    """
+    java = os.environ.get("JAVA_HOME") and os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+    java = os.path.realpath(java or shutil.which("java") or "java")
+    files = [(java, java), *sorted((path.name, str(path)) for path in (spark_home / "jars").glob("*"))]
+    stats = [(name, *((os.stat(path).st_size, os.stat(path).st_mtime_ns) if os.path.exists(path) else ()))
+             for name, path in files]
+    return hashlib.sha256(repr(stats).encode()).hexdigest()[:10]
+
+
+def _wait(process: subprocess.Popen) -> int:
+    """spark-submit's exit status; an interrupt (which reaches it too) waits for it to end."""
+    while True:
+        try:
+            status = process.wait()
+        except KeyboardInterrupt:
+            continue
+        return status if status >= 0 else 128 - status
+
+
+def spark_home_of_pyspark() -> Path:
+    """The Spark that ships with pyspark (its ``bin/spark-submit``, its ``jars/``)."""
+    return Path(importlib.util.find_spec("pyspark").origin).parent
+
+
+def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
+    """Run pyspark's spark-submit with ``arguments`` (spark-submit options, the job file, the job's arguments) and
+    the environment of the module docstring; ``ship``: pass the zip with ``--py-files`` even in local mode. Replaces
+    this process by spark-submit, except for a local job that writes the JVM's class archive (kept only if the job
+    succeeds); its exit status then.
+    """
+    arguments = list(arguments)
+    spark_home = spark_home_of_pyspark()
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        os.environ[name] = os.environ.get(name) or sys.executable
+    # Spark's own log goes to a file per job, not to the console.
+    logs = Path(os.environ.get("SPARKTC_LOG_DIR") or home.logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    job = next((Path(argument).stem for argument in arguments if argument.endswith(".py")), "job")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    log = os.environ.get("SPARKTC_LOG") or str(logs / f"{stamp}-{os.getpid()}-{job}.log")
+    os.environ["SPARKTC_LOG"] = log
+    # Spark pipes the Python driver's stderr into spark-submit's stdout: tell the driver when that is a terminal, so
+    # its progress line is rewritten in place there (sparktc/runtime/progress.py).
+    os.environ["SPARKTC_TERMINAL"] = "1" if sys.stdout.isatty() else "0"
+    conf = home.data / "conf"
+    java_options = f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'} -Dsparktc.log={log}"
+    master, has_master = _master(arguments)
+    options = [] if has_master else ["--master", master]
+    if not any(argument == "--properties-file" or argument.startswith("--properties-file=")
+               for argument in arguments):
+        options += ["--properties-file", str(conf / "spark-defaults.conf")]
+    local = master.startswith("local")
+    if ship or not local:
+        options += ["--py-files", str(write_zip(home))]
+    command = [str(spark_home / "bin" / "spark-submit"), "--conf"]
+    archive = partial = None
+    if local:
+        # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
+        os.environ["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+        # The driver JVM is the whole cluster, started afresh by every job: the serial collector (the Python workers
+        # do the corpus-sized work; G1's threads cost CPU for a 1g heap), and the classes of Spark, Scala and Hadoop
+        # read from a class-data-sharing archive instead of parsed and verified again (BENCHMARKS.md, "The fixed
+        # cost of a run"). The first local job that succeeds writes the archive as it exits, to a name of its own,
+        # then renames it into place; a JVM that cannot use it ignores it (-Xlog:cds off: nothing printed).
+        key = class_archive_key(spark_home)
+        archive = home.zip.parent / f"jvm-classes-{key}.jsa"
+        java_options += " -XX:+UseSerialGC -Xlog:cds=off -Xlog:cds+dynamic=off"
+        if archive.exists() and archive.stat().st_size:
+            java_options += f" -XX:SharedArchiveFile={archive}"
+        else:
+            archive.parent.mkdir(parents=True, exist_ok=True)
+            partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
+            java_options += f" -XX:ArchiveClassesAtExit={partial}"
+    command += [f"spark.driver.extraJavaOptions={java_options}", *options, *arguments]
+    sys.stdout.flush()
+    if partial is None:
+        os.execv(command[0], command)
+    status = _wait(subprocess.Popen(command))
+    # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
+    # by a signal may have left it half written.
+    if status == 0 and partial.exists() and partial.stat().st_size:
+        os.replace(partial, archive)
+    else:
+        partial.unlink(missing_ok=True)
+    return status
+
+
+def clone(root: str, arguments: Sequence[str]) -> int:
+    """``./spark-submit.sh [spark-submit options] JOB.py [job arguments]`` of the clone at ``root``."""
+    return submit(Home.clone(root), arguments)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``sparktc COMMAND [arguments] [spark-submit options]``: the command's job through :func:`submit` (history in
+    this interpreter); exit status 2 for an unknown command.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE.format(master=DEFAULT_MASTER, default=DEFAULT_CONFIG,
+                           configurations=", ".join(packaged.configurations())), end="")
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"sparktc: error: unknown command {command!r}; commands: {', '.join(COMMANDS)} "
+              "(sparktc --help)", file=sys.stderr)
+        return 2
+    home = Home.installed()
+    job = str(home.data / "jobs" / f"{COMMANDS[command]}.py")
+    submit_options, job_arguments = _split(rest)
+    if command == "run" and not any(argument == "--config" or argument.startswith("--config=")
+                                    for argument in job_arguments):
+        job_arguments = ["--config", DEFAULT_CONFIG, *job_arguments]
+    if command in SPARK_FREE or any(argument in ("-h", "--help") for argument in job_arguments):
+        if submit_options and command in SPARK_FREE:
+            print(f"sparktc: error: sparktc {command} runs no Spark; spark-submit options are not taken "
+                  f"({' '.join(submit_options)})", file=sys.stderr)
+            return 2
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, job, *job_arguments])
+    return submit(home, [*submit_options, job, *job_arguments], ship=False)
+
+
+def _split(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
+    """spark-submit's options (:data:`SUBMIT_OPTIONS`, with their values) and the job's arguments, in order."""
+    submit_options: list[str] = []
+    job_arguments: list[str] = []
+    waiting = 0
+    for argument in arguments:
+        if waiting:
+            submit_options.append(argument)
+            waiting -= 1
+        elif argument.split("=", 1)[0] in SUBMIT_OPTIONS:
+            submit_options.append(argument)
+            waiting = 0 if "=" in argument else SUBMIT_OPTIONS[argument]
+        else:
+            job_arguments.append(argument)
+    return submit_options, job_arguments

@@ -1,0 +1,75 @@
+"""The ``sparktc`` command's arguments (no Spark): the job each command starts, spark-submit's options taken from
+anywhere after it, the embedded default for ``run``, and what it refuses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from sparktc.apps import submit
+from sparktc.apps.submit import COMMANDS, SUBMIT_OPTIONS, Home
+
+
+@pytest.fixture
+def submitted(monkeypatch: pytest.MonkeyPatch) -> list:
+    """What :func:`submit.main` hands to spark-submit (:func:`submit.submit`) or runs in this interpreter."""
+    calls: list = []
+    monkeypatch.setattr(submit, "submit", lambda home, arguments, ship: calls.append(("submit", arguments, ship)) or 0)
+
+    def execv(program: str, arguments: list[str]) -> None:
+        calls.append(("python", arguments[1:]))
+        raise Replaced  # os.execv does not return
+
+    monkeypatch.setattr(submit.os, "execv", execv)
+    return calls
+
+
+class Replaced(Exception):
+    """The process replaced by another program."""
+
+
+def test_spark_submit_options_anywhere_go_before_the_job(submitted: list) -> None:
+    assert submit.main(["classify", "--model", "m", "--master", "yarn", "--input", "d.jsonl", "--conf=a=b",
+                        "--output", "o", "--verbose", "--executor-memory", "4g"]) == 0
+    [(kind, arguments, ship)] = submitted
+    assert (kind, ship) == ("submit", False)  # the installed package is zipped only for a master that is not local
+    assert arguments == ["--master", "yarn", "--conf=a=b", "--verbose", "--executor-memory", "4g",
+                         str(REPO / "jobs" / "classify.py"), "--model", "m", "--input", "d.jsonl", "--output", "o"]
+
+
+def test_run_without_a_configuration_runs_the_embedded_default(submitted: list) -> None:
+    submit.main(["run", "--output", "out"])
+    submit.main(["run", "--config=reuters21578", "--output", "out"])
+    assert [arguments[1:] for _, arguments, _ in submitted] == [["--config", "synthetic", "--output", "out"],
+                                                                 ["--config=reuters21578", "--output", "out"]]
+    assert submitted[0][1][0] == str(REPO / "jobs" / "pipeline.py")
+
+
+def test_history_and_help_run_in_this_interpreter(submitted: list, capsys: pytest.CaptureFixture) -> None:
+    for arguments in (["history", "runs/history", "--all"], ["export", "--help"]):
+        with pytest.raises(Replaced):
+            submit.main(arguments)
+    assert submitted == [("python", [str(REPO / "jobs" / "history.py"), "runs/history", "--all"]),
+                         ("python", [str(REPO / "jobs" / "export_libsvm.py"), "--help"])]
+    assert submit.main(["history", "runs/history", "--master", "yarn"]) == 2
+    assert capsys.readouterr().err == ("sparktc: error: sparktc history runs no Spark; spark-submit options are not "
+                                       "taken (--master yarn)\n")
+
+
+def test_every_command_has_its_job_and_no_job_option_is_spark_submits() -> None:
+    jobs = REPO / "jobs"
+    assert all((jobs / f"{job}.py").is_file() for job in COMMANDS.values())
+    options = {word.strip("\"'") for path in [*jobs.glob("*.py"), *(REPO / "sparktc" / "apps").glob("*.py")]
+               for line in path.read_text().splitlines() if "add_argument(" in line
+               for word in line.split("add_argument(", 1)[1].split(",") if word.strip().startswith(("\"-", "'-"))}
+    assert "--output" in options and not options & set(SUBMIT_OPTIONS)
+
+
+def test_a_clone_keeps_its_build_and_logs(tmp_path: Path) -> None:
+    assert Home.installed() == Home(REPO / "sparktc", REPO, REPO / "build" / "sparktc.zip", REPO / "logs")
+    home = Home.clone(tmp_path)
+    assert (home.package, home.data, home.zip, home.logs) == (tmp_path / "sparktc", tmp_path,
+                                                              tmp_path / "build" / "sparktc.zip", tmp_path / "logs")
