@@ -464,6 +464,16 @@ def _check_value(key: str, value: Any, metadata: Mapping[str, Any]) -> None:
         raise ConfigError(problem)
 
 
+def check_setting(section: str, key: str, value: Any, name: str) -> Any:
+    """``value`` for the setting ``section.key``, checked as a configuration's is (its type, then its field's rule)
+    and named ``name`` in the ConfigError (:mod:`sparktc.ml`'s Params keep the settings' rules here).
+    """
+    found = {f.name: f for f in dataclasses.fields(SECTIONS[section])}[key]
+    value = _check_type(name, value, get_type_hints(SECTIONS[section])[key])
+    _check_value(name, value, found.metadata)
+    return value
+
+
 def _section(name: str, values: Mapping[str, Any]) -> Any:
     cls = SECTIONS[name]
     hints = get_type_hints(cls)

@@ -1,0 +1,35 @@
+"""sparktc's stages as Spark ML stages (pyspark.ml), over the same code as the jobs: a ``Pipeline`` of them fits and
+transforms as the tokenize, weight and rank stages do, and saves and loads as Spark ML's own stages do.
+
+- :class:`Analyzer` (text -> terms, the tokenize stage's analyzers);
+- :class:`TermWeighting` / :class:`TermWeightingModel` (terms -> ``VectorUDT`` vectors, the weight stage's vocabulary
+  and weights: ltc, tfidf, sklearn, binary, supervised);
+- :class:`TermSelector` / :class:`TermSelectorModel` (the rank stage's order, the ``topK`` best terms kept);
+- :class:`ArraysToVector` / :class:`VectorToArrays` (sparktc's ``indices``/``values`` arrays <-> ``VectorUDT``).
+
+Example (Reuters-21578 R(90) from a run's ``documents`` table; one category's labels for Spark's ``LinearSVC``)::
+
+    from pyspark.ml import Pipeline
+    from pyspark.ml.classification import LinearSVC
+    from pyspark.sql import functions as F
+    from sparktc.ml import Analyzer, TermSelector, TermWeighting
+
+    documents = spark.read.parquet("runs/reuters21578/documents")
+    train = documents.where("split = 'train'").withColumn(
+        "label", F.array_contains("labels", "earn").cast("double"))
+    pipeline = Pipeline(stages=[
+        Analyzer(inputCol="text", outputCol="terms", stopList="../shared/data/stopwords/smart_english.stop"),
+        TermWeighting(inputCol="terms", outputCol="features", scheme="ltc"),
+        TermSelector(featuresCol="features", labelsCol="labels", outputCol="selected", topK=2000),
+        LinearSVC(featuresCol="selected", labelCol="label")])
+    model = pipeline.fit(train)
+    model.write().overwrite().save("models/earn")
+"""
+
+from sparktc.ml.selection import TermSelector, TermSelectorModel
+from sparktc.ml.text import Analyzer
+from sparktc.ml.vectors import ArraysToVector, VectorToArrays
+from sparktc.ml.weighting import TermWeighting, TermWeightingModel
+
+__all__ = ["Analyzer", "ArraysToVector", "TermSelector", "TermSelectorModel", "TermWeighting", "TermWeightingModel",
+           "VectorToArrays"]
