@@ -15,7 +15,9 @@ from conftest import REPO
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
-LAYERS = ["apps", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+LAYERS = ["apps", "tracking", "ml", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+#: Folders whose ``__all__`` names the classes users import (pyspark.ml's stages), not the modules.
+PUBLIC_CLASSES = {"ml"}
 #: Modules every layer may use; they import nothing of sparktc but each other's neighbours below.
 SHARED = ["errors", "validation", "filesystem", "schemas", "integer_sets"]
 #: The folders of pure maths and formats over numpy, scipy and pyarrow: usable, and tested, without Spark.
@@ -52,6 +54,10 @@ def test_each_folder_says_what_it_is_for_and_lists_its_modules(folder: str) -> N
     assert docstring and len(docstring.split()) >= 20, f"sparktc/{folder}/__init__.py needs a paragraph"
     [names] = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
                and [target.id for target in node.targets if isinstance(target, ast.Name)] == ["__all__"]]
+    if folder in PUBLIC_CLASSES:
+        package = __import__(f"sparktc.{folder}", fromlist=names)
+        assert names and all(isinstance(getattr(package, name), type) for name in names)
+        names = folder_modules(folder)
     assert sorted(names) == folder_modules(folder)
     for module in names:  # the docstring names every module it lists
         assert f"``{module}``" in docstring, f"sparktc/{folder}/__init__.py does not describe {module}"

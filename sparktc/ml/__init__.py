@@ -1,11 +1,16 @@
 """sparktc's stages as Spark ML stages (pyspark.ml), over the same code as the jobs: a ``Pipeline`` of them fits and
 transforms as the tokenize, weight and rank stages do, and saves and loads as Spark ML's own stages do.
 
-- :class:`Analyzer` (text -> terms, the tokenize stage's analyzers);
-- :class:`TermWeighting` / :class:`TermWeightingModel` (terms -> ``VectorUDT`` vectors, the weight stage's vocabulary
-  and weights: ltc, tfidf, sklearn, binary, supervised);
-- :class:`TermSelector` / :class:`TermSelectorModel` (the rank stage's order, the ``topK`` best terms kept);
-- :class:`ArraysToVector` / :class:`VectorToArrays` (sparktc's ``indices``/``values`` arrays <-> ``VectorUDT``).
+- :class:`Analyzer` (``text``: text -> terms, the tokenize stage's analyzers);
+- :class:`TermWeighting` / :class:`TermWeightingModel` (``weighting``: terms -> ``VectorUDT`` vectors, the weight
+  stage's vocabulary and weights: ltc, tfidf, sklearn, binary, supervised);
+- :class:`TermSelector` / :class:`TermSelectorModel` (``selection``: the rank stage's order, the ``topK`` best terms
+  kept);
+- :class:`ArraysToVector` / :class:`VectorToArrays` (``vectors``: sparktc's ``indices``/``values`` arrays <->
+  ``VectorUDT``, and how every stage emits vectors per Arrow batch);
+- their Params (``params``: each setting's type, default and rule are its configuration field's), the fits' counts in
+  Spark tasks (``counts``) and saving and loading (``persistence``: Spark ML's layout, so a saved ``PipelineModel``
+  holding them loads in a fresh session).
 
 Example (Reuters-21578 R(90) from a run's ``documents`` table; one category's labels for Spark's ``LinearSVC``)::
 
