@@ -210,3 +210,27 @@ def test_spark_linear_svc_fits_on_the_weighted_vectors(weighted):
         "label", F.array_contains("labels", "earn").cast("double")))
     accuracy = test.where("prediction = label").count() / test.count()
     assert accuracy > 0.9  # earn is a third of the test documents: a vector-blind model would score about 0.64
+
+
+def test_sklearn_settings_give_scikit_learns_tfidf_vectorizer(spark):
+    """LibMultiLabel's features (scikit-learn's analyzer, bigrams, min_df, max_features, smoothed idf) through
+    Analyzer and TermWeighting equal ``TfidfVectorizer``'s own: same terms (n-grams named with their spaces), same
+    order, same weights (to the float32 the job stores).
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from sparktc.ml import Analyzer, TermWeighting
+
+    rng = np.random.default_rng(41)
+    words = [f"w{i:02d}_x" if i % 7 == 0 else f"word{i:02d}" for i in range(40)]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(2, 25)))).title() + "." for _ in range(60)]
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_features=150)
+    expected = vectorizer.fit_transform(texts[:45]), vectorizer.transform(texts[45:])
+    frame = spark.createDataFrame([(i, text) for i, text in enumerate(texts)], "id int, text string")
+    terms = Analyzer(analyzer="sklearn", stemmer="none", ngrams=2).transform(frame)
+    model = TermWeighting(scheme="sklearn", minDf=2, maxFeatures=150).fit(terms.where("id < 45"))
+    assert model.vocabulary == vectorizer.get_feature_names_out().tolist()
+    assert any(" " in term for term in model.vocabulary)
+    rows = model.transform(terms).orderBy("id").select("features").collect()
+    got = np.array([row.features.toArray() for row in rows])
+    np.testing.assert_allclose(got, np.vstack([part.toarray() for part in expected]), rtol=0, atol=1e-7)
