@@ -4,11 +4,12 @@
 
 The vectors cross in Arrow batches, never a Python object per row: a ``VectorUDT`` column is, in Arrow, the struct of
 its SQL type (type 0 sparse or 1 dense, size, indices, values), which ``mapInArrow`` returns as it is when the schema
-it declares holds the ``VectorUDT`` (:func:`appended`), and Spark takes as the vectors. Measured on 107,890 R(90)
-vectors (noop write, 2 local cores, pyspark 4.3): 0.5 s so, against 5.2-9.5 s for a Python UDF making a
-``SparseVector`` per row, 12-13 s for the same Arrow-optimized (``useArrow=True``) and 7-8 s as a pandas UDF. A scalar
-Arrow UDF (``arrow_udf``) returning the struct takes 0.75 s but is not used: Spark 4.3's columnar input to Arrow UDFs
-(``spark.sql.execution.arrow.pythonUDF.columnarInput.enabled``, on by default) fails with UNSUPPORTED_DATATYPE once
+it declares holds the ``VectorUDT`` (:func:`appended`), and Spark takes as the vectors. ``benchmarks/ml_vectors.py``
+times the ways on 107,890 R(90) vectors (noop write, pyspark 4.3, 2 shared cores): 1.9 s wall and 1.1 CPU-seconds
+so, against 13-15 s and 5.6 CPU-seconds for a Python UDF making a ``SparseVector`` per row (plain or
+Arrow-optimized) and 16 s and 4.1 CPU-seconds as a pandas UDF. A scalar Arrow UDF (``arrow_udf``) returning the
+struct is as fast (1.7 s, 0.9 CPU-seconds) but is not used: Spark 4.3's columnar input to Arrow UDFs
+(``spark.sql.execution.arrow.pythonUDF.columnarInput.enabled``, on by default) fails with UNSUPPORTED_DATATYPE when
 the rows it carries hold a ``VectorUDT`` column (TermSelector after TermWeighting), where ``mapInArrow`` does not.
 """
 
