@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, StringType, StructField
 
 from sparktc.corpora.records import split_tokens
+from sparktc.errors import InputError
 from sparktc.features.text import ANALYZERS, TermFeatures, stop_words_of, term_names, token_strings
 from sparktc.ml.params import (
     HasInputCol,
@@ -107,7 +108,11 @@ class Analyzer(Transformer, HasInputCol, HasOutputCol, DefaultParamsReadable, De
         check_column(self, dataset, "inputCol", lambda found: isinstance(found, StringType), "texts (string)")
         output = check_output_column(self, dataset)
         spark = dataset.sparkSession
-        stop_words = stop_words_of(self.getStopList(), lambda path: storage.read_text(spark, path))
+        try:
+            stop_words = stop_words_of(self.getStopList(), lambda path: storage.read_text(spark, path))
+        except OSError as error:
+            raise InputError(f"Analyzer: stopList = {self.getStopList()!r} cannot be read ({error.strerror or error}); "
+                             "give a stop list file, one word per line, or \"\" for none") from None
         stemmer, name = self.getStemmer(), self.getAnalyzer()
         features = TermFeatures(self.getNgrams(), joiner=ANALYZERS[name].joiner)
 
