@@ -10,7 +10,7 @@ values a ``ParamGridBuilder`` grid gives ``copy`` reach the map without the sett
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyspark.ml.param import Param, Params
@@ -25,17 +25,19 @@ __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "Ha
            "setting_default", "column_param", "check_column"]
 
 
-def setting_param(section: str, key: str, name: str, doc: str,
-                  also: Callable[[Any], None] | None = None) -> Param:
+def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[Any, str] | None = None) -> Param:
     """The Param ``name`` of the setting ``section.key``: set values are checked as the configuration checks them
     (:func:`sparktc.experiment.config.check_setting`; ConfigError "``name`` (``section.key``) = ... is not
-    allowed; allowed values: ...") and then by ``also``, a stage's own refusal (a setting it cannot take).
+    allowed; allowed values: ..."), less the values a stage cannot take, ``refused``, each with why (the message's
+    end: "is ...").
     """
+    label = f"{name} ({section}.{key})"
+    refused = dict(refused or {})
+
     def convert(value: Any) -> Any:
-        value = check_setting(section, key, value, f"{name} ({section}.{key})")
-        if also is not None:
-            also(value)
-        return value
+        if isinstance(value, str) and value in refused:
+            raise ConfigError(f"{label} = {value!r} {refused[value]}")
+        return check_setting(section, key, value, label, tuple(refused))
 
     return Param(Params._dummy(), name, f"{doc} (as {section}.{key})", typeConverter=convert)
 

@@ -19,7 +19,7 @@ from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, StringType, StructField
 
-from sparktc.errors import ConfigError, InputError
+from sparktc.errors import InputError
 from sparktc.features.term_selection import (
     FREQUENCY,
     rank_order,
@@ -44,17 +44,15 @@ from sparktc.ml.vectors import appended, is_vector, vector_array, vector_lists
 __all__ = ["TermSelector", "TermSelectorModel"]
 
 
-def _no_frequency(value: str) -> None:
-    if value == FREQUENCY:
-        raise ConfigError(f"score (rank.score) = {FREQUENCY!r}: the most frequent terms are the vocabulary itself, cut "
-                          "before weighting as the weight stage cuts it; set TermWeighting's maxFeatures, or score "
-                          "by chi2, ig or gr")
+#: What TermSelector cannot take of [rank], and why.
+NOT_RANKS = {FREQUENCY: "is not a term-selection score: the most frequent terms are the vocabulary itself, cut "
+                        "before weighting as the weight stage cuts it; set TermWeighting's maxFeatures"}
 
 
 class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol):
     """The Params of :class:`TermSelector` and its model."""
 
-    score = setting_param("rank", "score", "score", "the term-selection score: chi2, ig or gr", also=_no_frequency)
+    score = setting_param("rank", "score", "score", "the term-selection score: chi2, ig or gr", refused=NOT_RANKS)
     globalScore = setting_param("rank", "global_score", "globalScore", "how a term's per-category scores are made "
                                 "one: max, avg or mean")
     topK = setting_param("select", "top_k", "topK", "the best-ranked terms kept (0: all)")

@@ -22,7 +22,7 @@ from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, StringType, StructField
 
-from sparktc.errors import ConfigError, InputError
+from sparktc.errors import InputError
 from sparktc.features.term_selection import FREQUENCY, score_column, term_scores
 from sparktc.features.weighting import GIVEN, term_factors, term_vectors, vocabulary_of
 from sparktc.ml.counts import labelled_counts, stored_lists, term_counts
@@ -42,17 +42,11 @@ from sparktc.stages.weight import held_terms, vocabulary_kept
 __all__ = ["TermWeighting", "TermWeightingModel"]
 
 
-def _no_given(value: str) -> None:
-    if value == GIVEN:
-        raise ConfigError(f"scheme (weight.scheme) = {GIVEN!r} is a vector corpus's features as read: TermWeighting "
-                          "weights terms; give a vector column to the next stage instead (ArraysToVector)")
-
-
-def _no_frequency(value: str) -> None:
-    if value == FREQUENCY:
-        raise ConfigError(f"score (rank.score) = {FREQUENCY!r} is not a supervised weight (a term-selection score "
-                          "counted per category, Debole & Sebastiani 2003); set score to chi2, ig or gr. The most "
-                          "frequent terms are maxFeatures")
+#: What TermWeighting cannot take of [weight] and [rank], and why.
+NOT_WEIGHTS = {GIVEN: "is a vector corpus's features as read: TermWeighting weights terms; give vectors to the next "
+                      "stage instead (ArraysToVector)"}
+NOT_SUPERVISED = {FREQUENCY: "is not a supervised weight (a term-selection score counted per category, Debole & "
+                             "Sebastiani 2003); the most frequent terms are maxFeatures"}
 
 
 def _string_lists(found: object) -> bool:
@@ -63,12 +57,12 @@ class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol):
     """The Params of :class:`TermWeighting` and its model."""
 
     scheme = setting_param("weight", "scheme", "scheme", "the weighting scheme: ltc, tfidf, sklearn, binary or "
-                           "supervised", also=_no_given)
+                           "supervised", refused=NOT_WEIGHTS)
     minDf = setting_param("select", "min_df", "minDf", "the vocabulary's terms are in at least this many rows")
     maxFeatures = setting_param("select", "top_k", "maxFeatures", "of those, the most frequent this many (0: all; "
                                 "rank.score = \"frequency\" with select.top_k)")
     score = setting_param("rank", "score", "score", "supervised weighting's score: chi2, ig or gr",
-                          also=_no_frequency)
+                          refused=NOT_SUPERVISED)
     globalScore = setting_param("rank", "global_score", "globalScore", "supervised weighting's globalization: max, "
                                 "avg or mean")
 

@@ -140,6 +140,14 @@ def test_a_wrong_param_is_refused_naming_it(make, words):
     assert words in str(refused.value)
 
 
+def test_a_value_a_stage_cannot_take_is_not_offered_as_allowed():
+    from sparktc.ml import TermWeighting
+
+    with pytest.raises(ConfigError) as refused:
+        TermWeighting(scheme="ltf")
+    assert str(refused.value).endswith("allowed values: 'ltc', 'tfidf', 'sklearn', 'binary', 'supervised'")
+
+
 def test_a_wrong_value_set_past_the_setters_is_refused_before_spark_work(spark, analyzed):
     from sparktc.ml import Analyzer, TermWeighting
 
