@@ -12,7 +12,8 @@ transforms as the tokenize, weight and rank stages do, and saves and loads as Sp
   Spark tasks (``counts``) and saving and loading (``persistence``: Spark ML's layout, so a saved ``PipelineModel``
   holding them loads in a fresh session).
 
-Example (Reuters-21578 R(90) from a run's ``documents`` table; one category's labels for Spark's ``LinearSVC``)::
+Example (Reuters-21578 R(90): the ``documents`` table of a run of conf/reuters21578.toml in runs/reuters21578, and
+the SMART stop list of ../shared/data; one category's labels for Spark's ``LinearSVC``)::
 
     from pyspark.ml import Pipeline
     from pyspark.ml.classification import LinearSVC
