@@ -15,7 +15,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
-LAYERS = ["apps", "ml", "tracking", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
+LAYERS = ["apps", "tracking", "ml", "stages", "experiment", "models", "evaluation", "features", "corpora", "runtime"]
 #: The folders that are a library's public face: their ``__all__`` lists the classes users import from the folder
 #: (``from sparktc.ml import OneVsRestClassifier``), each defined in one of its modules, which the docstring names.
 EXPORTING = ("ml",)

@@ -465,6 +465,19 @@ def _check_value(key: str, value: Any, metadata: Mapping[str, Any]) -> None:
         raise ConfigError(problem)
 
 
+def check_setting(section: str, key: str, value: Any, name: str, excluded: tuple = ()) -> Any:
+    """``value`` for the setting ``section.key``, checked as a configuration's is (its type, then its field's rule,
+    less the ``excluded`` values of its allowed ones) and named ``name`` in the ConfigError (:mod:`sparktc.ml`'s
+    Params keep the settings' rules here).
+    """
+    metadata = dict({f.name: f for f in dataclasses.fields(SECTIONS[section])}[key].metadata)
+    if excluded and "allowed" in metadata:
+        metadata["allowed"] = tuple(v for v in metadata["allowed"] if v not in excluded)
+    value = _check_type(name, value, get_type_hints(SECTIONS[section])[key])
+    _check_value(name, value, metadata)
+    return value
+
+
 def _section(name: str, values: Mapping[str, Any]) -> Any:
     cls = SECTIONS[name]
     hints = get_type_hints(cls)

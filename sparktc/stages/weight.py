@@ -210,16 +210,25 @@ def in_term_ids(files: list[str]) -> bool:
 
 def kept_vocabulary(config: Config, training: pa.Table) -> pa.Table:
     """The training terms the vocabulary keeps (``select.min_df``; the most frequent under ``rank.score =
-    "frequency"``), renumbered in their order.
+    "frequency"``), renumbered in their order (:func:`vocabulary_kept`).
     """
     select = config.select
     ranked = config.rank.score == FREQUENCY
+    return vocabulary_kept(training, select.min_df, select.top_k if ranked else 0,
+                           select.reduction_factor if ranked else 0.0)
+
+
+def vocabulary_kept(training: pa.Table, min_df: int, top_k: int = 0, reduction_factor: float = 0.0,
+                    setting: str = "select.min_df") -> pa.Table:
+    """The training terms (:func:`training_vocabulary`) in at least ``min_df`` training documents, and of those the
+    ``top_k`` most frequent (or a ``reduction_factor`` of them; 0: all), renumbered in their order; a ConfigError
+    naming ``setting`` when ``min_df`` keeps no term.
+    """
     df = training["df"].to_numpy()
-    kept = vocabulary_terms(df, training["frequency"].to_numpy(), select.min_df,
-                            select.top_k if ranked else 0, select.reduction_factor if ranked else 0.0)
+    kept = vocabulary_terms(df, training["frequency"].to_numpy(), min_df, top_k, reduction_factor)
     if len(training) and not len(kept):  # every model would have no feature: say so here, not deep in training
-        raise ConfigError(f"select.min_df = {select.min_df:,} keeps no term: the most common of the {len(training):,} "
-                          f"training terms is in {int(df.max()):,} training documents; set select.min_df to at most "
+        raise ConfigError(f"{setting} = {min_df:,} keeps no term: the most common of the {len(training):,} "
+                          f"training terms is in {int(df.max()):,} training documents; set {setting} to at most "
                           "that")
     if len(kept) == len(training):
         return training
@@ -240,17 +249,35 @@ def count_training_file(path: str, terms: pa.StringArray, categories: list[str],
     terms_in = "tokens" if to_vocabulary is None else "term_ids"
     for batch in read_batches(path, ["split", "labels", terms_in], BATCH_ROWS, where=("split", TRAIN)):
         train = batch.filter(pc.equal(batch.column("split"), TRAIN))
-        if to_vocabulary is None:
-            rows, term_ids = token_term_ids(train.column("tokens"), terms)
-            doc, term, _ = term_frequencies(rows, term_ids, len(train), n_terms)  # each term once per document
-        else:
-            doc, term, _ = vocabulary_terms_of(train.column("term_ids"), to_vocabulary)
-        offsets = np.zeros(len(train) + 1, dtype=np.int32)
-        np.cumsum(np.bincount(doc, minlength=len(train)), out=offsets[1:])
-        indices = pa.ListArray.from_arrays(pa.array(offsets), pa.array(term.astype(np.int32)))
-        counts = counts + term_category_counts(indices, train.column("labels"), categories, n_terms)
+        counts = counts + labelled_counts(train.column(terms_in), train.column("labels"), terms, categories,
+                                          to_vocabulary)
         documents += len(train)
     return documents, counts
+
+
+def labelled_counts(tokens: pa.Array | pa.ChunkedArray, labels: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
+                    categories: list[str], to_vocabulary: np.ndarray | None = None) -> sparse.csr_matrix:
+    """A(t, c) of a batch of documents (their ``tokens``, or with ``to_vocabulary`` their ``term_ids``, and their
+    ``labels``): the documents holding vocabulary term t labelled c, a ``len(terms) x len(categories)`` int64 matrix
+    (:func:`~sparktc.features.matrix.term_category_counts` of :func:`held_terms`).
+    """
+    return term_category_counts(held_terms(tokens, terms, to_vocabulary), labels, categories, len(terms))
+
+
+def held_terms(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray,
+               to_vocabulary: np.ndarray | None = None) -> pa.ListArray:
+    """Each document's vocabulary term ids, ascending, each once: from its ``tokens`` (stored token strings or token
+    lists) looked up in ``terms``, or with ``to_vocabulary`` from its ``term_ids`` (documents in integer form).
+    """
+    n_documents = len(tokens)
+    if to_vocabulary is None:
+        rows, term_ids = token_term_ids(tokens, terms)
+        doc, term, _ = term_frequencies(rows, term_ids, n_documents, len(terms))  # each term once per document
+    else:
+        doc, term, _ = vocabulary_terms_of(tokens, to_vocabulary)
+    offsets = np.zeros(n_documents + 1, dtype=np.int32)
+    np.cumsum(np.bincount(doc, minlength=n_documents), out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(term.astype(np.int32)))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,152 @@
+"""The Params of :mod:`sparktc.ml`'s stages: each setting's Param takes its type, default and rule from the
+configuration's field (:mod:`sparktc.experiment.config`, ``allowed(...)`` and ``between(...)`` in its metadata), so
+a constraint has one home and a stage refuses what ``--set`` would refuse, in the same words, naming the Param.
+
+A wrong value is refused when it is set (``TermWeighting(scheme="ltf")``, ``setScheme``), and every Param is checked
+again when a stage fits or transforms (:meth:`SparktcParams.checked`), before any Spark work: ``Params.set`` and the
+values a ``ParamGridBuilder`` grid gives ``copy`` reach the map without the setters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pyspark.ml.param import Param, Params
+from pyspark.sql import DataFrame
+from pyspark.sql.types import DataType
+
+from sparktc.errors import ConfigError, InputError
+from sparktc.experiment.config import SECTIONS, check_setting
+from sparktc.validation import check_string
+
+__all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "setting_param",
+           "setting_default", "column_param", "check_column"]
+
+
+def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[Any, str] | None = None) -> Param:
+    """The Param ``name`` of the setting ``section.key``: set values are checked as the configuration checks them
+    (:func:`sparktc.experiment.config.check_setting`; ConfigError "``name`` (``section.key``) = ... is not
+    allowed; allowed values: ..."), less the values a stage cannot take, ``refused``, each with why (the message's
+    end: "is ...").
+    """
+    label = f"{name} ({section}.{key})"
+    refused = dict(refused or {})
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, str) and value in refused:
+            raise ConfigError(f"{label} = {value!r} {refused[value]}")
+        return check_setting(section, key, value, label, tuple(refused))
+
+    return Param(Params._dummy(), name, f"{doc} (as {section}.{key})", typeConverter=convert)
+
+
+def setting_default(section: str, key: str) -> Any:
+    """The configuration's default of ``section.key``: a stage's default is the pipeline's."""
+    found = {f.name: f for f in dataclasses.fields(SECTIONS[section])}[key]
+    return found.default_factory() if found.default is dataclasses.MISSING else found.default
+
+
+def column_param(name: str, doc: str) -> Param:
+    """The Param ``name`` of a column name: a ``str``, else ConfigError naming the Param."""
+    def convert(value: Any) -> str:
+        try:
+            return check_string(name, value, "a column's name")
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+
+    return Param(Params._dummy(), name, doc, typeConverter=convert)
+
+
+def check_column(stage: Params, dataset: DataFrame, param: str, wanted: Callable[[DataType], bool],
+                 kind: str) -> None:
+    """InputError unless the column the Param ``param`` of ``stage`` names is in ``dataset`` and of a type
+    ``wanted`` accepts (``kind`` words it).
+    """
+    column = stage.getOrDefault(param)
+    name = type(stage).__name__
+    if column not in dataset.columns:
+        raise InputError(f"{name}: {param} = {column!r} is not a column of the DataFrame (its columns: "
+                         f"{', '.join(dataset.columns)}); set {param} to the column holding {kind}")
+    found = dataset.schema[column].dataType
+    if not wanted(found):
+        raise InputError(f"{name}: {param} = {column!r} is {found.simpleString()}, not {kind}; give a column of "
+                         f"{kind}")
+
+
+def check_output_column(stage: Params, dataset: DataFrame, param: str = "outputCol") -> str:
+    """The column the Param ``param`` of ``stage`` names, or InputError when ``dataset`` has it already (Spark ML's
+    own stages refuse to replace a column too).
+    """
+    column = stage.getOrDefault(param)
+    if column in dataset.columns:
+        raise InputError(f"{type(stage).__name__}: {param} = {column!r} is a column of the DataFrame already; set "
+                         f"{param} to a new column's name")
+    return column
+
+
+class SparktcParams(Params):
+    """Params whose every value is checked again before a stage's work (:meth:`checked`)."""
+
+    def checked(self) -> None:
+        """Each Param's value (set or default) through its converter: ConfigError naming the first wrong one."""
+        for param in self.params:
+            if self.isDefined(param):
+                param.typeConverter(self.getOrDefault(param))
+
+
+class HasInputCol(SparktcParams):
+    """The ``inputCol`` Param."""
+
+    inputCol = column_param("inputCol", "the input column")
+
+    def getInputCol(self) -> str:
+        """The input column's name."""
+        return self.getOrDefault(self.inputCol)
+
+    def setInputCol(self, value: str) -> Any:
+        """Set the input column's name."""
+        return self._set(inputCol=value)
+
+
+class HasOutputCol(SparktcParams):
+    """The ``outputCol`` Param."""
+
+    outputCol = column_param("outputCol", "the output column")
+
+    def getOutputCol(self) -> str:
+        """The output column's name."""
+        return self.getOrDefault(self.outputCol)
+
+    def setOutputCol(self, value: str) -> Any:
+        """Set the output column's name."""
+        return self._set(outputCol=value)
+
+
+class HasFeaturesCol(SparktcParams):
+    """The ``featuresCol`` Param (a Spark ML vector column)."""
+
+    featuresCol = column_param("featuresCol", "the features column (Spark ML vectors)")
+
+    def getFeaturesCol(self) -> str:
+        """The features column's name."""
+        return self.getOrDefault(self.featuresCol)
+
+    def setFeaturesCol(self, value: str) -> Any:
+        """Set the features column's name."""
+        return self._set(featuresCol=value)
+
+
+class HasLabelsCol(SparktcParams):
+    """The ``labelsCol`` Param: each document's category codes (array<string>), as sparktc's tables hold them."""
+
+    labelsCol = column_param("labelsCol", "the labels column: each document's category codes, array<string>")
+
+    def getLabelsCol(self) -> str:
+        """The labels column's name."""
+        return self.getOrDefault(self.labelsCol)
+
+    def setLabelsCol(self, value: str) -> Any:
+        """Set the labels column's name."""
+        return self._set(labelsCol=value)

@@ -1,0 +1,117 @@
+"""Saving and loading :mod:`sparktc.ml`'s stages: Spark ML's own layout, so a saved ``PipelineModel`` holding them
+loads with ``PipelineModel.load`` in a fresh session.
+
+Every stage writes ``path/metadata`` as pyspark's ``DefaultParamsWriter`` does (class, uid, Params); a Model that
+carries data (a vocabulary, a term order) writes it beside, ``path/data``, as Parquet written by pyarrow on the
+driver (:func:`sparktc.runtime.parts.write_parts`: model-sized tables, as the weight stage writes ``vocabulary``), and
+its own metadata's ``extra`` (small values: counts). An existing ``path`` is refused unless the writer was asked to
+overwrite (``stage.write().overwrite().save(path)``, pyspark's semantic), and is then removed first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import pyarrow as pa
+from pyspark.ml.param import Params
+from pyspark.ml.util import (
+    DefaultParamsReader,
+    DefaultParamsWriter,
+    MLReadable,
+    MLReader,
+    MLWritable,
+    MLWriter,
+)
+
+from sparktc.errors import InputError
+from sparktc.runtime import storage
+from sparktc.runtime.parts import read_small, write_parts
+
+__all__ = ["StageWriter", "StageReader", "Persistent", "PersistentModel"]
+
+Stage = TypeVar("Stage", bound=Params)
+DATA = "data"
+
+
+class StageWriter(MLWriter):
+    """Writes a stage's metadata (and a :class:`PersistentModel`'s data) under a path that must not exist unless
+    :meth:`overwrite` was called.
+    """
+
+    def __init__(self, instance: Params) -> None:
+        super().__init__()
+        self.instance = instance
+
+    def save(self, path: str) -> None:
+        """Save the stage at ``path``; InputError when ``path`` exists and the writer does not overwrite."""
+        if not isinstance(path, str):
+            raise InputError(f"save: path must be a str; got {type(path).__name__} {path!r}")
+        if not self.shouldOverwrite and storage.exists(self.sparkSession, path):
+            raise InputError(f"{path} exists already: {type(self.instance).__name__} is not saved over it; save it "
+                             "elsewhere, or replace it with stage.write().overwrite().save(path)")
+        super().save(path)
+
+    def _handleOverwrite(self, path: str) -> None:
+        storage.delete(self.sparkSession, path)  # asked for by overwrite(): a session of either kind
+
+    def saveImpl(self, path: str) -> None:
+        """Write ``path/metadata`` and, for a model with data, ``path/data``."""
+        extra = None
+        if isinstance(self.instance, PersistentModel):
+            table, extra = self.instance._data()
+            write_parts(table.to_batches(), table.schema, storage.join(path, DATA), 0)
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession, extraMetadata={"extra": extra})
+
+
+class StageReader(MLReader[Stage], Generic[Stage]):
+    """Reads what :class:`StageWriter` wrote, as the class it was saved from."""
+
+    def __init__(self, cls: type) -> None:
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> Stage:
+        """The stage saved at ``path``."""
+        spark = self.sparkSession
+        if not storage.exists(spark, storage.join(path, "metadata")):
+            raise InputError(f"{path}: no saved {self.cls.__name__} (no metadata); give the path it was saved to")
+        metadata = DefaultParamsReader.loadMetadata(path, spark)
+        saved = metadata["class"].rpartition(".")[2]
+        if saved != self.cls.__name__:
+            raise InputError(f"{path} holds a saved {saved}, not a {self.cls.__name__}; load it with {saved}.load")
+        if issubclass(self.cls, PersistentModel):
+            instance = self.cls._from_data(read_small(storage.join(path, DATA), list(self.cls._columns)),
+                                           metadata.get("extra"))
+        else:
+            instance = self.cls()
+        instance._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(instance, metadata)
+        return instance
+
+
+class Persistent(MLWritable, MLReadable):
+    """A stage saved by :class:`StageWriter` and loaded by :class:`StageReader`."""
+
+    def write(self) -> StageWriter:
+        """The writer of this stage."""
+        return StageWriter(self)
+
+    @classmethod
+    def read(cls) -> StageReader:
+        """The reader of this class."""
+        return StageReader(cls)
+
+
+class PersistentModel(Persistent):
+    """A model with data: :meth:`_data` gives it as a table (of :attr:`_columns`) and small values (JSON),
+    :meth:`_from_data` makes the model from them.
+    """
+
+    _columns: tuple[str, ...] = ()
+
+    def _data(self) -> tuple[pa.Table, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def _from_data(cls, table: pa.Table, extra: Any) -> PersistentModel:
+        raise NotImplementedError
