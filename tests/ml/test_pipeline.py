@@ -1,0 +1,82 @@
+"""The README's Spark ML example as it stands: a ``pyspark.ml.Pipeline`` of sparktc's stages, from the texts of
+Reuters-21578 R(90) to decisions, against the job's own run of the same settings (the suite's ``reuters21578_run``,
+``jobs/pipeline.py`` with ``conf/reuters21578.toml``). The pipeline decides every test document as the job did, the
+evaluator's micro-F1 is the job's, the saved and loaded PipelineModel decides them again, and the README's
+CrossValidator block chooses C on 600 training documents.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import chdir, redirect_stdout
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.spark
+
+#: The README's Spark ML blocks, by the word after "spark ml" in the comment above each.
+BLOCK = re.compile(r"<!-- spark ml (\S+)[^>]*-->\n```python\n(.*?)```", re.S)
+CV_DOCUMENTS = 600
+
+
+def readme_blocks() -> dict[str, str]:
+    return dict(BLOCK.findall((REPO / "README.md").read_text()))
+
+
+@pytest.fixture(scope="module")
+def example(spark, reuters21578_run, tmp_path_factory) -> dict:
+    """The README's example run as written in a folder whose ``runs/reuters21578`` is the suite's R(90) run: its
+    variables, and what it printed.
+    """
+    folder = tmp_path_factory.mktemp("spark-ml")
+    (folder / "runs").mkdir()
+    (folder / "runs" / "reuters21578").symlink_to(reuters21578_run[0])
+    namespace: dict = {"spark": spark}
+    printed = io.StringIO()
+    with chdir(folder), redirect_stdout(printed):
+        exec(readme_blocks()["example"], namespace)
+    return namespace | {"printed": printed.getvalue(), "folder": folder, "run": reuters21578_run[0]}
+
+
+def decisions(frame) -> dict[str, list[str]]:
+    return {row.doc_id: list(row.predicted) for row in frame.select("doc_id", "predicted").collect()}
+
+
+def job_decisions(run: str) -> dict[str, list[str]]:
+    job = pd.read_parquet(Path(run) / "predictions", columns=["doc_id", "predicted"])
+    return {row.doc_id: list(row.predicted) for row in job.itertuples()}
+
+
+def test_the_pipeline_decides_every_test_document_as_the_job_did(example):
+    job = job_decisions(example["run"])
+    assert len(job) == 3019 and sum(map(len, job.values())) > 3000
+    assert decisions(example["scored"]) == job
+    micro_f1 = json.loads((Path(example["run"]) / "metrics.json").read_text())["micro_f1"]
+    assert example["evaluator"].evaluate(example["scored"]) == pytest.approx(micro_f1, abs=1e-12)
+    assert example["printed"] == f"micro-F1 {micro_f1:.4f}\n"
+    assert [type(stage).__name__ for stage in example["model"].stages] == [
+        "Analyzer", "TermWeightingModel", "TermSelectorModel", "OneVsRestClassifierModel"]
+
+
+def test_the_saved_pipeline_read_back_decides_them_again(example):
+    saved = example["folder"] / "models" / "reuters21578-ml"
+    assert sorted(path.name for path in saved.iterdir()) == ["metadata", "stages"]
+    assert decisions(example["again"].transform(example["test"])) == job_decisions(example["run"])
+
+
+def test_cross_validation_chooses_c_on_training_documents(example):
+    namespace = dict(example)
+    namespace["train"] = example["train"].orderBy("doc_id").limit(CV_DOCUMENTS)
+    printed = io.StringIO()
+    with chdir(example["folder"]), redirect_stdout(printed):
+        exec(readme_blocks()["cross-validation"], namespace)
+    metrics = namespace["chosen"].avgMetrics
+    assert len(metrics) == 2 and all(0 <= value <= 1 for value in metrics) and metrics[0] != metrics[1]
+    chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("C")
+    assert chosen == [0.1, 1.0][metrics.index(max(metrics))]
+    assert printed.getvalue() == f"C {chosen} micro-F1 by C {metrics}\n"
