@@ -11,9 +11,12 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +203,38 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
 
     output, reports = made_once(tmp_path_factory, "reuters21578", make)
     return output, reports
+
+
+@dataclass(frozen=True)
+class PackedEnv:
+    """The README's packed environment (``scripts/pack-env.sh``, as ``make pack`` builds it)."""
+
+    archive: Path  # what --archives ships: the environment without pyspark's jars
+    env: Path  # the environment it packs, whole: sparktc installed from its wheel, the pinned dependencies
+    seconds: float  # to build both
+
+    @property
+    def python(self) -> Path:
+        return self.env / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def packed_env(tmp_path_factory) -> PackedEnv:
+    """The packed environment, built once for the suite (about 40 CPU-s, most of it pip installing the pinned
+    dependencies): tests/apps/test_cluster.py runs a standalone cluster's executors from the archive and its driver
+    from the environment.
+    """
+    def make(directory: Path) -> list:
+        directory.mkdir(exist_ok=True)
+        archive, env = directory / "env.tar.gz", directory / "env"
+        began = time.monotonic()
+        build = subprocess.run([str(REPO / "scripts" / "pack-env.sh"), "--keep-env", str(env), str(archive)],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+        assert build.returncode == 0, build.stderr[-4000:]
+        return [str(archive), str(env), time.monotonic() - began]
+
+    archive, env, seconds = made_once(tmp_path_factory, "packed_env", make)
+    return PackedEnv(Path(archive), Path(env), seconds)
 
 
 def conf_run(spark, tmp_path_factory, conf: str, write_corpus: Callable[[Path], Any],

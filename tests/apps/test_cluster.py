@@ -1,12 +1,15 @@
-"""The Reuters-21578 pipeline on a real Spark standalone cluster, submitted as a user would.
+"""The Reuters-21578 pipeline on a real Spark standalone cluster, run from the installed package.
 
 A master and two workers (one core, 2 GB each) are started from the pyspark installation, on
-127.0.0.1 only, and the executors run an interpreter that cannot import sparktc (the project's
-Python without its site initialization, so the editable install of sparktc is not seen, with
-the installed libraries on its path; checked first), so they can only run sparktc code that
-``./spark-submit.sh`` ships (build/sparktc.zip through --py-files). The job runs with two
-executors of 1 GB, one per worker, and its tables and metrics must equal those of the suite's
-local-mode run (``reuters21578_run`` in conftest.py), which this process makes (or another one
+127.0.0.1 only. The Python side comes from the packed environment the README's YARN recipe ships
+(``scripts/pack-env.sh``, what ``make pack`` runs): a fresh virtual environment with sparktc installed
+from its wheel and the pinned dependencies, packed by venv-pack. The executors receive it with
+``--archives ENV#env`` and run ``./env/bin/python``; the driver runs the environment it packs, with
+its pyspark's spark-submit, from a directory outside the clone, and nothing is shipped with
+``--py-files``: no sparktc but the installed one can run (its interpreter finds sparktc in the
+environment, installed from the wheel, and nothing of the clone on its path: checked first). The job
+runs with two executors of 1 GB, one per worker, and its tables and metrics must equal those of the
+suite's local-mode run (``reuters21578_run`` in conftest.py), which this process makes (or another one
 has made) while the cluster runs the job.
 
 Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
@@ -30,12 +33,11 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, reuters21578_overrides
 
 pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the session fixture
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
-VENV_PYTHON = REPO / ".venv" / "bin" / "python"
 WORKERS = 2
 START_TIMEOUT = 180  # seconds for the master and both workers to register (JVM start-up on a busy 2-core box)
 SUBMIT_TIMEOUT = 1200
@@ -114,7 +116,6 @@ class Cluster:
     web_port: int
     environment: dict[str, str]
     scratch: Path  # the daemons' working directory
-    python: Path  # the executors' interpreter
     work_dirs: list[Path]
     logs: list[Path]
 
@@ -125,27 +126,40 @@ class Cluster:
         return "\n".join(tail(log) for log in self.logs)
 
 
-def executor_python(folder: Path) -> Path:
-    """A script in ``folder`` running the project's interpreter without ``site`` (``-S``), so the
-    ``.pth`` file of sparktc's editable install is never read, with the installed libraries
-    (numpy, liblinear, pyspark, ...) on its path: the executors' Python.
-    """
-    libraries = subprocess.run([str(VENV_PYTHON), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    script = folder / "executor-python"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{libraries}" exec {VENV_PYTHON} -S "$@"\n')
-    script.chmod(0o755)
-    return script
+#: What the packed interpreter says of the sparktc it imports: its file, its path, and how pip installed it.
+WHICH_SPARKTC = """
+import importlib.metadata, json, sys
+import liblinear, numpy, pyarrow, pyspark, sparktc
+origin = json.loads(importlib.metadata.distribution("sparktc").read_text("direct_url.json"))
+print(json.dumps({"file": sparktc.__file__, "path": sys.path, "origin": origin}))
+"""
 
 
-def test_sparktc_is_not_importable_where_the_cluster_runs(tmp_path: Path) -> None:
-    """The precondition of the cluster run: in the daemons' environment and working directory,
-    the executors' interpreter imports the libraries but not sparktc.
+def installed_sparktc(packed_env: PackedEnv, cwd: Path) -> str:
+    """Why the packed interpreter, in the daemons' environment and in ``cwd``, could import sparktc from the
+    clone ("" if it cannot: it imports the libraries, and sparktc from the environment, installed from a wheel).
     """
-    python = executor_python(tmp_path)
-    probe = subprocess.run([str(python), "-c", "import numpy, liblinear, pyspark, pyarrow; import sparktc"],
-                           cwd=tmp_path, env=cluster_environment(), capture_output=True, text=True, timeout=60)
-    assert probe.returncode != 0 and "ModuleNotFoundError: No module named 'sparktc'" in probe.stderr, probe.stderr
+    probe = subprocess.run([str(packed_env.python), "-c", WHICH_SPARKTC], cwd=cwd, env=cluster_environment(),
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return probe.stderr
+    found = json.loads(probe.stdout)
+    clone = [entry for entry in found["path"] if Path(entry or cwd).resolve().is_relative_to(REPO)]
+    if clone:
+        return f"the clone is on the path: {clone}"
+    if not Path(found["file"]).is_relative_to(packed_env.env):
+        return f"sparktc imported from {found['file']}, not from {packed_env.env}"
+    if not found["origin"].get("url", "").endswith(".whl") or "archive_info" not in found["origin"]:
+        return f"sparktc was not installed from a wheel: {found['origin']}"
+    return ""
+
+
+def test_sparktc_comes_from_the_packed_environment_where_the_cluster_runs(packed_env: PackedEnv,
+                                                                         tmp_path: Path) -> None:
+    """The precondition of the cluster run: in the daemons' environment and working directory, the
+    executors' interpreter imports the libraries, and sparktc from the environment, never from the clone.
+    """
+    assert installed_sparktc(packed_env, tmp_path) == ""
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +171,6 @@ def cluster(tmp_path_factory):
     scratch = base / "cwd"
     scratch.mkdir()
     environment = cluster_environment()
-    python = executor_python(base)
-    probe = subprocess.run([str(python), "-c", "import sparktc"], cwd=scratch, env=environment,
-                           capture_output=True, text=True, timeout=60)
-    assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr, \
-        f"sparktc is importable where the workers run, so the cluster run would prove nothing: {probe.stderr}"
-
     port, web_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
@@ -184,7 +192,7 @@ def cluster(tmp_path_factory):
             with open(log, "wb") as handle:
                 started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
                                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
-        the_cluster = Cluster(url, web_port, environment, scratch, python, work_dirs, logs)
+        the_cluster = Cluster(url, web_port, environment, scratch, work_dirs, logs)
         deadline = time.monotonic() + START_TIMEOUT
         alive = 0
         while True:
@@ -210,32 +218,40 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster_run(cluster: Cluster, tmp_path_factory, request):
-    """The README's Reuters-21578 command, submitted to the cluster: (output, stdout, seconds). While it
-    runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here, or read if
-    another test process made it: the cluster's JVMs and this process's session share the machine.
+def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, request):
+    """The README's Reuters-21578 command, submitted to the cluster from the packed environment (its
+    spark-submit and Python on the driver, the archive for the executors, a working directory outside the
+    clone; the job and its configuration are still read from the clone's files): (output, stdout, seconds).
+    While it runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here, or
+    read if another test process made it: the cluster's JVMs and this process's session share the machine.
     """
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
-    command = ["./spark-submit.sh", "--master", cluster.url, "--executor-memory", "1g", "--total-executor-cores", "2",
-               "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.pyspark.python={cluster.python}",
-               "--conf", f"spark.pyspark.driver.python={VENV_PYTHON}",
+    elsewhere = output.parent / "cwd"
+    elsewhere.mkdir()
+    reason = installed_sparktc(packed_env, elsewhere)
+    assert not reason, f"the driver could import sparktc from the clone, so the run would prove nothing: {reason}"
+    command = [str(packed_env.env / "bin" / "spark-submit"), "--master", cluster.url,
+               "--executor-memory", "1g", "--total-executor-cores", "2",
+               "--properties-file", str(REPO / "conf" / "spark-defaults.conf"),
+               "--archives", f"{packed_env.archive}#env", "--conf", "spark.pyspark.python=./env/bin/python",
+               "--conf", f"spark.pyspark.driver.python={packed_env.python}",
+               "--conf", "spark.driver.host=127.0.0.1",
                # As many shuffle partitions as the local-mode run's session (conftest.py), not the 16 of
                # conf/spark-defaults.conf: two one-core executors, and the results do not depend on it
                # (tests/runtime/test_determinism.py).
                "--conf", "spark.sql.shuffle.partitions=4",
                "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
                "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",
-               "jobs/pipeline.py", "--config", "conf/reuters21578.toml",
+               str(REPO / "jobs" / "pipeline.py"), "--config", str(REPO / "conf" / "reuters21578.toml"),
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
-    # spark-submit.sh binds to loopback by itself only in local mode; the driver must too.
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # The driver binds to loopback as the daemons do; its spark-submit finds its Spark through this Python.
+    environment = cluster_environment() | {"PYSPARK_DRIVER_PYTHON": str(packed_env.python)}
     logs = output.parent / "stdout", output.parent / "stderr"  # files, not pipes: read when it has finished
     began = time.monotonic()
     with open(logs[0], "w") as out, open(logs[1], "w") as err:
-        job = subprocess.Popen(command, cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                               start_new_session=True)
+        job = subprocess.Popen(command, cwd=elsewhere, env=environment, stdin=subprocess.DEVNULL, stdout=out,
+                               stderr=err, start_new_session=True)
     try:
         request.getfixturevalue("reuters21578_run")  # meanwhile
         job.wait(timeout=max(1.0, SUBMIT_TIMEOUT - (time.monotonic() - began)))
@@ -251,14 +267,15 @@ def cluster_run(cluster: Cluster, tmp_path_factory, request):
     executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs
                               for log in work_dir.glob("app-*/*/stderr"))
     assert job.returncode == 0, f"{stderr[-4000:]}\n{executor_logs}\n{cluster.log_tails()}"
-    print(f"cluster run: {seconds:.1f} s")
+    print(f"packed environment: {packed_env.seconds:.1f} s, {packed_env.archive.stat().st_size / 2**20:.0f} MiB; "
+          f"cluster run: {seconds:.1f} s")
     return output, stdout, seconds
 
 
 def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
     """Not local mode: the master lists the application as finished with 2 cores of 1 GB, the
     stages' manifests name that application and master, and each worker ran one executor that
-    fetched build/sparktc.zip and finished tasks.
+    unpacked the environment (and was shipped no library zip) and finished tasks.
     """
     output, stdout, _ = cluster_run
     stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
@@ -279,7 +296,8 @@ def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
         ("sparktc-reuters21578", "FINISHED", 2, 1024), app
     for work_dir in cluster.work_dirs:  # one executor directory per executor the worker launched
         executors = sorted((work_dir / application).iterdir())
-        assert executors and all((executor / "sparktc.zip").is_file() for executor in executors), executors
+        assert executors and all((executor / "env" / "bin" / "python").exists() and not list(executor.glob("*.zip"))
+                                 for executor in executors), [sorted(executor.iterdir()) for executor in executors]
         finished = sum((executor / "stderr").read_text(errors="replace").count("Finished task")
                        for executor in executors)
         assert finished > 0, "\n".join(tail(executor / "stderr") for executor in executors)
