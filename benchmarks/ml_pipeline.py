@@ -1,0 +1,125 @@
+"""Reuters-21578 R(90) three ways in the same run: the pipeline job, the README's Spark ML pipeline of
+``sparktc.ml`` stages, and the lean single-process text peer, each its own command, alternating.
+
+    .venv/bin/python -m benchmarks.ml_pipeline --output runs/benchmark-ml [--corpus ../shared/data/reuters21578] \
+        [--repeats 2] [--master 'local[2]']
+
+* job: ``./spark-submit.sh jobs/pipeline.py --config reuters21578 --set corpus.path=CORPUS --output ...``;
+* ml: ``./spark-submit.sh benchmarks/ml_pipeline.py --documents DOCS`` (this file as the driver): the README's
+  example over the texts the first job run ingested (its ``documents`` table: the same documents, read from
+  Parquet), fitted on the training split, scored on the test split and evaluated by Spark ML's
+  ``MultilabelClassificationEvaluator``;
+* peer: ``benchmarks/text_peer.py`` on the same documents written once as JSON Lines (untimed), with the SMART
+  stop list: LYRL2004's tokens, ltc and LIBLINEAR in one process.
+
+Each command runs in a cpuacct group of its own where the machine allows it (:mod:`benchmarks.measure`), so CPU is
+that of the whole process tree: the JVM, the Python driver and Spark's Python workers. The table gives wall
+seconds, CPU seconds, peak resident memory and micro-F1 of every run, and is written to OUTPUT/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STOP_LIST = REPO / "conf" / "stopwords" / "smart_english.stop"
+MICRO_F1 = re.compile(r"micro-F1 (\d\.\d+)|micro P \S+ R \S+ F1 (\d\.\d+)")
+
+
+def example(documents: str) -> None:
+    """The README's Spark ML example (``tests/ml/test_pipeline.py`` runs it as written) on ``documents``."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.evaluation import MultilabelClassificationEvaluator
+    from pyspark.sql import SparkSession
+
+    from sparktc.ml import Analyzer, OneVsRestClassifier, TermSelector, TermWeighting
+
+    spark = SparkSession.builder.appName("sparktc-benchmark-ml").getOrCreate()
+    frame = spark.read.parquet(documents)
+    train, test = frame.where("split = 'train'"), frame.where("split = 'test'")
+    pipeline = Pipeline(stages=[
+        Analyzer(inputCol="text", outputCol="terms", stopList="smart"),
+        TermWeighting(inputCol="terms", outputCol="features", scheme="ltc"),
+        TermSelector(featuresCol="features", outputCol="selected", score="chi2", topK=0),
+        OneVsRestClassifier(featuresCol="selected", labelsCol="labels", C=1.0),
+    ])
+    began = time.perf_counter()
+    model = pipeline.fit(train)
+    fitted = time.perf_counter()
+    scored = model.transform(test)
+    micro_f1 = MultilabelClassificationEvaluator(metricName="microF1Measure").evaluate(scored)
+    print(f"sparktc: ml fit {fitted - began:.1f} s, transform and evaluate {time.perf_counter() - fitted:.1f} s",
+          flush=True)
+    print(f"micro-F1 {micro_f1:.4f}", flush=True)
+    spark.stop()
+
+
+def write_jsonl(documents: Path, into: Path) -> None:
+    """The job's documents as the text peer reads them: one {"id", "text", "labels", "split"} object per line."""
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(documents, format="parquet", partitioning="hive").to_table(
+        columns=["doc_id", "text", "labels", "split"]).to_pylist()
+    into.mkdir(parents=True, exist_ok=True)
+    with open(into / "r90.jsonl", "w") as out:
+        for row in table:
+            out.write(json.dumps({"id": row["doc_id"], "text": row["text"], "labels": row["labels"],
+                                  "split": row["split"]}) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the comparison (or, with --documents, the Spark ML example as a driver); the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", help="a new directory for the runs, logs and benchmark.md")
+    parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--documents", help=argparse.SUPPRESS)  # the ml command's driver
+    arguments = parser.parse_args(argv)
+    if arguments.documents:
+        example(arguments.documents)
+        return 0
+    from benchmarks.measure import run_measured
+
+    output = Path(arguments.output).resolve()
+    output.mkdir(parents=True)
+    submit = [str(REPO / "spark-submit.sh"), "--master", arguments.master]
+    rows = []
+
+    def measured(kind: str, index: int, command: list[str]) -> None:
+        result = run_measured(command, REPO, output / "logs" / f"{kind}-{index}.log", driver_script=None)
+        if result.returncode != 0:
+            raise SystemExit(f"{kind} run {index} failed ({result.returncode}): " + "\n".join(result.tail[-10:]))
+        found = [match for line in result.tail for match in MICRO_F1.findall(line)]
+        micro_f1 = float(next(value for value in found[-1] if value)) if found else float("nan")
+        rows.append((kind, index, result.seconds, result.cpu_seconds, result.peak_rss_mb()["total"], micro_f1,
+                     result.cpu_source))
+        print(f"{kind:<4} {index}  {result.seconds:7.1f} s  {result.cpu_seconds:7.1f} CPU-s  "
+              f"{result.peak_rss_mb()['total']:7.0f} MB  micro-F1 {micro_f1:.4f}", flush=True)
+
+    documents = output / "job-1" / "documents"
+    for index in range(1, arguments.repeats + 1):
+        measured("job", index, [*submit, "jobs/pipeline.py", "--config", "reuters21578", "--set",
+                                f"corpus.path={arguments.corpus}", "--output", str(output / f"job-{index}")])
+        if index == 1:
+            write_jsonl(documents, output / "jsonl")
+        measured("ml", index, [*submit, "benchmarks/ml_pipeline.py", "--documents", str(documents)])
+        measured("peer", index, [sys.executable, "-m", "benchmarks.text_peer", "--corpus", str(output / "jsonl"),
+                                 "--output", str(output / f"peer-{index}.json"), "--stop-list", str(STOP_LIST)])
+    table = ["| command | run | wall s | CPU s | peak MB | micro-F1 |", "|---|---|---|---|---|---|"]
+    table += [f"| {kind} | {index} | {wall:.1f} | {cpu:.1f} | {peak:.0f} | {f1:.4f} |"
+              for kind, index, wall, cpu, peak, f1, _ in rows]
+    sources = sorted({row[-1] for row in rows})
+    text = "\n".join(table) + f"\n\nCPU counted by: {', '.join(sources)}; master {arguments.master}.\n"
+    (output / "benchmark.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
