@@ -140,6 +140,15 @@ def test_a_wrong_param_is_refused_naming_it(make, words):
     assert words in str(refused.value)
 
 
+def test_a_grids_numpy_values_and_tuples_are_taken_as_the_configuration_takes_them():
+    from sparktc.ml import OneVsRestClassifier, TermWeighting
+
+    minimum = TermWeighting(minDf=np.int64(3)).getMinDf()
+    assert minimum == 3 and type(minimum) is int
+    ovr = OneVsRestClassifier(C=np.float64(0.5), tuneC=(0.1, 1.0))
+    assert type(ovr.getOrDefault("C")) is float and ovr.getOrDefault("tuneC") == [0.1, 1.0]
+
+
 def test_a_value_a_stage_cannot_take_is_not_offered_as_allowed():
     from sparktc.ml import TermWeighting
 
@@ -208,9 +217,10 @@ def test_arrays_and_vectors_round_trip(spark, run):
     for row in back:
         assert row.features == SparseVector(21_137, row.indices, [float(v) for v in row["values"]])
         assert row.ids == row.indices and row.weights == [float(v) for v in row["values"]]
-    dense = spark.createDataFrame([(DenseVector([0.0, 2.5, 0.0, 1.0]),), (SparseVector(4, [3], [7.0]),)], ["features"])
+    dense = spark.createDataFrame([(DenseVector([0.0, 2.5, 0.0, 1.0]),), (SparseVector(4, [0, 3], [0.0, 7.0]),)],
+                                  ["features"])
     assert [(row.indices, row["values"]) for row in VectorToArrays().transform(dense).collect()] == \
-        [([1, 3], [2.5, 1.0]), ([3], [7.0])]
+        [([1, 3], [2.5, 1.0]), ([3], [7.0])]  # zeros are not entries, stored or not
     with pytest.raises(ConfigError, match="size is not set"):
         ArraysToVector().transform(vectors)
 
