@@ -12,7 +12,6 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark import keyword_only
 from pyspark.ml import Transformer
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, StringType, StructField
 
@@ -27,6 +26,7 @@ from sparktc.ml.params import (
     setting_default,
     setting_param,
 )
+from sparktc.ml.persistence import Persistent
 from sparktc.ml.vectors import appended
 from sparktc.runtime import storage
 from sparktc.stages.tokenize import worker_analyzer
@@ -34,7 +34,7 @@ from sparktc.stages.tokenize import worker_analyzer
 __all__ = ["Analyzer"]
 
 
-class Analyzer(Transformer, HasInputCol, HasOutputCol, DefaultParamsReadable, DefaultParamsWritable):
+class Analyzer(Transformer, HasInputCol, HasOutputCol, Persistent):
     """Texts (``inputCol``, string) -> terms (``outputCol``, array<string>) by the tokenize stage's analyzer.
 
     The Params are [tokenize]'s, with its defaults and rules: ``analyzer`` (lyrl2004 | sklearn), ``stopList`` (a stop

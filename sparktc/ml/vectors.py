@@ -24,13 +24,13 @@ from pyspark import keyword_only
 from pyspark.ml import Transformer
 from pyspark.ml.linalg import VectorUDT
 from pyspark.ml.param import Param, Params
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import ArrayType, DoubleType, FloatType, IntegerType, LongType, StructField, StructType
 
 from sparktc.errors import ConfigError
 from sparktc.ml.params import HasOutputCol, SparktcParams, check_column, check_output_column, column_param
+from sparktc.ml.persistence import Persistent
 from sparktc.validation import check_integer
 
 __all__ = ["ArraysToVector", "VectorToArrays", "appended", "vector_array", "vector_lists", "vector_sizes",
@@ -150,7 +150,7 @@ def _check_size(value: object) -> int:
         raise ConfigError(f"{error}: the vectors' size, the number of terms (a sparktc run's vocabulary)") from None
 
 
-class ArraysToVector(Transformer, HasOutputCol, DefaultParamsReadable, DefaultParamsWritable):
+class ArraysToVector(Transformer, HasOutputCol, Persistent):
     """``indicesCol`` (array<int>: term ids, ascending) and ``valuesCol`` (array<float> or array<double>) ->
     ``outputCol``, sparse Spark ML vectors of ``size`` (a sparktc run's vocabulary size).
 
@@ -207,7 +207,7 @@ class ArraysToVector(Transformer, HasOutputCol, DefaultParamsReadable, DefaultPa
         return appended(dataset, [StructField(output, VectorUDT())], to_vectors)
 
 
-class VectorToArrays(Transformer, SparktcParams, DefaultParamsReadable, DefaultParamsWritable):
+class VectorToArrays(Transformer, SparktcParams, Persistent):
     """``inputCol`` (Spark ML vectors) -> ``indicesCol`` (array<int>) and ``valuesCol`` (array<double>): each
     vector's non-zero entries, as a sparktc ``vectors`` table holds them (a dense vector's zeros and a sparse vector's
     stored zeros are not entries).

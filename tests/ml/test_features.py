@@ -176,7 +176,7 @@ def test_a_wrong_value_set_past_the_setters_is_refused_before_spark_work(spark, 
 def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector, run, tmp_path):
     from pyspark.ml import PipelineModel
 
-    from sparktc.ml import Analyzer, TermSelectorModel, TermWeightingModel
+    from sparktc.ml import Analyzer, ArraysToVector, TermSelectorModel, TermWeightingModel, VectorToArrays
 
     weighting.save(str(tmp_path / "weighting"))
     loaded = TermWeightingModel.load(str(tmp_path / "weighting"))
@@ -185,6 +185,9 @@ def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector
     np.testing.assert_array_equal(loaded.idf, weighting.idf)
     with pytest.raises(SparktcError, match=r"exists already.*write\(\)\.overwrite\(\)\.save"):
         weighting.save(str(tmp_path / "weighting"))
+    for stage in (Analyzer(), ArraysToVector(size=3), VectorToArrays()):  # the transformers: the same refusal
+        with pytest.raises(InputError, match=f"exists already: {type(stage).__name__} is not saved over it"):
+            stage.save(str(tmp_path / "weighting"))
     selector.copy({selector.topK: 50}).write().overwrite().save(str(tmp_path / "weighting"))
     with pytest.raises(InputError, match="holds a saved TermSelectorModel, not a TermWeightingModel"):
         TermWeightingModel.load(str(tmp_path / "weighting"))
