@@ -23,7 +23,8 @@ from sparktc.experiment.config import SECTIONS, check_setting
 from sparktc.validation import check_string
 
 __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "setting_param",
-           "setting_default", "string_param", "column_param", "check_column", "check_output_column", "string_lists"]
+           "setting_label", "setting_default", "string_param", "column_param", "check_column", "check_output_column",
+           "string_lists"]
 
 
 def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[Any, str] | None = None) -> Param:
@@ -33,7 +34,7 @@ def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[
     end: "is ..."). A tuple is taken as the list a configuration holds, a numpy scalar as its Python value (the
     values a grid of numpy numbers gives).
     """
-    label = f"Param {name} ({section}.{key})"
+    label = setting_label(section, key, name)
     refused = dict(refused or {})
 
     def convert(value: Any) -> Any:
@@ -46,6 +47,11 @@ def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[
         return check_setting(section, key, value, label, tuple(refused))
 
     return Param(Params._dummy(), name, f"{doc} (as {section}.{key})", typeConverter=convert)
+
+
+def setting_label(section: str, key: str, name: str) -> str:
+    """How a refusal names the Param ``name`` of the setting ``section.key``: "Param name (section.key)"."""
+    return f"Param {name} ({section}.{key})"
 
 
 def setting_default(section: str, key: str) -> Any:
