@@ -176,22 +176,22 @@ def test_a_wrong_value_set_past_the_setters_is_refused_before_spark_work(spark, 
 def test_the_stop_list_is_a_packaged_name_or_a_file_as_the_configuration_takes_it(spark, tmp_path, monkeypatch):
     from sparktc.ml import Analyzer
 
-    texts = spark.createDataFrame([("The bank rates rose again",)], ["text"])
-
-    def terms(stop_list: str) -> list[str]:
-        return Analyzer(stopList=stop_list).transform(texts).first().terms
-
     smart = Path(__file__).resolve().parents[2] / "conf" / "stopwords" / "smart_english.stop"
     assert {"the", "again"} <= set(smart.read_text().split())
-    assert terms("smart") == terms(str(smart)) == ["bank", "rate", "rose"]
-    assert terms("") == ["the", "bank", "rate", "rose", "again"]  # the default, the configuration's: none
+    texts = spark.createDataFrame([("The bank rates rose again",)], ["text"])
+    # Each Analyzer reads its stop list when it transforms, on the driver: one Spark job scores them all.
+    for column, stop_list in (("by_name", "smart"), ("by_path", str(smart)), ("default", None)):
+        texts = Analyzer(outputCol=column, **({"stopList": stop_list} if stop_list else {})).transform(texts)
     # A file that exists is taken as a path, as tokenize.stop_list takes it: a name only where no such file is.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "smart").write_text("bank\n")
-    assert terms("smart") == ["the", "rate", "rose", "again"]
+    row = Analyzer(stopList="smart", outputCol="file").transform(texts).first()
+    assert row.by_name == row.by_path == ["bank", "rate", "rose"]
+    assert row.default == ["the", "bank", "rate", "rose", "again"]  # the configuration's default, "": none
+    assert row.file == ["the", "rate", "rose", "again"]
     with pytest.raises(ConfigError, match="^Param stopList \\(tokenize.stop_list\\) = 'smrt': no such file or "
                                           "directory; give a file's path or a packaged stop list's name: smart$"):
-        terms("smrt")
+        Analyzer(stopList="smrt").transform(texts)
 
 
 def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector, run, tmp_path):
