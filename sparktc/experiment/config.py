@@ -629,6 +629,21 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
     return _resolve_paths(config)
 
 
+def resolve_stop_list(value: str, key: str = "tokenize.stop_list") -> str:
+    """A stop list setting as the stages read it (:func:`sparktc.features.text.stop_words_of`): "" (none) and a URI as
+    they are, a packaged stop list's name as the name (read from the package wherever the driver runs, a zip
+    spark-submit ships included) unless a file of that name exists, a local file as its absolute path; ConfigError
+    naming ``key`` (the Analyzer's Param) when there is no such file, or it is not a readable file.
+    """
+    if value in packaged.STOP_LISTS and not os.path.exists(value):
+        return value
+    if value and not is_uri(value) and not os.path.exists(value):
+        raise ConfigError(f"{key} = {value!r}: no such file or directory; give a file's path or a packaged stop "
+                          f"list's name: {', '.join(packaged.STOP_LISTS)}")
+    _require_local(key, value, "file")
+    return absolute(value)
+
+
 def _require_local(key: str, path: str, kind: str) -> None:
     """A local ``path`` must exist and be a ``kind`` ("file" or "directory"); URIs are checked later, through Hadoop."""
     if not path or is_uri(path):
@@ -943,15 +958,7 @@ def _resolve_paths(config: Config) -> Config:
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
                               "(--set corpus.path=DIR)")
         _require_local("corpus.path", corpus.path, "directory")
-    # A packaged stop list's name ("smart", no such file existing) stays a name: read from the package wherever the
-    # driver runs (a zip spark-submit ships included).
-    stop_list = config.tokenize.stop_list
-    if stop_list not in packaged.STOP_LISTS or os.path.exists(stop_list):
-        if stop_list and not is_uri(stop_list) and not os.path.exists(stop_list):
-            raise ConfigError(f"tokenize.stop_list = {stop_list!r}: no such file or directory; give a file's path "
-                              f"or a packaged stop list's name: {', '.join(packaged.STOP_LISTS)}")
-        _require_local("tokenize.stop_list", stop_list, "file")
-        stop_list = absolute(stop_list)
+    stop_list = resolve_stop_list(config.tokenize.stop_list)
     for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
                        ("synthesize.hierarchy", config.synthesize.hierarchy)):
         _require_local(key, value, "file")

@@ -53,19 +53,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.ml import Estimator, Model
-from pyspark.ml.linalg import VectorUDT
-from pyspark.ml.param import Param, Params
-from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol
-from pyspark.ml.util import (
-    DefaultParamsReadable,
-    DefaultParamsReader,
-    DefaultParamsWritable,
-    DefaultParamsWriter,
-    MLReadable,
-    MLReader,
-    MLWritable,
-    MLWriter,
-)
+from pyspark.ml.param import Param
+from pyspark.ml.param.shared import HasLabelCol, HasPredictionCol
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -79,6 +68,19 @@ from sparktc.experiment.tables import cut_of
 from sparktc.features.matrix import csr_from_lists
 from sparktc.features.weighting import GIVEN
 from sparktc.filesystem import absolute, arrow_filesystem, local_path
+from sparktc.ml.params import (
+    HasFeaturesCol,
+    HasLabelsCol,
+    check_column,
+    check_output_column,
+    column_param,
+    setting_default,
+    setting_param,
+    string_lists,
+    string_param,
+)
+from sparktc.ml.persistence import Persistent, PersistentModel
+from sparktc.ml.vectors import is_vector, vector_lists, vector_sizes
 from sparktc.runtime import session, storage
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Tables
@@ -104,6 +106,9 @@ FIT_TABLES = ("vectors", "vocabulary", "categories", "term_ranks", "models")
 #: Where a saved model keeps its bundle, beside pyspark's ``metadata``.
 SAVED_BUNDLE = "bundle"
 _WORK_PREFIX = "sparktc-ovr-"
+#: What the featuresCol and labelsCol columns hold, as a refusal words it.
+VECTORS = "Spark ML vectors (VectorUDT)"
+CODES = "category codes (array<string>)"
 
 
 def _camel(key: str) -> str:
@@ -129,73 +134,35 @@ def in_param_words(message: str) -> str:
     return _KEY.sub(lambda found: SETTINGS.get((found[1], found[2]), found[0]), message)
 
 
-def _setting_converter(section: str, key: str):
-    """The Param's type converter: the value as the configuration takes it (an integer for a float, a tuple as a
-    list), checked by the field's type and rule (:func:`sparktc.experiment.config.load_section`), else ConfigError
-    naming the Param.
-    """
-    name = SETTINGS[(section, key)]
-
-    def convert(value: Any) -> Any:
-        if isinstance(value, tuple):
-            value = list(value)
-        if isinstance(value, np.generic):
-            value = value.item()
-        try:
-            return getattr(load_section(section, {key: value}), key)
-        except ConfigError as error:
-            raise ConfigError(f"Param {name}: {in_param_words(str(error))}") from None
-
-    return convert
+def _field_doc(field: dataclasses.Field) -> str:
+    """A setting's Param's doc: its rule, as the configuration's field words it."""
+    return field.metadata.get("description") or (
+        "one of " + ", ".join(repr(a) for a in field.metadata["allowed"]) if "allowed" in field.metadata
+        else "a sparktc configuration's setting")
 
 
-def _string_converter(name: str, empty: bool = False):
-    def convert(value: Any) -> str:
-        if not isinstance(value, str) or not (empty or value):
-            raise ConfigError(f"Param {name} must be a {'str' if empty else 'non-empty str'}; got "
-                              f"{type(value).__name__} {value!r}")
-        return value
-
-    return convert
-
-
-def _field_doc(section: str, field: dataclasses.Field) -> str:
-    rule = field.metadata.get("description") or (
-        "one of " + ", ".join(repr(a) for a in field.metadata["allowed"]) if "allowed" in field.metadata else "")
-    return f"[{section}] {field.name} of a sparktc configuration" + (f": {rule}" if rule else "")
-
-
-class _OneVsRestParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
+class _OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCol):
     """The Params of the estimator and its model: columns, work directory, and every [train] and [tune] setting."""
 
-    # The shared mixins' column Params, with a converter that refuses what cannot name a column.
-    featuresCol: Param[str] = Param(Params._dummy(), "featuresCol", "the documents' vectors (VectorUDT)",
-                                    typeConverter=_string_converter("featuresCol"))
-    labelCol: Param[str] = Param(Params._dummy(), "labelCol", "output: the labels' indices into model.categories "
-                                 "(array<double>), when labelsCol is there",
-                                 typeConverter=_string_converter("labelCol"))
-    predictionCol: Param[str] = Param(Params._dummy(), "predictionCol", "output: the assigned categories' indices "
-                                      "into model.categories (array<double>)",
-                                      typeConverter=_string_converter("predictionCol"))
-    labelsCol: Param[str] = Param(Params._dummy(), "labelsCol", "the documents' category codes (array<string>)",
-                                  typeConverter=_string_converter("labelsCol"))
-    idCol: Param[str] = Param(Params._dummy(), "idCol", "the documents' unique ids (string or integer); training "
-                              "visits the documents in id order, as the train stage does",
-                              typeConverter=_string_converter("idCol"))
-    predictedCol: Param[str] = Param(Params._dummy(), "predictedCol", "output: the category codes assigned "
-                                     "(array<string>)", typeConverter=_string_converter("predictedCol"))
-    scoresCol: Param[str] = Param(Params._dummy(), "scoresCol", "output: one decision value per category, in the "
-                                  "order of model.categories (array<double>)",
-                                  typeConverter=_string_converter("scoresCol"))
-    workDir: Param[str] = Param(Params._dummy(), "workDir", "where fit makes its work directory (a directory every "
-                                "executor reaches: hdfs://, s3a://, a shared path); \"\" on a local master: a fresh "
-                                "temporary directory", typeConverter=_string_converter("workDir", empty=True))
+    # pyspark's labelCol and predictionCol (what its evaluators read), checked as sparktc's column Params are.
+    labelCol: Param[str] = column_param("labelCol", "output: the labels' indices into model.categories "
+                                        "(array<double>), when labelsCol is there")
+    predictionCol: Param[str] = column_param("predictionCol", "output: the assigned categories' indices into "
+                                             "model.categories (array<double>)")
+    idCol: Param[str] = column_param("idCol", "the documents' unique ids (string or integer); training visits the "
+                                     "documents in id order, as the train stage does")
+    predictedCol: Param[str] = column_param("predictedCol", "output: the category codes assigned (array<string>)")
+    scoresCol: Param[str] = column_param("scoresCol", "output: one decision value per category, in the order of "
+                                         "model.categories (array<double>)")
+    workDir: Param[str] = string_param("workDir", "where fit makes its work directory (a directory every executor "
+                                       "reaches: hdfs://, s3a://, a shared path); \"\" on a local master: a fresh "
+                                       "temporary directory", "a directory's path or URI")
 
     def __init__(self) -> None:
         super().__init__()
         self._setDefault(featuresCol="features", labelsCol="labels", idCol="doc_id", predictedCol="predicted",
                          scoresCol="scores", labelCol="label", predictionCol="prediction", workDir="")
-        self._setDefault(**{name: _default(SECTIONS[section], key) for (section, key), name in SETTINGS.items()})
+        self._setDefault(**{name: setting_default(section, key) for (section, key), name in SETTINGS.items()})
 
     def settings(self) -> dict[str, dict[str, Any]]:
         """The [train] and [tune] settings the Params give, as configuration sections."""
@@ -216,71 +183,25 @@ class _OneVsRestParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
         return self._set(**params)
 
 
-def _default(cls: type, key: str) -> Any:
-    field = {f.name: f for f in dataclasses.fields(cls)}[key]
-    return field.default_factory() if field.default is dataclasses.MISSING else field.default
-
-
 for (_section, _key), _name in SETTINGS.items():
     _field = {f.name: f for f in dataclasses.fields(SECTIONS[_section])}[_key]
-    setattr(_OneVsRestParams, _name, Param(Params._dummy(), _name, _field_doc(_section, _field),
-                                           typeConverter=_setting_converter(_section, _key)))
+    setattr(_OneVsRestParams, _name, setting_param(_section, _key, _name, _field_doc(_field)))
 del _section, _key, _name, _field
 
 
-def _check_type(dataset: DataFrame, param: str, column: str, accepts, expected: str) -> None:
-    found = {field.name: field.dataType for field in dataset.schema.fields}
-    if column not in found:
-        raise InputError(f"the DataFrame has no column {column!r} (Param {param}); its columns: "
-                         f"{', '.join(dataset.columns)}")
-    if not accepts(found[column]):
-        raise InputError(f"column {column!r} (Param {param}) is {found[column].simpleString()}; expected {expected}")
-
-
-def _is_vector(kind: T.DataType) -> bool:
-    return isinstance(kind, VectorUDT)
-
-
-def _is_codes(kind: T.DataType) -> bool:
-    return isinstance(kind, T.ArrayType) and isinstance(kind.elementType, T.StringType)
+def _entries(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
+    """A batch of Spark ML vectors as the ``vectors`` table holds them (:func:`~sparktc.ml.vectors.vector_lists`,
+    the values float32 as the weight stage stores them) and each vector's size (-1 for a null vector).
+    """
+    indices, values = vector_lists(vectors)
+    return indices, values.cast(WRITTEN_SCHEMA.field("values").type), vector_sizes(vectors)
 
 
 def _is_id(kind: T.DataType) -> bool:
     return isinstance(kind, T.StringType | T.ByteType | T.ShortType | T.IntegerType | T.LongType)
 
 
-def vector_lists(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
-    """A batch of Spark ML vectors (as Arrow gives them: a struct of type, size, indices, values; type 1 dense, its
-    indices null) as the ``indices`` (int32) and ``values`` (float32, the ``vectors`` table's type) lists of their
-    non-zero entries, and each vector's size (-1 for a null vector, whose lists are null). Vectorized: no Python loop
-    over the rows.
-    """
-    if isinstance(vectors, pa.ChunkedArray):
-        vectors = vectors.combine_chunks()
-    n = len(vectors)
-    valid = vectors.is_valid().to_numpy(zero_copy_only=False)
-    dense = (vectors.field("type").fill_null(0).to_numpy(zero_copy_only=False) == 1) & valid
-    listed = vectors.field("values")
-    lengths = np.where(valid, pc.list_value_length(listed).fill_null(0).to_numpy(zero_copy_only=False), 0)
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    values = pc.list_flatten(listed.filter(pa.array(valid))).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(n), lengths)
-    positions = np.arange(len(values), dtype=np.int64) - starts[rows]  # a dense vector's entry is its position
-    sparse_entries = ~dense[rows]
-    positions[sparse_entries] = pc.list_flatten(
-        vectors.field("indices").filter(pa.array(valid & ~dense))).to_numpy(zero_copy_only=False)
-    sizes = np.where(dense, lengths, vectors.field("size").fill_null(-1).to_numpy(zero_copy_only=False))
-    kept = values != 0
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(rows[kept], minlength=n), out=offsets[1:])
-    mask = pa.array(~valid)
-    return (pa.ListArray.from_arrays(pa.array(offsets), pa.array(positions[kept].astype(np.int32)), mask=mask),
-            pa.ListArray.from_arrays(pa.array(offsets), pa.array(values[kept].astype(np.float32)), mask=mask),
-            np.where(valid, sizes, -1).astype(np.int64))
-
-
-class OneVsRestClassifier(Estimator, _OneVsRestParams, DefaultParamsReadable, DefaultParamsWritable):
+class OneVsRestClassifier(Estimator, _OneVsRestParams, Persistent):
     """Multi-label one-vs-rest over any registered method, trained by the train stage's own code (module docstring).
 
     Args:
@@ -320,10 +241,11 @@ class OneVsRestClassifier(Estimator, _OneVsRestParams, DefaultParamsReadable, De
                               f"room for; train it with jobs/pipeline.py, or choose another method")
 
     def _fit(self, dataset: DataFrame) -> OneVsRestClassifierModel:
+        self.checked()
         features, labels, ids = (self.getOrDefault(name) for name in ("featuresCol", "labelsCol", "idCol"))
-        _check_type(dataset, "featuresCol", features, _is_vector, "a Spark ML vector (pyspark.ml.linalg.VectorUDT)")
-        _check_type(dataset, "labelsCol", labels, _is_codes, "array<string> (the category codes of each document)")
-        _check_type(dataset, "idCol", ids, _is_id, "string or an integer type")
+        check_column(self, dataset, "featuresCol", is_vector, VECTORS)
+        check_column(self, dataset, "labelsCol", string_lists, CODES)
+        check_column(self, dataset, "idCol", _is_id, "ids (string or an integer type)")
         spark = dataset.sparkSession
         parent = self._work_parent(spark)
         self._check_method()
@@ -384,7 +306,7 @@ def _write_tables(spark: SparkSession, documents: DataFrame, tables: Tables) -> 
 
     def convert(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            indices, values, sizes = vector_lists(batch.column("features"))
+            indices, values, sizes = _entries(batch.column("features"))
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("labels"), indices, values,
                  pa.nulls(len(batch), pa.list_(pa.int32())), pa.array(sizes, pa.int32())], schema=WRITTEN_SCHEMA)
@@ -433,7 +355,7 @@ def _file_facts(path: str) -> dict[str, Any]:
             (pc.is_null(doc_ids).to_numpy(zero_copy_only=False), "has no id (column of Param idCol is null)"),
             (pc.is_null(batch.column("labels")).to_numpy(zero_copy_only=False),
              "has null labels (column of Param labelsCol); give an empty list for a document without a category"),
-            (pc.is_null(batch.column("indices")).to_numpy(zero_copy_only=False),
+            (batch.column("size").to_numpy(zero_copy_only=False) < 0,
              "has a null vector (column of Param featuresCol)"),
         ]
         values = pc.list_flatten(batch.column("values")).to_numpy(zero_copy_only=False)
@@ -465,7 +387,7 @@ def _file_facts(path: str) -> dict[str, Any]:
     return {"rows": rows, "sizes": sorted(sizes), "positives": dict(positives), "df": df}
 
 
-class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
+class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
     """A fitted :class:`OneVsRestClassifier`: its model bundle (``bundle``), whose categories (``categories``) the
     indices of ``prediction``, ``scores`` and ``label`` refer to.
     """
@@ -495,18 +417,16 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
         return self.bundle.categories["category"].tolist()
 
     def _transform(self, dataset: DataFrame) -> DataFrame:
+        self.checked()
         names = {name: self.getOrDefault(name) for name in ("featuresCol", "labelsCol", "predictedCol",
                                                             "predictionCol", "scoresCol", "labelCol")}
-        _check_type(dataset, "featuresCol", names["featuresCol"], _is_vector,
-                    "a Spark ML vector (pyspark.ml.linalg.VectorUDT)")
+        check_column(self, dataset, "featuresCol", is_vector, VECTORS)
         labelled = names["labelsCol"] in dataset.columns
         if labelled:
-            _check_type(dataset, "labelsCol", names["labelsCol"], _is_codes, "array<string>")
+            check_column(self, dataset, "labelsCol", string_lists, CODES)
         outputs = ["predictedCol", "predictionCol", "scoresCol", *(["labelCol"] if labelled else [])]
         for param in outputs:
-            if names[param] in dataset.columns:
-                raise InputError(f"the DataFrame already has a column {names[param]!r} (Param {param}, an output); "
-                                 f"set {param} to another name, or drop the column")
+            check_output_column(self, dataset, param)
         bundle = self.bundle
         shared, n_terms = OnWorker.of(bundle), len(bundle.terms)
         codes = np.asarray(self.categories, dtype=object)
@@ -514,7 +434,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
 
         def arrays(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                indices, values, _ = vector_lists(batch.column(features))
+                indices, values, _ = _entries(batch.column(features))
                 yield pa.RecordBatch.from_arrays([indices, values], names=["indices", "values"])
 
         vectors = dataset.select(features).mapInArrow(arrays, "indices array<int>, values array<float>")
@@ -524,7 +444,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
             scorer = shared.value
             position = {code: index for index, code in enumerate(codes)}
             for batch in batches:
-                indices, values, sizes = vector_lists(batch.column(features))
+                indices, values, sizes = _entries(batch.column(features))
                 wrong = np.flatnonzero(sizes != n_terms)
                 if len(wrong):
                     size = sizes[wrong[0]]
@@ -552,14 +472,14 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, MLReadable, MLWritable):
                                *([T.StructField(names["labelCol"], T.ArrayType(T.DoubleType()))] if labelled else [])])
         return dataset.mapInArrow(score, schema)
 
-    def write(self) -> MLWriter:
-        """A writer of the Params' metadata and the bundle (``PATH/bundle``)."""
-        return _ModelWriter(self)
+    def _save_data(self, spark: SparkSession, path: str) -> None:
+        """Copy the bundle to ``PATH/bundle`` (the model's data: what ``sparktc.load_model`` reads too)."""
+        storage.copy(spark, self.bundle.path, storage.join(absolute(path), SAVED_BUNDLE))
 
     @classmethod
-    def read(cls) -> MLReader:
-        """A reader of what :meth:`write` saved."""
-        return _ModelReader(cls)
+    def _load_data(cls, spark: SparkSession, path: str, extra: None) -> OneVsRestClassifierModel:
+        """The model of the bundle saved at ``PATH/bundle``."""
+        return cls(load_bundle(spark, storage.join(absolute(path), SAVED_BUNDLE)))
 
 
 def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
@@ -592,27 +512,3 @@ def _remove(directory: str) -> None:
         filesystem.delete_dir(root)
     except OSError:
         pass
-
-
-class _ModelWriter(MLWriter):
-    def __init__(self, instance: OneVsRestClassifierModel) -> None:
-        super().__init__()
-        self.instance = instance
-
-    def saveImpl(self, path: str) -> None:
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession)
-        storage.copy(self.sparkSession, self.instance.bundle.path, storage.join(absolute(path), SAVED_BUNDLE))
-
-
-class _ModelReader(MLReader):
-    def __init__(self, cls: type[OneVsRestClassifierModel]) -> None:
-        super().__init__()
-        self.cls = cls
-
-    def load(self, path: str) -> OneVsRestClassifierModel:
-        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
-        model = self.cls(load_bundle(self.sparkSession, storage.join(absolute(path), SAVED_BUNDLE)))
-        model._resetUid(metadata["uid"])
-        DefaultParamsReader.getAndSetParams(model, metadata)
-        return model
-

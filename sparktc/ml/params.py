@@ -13,33 +13,45 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 from pyspark.ml.param import Param, Params
 from pyspark.sql import DataFrame
-from pyspark.sql.types import DataType
+from pyspark.sql.types import ArrayType, DataType, StringType
 
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import SECTIONS, check_setting
 from sparktc.validation import check_string
 
 __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "setting_param",
-           "setting_default", "column_param", "check_column"]
+           "setting_label", "setting_default", "string_param", "column_param", "check_column", "check_output_column",
+           "string_lists"]
 
 
 def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[Any, str] | None = None) -> Param:
     """The Param ``name`` of the setting ``section.key``: set values are checked as the configuration checks them
-    (:func:`sparktc.experiment.config.check_setting`; ConfigError "``name`` (``section.key``) = ... is not
+    (:func:`sparktc.experiment.config.check_setting`; ConfigError "Param ``name`` (``section.key``) = ... is not
     allowed; allowed values: ..."), less the values a stage cannot take, ``refused``, each with why (the message's
-    end: "is ...").
+    end: "is ..."). A tuple is taken as the list a configuration holds, a numpy scalar as its Python value (the
+    values a grid of numpy numbers gives).
     """
-    label = f"{name} ({section}.{key})"
+    label = setting_label(section, key, name)
     refused = dict(refused or {})
 
     def convert(value: Any) -> Any:
+        if isinstance(value, tuple):
+            value = list(value)
+        if isinstance(value, np.generic):
+            value = value.item()
         if isinstance(value, str) and value in refused:
             raise ConfigError(f"{label} = {value!r} {refused[value]}")
         return check_setting(section, key, value, label, tuple(refused))
 
     return Param(Params._dummy(), name, f"{doc} (as {section}.{key})", typeConverter=convert)
+
+
+def setting_label(section: str, key: str, name: str) -> str:
+    """How a refusal names the Param ``name`` of the setting ``section.key``: "Param name (section.key)"."""
+    return f"Param {name} ({section}.{key})"
 
 
 def setting_default(section: str, key: str) -> Any:
@@ -48,15 +60,30 @@ def setting_default(section: str, key: str) -> Any:
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 
 
-def column_param(name: str, doc: str) -> Param:
-    """The Param ``name`` of a column name: a ``str``, else ConfigError naming the Param."""
+def string_param(name: str, doc: str, what: str, empty: bool = True) -> Param:
+    """The Param ``name`` of a string (``what`` says what it names): a ``str``, not "" unless ``empty``, else
+    ConfigError naming the Param.
+    """
     def convert(value: Any) -> str:
         try:
-            return check_string(name, value, "a column's name")
+            value = check_string(f"Param {name}", value, what)
         except ValueError as error:
             raise ConfigError(str(error)) from None
+        if not (value or empty):
+            raise ConfigError(f"Param {name} is \"\"; give {what}")
+        return value
 
     return Param(Params._dummy(), name, doc, typeConverter=convert)
+
+
+def column_param(name: str, doc: str) -> Param:
+    """The Param ``name`` of a column name: a non-empty ``str``, else ConfigError naming the Param."""
+    return string_param(name, doc, "a column's name", empty=False)
+
+
+def string_lists(found: DataType) -> bool:
+    """Whether a column's Spark type is array<string> (terms, category codes)."""
+    return isinstance(found, ArrayType) and isinstance(found.elementType, StringType)
 
 
 def check_column(stage: Params, dataset: DataFrame, param: str, wanted: Callable[[DataType], bool],

@@ -4,7 +4,9 @@ loads with ``PipelineModel.load`` in a fresh session.
 Every stage writes ``path/metadata`` as pyspark's ``DefaultParamsWriter`` does (class, uid, Params); a Model that
 carries data (a vocabulary, a term order) writes it beside, ``path/data``, as Parquet written by pyarrow on the
 driver (:func:`sparktc.runtime.parts.write_parts`: model-sized tables, as the weight stage writes ``vocabulary``), and
-its own metadata's ``extra`` (small values: counts). An existing ``path`` is refused unless the writer was asked to
+its own metadata's ``extra`` (small values: counts); a model whose data is files of its own (the one-vs-rest
+classifier's model bundle) writes and reads them itself (:meth:`PersistentModel._save_data`,
+:meth:`PersistentModel._load_data`). An existing ``path`` is refused unless the writer was asked to
 overwrite (``stage.write().overwrite().save(path)``, pyspark's semantic), and is then removed first.
 """
 
@@ -22,6 +24,7 @@ from pyspark.ml.util import (
     MLWritable,
     MLWriter,
 )
+from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
 from sparktc.runtime import storage
@@ -56,10 +59,8 @@ class StageWriter(MLWriter):
 
     def saveImpl(self, path: str) -> None:
         """Write ``path/metadata`` and, for a model with data, ``path/data``."""
-        extra = None
-        if isinstance(self.instance, PersistentModel):
-            table, extra = self.instance._data()
-            write_parts(table.to_batches(), table.schema, storage.join(path, DATA), 0)
+        extra = self.instance._save_data(self.sparkSession, path) if isinstance(self.instance, PersistentModel) \
+            else None
         DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession, extraMetadata={"extra": extra})
 
 
@@ -80,8 +81,7 @@ class StageReader(MLReader[Stage], Generic[Stage]):
         if saved != self.cls.__name__:
             raise InputError(f"{path} holds a saved {saved}, not a {self.cls.__name__}; load it with {saved}.load")
         if issubclass(self.cls, PersistentModel):
-            instance = self.cls._from_data(read_small(storage.join(path, DATA), list(self.cls._columns)),
-                                           metadata.get("extra"))
+            instance = self.cls._load_data(spark, path, metadata.get("extra"))
         else:
             instance = self.cls()
         instance._resetUid(metadata["uid"])
@@ -104,10 +104,22 @@ class Persistent(MLWritable, MLReadable):
 
 class PersistentModel(Persistent):
     """A model with data: :meth:`_data` gives it as a table (of :attr:`_columns`) and small values (JSON),
-    :meth:`_from_data` makes the model from them.
+    :meth:`_from_data` makes the model from them; a model whose data is not a table overrides :meth:`_save_data`
+    and :meth:`_load_data` instead.
     """
 
     _columns: tuple[str, ...] = ()
+
+    def _save_data(self, spark: SparkSession, path: str) -> Any:
+        """Write the model's data under ``path`` (``path/data``, :meth:`_data`'s table) and give its small values."""
+        table, extra = self._data()
+        write_parts(table.to_batches(), table.schema, storage.join(path, DATA), 0)
+        return extra
+
+    @classmethod
+    def _load_data(cls, spark: SparkSession, path: str, extra: Any) -> PersistentModel:
+        """The model of the data :meth:`_save_data` wrote under ``path`` and its small values ``extra``."""
+        return cls._from_data(read_small(storage.join(path, DATA), list(cls._columns)), extra)
 
     def _data(self) -> tuple[pa.Table, Any]:
         raise NotImplementedError

@@ -17,7 +17,7 @@ from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import DataFrame
-from pyspark.sql.types import ArrayType, StringType, StructField
+from pyspark.sql.types import StructField
 
 from sparktc.errors import InputError
 from sparktc.features.term_selection import (
@@ -37,6 +37,7 @@ from sparktc.ml.params import (
     check_output_column,
     setting_default,
     setting_param,
+    string_lists,
 )
 from sparktc.ml.persistence import Persistent, PersistentModel
 from sparktc.ml.vectors import appended, is_vector, vector_array, vector_lists
@@ -81,10 +82,6 @@ class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol):
     def getReductionFactor(self) -> float:
         """The share of the terms dropped when topK is 0."""
         return self.getOrDefault(self.reductionFactor)
-
-
-def _string_lists(found: object) -> bool:
-    return isinstance(found, ArrayType) and isinstance(found.elementType, StringType)
 
 
 class TermSelector(Estimator, _SelectorParams, Persistent):
@@ -135,7 +132,7 @@ class TermSelector(Estimator, _SelectorParams, Persistent):
     def _fit(self, dataset: DataFrame) -> TermSelectorModel:
         self.checked()
         check_column(self, dataset, "featuresCol", is_vector, "Spark ML vectors (VectorUDT)")
-        check_column(self, dataset, "labelsCol", _string_lists, "category codes (array<string>)")
+        check_column(self, dataset, "labelsCol", string_lists, "category codes (array<string>)")
         n_train, df, codes, n_positive, counts = labelled_counts(
             dataset, [self.getFeaturesCol(), self.getLabelsCol()], _held)
         if not n_train:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark import keyword_only
 from pyspark.ml import Transformer
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, StringType, StructField
 
 from sparktc.corpora.records import split_tokens
 from sparktc.errors import InputError
+from sparktc.experiment.config import resolve_stop_list
 from sparktc.features.text import ANALYZERS, TermFeatures, stop_words_of, term_names, token_strings
 from sparktc.ml.params import (
     HasInputCol,
@@ -25,8 +25,10 @@ from sparktc.ml.params import (
     check_column,
     check_output_column,
     setting_default,
+    setting_label,
     setting_param,
 )
+from sparktc.ml.persistence import Persistent
 from sparktc.ml.vectors import appended
 from sparktc.runtime import storage
 from sparktc.stages.tokenize import worker_analyzer
@@ -34,24 +36,26 @@ from sparktc.stages.tokenize import worker_analyzer
 __all__ = ["Analyzer"]
 
 
-class Analyzer(Transformer, HasInputCol, HasOutputCol, DefaultParamsReadable, DefaultParamsWritable):
+class Analyzer(Transformer, HasInputCol, HasOutputCol, Persistent):
     """Texts (``inputCol``, string) -> terms (``outputCol``, array<string>) by the tokenize stage's analyzer.
 
     The Params are [tokenize]'s, with its defaults and rules: ``analyzer`` (lyrl2004 | sklearn), ``stopList`` (a stop
-    list file, one word per line, read on the driver at each transform; "" keeps every word), ``stemmer`` (porter |
-    none) and ``ngrams`` (1 to 3). [tokenize]'s title settings (``title_weight``, ``title_terms``) are not Params: they
-    need a title column beside the text, and the texts here are the whole documents (Reuters-21578's hold their
-    titles). A null text has no terms.
+    list file, one word per line, or a packaged stop list's name, "smart", as ``tokenize.stop_list`` takes them
+    (:func:`sparktc.experiment.config.resolve_stop_list`), read on the driver at each transform; "", the default,
+    keeps every word), ``stemmer`` (porter | none) and ``ngrams`` (1 to 3). [tokenize]'s title settings
+    (``title_weight``, ``title_terms``) are not Params: they need a title column beside the text, and the texts here
+    are the whole documents (Reuters-21578's hold their titles). A null text has no terms.
 
     Example::
 
-        analyzer = Analyzer(inputCol="text", outputCol="terms", stopList="smart_english.stop")
+        analyzer = Analyzer(inputCol="text", outputCol="terms", stopList="smart")
         analyzer.transform(spark.createDataFrame([("Bank rates rose",)], ["text"])).first().terms
         # ['bank', 'rate', 'rose']
     """
 
     analyzer = setting_param("tokenize", "analyzer", "analyzer", "the analyzer: " + ", ".join(ANALYZERS))
-    stopList = setting_param("tokenize", "stop_list", "stopList", "the stop list file; \"\" keeps every word")
+    stopList = setting_param("tokenize", "stop_list", "stopList", "the stop list: a file, one word per line, or a "
+                             "packaged one's name (\"smart\"); \"\" keeps every word")
     stemmer = setting_param("tokenize", "stemmer", "stemmer", "the stemmer: porter or none")
     ngrams = setting_param("tokenize", "ngrams", "ngrams", "runs of up to this many adjacent stems are terms too")
 
@@ -92,7 +96,7 @@ class Analyzer(Transformer, HasInputCol, HasOutputCol, DefaultParamsReadable, De
         return self.getOrDefault(self.analyzer)
 
     def getStopList(self) -> str:
-        """The stop list file ("" for none)."""
+        """The stop list: a file, or a packaged stop list's name ("" for none)."""
         return self.getOrDefault(self.stopList)
 
     def getStemmer(self) -> str:
@@ -108,11 +112,13 @@ class Analyzer(Transformer, HasInputCol, HasOutputCol, DefaultParamsReadable, De
         check_column(self, dataset, "inputCol", lambda found: isinstance(found, StringType), "texts (string)")
         output = check_output_column(self, dataset)
         spark = dataset.sparkSession
+        label = setting_label("tokenize", "stop_list", "stopList")
+        stop_list = resolve_stop_list(self.getStopList(), label)  # a name, or a file's absolute path, or a URI
         try:
-            stop_words = stop_words_of(self.getStopList(), lambda path: storage.read_text(spark, path))
-        except OSError as error:
-            raise InputError(f"Analyzer: stopList = {self.getStopList()!r} cannot be read ({error.strerror or error}); "
-                             "give a stop list file, one word per line, or \"\" for none") from None
+            stop_words = stop_words_of(stop_list, lambda path: storage.read_text(spark, path))
+        except OSError as error:  # a URI's file: its file system is asked only now
+            raise InputError(f"{label} = {stop_list!r} cannot be read ({error.strerror or error}); give a stop list "
+                             "file, one word per line, or \"\" for none") from None
         stemmer, name = self.getStemmer(), self.getAnalyzer()
         features = TermFeatures(self.getNgrams(), joiner=ANALYZERS[name].joiner)
 

@@ -24,16 +24,17 @@ from pyspark import keyword_only
 from pyspark.ml import Transformer
 from pyspark.ml.linalg import VectorUDT
 from pyspark.ml.param import Param, Params
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import ArrayType, DoubleType, FloatType, IntegerType, LongType, StructField, StructType
 
 from sparktc.errors import ConfigError
 from sparktc.ml.params import HasOutputCol, SparktcParams, check_column, check_output_column, column_param
+from sparktc.ml.persistence import Persistent
 from sparktc.validation import check_integer
 
-__all__ = ["ArraysToVector", "VectorToArrays", "appended", "vector_array", "vector_lists", "is_vector"]
+__all__ = ["ArraysToVector", "VectorToArrays", "appended", "vector_array", "vector_lists", "vector_sizes",
+           "is_vector"]
 
 #: A ``VectorUDT`` column's Arrow form: the struct of its SQL type.
 VECTOR_TYPE: pa.StructType = to_arrow_type(VectorUDT())
@@ -87,18 +88,19 @@ def _filled(lists: pa.ListArray) -> pa.ListArray:
 
 
 def vector_lists(vectors: pa.StructArray | pa.ChunkedArray) -> tuple[pa.ListArray, pa.ListArray]:
-    """A ``VectorUDT`` column's Arrow form back to sparse list columns: each vector's indices (int32, ascending as a
-    sparse vector holds them) and values (float64); a dense vector gives its nonzero entries, a null vector an empty
-    list.
+    """A ``VectorUDT`` column's Arrow form back to sparse list columns: each vector's non-zero entries, their indices
+    (int32, ascending as a sparse vector holds them) and values (float64), as a sparktc ``vectors`` table holds them
+    (a dense vector's zeros and a sparse vector's stored zeros are not entries); a null vector gives empty lists
+    (:func:`vector_sizes` tells it apart).
     """
     if isinstance(vectors, pa.ChunkedArray):
         vectors = vectors.combine_chunks()
     kinds = pc.struct_field(vectors, "type")
     dense = pc.fill_null(pc.not_equal(kinds, _SPARSE), False)
     indices, values = pc.struct_field(vectors, "indices"), pc.struct_field(vectors, "values")
-    if not pc.any(dense).as_py():
+    if not pc.any(dense).as_py() and not pc.any(pc.equal(pc.list_flatten(values), 0)).as_py():
         return _filled(indices), _filled(values)
-    # Dense rows: their nonzero values and the positions they hold; sparse rows as they are; one list per row.
+    # Dense rows: their values and the positions they hold; sparse rows as they are; the zeros dropped; one list a row.
     sparse_rows = pc.invert(dense)
     kept_values = pc.if_else(dense, values, pa.nulls(len(vectors), values.type))
     flat = pc.list_flatten(kept_values).to_numpy(zero_copy_only=False)
@@ -106,17 +108,31 @@ def vector_lists(vectors: pa.StructArray | pa.ChunkedArray) -> tuple[pa.ListArra
     starts = np.zeros(len(vectors) + 1, dtype=np.int64)
     np.cumsum(pc.list_value_length(kept_values).fill_null(0).to_numpy(zero_copy_only=False), out=starts[1:])
     positions = np.arange(len(flat)) - starts[parents]
-    nonzero = flat != 0
     sparse_indices = pc.if_else(sparse_rows, indices, pa.nulls(len(vectors), indices.type))
     sparse_values = pc.if_else(sparse_rows, values, pa.nulls(len(vectors), values.type))
-    rows = np.concatenate([parents[nonzero], pc.list_parent_indices(sparse_indices).to_numpy(zero_copy_only=False)])
-    ids = np.concatenate([positions[nonzero], pc.list_flatten(sparse_indices).to_numpy(zero_copy_only=False)])
-    weights = np.concatenate([flat[nonzero], pc.list_flatten(sparse_values).to_numpy(zero_copy_only=False)])
+    rows = np.concatenate([parents, pc.list_parent_indices(sparse_indices).to_numpy(zero_copy_only=False)])
+    ids = np.concatenate([positions, pc.list_flatten(sparse_indices).to_numpy(zero_copy_only=False)])
+    weights = np.concatenate([flat, pc.list_flatten(sparse_values).to_numpy(zero_copy_only=False)])
+    nonzero = weights != 0
+    rows, ids, weights = rows[nonzero], ids[nonzero], weights[nonzero]
     order = np.argsort(rows, kind="stable")
     offsets = np.zeros(len(vectors) + 1, dtype=np.int32)
     np.cumsum(np.bincount(rows, minlength=len(vectors)), out=offsets[1:])
     return (pa.ListArray.from_arrays(pa.array(offsets), pa.array(ids[order].astype(np.int32))),
             pa.ListArray.from_arrays(pa.array(offsets), pa.array(weights[order].astype(np.float64))))
+
+
+def vector_sizes(vectors: pa.StructArray | pa.ChunkedArray) -> np.ndarray:
+    """Each vector's size (int64): a sparse vector's ``size``, a dense vector's number of values; -1 for a null
+    vector.
+    """
+    if isinstance(vectors, pa.ChunkedArray):
+        vectors = vectors.combine_chunks()
+    valid = vectors.is_valid().to_numpy(zero_copy_only=False)
+    dense = pc.struct_field(vectors, "type").fill_null(_SPARSE).to_numpy(zero_copy_only=False) != _SPARSE
+    lengths = pc.list_value_length(pc.struct_field(vectors, "values")).fill_null(0).to_numpy(zero_copy_only=False)
+    sizes = np.where(dense, lengths, pc.struct_field(vectors, "size").fill_null(-1).to_numpy(zero_copy_only=False))
+    return np.where(valid, sizes, -1).astype(np.int64)
 
 
 def _integer_lists(found: object) -> bool:
@@ -134,7 +150,7 @@ def _check_size(value: object) -> int:
         raise ConfigError(f"{error}: the vectors' size, the number of terms (a sparktc run's vocabulary)") from None
 
 
-class ArraysToVector(Transformer, HasOutputCol, DefaultParamsReadable, DefaultParamsWritable):
+class ArraysToVector(Transformer, HasOutputCol, Persistent):
     """``indicesCol`` (array<int>: term ids, ascending) and ``valuesCol`` (array<float> or array<double>) ->
     ``outputCol``, sparse Spark ML vectors of ``size`` (a sparktc run's vocabulary size).
 
@@ -191,9 +207,10 @@ class ArraysToVector(Transformer, HasOutputCol, DefaultParamsReadable, DefaultPa
         return appended(dataset, [StructField(output, VectorUDT())], to_vectors)
 
 
-class VectorToArrays(Transformer, SparktcParams, DefaultParamsReadable, DefaultParamsWritable):
+class VectorToArrays(Transformer, SparktcParams, Persistent):
     """``inputCol`` (Spark ML vectors) -> ``indicesCol`` (array<int>) and ``valuesCol`` (array<double>): each
-    vector's entries as a sparktc ``vectors`` table holds them (a dense vector gives its nonzero entries).
+    vector's non-zero entries, as a sparktc ``vectors`` table holds them (a dense vector's zeros and a sparse vector's
+    stored zeros are not entries).
 
     Example::
 

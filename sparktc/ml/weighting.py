@@ -20,7 +20,7 @@ from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import DataFrame
-from pyspark.sql.types import ArrayType, StringType, StructField
+from pyspark.sql.types import StructField
 
 from sparktc.errors import InputError
 from sparktc.features.term_selection import FREQUENCY, score_column, term_scores
@@ -34,6 +34,7 @@ from sparktc.ml.params import (
     check_output_column,
     setting_default,
     setting_param,
+    string_lists,
 )
 from sparktc.ml.persistence import Persistent, PersistentModel
 from sparktc.ml.vectors import appended, vector_array
@@ -47,10 +48,6 @@ NOT_WEIGHTS = {GIVEN: "is a vector corpus's features as read: TermWeighting weig
                       "stage instead (ArraysToVector)"}
 NOT_SUPERVISED = {FREQUENCY: "is not a supervised weight (a term-selection score counted per category, Debole & "
                              "Sebastiani 2003); the most frequent terms are maxFeatures"}
-
-
-def _string_lists(found: object) -> bool:
-    return isinstance(found, ArrayType) and isinstance(found.elementType, StringType)
 
 
 class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol):
@@ -132,9 +129,9 @@ class TermWeighting(Estimator, _WeightingParams, Persistent):
     def _fit(self, dataset: DataFrame) -> TermWeightingModel:
         self.checked()
         supervised = self.getScheme() == "supervised"
-        check_column(self, dataset, "inputCol", _string_lists, "terms (array<string>)")
+        check_column(self, dataset, "inputCol", string_lists, "terms (array<string>)")
         if supervised:
-            check_column(self, dataset, "labelsCol", _string_lists, "category codes (array<string>)")
+            check_column(self, dataset, "labelsCol", string_lists, "category codes (array<string>)")
         n_train, counted = term_counts(dataset, self.getInputCol())
         if n_train == 0:
             raise InputError(f"TermWeighting: no rows to fit on: weighting ({self.getScheme()}) needs N and df from "
@@ -207,7 +204,7 @@ class TermWeightingModel(Model, _WeightingParams, PersistentModel):
 
     def _transform(self, dataset: DataFrame) -> DataFrame:
         self.checked()
-        check_column(self, dataset, "inputCol", _string_lists, "terms (array<string>)")
+        check_column(self, dataset, "inputCol", string_lists, "terms (array<string>)")
         output = check_output_column(self, dataset)
         terms, factors, scheme = self._table["term"].combine_chunks(), self.idf, self.getScheme()
         column = self.getInputCol()

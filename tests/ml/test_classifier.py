@@ -99,11 +99,20 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     assert stage.getOrDefault("C") == fitted.getOrDefault("C") and stage.categories == fitted.categories
     assert decisions(loaded.transform(test)) == before
     assert sum(map(len, before.values())) > 300
+    # The feature stages' refusals: a path that exists is not saved over, another stage's save is not loaded.
+    with pytest.raises(InputError, match="pipeline exists already: OneVsRestClassifierModel is not saved over it; "
+                                         "save it elsewhere, or replace it with stage.write\\(\\).overwrite"):
+        fitted.save(str(tmp_path / "pipeline"))
+    [saved] = (tmp_path / "pipeline" / "stages").iterdir()
+    with pytest.raises(InputError, match="holds a saved OneVsRestClassifierModel, not a OneVsRestClassifier;"):
+        OneVsRestClassifier.load(str(saved))
     # The estimator is saved with its Params, alone or in a Pipeline.
     ovr = OneVsRestClassifier(C=0.5, tuneFbr=[0.1, 0.3], thresholding="scutfbr")
     Pipeline(stages=[ovr]).save(str(tmp_path / "estimator"))
     [again] = Pipeline.load(str(tmp_path / "estimator")).getStages()
     assert isinstance(again, OneVsRestClassifier) and again.settings() == ovr.settings()
+    with pytest.raises(InputError, match="estimator exists already: OneVsRestClassifier is not saved over it"):
+        ovr.save(str(tmp_path / "estimator"))
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +153,13 @@ def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small
 
 
 @pytest.mark.parametrize(("params", "named"), [
-    ({"C": -1.0}, "Param C: C = -1.0 is out of range; expected > 0"),
-    ({"C": "big"}, "Param C"),
-    ({"thresholding": "best"}, "Param thresholding"),
-    ({"tuneC": [1.0, 0.0]}, "Param tuneC"),
-    ({"rcutK": 0}, "Param rcutK"),
-    ({"featuresCol": ""}, "Param featuresCol"),
+    ({"C": -1.0}, "^Param C \\(train.C\\) = -1.0 is out of range; expected > 0$"),
+    ({"C": "big"}, "^Param C \\(train.C\\) = 'big': expected float"),
+    ({"thresholding": "best"}, "^Param thresholding \\(train.thresholding\\) = 'best' is not allowed"),
+    ({"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.C\\) = \\[1.0, 0.0\\] is out of range"),
+    ({"rcutK": 0}, "^Param rcutK \\(train.rcut_k\\) = 0 is out of range"),
+    ({"featuresCol": ""}, "^Param featuresCol is \"\"; give a column's name$"),
+    ({"workDir": 3}, "^Param workDir must be a str"),
     ({"regParam": 0.1}, "has no Param regParam"),
 ])
 def test_a_wrong_param_is_refused_when_set(params, named):
@@ -169,9 +179,11 @@ def test_params_that_cannot_work_together_are_refused_before_any_spark_work(smal
     for params, message in refusals:
         with pytest.raises(ConfigError, match=message):
             OneVsRestClassifier(workDir=str(work), **params).fit(small)
-    with pytest.raises(InputError, match="no column 'tokens' \\(Param featuresCol\\)"):
+    with pytest.raises(InputError, match="^OneVsRestClassifier: featuresCol = 'tokens' is not a column of the "
+                                         "DataFrame"):
         OneVsRestClassifier(workDir=str(work), featuresCol="tokens").fit(small)
-    with pytest.raises(InputError, match="column 'doc_id' \\(Param labelsCol\\) is string; expected array<string>"):
+    with pytest.raises(InputError, match="^OneVsRestClassifier: labelsCol = 'doc_id' is string, not category codes "
+                                         "\\(array<string>\\)"):
         OneVsRestClassifier(workDir=str(work), labelsCol="doc_id").fit(small)
     assert not work.exists()  # refused before the work directory, and before any job
 
@@ -202,14 +214,15 @@ def test_bad_training_rows_are_named_and_the_work_directory_removed(spark, tmp_p
 
 
 def test_transform_refuses_an_output_column_already_there(fitted, vectors):
-    with pytest.raises(InputError, match="already has a column 'labels' \\(Param predictedCol"):
+    with pytest.raises(InputError, match="^OneVsRestClassifierModel: predictedCol = 'labels' is a column of the "
+                                         "DataFrame already"):
         fitted.copy({fitted.predictedCol: "labels"}).transform(vectors)
 
 
 def test_vectors_become_the_lists_of_their_non_zero_entries():
     import pyarrow as pa
 
-    from sparktc.ml.classifier import vector_lists
+    from sparktc.ml.classifier import _entries
 
     struct = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                         ("values", pa.list_(pa.float64()))])
@@ -218,11 +231,11 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
             None,
             {"type": 0, "size": 6, "indices": [0, 2, 5], "values": [1.0, 0.0, -4.0]},
             {"type": 0, "size": 6, "indices": [], "values": []}]
-    indices, values, sizes = vector_lists(pa.array(rows, struct))
-    assert indices.to_pylist() == [[1, 4], [1, 3], None, [0, 5], []]
-    assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], None, [1.0, -4.0], []]
+    indices, values, sizes = _entries(pa.array(rows, struct))
+    assert indices.to_pylist() == [[1, 4], [1, 3], [], [0, 5], []]
+    assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], [], [1.0, -4.0], []]
     assert values.type == pa.list_(pa.float32()) and indices.type == pa.list_(pa.int32())
-    assert list(sizes) == [6, 6, -1, 6, 6]
+    assert list(sizes) == [6, 6, -1, 6, 6]  # a null vector's size is -1: the fit names its document
 
 
 def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_after():

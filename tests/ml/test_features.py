@@ -140,6 +140,15 @@ def test_a_wrong_param_is_refused_naming_it(make, words):
     assert words in str(refused.value)
 
 
+def test_a_grids_numpy_values_and_tuples_are_taken_as_the_configuration_takes_them():
+    from sparktc.ml import OneVsRestClassifier, TermWeighting
+
+    minimum = TermWeighting(minDf=np.int64(3)).getMinDf()
+    assert minimum == 3 and type(minimum) is int
+    ovr = OneVsRestClassifier(C=np.float64(0.5), tuneC=(0.1, 1.0))
+    assert type(ovr.getOrDefault("C")) is float and ovr.getOrDefault("tuneC") == [0.1, 1.0]
+
+
 def test_a_value_a_stage_cannot_take_is_not_offered_as_allowed():
     from sparktc.ml import TermWeighting
 
@@ -158,16 +167,37 @@ def test_a_wrong_value_set_past_the_setters_is_refused_before_spark_work(spark, 
         TermWeighting(inputCol="words").fit(analyzed)
     with pytest.raises(InputError, match="inputCol = 'doc_id' is string, not terms"):
         TermWeighting(inputCol="doc_id").fit(analyzed)
-    with pytest.raises(InputError, match="stopList = '/nowhere/english.stop' cannot be read"):
+    with pytest.raises(ConfigError, match="stopList \\(tokenize.stop_list\\) = '/nowhere/english.stop': no such file"):
         Analyzer(stopList="/nowhere/english.stop").transform(spark.createDataFrame([("a text",)], ["text"]))
     with pytest.raises(InputError, match="outputCol = 'terms' is a column of the DataFrame already"):
         Analyzer().transform(analyzed.withColumn("text", analyzed["doc_id"]))
 
 
+def test_the_stop_list_is_a_packaged_name_or_a_file_as_the_configuration_takes_it(spark, tmp_path, monkeypatch):
+    from sparktc.ml import Analyzer
+
+    smart = Path(__file__).resolve().parents[2] / "conf" / "stopwords" / "smart_english.stop"
+    assert {"the", "again"} <= set(smart.read_text().split())
+    texts = spark.createDataFrame([("The bank rates rose again",)], ["text"])
+    # Each Analyzer reads its stop list when it transforms, on the driver: one Spark job scores them all.
+    for column, stop_list in (("by_name", "smart"), ("by_path", str(smart)), ("default", None)):
+        texts = Analyzer(outputCol=column, **({"stopList": stop_list} if stop_list else {})).transform(texts)
+    # A file that exists is taken as a path, as tokenize.stop_list takes it: a name only where no such file is.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smart").write_text("bank\n")
+    row = Analyzer(stopList="smart", outputCol="file").transform(texts).first()
+    assert row.by_name == row.by_path == ["bank", "rate", "rose"]
+    assert row.default == ["the", "bank", "rate", "rose", "again"]  # the configuration's default, "": none
+    assert row.file == ["the", "rate", "rose", "again"]
+    with pytest.raises(ConfigError, match="^Param stopList \\(tokenize.stop_list\\) = 'smrt': no such file or "
+                                          "directory; give a file's path or a packaged stop list's name: smart$"):
+        Analyzer(stopList="smrt").transform(texts)
+
+
 def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector, run, tmp_path):
     from pyspark.ml import PipelineModel
 
-    from sparktc.ml import Analyzer, TermSelectorModel, TermWeightingModel
+    from sparktc.ml import Analyzer, ArraysToVector, TermSelectorModel, TermWeightingModel, VectorToArrays
 
     weighting.save(str(tmp_path / "weighting"))
     loaded = TermWeightingModel.load(str(tmp_path / "weighting"))
@@ -176,6 +206,9 @@ def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector
     np.testing.assert_array_equal(loaded.idf, weighting.idf)
     with pytest.raises(SparktcError, match=r"exists already.*write\(\)\.overwrite\(\)\.save"):
         weighting.save(str(tmp_path / "weighting"))
+    for stage in (Analyzer(), ArraysToVector(size=3), VectorToArrays()):  # the transformers: the same refusal
+        with pytest.raises(InputError, match=f"exists already: {type(stage).__name__} is not saved over it"):
+            stage.save(str(tmp_path / "weighting"))
     selector.copy({selector.topK: 50}).write().overwrite().save(str(tmp_path / "weighting"))
     with pytest.raises(InputError, match="holds a saved TermSelectorModel, not a TermWeightingModel"):
         TermWeightingModel.load(str(tmp_path / "weighting"))
@@ -208,9 +241,10 @@ def test_arrays_and_vectors_round_trip(spark, run):
     for row in back:
         assert row.features == SparseVector(21_137, row.indices, [float(v) for v in row["values"]])
         assert row.ids == row.indices and row.weights == [float(v) for v in row["values"]]
-    dense = spark.createDataFrame([(DenseVector([0.0, 2.5, 0.0, 1.0]),), (SparseVector(4, [3], [7.0]),)], ["features"])
+    dense = spark.createDataFrame([(DenseVector([0.0, 2.5, 0.0, 1.0]),), (SparseVector(4, [0, 3], [0.0, 7.0]),)],
+                                  ["features"])
     assert [(row.indices, row["values"]) for row in VectorToArrays().transform(dense).collect()] == \
-        [([1, 3], [2.5, 1.0]), ([3], [7.0])]
+        [([1, 3], [2.5, 1.0]), ([3], [7.0])]  # zeros are not entries, stored or not
     with pytest.raises(ConfigError, match="size is not set"):
         ArraysToVector().transform(vectors)
 
