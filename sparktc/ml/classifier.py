@@ -10,6 +10,8 @@ labels seen, and ``term_ranks`` by the rank stage's own code, which ``tuneTerms`
 :func:`sparktc.stages.train.train` there (the categories trained in parallel Spark tasks, as in a pipeline run), and
 keeps the model bundle the stage writes (:mod:`sparktc.experiment.bundle`). The tables are removed when the fit ends;
 the bundle stays for the model's tasks to read until the model is garbage-collected (or the process ends) or saved.
+A fit prints none of the stages' lines (a ``CrossValidator`` fits many times); their warnings, such as a decision rule
+that assigns no training document to most categories, still go to standard error.
 
 :class:`OneVsRestClassifierModel` scores documents with the bundle's scorer and decision rule, as evaluate and classify
 do, and adds ``predicted`` (the codes assigned, in category order), ``prediction`` (their indices into
@@ -85,6 +87,7 @@ from sparktc.runtime import session, storage
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Tables
 from sparktc.runtime.session import check_workers_python
+from sparktc.runtime.stage_report import quiet
 from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
 from sparktc.stages.rank import rank
 from sparktc.stages.train import train
@@ -259,8 +262,9 @@ class OneVsRestClassifier(Estimator, _OneVsRestParams, Persistent):
                                                 F.col(labels).alias("labels"), F.col(features).alias("features")),
                           tables)
             try:
-                rank(spark, config, tables)
-                train(spark, config, tables)
+                with quiet():  # a Spark ML fit prints no stage lines (a CrossValidator makes many); warnings stay
+                    rank(spark, config, tables)
+                    train(spark, config, tables)
             except ConfigError as error:  # a setting the data refuses (folds above the documents): in Params' words
                 raise ConfigError(f"{type(self).__name__}: {in_param_words(str(error))}") from None
             for name in FIT_TABLES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -47,6 +48,22 @@ class StageReport:
         return asdict(self)
 
 
+#: Whether stage lines are kept unprinted in this thread's context (:func:`quiet`).
+_QUIET: ContextVar[bool] = ContextVar("sparktc_quiet_stages", default=False)
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Stages run within print no line: a library call whose caller reads none, such as a Spark ML fit (many of them
+    in a ``CrossValidator``, from several threads). Warnings and errors still go to standard error.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
 @contextmanager
 def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
     """Time a stage, label its Spark jobs ``sparktc: <name>`` in the UI, check and print its counts."""
@@ -56,6 +73,7 @@ def stage(spark: SparkSession, name: str) -> Iterator[StageReport]:
         yield report
     report.seconds = round(time.perf_counter() - started, 3)
     report.reconcile()
-    with cleared():  # not after the stage's progress line on a terminal
-        print(report.line(), flush=True)
+    if not _QUIET.get():
+        with cleared():  # not after the stage's progress line on a terminal
+            print(report.line(), flush=True)
 

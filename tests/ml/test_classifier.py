@@ -1,8 +1,8 @@
 """sparktc.ml's OneVsRestClassifier against the pipeline job: fitted on the Reuters-21578 R(90) run's own training
 vectors with the run's [train] settings, it decides the test documents as the job did (its ``predictions``), with the
 job's per-category weights, biases and thresholds, and MultilabelClassificationEvaluator's micro-F1 is the job's
-``metrics.json`` micro_f1; saved in a PipelineModel and loaded, it decides them again; CrossValidator chooses C
-over a Pipeline of it on a small subset; wrong Params are refused before any Spark job.
+``metrics.json`` micro_f1; saved in a PipelineModel and loaded, it decides them again (tests/ml/test_pipeline.py runs
+CrossValidator over a whole Pipeline of sparktc's stages); wrong Params are refused before any Spark job.
 """
 
 from __future__ import annotations
@@ -121,18 +121,6 @@ def small(vectors):
     kept = F.array(*map(F.lit, SMALL_CATEGORIES))
     return (vectors.filter(F.col("split") == "train").drop("split").orderBy("doc_id").limit(SMALL_DOCUMENTS)
             .withColumn("labels", F.array_intersect("labels", kept)).cache())
-
-
-def test_cross_validator_chooses_c_over_a_pipeline(small):
-    ovr = OneVsRestClassifier()
-    grid = ParamGridBuilder().addGrid(ovr.C, [0.01, 1.0]).build()
-    evaluator = MultilabelClassificationEvaluator(metricName="microF1Measure")
-    chosen = CrossValidator(estimator=Pipeline(stages=[ovr]), estimatorParamMaps=grid, evaluator=evaluator,
-                            numFolds=2, seed=1).fit(small)
-    # C = 0.01 under-fits these 300-document folds: every positive falls under the fixed threshold 0.
-    assert chosen.avgMetrics[0] == 0.0 and 0.5 < chosen.avgMetrics[1] < 1
-    [model] = chosen.bestModel.stages
-    assert model.getOrDefault("C") == 1.0 and model.categories == SMALL_CATEGORIES
 
 
 def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, vectors, tmp_path):

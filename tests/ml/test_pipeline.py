@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from contextlib import chdir, redirect_stdout
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pandas as pd
@@ -20,12 +20,16 @@ from conftest import REPO
 pytestmark = pytest.mark.spark
 
 #: The README's Spark ML blocks, by the word after "spark ml" in the comment above each.
-BLOCK = re.compile(r"<!-- spark ml (\S+)[^>]*-->\n```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"<!-- spark ml ([\w-]+)[^>]*-->\n```python\n(.*?)```", re.S)
 CV_DOCUMENTS = 600
 
 
-def readme_blocks() -> dict[str, str]:
-    return dict(BLOCK.findall((REPO / "README.md").read_text()))
+def readme_blocks(folder: Path) -> dict[str, str]:
+    """The blocks, their relative paths under ``folder``: Spark resolves them against its JVM's working directory,
+    which a Python ``chdir`` does not move.
+    """
+    blocks = dict(BLOCK.findall((REPO / "README.md").read_text()))
+    return {name: re.sub(r'"(runs|models)/', rf'"{folder}/\1/', code) for name, code in blocks.items()}
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +42,8 @@ def example(spark, reuters21578_run, tmp_path_factory) -> dict:
     (folder / "runs" / "reuters21578").symlink_to(reuters21578_run[0])
     namespace: dict = {"spark": spark}
     printed = io.StringIO()
-    with chdir(folder), redirect_stdout(printed):
-        exec(readme_blocks()["example"], namespace)
+    with redirect_stdout(printed):
+        exec(readme_blocks(folder)["example"], namespace)
     return namespace | {"printed": printed.getvalue(), "folder": folder, "run": reuters21578_run[0]}
 
 
@@ -73,8 +77,8 @@ def test_cross_validation_chooses_c_on_training_documents(example):
     namespace = dict(example)
     namespace["train"] = example["train"].orderBy("doc_id").limit(CV_DOCUMENTS)
     printed = io.StringIO()
-    with chdir(example["folder"]), redirect_stdout(printed):
-        exec(readme_blocks()["cross-validation"], namespace)
+    with redirect_stdout(printed):
+        exec(readme_blocks(example["folder"])["cross-validation"], namespace)
     metrics = namespace["chosen"].avgMetrics
     assert len(metrics) == 2 and all(0 <= value <= 1 for value in metrics) and metrics[0] != metrics[1]
     chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("C")
