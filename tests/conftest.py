@@ -47,8 +47,8 @@ SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_determinism.py
                  "test_scores_meet_thresholds.py", "test_compare_agreement.py",
                  "test_bad_input.py", "test_synthetic_category_sets.py", "test_synthetic.py", "test_vector_corpora.py",
                  "test_llsf.py", "test_nnet.py", "test_weighting_schemes.py", "test_export_libsvm.py",
-                 "test_lyrl2004_category_sets.py", "test_reuters21578_pipeline.py", "test_classifier.py", "test_pipeline.py",
-                 "test_naive_bayes.py", "test_closed_predictions.py")
+                 "test_lyrl2004_category_sets.py", "test_reuters21578_pipeline.py", "test_classifier.py",
+                 "test_pipeline.py", "test_naive_bayes.py", "test_closed_predictions.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:

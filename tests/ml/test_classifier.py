@@ -18,7 +18,6 @@ import pytest
 from pyspark.ml import Pipeline, PipelineModel
 from pyspark.ml.evaluation import MultilabelClassificationEvaluator
 from pyspark.ml.linalg import Vectors, VectorUDT
-from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
 from pyspark.sql import functions as F
 
 from sparktc.errors import ConfigError, InputError
