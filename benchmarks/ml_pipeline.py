@@ -28,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_LIST = REPO / "conf" / "stopwords" / "smart_english.stop"
-MICRO_F1 = re.compile(r"micro-F1 (\d\.\d+)|micro P \S+ R \S+ F1 (\d\.\d+)")
+MICRO_F1 = re.compile(r"micro-F1 (\d\.\d+)|micro P \S+\s+R \S+\s+F1 (\d\.\d+)")
 
 
 def example(documents: str) -> None:
@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
 
     def measured(kind: str, index: int, command: list[str]) -> None:
-        result = run_measured(command, REPO, output / "logs" / f"{kind}-{index}.log", driver_script=None)
+        log = output / "logs" / f"{kind}-{index}.log"
+        result = run_measured(command, REPO, log, driver_script=None)
         if result.returncode != 0:
             raise SystemExit(f"{kind} run {index} failed ({result.returncode}): " + "\n".join(result.tail[-10:]))
-        found = [match for line in result.tail for match in MICRO_F1.findall(line)]
+        found = MICRO_F1.findall(log.read_text())  # the job's headline comes before its per-category table
         micro_f1 = float(next(value for value in found[-1] if value)) if found else float("nan")
         rows.append((kind, index, result.seconds, result.cpu_seconds, result.peak_rss_mb()["total"], micro_f1,
                      result.cpu_source))
