@@ -83,4 +83,4 @@ def test_cross_validation_chooses_c_on_training_documents(example):
     assert len(metrics) == 2 and all(0 <= value <= 1 for value in metrics) and metrics[0] != metrics[1]
     chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("C")
     assert chosen == [0.1, 1.0][metrics.index(max(metrics))]
-    assert printed.getvalue() == f"C {chosen} micro-F1 by C {metrics}\n"
+    assert printed.getvalue() == f"C {chosen} micro-F1 by C {[round(value, 4) for value in metrics]}\n"
