@@ -242,8 +242,8 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
     assert not reason, f"the driver could import sparktc from the clone, so the run would prove nothing: {reason}"
     command = [str(packed_env.env / "bin" / "sparktc"), "run", "--master", cluster.url,
                "--executor-memory", "1g", "--total-executor-cores", "2",
+               # The executors' interpreter; the driver's stays the command's own (sparktc.apps.submit).
                "--archives", f"{packed_env.archive}#env", "--conf", "spark.pyspark.python=./env/bin/python",
-               "--conf", f"spark.pyspark.driver.python={packed_env.python}",
                "--conf", "spark.driver.host=127.0.0.1",
                # As many shuffle partitions as the local-mode run's session (conftest.py), not the 16 of
                # conf/spark-defaults.conf: two one-core executors, and the results do not depend on it
