@@ -6,7 +6,9 @@ the spark-submit that ships with pyspark, with sparktc's own environment, from a
 What both pass to spark-submit (:func:`submit`, the one home of it):
 
 * ``PYSPARK_PYTHON`` and ``PYSPARK_DRIVER_PYTHON``: the running interpreter (the clone's ``.venv/bin/python``)
-  unless set;
+  unless set; a driver on this machine (not ``--deploy-mode cluster``) runs ``PYSPARK_DRIVER_PYTHON`` also when
+  ``--conf spark.pyspark.python`` names the executors' interpreter (``./env/bin/python`` of an ``--archives``
+  environment, which Spark would otherwise run for the driver too), unless ``spark.pyspark.driver.python`` is given;
 * ``conf/spark-defaults.conf`` as ``--properties-file`` (unless one is given) and ``conf/log4j2.properties``,
   which sends Spark's log to a file per job, ``LOGS/<time>-<pid>-<job>.log`` (``SPARKTC_LOG_DIR`` or
   ``SPARKTC_LOG`` to change it): the stages print one line each, and a failure prints one ``sparktc: error:`` line
@@ -159,6 +161,30 @@ def _master(arguments: Sequence[str]) -> tuple[str, bool]:
     return master, given
 
 
+def _confs(arguments: Sequence[str]) -> dict[str, str]:
+    """The Spark properties the arguments set (``--conf``/``-c`` ``key=value``, also ``--conf=key=value``), with
+    ``spark.submit.deployMode`` for ``--deploy-mode``.
+    """
+    confs: dict[str, str] = {}
+    pending = ""
+    for argument in arguments:
+        if pending:
+            option, value, pending = pending, argument, ""
+        elif argument in ("--conf", "-c", "--deploy-mode"):
+            pending = argument
+            continue
+        elif argument.startswith(("--conf=", "--deploy-mode=")):
+            option, value = argument.split("=", 1)
+        else:
+            continue
+        if option == "--deploy-mode":
+            confs["spark.submit.deployMode"] = value
+        else:
+            key, _, setting = value.partition("=")
+            confs[key] = setting
+    return confs
+
+
 def class_archive_key(spark_home: Path) -> str:
     """The key of the JVM's class archive: the ``java`` binary (its real path) and Spark's jars (their names), each
     with its size and modification time.
@@ -214,6 +240,11 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
                for argument in arguments):
         options += ["--properties-file", str(conf / "spark-defaults.conf")]
     local = master.startswith("local")
+    confs = _confs(arguments)
+    if ("spark.pyspark.python" in confs and "spark.pyspark.driver.python" not in confs
+            and confs.get("spark.submit.deployMode") != "cluster"):
+        # Spark runs spark.pyspark.python for the driver too, before PYSPARK_DRIVER_PYTHON.
+        options += ["--conf", f"spark.pyspark.driver.python={os.environ['PYSPARK_DRIVER_PYTHON']}"]
     if ship or not local:
         options += ["--py-files", str(write_zip(home))]
     command = [str(spark_home / "bin" / "spark-submit"), "--conf"]

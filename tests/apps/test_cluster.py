@@ -3,14 +3,16 @@
 A master and two workers (one core, 2 GB each) are started from the pyspark installation, on
 127.0.0.1 only. The Python side comes from the packed environment the README's YARN recipe ships
 (``scripts/pack-env.sh``, what ``make pack`` runs): a fresh virtual environment with sparktc installed
-from its wheel and the pinned dependencies, packed by venv-pack. The executors receive it with
-``--archives ENV#env`` and run ``./env/bin/python``; the driver runs the environment it packs, with
-its pyspark's spark-submit, from a directory outside the clone, and nothing is shipped with
-``--py-files``: no sparktc but the installed one can run (its interpreter finds sparktc in the
-environment, installed from the wheel, and nothing of the clone on its path: checked first). The job
-runs with two executors of 1 GB, one per worker, and its tables and metrics must equal those of the
-suite's local-mode run (``reuters21578_run`` in conftest.py), which this process makes (or another one
-has made) while the cluster runs the job.
+from its wheel and the pinned dependencies, packed by venv-pack. The driver is the environment's
+``sparktc run`` command, started from a directory outside the clone with the packaged configuration
+(``--config reuters21578``): no sparktc but the installed one can run (its interpreter finds sparktc in
+the environment, installed from the wheel, and nothing of the clone on its path: checked first). The
+executors receive the environment with ``--archives ENV#env`` and run ``./env/bin/python``; on a master
+that is not local the command ships the installed package zipped with ``--py-files`` (the driver's own
+code), so the executors import sparktc from that zip and its dependencies from ``./env``. The job runs
+with two executors of 1 GB, one per worker, and its tables and metrics must equal those of the suite's
+local-mode run (``reuters21578_run`` in conftest.py), which this process makes (or another one has
+made) while the cluster runs the job.
 
 Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
 the JIT's first tier only, as the suite's own session, and the serial collector. They run many small
@@ -27,6 +29,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+import zipfile
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,24 +220,30 @@ def cluster(tmp_path_factory):
     assert not leftovers, f"processes of the test cluster still running after SIGKILL: {leftovers}"
 
 
+@dataclass(frozen=True)
+class ClusterRun:
+    output: Path
+    stdout: str
+    shipped: Path  # the installed package's zip the command passed with --py-files
+    seconds: float
+
+
 @pytest.fixture(scope="module")
-def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, request):
-    """The README's Reuters-21578 command, submitted to the cluster from the packed environment (its
-    spark-submit and Python on the driver, the archive for the executors, a working directory outside the
-    clone; the job and its configuration are still read from the clone's files): (output, stdout, seconds).
-    While it runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here, or
-    read if another test process made it: the cluster's JVMs and this process's session share the machine.
+def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, request) -> ClusterRun:
+    """The README's Reuters-21578 command, as the packed environment's ``sparktc run`` (its spark-submit and
+    Python on the driver, the packaged configuration, a working directory outside the clone; the archive for the
+    executors). While it runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here,
+    or read if another test process made it: the cluster's JVMs and this process's session share the machine.
     """
     output = tmp_path_factory.mktemp("reuters21578-cluster") / "run"
     elsewhere = output.parent / "cwd"
     elsewhere.mkdir()
     reason = installed_sparktc(packed_env, elsewhere)
     assert not reason, f"the driver could import sparktc from the clone, so the run would prove nothing: {reason}"
-    command = [str(packed_env.env / "bin" / "spark-submit"), "--master", cluster.url,
+    command = [str(packed_env.env / "bin" / "sparktc"), "run", "--master", cluster.url,
                "--executor-memory", "1g", "--total-executor-cores", "2",
-               "--properties-file", str(REPO / "conf" / "spark-defaults.conf"),
+               # The executors' interpreter; the driver's stays the command's own (sparktc.apps.submit).
                "--archives", f"{packed_env.archive}#env", "--conf", "spark.pyspark.python=./env/bin/python",
-               "--conf", f"spark.pyspark.driver.python={packed_env.python}",
                "--conf", "spark.driver.host=127.0.0.1",
                # As many shuffle partitions as the local-mode run's session (conftest.py), not the 16 of
                # conf/spark-defaults.conf: two one-core executors, and the results do not depend on it
@@ -242,11 +251,13 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
                "--conf", "spark.sql.shuffle.partitions=4",
                "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
                "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",
-               str(REPO / "jobs" / "pipeline.py"), "--config", str(REPO / "conf" / "reuters21578.toml"),
+               # The packaged configuration, by name, with the settings of the local-mode run.
+               "--config", "reuters21578",
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
-    # The driver binds to loopback as the daemons do; its spark-submit finds its Spark through this Python.
-    environment = cluster_environment() | {"PYSPARK_DRIVER_PYTHON": str(packed_env.python)}
+    # The driver binds to loopback as the daemons do; the command's zip and Spark's log go to a cache of its own.
+    cache = output.parent / "cache"
+    environment = cluster_environment() | {"XDG_CACHE_HOME": str(cache)}
     logs = output.parent / "stdout", output.parent / "stderr"  # files, not pipes: read when it has finished
     began = time.monotonic()
     with open(logs[0], "w") as out, open(logs[1], "w") as err:
@@ -257,7 +268,7 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
         job.wait(timeout=max(1.0, SUBMIT_TIMEOUT - (time.monotonic() - began)))
     except subprocess.TimeoutExpired:
         stop_group(job)
-        pytest.fail(f"spark-submit did not finish in {SUBMIT_TIMEOUT} s\n{logs[1].read_text()[-3000:]}\n"
+        pytest.fail(f"sparktc run did not finish in {SUBMIT_TIMEOUT} s\n{logs[1].read_text()[-3000:]}\n"
                     f"{cluster.log_tails()}")
     finally:
         leftovers = stop_group(job)  # nothing of the submit (driver JVM, Python driver) may outlive it
@@ -266,18 +277,35 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
     assert not leftovers, f"processes of spark-submit still running after SIGKILL: {leftovers}"
     executor_logs = "\n".join(tail(log, 15) for work_dir in cluster.work_dirs
                               for log in work_dir.glob("app-*/*/stderr"))
-    assert job.returncode == 0, f"{stderr[-4000:]}\n{executor_logs}\n{cluster.log_tails()}"
+    spark_logs = "\n".join(tail(log, 40) for log in (cache / "sparktc" / "logs").glob("*.log"))
+    assert job.returncode == 0, f"{stderr[-4000:]}\n{spark_logs}\n{executor_logs}\n{cluster.log_tails()}"
+    [shipped] = (cache / "sparktc").glob("*.zip")
     print(f"packed environment: {packed_env.seconds:.1f} s, {packed_env.archive.stat().st_size / 2**20:.0f} MiB; "
           f"cluster run: {seconds:.1f} s")
-    return output, stdout, seconds
+    return ClusterRun(output, stdout, shipped, seconds)
 
 
-def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
+def test_the_zip_shipped_is_the_installed_package(packed_env: PackedEnv, cluster_run: ClusterRun) -> None:
+    """What the command shipped with --py-files is the environment's sparktc, file for file (its modules, with
+    their bytecode, and its configurations), and nothing else.
+    """
+    [package] = (packed_env.env / "lib").glob("python*/site-packages/sparktc")
+    installed = {f"sparktc/{path.relative_to(package)}" for path in package.rglob("*")
+                 if path.is_file() and "__pycache__" not in path.parts}
+    with zipfile.ZipFile(cluster_run.shipped) as archive:
+        names = set(archive.namelist())
+        sources = {name: archive.read(name) for name in names if not name.endswith(".pyc")}
+    assert set(sources) == installed
+    assert all(content == (package.parent / name).read_bytes() for name, content in sources.items())
+    assert names - installed == {f"{name}c" for name in installed if name.endswith(".py")}
+
+
+def test_the_run_used_both_workers(cluster: Cluster, cluster_run: ClusterRun) -> None:
     """Not local mode: the master lists the application as finished with 2 cores of 1 GB, the
     stages' manifests name that application and master, and each worker ran one executor that
-    unpacked the environment (and was shipped no library zip) and finished tasks.
+    unpacked the environment, was shipped the installed package's zip and no other, and finished tasks.
     """
-    output, stdout, _ = cluster_run
+    output, stdout = cluster_run.output, cluster_run.stdout
     stages = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
     assert stages == ["ingest", "tokenize", "weight", "rank", "train", "evaluate"], stdout
     manifests = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in stages}
@@ -294,17 +322,20 @@ def test_the_run_used_both_workers(cluster: Cluster, cluster_run) -> None:
     app = completed[application]
     assert (app["name"], app["state"], app["cores"], app["memoryperexecutor"]) == \
         ("sparktc-reuters21578", "FINISHED", 2, 1024), app
+    shipped = cluster_run.shipped.read_bytes()
     for work_dir in cluster.work_dirs:  # one executor directory per executor the worker launched
         executors = sorted((work_dir / application).iterdir())
-        assert executors and all((executor / "env" / "bin" / "python").exists() and not list(executor.glob("*.zip"))
+        assert executors and all((executor / "env" / "bin" / "python").exists()
+                                 and [path.name for path in executor.glob("*.zip")] == [cluster_run.shipped.name]
+                                 and (executor / cluster_run.shipped.name).read_bytes() == shipped
                                  for executor in executors), [sorted(executor.iterdir()) for executor in executors]
         finished = sum((executor / "stderr").read_text(errors="replace").count("Finished task")
                        for executor in executors)
         assert finished > 0, "\n".join(tail(executor / "stderr") for executor in executors)
 
 
-def test_metrics_equal_the_local_run(cluster_run, reuters21578_run) -> None:
-    cluster_output, _, _ = cluster_run
+def test_metrics_equal_the_local_run(cluster_run: ClusterRun, reuters21578_run) -> None:
+    cluster_output = cluster_run.output
     local_output, _ = reuters21578_run
     cluster_metrics = json.loads((cluster_output / "metrics.json").read_text())
     local_metrics = json.loads(Path(local_output, "metrics.json").read_text())
@@ -314,8 +345,8 @@ def test_metrics_equal_the_local_run(cluster_run, reuters21578_run) -> None:
 
 @pytest.mark.parametrize(("name", "key"), [("models", "category"), ("predictions", "doc_id"),
                                            ("contingency", "category")])
-def test_tables_equal_the_local_run(spark, cluster_run, reuters21578_run, name: str, key: str) -> None:
-    cluster_output, _, _ = cluster_run
+def test_tables_equal_the_local_run(spark, cluster_run: ClusterRun, reuters21578_run, name: str, key: str) -> None:
+    cluster_output = cluster_run.output
     local_output, _ = reuters21578_run
 
     def table(output):

@@ -1,25 +1,23 @@
-"""``pip install`` gives a working tool: the wheel, installed into a fresh virtual environment, runs ``sparktc run`` on
-the embedded default and ``sparktc classify`` on its model from a directory outside the repository.
+"""``pip install`` gives a working tool: the wheel, installed into a fresh virtual environment with its dependencies,
+runs ``sparktc run`` on the embedded default and ``sparktc classify`` on its model from a directory outside the
+repository.
 
-The fresh environment takes the dependencies from the environment running the tests (a .pth file naming its
-site-packages, so nothing is downloaded) and sparktc from the wheel alone.
+The environment and the wheel are those of ``scripts/pack-env.sh`` (``make pack``), built once for the suite
+(``packed_env`` in conftest.py): a fresh virtual environment with sparktc installed from the wheel, built from the
+checkout's files, and the dependencies pinned in pyproject.toml installed by pip.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO
-
-from sparktc.apps.submit import class_archive_key, spark_home_of_pyspark
+from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv
 
 pytestmark = pytest.mark.spark  # spark-submit, not the session fixture
 
@@ -32,46 +30,17 @@ SUBMIT = ["--master", "local[2]", "--conf", f"spark.driver.defaultJavaOptions={C
 TIMEOUT = 600
 
 
-def _succeeds(command: list) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
-    assert done.returncode == 0, f"{' '.join(map(str, command))}\n{done.stderr[-3000:]}"
-
-
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
-    """The wheel built from a copy of the repository's sources, installed into a fresh virtual environment: (the
-    wheel, the environment's bin/, the environment to run its commands in, from a directory outside the repository).
+def installed(packed_env: PackedEnv, tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    """The wheel, the environment's bin/ and the environment variables to run its commands with, from a directory
+    outside the repository: nothing that points at the clone or at the tests' interpreter, and a cache of its own.
     """
-    base = tmp_path_factory.mktemp("package")
-    source = base / "source"  # a copy: setuptools writes build/ and *.egg-info beside the sources it builds
-    for name in ("sparktc", "conf", "jobs"):
-        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    # The environment's setuptools builds it (from 70.1 on bdist_wheel is its own: the test extra pins 80.9.0, which
-    # ./scripts/ensure-env.sh installs).
-    _succeeds([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-               "--wheel-dir", str(base / "wheel"), str(source)])
-    [wheel] = (base / "wheel").glob("sparktc-*.whl")
-    venv = base / "venv"
-    _succeeds([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    # The dependencies: those of the environment running the tests (every site-packages on its path).
-    [site] = (venv / "lib").glob("python*/site-packages")
-    (site / "dependencies.pth").write_text("".join(f"{path}\n" for path in sys.path if path.endswith("site-packages")))
-    python = venv / "bin" / "python"
-    # --ignore-installed: the tests' environment may hold sparktc too (an editable install); it stays as it is.
-    _succeeds([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--ignore-installed", str(wheel)])
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG",
                                   "SPARKTC_LOG_DIR")}
-    environment["XDG_CACHE_HOME"] = str(base / "cache")  # where an installed sparktc puts its logs and zip
-    # The JVM's class archive of this machine's Java and Spark, when the repository's runs have written it: read, not
-    # written again (190 MB) by the first job here.
-    archive = f"jvm-classes-{class_archive_key(spark_home_of_pyspark())}.jsa"
-    if (REPO / "build" / archive).is_file():
-        (base / "cache" / "sparktc").mkdir(parents=True)
-        (base / "cache" / "sparktc" / archive).symlink_to(REPO / "build" / archive)
-    return wheel, venv / "bin", environment
+    # Where an installed sparktc puts its logs, its zip and the JVM's class archive, which the first local job writes.
+    environment["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("package") / "cache")
+    return packed_env.wheel, packed_env.env / "bin", environment
 
 
 def test_the_wheel_holds_the_configurations_the_stop_list_the_jobs_and_the_command(installed) -> None:

@@ -73,3 +73,35 @@ def test_a_clone_keeps_its_build_and_logs(tmp_path: Path) -> None:
     home = Home.clone(tmp_path)
     assert (home.package, home.data, home.zip, home.logs) == (tmp_path / "sparktc", tmp_path,
                                                               tmp_path / "build" / "sparktc.zip", tmp_path / "logs")
+
+
+@pytest.mark.parametrize(("given", "drivers"), [
+    (["--conf", "spark.pyspark.python=./env/bin/python"], ["/driver/bin/python"]),
+    (["--conf=spark.pyspark.python=./env/bin/python"], ["/driver/bin/python"]),
+    (["-c", "spark.pyspark.python=./env/bin/python", "--conf", "spark.pyspark.driver.python=/opt/py"], ["/opt/py"]),
+    (["--deploy-mode", "cluster", "--conf", "spark.pyspark.python=./env/bin/python"], []),
+    ([], []),
+])
+def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
+        given: list[str], drivers: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--conf spark.pyspark.python=./env/bin/python`` (an --archives environment) would be Spark's driver
+    interpreter too, a path that exists only in the executors' directories: the driver, on this machine, keeps
+    ``PYSPARK_DRIVER_PYTHON``, unless the driver's interpreter is given or the driver runs in the cluster.
+    """
+    commands: list[list[str]] = []
+
+    def execv(program: str, arguments: list[str]) -> None:
+        commands.append(arguments)
+        raise Replaced
+
+    monkeypatch.setattr(submit.os, "execv", execv)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
+    for name in ("PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL"):  # submit sets them
+        monkeypatch.delenv(name, raising=False)
+    home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
+    with pytest.raises(Replaced):
+        submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py"], ship=False)
+    [command] = commands
+    assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
+            if value.startswith("spark.pyspark.driver.python=")] == drivers
+    assert command[-1] == "job.py"
