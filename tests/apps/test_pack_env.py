@@ -18,8 +18,13 @@ PACK_ENV = REPO / "scripts" / "pack-env.sh"
                         " executable bits)"),
     (["{tmp}/env.zip"], "OUTPUT {tmp}/env.zip must end in .tar.gz or .tgz"),
     (["--keep-env", "{tmp}/mine", "{tmp}/env.tar.gz"],
-     "--keep-env {tmp}/mine exists; name a new directory (nothing is replaced)"),
-    (["--compress-level", "9", "{tmp}/env.tar.gz"], "unknown option --compress-level (--keep-env DIR, then OUTPUT)"),
+     "{tmp}/mine exists; name a new directory for --keep-env and --keep-wheel (nothing is replaced)"),
+    (["--keep-wheel", "{tmp}/mine", "{tmp}/env.tar.gz"],
+     "{tmp}/mine exists; name a new directory for --keep-env and --keep-wheel (nothing is replaced)"),
+    (["--level", "9", "{tmp}/env.tar.gz"],
+     "unknown option --level (--keep-env DIR, --keep-wheel DIR, --compress-level N, then OUTPUT)"),
+    (["--compress-level", "fast", "{tmp}/env.tar.gz"],
+     "--compress-level fast is not a gzip level; give 0 (fastest) to 9 (smallest)"),
 ])
 def test_refused_before_anything_is_built(tmp_path: Path, arguments: list[str], message: str) -> None:
     (tmp_path / "mine").mkdir()
