@@ -1,14 +1,12 @@
-"""sparktc.ml's OneVsRestClassifier against the pipeline job: fitted on the Reuters-21578 R(90) run's own training
-vectors with the run's [train] settings, it decides the test documents as the job did (its ``predictions``), with the
-job's per-category weights, biases and thresholds, and MultilabelClassificationEvaluator's micro-F1 is the job's
-``metrics.json`` micro_f1; saved in a PipelineModel and loaded, it decides them again (tests/ml/test_pipeline.py runs
-CrossValidator over a whole Pipeline of sparktc's stages); wrong Params are refused before any Spark job.
+"""sparktc.ml's OneVsRestClassifier on the Reuters-21578 R(90) run's own training vectors (a few categories of the
+first documents: fits of seconds): saved in a PipelineModel and loaded, it decides again; only its bundle outlives a
+fit; wrong Params, settings that cannot work together and rows it cannot train on are refused. Against the job's
+decisions and models on the whole of R(90), and under CrossValidator: tests/ml/test_pipeline.py.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import os
 from pathlib import Path
 
@@ -16,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from pyspark.ml import Pipeline, PipelineModel
-from pyspark.ml.evaluation import MultilabelClassificationEvaluator
 from pyspark.ml.linalg import Vectors, VectorUDT
 from pyspark.sql import functions as F
 
@@ -51,40 +48,23 @@ def job_settings(reuters21578_run) -> dict:
 
 
 @pytest.fixture(scope="module")
-def fitted(vectors, job_settings) -> OneVsRestClassifierModel:
-    """One fit on the run's training vectors, shared by the tests that score with it."""
-    return OneVsRestClassifier(**job_settings).fit(vectors.filter(F.col("split") == "train").drop("split"))
+def small(vectors):
+    """The first training documents by id, their labels cut to a few categories: fits of a few seconds."""
+    kept = F.array(*map(F.lit, SMALL_CATEGORIES))
+    return (vectors.filter(F.col("split") == "train").drop("split").orderBy("doc_id").limit(SMALL_DOCUMENTS)
+            .withColumn("labels", F.array_intersect("labels", kept)).cache())
+
+
+@pytest.fixture(scope="module")
+def fitted(small, job_settings) -> OneVsRestClassifierModel:
+    """One fit of the run's settings on the small training set, shared by the tests that score with it (the whole
+    R(90) fit, against the job's decisions and models, is tests/ml/test_pipeline.py's).
+    """
+    return OneVsRestClassifier(**job_settings).fit(small)
 
 
 def decisions(frame) -> dict[str, list[str]]:
     return {row.doc_id: list(row.predicted) for row in frame.select("doc_id", "predicted").collect()}
-
-
-def test_the_fit_decides_the_test_documents_as_the_job_did(fitted, vectors, reuters21578_run):
-    output = reuters21578_run[0]
-    scored = fitted.transform(vectors.filter(F.col("split") == "test").drop("split")).cache()
-    job = pd.read_parquet(f"{output}/predictions", columns=["doc_id", "predicted"])
-    assert decisions(scored) == {row.doc_id: list(row.predicted) for row in job.itertuples()}
-    assert len(job) == 3019
-    # Each category's model is the job's: the bundle's weights, bias and threshold, category by category.
-    mine = fitted.bundle.categories.set_index("category")
-    theirs = pd.read_parquet(f"{output}/model/categories").set_index("category").loc[mine.index]
-    assert list(mine.index) == sorted(theirs.index) and len(mine) == 90
-    np.testing.assert_allclose(np.vstack(mine["weights"]), np.vstack(theirs["weights"]), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(mine["bias"], theirs["bias"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(mine["threshold"], theirs["threshold"], rtol=1e-9, atol=1e-12)
-    assert list(mine["train_positives"]) == list(theirs["train_positives"])
-    # The evaluator's micro-F1 over prediction / label (indices into model.categories) is the job's.
-    micro_f1 = MultilabelClassificationEvaluator(metricName="microF1Measure").evaluate(scored)
-    assert micro_f1 == pytest.approx(json.loads(Path(output, "metrics.json").read_text())["micro_f1"], abs=1e-12)
-    # prediction, label and scores say what predicted and labels say, in the order of model.categories.
-    codes = fitted.categories
-    for row in scored.limit(50).collect():
-        assert [codes[int(i)] for i in row.prediction] == list(row.predicted)
-        assert sorted(codes[int(i)] for i in row.label) == sorted(row.labels)
-        scores = np.asarray(row.scores)
-        assert len(scores) == 90
-        assert [codes[i] for i in np.flatnonzero(scores > mine["threshold"].to_numpy())] == list(row.predicted)
 
 
 def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, vectors, tmp_path):
@@ -97,7 +77,7 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     assert stage.bundle.path.startswith(str(tmp_path))  # its own copy: the fit's work directory may go
     assert stage.getOrDefault("C") == fitted.getOrDefault("C") and stage.categories == fitted.categories
     assert decisions(loaded.transform(test)) == before
-    assert sum(map(len, before.values())) > 300
+    assert sum(map(len, before.values())) > 100
     # The feature stages' refusals: a path that exists is not saved over, another stage's save is not loaded.
     with pytest.raises(InputError, match="pipeline exists already: OneVsRestClassifierModel is not saved over it; "
                                          "save it elsewhere, or replace it with stage.write\\(\\).overwrite"):
@@ -112,14 +92,6 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     assert isinstance(again, OneVsRestClassifier) and again.settings() == ovr.settings()
     with pytest.raises(InputError, match="estimator exists already: OneVsRestClassifier is not saved over it"):
         ovr.save(str(tmp_path / "estimator"))
-
-
-@pytest.fixture(scope="module")
-def small(vectors):
-    """The first training documents by id, their labels cut to a few categories: fits of a few seconds."""
-    kept = F.array(*map(F.lit, SMALL_CATEGORIES))
-    return (vectors.filter(F.col("split") == "train").drop("split").orderBy("doc_id").limit(SMALL_DOCUMENTS)
-            .withColumn("labels", F.array_intersect("labels", kept)).cache())
 
 
 def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, vectors, tmp_path):

@@ -13,6 +13,7 @@ import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
@@ -65,6 +66,27 @@ def test_the_pipeline_decides_every_test_document_as_the_job_did(example):
     assert example["printed"] == f"micro-F1 {micro_f1:.4f}\n"
     assert [type(stage).__name__ for stage in example["model"].stages] == [
         "Analyzer", "TermWeightingModel", "TermSelectorModel", "OneVsRestClassifierModel"]
+
+
+def test_each_categorys_model_is_the_jobs_and_the_columns_say_the_same(example):
+    """The classifier's bundle holds the job's weights, bias, threshold and training positives for every category;
+    ``prediction``, ``label`` and ``scores`` say what ``predicted`` and ``labels`` say, in ``categories``' order.
+    """
+    classifier = example["model"].stages[-1]
+    mine = classifier.bundle.categories.set_index("category")
+    theirs = pd.read_parquet(Path(example["run"]) / "model" / "categories").set_index("category").loc[mine.index]
+    assert list(mine.index) == sorted(theirs.index) and len(mine) == 90
+    np.testing.assert_allclose(np.vstack(mine["weights"]), np.vstack(theirs["weights"]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mine["bias"], theirs["bias"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mine["threshold"], theirs["threshold"], rtol=1e-9, atol=1e-12)
+    assert list(mine["train_positives"]) == list(theirs["train_positives"])
+    codes = classifier.categories
+    for row in example["scored"].limit(50).collect():
+        assert [codes[int(i)] for i in row.prediction] == list(row.predicted)
+        assert sorted(codes[int(i)] for i in row.label) == sorted(row.labels)
+        scores = np.asarray(row.scores)
+        assert len(scores) == 90
+        assert [codes[i] for i in np.flatnonzero(scores > mine["threshold"].to_numpy())] == list(row.predicted)
 
 
 def test_the_saved_pipeline_read_back_decides_them_again(example):
