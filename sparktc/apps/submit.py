@@ -15,7 +15,8 @@ What both pass to spark-submit (:func:`submit`, the one home of it):
   that names this file (the job appends its trace to it);
 * ``--master local[*,4]`` unless a master is given (every core; a failed task gets up to 4 attempts, as
   ``spark.task.maxFailures`` gives on a cluster); in local mode the driver JVM runs the serial collector and reads
-  Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits;
+  Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits
+  (``SPARKTC_CLASS_ARCHIVE=0``: neither read nor written);
 * the library zipped with its bytecode and ``conf/``, passed with ``--py-files`` so that executors on a cluster
   import the same code: always from a clone (``build/sparktc.zip``), and from an installed package when the master
   is not local (in local mode the workers run this interpreter, which imports the installed package).
@@ -260,7 +261,9 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         key = class_archive_key(spark_home)
         archive = home.zip.parent / f"jvm-classes-{key}.jsa"
         java_options += " -XX:+UseSerialGC -Xlog:cds=off -Xlog:cds+dynamic=off"
-        if archive.exists() and archive.stat().st_size:
+        if os.environ.get("SPARKTC_CLASS_ARCHIVE") == "0":  # neither read nor written (a small or read-only cache)
+            pass
+        elif archive.exists() and archive.stat().st_size:
             java_options += f" -XX:SharedArchiveFile={archive}"
         else:
             archive.parent.mkdir(parents=True, exist_ok=True)

@@ -38,8 +38,10 @@ def installed(packed_env: PackedEnv, tmp_path_factory) -> tuple[Path, Path, dict
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG",
                                   "SPARKTC_LOG_DIR")}
-    # Where an installed sparktc puts its logs, its zip and the JVM's class archive, which the first local job writes.
+    # Where an installed sparktc puts its logs, its zip and the JVM's class archive, which the first local job writes;
+    # here none: writing one costs this test's run about 20 s, and tests/apps/test_submit.py checks the archive.
     environment["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("package") / "cache")
+    environment["SPARKTC_CLASS_ARCHIVE"] = "0"
     return packed_env.wheel, packed_env.env / "bin", environment
 
 
@@ -93,6 +95,7 @@ def test_sparktc_run_and_classify_from_outside_the_repository(installed, tmp_pat
     # Spark's log went to a file per job in the user's cache, not to the console.
     [log] = (Path(environment["XDG_CACHE_HOME"]) / "sparktc" / "logs").glob("*-pipeline.log")
     assert " WARN " in log.read_text() and " WARN " not in run.stderr
+    assert not list((Path(environment["XDG_CACHE_HOME"]) / "sparktc").rglob("*.jsa"))  # SPARKTC_CLASS_ARCHIVE=0
 
     # Five test documents as texts again (their term ids point into the run's terms), classified with the run's model.
     terms = [row["term"] for row in sorted(pq.read_table(output / "terms").to_pylist(), key=lambda row: row["term_id"])]

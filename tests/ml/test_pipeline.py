@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 
 #: The README's Spark ML blocks, by the word after "spark ml" in the comment above each.
 BLOCK = re.compile(r"<!-- spark ml ([\w-]+)[^>]*-->\n```python\n(.*?)```", re.S)
-CV_DOCUMENTS = 600
+CV_DOCUMENTS = 400
 
 
 def readme_blocks(folder: Path) -> dict[str, str]:
