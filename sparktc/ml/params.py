@@ -20,6 +20,7 @@ from pyspark.sql.types import ArrayType, DataType, StringType
 
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import SECTIONS, check_setting
+from sparktc.features.term_selection import FREQUENCY
 from sparktc.validation import check_string
 
 __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "setting_param",
@@ -177,3 +178,35 @@ class HasLabelsCol(SparktcParams):
     def setLabelsCol(self, value: str) -> Any:
         """Set the labels column's name."""
         return self._set(labelsCol=value)
+
+
+#: The [rank] score a stage that scores terms per category cannot take, and why.
+NOT_A_SCORE = {FREQUENCY: "is not a score counted per category (chi2, ig or gr): the most frequent terms are the "
+                          "vocabulary itself, cut before weighting as the weight stage cuts it; set TermWeighting's "
+                          "maxFeatures"}
+
+
+class HasRankScore(SparktcParams):
+    """``score`` and ``globalScore``: a [rank] term-selection score and how a term's per-category scores are made
+    one (TermSelector's ranking, TermWeighting's supervised weights).
+    """
+
+    score = setting_param("rank", "score", "score", "the term-selection score: chi2, ig or gr", refused=NOT_A_SCORE)
+    globalScore = setting_param("rank", "global_score", "globalScore", "how a term's per-category scores are made "
+                                "one: max, avg or mean")
+
+    def getScore(self) -> str:
+        """The term-selection score."""
+        return self.getOrDefault(self.score)
+
+    def getGlobalScore(self) -> str:
+        """The globalization."""
+        return self.getOrDefault(self.globalScore)
+
+    def setScore(self, value: str) -> Any:
+        """Set ``score``."""
+        return self._set(score=value)
+
+    def setGlobalScore(self, value: str) -> Any:
+        """Set ``globalScore``."""
+        return self._set(globalScore=value)

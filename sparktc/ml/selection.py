@@ -21,7 +21,6 @@ from pyspark.sql.types import StructField
 
 from sparktc.errors import InputError
 from sparktc.features.term_selection import (
-    FREQUENCY,
     rank_order,
     score_column,
     term_scores,
@@ -33,6 +32,7 @@ from sparktc.ml.params import (
     HasFeaturesCol,
     HasLabelsCol,
     HasOutputCol,
+    HasRankScore,
     check_column,
     check_output_column,
     setting_default,
@@ -45,17 +45,9 @@ from sparktc.ml.vectors import appended, is_vector, vector_array, vector_lists
 __all__ = ["TermSelector", "TermSelectorModel"]
 
 
-#: What TermSelector cannot take of [rank], and why.
-NOT_RANKS = {FREQUENCY: "is not a term-selection score: the most frequent terms are the vocabulary itself, cut "
-                        "before weighting as the weight stage cuts it; set TermWeighting's maxFeatures"}
-
-
-class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol):
+class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol, HasRankScore):
     """The Params of :class:`TermSelector` and its model."""
 
-    score = setting_param("rank", "score", "score", "the term-selection score: chi2, ig or gr", refused=NOT_RANKS)
-    globalScore = setting_param("rank", "global_score", "globalScore", "how a term's per-category scores are made "
-                                "one: max, avg or mean")
     topK = setting_param("select", "top_k", "topK", "the best-ranked terms kept (0: all)")
     reductionFactor = setting_param("select", "reduction_factor", "reductionFactor",
                                     "the share of the terms dropped when topK is 0 (0: none)")
@@ -66,14 +58,6 @@ class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol):
                          score=setting_default("rank", "score"), globalScore=setting_default("rank", "global_score"),
                          topK=setting_default("select", "top_k"),
                          reductionFactor=setting_default("select", "reduction_factor"))
-
-    def getScore(self) -> str:
-        """The term-selection score."""
-        return self.getOrDefault(self.score)
-
-    def getGlobalScore(self) -> str:
-        """The globalization."""
-        return self.getOrDefault(self.globalScore)
 
     def getTopK(self) -> int:
         """The terms kept (0: all, or the reduction factor's count)."""
@@ -112,14 +96,6 @@ class TermSelector(Estimator, _SelectorParams, Persistent):
                   reductionFactor: float | None = None) -> TermSelector:
         """Set the Params given."""
         return self._set(**self._input_kwargs)
-
-    def setScore(self, value: str) -> TermSelector:
-        """Set ``score``."""
-        return self._set(score=value)
-
-    def setGlobalScore(self, value: str) -> TermSelector:
-        """Set ``globalScore``."""
-        return self._set(globalScore=value)
 
     def setTopK(self, value: int) -> TermSelector:
         """Set ``topK``."""

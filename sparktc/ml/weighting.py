@@ -23,13 +23,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructField
 
 from sparktc.errors import InputError
-from sparktc.features.term_selection import FREQUENCY, score_column, term_scores
+from sparktc.features.term_selection import score_column, term_scores
 from sparktc.features.weighting import GIVEN, term_factors, term_vectors, vocabulary_of
 from sparktc.ml.counts import labelled_counts, stored_lists, term_counts
 from sparktc.ml.params import (
     HasInputCol,
     HasLabelsCol,
     HasOutputCol,
+    HasRankScore,
     check_column,
     check_output_column,
     setting_default,
@@ -43,14 +44,12 @@ from sparktc.stages.weight import held_terms, vocabulary_kept
 __all__ = ["TermWeighting", "TermWeightingModel"]
 
 
-#: What TermWeighting cannot take of [weight] and [rank], and why.
+#: What TermWeighting cannot take of [weight], and why ([rank]'s: params.NOT_A_SCORE).
 NOT_WEIGHTS = {GIVEN: "is a vector corpus's features as read: TermWeighting weights terms; give vectors to the next "
                       "stage instead (ArraysToVector)"}
-NOT_SUPERVISED = {FREQUENCY: "is not a supervised weight (a term-selection score counted per category, Debole & "
-                             "Sebastiani 2003); the most frequent terms are maxFeatures"}
 
 
-class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol):
+class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol, HasRankScore):
     """The Params of :class:`TermWeighting` and its model."""
 
     scheme = setting_param("weight", "scheme", "scheme", "the weighting scheme: ltc, tfidf, sklearn, binary or "
@@ -58,10 +57,6 @@ class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol):
     minDf = setting_param("select", "min_df", "minDf", "the vocabulary's terms are in at least this many rows")
     maxFeatures = setting_param("select", "top_k", "maxFeatures", "of those, the most frequent this many (0: all; "
                                 "rank.score = \"frequency\" with select.top_k)")
-    score = setting_param("rank", "score", "score", "supervised weighting's score: chi2, ig or gr",
-                          refused=NOT_SUPERVISED)
-    globalScore = setting_param("rank", "global_score", "globalScore", "supervised weighting's globalization: max, "
-                                "avg or mean")
 
     def __init__(self) -> None:
         super().__init__()
@@ -149,7 +144,7 @@ class TermWeighting(Estimator, _WeightingParams, Persistent):
         _, _, _, n_positive, counts = labelled_counts(
             dataset, [self.getInputCol(), self.getLabelsCol()],
             lambda lists: (held_terms(stored_lists(lists), terms), len(terms)))
-        column = score_column(self.getOrDefault(self.score), self.getOrDefault(self.globalScore))
+        column = score_column(self.getScore(), self.getGlobalScore())
         return term_scores(counts, df, n_positive, n_train, (column,))[column]
 
 
