@@ -28,7 +28,6 @@ interpreter. ``sparktc run`` without ``--config`` runs the embedded default, the
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import marshal
@@ -42,7 +41,6 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from sparktc import packaged
 
@@ -200,21 +198,6 @@ def class_archive_key(spark_home: Path) -> str:
     return hashlib.sha256(repr(stats).encode()).hexdigest()[:10]
 
 
-def _archive_lock(archive: Path) -> IO | None:
-    """The lock of the job that writes ``archive``, held while it runs; None while another job holds it. Writing the
-    archive costs a JVM about 20 CPU-seconds as it exits: of the jobs started together before it exists (a scheduler's,
-    a test suite's), one writes it and the others run without it.
-    """
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(archive.parent / f".{archive.name}.lock", "w")  # held until the job ends
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.close()
-        return None
-    return lock
-
-
 def _wait(process: subprocess.Popen) -> int:
     """spark-submit's exit status; an interrupt (which reaches it too) waits for it to end."""
     while True:
@@ -266,7 +249,7 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     if ship or not local:
         options += ["--py-files", str(write_zip(home))]
     command = [str(spark_home / "bin" / "spark-submit"), "--conf"]
-    archive = partial = writing = None
+    archive = partial = None
     if local:
         # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
         os.environ["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
@@ -282,21 +265,21 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
             pass
         elif archive.exists() and archive.stat().st_size:
             java_options += f" -XX:SharedArchiveFile={archive}"
-        elif (writing := _archive_lock(archive)) is not None:
+        else:
+            archive.parent.mkdir(parents=True, exist_ok=True)
             partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
             java_options += f" -XX:ArchiveClassesAtExit={partial}"
     command += [f"spark.driver.extraJavaOptions={java_options}", *options, *arguments]
     sys.stdout.flush()
     if partial is None:
         os.execv(command[0], command)
-    with writing:
-        status = _wait(subprocess.Popen(command))
-        # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
-        # by a signal may have left it half written.
-        if status == 0 and partial.exists() and partial.stat().st_size:
-            os.replace(partial, archive)
-        else:
-            partial.unlink(missing_ok=True)
+    status = _wait(subprocess.Popen(command))
+    # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
+    # by a signal may have left it half written.
+    if status == 0 and partial.exists() and partial.stat().st_size:
+        os.replace(partial, archive)
+    else:
+        partial.unlink(missing_ok=True)
     return status
 
 

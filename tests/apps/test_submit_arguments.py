@@ -105,15 +105,3 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
     assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
             if value.startswith("spark.pyspark.driver.python=")] == drivers
     assert command[-1] == "job.py"
-
-
-def test_one_job_at_a_time_writes_the_class_archive(tmp_path):
-    from sparktc.apps.submit import _archive_lock
-
-    archive = tmp_path / "build" / "jvm-classes-key.jsa"
-    first = _archive_lock(archive)
-    assert first is not None and _archive_lock(archive) is None  # another job, meanwhile: runs without writing it
-    first.close()
-    again = _archive_lock(archive)
-    assert again is not None
-    again.close()
