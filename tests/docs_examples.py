@@ -7,6 +7,9 @@ comment on the line above it, so that tests run a block as the reader sees it.
 * ``<!-- output: NAME -->``: what the example NAME prints or writes, shown to the reader; the test of NAME checks it
   with ``output("NAME")``.
 
+Blocks are fenced, never indented. A block in a list item is nested by four spaces, its mark too, after a blank
+line: MkDocs' Markdown nests a list's content by four, and a mark indented by two ends the item.
+
 A test asks for a block by calling ``example``/``output`` with the name written out, or a function of its own that
 passes its argument on to them (``command_words("first-run")``), or with a name from its ``pytest.mark.parametrize``
 list or a ``for`` loop over a list of names (:func:`askers`).
