@@ -45,16 +45,18 @@ CLASSIFY_READERS: dict[str, Reader] = {**{name: fmt.classify for name, fmt in FO
 
 def corpus_title(corpus: Mapping[str, Any]) -> str:
     """A run's corpus and category set as a figure's title names them, from its [corpus] settings (``format``,
-    ``category_set``, ``path``): the format's title and the set as the papers write it ("Reuters-21578 ModApte,
-    R(90)"; "RCV1-v2 (LYRL2004), topics"); a format carrying its own labels has no set and no name of its data but
-    the last part of ``corpus.path`` ("eurlex (LIBSVM)"). An unknown format is named as recorded.
+    ``document_filter``, ``category_set``, ``path``): the format's title, or the one of the corpus its document filter
+    leaves, and the set as the papers write it ("Reuters-21578 ApteMod, R(90)"; "RCV1-v2 (LYRL2004), topics"); a
+    format carrying its own labels has no set and no name of its data but the last part of ``corpus.path``
+    ("eurlex (LIBSVM)"). An unknown format is named as recorded.
     """
     name = str(corpus.get("format") or "")
     fmt = FORMATS.get(name)
     if fmt is None:
         return name or "unknown corpus"
+    title = dict(fmt.filtered_titles).get(corpus.get("document_filter"), fmt.title)
     chosen = corpus.get("category_set") or fmt.default_category_set
     if chosen:
-        return f"{fmt.title}, {fmt.chosen_sets.title(chosen) if fmt.chosen_sets else chosen}"
+        return f"{title}, {fmt.chosen_sets.title(chosen) if fmt.chosen_sets else chosen}"
     data = str(corpus.get("path") or "").rstrip("/").rsplit("/", 1)[-1]
-    return f"{data} ({fmt.title})" if data else fmt.title
+    return f"{data} ({title})" if data else title

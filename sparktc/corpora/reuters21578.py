@@ -296,6 +296,7 @@ def topic_names(text: str) -> dict[str, str]:
 FORMAT = CorpusFormat(
     name="reuters21578",
     title="Reuters-21578 ModApte",
+    filtered_titles=(("aptemod", "Reuters-21578 ApteMod"),),
     assembly=SUBSET,
     titles=True,
     names=CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",

@@ -340,6 +340,8 @@ def test_f1_by_band_plot(metrics):
 def test_a_figure_title_names_corpus_category_set_and_decision_rule():
     assert corpus_title({"format": "reuters21578", "category_set": "R90"}) == "Reuters-21578 ModApte, R(90)"
     assert corpus_title({"format": "reuters21578", "category_set": ""}) == "Reuters-21578 ModApte, R(90)"  # default
+    assert corpus_title({"format": "reuters21578", "document_filter": "aptemod", "category_set": "R10"}) \
+        == "Reuters-21578 ApteMod, R(10)"
     assert corpus_title({"format": "lyrl2004", "category_set": "industries"}) == "RCV1-v2 (LYRL2004), industries"
     assert corpus_title({"format": "lyrl2004_vectors"}) == "RCV1-v2 (LYRL2004 vectors), topics"
     assert corpus_title({"format": "libsvm", "path": "/data/eurlex/"}) == "eurlex (LIBSVM)"
