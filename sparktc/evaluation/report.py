@@ -66,6 +66,7 @@ __all__ = [
     "MAX_STACK_AREA",
     "ZERO_TRAIN_X",
     "figure_file",
+    "figure_markdown",
     "per_category_csv",
     "per_category_frame",
     "report_markdown",
@@ -304,8 +305,8 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     return lines
 
 
-def _figure_lines(alt: str, png: str) -> list[str]:
-    """A plot in report.md: its PNG shown, its vector files linked."""
+def figure_markdown(alt: str, png: str) -> list[str]:
+    """A plot in Markdown, ``alt`` its text: its PNG shown, its vector files linked below it."""
     vectors = ", ".join(f"[{fmt.upper()}]({figure_file(png, fmt)})" for fmt in FIGURE_FORMATS if fmt != "png")
     return [f"![{alt}]({png})", "", f"For papers: {vectors}.", ""]
 
@@ -389,7 +390,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
                       _float(b.get("micro_f1"), _DASH), _float(b.get("macro_f1"), _DASH)]
                      for b in bands if isinstance(b, Mapping)]
         out += _md_table(["Training positives", "#categories", "Micro-F1", "Macro-F1"], band_rows, "lrrr")
-        out += ["", *_figure_lines("Micro- and macro-F1 by frequency band", F1_BY_BAND_PNG)]
+        out += ["", *figure_markdown("Micro- and macro-F1 by frequency band", F1_BY_BAND_PNG)]
 
     ranking = metrics.get("ranking")
     if isinstance(ranking, Mapping) and ranking:
@@ -425,7 +426,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
             out += [""]
 
     out += ["## F1 against training-set frequency", "",
-            *_figure_lines("Per-category F1 against training-set frequency", F1_BY_TRAINING_FREQUENCY_PNG)]
+            *figure_markdown("Per-category F1 against training-set frequency", F1_BY_TRAINING_FREQUENCY_PNG)]
 
     out += ["## Per category", "",
             f"{_NOT_AVERAGED} = not in the averaged set `{averaged_over}`. The same table, with TN, is in "
@@ -637,17 +638,19 @@ def _stacks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return points[:, 0], points[:, 1], counts
 
 
-def _scatter_stacks(ax, x: np.ndarray, y: np.ndarray, size: float, label: str, **style: Any) -> int:
+def _scatter_stacks(ax, x: np.ndarray, y: np.ndarray, size: float, label: str = "", numbered: bool = True,
+                    **style: Any) -> int:
     """Points at one place drawn as one marker whose area is ``size`` times their number (at most
-    :data:`MAX_STACK_AREA`), that number written above it when it is 2 or more, and ``label``'s legend entry with
-    one point's marker; the largest number.
+    :data:`MAX_STACK_AREA`), that number written above it when it is 2 or more (and ``numbered``), and ``label``'s
+    legend entry (if any) with one point's marker; the largest number.
     """
     px, py, counts = _stacks(x, y)
     areas = size * np.minimum(counts, MAX_STACK_AREA)
     ax.scatter(px, py, s=areas, **style)
-    ax.scatter([], [], s=size, label=label, **style)  # the legend's marker: one category's
+    if label:
+        ax.scatter([], [], s=size, label=label, **style)  # the legend's marker: one category's
     for xi, yi, n, area in zip(px, py, counts, areas):
-        if n >= 2:
+        if numbered and n >= 2:
             ax.annotate(str(n), (xi, yi), xytext=(0, math.sqrt(area) / 2 + 1), textcoords="offset points",
                         ha="center", va="bottom", fontsize=7, color="0.2")
     return int(counts.max(initial=0))
