@@ -88,8 +88,8 @@ F1_BY_BAND_PNG = "f1_by_band.png"
 FIGURES = (F1_BY_BAND_PNG, F1_BY_TRAINING_FREQUENCY_PNG)
 #: The formats each plot is written in, by file suffix: the PNG first (report.md links it), then the vector forms.
 FIGURE_FORMATS = ("png", "svg", "pdf")
-#: Every plot is FIGURE_SIZE inches, the text width of a two-column paper, so its 10-point text prints at 10 points;
-#: its PNG is FIGURE_DPI dots per inch: 1400 x 880 pixels.
+#: Every plot is FIGURE_SIZE inches, about a page's text width (a figure spanning both columns of a two-column paper),
+#: so its 10-point text prints at 10 points there; its PNG is FIGURE_DPI dots per inch: 1400 x 880 pixels.
 FIGURE_SIZE = (7.0, 4.4)
 FIGURE_DPI = 200
 #: Categories drawn at one point of the F1 plot make one marker whose area grows with their number up to this many
@@ -97,7 +97,6 @@ FIGURE_DPI = 200
 MAX_STACK_AREA = 16
 #: Where categories with no training positive are drawn on the log frequency axis.
 ZERO_TRAIN_X = 0.5
-
 
 
 def figure_file(png: str, fmt: str) -> str:
@@ -325,7 +324,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
     table with categories outside the averaged set marked by a dagger, naming the files that hold it whole
     (``per_category.csv`` and :data:`sparktc.evaluation.appendix_tables.CONTINGENCY_TABLES_TXT`); the key
     settings, first the method (``method_lines``: its module words them, from ``metrics["method"]``), thresholding
-    and search space. Each plot's PNG is shown, its SVG and PDF linked below it (:func:`figure_file`).
+    and search space. Each plot's PNG is shown, its SVG and PDF linked below it (:func:`figure_markdown`).
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
