@@ -4,7 +4,7 @@
 
 Pairs in the order given: (1, 2), (1, 3), ..., (k-1, k). Writes comparison.json, comparison.md (Yang & Liu's
 Tables 2 and 3, one row per pair, and Figures 4-5), pairs/I_vs_J.md (each pair's statistics and P-values)
-and f1_by_training_frequency.png (per-category F1 against training-set frequency, one curve per run), all
+and f1_by_training_frequency.png, .svg and .pdf (per-category F1 against training-set frequency, one curve per run), all
 computed first, written aside and then moved into place: an earlier comparison in DIR is replaced only by a
 complete one. A test whose statistic is undefined (two runs that agree, a run and its rerun, leave nothing to
 test) reads "undefined" with its reason and keeps Yang & Liu's "~". The evaluation settings (category set, 0/0

@@ -35,14 +35,17 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparktc.corpora.registry import corpus_title
 from sparktc.errors import InputError
 from sparktc.evaluation import comparison_report
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.metrics import EMPTY_F1, f1_score, micro_average
+from sparktc.evaluation.report import figure_file, figure_markdown
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
 from sparktc.experiment.config import ConfigError, EvaluateConfig
 from sparktc.filesystem import absolute, is_uri
+from sparktc.models.decision import rule_title
 from sparktc.runtime import storage
 from sparktc.runtime.outputs import INCOMPLETE
 
@@ -242,13 +245,21 @@ def compare_runs(spark: SparkSession, runs: Sequence[str], settings: EvaluateCon
                  corpus_format: str) -> tuple[dict, dict[str, pd.DataFrame]]:
     """Every pair of ``runs`` (absolute paths, :func:`check_runs`) by :func:`compare`, in the order given.
 
-    Returns the record written as comparison.json (``runs``: name and path of each; ``pairs``: per pair
-    the names ``a`` and ``b``, the file of its details and :func:`compare`'s ``result``) and per run
-    name its averaged categories' training positives and F1, for the plot.
+    Returns the record written as comparison.json (``runs``: name and path of each, and ``rule``, its decision
+    rule as the plot's legend names it (:func:`sparktc.models.decision.rule_title`, from its metrics.json); ``corpus``:
+    the first run's corpus and category set as the plot's title names them
+    (:func:`sparktc.corpora.registry.corpus_title`); ``pairs``: per pair the names ``a`` and ``b``, the file of its
+    details and :func:`compare`'s ``result``) and per run name its averaged categories' training positives and F1,
+    for the plot.
     """
     results = [compare(spark, runs[i], runs[j], settings, corpus_format)
                for i, j in itertools.combinations(range(len(runs)), 2)]
     record = comparison_record(runs, results)
+    recorded = [json.loads(storage.read_text(spark, storage.join(run["path"], "metrics.json")))
+                for run in record["runs"]]
+    for run, metrics in zip(record["runs"], recorded):
+        run["rule"] = rule_title(metrics)
+    record["corpus"] = corpus_title(recorded[0].get("settings", {}).get("corpus") or {"format": corpus_format})
     tables = {run["name"]: _f1_table(spark, run["path"], settings, corpus_format) for run in record["runs"]}
     return record, tables
 
@@ -297,7 +308,7 @@ def format_comparisons(record: dict) -> str:
     notes = comparison_report.undefined_notes(record["pairs"])
     lines += [notes, ""] if notes else []
     lines += ["## Figures 4-5: per-category F1 against training-set frequency", "",
-              f"![per-category F1 against training-set frequency, one curve per run]({record['plot']})", "",
+              *figure_markdown("per-category F1 against training-set frequency, one curve per run", record["plot"]),
               "## Each pair's tests (statistics and P-values)", ""]
     lines += [f"- [{pair['a']} vs {pair['b']}]({pair['details']})" for pair in record["pairs"]]
     return "\n".join(lines)
@@ -320,7 +331,12 @@ def comparison_files(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dic
         table = format_comparison(pair["result"])
         files[pair["details"]] = (table + "\n").encode("utf-8")
         details += [f"## {pair['a']} vs {pair['b']}", "", table, ""]
-    files[record["plot"]] = comparison_report.plot_f1_curves(tables)[0]
+    label = f"{record['corpus']}; " if record.get("corpus") else ""
+    rules = {run["name"]: run["rule"] for run in record["runs"] if run.get("rule")}
+    plot, _ = comparison_report.plot_f1_curves(
+        tables, label=f"{label}{record['n_categories']} categories ({record['averaged_over']})", rules=rules)
+    for fmt, data in plot.items():
+        files[figure_file(record["plot"], fmt)] = data
     # allow_nan=False: JSON has no NaN; compare() writes an undefined statistic and P-values as null, with the reason
     files["comparison.json"] = (json.dumps(record, indent=2, allow_nan=False) + "\n").encode("utf-8")
     files["comparison.md"] = (text + "\n").encode("utf-8")

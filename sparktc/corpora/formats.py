@@ -70,7 +70,9 @@ class ChosenSets:
 class CorpusFormat:
     """A corpus format (``corpus.format``), as ingest, the configuration checks, evaluate and classify use it.
 
-    Its files: ``names`` in corpus.path, ``hint`` (what to set when they are not there), ``document_files``
+    ``title``: the corpus as papers name it, in figure titles (:func:`sparktc.corpora.registry.corpus_title`), and
+    ``filtered_titles``, (``corpus.document_filter``, title) pairs: the corpus a document filter leaves. Its files:
+    ``names`` in corpus.path, ``hint`` (what to set when they are not there), ``document_files``
     (``corpus.test_parts`` -> the names that must be there, each plain or with one of ``compressions``; None: any
     accepted name) and ``reader``, which parses one file; with ``ranges``, a large file in byte ranges; for a
     ``tokenized`` format, ``list_reader`` and ``list_ranges`` (None: ``reader`` and ``ranges``) read the same records
@@ -88,6 +90,8 @@ class CorpusFormat:
     """
 
     name: str
+    title: str = ""
+    filtered_titles: tuple[tuple[str, str], ...] = ()
     assembly: str = ""
     names: CorpusNames | None = None
     hint: str = ""

@@ -214,6 +214,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
 #: classify reads new documents in it, labels and split optional.
 FORMAT = CorpusFormat(
     name="jsonl",
+    title="JSON lines",
     assembly=LABELLED,
     names=CorpusNames(r"[^._].*\.jsonl(\.gz)?", r"[^._].*\.jsonl.*", "JSON Lines files (*.jsonl or *.jsonl.gz)"),
     hint="set corpus.path to the directory holding them",

@@ -231,6 +231,7 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
 #: reads new documents in it from files of any name.
 FORMAT = CorpusFormat(
     name="libmultilabel_text",
+    title="LibMultiLabel text",
     assembly=LABELLED,
     names=CorpusNames(r"(train|test)\.txt(\.gz|\.bz2)?", r"(train|test)\.txt.*",
                       "LibMultiLabel text files (train.txt, test.txt)"),

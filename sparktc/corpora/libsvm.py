@@ -442,6 +442,7 @@ def read_range(file: pa.NativeFile, size: int, source: str, start: int, end: int
 #: parsed in byte ranges; its records are given vectors, carrying their labels.
 FORMAT = CorpusFormat(
     name="libsvm",
+    title="LIBSVM",
     assembly=LABELLED,
     names=CorpusNames(r"(train|test)\.svm(\.gz|\.bz2)?", r"(train|test)\.svm.*", "LIBSVM files (train.svm, test.svm)"),
     hint="set corpus.path to the directory of train.svm and test.svm (plain, .gz or .bz2)",

@@ -330,6 +330,7 @@ RANGES = ByteRanges(file_ranges, count_newlines, read_range)
 #: (topics by default) under its hierarchy; for ingest's integer form, read with their token lists.
 FORMAT = CorpusFormat(
     name="lyrl2004",
+    title="RCV1-v2 (LYRL2004)",
     assembly=QRELS,
     names=lyrl2004.corpus_names(lyrl2004.TOKEN_FILES, "LYRL2004 token and qrels files"),
     hint=lyrl2004.CORPUS_HINT,

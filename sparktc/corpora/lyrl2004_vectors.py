@@ -122,6 +122,7 @@ def vector_files(test_parts: Sequence[int]) -> tuple[str, ...]:
 #: token files are.
 FORMAT = CorpusFormat(
     name="lyrl2004_vectors",
+    title="RCV1-v2 (LYRL2004 vectors)",
     assembly=QRELS,
     names=lyrl2004.corpus_names(VECTOR_FILES, "LYRL2004 vector and qrels files"),
     hint=lyrl2004.CORPUS_HINT,

@@ -5,6 +5,9 @@ and classify.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from sparktc.corpora import (
     jsonl,
     libmultilabel_text,
@@ -18,7 +21,7 @@ from sparktc.corpora.files import Reader
 from sparktc.corpora.formats import CorpusFormat
 from sparktc.corpora.plain_text import read_text_file
 
-__all__ = ["CATEGORY_SETS", "CLASSIFY_READERS", "FORMATS", "VECTOR_FORMATS"]
+__all__ = ["CATEGORY_SETS", "CLASSIFY_READERS", "FORMATS", "VECTOR_FORMATS", "corpus_title"]
 
 #: Every corpus format, in the order the configuration lists them.
 FORMATS: dict[str, CorpusFormat] = {fmt.name: fmt for fmt in (
@@ -38,3 +41,22 @@ VECTOR_FORMATS = tuple(name for name, fmt in FORMATS.items() if fmt.vectors)
 #: a form for it, and plain text files, one document each (id: the file name), which no corpus format reads.
 CLASSIFY_READERS: dict[str, Reader] = {**{name: fmt.classify for name, fmt in FORMATS.items() if fmt.classify},
                                        "text": read_text_file}
+
+
+def corpus_title(corpus: Mapping[str, Any]) -> str:
+    """A run's corpus and category set as a figure's title names them, from its [corpus] settings (``format``,
+    ``document_filter``, ``category_set``, ``path``): the format's title, or the one of the corpus its document filter
+    leaves, and the set as the papers write it ("Reuters-21578 ApteMod, R(90)"; "RCV1-v2 (LYRL2004), topics"); a
+    format carrying its own labels has no set and no name of its data but the last part of ``corpus.path``
+    ("eurlex (LIBSVM)"). An unknown format is named as recorded.
+    """
+    name = str(corpus.get("format") or "")
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        return name or "unknown corpus"
+    title = dict(fmt.filtered_titles).get(corpus.get("document_filter"), fmt.title)
+    chosen = corpus.get("category_set") or fmt.default_category_set
+    if chosen:
+        return f"{title}, {fmt.chosen_sets.title(chosen) if fmt.chosen_sets else chosen}"
+    data = str(corpus.get("path") or "").rstrip("/").rsplit("/", 1)[-1]
+    return f"{data} ({title})" if data else title

@@ -295,6 +295,8 @@ def topic_names(text: str) -> dict[str, str]:
 #: R(115) subsets chosen from the categories' positives (R90 by default), names from Lewis's descriptions.
 FORMAT = CorpusFormat(
     name="reuters21578",
+    title="Reuters-21578 ModApte",
+    filtered_titles=(("aptemod", "Reuters-21578 ApteMod"),),
     assembly=SUBSET,
     titles=True,
     names=CorpusNames(r"reut2-[0-9]{3}\.sgm(\.gz)?", r"reut2-.*",

@@ -762,6 +762,7 @@ def format_qrels(model: SyntheticModel, batch: Batch, category_set: str = "topic
 #: written by the synthesize stage as LYRL2004 token files and qrels, which the stages then read as ``lyrl2004``.
 FORMAT = CorpusFormat(
     name="synthetic",
+    title="synthetic RCV1-v2-like corpus",
     tokenized=True,
     category_sets=lyrl2004.CATEGORY_SETS,
     default_category_set="topics",

@@ -16,9 +16,9 @@ Table 2 (:func:`significance_table`) has one row per pair with the symbols of th
 T'-tests; Table 3 (:func:`p_test_table`) those of the p-tests on micro recall (miR), micro
 precision (miP) and error. A degenerate test keeps Yang & Liu's "~" in the tables;
 :func:`undefined_notes` lists the undefined ones with their reasons, to print below them.
-:func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run; its PNG is deterministic
-as the report's plots are (fixed size and dpi, default style, the Agg canvas, no ``Software``
-metadata).
+:func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run, as PNG, SVG and PDF; deterministic
+as the report's plots are (:mod:`sparktc.evaluation.report`: fixed size and dpi, default style, the Agg canvas, no
+dates or software in the files, SVG ids from a fixed salt).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparktc.evaluation.report import _new_figure, _png, _style
+from sparktc.evaluation.report import _new_figure, _rendered, _scatter_stacks, _style, _title
 
 __all__ = [
     "COMPARISON_PNG",
@@ -45,7 +45,8 @@ __all__ = [
     "plot_f1_curves",
 ]
 
-#: The plot's name in the comparison's output, as the run's own plot is named.
+#: The plot's name in the comparison's output, as the run's own plot is named (its PNG; the SVG and PDF beside it:
+#: :func:`sparktc.evaluation.report.figure_file`).
 COMPARISON_PNG = "f1_by_training_frequency.png"
 #: Table 2's columns (header, test name) and Table 3's, in the paper's order.
 SIGNIFICANCE_TESTS = (("s-test", "s-test"), ("S-test", "S-test"), ("T-test", "T-test"), ("T'-test", "T'-test"))
@@ -144,13 +145,16 @@ def f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS) ->
     return curves
 
 
-def plot_f1_curves(tables: Mapping[str, pd.DataFrame],
-                   intervals: int = INTERVALS) -> tuple[bytes, dict[str, pd.DataFrame]]:
-    """PNG of Yang & Liu Figures 4-5 on one plot, and the curves it draws (:func:`f1_curves`).
+def plot_f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS, label: str = "",
+                   rules: Mapping[str, str] = {}) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
+    """Yang & Liu Figures 4-5 on one plot, by format (:data:`sparktc.evaluation.report.FIGURE_FORMATS`), and the
+    curves it draws (:func:`f1_curves`).
 
-    Per run, in the given order: its categories' F1 against training-set frequency as faint dots
-    and its curve (mean F1 per interval, the points joined by straight lines) in the run's colour;
-    x on a log scale. Identical bytes for identical input.
+    Per run, in the given order: its categories' F1 against training-set frequency as faint dots (those at one
+    point as one dot, its area growing with their number) and its curve (mean F1 per interval, the points joined
+    by straight lines) in the run's colour, named in the legend with its decision rule from ``rules`` (run name ->
+    :func:`sparktc.models.decision.rule_title`) when there; x on a log scale. The title names ``label`` (the corpus
+    and categories). Identical bytes for identical input.
     """
     curves = f1_curves(tables, intervals)
     colours = [f"C{i % 10}" for i in range(len(curves))]
@@ -164,20 +168,23 @@ def plot_f1_curves(tables: Mapping[str, pd.DataFrame],
             train = pd.to_numeric(table["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
             f1 = pd.to_numeric(table["f1"], errors="coerce").to_numpy(dtype=np.float64)
             keep = ~np.isnan(train) & ~np.isnan(f1) & (train > 0)
-            ax.scatter(train[keep], f1[keep], s=10, color=colours[i], alpha=0.25, linewidths=0)
+            _scatter_stacks(ax, train[keep], f1[keep], 8, numbered=False, color=colours[i], alpha=0.25, linewidths=0)
             if len(curve):
+                rule = f": {rules[name]}" if rules.get(name) else ""
                 ax.plot(curve["frequency"], curve["f1"], color=colours[i], marker=markers[i % len(markers)],
-                        markersize=5, linewidth=2, label=f"{name} ({int(curve['n_categories'].sum())} categories)")
+                        markersize=4, linewidth=1.8,
+                        label=f"{name}{rule} ({int(curve['n_categories'].sum())} categories)")
                 drawn = True
         if not drawn:
             ax.text(0.5, 0.5, "no categories with a training positive and an F1 value", ha="center", va="center",
                     transform=ax.transAxes)
         ax.set_xscale("log")
-        ax.set_ylim(-0.03, 1.03)
+        ax.set_ylim(-0.06, 1.06)  # room for the largest dot at F1 = 0 or 1
         ax.set_xlabel("training-set frequency of category (positive training documents, log scale)")
         ax.set_ylabel(f"F1 per category (mean over {intervals} equal log intervals)")
-        ax.set_title("Per-category F1 against training-set frequency (Yang & Liu 1999, Figures 4-5)")
+        title = _title("Per-category F1 against training-set frequency (Yang & Liu 1999, Figures 4-5)", label)
+        ax.set_title(title, fontsize="medium")
         ax.grid(True, which="major", alpha=0.3)
         if drawn:
-            ax.legend(loc="lower right", fontsize="small")
-        return _png(figure), curves
+            ax.legend(loc="lower right", fontsize="x-small")
+        return _rendered(figure, title), curves

@@ -1,8 +1,9 @@
-"""Evaluation results as the files a person reads: a per-category CSV, a Markdown report, two PNG plots; and
+"""Evaluation results as the files a person reads: a per-category CSV, a Markdown report, two plots (each as PNG,
+SVG and PDF); and
 what a notebook shows of them (:class:`Evaluation`: the headline as HTML, the figures inline, the table as a
 pandas DataFrame).
 
-Pure functions, no Spark and no file-system access: each returns ``str`` or PNG ``bytes`` and the
+Pure functions, no Spark and no file-system access: each returns ``str`` or a plot's bytes and the
 Spark layer writes them through Hadoop file systems (and reads them back for :class:`Evaluation`). Inputs
 (REFERENCE.md sections 6 and 7):
 
@@ -22,7 +23,9 @@ Spark layer writes them through Hadoop file systems (and reads them back for :cl
 
 The plots are deterministic: fixed figure size and dpi, matplotlib's default style (a user's
 ``matplotlibrc`` is ignored), the Agg canvas used directly (pyplot and its global state are never
-touched) and no ``Software`` entry in the PNG metadata, so two calls give identical bytes.
+touched), no software or date in any file's metadata and SVG ids from a fixed salt, so two calls give
+identical bytes in each format. The PNG is what report.md and notebooks show; the SVG (text kept as text) and
+the PDF (TrueType fonts, which publishers accept where they refuse Type 3) are for papers.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import io
 import math
 import os
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,9 +59,14 @@ __all__ = [
     "F1_BY_TRAINING_FREQUENCY_PNG",
     "F1_BY_BAND_PNG",
     "FIGURES",
+    "FIGURE_FILES",
+    "FIGURE_FORMATS",
     "FIGURE_SIZE",
     "FIGURE_DPI",
+    "MAX_STACK_AREA",
     "ZERO_TRAIN_X",
+    "figure_file",
+    "figure_markdown",
     "per_category_csv",
     "per_category_frame",
     "report_markdown",
@@ -75,13 +84,28 @@ CLOSED_ROWS = ("As assigned (headline)", "Closed under the hierarchy")
 #: Relative names the Markdown report links to; the Spark layer writes the PNGs under them.
 F1_BY_TRAINING_FREQUENCY_PNG = "f1_by_training_frequency.png"
 F1_BY_BAND_PNG = "f1_by_band.png"
-#: The plots, in the report's order.
+#: The plots, in the report's order, by their PNG's name.
 FIGURES = (F1_BY_BAND_PNG, F1_BY_TRAINING_FREQUENCY_PNG)
-#: Every plot is FIGURE_SIZE inches at FIGURE_DPI: 900 x 560 pixels.
-FIGURE_SIZE = (9.0, 5.6)
-FIGURE_DPI = 100
+#: The formats each plot is written in, by file suffix: the PNG first (report.md links it), then the vector forms.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+#: Every plot is FIGURE_SIZE inches, about a page's text width (a figure spanning both columns of a two-column paper),
+#: so its 10-point text prints at 10 points there; its PNG is FIGURE_DPI dots per inch: 1400 x 880 pixels.
+FIGURE_SIZE = (7.0, 4.4)
+FIGURE_DPI = 200
+#: Categories drawn at one point of the F1 plot make one marker whose area grows with their number up to this many
+#: single markers' areas; the number is written beside it.
+MAX_STACK_AREA = 16
 #: Where categories with no training positive are drawn on the log frequency axis.
 ZERO_TRAIN_X = 0.5
+
+
+def figure_file(png: str, fmt: str) -> str:
+    """The name of plot ``png`` (one of :data:`FIGURES`) in format ``fmt`` (one of :data:`FIGURE_FORMATS`)."""
+    return f"{png.removesuffix('.png')}.{fmt}"
+
+
+#: Every plot's every file, in the report's order.
+FIGURE_FILES = tuple(figure_file(png, fmt) for png in FIGURES for fmt in FIGURE_FORMATS)
 
 _TABLE_COLUMNS = ("category", "name", "train_positives", "test_positives", "tp", "fp", "fn", "tn",
                   "precision", "recall", "f1")
@@ -280,6 +304,12 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     return lines
 
 
+def figure_markdown(alt: str, png: str) -> list[str]:
+    """A plot in Markdown, ``alt`` its text: its PNG shown, its vector files linked below it."""
+    vectors = ", ".join(f"[{fmt.upper()}]({figure_file(png, fmt)})" for fmt in FIGURE_FORMATS if fmt != "png")
+    return [f"![{alt}]({png})", "", f"For papers: {vectors}.", ""]
+
+
 def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_lines: Sequence[str]) -> str:
     """A readable Markdown report of one evaluation (REFERENCE.md section 6).
 
@@ -288,13 +318,13 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
     accuracy and Macro*-F1); with ``metrics["closed"]``, micro and macro P, R, F1 as assigned and with the
     predictions closed under the hierarchy, one labelled row each (:data:`CLOSED_ROWS`); the averaging sets
     (skipped without ``metrics["averages"]``); the
-    frequency bands with a link to :data:`F1_BY_BAND_PNG` (skipped without ``metrics["bands"]``);
+    frequency bands with :data:`F1_BY_BAND_PNG` (skipped without ``metrics["bands"]``);
     the ranking measures, one column per K (skipped without ``metrics["ranking"]``); F1 against
-    training-set frequency (a link to :data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
+    training-set frequency (:data:`F1_BY_TRAINING_FREQUENCY_PNG`); the per-category
     table with categories outside the averaged set marked by a dagger, naming the files that hold it whole
     (``per_category.csv`` and :data:`sparktc.evaluation.appendix_tables.CONTINGENCY_TABLES_TXT`); the key
     settings, first the method (``method_lines``: its module words them, from ``metrics["method"]``), thresholding
-    and search space.
+    and search space. Each plot's PNG is shown, its SVG and PDF linked below it (:func:`figure_markdown`).
     """
     rows = _check_table(table, _TABLE_COLUMNS)
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
@@ -359,7 +389,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
                       _float(b.get("micro_f1"), _DASH), _float(b.get("macro_f1"), _DASH)]
                      for b in bands if isinstance(b, Mapping)]
         out += _md_table(["Training positives", "#categories", "Micro-F1", "Macro-F1"], band_rows, "lrrr")
-        out += ["", f"![Micro- and macro-F1 by frequency band]({F1_BY_BAND_PNG})", ""]
+        out += ["", *figure_markdown("Micro- and macro-F1 by frequency band", F1_BY_BAND_PNG)]
 
     ranking = metrics.get("ranking")
     if isinstance(ranking, Mapping) and ranking:
@@ -395,7 +425,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
             out += [""]
 
     out += ["## F1 against training-set frequency", "",
-            f"![Per-category F1 against training-set frequency]({F1_BY_TRAINING_FREQUENCY_PNG})", ""]
+            *figure_markdown("Per-category F1 against training-set frequency", F1_BY_TRAINING_FREQUENCY_PNG)]
 
     out += ["## Per category", "",
             f"{_NOT_AVERAGED} = not in the averaged set `{averaged_over}`. The same table, with TN, is in "
@@ -560,27 +590,84 @@ def _new_figure():
     return figure
 
 
-def _png(figure) -> bytes:
+#: Per format, the metadata entries matplotlib would fill with its version or the date: left out, so the bytes
+#: depend on the plot only.
+_NO_STAMPS = {"png": {"Software": None}, "svg": {"Creator": None, "Date": None},
+              "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
+
+
+def _saved(figure, fmt: str, title: str = "") -> bytes:
+    """``figure`` as ``fmt`` bytes, with ``title`` as the document's title (SVG and PDF; PNG: its ``Title`` text)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
+    metadata = {**_NO_STAMPS[fmt], **({"Title": title} if title else {})}
+    figure.savefig(buffer, format=fmt, dpi=FIGURE_DPI, metadata=metadata)
     return buffer.getvalue()
+
+
+def _png(figure) -> bytes:
+    return _saved(figure, "png")
+
+
+def _rendered(figure, title: str) -> dict[str, bytes]:
+    """``figure`` in every one of :data:`FIGURE_FORMATS`, by format, laid out once (by the first)."""
+    rendered = {}
+    for fmt in FIGURE_FORMATS:
+        rendered[fmt] = _saved(figure, fmt, title)
+        figure.set_layout_engine("none")  # the constrained layout is fixed: the other formats need not redo it
+    return rendered
 
 
 def _style():
     import matplotlib.style
 
-    return matplotlib.style.context("default")
+    # svg.hashsalt: the SVG's element ids from a fixed salt, not a random one; svg.fonttype none: text stays text
+    # (searchable, editable); pdf.fonttype 42: TrueType fonts, not Type 3
+    return matplotlib.style.context(["default", {"svg.hashsalt": "sparktc", "svg.fonttype": "none",
+                                                 "pdf.fonttype": 42}])
 
 
-def plot_f1_by_training_frequency(table: pd.DataFrame) -> bytes:
-    """PNG: per-category F1 against training-set frequency, log x axis, with a LOWESS curve.
+def _title(what: str, label: str) -> str:
+    """A plot's title: what it shows, then ``label`` (the run: corpus, category set, method), wrapped to fit."""
+    return "\n".join([what, *textwrap.wrap(label, 90)])
+
+
+def _stacks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct points of (x, y), in increasing order, with how many of the given points are at each."""
+    points, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
+    return points[:, 0], points[:, 1], counts
+
+
+def _scatter_stacks(ax, x: np.ndarray, y: np.ndarray, size: float, label: str = "", numbered: bool = True,
+                    **style: Any) -> int:
+    """Points at one place drawn as one marker whose area is ``size`` times their number (at most
+    :data:`MAX_STACK_AREA`), that number written above it when it is 2 or more (and ``numbered``), and ``label``'s
+    legend entry (if any) with one point's marker; the largest number.
+    """
+    px, py, counts = _stacks(x, y)
+    areas = size * np.minimum(counts, MAX_STACK_AREA)
+    ax.scatter(px, py, s=areas, **style)
+    if label:
+        ax.scatter([], [], s=size, label=label, **style)  # the legend's marker: one category's
+    for xi, yi, n, area in zip(px, py, counts, areas):
+        if numbered and n >= 2:
+            ax.annotate(str(n), (xi, yi), xytext=(0, math.sqrt(area) / 2 + 1), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7, color="0.2")
+    return int(counts.max(initial=0))
+
+
+def plot_f1_by_training_frequency(table: pd.DataFrame, label: str = "") -> dict[str, bytes]:
+    """Per-category F1 against training-set frequency, log x axis, with a LOWESS curve, by format
+    (:data:`FIGURE_FORMATS`).
 
     As in LYRL2004 and Yang & Liu 1999 Figs 4-5. Categories with at least one training positive
     are dots (filled when in the averaged set, hollow otherwise); categories with none cannot sit
     on a log axis and are drawn as red crosses at x = :data:`ZERO_TRAIN_X`, left of a dotted
-    line, and left out of the curve. The curve is :func:`lowess` (frac 0.5) of F1 over
+    line, and left out of the curve. Categories at one point (the rare ones pile up at F1 = 0 and 1) are one
+    marker whose area grows with their number, written above it: no point is moved, so a reader still reads
+    each category's exact F1 and frequency. The curve is :func:`lowess` (frac 0.5) of F1 over
     log10(training positives), drawn when there are at least 3 distinct frequencies; it is
-    clipped to [0, 1]. Size :data:`FIGURE_SIZE` at :data:`FIGURE_DPI`; identical bytes per input.
+    clipped to [0, 1]. The title names ``label``, the run (corpus, category set, method). Size :data:`FIGURE_SIZE`
+    at :data:`FIGURE_DPI`; identical bytes per input.
     """
     rows = _check_table(table, ("category", "train_positives", "f1"))
     train = pd.to_numeric(rows["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
@@ -592,28 +679,35 @@ def plot_f1_by_training_frequency(table: pd.DataFrame) -> bytes:
     known = ~np.isnan(train) & ~np.isnan(f1)
     positive = known & (train > 0)
     zero = known & (train <= 0)
+    title = _title("Per-category F1 against training-set frequency", label)
 
     with _style():
         figure = _new_figure()
         ax = figure.add_subplot()
+        stacked = 0
         if positive.any():
             on = positive & averaged
             off = positive & ~averaged
             if on.any():
-                ax.scatter(train[on], f1[on], s=22, color="tab:blue", alpha=0.75, linewidths=0,
-                           label=f"categories ({int(on.sum())})")
+                stacked = max(stacked, _scatter_stacks(ax, train[on], f1[on], 16, color="tab:blue", alpha=0.7,
+                                                       linewidths=0, label=f"categories ({int(on.sum())})"))
             if off.any():
-                ax.scatter(train[off], f1[off], s=22, facecolors="none", edgecolors="tab:blue",
-                           label=f"not averaged ({int(off.sum())})")
+                stacked = max(stacked, _scatter_stacks(ax, train[off], f1[off], 16, facecolors="none",
+                                                       edgecolors="tab:blue",
+                                                       label=f"not averaged ({int(off.sum())})"))
             logx = np.log10(train[positive])
             if np.unique(logx).size >= 3:
                 grid = np.linspace(logx.min(), logx.max(), 200)
                 curve = np.clip(lowess(logx, f1[positive], grid, frac=0.5), 0.0, 1.0)
-                ax.plot(10.0**grid, curve, color="tab:orange", linewidth=2.2, label="LOWESS (frac 0.5)")
+                ax.plot(10.0**grid, curve, color="tab:orange", linewidth=2.0, label="LOWESS (frac 0.5)")
         if zero.any():
-            ax.scatter(np.full(int(zero.sum()), ZERO_TRAIN_X), f1[zero], marker="x", s=30, color="tab:red",
-                       label=f"0 training positives ({int(zero.sum())}), at x = {ZERO_TRAIN_X}")
+            stacked = max(stacked, _scatter_stacks(
+                ax, np.full(int(zero.sum()), ZERO_TRAIN_X), f1[zero], 20, marker="x", color="tab:red",
+                label=f"0 training positives ({int(zero.sum())}), at x = {ZERO_TRAIN_X}"))
             ax.axvline(0.75, color="grey", linestyle=":", linewidth=1)
+        if stacked >= 2:  # a legend entry saying what a marker's size and number mean
+            ax.scatter([], [], s=16 * 3, color="0.6", linewidths=0,
+                       label="3 categories at one point (area grows with the number)")
         if not (positive.any() or zero.any()):
             ax.text(0.5, 0.5, "no categories with an F1 value", ha="center", va="center",
                     transform=ax.transAxes)
@@ -621,22 +715,25 @@ def plot_f1_by_training_frequency(table: pd.DataFrame) -> bytes:
         right = float(train[positive].max()) * 2.0 if positive.any() else 10.0
         left = ZERO_TRAIN_X / 1.6 if zero.any() else (float(train[positive].min()) / 1.6 if positive.any() else 1.0)
         ax.set_xlim(left, max(right, left * 10))
-        ax.set_ylim(-0.03, 1.03)
+        ax.set_ylim(-0.08, 1.12)  # room for the largest marker at F1 = 0 and a number above one at F1 = 1
+        ax.set_yticks(np.linspace(0.0, 1.0, 6))
         ax.set_xlabel("training-set frequency (positive training documents, log scale)")
         ax.set_ylabel("F1 per category")
-        ax.set_title("Per-category F1 against training-set frequency")
+        ax.set_title(title, fontsize="medium")
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="lower right", fontsize="small")
-        return _png(figure)
+            ax.legend(loc="lower right", fontsize="x-small")
+        return _rendered(figure, title)
 
 
-def plot_f1_by_band(bands: Sequence[Mapping[str, Any]]) -> bytes:
-    """PNG: grouped bars of micro- and macro-F1 per training-frequency band, in the given order.
+def plot_f1_by_band(bands: Sequence[Mapping[str, Any]], label: str = "") -> dict[str, bytes]:
+    """Grouped bars of micro- and macro-F1 per training-frequency band, in the given order, by format
+    (:data:`FIGURE_FORMATS`).
 
     Each band dict has ``band`` (label), ``n_categories``, ``micro_f1``, ``macro_f1``; a missing
     F1 (e.g. a band without categories) draws no bar. The number of categories is written above
-    each group. Size :data:`FIGURE_SIZE` at :data:`FIGURE_DPI`; identical bytes per input.
+    each group. The title names ``label``, the run (corpus, category set, method). Size :data:`FIGURE_SIZE` at
+    :data:`FIGURE_DPI`; identical bytes per input.
     """
     bands = [b for b in bands if isinstance(b, Mapping)]
     labels = [str(b.get("band", "?")) for b in bands]
@@ -646,6 +743,7 @@ def plot_f1_by_band(bands: Sequence[Mapping[str, Any]]) -> bytes:
 
     micro, macro = values("micro_f1"), values("macro_f1")
     counts = [b.get("n_categories") for b in bands]
+    title = _title("Micro- and macro-F1 by training-frequency band (n = categories per band)", label)
     with _style():
         figure = _new_figure()
         ax = figure.add_subplot()
@@ -669,6 +767,6 @@ def plot_f1_by_band(bands: Sequence[Mapping[str, Any]]) -> bytes:
         ax.set_yticks(np.linspace(0.0, 1.0, 6))
         ax.set_xlabel("training-set frequency band (positive training documents)")
         ax.set_ylabel("F1")
-        ax.set_title("Micro- and macro-F1 by training-frequency band (n = categories per band)")
+        ax.set_title(title, fontsize="medium")
         ax.grid(True, axis="y", alpha=0.3)
-        return _png(figure)
+        return _rendered(figure, title)

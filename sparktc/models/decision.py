@@ -41,10 +41,18 @@ from sparktc.models.registry import METHODS
 from sparktc.models.thresholds import fold_thresholds, proportional, proportional_fold_thresholds, rcut
 
 __all__ = ["ACROSS_CATEGORIES", "CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS",
-           "Cut", "DecisionRule", "counts", "cross_validated_counts", "decision_record", "score_range"]
+           "THRESHOLDING_TITLES", "Cut", "DecisionRule", "counts", "cross_validated_counts", "decision_record",
+           "rule_title", "score_range"]
 
 #: The thresholdings, the first the default.
 THRESHOLDINGS = ("fixed", "scut", "scutfbr", "proportional", "pcut", "rcut", "micromacro")
+#: The thresholdings as the papers name them, in figure titles (:func:`rule_title`; Yang 2001's SCut, SCutFBR, PCut,
+#: RCut; LibMultiLabel's micromacro-freq).
+THRESHOLDING_TITLES = {"fixed": "fixed threshold", "scut": "SCut", "scutfbr": "SCutFBR", "proportional": "proportional",
+                       "pcut": "PCut", "rcut": "RCut", "micromacro": "micromacro-freq"}
+#: The setting a thresholding's title shows with it, and how.
+_TITLE_SETTINGS = {"fixed": ("threshold", "{title} {value:g}"), "scutfbr": ("fbr", "{title} (fbr {value:g})"),
+                   "rcut": ("rcut_k", "{title} (k = {value:g})")}
 #: Thresholdings whose per-category thresholds are tuned by cross-validation on the training documents.
 CROSS_VALIDATED = ("scut", "scutfbr", "proportional", "micromacro")
 #: Cross-validated thresholdings that set a category's threshold from the other categories' too, in one pass
@@ -257,3 +265,20 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
         "search_space": space,
     }
 
+
+def rule_title(record: Mapping[str, Any]) -> str:
+    """A run's decision rule as a figure's title names it, from ``method`` and ``thresholding`` as
+    :func:`decision_record` writes them: the method's label (:meth:`sparktc.models.method.Method.label`) and the
+    thresholding's title (:data:`THRESHOLDING_TITLES`) with the one setting that tells its variants apart, when it
+    is a single value: "SVM (LIBLINEAR -s 1), SCut"; "kNN, fixed threshold 0.1"; "Rocchio, RCut (k = 1)".
+    """
+    method = record.get("method") or {"name": next(iter(METHODS))}
+    thresholding = record.get("thresholding") or {"name": THRESHOLDINGS[0]}
+    spec = METHODS.get(method["name"])
+    name = thresholding["name"]
+    title = THRESHOLDING_TITLES.get(name, name)
+    key, form = _TITLE_SETTINGS.get(name, ("", ""))
+    value = thresholding.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool):  # not a searched list
+        title = form.format(title=title, value=value)
+    return f"{spec.label(method) if spec else method['name']}, {title}"

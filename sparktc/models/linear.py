@@ -191,12 +191,21 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
             f"positive weight: {shown(record, 'positive_weight')}; one class: {shown(record, 'one_class')}"]
 
 
+def _label(record: Mapping[str, Any]) -> str:
+    """"SVM (LIBLINEAR -s 1)", "logistic regression (LIBLINEAR -s 0)"; a searched solver (a list): "LIBLINEAR"."""
+    solver = record.get("solver")
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        return "LIBLINEAR"
+    loss = "SVM" if "svc" in solver else "logistic regression"
+    return f"{loss} (LIBLINEAR -s {SOLVERS[solver]})"
+
+
 #: One-vs-rest LIBLINEAR: s(d, c) = w_c'x_d + b_c, unbounded, natural threshold 0 (the hyperplane's side).
 METHOD = Method(
     name="liblinear", title="LIBLINEAR", parameters=LinearParameters,
     fitting=lambda parameters, terms: PerCategory(_trainer),
     scoring=lambda parameters: Scoring(LINEAR),
     score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "w'x + b > 0", "LIBLINEAR's decision values"),
-    describe=_describe, searched=("solver", "C", "positive_weight"), check=_check,
+    describe=_describe, searched=("solver", "C", "positive_weight"), check=_check, labelled=_label,
     unused_reason="tune.nb_alpha searches naive Bayes's smoothing",
 )

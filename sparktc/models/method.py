@@ -246,6 +246,7 @@ class Method:
     * ``check(parameters, tune, top_k, thresholding)``: a combination of settings it cannot work with, in words, or
       None (``top_k``: select.top_k, 0 for every term, None when select.reduction_factor picks the count).
     * ``describe(record)``: ``report.md``'s lines about it from its record (name and parameters).
+    * ``labelled(record)``: its short name in a figure's title, from its record (None: :meth:`label`'s default).
     """
 
     name: str
@@ -261,6 +262,16 @@ class Method:
     unused_reason: str = ""
     variant: tuple[str, ...] = ()
     check: Callable[[Any, SearchLists, int | None, str], str | None] = _no_problem
+    labelled: Callable[[Mapping[str, Any]], str] | None = None
+
+    def label(self, record: Mapping[str, Any]) -> str:
+        """Its short name in a figure's title, from its record: ``labelled``'s, or its title with the values of its
+        ``variant`` ("naive Bayes (mixture)").
+        """
+        if self.labelled is not None:
+            return self.labelled(record)
+        variant = ", ".join(str(record[key]) for key in self.variant if record.get(key) not in (None, ""))
+        return f"{self.title} ({variant})" if variant else self.title
 
     def joint(self, parameters: Any) -> bool:
         """Whether it fits one model for all categories (not one per category): its term count and fbr are

@@ -30,12 +30,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from sparktc.corpora.records import TEST, TRAIN
+from sparktc.corpora.registry import corpus_title
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT, contingency_tables_text
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
 from sparktc.evaluation.report import (
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
+    FIGURE_FILES,
+    figure_file,
     per_category_csv,
     plot_f1_by_band,
     plot_f1_by_training_frequency,
@@ -45,7 +48,7 @@ from sparktc.evaluation.summary import assemble, to_builtin
 from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, NETWORK
 from sparktc.experiment.config import Config, EvaluateConfig
 from sparktc.experiment.tables import cut_of, term_order
-from sparktc.models.decision import decision_record
+from sparktc.models.decision import decision_record, rule_title
 from sparktc.models.registry import describe
 from sparktc.models.scoring import Scorer, predict_batch
 from sparktc.runtime import storage
@@ -80,9 +83,8 @@ CONTINGENCY_SCHEMA = StructType(
     + [StructField(name, LongType(), nullable=False) for name in COUNT_COLUMNS]
 )
 #: The report files evaluate writes into the run's output (:func:`write_reports`), which MLflow logs as the run's
-#: artifacts (:mod:`sparktc.tracking.mlflow_run`).
-REPORTS = ("metrics.json", "report.md", "per_category.csv", CONTINGENCY_TABLES_TXT, F1_BY_TRAINING_FREQUENCY_PNG,
-           F1_BY_BAND_PNG)
+#: artifacts (:mod:`sparktc.tracking.mlflow_run`); each plot as PNG, SVG and PDF.
+REPORTS = ("metrics.json", "report.md", "per_category.csv", CONTINGENCY_TABLES_TXT, *FIGURE_FILES)
 #: Rows per Arrow batch a scoring task reads: Spark's setting for Arrow batches (<= 0: no limit, a file's worth).
 BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
@@ -158,16 +160,20 @@ def closed_record(categories: pd.DataFrame, counts: Counts, subsets: dict[str, l
 
 
 def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> None:
-    """metrics.json, report.md, per_category.csv, contingency_tables.txt and the two plots, through the Hadoop
-    file system (local, HDFS or S3 paths alike).
+    """metrics.json, report.md, per_category.csv, contingency_tables.txt and the two plots (each in every format,
+    titled with the corpus, category set and decision rule), through the Hadoop file system (local, HDFS or S3 paths
+    alike).
     """
     storage.write_text(spark, tables.output("metrics.json"), json.dumps(to_builtin(metrics), indent=2) + "\n")
     report = report_markdown(metrics, table, describe(metrics.get("method") or {}))
     storage.write_text(spark, tables.output("report.md"), report)
     storage.write_text(spark, tables.output("per_category.csv"), per_category_csv(table))
     storage.write_text(spark, tables.output(CONTINGENCY_TABLES_TXT), contingency_tables_text(metrics, table))
-    storage.write_bytes(spark, tables.output(F1_BY_TRAINING_FREQUENCY_PNG), plot_f1_by_training_frequency(table))
-    storage.write_bytes(spark, tables.output(F1_BY_BAND_PNG), plot_f1_by_band(metrics["bands"]))
+    label = f"{corpus_title(metrics['settings']['corpus'])}; {rule_title(metrics)}"
+    for png, plot in ((F1_BY_TRAINING_FREQUENCY_PNG, plot_f1_by_training_frequency(table, label)),
+                      (F1_BY_BAND_PNG, plot_f1_by_band(metrics["bands"], label))):
+        for fmt, data in plot.items():
+            storage.write_bytes(spark, tables.output(figure_file(png, fmt)), data)
 
 
 def _from_train(spark: SparkSession, tables: Tables) -> dict:

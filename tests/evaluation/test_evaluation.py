@@ -33,6 +33,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -48,6 +49,7 @@ from sparktc.apps.compare import (
     CompareError,
     compare,
     compare_runs,
+    comparison_files,
     decision_counts,
     format_comparison,
     format_comparisons,
@@ -551,8 +553,12 @@ def three_runs(spark, runs, oracle):
 def test_comparing_three_runs_is_the_three_pairwise_comparisons(spark, runs, comparison, oracle, three_runs):
     record, tables = three_runs
     paths = [runs.a.output, runs.b.output, oracle]
-    assert record["runs"] == [{"name": "run_a", "path": runs.a.output}, {"name": "run_b", "path": runs.b.output},
-                              {"name": "run_oracle", "path": oracle}]
+    # each run's rule, from its metrics.json (the oracle's is a copy of A's), as the plot's legend names it
+    svm = "SVM (LIBLINEAR -s 1), fixed threshold"
+    assert record["runs"] == [{"name": "run_a", "path": runs.a.output, "rule": f"{svm} 0"},
+                              {"name": "run_b", "path": runs.b.output, "rule": f"{svm} -0.3"},
+                              {"name": "run_oracle", "path": oracle, "rule": f"{svm} 0"}]
+    assert record["corpus"] == "corpus (JSON lines)"  # a format with its own labels: the corpus directory's name
     assert [(p["a"], p["b"], p["details"]) for p in record["pairs"]] == [
         ("run_a", "run_b", "pairs/1_vs_2.md"), ("run_a", "run_oracle", "pairs/1_vs_3.md"),
         ("run_b", "run_oracle", "pairs/2_vs_3.md")]
@@ -584,14 +590,16 @@ def test_tables_2_and_3_have_a_row_per_pair_with_its_symbols(three_runs):
             assert cells == [f"{pair['a']} vs {pair['b']}", *(symbols[c] for c in columns)]
     assert "| run_a vs run_oracle | ≪ |" in text
     assert "](f1_by_training_frequency.png)" in text and "](pairs/2_vs_3.md)" in text
+    assert "For papers: [SVG](f1_by_training_frequency.svg), [PDF](f1_by_training_frequency.pdf)." in text
     for number, run in enumerate(record["runs"], 1):
         assert f"| {number} | {run['name']} |" in text
 
 
 def test_the_f1_plot_has_one_curve_per_run_of_mean_f1_by_frequency_interval(runs, three_runs):
     _, tables = three_runs
-    png, curves = plot_f1_curves(tables)
-    assert png.startswith(PNG_SIGNATURE) and png == plot_f1_curves(tables)[0]
+    plot, curves = plot_f1_curves(tables)
+    assert list(plot) == ["png", "svg", "pdf"] and plot["png"].startswith(PNG_SIGNATURE)
+    assert plot == plot_f1_curves(tables)[0]  # same bytes in every format
     assert list(curves) == ["run_a", "run_b", "run_oracle"]
     assert all(curve.equals(f1_curves(tables)[name]) for name, curve in curves.items())
     for name, run in (("run_a", runs.a), ("run_b", runs.b), ("run_oracle", None)):
@@ -650,7 +658,14 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
     assert significance_table(record["pairs"]) in out and p_test_table(record["pairs"]) in out
     for pair in record["pairs"]:
         assert (output / pair["details"]).read_text() == format_comparison(pair["result"]) + "\n"
-    assert (output / "f1_by_training_frequency.png").read_bytes() == plot_f1_curves(tables)[0]
+    plots = {name: data for name, data in comparison_files(record, tables)[0].items() if name.startswith("f1_by")}
+    assert sorted(plots) == ["f1_by_training_frequency.pdf", "f1_by_training_frequency.png",
+                             "f1_by_training_frequency.svg"]
+    for name, data in plots.items():
+        assert (output / name).read_bytes() == data
+    title = ET.fromstring(plots["f1_by_training_frequency.svg"]).find("{http://www.w3.org/2000/svg}title").text
+    assert title.endswith(f"\ncorpus (JSON lines); {record['n_categories']} categories (train_positive)")
+    assert "run_b: SVM (LIBLINEAR -s 1), fixed threshold -0.3 (" in plots["f1_by_training_frequency.svg"].decode()
 
     assert jobs[1].returncode == 1, (out_missing, err_missing[-3000:])
     assert f"no metrics.json in {missing}" in err_missing

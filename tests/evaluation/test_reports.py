@@ -1,20 +1,25 @@
-"""Reports a person reads: per-category CSV, Markdown report, PNG plots (no Spark)."""
+"""Reports a person reads: per-category CSV, Markdown report, plots as PNG, SVG and PDF (no Spark)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from sparktc.corpora.registry import corpus_title
 from sparktc.evaluation.report import (
     CSV_HEADER,
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
     FIGURE_DPI,
+    FIGURE_FILES,
     FIGURE_SIZE,
+    MAX_STACK_AREA,
     lowess,
     per_category_csv,
     per_category_frame,
@@ -23,7 +28,7 @@ from sparktc.evaluation.report import (
     report_markdown,
     summary_html,
 )
-from sparktc.models.decision import decision_record
+from sparktc.models.decision import decision_record, rule_title
 from sparktc.models.registry import describe
 
 
@@ -167,6 +172,9 @@ def test_markdown_has_convention_measures_sets_bands_ranking_categories(metrics,
     # Bands, and the links to both plots.
     assert "| >1000 | 30 | 0.8000 | 0.6000 |" in lines
     assert f"]({F1_BY_BAND_PNG})" in text and f"]({F1_BY_TRAINING_FREQUENCY_PNG})" in text
+    # ... and below each, its vector files.
+    assert "For papers: [SVG](f1_by_band.svg), [PDF](f1_by_band.pdf)." in lines
+    assert "For papers: [SVG](f1_by_training_frequency.svg), [PDF](f1_by_training_frequency.pdf)." in lines
     # Ranking: K = 1, 3, 5 columns, one row per measure.
     assert "| Measure | K = 1 | K = 3 | K = 5 |" in lines
     assert "| nDCG@K | 0.1300 | 0.3300 | 0.5300 |" in lines
@@ -238,7 +246,10 @@ def test_markdown_empty_optional_sections_are_skipped(metrics, table):
     assert "## By training-set frequency band" not in text
 
 
-# ------------------------------------------------------------------------------------ PNGs
+# ------------------------------------------------------------------------------------ plots
+
+SVG = "{http://www.w3.org/2000/svg}"
+LABEL = "Reuters-21578 ModApte, R(90); SVM (LIBLINEAR -s 1), SCut"
 
 
 def _decode(png: bytes) -> np.ndarray:
@@ -248,34 +259,103 @@ def _decode(png: bytes) -> np.ndarray:
     return matplotlib.image.imread(io.BytesIO(png), format="png")
 
 
+def _svg_texts(svg: bytes) -> list[ET.Element]:
+    return list(ET.fromstring(svg).iter(f"{SVG}text"))
+
+
 EXPECTED_SHAPE = (round(FIGURE_SIZE[1] * FIGURE_DPI), round(FIGURE_SIZE[0] * FIGURE_DPI))
 
 
-def test_f1_by_training_frequency_png(table):
-    png = plot_f1_by_training_frequency(table)
-    image = _decode(png)
-    assert image.shape[:2] == EXPECTED_SHAPE
-    assert image.std() > 0.01  # something was drawn
-    assert plot_f1_by_training_frequency(table) == png
-    assert plot_f1_by_training_frequency(table.sample(frac=1.0, random_state=3)) == png  # row order irrelevant
-    assert b"Software" not in png and b"matplotlib version" not in png
+def check_formats(plot: dict[str, bytes], label: str) -> None:
+    """The PNG at the promised size, the SVG valid XML of the figure's size in points, the PDF a PDF, none with a
+    date or the software's name, the SVG's and PDF's titles and the SVG's drawn title naming ``label``.
+    """
+    assert list(plot) == ["png", "svg", "pdf"]
+    image = _decode(plot["png"])
+    assert image.shape[:2] == EXPECTED_SHAPE and image.std() > 0.01  # something was drawn
+    assert b"Software" not in plot["png"] and b"matplotlib version" not in plot["png"]
+    root = ET.fromstring(plot["svg"])
+    assert root.tag == f"{SVG}svg"
+    assert (root.get("width"), root.get("height")) == (f"{FIGURE_SIZE[0] * 72:g}pt", f"{FIGURE_SIZE[1] * 72:g}pt")
+    assert label in root.find(f"{SVG}title").text
+    assert label in [" ".join(t.itertext()).strip() for t in _svg_texts(plot["svg"])]  # drawn as text, not paths
+    assert b"<dc:date>" not in plot["svg"] and b"Created with" not in plot["svg"]
+    pdf = plot["pdf"]
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    assert b"/CreationDate" not in pdf and b"/Producer" not in pdf and b"/Creator" not in pdf
+    assert b"/Subtype /Type3" not in pdf and b"/FontFile2" in pdf  # TrueType fonts embedded, as publishers ask
+    escaped = label.replace("(", "\\(").replace(")", "\\)").encode()
+    assert re.search(rb"/Title \(.*" + re.escape(escaped), pdf)
+
+
+def test_the_figure_files_are_each_plot_in_each_format():
+    assert FIGURE_FILES == ("f1_by_band.png", "f1_by_band.svg", "f1_by_band.pdf", "f1_by_training_frequency.png",
+                            "f1_by_training_frequency.svg", "f1_by_training_frequency.pdf")
+
+
+def test_f1_by_training_frequency_plot(table):
+    plot = plot_f1_by_training_frequency(table, LABEL)
+    check_formats(plot, LABEL)
+    assert plot_f1_by_training_frequency(table, LABEL) == plot  # same bytes, every format: no date, no random id
+    assert plot_f1_by_training_frequency(table.sample(frac=1.0, random_state=3), LABEL) == plot  # row order
+    assert all(a != b for a, b in zip(plot.values(), plot_f1_by_training_frequency(table, "other").values()))
 
 
 def test_f1_by_training_frequency_edge_cases(table):
     for small in (table.iloc[:0], table[table["train_positives"] == 0], table.iloc[:2]):
-        assert _decode(plot_f1_by_training_frequency(small)).shape[:2] == EXPECTED_SHAPE
+        assert _decode(plot_f1_by_training_frequency(small)["png"]).shape[:2] == EXPECTED_SHAPE
 
 
-def test_f1_by_band_png(metrics):
-    png = plot_f1_by_band(metrics["bands"])
-    image = _decode(png)
-    assert image.shape[:2] == EXPECTED_SHAPE
-    assert image.std() > 0.01
-    assert plot_f1_by_band(metrics["bands"]) == png
+def test_categories_at_one_point_are_one_marker_with_their_number(table):
+    # Rare categories pile up at F1 = 0: 5 at one training positive, 3 at none (drawn at x = 0.5), 2 at 4 with F1 = 1;
+    # and one category with 40 at F1 = 0, alone there. The stacks' numbers, found from the table itself:
+    rows = [_row(f"A{i}", "a", 1, 0, 1, 1) for i in range(5)] + [_row(f"Z{i}", "z", 0, 0, 0, 2) for i in range(3)]
+    rows += [_row(f"B{i}", "b", 4, 1, 0, 0) for i in range(2)] + [_row("C", "c", 40, 0, 2, 0)]
+    stacked = pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
+    sizes = stacked.groupby(["train_positives", "f1"]).size()
+    expected = sorted(int(n) for n in sizes[sizes >= 2])
+    assert expected == [2, 3, 5]  # the table's own categories sit at distinct points
+    texts = _svg_texts(plot_f1_by_training_frequency(stacked, LABEL)["svg"])
+    counts = [t for t in texts if re.fullmatch(r"\d+", (t.text or "").strip()) and t.get("x")]
+    assert sorted(int(t.text) for t in counts) == expected  # each stack's number written, no single point's
+    assert len({(t.get("x"), t.get("y")) for t in counts}) == len(expected)  # each beside its own stack
+    legend = [" ".join(t.itertext()) for t in texts]
+    assert "3 categories at one point (area grows with the number)" in legend
+    assert MAX_STACK_AREA >= 5  # a stack of 5 is drawn larger than one of 3
+    plain = _svg_texts(plot_f1_by_training_frequency(table, LABEL)["svg"])
+    assert not any(re.fullmatch(r"\d+", (t.text or "").strip()) and t.get("x") for t in plain)  # no stack, no number
+    assert "3 categories at one point (area grows with the number)" not in [" ".join(t.itertext()) for t in plain]
+
+
+def test_f1_by_band_plot(metrics):
+    plot = plot_f1_by_band(metrics["bands"], LABEL)
+    check_formats(plot, LABEL)
+    assert plot_f1_by_band(metrics["bands"], LABEL) == plot
     bands = [dict(b) for b in metrics["bands"]]
     bands[1]["micro_f1"] = None  # a band without a micro value draws no bar
-    assert plot_f1_by_band(bands) != png
-    assert _decode(plot_f1_by_band([])).shape[:2] == EXPECTED_SHAPE
+    assert plot_f1_by_band(bands, LABEL)["png"] != plot["png"]
+    assert _decode(plot_f1_by_band([])["png"]).shape[:2] == EXPECTED_SHAPE
+
+
+def test_a_figure_title_names_corpus_category_set_and_decision_rule():
+    assert corpus_title({"format": "reuters21578", "category_set": "R90"}) == "Reuters-21578 ModApte, R(90)"
+    assert corpus_title({"format": "reuters21578", "category_set": ""}) == "Reuters-21578 ModApte, R(90)"  # default
+    assert corpus_title({"format": "reuters21578", "document_filter": "aptemod", "category_set": "R10"}) \
+        == "Reuters-21578 ApteMod, R(10)"
+    assert corpus_title({"format": "lyrl2004", "category_set": "industries"}) == "RCV1-v2 (LYRL2004), industries"
+    assert corpus_title({"format": "lyrl2004_vectors"}) == "RCV1-v2 (LYRL2004 vectors), topics"
+    assert corpus_title({"format": "libsvm", "path": "/data/eurlex/"}) == "eurlex (LIBSVM)"
+    assert corpus_title({"format": "jsonl", "path": ""}) == "JSON lines"
+    train = {"method": "liblinear", "solver": "l2r_l2loss_svc_dual", "thresholding": "scut", "folds": 5, "seed": 1}
+    assert rule_title(decision_record(train, {})) == "SVM (LIBLINEAR -s 1), SCut"
+    assert rule_title(decision_record({**train, "solver": "l2r_lr", "thresholding": "fixed", "threshold": 0.0},
+                                      {})) == "logistic regression (LIBLINEAR -s 0), fixed threshold 0"
+    assert rule_title(decision_record({**train, "thresholding": "scutfbr", "fbr": 0.1},
+                                      {"solver": ["l2r_lr", "l2r_l2loss_svc_dual"]})) == "LIBLINEAR, SCutFBR (fbr 0.1)"
+    assert rule_title(decision_record({"method": "nb", "nb_model": "mixture", "thresholding": "rcut", "rcut_k": 1},
+                                      {})) == "naive Bayes (mixture), RCut (k = 1)"
+    assert rule_title(decision_record({"method": "knn", "thresholding": "micromacro"}, {})) == "kNN, micromacro-freq"
+    assert rule_title({"method": {"name": "gone"}, "thresholding": {"name": "pcut"}}) == "gone, PCut"
 
 
 def test_lowess_recovers_a_line_and_handles_ties():

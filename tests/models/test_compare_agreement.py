@@ -51,6 +51,8 @@ from sparktc.runtime.outputs import INCOMPLETE, claim
 
 TEST_NAMES = ["s-test", "S-test", "T-test", "T'-test", "p-test (recall)", "p-test (precision)", "p-test (error)"]
 SETTINGS = EvaluateConfig()  # the defaults: average over train_positive, 0/0 counted as 1
+#: The comparison's plot, as PNG, SVG and PDF.
+PLOTS = ["f1_by_training_frequency.png", "f1_by_training_frequency.svg", "f1_by_training_frequency.pdf"]
 AGREE = "no difference to test (the runs' decisions agree on every document and category)"
 EQUAL_F1 = "no difference to test (every category's F1 is equal)"
 NO_F1_DIFFERENCE = "fewer than 2 categories whose F1 differ (every category's F1 is equal)"
@@ -244,7 +246,7 @@ def test_comparison_files_are_all_computed_before_any_is_written():
     tables = {run["name"]: pd.DataFrame({"train_positives": [3, 10, 30], "f1": [0.5, 0.8, 1.0]})
               for run in record["runs"]}
     files, printed = comparison_files(record, tables)
-    assert list(files) == ["pairs/1_vs_2.md", "pairs/1_vs_3.md", "pairs/2_vs_3.md", record["plot"], *ENTRY_FILES]
+    assert list(files) == ["pairs/1_vs_2.md", "pairs/1_vs_3.md", "pairs/2_vs_3.md", *PLOTS, *ENTRY_FILES]
     assert json.loads(files["comparison.json"]) == record
     assert files["comparison.md"].decode() == format_comparisons(record) + "\n" and printed.endswith(
         format_comparisons(record))
@@ -319,8 +321,7 @@ def test_a_run_compared_with_its_copy_exits_0_and_says_why_each_test_is_undefine
     output = tmp_path / "comparison"
     status, out, err = compare_job(str(run), str(rerun), "--output", str(output))
     assert status == 0, err
-    assert sorted(published(output)) == ["comparison.json", "comparison.md", "f1_by_training_frequency.png",
-                                         "pairs/1_vs_2.md"]
+    assert sorted(published(output)) == sorted(["comparison.json", "comparison.md", *PLOTS, "pairs/1_vs_2.md"])
     assert not (output / INCOMPLETE).exists()
     record = json.loads((output / "comparison.json").read_text())
     tests = named_tests(record["pairs"][0]["result"])
@@ -353,7 +354,7 @@ def test_six_methods_compared_in_one_call(spark, method_runs, tmp_path):
     assert (output / "comparison.md").read_text() == format_comparisons(record) + "\n"
     assert format_comparisons(record) in printed
     assert len(significance_table(record["pairs"]).splitlines()) == 2 + 15
-    assert sorted(published(output)) == sorted(["comparison.json", "comparison.md", "f1_by_training_frequency.png",
+    assert sorted(published(output)) == sorted(["comparison.json", "comparison.md", *PLOTS,
                                                 *(pair["details"] for pair in record["pairs"])])
 
 
@@ -377,8 +378,10 @@ def two_comparisons(spark, method_runs) -> tuple[tuple[dict, dict], tuple[dict, 
     return compare_runs(spark, runs[:2], SETTINGS, "jsonl"), compare_runs(spark, runs, SETTINGS, "jsonl")
 
 
-@pytest.mark.parametrize("failing, nth", [("write_bytes", 1), ("write_bytes", 3), ("write_bytes", 6),
-                                          ("rename", 1), ("rename", 2), ("rename", 3)])
+# three runs write 8 files (3 pairs, 3 plots, 2 entry files), the last comparison.md; they move in as 6 names (pairs/,
+# the plots, then the entry files), the 5th comparison.json
+@pytest.mark.parametrize("failing, nth", [("write_bytes", 1), ("write_bytes", 3), ("write_bytes", 8),
+                                          ("rename", 1), ("rename", 2), ("rename", 5)])
 def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(spark, two_comparisons, tmp_path,
                                                                               monkeypatch, failing, nth):
     """A failure while the files are written aside leaves the earlier comparison as it was; one while they are
@@ -389,7 +392,7 @@ def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(sp
     with claim(str(output), "compare") as held:
         write_comparisons(spark, held.output, first, first_tables, storage.join(held.staging, "compare"))
     before = published(output)
-    assert sorted(before) == ["comparison.json", "comparison.md", "f1_by_training_frequency.png", "pairs/1_vs_2.md"]
+    assert sorted(before) == sorted(["comparison.json", "comparison.md", *PLOTS, "pairs/1_vs_2.md"])
 
     injected = Failing(getattr(storage, failing), nth)
     monkeypatch.setattr(storage, failing, injected)

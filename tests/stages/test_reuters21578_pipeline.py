@@ -10,6 +10,7 @@ attribute; we keep it, as the ModApte definition does (see tests/corpora/test_re
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,7 @@ def test_reports_of_the_run(run) -> None:
     assert "zero_division = 1.0" in Path(output, "report.md").read_text()
     for plot in ("f1_by_training_frequency.png", "f1_by_band.png"):
         assert Path(output, plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        # beside each PNG its SVG and PDF, titled with the run: conf/reuters21578.toml's corpus, set and rule
+        title = ET.parse(Path(output, plot.replace(".png", ".svg"))).getroot().find("{http://www.w3.org/2000/svg}title")
+        assert title.text.endswith("\nReuters-21578 ApteMod, R(90); SVM (LIBLINEAR -s 1), fixed threshold 0")
+        assert Path(output, plot.replace(".png", ".pdf")).read_bytes().startswith(b"%PDF-")
