@@ -1,4 +1,4 @@
-"""The library's layout as the README's "Design" section draws it: concern folders, each with a
+"""The library's layout as docs/design.md draws it: concern folders, each with a
 docstring and ``__all__`` naming its modules, and imports that only run down the layers.
 """
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from docs_examples import output
 
 PACKAGE = REPO / "sparktc"
 #: From the top down: a module may import from its own folder and from the layers below it.
@@ -79,12 +80,12 @@ def test_the_shared_modules_import_no_folder() -> None:
         assert imported(PACKAGE / f"{module}.py") <= set(SHARED), module
 
 
-def test_the_readme_draws_every_folder() -> None:
-    design = (REPO / "README.md").read_text().split("## Design", 1)[1]
-    for name in LAYERS:
-        assert f"    {name}/" in design, name
+def test_the_design_page_draws_every_folder() -> None:
+    drawing = output("design-layout")
+    assert drawing.startswith("sparktc/\n")
+    assert re.findall(r"^  (\w+)/ ", drawing, re.M) == LAYERS  # from the top down
     for module in SHARED:
-        assert f"{module}.py" in design, module
+        assert f"{module}.py" in drawing, module
 
 
 def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:
