@@ -52,18 +52,18 @@ SUBMIT_TIMEOUT = 1200
 STOP_GRACE = 20  # seconds between SIGTERM and SIGKILL
 
 
-def page_words(name: str) -> list[str]:
-    r"""The words of docs/clusters.md's one-command block ``name`` (``\`` continuations joined, no trailing ``&``)."""
-    words = shlex.split(example(name).replace("\\\n", " "))
+def page_words(code: str) -> list[str]:
+    r"""The words of a one-command block of docs/clusters.md (``\`` continuations joined, no trailing ``&``)."""
+    words = shlex.split(code.replace("\\\n", " "))
     return words[:-1] if words[-1] == "&" else words
 
 
-def daemon(name: str, values: dict[str, str], *extra: str) -> list[str]:
-    """The page's ``spark-class`` command ``name`` as this module runs it: pyspark's spark-class, each option of
+def daemon(code: str, values: dict[str, str], *extra: str) -> list[str]:
+    """The page's ``spark-class`` command ``code`` as this module runs it: pyspark's spark-class, each option of
     ``values`` given its value here (the page gives every one of them), the page's master URL ``values["url"]``,
     and ``extra`` options the page leaves to Spark's defaults.
     """
-    words = page_words(name)
+    words = page_words(code)
     assert words[0] == "$spark_home/bin/spark-class", words
     command = [str(SPARK_HOME / "bin" / "spark-class")]
     for word in words[1:]:
@@ -72,7 +72,7 @@ def daemon(name: str, values: dict[str, str], *extra: str) -> list[str]:
         elif word.startswith("spark://"):
             word = values["url"]
         command.append(word)
-    assert all(option in words for option in values if option != "url"), (name, words)
+    assert all(option in words for option in values if option != "url"), words
     return command + list(extra)
 
 
@@ -205,7 +205,7 @@ def cluster(tmp_path_factory):
     environment = cluster_environment()
     port, web_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
-    commands = [("master", daemon("cluster-master", {"--host": "127.0.0.1", "--port": str(port),
+    commands = [("master", daemon(example("cluster-master"), {"--host": "127.0.0.1", "--port": str(port),
                                                      "--webui-port": str(web_port)}))]
     work_dirs = []
     for number in range(1, WORKERS + 1):
@@ -213,7 +213,7 @@ def cluster(tmp_path_factory):
         work_dir.mkdir()
         work_dirs.append(work_dir)
         commands.append((f"worker{number}", daemon(
-            "cluster-worker", {"--cores": "1", "--memory": "2g", "url": url},
+            example("cluster-worker"), {"--cores": "1", "--memory": "2g", "url": url},
             "--host", "127.0.0.1", "--webui-port", str(free_port()), "--work-dir", str(work_dir))))
     logs = [base / f"{name}.log" for name, _ in commands]
     started: list[subprocess.Popen] = []
@@ -269,7 +269,7 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
     elsewhere.mkdir()
     reason = installed_sparktc(packed_env, elsewhere)
     assert not reason, f"the driver could import sparktc from the clone, so the run would prove nothing: {reason}"
-    words = page_words("cluster-submit")
+    words = page_words(example("cluster-submit"))
     job = words.index("jobs/pipeline.py")
     assert words[:3] == ["./spark-submit.sh", "--master", "spark://HOST:7077"], words
     config, job_output = words[words.index("--config", job) + 1], words[words.index("--output", job) + 1]

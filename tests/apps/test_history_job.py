@@ -263,11 +263,11 @@ def test_the_job_takes_a_kind(tmp_path, monkeypatch, capsys) -> None:
     assert "run n1-pipeline: no baseline" in out and "-bench" not in out
 
 
-def page_commands(name: str, date: str = "") -> list[list[str]]:
-    r"""The commands of docs/scheduled-runs.md's block ``name`` as words (``\`` continuations joined, ``date`` for
+def page_commands(code: str, date: str = "") -> list[list[str]]:
+    r"""The commands of a block of docs/scheduled-runs.md as words (``\`` continuations joined, ``date`` for
     ``$(date +%s)``).
     """
-    code = example(name).replace("\\\n", " ").replace("$(date +%s)", date)
+    code = code.replace("\\\n", " ").replace("$(date +%s)", date)
     return [shlex.split(line) for line in code.splitlines() if line.strip()]
 
 
@@ -278,7 +278,7 @@ def test_the_pages_three_runs_are_commands_the_pipeline_accepts(tmp_path, monkey
     monkeypatch.chdir(REPO)
     loop = example("history-three-runs")
     values = re.search(r"^for C in ([^;]+); do$", loop, re.M)[1].split()
-    [command] = [line for line in page_commands("history-three-runs", "1764300000") if line[0] == "./spark-submit.sh"]
+    [command] = [line for line in page_commands(loop, "1764300000") if line[0] == "./spark-submit.sh"]
     assert values == ["1.0", "0.001", "1.0"] and command[1] == "jobs/pipeline.py"
     for value in values:
         words = [word.replace("$C", value) for word in command[2:]]
@@ -296,9 +296,9 @@ def the_pages_history(folder) -> None:
           make("20261125T0628Z-host-4388", 2, micro_f1=0.8612))
 
 
-def page_job(name: str, folder, monkeypatch, capsys) -> tuple[int, str]:
-    """The page's ``jobs/history.py`` command ``name`` run in ``folder`` (the job's main, in this process)."""
-    [words] = page_commands(name)
+def page_job(code: str, folder, monkeypatch, capsys) -> tuple[int, str]:
+    """The page's ``jobs/history.py`` command ``code`` run in ``folder`` (the job's main, in this process)."""
+    [words] = page_commands(code)
     assert words[:2] == [".venv/bin/python", "jobs/history.py"]
     job = runpy.run_path(str(REPO / words[1]))
     monkeypatch.chdir(folder)
@@ -309,7 +309,7 @@ def page_job(name: str, folder, monkeypatch, capsys) -> tuple[int, str]:
 
 def test_the_pages_trend_checks_the_latest_run_against_the_same_settings(tmp_path, monkeypatch, capsys) -> None:
     the_pages_history(tmp_path)
-    status, out = page_job("history-trend", tmp_path, monkeypatch, capsys)
+    status, out = page_job(example("history-trend"), tmp_path, monkeypatch, capsys)
     assert status == 0
     assert sum(line.split()[2:3] == [run] for line in out.splitlines() for run in (
         "20261125T0600Z-host-4100", "20261125T0614Z-host-4242", "20261125T0628Z-host-4388")) == 3
@@ -318,7 +318,7 @@ def test_the_pages_trend_checks_the_latest_run_against_the_same_settings(tmp_pat
 
 def test_the_pages_gate_flags_the_worse_run_as_the_page_shows_and_exits_3(tmp_path, monkeypatch, capsys) -> None:
     the_pages_history(tmp_path)
-    status, out = page_job("history-gate", tmp_path, monkeypatch, capsys)
+    status, out = page_job(example("history-gate"), tmp_path, monkeypatch, capsys)
     assert status == REGRESSION_EXIT
     assert [line for line in out.splitlines() if line.startswith("REGRESSION")] == output("history-gate").splitlines()
     assert (tmp_path / "runs" / "history-report" / REPORT).is_file()

@@ -110,16 +110,17 @@ def gate(arguments: list[str], tmp_path: Path, monkeypatch, capsys) -> None:
         assert ("REGRESSION run b: micro_f1 0.8600 -> 0.8000" in out) == (status == REGRESSION_EXIT), out
 
 
-@pytest.mark.parametrize("name", ["history-settings", "track-settings", "progress-settings"])
-def test_each_settings_block_loads_as_written(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [example("history-settings"), example("track-settings"),
+                                   example("progress-settings")], ids=["history", "track", "progress"])
+def test_each_settings_block_loads_as_written(block: str, tmp_path: Path) -> None:
     """The block added to conf/synthetic.toml loads, its /data paths under a folder of the test's own."""
     config = tmp_path / "conf.toml"
     (tmp_path / "data" / "sparktc").mkdir(parents=True)
     config.write_text((REPO / "conf" / "synthetic.toml").read_text() + "\n"
-                      + example(name).replace("/data/", f"{tmp_path}/data/"))
-    section = example(name).split("]", 1)[0].strip("[")
+                      + block.replace("/data/", f"{tmp_path}/data/"))
+    section = block.split("]", 1)[0].strip("[")
     loaded = getattr(load_config(str(config), []), section)
-    written = tomllib.loads(example(name))[section]
+    written = tomllib.loads(block)[section]
     assert {key: getattr(loaded, key) for key in written} == {
         key: value.replace("/data/", f"{tmp_path}/data/") if isinstance(value, str) else value
         for key, value in written.items()}

@@ -23,11 +23,11 @@ pytestmark = pytest.mark.spark
 CV_DOCUMENTS = 400
 
 
-def page_block(name: str, folder: Path) -> str:
-    """The page's block ``name``, its relative paths under ``folder``: Spark resolves them against its JVM's working
+def page_block(code: str, folder: Path) -> str:
+    """A block of the page, its relative paths under ``folder``: Spark resolves them against its JVM's working
     directory, which a Python ``chdir`` does not move.
     """
-    return re.sub(r'"(runs|models)/', rf'"{folder}/\1/', example(name))
+    return re.sub(r'"(runs|models)/', rf'"{folder}/\1/', code)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def ran(spark, reuters21578_run, tmp_path_factory) -> dict:
     namespace: dict = {"spark": spark}
     printed = io.StringIO()
     with redirect_stdout(printed):
-        exec(page_block("spark-ml-pipeline", folder), namespace)
+        exec(page_block(example("spark-ml-pipeline"), folder), namespace)
     return namespace | {"printed": printed.getvalue(), "folder": folder, "run": reuters21578_run[0]}
 
 
@@ -97,7 +97,7 @@ def test_cross_validation_chooses_c_on_training_documents(ran):
     namespace["train"] = ran["train"].orderBy("doc_id").limit(CV_DOCUMENTS)
     printed = io.StringIO()
     with redirect_stdout(printed):
-        exec(page_block("spark-ml-cross-validation", ran["folder"]), namespace)
+        exec(page_block(example("spark-ml-cross-validation"), ran["folder"]), namespace)
     metrics = namespace["chosen"].avgMetrics
     assert len(metrics) == 2 and all(0 <= value <= 1 for value in metrics) and metrics[0] != metrics[1]
     chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("C")
