@@ -136,7 +136,9 @@ def test_a_tracking_uri_with_nothing_listening_is_refused_as_the_page_shows() ->
 
 
 def test_the_progress_lines_shown_are_sparktcs() -> None:
-    """The page's lines, drawn by the functions the progress thread and the driver's loops call."""
+    """The page's example lines (in its prose), drawn by the functions the progress thread and the driver's loops
+    call.
+    """
+    shown = re.findall(r"`(sparktc: (?:evaluate|LLSF) [^`]+)`", (REPO / "docs" / "scheduled-runs.md").read_text())
     jobs = [JobTasks(12, 4, 8, False, 30.0), JobTasks(13, 3, 7, False, 20.0), JobTasks(14, 5, 16, True, 125 * 5 / 11)]
-    assert stage_line("evaluate", jobs, 100.0) == output("progress-stage-line").strip()
-    assert loop_line("LLSF fold models over 5,000 terms", 3, 5, 132.0) == output("progress-loop-line").strip()
+    assert shown == [stage_line("evaluate", jobs, 100.0), loop_line("LLSF fold models over 5,000 terms", 3, 5, 132.0)]
