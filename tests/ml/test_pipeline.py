@@ -41,7 +41,7 @@ def ran(spark, reuters21578_run, tmp_path_factory) -> dict:
     namespace: dict = {"spark": spark}
     printed = io.StringIO()
     with redirect_stdout(printed):
-        exec(page_block(example("spark-ml-pipeline"), folder), namespace)
+        exec(page_block(example("spark-ml-reuters21578"), folder), namespace)
     return namespace | {"printed": printed.getvalue(), "folder": folder, "run": reuters21578_run[0]}
 
 
@@ -60,7 +60,7 @@ def test_the_pipeline_decides_every_test_document_as_the_job_did(ran):
     assert decisions(ran["scored"]) == job
     micro_f1 = json.loads((Path(ran["run"]) / "metrics.json").read_text())["micro_f1"]
     assert ran["evaluator"].evaluate(ran["scored"]) == pytest.approx(micro_f1, abs=1e-12)
-    assert ran["printed"] == f"micro-F1 {micro_f1:.4f}\n" == output("spark-ml-pipeline")
+    assert ran["printed"] == f"micro-F1 {micro_f1:.4f}\n" == output("spark-ml-reuters21578")
     assert [type(stage).__name__ for stage in ran["model"].stages] == [
         "Analyzer", "TermWeightingModel", "TermSelectorModel", "OneVsRestClassifierModel"]
 
