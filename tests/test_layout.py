@@ -1,4 +1,4 @@
-"""The library's layout as the README's "Design" section draws it: concern folders, each with a
+"""The library's layout as docs/design.md lists it: concern folders, each with a
 docstring and ``__all__`` naming its modules, and imports that only run down the layers.
 """
 
@@ -79,12 +79,10 @@ def test_the_shared_modules_import_no_folder() -> None:
         assert imported(PACKAGE / f"{module}.py") <= set(SHARED), module
 
 
-def test_the_readme_draws_every_folder() -> None:
-    design = (REPO / "README.md").read_text().split("## Design", 1)[1]
-    for name in LAYERS:
-        assert f"    {name}/" in design, name
-    for module in SHARED:
-        assert f"{module}.py" in design, module
+def test_the_design_page_lists_every_folder_from_the_top_down() -> None:
+    section = (REPO / "docs" / "design.md").read_text().split("\n## The folders\n", 1)[1].split("\n## ", 1)[0]
+    firsts = [re.findall(r"`([\w.]+?)/?`", row.split(" | ")[0]) for row in re.findall(r"^\| `.*$", section, re.M)]
+    assert firsts == [[name] for name in LAYERS] + [[f"{module}.py" for module in SHARED]]
 
 
 def test_the_maths_folders_and_the_shared_modules_import_no_pyspark() -> None:

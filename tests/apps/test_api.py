@@ -1,6 +1,7 @@
-"""The Python API: the README's notebook example as it stands, in a Python whose environment has no PYSPARK_PYTHON;
-every argument and column checked at the door; classify over DataFrames checked against the classify job's own path
-and against the bundle's scores computed independently; the workers' interpreter checked before the first job.
+"""The Python API: the notebook example of docs/notebooks.md as it stands, in a Python whose environment has no
+PYSPARK_PYTHON; every argument and column checked at the door; classify over DataFrames checked against the classify
+job's own path and against the bundle's scores computed independently; the workers' interpreter checked before the
+first job.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import FIRST_TIER_JIT, REPO, cell_outputs, execute_notebook
+from docs_examples import example
 from pyspark.sql import functions as F
 
 import sparktc
@@ -37,8 +39,7 @@ from sparktc.runtime import session
 NO_ID = "doc_id is null or empty: give every document an id"
 NO_TEXT = "text is null: give every document its text"
 NOT_FINITE = "values holds NaN or infinity (or a number beyond a float's range, 3.4e38): give finite values"
-EXAMPLE = re.compile(r"<!-- notebook example[^>]*-->\n```python\n(.*?)```", re.S)
-#: Run after the README block, in its process: what the tests read of it.
+#: Run after the page's block, in its process: what the tests read of it.
 EPILOGUE = """
 import json as _json
 predictions.write.parquet("predictions")
@@ -66,10 +67,10 @@ def kernel_environment() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory) -> SimpleNamespace:
-    """The README's example run as written by the project's Python in a fresh directory, in an environment
+    """The page's example run as written by the project's Python in a fresh directory, in an environment
     without PYSPARK_PYTHON: what it printed, its predictions and what the epilogue read of its run.
     """
-    [code] = EXAMPLE.findall((REPO / "README.md").read_text())
+    code = example("notebook")
     folder = tmp_path_factory.mktemp("notebook")
     done = subprocess.run([sys.executable, "-c", code + EPILOGUE], cwd=folder, env=kernel_environment(),
                           capture_output=True, text=True, timeout=900)
@@ -84,7 +85,7 @@ def model(spark, notebook):
 
 
 @pytest.mark.spark  # a run in a subprocess or a kernel
-def test_the_readme_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
+def test_the_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
     assert notebook.exit_status == 0 and notebook.run_id
     assert notebook.stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
     assert 0 < notebook.metrics["micro_f1"] <= 1 and notebook.metrics["micro_f1"] == notebook.recorded_micro_f1

@@ -1,7 +1,8 @@
 """The Reuters-21578 pipeline on a real Spark standalone cluster, run from the installed package.
 
 A master and two workers (one core, 2 GB each) are started from the pyspark installation, on
-127.0.0.1 only. The Python side comes from the packed environment the README's YARN recipe ships
+127.0.0.1 only, by the master and worker commands of docs/clusters.md (their host, ports, cores and memory this
+module's). The Python side comes from the packed environment the page's YARN recipe ships
 (``scripts/pack-env.sh``, what ``make pack`` runs): a fresh virtual environment with sparktc installed
 from its wheel and the pinned dependencies, packed by venv-pack. The driver is the environment's
 ``sparktc run`` command, started from a directory outside the clone with the packaged configuration
@@ -24,9 +25,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 import zipfile
@@ -37,6 +41,7 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, reuters21578_overrides
+from docs_examples import example
 
 pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the session fixture
 
@@ -45,6 +50,30 @@ WORKERS = 2
 START_TIMEOUT = 180  # seconds for the master and both workers to register (JVM start-up on a busy 2-core box)
 SUBMIT_TIMEOUT = 1200
 STOP_GRACE = 20  # seconds between SIGTERM and SIGKILL
+
+
+def page_words(code: str) -> list[str]:
+    r"""The words of a one-command block of docs/clusters.md (``\`` continuations joined, no trailing ``&``)."""
+    words = shlex.split(code.replace("\\\n", " "))
+    return words[:-1] if words[-1] == "&" else words
+
+
+def daemon(code: str, values: dict[str, str], *extra: str) -> list[str]:
+    """The page's ``spark-class`` command ``code`` as this module runs it: pyspark's spark-class, each option of
+    ``values`` given its value here (the page gives every one of them), the page's master URL ``values["url"]``,
+    and ``extra`` options the page leaves to Spark's defaults.
+    """
+    words = page_words(code)
+    assert words[0] == "$spark_home/bin/spark-class", words
+    command = [str(SPARK_HOME / "bin" / "spark-class")]
+    for word in words[1:]:
+        if command[-1] in values:
+            word = values[command[-1]]
+        elif word.startswith("spark://"):
+            word = values["url"]
+        command.append(word)
+    assert all(option in words for option in values if option != "url"), words
+    return command + list(extra)
 
 
 def free_port() -> int:
@@ -176,17 +205,16 @@ def cluster(tmp_path_factory):
     environment = cluster_environment()
     port, web_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    commands = [("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                            "--port", str(port), "--webui-port", str(web_port)])]
+    commands = [("master", daemon(example("cluster-master"), {"--host": "127.0.0.1", "--port": str(port),
+                                                     "--webui-port": str(web_port)}))]
     work_dirs = []
     for number in range(1, WORKERS + 1):
         work_dir = base / f"worker{number}"
         work_dir.mkdir()
         work_dirs.append(work_dir)
-        commands.append((f"worker{number}", [
-            spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-            "--memory", "2g", "--webui-port", str(free_port()), "--work-dir", str(work_dir), url]))
+        commands.append((f"worker{number}", daemon(
+            example("cluster-worker"), {"--cores": "1", "--memory": "2g", "url": url},
+            "--host", "127.0.0.1", "--webui-port", str(free_port()), "--work-dir", str(work_dir))))
     logs = [base / f"{name}.log" for name, _ in commands]
     started: list[subprocess.Popen] = []
     leftovers = []
@@ -230,7 +258,8 @@ class ClusterRun:
 
 @pytest.fixture(scope="module")
 def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, request) -> ClusterRun:
-    """The README's Reuters-21578 command, as the packed environment's ``sparktc run`` (its spark-submit and
+    """The Reuters-21578 command of docs/clusters.md, its Spark options as written (the master this module's), as
+    the packed environment's ``sparktc run`` (its spark-submit and
     Python on the driver, the packaged configuration, a working directory outside the clone; the archive for the
     executors). While it runs, the suite's local-mode run of the same command (``reuters21578_run``) is made here,
     or read if another test process made it: the cluster's JVMs and this process's session share the machine.
@@ -240,8 +269,14 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
     elsewhere.mkdir()
     reason = installed_sparktc(packed_env, elsewhere)
     assert not reason, f"the driver could import sparktc from the clone, so the run would prove nothing: {reason}"
-    command = [str(packed_env.env / "bin" / "sparktc"), "run", "--master", cluster.url,
-               "--executor-memory", "1g", "--total-executor-cores", "2",
+    words = page_words(example("cluster-submit"))
+    job = words.index("jobs/pipeline.py")
+    assert words[:3] == ["./spark-submit.sh", "--master", "spark://HOST:7077"], words
+    config, job_output = words[words.index("--config", job) + 1], words[words.index("--output", job) + 1]
+    assert (config, job_output) == ("conf/reuters21578.toml", "runs/reuters21578-cluster")
+    assert [override for override in reuters21578_overrides() if override.startswith("corpus.path=")] == [
+        f"corpus.path={(REPO / words[words.index('--set', job) + 1].removeprefix('corpus.path=')).resolve()}"]
+    command = [str(packed_env.env / "bin" / "sparktc"), "run", "--master", cluster.url, *words[3:job],
                # The executors' interpreter; the driver's stays the command's own (sparktc.apps.submit).
                "--archives", f"{packed_env.archive}#env", "--conf", "spark.pyspark.python=./env/bin/python",
                "--conf", "spark.driver.host=127.0.0.1",
@@ -251,8 +286,8 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, tmp_path_factory, reque
                "--conf", "spark.sql.shuffle.partitions=4",
                "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
                "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",
-               # The packaged configuration, by name, with the settings of the local-mode run.
-               "--config", "reuters21578",
+               # The page's configuration as the package carries it, by name, with the local-mode run's settings.
+               "--config", Path(config).stem,
                *(argument for override in reuters21578_overrides() for argument in ("--set", override)),
                "--output", str(output)]
     # The driver binds to loopback as the daemons do; the command's zip and Spark's log go to a cache of its own.
@@ -356,3 +391,10 @@ def test_tables_equal_the_local_run(spark, cluster_run: ClusterRun, reuters21578
     reference = table(local_output)
     assert reference.count() == (90 if name != "predictions" else 3_019)
     assert_df_equality(table(cluster_output), reference)
+
+
+def test_the_guides_spark_home_is_pysparks() -> None:
+    """docs/clusters.md's first command finds the Spark whose spark-class this module's daemons run."""
+    program = re.fullmatch(r"spark_home=\$\(\.venv/bin/python -c '([^']*)'\)\n", example("cluster-spark-home"))[1]
+    found = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0 and Path(found.stdout.strip()) == SPARK_HOME

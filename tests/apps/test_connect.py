@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import CHILD_JVM_OPTIONS, REPO, cell_outputs, execute_notebook, reuters21578_overrides
+from docs_examples import example
 
 import sparktc
 
@@ -90,21 +92,25 @@ def server(tmp_path_factory) -> Iterator[str]:
 #: Documents for classify, in both sessions.
 TEXTS = [("d1", "crude oil prices rose as opec cut output"), ("d2", "the central bank raised interest rates"),
          ("d3", "wheat and corn exports to the soviet union")]
-#: A notebook's cell on a Connect session, in a process of its own (pyspark's functions build Connect columns only in
-#: a process whose session is a Connect one): the R(90) pipeline and classify through the API.
-CLIENT = """
-import json, sys
-from pyspark.sql import SparkSession
-import sparktc
-
-url, output, settings, texts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
-spark = SparkSession.builder.remote(url).getOrCreate()
-from sparktc.runtime.session import is_connect
-assert is_connect(spark)
-result = sparktc.run_pipeline(spark, "conf/reuters21578.toml", output, overrides=settings)
-classified = sparktc.classify(sparktc.load_model(spark, result.model), spark.createDataFrame(texts, ["doc_id", "text"]))
-json.dump([row.asDict() for row in classified.collect()], open(output + "/classified.json", "w"))
-"""
+def client_code() -> str:
+    """docs/notebooks.md's Connect block as a notebook's cell, in a process of its own (pyspark's functions build
+    Connect columns only in a process whose session is a Connect one): the R(90) pipeline and classify through the
+    API, on this module's server, output, settings and texts (argv), writing what classify returned.
+    """
+    code = example("connect-api")
+    for page, here in (('"sc://127.0.0.1:15002"', "url"), ('"/Volumes/main/default/runs/reuters21578"', "output"),
+                       ('[("d1", "crude oil prices rose")]', "texts")):
+        assert page in code, page
+        code = code.replace(page, here)
+    code, overridden = re.subn(r"overrides=\[[^\]]*\]", "overrides=settings", code)
+    assert overridden == 1
+    return ("import json, sys\n"
+            "url, output = sys.argv[1:3]\n"
+            "settings, texts = json.loads(sys.argv[3]), json.loads(sys.argv[4])\n"
+            f"{code}"
+            "from sparktc.runtime.session import is_connect\n"
+            "assert is_connect(spark)\n"
+            'json.dump([row.asDict() for row in predictions.collect()], open(output + "/classified.json", "w"))\n')
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +123,7 @@ def connect_run(server: str, tmp_path_factory) -> tuple[Path, str]:
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
     began = time.monotonic()
-    client = subprocess.run([sys.executable, "-c", CLIENT, server, str(output), json.dumps(settings),
+    client = subprocess.run([sys.executable, "-c", client_code(), server, str(output), json.dumps(settings),
                              json.dumps(TEXTS)], cwd=REPO, env=environment | {"PYTHONPATH": str(REPO)},
                             capture_output=True, text=True, timeout=900)
     assert client.returncode == 0, client.stderr[-3000:]
@@ -173,8 +179,9 @@ def test_the_main_job_submitted_to_a_connect_server_equals_the_api_on_a_classic_
     """``./spark-submit.sh --remote sc://...``: the job's driver is a Connect client of the server."""
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
-    command = ["./spark-submit.sh", "--remote", server, "jobs/pipeline.py", "--config", "conf/synthetic.toml",
-               *(argument for setting in SMALL for argument in ("--set", setting)),
+    words = shlex.split(example("connect-job").replace("\\\n", " "))  # docs/notebooks.md's, on this server, small
+    assert words[1:3] == ["--remote", "sc://HOST:15002"] and words[-2:] == ["--output", "runs/synthetic"], words
+    command = [*words[:2], server, *words[3:-2], *(argument for setting in SMALL for argument in ("--set", setting)),
                "--set", f"history.path={tmp_path / 'history'}", "--output", str(tmp_path / "connect")]
     job = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
     assert job.returncode == 0, job.stderr[-3000:]

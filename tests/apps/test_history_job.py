@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import runpy
+import shlex
 import subprocess
 import sys
 
@@ -14,8 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
+from docs_examples import example, output
 from histories import make, with_setting, write
 
+from sparktc.apps.cli import parse_arguments as pipeline_arguments
 from sparktc.apps.history import REPORT, run
 from sparktc.errors import CONFIG_EXIT, INPUT_EXIT, REGRESSION_EXIT
 from sparktc.runtime.outputs import MARKER
@@ -24,7 +28,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def three_runs(path: str) -> list[dict]:
-    """The README's done-when: a run, its rerun, and a run with a worse setting (train.C = 0.001)."""
+    """A run, its rerun, and a run with a worse setting (train.C = 0.001)."""
     return write(path, make("20261125T0600Z-h-1", 1), make("20261125T0700Z-h-2", 2, micro_f1=0.8601, seconds=104.0),
                  make("20261125T0800Z-h-3", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.7012,
                       macro_f1=0.4))
@@ -257,3 +261,64 @@ def test_the_job_takes_a_kind(tmp_path, monkeypatch, capsys) -> None:
     out = capsys.readouterr().out
     assert [line.split()[2] for line in out.splitlines()[1:3]] == ["n1-pipeline", "n2-pipeline"]
     assert "run n1-pipeline: no baseline" in out and "-bench" not in out
+
+
+def page_commands(code: str, date: str = "") -> list[list[str]]:
+    r"""The commands of a block of docs/scheduled-runs.md as words (``\`` continuations joined, ``date`` for
+    ``$(date +%s)``).
+    """
+    code = code.replace("\\\n", " ").replace("$(date +%s)", date)
+    return [shlex.split(line) for line in code.splitlines() if line.strip()]
+
+
+def test_the_pages_three_runs_are_commands_the_pipeline_accepts(tmp_path, monkeypatch) -> None:
+    """The loop's pipeline command, for each C it gives, is one the pipeline job accepts, into the history and
+    label the gate reads (the runs themselves are the suite's R(90) run, not started again here).
+    """
+    monkeypatch.chdir(REPO)
+    loop = example("history-three-runs")
+    values = re.search(r"^for C in ([^;]+); do$", loop, re.M)[1].split()
+    [command] = [line for line in page_commands(loop, "1764300000") if line[0] == "./spark-submit.sh"]
+    assert values == ["1.0", "0.001", "1.0"] and command[1] == "jobs/pipeline.py"
+    for value in values:
+        words = [word.replace("$C", value) for word in command[2:]]
+        config, output_path, _ = pipeline_arguments("", words)
+        assert (config.history.path, config.history.label, config.train.C) == (
+            str(REPO / "runs" / "history"), "r90", float(value))
+        assert output_path.endswith(f"runs/r90-C{value}-1764300000")
+
+
+def the_pages_history(folder) -> None:
+    """In ``folder``/runs/history, what the page's three runs leave: C = 1.0, 0.001 (micro-F1 0.7012), 1.0."""
+    write(str(folder / "runs" / "history"),
+          make("20261125T0600Z-host-4100", 0, micro_f1=0.8612),
+          make("20261125T0614Z-host-4242", 1, settings=with_setting("train", "C", 0.001), micro_f1=0.7012),
+          make("20261125T0628Z-host-4388", 2, micro_f1=0.8612))
+
+
+def page_job(code: str, folder, monkeypatch, capsys) -> tuple[int, str]:
+    """The page's ``jobs/history.py`` command ``code`` run in ``folder`` (the job's main, in this process)."""
+    [words] = page_commands(code)
+    assert words[:2] == [".venv/bin/python", "jobs/history.py"]
+    job = runpy.run_path(str(REPO / words[1]))
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "argv", words[1:])
+    status = job["main"]()
+    return status, capsys.readouterr().out
+
+
+def test_the_pages_trend_checks_the_latest_run_against_the_same_settings(tmp_path, monkeypatch, capsys) -> None:
+    the_pages_history(tmp_path)
+    status, out = page_job(example("history-trend"), tmp_path, monkeypatch, capsys)
+    assert status == 0
+    assert sum(line.split()[2:3] == [run] for line in out.splitlines() for run in (
+        "20261125T0600Z-host-4100", "20261125T0614Z-host-4242", "20261125T0628Z-host-4388")) == 3
+    assert "run 20261125T0628Z-host-4388 vs baseline 20261125T0600Z-host-4100" in out
+
+
+def test_the_pages_gate_flags_the_worse_run_as_the_page_shows_and_exits_3(tmp_path, monkeypatch, capsys) -> None:
+    the_pages_history(tmp_path)
+    status, out = page_job(example("history-gate"), tmp_path, monkeypatch, capsys)
+    assert status == REGRESSION_EXIT
+    assert [line for line in out.splitlines() if line.startswith("REGRESSION")] == output("history-gate").splitlines()
+    assert (tmp_path / "runs" / "history-report" / REPORT).is_file()

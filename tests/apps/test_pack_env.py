@@ -4,11 +4,13 @@ something: tests/apps/test_cluster.py runs a standalone cluster from what it bui
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+from docs_examples import example
 
 PACK_ENV = REPO / "scripts" / "pack-env.sh"
 
@@ -36,3 +38,13 @@ def test_refused_before_anything_is_built(tmp_path: Path, arguments: list[str], 
     assert run.stderr.startswith("pack-env.sh: " + message.format(tmp=tmp_path)), run.stderr
     assert len(run.stderr.splitlines()) == 1
     assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "mine" / "kept").read_text() == "not the script's"
+
+
+def test_make_pack_runs_the_script_the_suites_packed_environment_runs() -> None:
+    """docs/clusters.md's ``make pack`` is this script into build/env.tar.gz: the suite's ``packed_env`` (conftest.py)
+    builds its environment with the same script, which tests/apps/test_cluster.py then runs a cluster from.
+    """
+    [target] = example("make-pack").split()[1:]
+    recipe = re.search(rf"^{target}:\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)[1]
+    assert recipe.split() == ["./scripts/pack-env.sh", "build/env.tar.gz"]
+    assert '"scripts" / "pack-env.sh"' in (REPO / "tests" / "conftest.py").read_text()

@@ -1,6 +1,8 @@
-"""The README's scheduling examples as they stand (no Spark): every command the cron lines and the Airflow DAG
-chain is one its job accepts, and every gate among them exits 3 on a history with a regression and 0 on one
-without, which is what fails the cron line's `&&` and the DAG's task.
+"""The scheduling examples of docs/scheduled-runs.md as they stand (no Spark): every command the cron lines and the
+Airflow DAG chain is one its job accepts, and every gate among them exits 3 on a history with a regression and 0 on
+one without, which is what fails the cron line's `&&` and the DAG's task; the page's [history], [track] and
+[progress] sections load as written; a tracking URI with nothing listening is refused as the page shows; and the
+progress lines it shows are the ones sparktc draws.
 """
 
 from __future__ import annotations
@@ -10,19 +12,22 @@ import re
 import runpy
 import shlex
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from conftest import REPO, SHARED_DATA
+from docs_examples import example, output
 from histories import make, write
 
 from benchmarks.text_scale import parse_arguments as text_scale_arguments
 from sparktc.apps.cli import parse_arguments as pipeline_arguments
-from sparktc.errors import REGRESSION_EXIT
+from sparktc.errors import CONFIG_EXIT, REGRESSION_EXIT, ConfigError
+from sparktc.experiment.config import load_config
+from sparktc.runtime.progress import JobTasks, loop_line, stage_line
 
-SECTION = re.search(r"\nNightly from cron\..*?\n### ", (REPO / "README.md").read_text(), re.S).group(0)
-CRON_LINES = re.findall(r"```cron\n(.*?)\n```", SECTION, re.S)
-[DAG] = re.findall(r"```python\n(.*?)\n```", SECTION, re.S)
+CRON_LINES = [example("cron-nightly").strip(), example("cron-benchmark").strip()]
+DAG = example("airflow-dag")
 DAY, TS_NODASH = "2026-11-27", "20261127T020000"
 
 
@@ -31,7 +36,7 @@ def dag_commands(code: str) -> list[str]:
     tree = ast.parse(code)
     constants = {node.targets[0].id: node.value.value for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)}
-    commands = [eval(compile(ast.Expression(keyword.value), "README.md", "eval"), constants)  # noqa: S307
+    commands = [eval(compile(ast.Expression(keyword.value), "scheduled-runs.md", "eval"), constants)  # noqa: S307
                 for node in ast.walk(tree) if isinstance(node, ast.Call)
                 for keyword in node.keywords if keyword.arg == "bash_command"]
     return [command.replace("{{ ts_nodash }}", TS_NODASH) for command in commands]
@@ -103,3 +108,37 @@ def gate(arguments: list[str], tmp_path: Path, monkeypatch, capsys) -> None:
         assert job["main"]() == status
         out = capsys.readouterr().out
         assert ("REGRESSION run b: micro_f1 0.8600 -> 0.8000" in out) == (status == REGRESSION_EXIT), out
+
+
+@pytest.mark.parametrize("block", [example("history-settings"), example("track-settings"),
+                                   example("progress-settings")], ids=["history", "track", "progress"])
+def test_each_settings_block_loads_as_written(block: str, tmp_path: Path) -> None:
+    """The block added to conf/synthetic.toml loads, its /data paths under a folder of the test's own."""
+    config = tmp_path / "conf.toml"
+    (tmp_path / "data" / "sparktc").mkdir(parents=True)
+    config.write_text((REPO / "conf" / "synthetic.toml").read_text() + "\n"
+                      + block.replace("/data/", f"{tmp_path}/data/"))
+    section = block.split("]", 1)[0].strip("[")
+    loaded = getattr(load_config(str(config), []), section)
+    written = tomllib.loads(block)[section]
+    assert {key: getattr(loaded, key) for key in written} == {
+        key: value.replace("/data/", f"{tmp_path}/data/") if isinstance(value, str) else value
+        for key, value in written.items()}
+
+
+def test_a_tracking_uri_with_nothing_listening_is_refused_as_the_page_shows() -> None:
+    words = shlex.split(example("track-refused").replace("\\\n", " "))
+    assert words[:2] == ["./spark-submit.sh", "jobs/pipeline.py"]
+    with pytest.raises(ConfigError) as error:
+        pipeline_arguments("", words[2:])
+    assert error.value.exit_code == CONFIG_EXIT
+    assert f"sparktc: {error.value.heading}: {error.value}" == output("track-refused").strip()
+
+
+def test_the_progress_lines_shown_are_sparktcs() -> None:
+    """The page's example lines (in its prose), drawn by the functions the progress thread and the driver's loops
+    call.
+    """
+    shown = re.findall(r"`(sparktc: (?:evaluate|LLSF) [^`]+)`", (REPO / "docs" / "scheduled-runs.md").read_text())
+    jobs = [JobTasks(12, 4, 8, False, 30.0), JobTasks(13, 3, 7, False, 20.0), JobTasks(14, 5, 16, True, 125 * 5 / 11)]
+    assert shown == [stage_line("evaluate", jobs, 100.0), loop_line("LLSF fold models over 5,000 terms", 3, 5, 132.0)]

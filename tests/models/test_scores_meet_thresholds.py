@@ -101,12 +101,12 @@ def test_the_readme_quotes_the_refusal_of_naive_bayes_alone_as_the_configuration
     assert error.value.exit_code == CONFIG_EXIT
 
 
-def test_the_readme_says_which_configuration_errors_come_after_spark_started():
+def test_the_exit_status_table_says_which_configuration_errors_come_after_spark_started():
     """Exit status 2 is mostly "refused before Spark starts"; the settings only the data can refuse (this module's
-    check_against_data, select.min_df in weight) come after ingest, and the README's table says so.
+    check_against_data, select.min_df in weight) come after ingest, and the table of docs/trusted-runs.md says so.
     """
-    readme = (REPO / "README.md").read_text()
-    [row] = re.findall(r"\n\| 2 \| (.*) \|\n", readme)
+    page = (REPO / "docs" / "trusted-runs.md").read_text()
+    [row] = re.findall(r"\n\| 2 \| (.*) \|\n", page)
     assert "before Spark starts" in row
     for key, when in (("train.folds", "after ingest"), ("train.rcut_k", "after ingest"), ("select.min_df", "weight")):
         assert f"`{key}`" in row and when in row, (key, row)
@@ -252,7 +252,7 @@ def test_more_folds_than_training_documents_stops_the_run_after_ingest(spark, ti
     with pytest.raises(ConfigError) as error:
         run_pipeline(spark, config, str(tmp_path / "run"))
     assert str(error.value).startswith("train.folds = 20 with 12 training documents (counted by ingest in ")
-    assert error.value.exit_code == CONFIG_EXIT  # the README's exit-status table says 2 can come after ingest
+    assert error.value.exit_code == CONFIG_EXIT  # docs/trusted-runs.md's exit-status table says 2 can come after ingest
     assert (tmp_path / "run" / "manifests" / "ingest.json").exists()
     assert not (tmp_path / "run" / "manifests" / "tokenize.json").exists()  # nothing heavy after ingest
 

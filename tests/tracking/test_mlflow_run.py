@@ -4,15 +4,18 @@ back with MLflow's own client; params, metrics, tags and artifacts checked again
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
 import tomllib
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import REPO
+from docs_examples import example
 from histories import make
 from mlflow import MlflowClient
 from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
@@ -199,3 +202,17 @@ def test_mlflows_http_limits_are_set_for_the_logging_only_and_never_over_the_use
     assert set_here == {"MLFLOW_HTTP_REQUEST_TIMEOUT": "300", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
                         "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}
     assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "300" and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+
+
+def test_the_guides_read_back_lists_the_runs_newest_first(store) -> None:
+    """docs/scheduled-runs.md's MLflow client block, on a store holding two of sparktc's runs: one line per run, the
+    newest first, with its status, micro-F1 and commit.
+    """
+    older, newer = finished("20261125T0600Z-host-1"), make("20261125T0700Z-host-2", 1, micro_f1=0.8612)
+    for record in (older, newer):
+        mlflow_run.log(TrackConfig(store, "sparktc"), record, {})
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(example("mlflow-read-runs").replace("sqlite:////data/sparktc/mlflow.db", store), {})
+    assert printed.getvalue().splitlines() == [f"{newer.run_id} FINISHED 0.8612 1111111111aaaa",
+                                               f"{older.run_id} FINISHED 0.85 1111111111aaaa"]
