@@ -204,7 +204,8 @@ def job_arguments(name: str) -> tuple[str, list[str]]:
 
 def substituted(words: Sequence[str], paths: Mapping[str, str]) -> list[str]:
     """``words`` with each path of ``paths`` replaced, as a word of its own or as the value of ``--set key=PATH``:
-    a block's data and outputs, moved to the test's."""
+    a block's data and outputs, moved to the test's.
+    """
     def replaced(word: str) -> str:
         key, equals, value = word.rpartition("=")
         return paths[word] if word in paths else f"{key}={paths[value]}" if equals and value in paths else word
