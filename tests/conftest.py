@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.util
 import json
 import os
+import runpy
 import shlex
 import shutil
 import subprocess
@@ -250,18 +250,18 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
 
 
 def prepared_job(job: str, arguments: Sequence[str], monkeypatch: pytest.MonkeyPatch):
-    """What ``jobs/JOB.py ARGUMENTS`` would run (a :class:`sparktc.apps.cli.Job`): the job's own argument parsing and
-    checks, made before its Spark session would start, without starting it (the suite's session runs the work:
-    :func:`run_prepared`).
+    """What ``jobs/JOB.py ARGUMENTS`` would run (a :class:`sparktc.apps.cli.Job`): the job run as a script, its own
+    argument parsing and checks made as before its Spark session would start, without starting it (the suite's
+    session runs the work: :func:`run_prepared`).
     """
-    path = REPO / job
-    spec = importlib.util.spec_from_file_location(f"sparktc_job_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from sparktc.apps import cli
+
     prepared = []
-    monkeypatch.setattr(module, "run_job", lambda prepare: prepared.append(prepare()) or 0)
-    monkeypatch.setattr(sys, "argv", [str(path), *arguments])
-    assert module.main() == 0
+    monkeypatch.setattr(cli, "run_job", lambda prepare: prepared.append(prepare()) or 0)
+    monkeypatch.setattr(sys, "argv", [str(REPO / job), *arguments])
+    with pytest.raises(SystemExit) as ended:
+        runpy.run_path(str(REPO / job), run_name="__main__")
+    assert ended.value.code == 0 and len(prepared) == 1
     return prepared[0]
 
 
