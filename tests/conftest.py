@@ -184,20 +184,18 @@ def spark():
     session.stop()
 
 
-def command_words(name: str) -> list[str]:
-    """The words of the shell block marked ``<!-- example: NAME -->`` (tests/docs_examples.py), its lines joined at
-    their trailing backslashes and split as the shell splits them.
+def command_words(code: str) -> list[str]:
+    """The words of a shell block's code (``docs_examples.example("NAME")``), its lines joined at their trailing
+    backslashes and split as the shell splits them.
     """
-    from docs_examples import example
-
-    return shlex.split(example(name).replace("\\\n", " "), comments=True)
+    return shlex.split(code.replace("\\\n", " "), comments=True)
 
 
-def job_arguments(name: str) -> tuple[str, list[str]]:
-    """The job and its arguments of the block NAME, ``./spark-submit.sh JOB ARGUMENTS``, with the repository's files
+def job_arguments(code: str) -> tuple[str, list[str]]:
+    """The job and its arguments of a block ``./spark-submit.sh JOB ARGUMENTS`` (its code), with the repository's files
     it names (conf/..., examples/...) made absolute, so that they run from any directory.
     """
-    words = command_words(name)
+    words = command_words(code)
     assert words[0] == "./spark-submit.sh" and words[1].endswith(".py"), words
     return words[1], [str(REPO / word) if word.startswith(("conf/", "examples/")) else word for word in words[2:]]
 
@@ -217,7 +215,9 @@ def reuters21578_arguments(output: str | Path) -> list[str]:
     """The arguments of the R(90) command in the README (``<!-- example: reuters21578 -->``) for jobs/pipeline.py,
     the corpus taken from ../shared/data wherever the tests run and the output ``output``.
     """
-    job, arguments = job_arguments("reuters21578")
+    from docs_examples import example
+
+    job, arguments = job_arguments(example("reuters21578"))
     assert job == "jobs/pipeline.py"
     return substituted(arguments, {"../shared/data/reuters21578": str(shared_data("reuters21578")),
                                    "runs/reuters21578": str(output)})
@@ -275,7 +275,7 @@ def run_prepared(spark, job) -> None:
 
 @dataclass(frozen=True)
 class PackedEnv:
-    """The README's packed environment (``scripts/pack-env.sh``, as ``make pack`` builds it)."""
+    """The packed environment of docs/clusters.md (``scripts/pack-env.sh``, as ``make pack`` builds it)."""
 
     archive: Path  # what --archives ships: the environment without pyspark's jars
     env: Path  # the environment it packs, whole: sparktc installed from its wheel, the pinned dependencies

@@ -41,7 +41,7 @@ def test_sparktc_run_is_the_readme_r90_command(monkeypatch: pytest.MonkeyPatch, 
     """The installed command's form reaches jobs/pipeline.py with the settings of the suite's R(90) run."""
     submitted = []
     monkeypatch.setattr(submit, "submit", lambda home, arguments, ship=True: submitted.append(arguments) or 0)
-    words = command_words("sparktc-run-reuters21578")
+    words = command_words(example("sparktc-run-reuters21578"))
     assert words[:2] == ["sparktc", "run"]
     assert submit.main(words[1:]) == 0
     [[job, *arguments]] = submitted
@@ -74,7 +74,7 @@ def test_the_r90_run_ends_as_getting_started_says(reuters21578_run):
 
 
 def test_classify_the_sample(spark, folder: Path, monkeypatch: pytest.MonkeyPatch):
-    job, arguments = job_arguments("classify-sample")
+    job, arguments = job_arguments(example("classify-sample"))
     assert arguments[arguments.index("--input") + 1] == str(REPO / "examples" / "classify-sample.jsonl")
     run_prepared(spark, prepared_job(job, in_folder(folder, arguments), monkeypatch))
     predictions = pq.read_table(folder / "runs" / "classified" / "predictions").to_pandas()
@@ -90,7 +90,7 @@ def second_run(spark, folder: Path) -> Path:
     """The second run of getting started, into a copy of the R(90) run's output: its corpus stages (ingest to rank,
     the same settings) are current there and skipped, as in a rerun; train and evaluate run.
     """
-    _, arguments = job_arguments("reuters21578-rocchio")
+    _, arguments = job_arguments(example("reuters21578-rocchio"))
     arguments = substituted(in_folder(folder, arguments),
                             {"../shared/data/reuters21578": str(shared_data("reuters21578"))})
     config, output, force = parse_arguments("", arguments)
@@ -107,7 +107,7 @@ def test_the_second_run_ends_as_getting_started_says(second_run: Path):
 
 
 def test_compare_the_two_runs(spark, folder: Path, second_run: Path, monkeypatch: pytest.MonkeyPatch, capsys):
-    job, arguments = job_arguments("compare-runs")
+    job, arguments = job_arguments(example("compare-runs"))
     assert in_folder(folder, arguments)[1] == str(second_run)
     run_prepared(spark, prepared_job(job, in_folder(folder, arguments), monkeypatch))
     comparison = (folder / "runs" / "compare" / "comparison.md").read_text()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import REPO, command_words, substituted
+from docs_examples import example
 
 from benchmarks.scaling import parse_events, project, read_events
 from sparktc.experiment.config import Config
@@ -40,7 +41,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
     # The README's main command (example main-job) as it stands, its output here, on a smaller corpus (the --set
     # lines after it) with two cores.
-    words = substituted(command_words("main-job"), {"runs/synthetic": str(output)})
+    words = substituted(command_words(example("main-job")), {"runs/synthetic": str(output)})
     assert words[:2] == ["./spark-submit.sh", "jobs/pipeline.py"]
     job = subprocess.run(
         [words[0], "--master", "local[2]", *words[1:],

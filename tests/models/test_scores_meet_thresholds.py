@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO, job_arguments, substituted
-from docs_examples import output
+from docs_examples import example, output
 from scipy import sparse
 
 from sparktc.apps.cli import parse_arguments, tell
@@ -96,7 +96,7 @@ def test_the_methods_page_quotes_the_refusal_of_naive_bayes_alone_as_the_job_pri
     """docs/methods.md's command (``naive-bayes-refused``), parsed by the job, stops before Spark starts with the one
     line its output block shows, exit status 2; ln 1/2, a log posterior's threshold, is refused alike.
     """
-    job, arguments = job_arguments("naive-bayes-refused")
+    job, arguments = job_arguments(example("naive-bayes-refused"))
     assert job == "jobs/pipeline.py"
     with pytest.raises(ConfigError) as error:
         parse_arguments("", substituted(arguments, {"runs/nb": str(tmp_path / "nb")}))

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import invented_words, job_arguments, prepared_job, run_prepared, shared_data, substituted
+from docs_examples import example
 
 #: Two files of Reuters-21578: ModApte training stories (NEWID 1-1000) and test stories (NEWID 20001-21000).
 REUTERS_FILES = ("reut2-000.sgm.gz", "reut2-020.sgm.gz")
@@ -28,9 +29,9 @@ def small_reuters(tmp_path_factory) -> Path:
     return corpus
 
 
-def run_block(spark, name: str, paths: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
-    """The block ``name`` run as its job runs it, ``paths`` substituted; its output directory."""
-    job, arguments = job_arguments(name)
+def run_block(spark, code: str, paths: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """A block (its code) run as its job runs it, ``paths`` substituted; its output directory."""
+    job, arguments = job_arguments(code)
     prepared = prepared_job(job, substituted(arguments, paths), monkeypatch)
     run_prepared(spark, prepared)
     return prepared.output
@@ -43,7 +44,7 @@ def metrics_of(output: str) -> dict:
 @pytest.fixture(scope="module")
 def r115(spark, small_reuters: Path, tmp_path_factory) -> str:
     with pytest.MonkeyPatch.context() as monkeypatch:
-        return run_block(spark, "reuters21578-r115", {"../shared/data/reuters21578": str(small_reuters),
+        return run_block(spark, example("reuters21578-r115"), {"../shared/data/reuters21578": str(small_reuters),
                                                       "runs/r115": str(tmp_path_factory.mktemp("r115") / "run")},
                          monkeypatch)
 
@@ -57,7 +58,7 @@ def test_r115_with_10000_terms(r115: str):
 
 
 def test_one_of_debole_and_sebastianis_setups(spark, small_reuters: Path, tmp_path: Path, monkeypatch):
-    output = run_block(spark, "reuters21578-r115-ig", {"../shared/data/reuters21578": str(small_reuters),
+    output = run_block(spark, example("reuters21578-r115-ig"), {"../shared/data/reuters21578": str(small_reuters),
                                                         "runs/r115-ig": str(tmp_path / "run")}, monkeypatch)
     metrics = metrics_of(output)
     assert metrics["method"]["name"] == "rocchio" and metrics["thresholding"]["name"] == "proportional"
@@ -69,7 +70,7 @@ def test_one_of_debole_and_sebastianis_setups(spark, small_reuters: Path, tmp_pa
 
 def test_export_the_r115_run(spark, r115: str, tmp_path: Path, monkeypatch):
     exported = tmp_path / "libsvm"
-    run_block(spark, "export-libsvm", {"runs/r115": r115, "runs/r115-libsvm": str(exported)}, monkeypatch)
+    run_block(spark, example("export-libsvm"), {"runs/r115": r115, "runs/r115-libsvm": str(exported)}, monkeypatch)
     vectors = pq.read_table(Path(r115, "vectors"), columns=["split"]).to_pandas()["split"].value_counts()
     for split in ("train", "test"):
         lines = (exported / f"{split}.svm").read_text().splitlines()
@@ -77,7 +78,7 @@ def test_export_the_r115_run(spark, r115: str, tmp_path: Path, monkeypatch):
 
 
 def test_synthesize_a_corpus(spark, tmp_path: Path, monkeypatch):
-    output = Path(run_block(spark, "synthesize-corpus", {"data/synthetic-10k": str(tmp_path / "corpus")},
+    output = Path(run_block(spark, example("synthesize-corpus"), {"data/synthetic-10k": str(tmp_path / "corpus")},
                             monkeypatch))
     manifest = json.loads((output / "manifests" / "synthesize.json").read_text())
     assert manifest["rows_out"] == 10_000
@@ -108,7 +109,8 @@ def my_corpus(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(("name", "scheme"), [("jsonl-corpus", "ltc"), ("jsonl-corpus-sklearn", "sklearn")])
 def test_any_labelled_corpus_as_json_lines(spark, my_corpus: Path, tmp_path: Path, monkeypatch, name, scheme):
-    output = run_block(spark, name, {"/data/my-corpus": str(my_corpus), "runs/mine": str(tmp_path / "run"),
+    code = {"jsonl-corpus": example("jsonl-corpus"), "jsonl-corpus-sklearn": example("jsonl-corpus-sklearn")}[name]
+    output = run_block(spark, code, {"/data/my-corpus": str(my_corpus), "runs/mine": str(tmp_path / "run"),
                                      "runs/mine-sklearn": str(tmp_path / "run")}, monkeypatch)
     metrics = metrics_of(output)
     assert metrics["settings"]["weight"]["scheme"] == scheme and metrics["test_documents"] == 80
