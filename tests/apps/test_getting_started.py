@@ -30,6 +30,7 @@ from docs_examples import example, output
 from sparktc.apps import submit
 from sparktc.apps.cli import parse_arguments
 from sparktc.apps.pipeline import run as run_pipeline
+from sparktc.experiment.bundle import BUNDLE_FORMAT
 
 
 def test_getting_started_gives_the_readme_commands_word_for_word():
@@ -143,3 +144,20 @@ def test_the_spark_ml_example_decides_as_the_job(spark, reuters21578_run):
     job = {row.doc_id: sorted(row.predicted)
            for row in spark.read.parquet(os.path.join(reuters21578_run[0], "predictions")).collect()}
     assert scored == job
+
+
+def test_the_evaluation_page_lists_the_reports_sections_in_their_order(reuters21578_run):
+    """docs/evaluation.md's list of report.md's sections, "Settings" last, against the R(90) run's report.md (which
+    has the sections its run calls for).
+    """
+    page = (REPO / "docs" / "evaluation.md").read_text()
+    listed = re.findall(r'^\d+\. (?:the title|the number|"([^"]+)")', page.split("## report.md", 1)[1], re.M)
+    listed = [name for name in listed if name]
+    report = Path(reuters21578_run[0], "report.md").read_text()
+    headings = [line[3:].split(" (")[0] for line in report.splitlines() if line.startswith("## ")]
+    assert headings == [name for name in listed if name in headings] and headings[-1] == listed[-1] == "Settings"
+
+
+def test_the_evaluation_page_names_the_current_bundle_format():
+    page = (REPO / "docs" / "evaluation.md").read_text()
+    assert f"`bundle_format`: {BUNDLE_FORMAT} now" in page
