@@ -79,7 +79,7 @@ def test_classify_the_sample(spark, folder: Path, monkeypatch: pytest.MonkeyPatc
     assert arguments[arguments.index("--input") + 1] == str(REPO / "examples" / "classify-sample.jsonl")
     run_prepared(spark, prepared_job(job, in_folder(folder, arguments), monkeypatch))
     predictions = pq.read_table(folder / "runs" / "classified" / "predictions").to_pandas()
-    lines = [f"{doc_id:<10}{' '.join(sorted(predicted))}" for doc_id, predicted
+    lines = [f"{doc_id:<11}{' '.join(sorted(predicted))}" for doc_id, predicted
              in zip(predictions["doc_id"], predictions["predicted"])]
     expected = output("classify-sample").splitlines()
     assert sorted(lines) == sorted(expected)
