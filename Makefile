@@ -31,8 +31,8 @@ benchmark-rcv1:
 	./scripts/ensure-env.sh
 	.venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1
 
-# `make pack` builds build/env.tar.gz, the Python environment the YARN recipe ships with --archives (README, "Running
-# on a cluster"): sparktc installed from its wheel with the pinned dependencies in a fresh virtual environment, packed
+# `make pack` builds build/env.tar.gz, the Python environment the YARN recipe ships with --archives (docs/clusters.md,
+# "YARN"): sparktc installed from its wheel with the pinned dependencies in a fresh virtual environment, packed
 # by venv-pack (scripts/pack-env.sh says what is in it). It neither uses nor changes .venv.
 .PHONY: pack
 pack:

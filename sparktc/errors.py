@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-#: Exit statuses (README, "Runs that can be trusted"): bad input or resources at run time, a configuration,
+#: Exit statuses (docs/trusted-runs.md, "Exit statuses"): bad input or resources at run time, a configuration,
 #: arguments or output refused before Spark starts (or a setting only the data can refuse, as soon as a stage has
 #: counted them: :func:`sparktc.experiment.config.check_against_data`), a regression found by jobs/history.py, the
 #: output held by another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).

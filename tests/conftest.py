@@ -10,6 +10,8 @@ import fcntl
 import hashlib
 import json
 import os
+import runpy
+import shlex
 import shutil
 import subprocess
 import sys
@@ -182,32 +184,98 @@ def spark():
     session.stop()
 
 
+def command_words(code: str) -> list[str]:
+    """The words of a shell block's code (``docs_examples.example("NAME")``), its lines joined at their trailing
+    backslashes and split as the shell splits them.
+    """
+    return shlex.split(code.replace("\\\n", " "), comments=True)
+
+
+def job_arguments(code: str) -> tuple[str, list[str]]:
+    """The job and its arguments of a block ``./spark-submit.sh JOB ARGUMENTS`` (its code), with the repository's files
+    it names (conf/..., examples/...) made absolute, so that they run from any directory.
+    """
+    words = command_words(code)
+    assert words[0] == "./spark-submit.sh" and words[1].endswith(".py"), words
+    return words[1], [str(REPO / word) if word.startswith(("conf/", "examples/")) else word for word in words[2:]]
+
+
+def substituted(words: Sequence[str], paths: Mapping[str, str]) -> list[str]:
+    """``words`` with each path of ``paths`` replaced, as a word of its own or as the value of ``--set key=PATH``:
+    a block's data and outputs, moved to the test's.
+    """
+    def replaced(word: str) -> str:
+        key, equals, value = word.rpartition("=")
+        return paths[word] if word in paths else f"{key}={paths[value]}" if equals and value in paths else word
+
+    return [replaced(word) for word in words]
+
+
+def reuters21578_arguments(output: str | Path) -> list[str]:
+    """The arguments of the R(90) command in the README (``<!-- example: reuters21578 -->``) for jobs/pipeline.py,
+    the corpus taken from ../shared/data wherever the tests run and the output ``output``.
+    """
+    from docs_examples import example
+
+    job, arguments = job_arguments(example("reuters21578"))
+    assert job == "jobs/pipeline.py"
+    return substituted(arguments, {"../shared/data/reuters21578": str(shared_data("reuters21578")),
+                                   "runs/reuters21578": str(output)})
+
+
 def reuters21578_overrides() -> list[str]:
-    """The settings that point conf/reuters21578.toml at the real corpus and stop list in ../shared/data."""
-    return [f"corpus.path={shared_data('reuters21578')}",
-            f"tokenize.stop_list={shared_data('stopwords', 'smart_english.stop')}"]
+    """The settings of the README's R(90) command (its ``--set`` values), which point conf/reuters21578.toml at the
+    real corpus in ../shared/data.
+    """
+    arguments = reuters21578_arguments("runs/reuters21578")
+    return [value for option, value in zip(arguments, arguments[1:]) if option == "--set"]
 
 
 @pytest.fixture(scope="session")
 def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
-    """The whole Reuters-21578 R(90) ApteMod pipeline in local mode, run once for the suite:
-    (output directory, each stage's manifest by stage name). tests/stages/test_reuters21578_pipeline.py
-    checks it against the published figures, tests/apps/test_cluster.py against a standalone-cluster run.
+    """The README's R(90) command (Reuters-21578 R(90) ApteMod, :func:`reuters21578_arguments`) as the job parses
+    it, run in local mode in this session once for the suite: (output directory, each stage's manifest by stage
+    name). tests/stages/test_reuters21578_pipeline.py checks it against the published figures,
+    tests/apps/test_cluster.py against a standalone-cluster run.
     """
+    from sparktc.apps.cli import parse_arguments
     from sparktc.apps.pipeline import run as run_pipeline
-    from sparktc.experiment.config import load_config
 
     def make(output: Path) -> list:
-        config = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides())
-        return [str(output), {m["stage"]: m for m in run_pipeline(spark, config, str(output))}]
+        config, held, force = parse_arguments("the README's R(90) command", reuters21578_arguments(output))
+        return [held, {m["stage"]: m for m in run_pipeline(spark, config, held, force=force)}]
 
     output, reports = made_once(tmp_path_factory, "reuters21578", make)
     return output, reports
 
 
+def prepared_job(job: str, arguments: Sequence[str], monkeypatch: pytest.MonkeyPatch):
+    """What ``jobs/JOB.py ARGUMENTS`` would run (a :class:`sparktc.apps.cli.Job`): the job run as a script, its own
+    argument parsing and checks made as before its Spark session would start, without starting it (the suite's
+    session runs the work: :func:`run_prepared`).
+    """
+    from sparktc.apps import cli
+
+    prepared = []
+    monkeypatch.setattr(cli, "run_job", lambda prepare: prepared.append(prepare()) or 0)
+    monkeypatch.setattr(sys, "argv", [str(REPO / job), *arguments])
+    with pytest.raises(SystemExit) as ended:
+        runpy.run_path(str(REPO / job), run_name="__main__")
+    assert ended.value.code == 0 and len(prepared) == 1
+    return prepared[0]
+
+
+def run_prepared(spark, job) -> None:
+    """A job :func:`prepared_job` gave, run as :func:`sparktc.apps.cli.run_job` runs it, on ``spark``."""
+    from sparktc.runtime.outputs import claim
+
+    with claim(job.output, job.kind, reads=job.reads) as held:
+        job.work(spark, held)
+
+
 @dataclass(frozen=True)
 class PackedEnv:
-    """The README's packed environment (``scripts/pack-env.sh``, as ``make pack`` builds it)."""
+    """The packed environment of docs/clusters.md (``scripts/pack-env.sh``, as ``make pack`` builds it)."""
 
     archive: Path  # what --archives ships: the environment without pyspark's jars
     env: Path  # the environment it packs, whole: sparktc installed from its wheel, the pinned dependencies

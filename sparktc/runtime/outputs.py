@@ -16,7 +16,7 @@ sparktc writes only into directories it owns and only one run at a time:
   (``hdfs://``, ``s3a://``) it is a lease: the file is created only if absent and its holder renews
   its modification time every :data:`LEASE_RENEWAL` seconds; one older than :data:`LEASE_SECONDS`
   is taken over. Creation is atomic on HDFS; on object stores it is not, and the lock is then
-  advisory (the README says so).
+  advisory (docs/trusted-runs.md says so).
 
 The lock's run id names the run's private staging directory (``OUTPUT/_incomplete/<run id>/``);
 everything under ``_incomplete`` belongs to runs that are over once the lock is held, and is removed.

@@ -1,6 +1,6 @@
 """MLflow tracking (``[track] mlflow_uri``): a run's record logged as one MLflow run, for MLflow's UI and client.
 
-What a run logs (README, "Tracked in MLflow: [track]"):
+What a run logs (docs/scheduled-runs.md, "Tracked in MLflow: [track]"):
 
 * params: the configuration flattened, ``section.key`` = its value, a string as it is and anything else as JSON
   (``true``, ``1.0``, ``[0, 1, 2, 3]``); a table's entries one level further

@@ -1,4 +1,6 @@
-"""The README's main command through spark-submit.sh: the packaged library, a fresh session, the whole pipeline."""
+"""The README's main command (``<!-- example: main-job -->``) through spark-submit.sh: the packaged library, a fresh
+session, the whole pipeline.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import REPO
+from conftest import REPO, command_words, substituted
+from docs_examples import example
 
 from benchmarks.scaling import parse_events, project, read_events
 from sparktc.experiment.config import Config
@@ -36,14 +39,17 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     output, events = tmp_path / "run", tmp_path / "events"
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
+    # The README's main command (example main-job) as it stands, its output here, on a smaller corpus (the --set
+    # lines after it) with two cores.
+    words = substituted(command_words(example("main-job")), {"runs/synthetic": str(output)})
+    assert words[:2] == ["./spark-submit.sh", "jobs/pipeline.py"]
     job = subprocess.run(
-        ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/synthetic.toml",
+        [words[0], "--master", "local[2]", *words[1:],
          "--set", "synthesize.documents=4000", "--set", "synthesize.train_documents=1000",
          "--set", "synthesize.vocabulary_size=3000", "--set", "synthesize.chunk_documents=1000",
          # An uncompressed event log, so this test can read it (Spark compresses with zstd by default).
          "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\", \"spark.eventLog.compress\" = \"false\"}",
-         "--set", f"spark.event_log={events}", "--set", f"history.path={tmp_path / 'history'}",
-         "--output", str(output)],
+         "--set", f"spark.event_log={events}", "--set", f"history.path={tmp_path / 'history'}"],
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
     assert job.returncode == 0, job.stderr[-3000:]

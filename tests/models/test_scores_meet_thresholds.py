@@ -24,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO
+from conftest import REPO, job_arguments, substituted
+from docs_examples import example, output
 from scipy import sparse
 
+from sparktc.apps.cli import parse_arguments, tell
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
@@ -90,15 +92,19 @@ def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(set
     assert "\n" not in str(error.value)
 
 
-def test_the_readme_quotes_the_refusal_of_naive_bayes_alone_as_the_configuration_prints_it():
-    readme = (REPO / "README.md").read_text()
-    command = "$ ./spark-submit.sh jobs/pipeline.py --config conf/synthetic.toml --set train.method=nb --output runs/nb"
-    quoted = re.search(rf"\n    {re.escape(command)}\n(.*?)\(one line; exit status 2\)\n", readme, re.S)
-    assert quoted, "the README's example of naive Bayes alone refused"
+def test_the_methods_page_quotes_the_refusal_of_naive_bayes_alone_as_the_job_prints_it(tmp_path, capsys):
+    """docs/methods.md's command (``naive-bayes-refused``), parsed by the job, stops before Spark starts with the one
+    line its output block shows, exit status 2; ln 1/2, a log posterior's threshold, is refused alike.
+    """
+    job, arguments = job_arguments(example("naive-bayes-refused"))
+    assert job == "jobs/pipeline.py"
     with pytest.raises(ConfigError) as error:
-        load_config(str(REPO / "conf" / "synthetic.toml"), ["train.method=nb"])
-    assert " ".join(quoted[1].split()) == f"sparktc: {error.value.heading}: {error.value}"
-    assert error.value.exit_code == CONFIG_EXIT
+        parse_arguments("", substituted(arguments, {"runs/nb": str(tmp_path / "nb")}))
+    assert tell(error.value) == CONFIG_EXIT == 2
+    assert capsys.readouterr().err == " ".join(output("naive-bayes-refused").split()) + "\n"
+    with pytest.raises(ConfigError, match="train.threshold = -0.693147 assigns every category to every document"):
+        parse_arguments("", substituted(arguments, {"runs/nb": str(tmp_path / "nb")})
+                        + ["--set", "train.threshold=-0.693147"])
 
 
 def test_the_exit_status_table_says_which_configuration_errors_come_after_spark_started():
