@@ -9,7 +9,9 @@ labels seen, and ``term_ranks`` by the rank stage's own code, which ``tuneTerms`
 [rank]'s default) into a work directory it creates, runs
 :func:`sparktc.stages.train.train` there (the categories trained in parallel Spark tasks, as in a pipeline run), and
 keeps the model bundle the stage writes (:mod:`sparktc.experiment.bundle`). The tables are removed when the fit ends;
-the bundle stays for the model's tasks to read until the model is garbage-collected (or the process ends) or saved.
+the bundle stays, for the tasks of every DataFrame the model transforms to read, until the Python process ends: a
+DataFrame is lazy and may outlive the model (``pipeline.fit(train).transform(test)``), so the model's going is no
+sign its bundle is unused. Save the model to keep the bundle past the process.
 A fit prints none of the stages' lines (a ``CrossValidator`` fits many times); their warnings, such as a decision rule
 that assigns no training document to most categories, still go to standard error.
 
@@ -40,13 +42,13 @@ Example (``train`` and ``test`` DataFrames of doc_id, features as Spark ML vecto
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
 import re
 import shutil
 import tempfile
 import uuid
-import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -399,13 +401,12 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
     def __init__(self, bundle: Bundle | None = None) -> None:
         super().__init__()
         self._bundle = bundle
-        self._work: _WorkDirectory | None = None
 
     def _own(self, directory: str) -> None:
-        """Remove the fit's work directory (the bundle's) when this model and its copies (``copy`` shares it) are all
-        gone (garbage-collected, or at exit).
+        """Remove the fit's work directory (the bundle's) when the Python process ends, not when this model goes:
+        the DataFrames it transformed read the bundle whenever they run.
         """
-        self._work = _WorkDirectory(directory)
+        atexit.register(_remove, directory)
 
     @property
     def bundle(self) -> Bundle:
@@ -495,14 +496,6 @@ def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list
     known = sorted(position[code] for code in set(given) if code in position)
     unknown = sum(1 for code in set(given) if code not in position)
     return [float(index) for index in known] + [float(len(position) + j) for j in range(unknown)]
-
-
-class _WorkDirectory:
-    """A fit's work directory, removed when the last model holding it goes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        weakref.finalize(self, _remove, path)
 
 
 def _remove(directory: str) -> None:

@@ -1,7 +1,8 @@
 """sparktc.ml's OneVsRestClassifier on the Reuters-21578 R(90) run's own training vectors (a few categories of the
 first documents: fits of seconds): saved in a PipelineModel and loaded, it decides again; only its bundle outlives a
-fit; wrong Params, settings that cannot work together and rows it cannot train on are refused. Against the job's
-decisions and models on the whole of R(90), and under CrossValidator: tests/ml/test_pipeline.py.
+fit, until the process ends; wrong Params, settings that cannot work together and rows it cannot train on are
+refused. Against the job's decisions and models on the whole of R(90), and under CrossValidator:
+tests/ml/test_pipeline.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyspark.sql import functions as F
 
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import load_config
-from sparktc.ml import OneVsRestClassifier, OneVsRestClassifierModel
+from sparktc.ml import OneVsRestClassifier, OneVsRestClassifierModel, classifier
 
 REPO = Path(__file__).resolve().parents[2]
 #: A small training set for the tests that fit many times: these categories' labels only, the first documents by id.
@@ -94,20 +95,24 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
         ovr.save(str(tmp_path / "estimator"))
 
 
-def test_the_fit_leaves_only_its_bundle_and_the_bundle_goes_with_the_model(small, vectors, tmp_path):
+def test_the_fit_leaves_only_its_bundle_which_outlives_the_model_until_the_process_ends(small, vectors, tmp_path,
+                                                                                          monkeypatch):
+    """``pipeline.fit(train).transform(test)`` in one line: the model goes before its lazy DataFrame runs, and the
+    DataFrame still reads the bundle; the work directory is removed at exit.
+    """
+    at_exit = []
+    monkeypatch.setattr(classifier.atexit, "register", lambda function, *args: at_exit.append((function, args)))
+    test = vectors.filter(F.col("split") == "test").drop("split").limit(100)
     # kNN scores against the training vectors: the bundle's own copy, the fit's tables being gone.
-    model = OneVsRestClassifier(workDir=str(tmp_path / "work"), method="knn", knnK=10, thresholding="scut",
-                                folds=2).fit(small)
+    scored = OneVsRestClassifier(workDir=str(tmp_path / "work"), method="knn", knnK=10, thresholding="scut",
+                                 folds=2).fit(small).transform(test)
+    gc.collect()
     [work] = os.listdir(tmp_path / "work")
     assert work.startswith("sparktc-ovr-") and os.listdir(tmp_path / "work" / work) == ["model"]
-    assert model.bundle.rule.method == "knn" and model.bundle.rule.thresholding == "scut"
-    copy = model.copy()
-    del model
-    gc.collect()
-    scored = copy.transform(vectors.filter(F.col("split") == "test").drop("split").limit(100)).collect()
-    assert {code for row in scored for code in row.predicted} == set(SMALL_CATEGORIES)
-    del copy
-    gc.collect()
+    assert {code for row in scored.collect() for code in row.predicted} == set(SMALL_CATEGORIES)
+    assert at_exit == [(classifier._remove, (str(tmp_path / "work" / work),))]
+    function, args = at_exit[0]
+    function(*args)
     assert os.listdir(tmp_path / "work") == []
 
 
