@@ -13,7 +13,7 @@ from pathlib import Path
 
 import docs_examples
 import pytest
-from docs_examples import askers, blocks, documents, indented_code
+from docs_examples import askers, blocks, documents, example, indented_code
 
 #: What a block is named: lowercase words with hyphens.
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -65,6 +65,15 @@ def test_a_fence_in_a_list_is_indented_by_four_spaces() -> None:
 def test_the_readme_is_at_most_200_lines() -> None:
     lines = len((docs_examples.REPO / "README.md").read_text().splitlines())
     assert lines <= README_LINES, f"README.md has {lines} lines: keep it a front door, and move the rest to docs/"
+
+
+def test_the_readmes_test_command_is_what_ci_runs() -> None:
+    """The README's test command is the last step of .ci/run, the script CI runs on a clean clone (its own run is
+    the suite itself, so the suite cannot run it again).
+    """
+    script = (docs_examples.REPO / ".ci" / "run").read_text().splitlines()
+    steps = [line for line in script if line and not line.startswith("#")]
+    assert example("test-command").strip() == steps[-1] == "make test"
 
 
 CHECKS = [test_every_block_is_marked, test_names_are_lowercase_words_with_hyphens_and_unique_per_kind,
