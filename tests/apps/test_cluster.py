@@ -47,6 +47,8 @@ pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
 WORKERS = 2
+#: The master's log lines that say where it listens: its URL, then its web UI's port.
+MASTER_BOUND = re.compile(r"Starting Spark master at (?P<url>spark://\S+).*?'MasterUI' on port (?P<web>\d+)", re.S)
 START_TIMEOUT = 180  # seconds for the master and both workers to register (JVM start-up on a busy 2-core box)
 SUBMIT_TIMEOUT = 1200
 STOP_GRACE = 20  # seconds between SIGTERM and SIGKILL
@@ -203,31 +205,38 @@ def cluster(tmp_path_factory):
     scratch = base / "cwd"
     scratch.mkdir()
     environment = cluster_environment()
-    port, web_port = free_port(), free_port()
-    url = f"spark://127.0.0.1:{port}"
-    commands = [("master", daemon(example("cluster-master"), {"--host": "127.0.0.1", "--port": str(port),
-                                                     "--webui-port": str(web_port)}))]
-    work_dirs = []
-    for number in range(1, WORKERS + 1):
-        work_dir = base / f"worker{number}"
-        work_dir.mkdir()
-        work_dirs.append(work_dir)
-        commands.append((f"worker{number}", daemon(
-            example("cluster-worker"), {"--cores": "1", "--memory": "2g", "url": url},
-            "--host", "127.0.0.1", "--webui-port", str(free_port()), "--work-dir", str(work_dir))))
-    logs = [base / f"{name}.log" for name, _ in commands]
+    master = daemon(example("cluster-master"), {"--host": "127.0.0.1", "--port": str(free_port()),
+                                                "--webui-port": str(free_port())})
+    names = ["master", *(f"worker{number}" for number in range(1, WORKERS + 1))]
+    logs = [base / f"{name}.log" for name in names]
+    work_dirs = [base / name for name in names[1:]]
     started: list[subprocess.Popen] = []
     leftovers = []
+
+    def start(command: list[str], log: Path) -> None:
+        with open(log, "wb") as handle:
+            started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
+                                            stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
+
     try:
-        for (_name, command), log in zip(commands, logs):
-            with open(log, "wb") as handle:
-                started.append(subprocess.Popen(command, cwd=scratch, env=environment, stdin=subprocess.DEVNULL,
-                                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True))
-        the_cluster = Cluster(url, web_port, environment, scratch, work_dirs, logs)
         deadline = time.monotonic() + START_TIMEOUT
+        start(master, logs[0])
+        # The ports the master bound, from its log: a port found free may be taken by another process before the
+        # master binds it, and Spark then binds the next one.
+        while not (bound := MASTER_BOUND.search(logs[0].read_text(errors="replace"))):
+            if started[0].poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the master did not start (exit status {started[0].returncode}):\n"
+                            + logs[0].read_text(errors="replace")[-4000:])
+            time.sleep(0.5)
+        url, web_port = bound["url"], int(bound["web"])
+        for work_dir, log in zip(work_dirs, logs[1:]):
+            work_dir.mkdir()
+            start(daemon(example("cluster-worker"), {"--cores": "1", "--memory": "2g", "url": url},
+                         "--host", "127.0.0.1", "--webui-port", str(free_port()), "--work-dir", str(work_dir)), log)
+        the_cluster = Cluster(url, web_port, environment, scratch, work_dirs, logs)
         alive = 0
         while True:
-            exited = [(name, process.returncode) for (name, _), process in zip(commands, started)
+            exited = [(name, process.returncode) for name, process in zip(names, started)
                       if process.poll() is not None]
             if exited:
                 pytest.fail(f"cluster daemons exited: {exited}\n{the_cluster.log_tails()}")
