@@ -1,4 +1,5 @@
-"""Reuters-21578 ModApte benchmark: every method of BENCHMARKS.md on R(10), R(90) (ApteMod) and R(115).
+"""Reuters-21578 ModApte benchmark: every method of docs/benchmarks/reuters21578.md on R(10), R(90) (ApteMod) and
+R(115).
 
     ./spark-submit.sh benchmarks/reuters21578.py --output runs/benchmark-reuters21578 [--corpus DIR] [--history DIR]
 
