@@ -11,6 +11,9 @@ record's date and commit. A benchmark without a record gets a row that says so, 
 replaces what lies between the ``summary`` markers of BENCHMARKS.md and docs/benchmarks/index.md, and between the
 ``headline table`` markers of README.md when it has them (the README's table leaves the commands out).
 
+Each benchmark's own table, every figure of its latest record (:func:`record_table`), replaces what lies between
+its ``latest record: NAME`` markers on its page under docs/benchmarks/.
+
 With ``--check`` nothing is written: the exit status is 1, naming the files, when one of them is not what the
 records give (a hand edit, or a record added without regenerating), else 0.
 """
@@ -222,6 +225,45 @@ def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, comm
     return "| " + " | ".join([name, cell, *command, record["started"].strftime("%Y-%m-%d"), f"`{commit}`"]) + " |"
 
 
+def value(name: str, number: float) -> str:
+    """A figure as its own table prints it: F1 and means to 4 decimals, seconds to 1, memory in MB."""
+    if name.endswith("peak_memory_bytes"):
+        return f"{number / 2**20:,.0f} MB"
+    if name.endswith("seconds"):
+        return f"{number:,.1f}"
+    return f"{number:.4f}" if abs(number) < 10 and number != int(number) else f"{number:,.0f}"
+
+
+def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
+    """The benchmark's own table of its latest record: who ran it where and how, then every figure, one row per
+    figure name's prefix (``R90.best_by_cv``) and one column per last part (``micro_f1``).
+    """
+    if record is None:
+        return f"No record yet: `{benchmark.command} --history benchmarks/history` adds one.\n"
+    settings = json.loads(record["config"]).get("benchmark", {})
+    commit = record["git_commit"] or "–"
+    cpu = "" if record["cpu_seconds"] is None else f", {record['cpu_seconds']:,.0f} CPU-s"
+    shown = ", ".join(f"{key} {json.dumps(item)}" for key, item in settings.items() if key not in ("plan", "presets"))
+    lines = [f"Latest record: run `{record['run_id']}`, {record['started'].strftime('%Y-%m-%d %H:%M')} UTC, commit "
+             f"`{commit[:7]}`, {record['cores']} cores, whole run {secs(record['seconds'])}{cpu}.",
+             f"Settings: {shown}.", ""]
+    rows_: dict[str, dict[str, float]] = {}
+    for name, number in dict(record["figures"]).items():
+        prefix, _, leaf = name.rpartition(".")
+        rows_.setdefault(prefix or "–", {})[leaf] = number
+    columns = list(dict.fromkeys(leaf for values in rows_.values() for leaf in values))
+    lines += ["| figures | " + " | ".join(column.replace("_", " ") for column in columns) + " |",
+              "|---|" + "---|" * len(columns)]
+    lines += [f"| {prefix} | " + " | ".join(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)
+              + " |" for prefix, values in rows_.items()]
+    return "\n".join(lines) + "\n"
+
+
+def record_markers(name: str) -> tuple[str, str]:
+    """The markers of benchmark ``name``'s own table on its page."""
+    return f"<!-- latest record: {name}: begin -->", f"<!-- latest record: {name}: end -->"
+
+
 def table(records: Sequence[Mapping[str, Any]], pages: str = "", commands: bool = True) -> str:
     """The summary table of ``records`` (a history's, as :func:`sparktc.tracking.history.read` gives them, as
     dicts): one row per benchmark of :data:`BENCHMARKS`, page links under ``pages``.
@@ -252,11 +294,19 @@ def replaced(text: str, begin: str, end: str, table_: str) -> str | None:
 def regenerated(history: str, root: Path = REPO) -> dict[Path, str]:
     """Each file of :data:`TARGETS` under ``root`` that has its markers, with the table the records give."""
     records = read(history)
-    found = {}
+    found: dict[Path, str] = {}
     for path, begin, end, pages, commands in TARGETS:
         target = root / path
         if target.is_file():
             text = replaced(target.read_text(), begin, end, table(records, pages, commands))
+            if text is not None:
+                found[target] = text
+    latest_ = latest(records)
+    for benchmark in BENCHMARKS:
+        target = root / "docs" / "benchmarks" / benchmark.page
+        if target.is_file():
+            text = replaced(found.get(target) or target.read_text(), *record_markers(benchmark.name),
+                            record_table(benchmark, latest_.get(benchmark.name)))
             if text is not None:
                 found[target] = text
     return found

@@ -116,3 +116,26 @@ def test_each_benchmark_s_figures_fill_its_cell() -> None:
     run.add_figures(ml_pipeline.headline(result))
     assert summary.ml_pipeline_cell(run.figures).count("2.0 s, 2 CPU-s, peak 0.1 GB, micro-F1 0.8642") == 3
     assert json.loads(json.dumps(run.figures))  # plain numbers, as a record holds them
+
+
+def test_each_benchmark_s_page_gets_every_figure_of_its_latest_record(tmp_path: Path) -> None:
+    path = str(tmp_path / "history")
+    history.append(path, record("reuters21578", "2026-11-21T10:00:00",
+                                {"R90": {"svm": {"micro_f1": 0.8642, "train_seconds": 1.84},
+                                         "knn": {"micro_f1": 0.8165, "macro_f1": 0.5802}}}, {"sets": ["R(90)"]}))
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    page = tmp_path / "docs" / "benchmarks" / "reuters21578.md"
+    begin, end = summary.record_markers("reuters21578")
+    page.write_text(f"# R\n\n{begin}\n{end}\n\n## Issue 4\n")
+    ml = tmp_path / "docs" / "benchmarks" / "spark-ml.md"
+    ml.write_text(f"# ML\n\n{chr(10).join(summary.record_markers('ml_pipeline'))}\n")
+    files = summary.regenerated(path, tmp_path)
+    lines = files[page].splitlines()
+    assert lines[3].startswith("Latest record: run `2026-11-21T10:00:00-reuters21578`, 2026-11-21 10:00 UTC, commit "
+                               "`0123456`")
+    assert lines[4] == 'Settings: sets ["R(90)"].'
+    assert lines[6:10] == ["| figures | micro f1 | train seconds | macro f1 |", "|---|---|---|---|",
+                           "| R90.svm | 0.8642 | 1.8 | – |", "| R90.knn | 0.8165 | – | 0.5802 |"]
+    assert lines[10:] == [end, "", "## Issue 4"]
+    assert "No record yet: `.venv/bin/python -m benchmarks.ml_pipeline --output runs/benchmark-ml --history " \
+           "benchmarks/history` adds one." in files[ml]
