@@ -38,7 +38,7 @@ TARGETS = (
     ("docs/benchmarks/index.md", SUMMARY_BEGIN, SUMMARY_END, "", True),
     ("README.md", "<!-- headline table: begin -->", "<!-- headline table: end -->", "docs/benchmarks/", False),
 )
-NO_RECORD = "no record yet: run its command with `--history benchmarks/history`"
+NO_RECORD = "no record yet"
 
 Figures = Mapping[str, float]
 
@@ -150,8 +150,8 @@ def ml_pipeline_cell(figures: Figures) -> str:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A benchmark of the summary: its module (``benchmarks/NAME.py``, records of kind ``benchmark:NAME``), what it
-    measures, its command at its full settings, its page under docs/benchmarks/, its cell of a record's figures,
+    """A benchmark of the summary: its module (``benchmarks/NAME.py``, records of kind ``benchmark:NAME``), its short
+    title, its command at its full settings, its page under docs/benchmarks/, its cell of a record's figures,
     and the settings of its full run (a record whose settings differ says so).
     """
 
@@ -164,31 +164,31 @@ class Benchmark:
 
 
 BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark("reuters21578", "Reuters-21578 ModApte, 7 methods on R(10), R(90), R(115)",
+    Benchmark("reuters21578", "Reuters-21578 ModApte, 7 methods",
               "./spark-submit.sh benchmarks/reuters21578.py --output runs/benchmark-reuters21578", "reuters21578.md",
               reuters21578_cell, {"sets": ["R(10)", "R(90)", "R(115)"]}),
-    Benchmark("yang_liu_1999", "Yang & Liu 1999: SVM, kNN, LLSF, NNet, NB on R(90)",
+    Benchmark("yang_liu_1999", "Yang & Liu 1999",
               "./spark-submit.sh benchmarks/yang_liu_1999.py --output runs/yang-liu", "yang-liu-1999.md",
               yang_liu_cell, {"methods": ["svm", "knn", "llsf", "nnet", "nb"]}),
-    Benchmark("debole_sebastiani_2005", "Debole & Sebastiani 2005: 48 setups on R(10), R(90), R(115)",
+    Benchmark("debole_sebastiani_2005", "Debole & Sebastiani 2005",
               ".venv/bin/python -m benchmarks.debole_sebastiani_2005 --output runs/debole-sebastiani",
               "debole-sebastiani-2005.md", debole_cell, {"subsets": ["R10", "R90", "R115"], "validation": 0.0}),
-    Benchmark("ml_pipeline", "Reuters-21578 R(90): the job, the Spark ML pipeline, the lean text peer",
+    Benchmark("ml_pipeline", "Spark ML pipeline beside the job",
               ".venv/bin/python -m benchmarks.ml_pipeline --output runs/benchmark-ml", "spark-ml.md",
               ml_pipeline_cell, {"repeats": 2, "master": "local[2]"}),
-    Benchmark("rcv1_scale", "RCV1-v2 scale: synthetic LYRL2004 corpora up to 804,414 documents",
+    Benchmark("rcv1_scale", "RCV1-v2 scale",
               ".venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1", "rcv1-scale.md",
               rcv1_cell, {"sizes": [100_000, 200_000, 400_000, 804_414], "masters": ["local[2]", "local[1]"]}),
-    Benchmark("methods_rcv1", "Yang & Liu's five methods at RCV1-v2 scale",
+    Benchmark("methods_rcv1", "Five methods at RCV1-v2 scale",
               ".venv/bin/python -m benchmarks.methods_rcv1 --output runs/methods-rcv1", "yang-liu-1999.md",
               runs_cell("sparktc."), {"methods": ["svm", "knn", "llsf", "nb", "nnet"]}),
-    Benchmark("lyrl2004", "LYRL2004: SVM.1, SVM.2, k-NN, Rocchio on Topics, Industries, Regions",
+    Benchmark("lyrl2004", "LYRL2004 methods",
               ".venv/bin/python -m benchmarks.lyrl2004 --output runs/lyrl2004", "lyrl2004.md",
               runs_cell("sparktc."), {"sets": ["topics", "industries", "regions"]}),
-    Benchmark("text_scale", "Raw text: 200,000 JSON Lines documents beside a lean tokenizing peer",
+    Benchmark("text_scale", "Raw text at scale",
               ".venv/bin/python -m benchmarks.text_scale --output runs/text-bench", "text-scale.md",
               text_scale_cell, {"documents": 200_000, "master": "local[2]"}),
-    Benchmark("libmultilabel", "LibMultiLabel's linear methods beside sparktc on the same files",
+    Benchmark("libmultilabel", "LibMultiLabel beside sparktc",
               ".venv/bin/python -m benchmarks.libmultilabel --output runs/libmultilabel", "libmultilabel.md",
               libmultilabel_cell),
 )
