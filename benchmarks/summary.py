@@ -213,6 +213,14 @@ def reduced(benchmark: Benchmark, record: Mapping[str, Any]) -> str:
     return f"*reduced: {', '.join(differ)}.* " if differ else ""
 
 
+def short_commit(record: Mapping[str, Any]) -> str:
+    """The record's commit, abbreviated, ``+dirty`` kept (the run's sources had uncommitted changes); a dash outside
+    git.
+    """
+    commit = record["git_commit"] or "–"
+    return commit[:7] + ("+dirty" if commit.endswith("+dirty") else "")
+
+
 def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, commands: bool) -> str:
     """The benchmark's table row: its name linked to its page, its figures, [its command,] date and commit."""
     name = f"[{benchmark.title}]({pages}{benchmark.page})"
@@ -221,8 +229,8 @@ def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, comm
         return "| " + " | ".join([name, NO_RECORD, *command, "–", "–"]) + " |"
     figures = dict(record["figures"])
     cell = f"{reduced(benchmark, record)}{benchmark.cell(figures)}; whole run {secs(record['seconds'])}"
-    commit = (record["git_commit"] or "–")[:7] + ("+dirty" if (record["git_commit"] or "").endswith("+dirty") else "")
-    return "| " + " | ".join([name, cell, *command, record["started"].strftime("%Y-%m-%d"), f"`{commit}`"]) + " |"
+    return "| " + " | ".join([name, cell, *command, record["started"].strftime("%Y-%m-%d"),
+                              f"`{short_commit(record)}`"]) + " |"
 
 
 def value(name: str, number: float) -> str:
@@ -241,11 +249,10 @@ def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
     if record is None:
         return f"No record yet: `{benchmark.command} --history benchmarks/history` adds one.\n"
     settings = json.loads(record["config"]).get("benchmark", {})
-    commit = record["git_commit"] or "–"
     cpu = "" if record["cpu_seconds"] is None else f", {record['cpu_seconds']:,.0f} CPU-s"
     shown = ", ".join(f"{key} {json.dumps(item)}" for key, item in settings.items() if key not in ("plan", "presets"))
     lines = [f"Latest record: run `{record['run_id']}`, {record['started'].strftime('%Y-%m-%d %H:%M')} UTC, commit "
-             f"`{commit[:7]}`, {record['cores']} cores, whole run {secs(record['seconds'])}{cpu}.",
+             f"`{short_commit(record)}`, {record['cores']} cores, whole run {secs(record['seconds'])}{cpu}.",
              f"Settings: {shown}.", ""]
     rows_: dict[str, dict[str, float]] = {}
     for name, number in dict(record["figures"]).items():
