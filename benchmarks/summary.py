@@ -249,7 +249,8 @@ def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
     if record is None:
         return f"No record yet: `{benchmark.command} --history benchmarks/history` adds one.\n"
     settings = json.loads(record["config"]).get("benchmark", {})
-    cpu = "" if record["cpu_seconds"] is None else f", {record['cpu_seconds']:,.0f} CPU-s"
+    cpu = "" if record["cpu_seconds"] is None else f", {record['cpu_seconds']:,.0f} CPU-s" + (
+        "" if record["cpu_complete"] else " counted (not the whole run's: the driver process only, or a cluster)")
     shown = ", ".join(f"{key} {json.dumps(item)}" for key, item in settings.items() if key not in ("plan", "presets"))
     lines = [f"Latest record: run `{record['run_id']}`, {record['started'].strftime('%Y-%m-%d %H:%M')} UTC, commit "
              f"`{short_commit(record)}`, {record['cores']} cores, whole run {secs(record['seconds'])}{cpu}.",
