@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.measure import MB
+
 REPO = Path(__file__).resolve().parents[1]
 HISTORY = "benchmarks/history"
 #: The files the table goes into: (path in the repository, begin marker, end marker, link prefix of the pages,
@@ -61,14 +63,14 @@ def pair(figures: Figures, prefix: str) -> str:
 
 
 def costs(figures: Figures, prefix: str) -> str:
-    """``wall s, CPU-s, peak GB`` of the figures under ``prefix`` (those measured)."""
+    """``wall s, CPU-s, peak MB`` of the figures under ``prefix`` (those measured)."""
     parts = []
     if (prefix + "seconds") in figures:
         parts.append(secs(figures[prefix + "seconds"]))
     if (prefix + "cpu_seconds") in figures:
         parts.append(f"{figures[prefix + 'cpu_seconds']:.0f} CPU-s")
     if (prefix + "peak_memory_bytes") in figures:
-        parts.append(f"peak {figures[prefix + 'peak_memory_bytes'] / 1e9:.1f} GB")
+        parts.append(f"peak {figures[prefix + 'peak_memory_bytes'] / MB:,.0f} MB")
     return ", ".join(parts)
 
 
@@ -236,7 +238,7 @@ def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, comm
 def value(name: str, number: float) -> str:
     """A figure as its own table prints it: F1 and means to 4 decimals, seconds to 1, memory in MB."""
     if name.endswith("peak_memory_bytes"):
-        return f"{number / 2**20:,.0f} MB"
+        return f"{number / MB:,.0f} MB"
     if name.endswith("seconds"):
         return f"{number:,.1f}"
     return f"{number:.4f}" if abs(number) < 10 and number != int(number) else f"{number:,.0f}"

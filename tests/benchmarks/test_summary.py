@@ -109,12 +109,12 @@ def test_each_benchmark_s_figures_fill_its_cell() -> None:
         "table_3": {"R(90)": {"setups": 48, "micro_mean": 0.787, "macro_mean": 0.468}},
         "cost": {"wall_seconds": 988.5, "cpu_seconds": 1483.0, "peak_rss_mb": 4827.0}}))
     assert summary.debole_cell(run.figures) == ("mean micro / macro-F1 of the 48 setups: R(90) 0.7870 / 0.4680; grid "
-                                                "16.5 min, 1483 CPU-s, peak 5.1 GB")
+                                                "16.5 min, 1483 CPU-s, peak 4,827 MB")
     result = {"rows": [{"command": kind, "run": 1, "seconds": 2.0, "cpu_seconds": 1.5, "peak_mb": 100.0,
                         "micro_f1": 0.8642, "cpu_source": "proc"} for kind in ("job", "ml", "peer")]}
     run = RunRecord.start("m", "benchmark:x", {})
     run.add_figures(ml_pipeline.headline(result))
-    assert summary.ml_pipeline_cell(run.figures).count("2.0 s, 2 CPU-s, peak 0.1 GB, micro-F1 0.8642") == 3
+    assert summary.ml_pipeline_cell(run.figures).count("2.0 s, 2 CPU-s, peak 100 MB, micro-F1 0.8642") == 3
     assert json.loads(json.dumps(run.figures))  # plain numbers, as a record holds them
 
 
