@@ -235,10 +235,14 @@ def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, comm
                               f"`{short_commit(record)}`"]) + " |"
 
 
+#: The column heads of a record's own table, by the figure's last name part (any other: its name, spaced).
+HEADS = {"seconds": "wall s", "cpu_seconds": "CPU s", "peak_memory_bytes": "peak MB"}
+
+
 def value(name: str, number: float) -> str:
     """A figure as its own table prints it: F1 and means to 4 decimals, seconds to 1, memory in MB."""
     if name.endswith("peak_memory_bytes"):
-        return f"{number / MB:,.0f} MB"
+        return f"{number / MB:,.0f}"
     if name.endswith("seconds"):
         return f"{number:,.1f}"
     return f"{number:.4f}" if abs(number) < 10 and number != int(number) else f"{number:,.0f}"
@@ -262,7 +266,7 @@ def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
         prefix, _, leaf = name.rpartition(".")
         rows_.setdefault(prefix or "–", {})[leaf] = number
     columns = list(dict.fromkeys(leaf for values in rows_.values() for leaf in values))
-    lines += ["| figures | " + " | ".join(column.replace("_", " ") for column in columns) + " |",
+    lines += ["| figures | " + " | ".join(HEADS.get(column, column.replace("_", " ")) for column in columns) + " |",
               "|---|" + "---|" * len(columns)]
     lines += [f"| {prefix} | " + " | ".join(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)
               + " |" for prefix, values in rows_.items()]
