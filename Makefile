@@ -24,6 +24,13 @@ docs:
 	./scripts/ensure-env.sh
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
+# `make benchmarks-summary` rewrites the benchmarks' summary table (BENCHMARKS.md, docs/benchmarks/index.md and the
+# README's headline table) from their records in benchmarks/history/: see benchmarks/summary.py.
+.PHONY: benchmarks-summary
+benchmarks-summary:
+	./scripts/ensure-env.sh
+	.venv/bin/python -m benchmarks.summary
+
 # `make benchmark-rcv1` runs the RCV1-v2-scale benchmark with its defaults (100k to 804,414 synthetic
 # documents, local[2] and local[1], the lean single-process peer at every size and the MLlib peer): see benchmarks/rcv1_scale.py.
 .PHONY: benchmark-rcv1

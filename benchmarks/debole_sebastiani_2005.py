@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchmarks import recording
 from benchmarks.measure import TreeSampler
 from benchmarks.tables import DASH, seconds, table
 from sparktc.models.decision import CROSS_VALIDATED
@@ -359,11 +360,22 @@ def build_record(results: Sequence[Mapping[str, Any]], **fields: Any) -> dict[st
             "setups": by_setup, "runs": len(results)}
 
 
+def headline(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record: Table 3 by subset (``R90.micro_mean``, ...) and the whole grid's cost
+    (``cost.seconds``, ``cost.cpu_seconds``, ``cost.peak_memory_bytes``: the process tree's).
+    """
+    cost = record["cost"]
+    return {**{SUBSETS[subset]: values for subset, values in record["table_3"].items()},
+            "cost": {"seconds": cost["wall_seconds"], "cpu_seconds": cost["cpu_seconds"],
+                     "peak_memory_bytes": recording.memory_bytes(cost["peak_rss_mb"])}}
+
+
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the 48 setups on each chosen subset and write the tables and figures (module docstring); the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     parents=[recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--subsets", default="R10,R90,R115", help="comma-separated, from R10, R90, R115")
@@ -371,6 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Va's share of the training documents for Rocchio and kNN (train.validation); 0: "
                              "thresholds on cross-validation folds")
     parser.add_argument("--seed", type=int, default=0, help="train.seed of Va's draw (with --validation)")
+    argv = list(sys.argv[1:] if argv is None else argv)
     arguments = parser.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -394,55 +407,64 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         return tell(error)
     output = Path(arguments.output).resolve()
-    sampler = TreeSampler(os.getpid(), "benchmarks.debole_sebastiani_2005", interval=0.5)
-    sampler.start()
-    started = time.perf_counter()
-    spark = build_session("sparktc-benchmark-debole-sebastiani-2005", {})
-    results, corpus_runs, documents = [], 0, {}
-    for subset in chosen:
-        root = output / SUBSETS[subset]
-        for weighting, function in [("tfidf", None), *(("supervised", f) for f in FUNCTIONS)]:
-            stages = root / ("tfidf" if function is None else f"supervised-{function}") / "corpus-stages"
-            shutil.rmtree(stages, ignore_errors=True)
-            config = load_config(base, corpus_overrides(corpus, subset, weighting, function))
-            if function is None:
-                manifests = run_stages(spark, config, str(stages), "ingest", "tokenize", "weight", "rank")
-                documents = {m["stage"]: m for m in manifests}["weight"]["details"]
-            else:  # ingest and tokenize as for tf-idf: copied, then weight and rank with this function's scores
-                shutil.copytree(root / "tfidf" / "corpus-stages", stages)
-                run_stages(spark, config, str(stages), "weight", "rank")
-            corpus_runs += 1
-        for setup in grid:
-            run = root / setup.name
-            shutil.rmtree(run, ignore_errors=True)
-            shutil.copytree(root / setup.corpus / "corpus-stages", run, copy_function=link_tables)
-            train, evaluate = run_stages(spark, configs[(subset, setup)], str(run), "train", "evaluate")
-            metrics = json.loads((run / "metrics.json").read_text())
-            results.append({"subset": subset, "setup": setup.name, **setup._asdict(),
-                            "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
-                            "n_categories": metrics["n_categories"], "test_documents": test_documents(metrics),
-                            "train_seconds": train["seconds"],
-                            "evaluate_seconds": evaluate["seconds"], "path": str(run)})
-    spark.stop()
-    wall = time.perf_counter() - started
-    sampler.stop()
-    samples = sampler.samples
-    by_role = {role: max(s.rss_mb[role] for s in samples) for role in samples[0].rss_mb}
-    cost = {"wall_seconds": wall, "cpu_seconds": samples[-1].cpu_seconds - samples[0].cpu_seconds,
-            "peak_rss_mb": max(sum(s.rss_mb.values()) for s in samples), "peak_rss_mb_by_role": by_role}
-    rerun = shlex.join([".venv/bin/python", "-m", "benchmarks.debole_sebastiani_2005",
-                        *(argv if argv is not None else sys.argv[1:])])
-    record = build_record(
-        results, corpus=corpus, command=rerun, cost=cost, corpus_runs=corpus_runs,
-        train_documents=documents["train_documents"], test_documents=results[0]["test_documents"],
-        machine=f"{os.cpu_count()} cores", validation=arguments.validation, seed=arguments.seed,
-        example_commands=[pipeline_command(chosen[0], s, arguments.validation, arguments.seed) for s in grid[:1]])
-    plot_figures(results, output / "figures")
-    text = render(record)
-    (output / "debole_sebastiani_2005.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    (output / "debole_sebastiani_2005.md").write_text(text)
-    print(text)
-    return 0
+    output.mkdir(parents=True, exist_ok=True)
+    settings = {"corpus": corpus, "subsets": [SUBSETS[subset] for subset in chosen], "setups": len(grid),
+                "validation": arguments.validation, "seed": arguments.seed, "master": "local[*]"}
+
+    def run_grid() -> tuple[int, dict[str, Any], dict[str, bytes]]:
+        """The grid on every chosen subset: the exit status, the record's figures and the report files."""
+        sampler = TreeSampler(os.getpid(), "benchmarks.debole_sebastiani_2005", interval=0.5)
+        sampler.start()
+        started = time.perf_counter()
+        spark = build_session("sparktc-benchmark-debole-sebastiani-2005", {})
+        results, corpus_runs, documents = [], 0, {}
+        for subset in chosen:
+            root = output / SUBSETS[subset]
+            for weighting, function in [("tfidf", None), *(("supervised", f) for f in FUNCTIONS)]:
+                stages = root / ("tfidf" if function is None else f"supervised-{function}") / "corpus-stages"
+                shutil.rmtree(stages, ignore_errors=True)
+                config = load_config(base, corpus_overrides(corpus, subset, weighting, function))
+                if function is None:
+                    manifests = run_stages(spark, config, str(stages), "ingest", "tokenize", "weight", "rank")
+                    documents = {m["stage"]: m for m in manifests}["weight"]["details"]
+                else:  # ingest and tokenize as for tf-idf: copied, then weight and rank with this function's scores
+                    shutil.copytree(root / "tfidf" / "corpus-stages", stages)
+                    run_stages(spark, config, str(stages), "weight", "rank")
+                corpus_runs += 1
+            for setup in grid:
+                run = root / setup.name
+                shutil.rmtree(run, ignore_errors=True)
+                shutil.copytree(root / setup.corpus / "corpus-stages", run, copy_function=link_tables)
+                train, evaluate = run_stages(spark, configs[(subset, setup)], str(run), "train", "evaluate")
+                metrics = json.loads((run / "metrics.json").read_text())
+                results.append({"subset": subset, "setup": setup.name, **setup._asdict(),
+                                "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
+                                "n_categories": metrics["n_categories"], "test_documents": test_documents(metrics),
+                                "train_seconds": train["seconds"],
+                                "evaluate_seconds": evaluate["seconds"], "path": str(run)})
+        spark.stop()
+        wall = time.perf_counter() - started
+        sampler.stop()
+        samples = sampler.samples
+        by_role = {role: max(s.rss_mb[role] for s in samples) for role in samples[0].rss_mb}
+        cost = {"wall_seconds": wall, "cpu_seconds": samples[-1].cpu_seconds - samples[0].cpu_seconds,
+                "peak_rss_mb": max(sum(s.rss_mb.values()) for s in samples), "peak_rss_mb_by_role": by_role}
+        rerun = shlex.join([".venv/bin/python", "-m", "benchmarks.debole_sebastiani_2005", *argv])
+        record = build_record(
+            results, corpus=corpus, command=rerun, cost=cost, corpus_runs=corpus_runs,
+            train_documents=documents["train_documents"], test_documents=results[0]["test_documents"],
+            machine=f"{os.cpu_count()} cores", validation=arguments.validation, seed=arguments.seed,
+            example_commands=[pipeline_command(chosen[0], s, arguments.validation, arguments.seed) for s in grid[:1]])
+        plot_figures(results, output / "figures")
+        text = render(record)
+        report = {"debole_sebastiani_2005.json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
+                  "debole_sebastiani_2005.md": text.encode("utf-8")}
+        for name, content in report.items():
+            (output / name).write_bytes(content)
+        print(text)
+        return 0, headline(record), report
+
+    return recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     "nb": ("train.method=nb", "select.top_k=2000", "train.thresholding=scutfbr"),
     "nnet": ("train.method=nnet", "select.top_k=1000", "train.thresholding=scutfbr"),
 }
-MASTER = "local[2]"  # as benchmarks/rcv1_scale.py, so the figures sit beside BENCHMARKS.md's
+MASTER = "local[2]"  # as benchmarks/rcv1_scale.py, so the figures sit beside docs/benchmarks/rcv1-scale.md's
 DEFAULT_CORPUS = f"runs/benchmark-rcv1/corpus-{RCV1_DOCUMENTS}"
 MARKER = ".methods_rcv1"
 WRITER = "benchmarks/methods_rcv1.py"

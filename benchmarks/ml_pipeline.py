@@ -2,7 +2,7 @@
 ``sparktc.ml`` stages, and the lean single-process text peer, each its own command, alternating.
 
     .venv/bin/python -m benchmarks.ml_pipeline --output runs/benchmark-ml [--corpus ../shared/data/reuters21578] \
-        [--repeats 2] [--master 'local[2]']
+        [--repeats 2] [--master 'local[2]'] [--history DIR]
 
 * job: ``./spark-submit.sh jobs/pipeline.py --config reuters21578 --set corpus.path=CORPUS --output ...``;
 * ml: ``./spark-submit.sh benchmarks/ml_pipeline.py --documents DOCS`` (this file as the driver): the README's
@@ -14,7 +14,10 @@
 
 Each command runs in a cpuacct group of its own where the machine allows it (:mod:`benchmarks.measure`), so CPU is
 that of the whole process tree: the JVM, the Python driver and Spark's Python workers. The table gives wall
-seconds, CPU seconds, peak resident memory and micro-F1 of every run, and is written to OUTPUT/benchmark.md.
+seconds, CPU seconds, peak resident memory and micro-F1 of every run, and is written to OUTPUT/benchmark.md. With
+``--history DIR``, as every benchmark built on :func:`benchmarks.rcv1_scale.run_harness`, the run adds its record
+(figures ``job``, ``ml``, ``peer``: each command's median wall and CPU-seconds, its largest peak memory and its
+micro-F1) to that run history, and each job run its own.
 """
 
 from __future__ import annotations
@@ -22,9 +25,17 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
+
+from benchmarks import recording
+from benchmarks.rcv1_scale import harness_parser, measured, run_harness
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_LIST = REPO / "conf" / "stopwords" / "smart_english.stop"
@@ -72,9 +83,33 @@ def write_jsonl(documents: Path, into: Path) -> None:
                                   "split": row["split"]}) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
+def headline(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the benchmark's record, per command (``job``, ``ml``, ``peer``): the medians of its runs' wall
+    and CPU-seconds, their largest peak memory and the last run's micro-F1.
+    """
+    figures: dict[str, Any] = {}
+    for kind in dict.fromkeys(row["command"] for row in result["rows"]):
+        rows = [row for row in result["rows"] if row["command"] == kind]
+        figures[kind] = {"seconds": statistics.median(row["seconds"] for row in rows),
+                         "cpu_seconds": statistics.median(row["cpu_seconds"] for row in rows),
+                         "peak_memory_bytes": recording.memory_bytes(max(row["peak_mb"] for row in rows)),
+                         "micro_f1": rows[-1]["micro_f1"]}
+    return figures
+
+
+def render(result: Mapping[str, Any]) -> str:
+    """benchmark.md: every run's wall and CPU seconds, peak memory and micro-F1, and how its CPU was counted."""
+    table = ["| command | run | wall s | CPU s | peak MB | micro-F1 |", "|---|---|---|---|---|---|"]
+    table += [f"| {r['command']} | {r['run']} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_mb']:.0f} | "
+              f"{r['micro_f1']:.4f} |" for r in result["rows"]]
+    sources = sorted({row["cpu_source"] for row in result["rows"]})
+    text = "\n".join(table) + f"\n\nCPU counted by: {', '.join(sources)}; master {result['settings']['master']}.\n"
+    return text + (f"\n**The benchmark stopped early:** {result['error']}\n" if result.get("error") else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the comparison (or, with --documents, the Spark ML example as a driver); the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness_parser(__doc__)
     parser.add_argument("--output", help="a new directory for the runs, logs and benchmark.md")
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--repeats", type=int, default=2)
@@ -84,42 +119,35 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.documents:
         example(arguments.documents)
         return 0
-    from benchmarks.measure import run_measured
-
+    if not arguments.output:
+        parser.error("--output is required")
     output = Path(arguments.output).resolve()
-    output.mkdir(parents=True)
     submit = [str(REPO / "spark-submit.sh"), "--master", arguments.master]
-    rows = []
+    settings = {"corpus": arguments.corpus, "repeats": arguments.repeats, "master": arguments.master}
 
-    def measured(kind: str, index: int, command: list[str]) -> None:
-        log = output / "logs" / f"{kind}-{index}.log"
-        result = run_measured(command, REPO, log, driver_script=None)
-        if result.returncode != 0:
-            raise SystemExit(f"{kind} run {index} failed ({result.returncode}): " + "\n".join(result.tail[-10:]))
-        found = MICRO_F1.findall(log.read_text())  # the job's headline comes before its per-category table
-        micro_f1 = float(next(value for value in found[-1] if value)) if found else float("nan")
-        rows.append((kind, index, result.seconds, result.cpu_seconds, result.peak_rss_mb()["total"], micro_f1,
-                     result.cpu_source))
-        print(f"{kind:<4} {index}  {result.seconds:7.1f} s  {result.cpu_seconds:7.1f} CPU-s  "
-              f"{result.peak_rss_mb()['total']:7.0f} MB  micro-F1 {micro_f1:.4f}", flush=True)
+    def body(result: dict[str, Any], write: Callable[[], str]) -> int:
+        def run(kind: str, index: int, command: list[str]) -> None:
+            log = output / "logs" / f"{kind}-{index}.log"
+            done = measured(command, log, None, harness="ml_pipeline")
+            found = MICRO_F1.findall(log.read_text())  # the job's headline comes before its per-category table
+            micro_f1 = float(next(value for value in found[-1] if value)) if found else float("nan")
+            result["rows"].append({"command": kind, "run": index, "seconds": done.seconds,
+                                   "cpu_seconds": done.cpu_seconds, "peak_mb": done.peak_rss_mb()["total"],
+                                   "micro_f1": micro_f1, "cpu_source": done.cpu_source})
+            write()
 
-    documents = output / "job-1" / "documents"
-    for index in range(1, arguments.repeats + 1):
-        measured("job", index, [*submit, "jobs/pipeline.py", "--config", "reuters21578", "--set",
-                                f"corpus.path={arguments.corpus}", "--output", str(output / f"job-{index}")])
-        if index == 1:
-            write_jsonl(documents, output / "jsonl")
-        measured("ml", index, [*submit, "benchmarks/ml_pipeline.py", "--documents", str(documents)])
-        measured("peer", index, [sys.executable, "-m", "benchmarks.text_peer", "--corpus", str(output / "jsonl"),
-                                 "--output", str(output / f"peer-{index}.json"), "--stop-list", str(STOP_LIST)])
-    table = ["| command | run | wall s | CPU s | peak MB | micro-F1 |", "|---|---|---|---|---|---|"]
-    table += [f"| {kind} | {index} | {wall:.1f} | {cpu:.1f} | {peak:.0f} | {f1:.4f} |"
-              for kind, index, wall, cpu, peak, f1, _ in rows]
-    sources = sorted({row[-1] for row in rows})
-    text = "\n".join(table) + f"\n\nCPU counted by: {', '.join(sources)}; master {arguments.master}.\n"
-    (output / "benchmark.md").write_text(text)
-    print(text)
-    return 0
+        documents = output / "job-1" / "documents"
+        for index in range(1, arguments.repeats + 1):
+            run("job", index, [*submit, "jobs/pipeline.py", "--config", "reuters21578", "--set",
+                               f"corpus.path={arguments.corpus}", "--output", str(output / f"job-{index}")])
+            if index == 1:
+                write_jsonl(documents, output / "jsonl")
+            run("ml", index, [*submit, "benchmarks/ml_pipeline.py", "--documents", str(documents)])
+            run("peer", index, [sys.executable, "-m", "benchmarks.text_peer", "--corpus", str(output / "jsonl"),
+                                "--output", str(output / f"peer-{index}.json"), "--stop-list", str(STOP_LIST)])
+        return 0
+
+    return run_harness("ml_pipeline", output, argv, settings, body, render, "benchmark", headline=headline, rows=[])
 
 
 if __name__ == "__main__":

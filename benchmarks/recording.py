@@ -21,6 +21,12 @@ Every ``jobs/pipeline.py`` command it starts gets ``--set history.path=DIR --set
 each pipeline run is recorded too (kind ``pipeline``), labelled with the benchmark that started it. The commands
 the benchmark's tables list leave these settings out: they change nothing a run computes.
 
+A benchmark that runs its stages in its own Spark driver (``./spark-submit.sh benchmarks/reuters21578.py``: the
+Reuters-21578 tables, Yang & Liu 1999, Debole & Sebastiani 2005) takes the same options and records itself with
+:func:`record_driver`: no command is measured apart, so its record has the one stage ``harness``, the driver
+process's wall and CPU-seconds, and ``cpu_complete`` false (spark-submit's JVM, the driver's parent, and the Python
+workers are not counted).
+
 ``--track URI`` (an MLflow tracking URI, checked as ``[track] mlflow_uri`` is) logs the same record to MLflow
 (:mod:`sparktc.tracking.mlflow_run`: the settings as params, the figures as metrics ``figures/...``, the costs per
 stage), with the benchmark's report (``STEM.md``, ``STEM.json``) as artifacts; each pipeline run it starts gets
@@ -34,6 +40,7 @@ import json
 import os
 import resource
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -152,6 +159,7 @@ class Recorder:
     output: Path
     cwd: Path  # where the commands run: their relative paths are relative to it
     track: TrackConfig | None = None  # --track, or None
+    driver: bool = False  # a Spark driver recording itself (record_driver): its CPU is not the whole run's
     holder: Holder = field(default_factory=Holder.of_this_process)
     commands: list[tuple[str, Measured]] = field(default_factory=list)
 
@@ -200,7 +208,8 @@ class Recorder:
                                  output=str(self.output), started=datetime.fromisoformat(self.holder.started))
         ran = masters(settings)
         record.master, record.cores = ",".join(ran), os.cpu_count()
-        record.cpu_complete = all(master.startswith("local") for master in ran)  # else executors run elsewhere
+        # Executors on a cluster run elsewhere; a driver's parent JVM and its workers are not its children.
+        record.cpu_complete = not self.driver and all(master.startswith("local") for master in ran)
         for name, result in self.commands:
             record.add_stage(command_usage(name, result), "run" if result.returncode == 0 else "failed")
         record.add_stage(own, "run")
@@ -257,6 +266,29 @@ class Recorder:
         print(f"{self.module}: error: run {self.run_id} could not be {what}: {type(error).__name__}: {error}",
               file=sys.stderr, flush=True)
         return status or INPUT_EXIT
+
+
+def record_driver(module: str, argv: Sequence[str], output: Path, cwd: Path, settings: Mapping[str, Any],
+                  body: Callable[[], tuple[int, Mapping[str, Any], Mapping[str, bytes]]]) -> int:
+    """Run ``body``, a benchmark's work in this Spark driver, which returns its exit status, its headline figures
+    and its report files (by name); with ``--history`` or ``--track`` in ``argv``, record the run (module
+    docstring) however it ends. The exit status: ``body``'s, or 1 when the record could not be kept.
+    """
+    recorder = Recorder.of(module, argv, output, cwd)
+    if recorder is None:
+        return body()[0]
+    recorder.driver = True
+    began = time.monotonic()
+    status, figures, report, failure = 1, {}, {}, None
+    try:
+        status, figures, report = body()
+    except BaseException as error:  # recorded as what ended the run, then raised on
+        failure = error
+        raise
+    finally:
+        status = recorder.keep(settings, status, failure, lambda: figures, own_usage(time.monotonic() - began),
+                               report)
+    return status
 
 
 #: The recorder of the harness running in this context (None: no harness, or no --history).

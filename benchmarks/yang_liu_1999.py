@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
 
+from benchmarks import recording
 from benchmarks.reuters21578 import BASE, REPO, SETS, command
 from benchmarks.tables import DASH, seconds, table
 from sparktc.apps.cli import tell
@@ -315,13 +316,24 @@ def render(record: Mapping[str, Any]) -> str:
 
 # --- the Spark part ------------------------------------------------------------------------------------------------
 
-def main() -> int:
+def headline(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The figures of the benchmark's record, per method (``svm``, ``knn``, ...): micro-/macro-F1 and the train and
+    evaluate stages' wall seconds.
+    """
+    return {key: {"micro_f1": run["metrics"]["micro_f1"], "macro_f1": run["metrics"]["macro_f1"],
+                  "train_seconds": run["train_seconds"], "evaluate_seconds": run["evaluate_seconds"]}
+            for key, run in runs.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen methods on R(90), compare them and write the tables (module docstring); the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     parents=[recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
-    arguments = parser.parse_args()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    arguments = parser.parse_args(argv)
     corpus = corpus_overrides(arguments.corpus)
     try:  # every refusal before Spark starts
         methods = selected_methods(arguments.methods)
@@ -330,35 +342,44 @@ def main() -> int:
     except ConfigError as error:
         return tell(error)
     output = Path(arguments.output).resolve()
-    spark = build_session("sparktc-benchmark-yang-liu-1999", {})
-    stages = output / "corpus-stages"
-    manifests = run_stages(spark, base, str(stages), "ingest", "tokenize", "weight", "rank")
-    runs = {}
-    for key in methods:
-        run = output / key
-        shutil.rmtree(run, ignore_errors=True)
-        shutil.copytree(stages, run)
-        train, evaluate = run_stages(spark, configs[key], str(run), "train", "evaluate")
-        runs[key] = {"path": str(run), "metrics": json.loads((run / "metrics.json").read_text()),
-                     "train_seconds": train["seconds"], "evaluate_seconds": evaluate["seconds"]}
-    started = time.perf_counter()
-    paths = check_runs([runs[key]["path"] for key in comparison_order(methods)])
-    target = check_output(str(output / "comparison"), {f"RUN_{i}": path for i, path in enumerate(paths, 1)},
-                          "compare")
-    with claim(target, "compare", spark) as held:
-        comparison, tables = compare_runs(spark, paths, base.evaluate, base.corpus.format)
-        write_comparisons(spark, held.output, comparison, tables)
-    compare_seconds = time.perf_counter() - started
-    spark.stop()
-    curves = {name: curve.to_dict("records") for name, curve in f1_curves(tables).items()}
-    rerun = shlex.join(["./spark-submit.sh", str(Path(__file__).resolve().relative_to(REPO)), *sys.argv[1:]])
-    record = build_record(arguments.corpus, rerun, runs,
-                          {m["stage"]: m["seconds"] for m in manifests}, comparison, curves, compare_seconds)
-    text = render(record)
-    (output / "yang_liu_1999.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    (output / "yang_liu_1999.md").write_text(text)
-    print(text)
-    return 0
+    output.mkdir(parents=True, exist_ok=True)
+    settings = {"corpus": arguments.corpus, "methods": list(methods), "master": "local[*]"}
+
+    def run_methods() -> tuple[int, dict[str, Any], dict[str, bytes]]:
+        """The methods, then their comparison: the exit status, the record's figures and the report files."""
+        spark = build_session("sparktc-benchmark-yang-liu-1999", {})
+        stages = output / "corpus-stages"
+        manifests = run_stages(spark, base, str(stages), "ingest", "tokenize", "weight", "rank")
+        runs = {}
+        for key in methods:
+            run = output / key
+            shutil.rmtree(run, ignore_errors=True)
+            shutil.copytree(stages, run)
+            train, evaluate = run_stages(spark, configs[key], str(run), "train", "evaluate")
+            runs[key] = {"path": str(run), "metrics": json.loads((run / "metrics.json").read_text()),
+                         "train_seconds": train["seconds"], "evaluate_seconds": evaluate["seconds"]}
+        started = time.perf_counter()
+        paths = check_runs([runs[key]["path"] for key in comparison_order(methods)])
+        target = check_output(str(output / "comparison"), {f"RUN_{i}": path for i, path in enumerate(paths, 1)},
+                              "compare")
+        with claim(target, "compare", spark) as held:
+            comparison, tables = compare_runs(spark, paths, base.evaluate, base.corpus.format)
+            write_comparisons(spark, held.output, comparison, tables)
+        compare_seconds = time.perf_counter() - started
+        spark.stop()
+        curves = {name: curve.to_dict("records") for name, curve in f1_curves(tables).items()}
+        rerun = shlex.join(["./spark-submit.sh", str(Path(__file__).resolve().relative_to(REPO)), *argv])
+        record = build_record(arguments.corpus, rerun, runs,
+                              {m["stage"]: m["seconds"] for m in manifests}, comparison, curves, compare_seconds)
+        text = render(record)
+        report = {"yang_liu_1999.json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
+                  "yang_liu_1999.md": text.encode("utf-8")}
+        for name, content in report.items():
+            (output / name).write_bytes(content)
+        print(text)
+        return 0, headline(runs), report
+
+    return recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)
 
 
 if __name__ == "__main__":

@@ -255,9 +255,9 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         os.environ["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
         # The driver JVM is the whole cluster, started afresh by every job: the serial collector (the Python workers
         # do the corpus-sized work; G1's threads cost CPU for a 1g heap), and the classes of Spark, Scala and Hadoop
-        # read from a class-data-sharing archive instead of parsed and verified again (BENCHMARKS.md, "The fixed
-        # cost of a run"). The first local job that succeeds writes the archive as it exits, to a name of its own,
-        # then renames it into place; a JVM that cannot use it ignores it (-Xlog:cds off: nothing printed).
+        # read from a class-data-sharing archive instead of parsed and verified again (docs/benchmarks/rcv1-scale.md,
+        # "The fixed cost of a run"). The first local job that succeeds writes the archive as it exits, to a name of
+        # its own, then renames it into place; a JVM that cannot use it ignores it (-Xlog:cds off: nothing printed).
         key = class_archive_key(spark_home)
         archive = home.zip.parent / f"jvm-classes-{key}.jsa"
         java_options += " -XX:+UseSerialGC -Xlog:cds=off -Xlog:cds+dynamic=off"

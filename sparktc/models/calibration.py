@@ -153,7 +153,7 @@ def blend_candidates(first: NDArray[np.float64], second: NDArray[np.float64], y:
     On the ``LOG_ODDS`` scale each member's calibrated value is an increasing affine map of its scores, so at alpha
     0 or 1 the mean of the per-fold thresholds maps to the member's own and its decisions are its own. On the
     ``PROBABILITY`` scale the sigmoid bends the scores: a mean of per-fold thresholds in (0, 1) is not the mean
-    mapped, and on R(90) it lost .039 macro-F1 for the SVM alone (BENCHMARKS.md).
+    mapped, and on R(90) it lost .039 macro-F1 for the SVM alone (docs/benchmarks/yang-liu-1999.md).
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")

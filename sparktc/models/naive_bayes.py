@@ -165,7 +165,7 @@ def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -
 def _check(parameters: NaiveBayesParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     """``tune.nb_alpha`` is searched for the mixture's one model; binary naive Bayes fits each category apart. And
     the mixture's posteriors over every term are so near 0 and 1 that SCut's per-fold thresholds do not transfer
-    (R(90) ApteMod: micro-F1 .52; BENCHMARKS.md): refused, naming what works.
+    (R(90) ApteMod: micro-F1 .52; docs/benchmarks/yang-liu-1999.md): refused, naming what works.
     """
     if tune.nb_alpha and parameters.nb_model == "binary":
         return (f"tune.nb_alpha = {list(tune.nb_alpha)} with train.nb_model = 'binary': the smoothing is searched for "

@@ -38,11 +38,11 @@ Result = TypeVar("Result")
 
 #: Rows per Parquet file a task writes (a later stage's unit of parallelism) and per row group
 #: (the unit a reader decodes at once); chosen by measurement on the 804,414-document corpus
-#: (BENCHMARKS.md): big enough that per-file costs vanish, small enough to spread over cores.
+#: (docs/benchmarks/rcv1-scale.md): big enough that per-file costs vanish, small enough to spread over cores.
 ROWS_PER_FILE = 100_000
 ROW_GROUP_ROWS = 25_000
-#: Measured on the 804,414-document tables (BENCHMARKS.md): against Spark's default snappy, zstd (level 1) writes
-#: ``documents`` 30% and ``vectors`` 13% smaller at the same CPU, and reads them back in half the CPU.
+#: Measured on the 804,414-document tables (docs/benchmarks/rcv1-scale.md): against Spark's default snappy, zstd
+#: (level 1) writes ``documents`` 30% and ``vectors`` 13% smaller at the same CPU, and reads them back in half the CPU.
 COMPRESSION = "zstd"
 BATCH_ROWS = 65_536  # rows a reader decodes at a time unless it says otherwise (pyarrow's own default)
 #: How a task's result travels back to the driver: PySpark's own serializer, as ``RDD.collect`` sends results (never a

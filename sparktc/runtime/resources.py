@@ -33,10 +33,10 @@ MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)b?\s*")  # a Spark memory size, l
 #: limits a worker's address space (RLIMIT_AS), not its resident memory, so this counts in full.
 WORKER_BASELINE = 1500 << 20
 #: Resident memory of a Python worker with sparktc's libraries loaded, before a task's data: 319 MiB measured
-#: (VmHWM of the smallest tasks at 804,414 documents, BENCHMARKS.md), what a cap on a task's memory counts.
+#: (VmHWM of the smallest tasks at 804,414 documents, docs/benchmarks/memory.md), what a cap on a task's memory counts.
 WORKER_RESIDENT = 320 << 20
 #: What a training task holds beside the worker and the training set (a category's labels, LIBLINEAR's work
-#: arrays, the model): at 804,414 documents the training tasks peaked 66 MiB above the two (BENCHMARKS.md).
+#: arrays, the model): at 804,414 documents the training tasks peaked 66 MiB above the two (docs/benchmarks/memory.md).
 TRAINING_TASK_MARGIN = 64 << 20
 
 

@@ -8,7 +8,7 @@ Documents that arrive tokenized (LYRL2004 token files: already stop-listed and s
 through unchanged; raw texts go through :class:`sparktc.features.text.Analyzer` on the executors, one task
 per ``documents`` file (:mod:`sparktc.runtime.parts`: pyarrow reads the texts and writes the tokens, and the
 task counts what it wrote), so the texts never pass through the JVM: measured on 200,000 JSON Lines documents
-(BENCHMARKS.md), Spark's reading, Arrow transfers and writing cost more CPU than the analysis itself.
+(docs/benchmarks/text-scale.md), Spark's reading, Arrow transfers and writing cost more CPU than the analysis itself.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from trackers import tracking_server
 
-from benchmarks import rcv1_scale
+from benchmarks import rcv1_scale, recording
 from benchmarks.recording import HARNESS_STAGE, arguments
 from sparktc.errors import INPUT_EXIT, INTERRUPTED_EXIT
 from sparktc.tracking import history
@@ -261,3 +261,35 @@ def test_a_run_mlflow_cannot_log_is_recorded_in_the_history_with_exit_status_1(t
         f"TrackingError: cannot log run {record['run_id']} to MLflow at {failing}")
     err = capsys.readouterr().err
     assert f"could not be logged to MLflow at {failing}" in err and "Retrying" not in err
+
+
+def test_a_driver_benchmark_records_its_figures_with_its_own_process_as_the_one_stage(tmp_path: Path, capsys) -> None:
+    output, store = tmp_path / "out", tmp_path / "history"
+    settings = {"corpus": "/data/reuters21578", "sets": ["R(90)"], "masters": ["local[*]"]}
+    report = {"benchmark.md": b"# fake\n"}
+    status = recording.record_driver("fake", ["--output", str(output), "--history", str(store)], output, tmp_path,
+                                     settings, lambda: (0, {"R90": {"svm": {"micro_f1": 0.86}}}, report))
+    assert status == 0
+    [record] = records(store)
+    assert (record["kind"], record["label"], record["exit_status"]) == ("benchmark:fake", "benchmark:fake", 0)
+    assert dict(record["figures"]) == {"R90.svm.micro_f1": 0.86}
+    assert json.loads(record["config"]) == {"benchmark": {"sets": ["R(90)"], "masters": ["local[*]"]},
+                                            "corpus": {"path": "/data/reuters21578"}}
+    # the driver's own process only: spark-submit's JVM and the Python workers are not its children
+    assert [s["stage"] for s in record["stages"]] == [HARNESS_STAGE] and record["cpu_complete"] is False
+    assert "fake: run" in capsys.readouterr().out
+
+
+def test_a_driver_benchmark_without_history_records_nothing_and_one_ended_by_an_error_is_recorded(
+        tmp_path: Path) -> None:
+    store = tmp_path / "history"
+    assert recording.record_driver("fake", [], tmp_path, tmp_path, {}, lambda: (3, {}, {})) == 3
+    assert not store.exists()
+
+    def body() -> tuple[int, dict[str, Any], dict[str, bytes]]:
+        raise ZeroDivisionError("stopped")
+
+    with pytest.raises(ZeroDivisionError):
+        recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
+    [record] = records(store)
+    assert (record["exit_status"], record["error"]) == (1, "ZeroDivisionError: stopped")
