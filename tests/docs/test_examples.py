@@ -67,13 +67,14 @@ def test_the_readme_is_at_most_200_lines() -> None:
     assert lines <= README_LINES, f"README.md has {lines} lines: keep it a front door, and move the rest to docs/"
 
 
-def test_the_readmes_test_command_is_what_ci_runs() -> None:
-    """The README's test command is the last step of .ci/run, the script CI runs on a clean clone (its own run is
-    the suite itself, so the suite cannot run it again).
+@pytest.mark.parametrize("name", ["test-command", "getting-started-test-command"])
+def test_the_test_command_is_what_ci_runs(name: str) -> None:
+    """The README's and the guide's test command is the last step of .ci/run, the script CI runs on a clean clone (its
+    run is the suite itself, so the suite cannot run it again).
     """
     script = (docs_examples.REPO / ".ci" / "run").read_text().splitlines()
     steps = [line for line in script if line and not line.startswith("#")]
-    assert example("test-command").strip() == steps[-1] == "make test"
+    assert example(name).strip() == steps[-1] == "make test"
 
 
 CHECKS = [test_every_block_is_marked, test_names_are_lowercase_words_with_hyphens_and_unique_per_kind,
