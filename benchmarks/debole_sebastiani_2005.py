@@ -456,12 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             machine=f"{os.cpu_count()} cores", validation=arguments.validation, seed=arguments.seed,
             example_commands=[pipeline_command(chosen[0], s, arguments.validation, arguments.seed) for s in grid[:1]])
         plot_figures(results, output / "figures")
-        text = render(record)
-        report = {"debole_sebastiani_2005.json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
-                  "debole_sebastiani_2005.md": text.encode("utf-8")}
-        for name, content in report.items():
-            (output / name).write_bytes(content)
-        print(text)
+        report = recording.report_files(output, "debole_sebastiani_2005", record, render(record))
         return 0, headline(record), report
 
     return recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)

@@ -291,6 +291,18 @@ def record_driver(module: str, argv: Sequence[str], output: Path, cwd: Path, set
     return status
 
 
+def report_files(output: Path, stem: str, record: Mapping[str, Any], text: str) -> dict[str, bytes]:
+    """A driver benchmark's report, ``STEM.json`` (its record) and ``STEM.md`` (``text``), written under ``output``
+    and printed; the files by name, which :func:`record_driver` keeps with the run's record.
+    """
+    report = {f"{stem}.json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
+              f"{stem}.md": text.encode("utf-8")}
+    for name, content in report.items():
+        (output / name).write_bytes(content)
+    print(text)
+    return report
+
+
 #: The recorder of the harness running in this context (None: no harness, or no --history).
 _ACTIVE: ContextVar[Recorder | None] = ContextVar("benchmark_recorder", default=None)
 

@@ -371,12 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rerun = shlex.join(["./spark-submit.sh", str(Path(__file__).resolve().relative_to(REPO)), *argv])
         record = build_record(arguments.corpus, rerun, runs,
                               {m["stage"]: m["seconds"] for m in manifests}, comparison, curves, compare_seconds)
-        text = render(record)
-        report = {"yang_liu_1999.json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
-                  "yang_liu_1999.md": text.encode("utf-8")}
-        for name, content in report.items():
-            (output / name).write_bytes(content)
-        print(text)
+        report = recording.report_files(output, "yang_liu_1999", record, render(record))
         return 0, headline(runs), report
 
     return recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)

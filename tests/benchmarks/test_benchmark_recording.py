@@ -293,3 +293,10 @@ def test_a_driver_benchmark_without_history_records_nothing_and_one_ended_by_an_
         recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
     [record] = records(store)
     assert (record["exit_status"], record["error"]) == (1, "ZeroDivisionError: stopped")
+
+
+def test_a_driver_benchmarks_report_files_are_written_printed_and_returned(tmp_path, capsys):
+    files = recording.report_files(tmp_path, "bench", {"micro_f1": 0.5}, "# bench\n")
+    assert files == {"bench.json": b'{\n  "micro_f1": 0.5\n}\n', "bench.md": b"# bench\n"}
+    assert {name: (tmp_path / name).read_bytes() for name in files} == files
+    assert capsys.readouterr().out == "# bench\n\n"
