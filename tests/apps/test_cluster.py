@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
@@ -40,7 +39,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, command_words, reuters21578_overrides
 from docs_examples import example
 
 pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the session fixture
@@ -55,8 +54,8 @@ STOP_GRACE = 20  # seconds between SIGTERM and SIGKILL
 
 
 def page_words(code: str) -> list[str]:
-    r"""The words of a one-command block of docs/clusters.md (``\`` continuations joined, no trailing ``&``)."""
-    words = shlex.split(code.replace("\\\n", " "))
+    """The words of a one-command block of docs/clusters.md (:func:`conftest.command_words`), no trailing ``&``."""
+    words = command_words(code)
     return words[:-1] if words[-1] == "&" else words
 
 
