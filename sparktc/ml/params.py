@@ -1,6 +1,7 @@
-"""The Params of :mod:`sparktc.ml`'s stages: each setting's Param takes its type, default and rule from the
-configuration's field (:mod:`sparktc.experiment.config`, ``allowed(...)`` and ``between(...)`` in its metadata), so
-a constraint has one home and a stage refuses what ``--set`` would refuse, in the same words, naming the Param.
+"""The Params of :mod:`sparktc.ml`'s stages: each setting's Param takes its type, default, rule and doc from the
+configuration's field (:mod:`sparktc.experiment.config`, or a method's table there, ``[train.knn]``, whose fields its
+module declares: ``allowed(...)``, ``between(...)`` and ``meaning(...)`` in its metadata), so a setting's meaning and
+constraint have one home and a stage refuses what ``--set`` would refuse, in the same words, naming the Param.
 
 A wrong value is refused when it is set (``TermWeighting(scheme="ltf")``, ``setScheme``), and every Param is checked
 again when a stage fits or transforms (:meth:`SparktcParams.checked`), before any Spark work: ``Params.set`` and the
@@ -19,17 +20,35 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, StringType
 
 from sparktc.errors import ConfigError, InputError
-from sparktc.experiment.config import SECTIONS, check_setting
+from sparktc.experiment.config import check_setting
+from sparktc.experiment.config.rules import table_class
 from sparktc.features.term_selection import FREQUENCY
 from sparktc.validation import check_string
 
-__all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "setting_param",
-           "setting_label", "setting_default", "string_param", "column_param", "check_column", "check_output_column",
-           "string_lists"]
+__all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "camel_case",
+           "param_name", "setting_param", "setting_label", "setting_default", "setting_doc", "string_param", "column_param",
+           "check_column", "check_output_column", "string_lists"]
 
 
-def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[Any, str] | None = None) -> Param:
-    """The Param ``name`` of the setting ``section.key``: set values are checked as the configuration checks them
+def camel_case(key: str) -> str:
+    """A setting's key as a Param names it: ``rcut_k`` is ``rcutK``, ``C`` stays ``C``."""
+    first, *rest = key.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def param_name(section: str, key: str) -> str:
+    """The Param of ``section.key`` (``section`` a section or a method's table in one): the key in camel case,
+    a [tune] key's after ``tune`` (``tune.fbr``: ``tuneFbr``; ``tune.liblinear.C``: ``tuneC``).
+    """
+    name = camel_case(key)
+    return name if section.split(".")[0] != "tune" else "tune" + name[:1].upper() + name[1:]
+
+
+def setting_param(section: str, key: str, name: str, doc: str | None = None,
+                  refused: Mapping[Any, str] | None = None) -> Param:
+    """The Param ``name`` of the setting ``section.key`` (``section`` a section, ``train``, or a method's table in
+    one, ``train.knn``), its doc the field's meaning (:func:`setting_doc`) unless ``doc`` words it for the stage:
+    set values are checked as the configuration checks them
     (:func:`sparktc.experiment.config.check_setting`; ConfigError "Param ``name`` (``section.key``) = ... is not
     allowed; allowed values: ..."), less the values a stage cannot take, ``refused``, each with why (the message's
     end: "is ..."). A tuple is taken as the list a configuration holds, a numpy scalar as its Python value (the
@@ -47,7 +66,8 @@ def setting_param(section: str, key: str, name: str, doc: str, refused: Mapping[
             raise ConfigError(f"{label} = {value!r} {refused[value]}")
         return check_setting(section, key, value, label, tuple(refused))
 
-    return Param(Params._dummy(), name, f"{doc} (as {section}.{key})", typeConverter=convert)
+    return Param(Params._dummy(), name, f"{doc or setting_doc(section, key)} (as {section}.{key})",
+                 typeConverter=convert)
 
 
 def setting_label(section: str, key: str, name: str) -> str:
@@ -55,10 +75,22 @@ def setting_label(section: str, key: str, name: str) -> str:
     return f"Param {name} ({section}.{key})"
 
 
+def _field(section: str, key: str) -> dataclasses.Field:
+    return {f.name: f for f in dataclasses.fields(table_class(section))}[key]
+
+
 def setting_default(section: str, key: str) -> Any:
     """The configuration's default of ``section.key``: a stage's default is the pipeline's."""
-    found = {f.name: f for f in dataclasses.fields(SECTIONS[section])}[key]
+    found = _field(section, key)
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
+
+
+def setting_doc(section: str, key: str) -> str:
+    """What the setting ``section.key`` means, as its field says (``meaning(...)``), else its rule in words."""
+    metadata = _field(section, key).metadata
+    return metadata.get("doc") or metadata.get("description") or (
+        "one of " + ", ".join(repr(a) for a in metadata["allowed"]) if "allowed" in metadata
+        else "a sparktc configuration's setting")
 
 
 def string_param(name: str, doc: str, what: str, empty: bool = True) -> Param:
