@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.models.method import LINEAR, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
-from sparktc.validation import check_labels, check_matrix, check_number, rule
+from sparktc.validation import check_labels, check_matrix, check_number, meaning, rule
 
 __all__ = ["METHOD", "RocchioParameters", "rocchio"]
 
@@ -80,27 +80,29 @@ class RocchioParameters(Parameters):
     gamma = 0 is the plain centroid classifier; negative values would invert the pull.
     """
 
-    rocchio_beta: float = field(default=16.0, metadata=rule(lambda v: v > 0, "> 0"))
-    rocchio_gamma: float = field(default=4.0, metadata=rule(lambda v: v >= 0, ">= 0"))
+    beta: float = field(default=16.0, metadata=meaning(
+        "the weight of the category's own documents' centroid, > 0", rule(lambda v: v > 0, "> 0")))
+    gamma: float = field(default=4.0, metadata=meaning(
+        "the weight of the other documents' centroid, subtracted; 0 is the plain centroid classifier",
+        rule(lambda v: v >= 0, ">= 0")))
 
 
 def _score_range(parameters: RocchioParameters, nonnegative_features: bool) -> ScoreRange:
     """w'x, unbounded; with gamma = 0 and non-negative features w >= 0, so s >= 0. Natural t = 0."""
-    low = 0.0 if parameters.rocchio_gamma == 0 and nonnegative_features else -math.inf
+    low = 0.0 if parameters.gamma == 0 and nonnegative_features else -math.inf
     bound = " >= 0 (gamma = 0 and no negative feature)" if low == 0 else ""
     return ScoreRange(low, math.inf, 0.0, "w'x > 0", f"Rocchio's scores are w'x{bound}")
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta "
-            f"{shown(record, 'rocchio_beta')}, gamma {shown(record, 'rocchio_gamma')}"]
+            f"{shown(record, 'beta')}, gamma {shown(record, 'gamma')}"]
 
 
 #: Rocchio per category (Debole & Sebastiani 2005, equation 2).
 METHOD = Method(
     name="rocchio", title="Rocchio", parameters=RocchioParameters,
     fitting=lambda parameters, terms: PerCategory(
-        lambda p, X, reuse: lambda y, candidate: rocchio(X, y, p.rocchio_beta, p.rocchio_gamma)),
+        lambda p, X, reuse: lambda y, candidate: rocchio(X, y, p.beta, p.gamma)),
     scoring=lambda parameters: Scoring(LINEAR), score_range=_score_range, describe=_describe,
-    unused_reason="Rocchio has no solver, C or positive weight",
 )
