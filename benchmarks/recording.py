@@ -51,12 +51,13 @@ from typing import Any
 
 from benchmarks.measure import MB, Measured
 from sparktc.errors import INPUT_EXIT, ConfigError
-from sparktc.experiment.config import TRACK_EXTRA, TrackConfig, track_config
+from sparktc.experiment.config import TrackConfig
 from sparktc.filesystem import is_uri
 from sparktc.runtime.outputs import Holder
 from sparktc.runtime.usage import StageUsage
 from sparktc.tracking import history
 from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
+from sparktc.tracking.store_probe import TRACK_EXTRA, track_config
 
 PIPELINE = "jobs/pipeline.py"
 #: The stage of a record that is the benchmark's own process.

@@ -26,7 +26,9 @@ SPARK_FREE = LAYERS[LAYERS.index("models"):LAYERS.index("runtime")]
 
 
 def folder_modules(folder: str) -> list[str]:
-    return sorted(path.stem for path in (PACKAGE / folder).glob("*.py") if path.stem != "__init__")
+    """The modules of ``folder``: its files, and its packages (``experiment/config/``) by their folder's name."""
+    return sorted([path.stem for path in (PACKAGE / folder).glob("*.py") if path.stem != "__init__"]
+                  + [path.parent.name for path in (PACKAGE / folder).glob("*/__init__.py")])
 
 
 def imported(path: Path) -> set[str]:
@@ -69,7 +71,7 @@ def test_each_folder_says_what_it_is_for_and_lists_its_modules(folder: str) -> N
 @pytest.mark.parametrize("folder", LAYERS)
 def test_imports_only_run_down_the_layers(folder: str) -> None:
     below = set(LAYERS[LAYERS.index(folder):]) | set(SHARED)
-    upward = {f"{path.name} imports sparktc.{part}" for path in (PACKAGE / folder).glob("*.py")
+    upward = {f"{path.name} imports sparktc.{part}" for path in (PACKAGE / folder).rglob("*.py")
               for part in imported(path) - below}
     assert not upward
 

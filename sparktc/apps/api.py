@@ -64,6 +64,7 @@ from sparktc.models.registry import describe
 from sparktc.runtime import storage
 from sparktc.runtime.session import check_workers_python
 from sparktc.tracking.record import RunRecord
+from sparktc.tracking.store_probe import check_tracking
 from sparktc.validation import check_flag, check_path, check_strings
 
 __all__ = ["RunResult", "classify", "load_model", "run_pipeline"]
@@ -164,6 +165,7 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
         config = load_config(config, overrides, preset)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
+    config = check_tracking(config)
     check_workers_python(spark)
     with nullcontext() if verbose else redirect_stdout(_Nowhere()):
         manifests, record = run_recorded(spark, config, output, stages, force)
