@@ -249,6 +249,16 @@ def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> Score
                       floor=floor)
 
 
+def _fitting(parameters: KnnParameters, terms: int) -> Neighbours:
+    """The stored training set, scored by its ``k`` nearest neighbours."""
+    return Neighbours(parameters.k)
+
+
+def _scoring(parameters: KnnParameters) -> Scoring:
+    """The summed similarities of the ``k`` nearest training documents."""
+    return Scoring(NEIGHBOURS, parameters.k)
+
+
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `knn`, the summed similarities of the k = {shown(record, 'k')} nearest training "
             "documents"]
@@ -257,8 +267,7 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: kNN (Yang & Liu 1999; Debole & Sebastiani 2005 equation 3).
 METHOD = Method(
     name="knn", title="kNN", parameters=KnnParameters,
-    fitting=lambda parameters, terms: Neighbours(parameters.k),
-    scoring=lambda parameters: Scoring(NEIGHBOURS, parameters.k), score_range=_score_range, describe=_describe,
+    fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
     unused=("tune.shared_fbr",),
     unused_reason="kNN's term count and fbr are always chosen for all categories at once",
 )

@@ -193,6 +193,9 @@ _full_problem: KeptOne[BinaryProblems] = KeptOne()
 
 
 def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
+    """The :data:`~sparktc.models.method.Fit` of LIBLINEAR over ``X``, with the candidate's solver, C and positive
+    weight; the problem of a worker's whole training matrix (``reuse`` names it) is built once for all categories.
+    """
     if reuse is None:
         problems = BinaryProblems(X, parameters.bias)
     else:
@@ -200,8 +203,27 @@ def _trainer(parameters: LinearParameters, X: sparse.csr_matrix, reuse: tuple | 
     # one_class concerns cross-validation folds (``reuse`` is None for them): a category without a training document
     # of its own is no class of LibMultiLabel's and stays never assigned.
     one_class = parameters.one_class if reuse is None else "constant"
-    return lambda y, c: problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight,
-                                       one_class=one_class)
+
+    def fit(y: NDArray[np.bool_], c: Any) -> tuple[NDArray[np.float64], float]:
+        return problems.train(y, c.solver, c.C, parameters.epsilon, positive_weight=c.positive_weight,
+                              one_class=one_class)
+
+    return fit
+
+
+def _fitting(parameters: LinearParameters, terms: int) -> PerCategory:
+    """One LIBLINEAR model per category (:func:`_trainer`)."""
+    return PerCategory(_trainer)
+
+
+def _scoring(parameters: LinearParameters) -> Scoring:
+    """A linear score, s = w'x + b, LIBLINEAR's decision value."""
+    return Scoring(LINEAR)
+
+
+def _score_range(parameters: LinearParameters, nonnegative_features: bool) -> ScoreRange:
+    """Decision values, unbounded; natural t = 0, the hyperplane's side."""
+    return ScoreRange.unbounded(0.0, "w'x + b > 0", "LIBLINEAR's decision values")
 
 
 def _check(parameters: LinearParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
@@ -232,8 +254,6 @@ def _label(record: Mapping[str, Any]) -> str:
 #: One-vs-rest LIBLINEAR: s(d, c) = w_c'x_d + b_c, unbounded, natural threshold 0 (the hyperplane's side).
 METHOD = Method(
     name="liblinear", title="LIBLINEAR", parameters=LinearParameters,
-    fitting=lambda parameters, terms: PerCategory(_trainer),
-    scoring=lambda parameters: Scoring(LINEAR),
-    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "w'x + b > 0", "LIBLINEAR's decision values"),
+    fitting=_fitting, scoring=_scoring, score_range=_score_range,
     describe=_describe, search=LinearSearch, check=_check, labelled=_label,
 )

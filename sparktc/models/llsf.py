@@ -237,12 +237,19 @@ MAX_GRAM_TERMS = 5_000
 
 
 def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
+    """Up to :data:`MAX_GRAM_TERMS` terms, from the per-fold sums G = X'X and X'Y (:func:`llsf_weights`); over
+    more, the truncated SVD of X in a Spark task of its own per model (:func:`llsf_weights_svd`).
+    """
     k = parameters.k
     if terms <= MAX_GRAM_TERMS:
-        return FromSums(
-            gram=True,
-            fold_models=lambda G, XY, labels, columns: [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, k)],
-            full=lambda G, XY, labels: (llsf_weights(G, XY, k), 0.0))
+
+        def without_each_fold(G: NDArray, XY: NDArray, labels: NDArray, columns: NDArray[np.int64]) -> list[LLSFModel]:
+            return [LLSFModel(columns, W_f) for W_f in fold_models(G, XY, k)]
+
+        def full(G: NDArray, XY: NDArray, labels: NDArray) -> tuple[NDArray[np.float64], float]:
+            return llsf_weights(G, XY, k), 0.0
+
+        return FromSums(gram=True, fold_models=without_each_fold, full=full)
 
     def fit_one(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], directory: str,
                 seed: int) -> dict:
@@ -266,6 +273,16 @@ def _check(parameters: LLSFParameters, tune: SearchLists, top_k: int | None, thr
             f"train.llsf.k <= {min(selected)}")
 
 
+def _scoring(parameters: LLSFParameters) -> Scoring:
+    """A linear score, s = x'W_c."""
+    return Scoring(LINEAR)
+
+
+def _score_range(parameters: LLSFParameters, nonnegative_features: bool) -> ScoreRange:
+    """x'W_c fit to 0/1 targets, unbounded; natural t = 0.5, midway between them."""
+    return ScoreRange.unbounded(0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores")
+
+
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
             f"truncated SVD keeping k = {shown(record, 'k')} singular values"]
@@ -274,10 +291,7 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: LLSF (Yang & Chute 1994; Yang & Liu 1999): x'W_c fit to 0/1 targets, unbounded, natural t = 0.5.
 METHOD = Method(
     name="llsf", title="LLSF", parameters=LLSFParameters, fitting=_fitting,
-    scoring=lambda parameters: Scoring(LINEAR),
-    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
-        0.5, "x'W_c > 0.5, midway between the 0/1 targets", "LLSF's scores"),
-    describe=_describe, check=_check,
+    scoring=_scoring, score_range=_score_range, describe=_describe, check=_check,
     unused=("tune.shared_fbr",),
     unused_reason="LLSF is one regression for all categories: its fbr is always one for all categories",
 )

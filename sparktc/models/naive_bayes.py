@@ -52,6 +52,7 @@ from scipy.special import logsumexp
 from sparktc.models.method import (
     LINEAR,
     POSTERIOR,
+    Fit,
     FromSums,
     Method,
     Parameters,
@@ -147,10 +148,24 @@ class NaiveBayesSearch:
         rule(lambda v: all(x > 0 for x in v), "numbers > 0")))
 
 
+def _binary_trainer(parameters: NaiveBayesParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
+    """The :data:`~sparktc.models.method.Fit` of binary naive Bayes over ``X``: :func:`multinomial_nb`, the
+    category against the rest, with the parameters' smoothing.
+    """
+
+    def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
+        return multinomial_nb(X, y, parameters.alpha)
+
+    return fit
+
+
 def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCategory:
+    """Binary: one model per category (:func:`_binary_trainer`); the mixture: one model for all categories from the
+    per-fold sums X'Y and documents per category (:func:`mixture_nb`).
+    """
     alpha = parameters.alpha
     if parameters.model == "binary":
-        return PerCategory(lambda p, X, reuse: lambda y, candidate: multinomial_nb(X, y, alpha))
+        return PerCategory(_binary_trainer)
 
     def fold_models(G: NDArray, XY: NDArray, labels: NDArray, columns: NDArray[np.int64]) -> list[NaiveBayesMixture]:
         return [NaiveBayesMixture(columns, *mixture_nb(XY.sum(axis=0) - XY[f], labels.sum(axis=0) - labels[f], alpha))
@@ -161,6 +176,11 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
         return log_theta, log_prior.tolist()  # ln P(c), the bias of each category's row
 
     return FromSums(gram=False, fold_models=fold_models, full=full)
+
+
+def _scoring(parameters: NaiveBayesParameters) -> Scoring:
+    """The mixture's posteriors over the categories; binary's log odds, a linear score."""
+    return Scoring(POSTERIOR if parameters.model == "mixture" else LINEAR)
 
 
 def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -> ScoreRange:
@@ -200,7 +220,7 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: Multinomial naive Bayes over the raw term frequencies (McCallum & Nigam 1998; Yang & Liu 1999).
 METHOD = Method(
     name="nb", title="naive Bayes", parameters=NaiveBayesParameters, fitting=_fitting,
-    scoring=lambda parameters: Scoring(POSTERIOR if parameters.model == "mixture" else LINEAR),
+    scoring=_scoring,
     score_range=_score_range, describe=_describe, vector_column="counts", variant=("model",),
     search=NaiveBayesSearch, check=_check,
 )

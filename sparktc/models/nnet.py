@@ -165,6 +165,10 @@ class NNetParameters(Parameters):
 
 
 def _fitting(parameters: NNetParameters, terms: int) -> InTasks:
+    """One network for all categories, fitted in a Spark task of its own (:func:`fit_network`) and kept as the
+    model bundle's network part.
+    """
+
     def fit_one(X: sparse.csr_matrix, Y: NDArray[np.bool_], columns: NDArray[np.int64], directory: str,
                 seed: int) -> dict:
         network = fit_network(X, Y, columns, parameters.hidden, parameters.epochs, parameters.l2,
@@ -173,6 +177,16 @@ def _fitting(parameters: NNetParameters, terms: int) -> InTasks:
         return {"iterations": network.iterations, "loss": network.loss}
 
     return InTasks(fit_one, SavedNetwork, keep_as_network=True)
+
+
+def _scoring(parameters: NNetParameters) -> Scoring:
+    """The inputs of the saved network's output units."""
+    return Scoring(NETWORK)
+
+
+def _score_range(parameters: NNetParameters, nonnegative_features: bool) -> ScoreRange:
+    """The output units' inputs, unbounded; natural t = 0, sigma(s) > 1/2."""
+    return ScoreRange.unbounded(0.0, "the output unit's sigma(s) > 1/2", "NNet's scores")
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
@@ -184,10 +198,7 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: One network for all categories (Yang & Liu 1999): s = the input of c's logistic output unit, natural t = 0.
 METHOD = Method(
     name="nnet", title="NNet", parameters=NNetParameters, fitting=_fitting,
-    scoring=lambda parameters: Scoring(NETWORK),
-    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(
-        0.0, "the output unit's sigma(s) > 1/2", "NNet's scores"),
-    describe=_describe,
+    scoring=_scoring, score_range=_score_range, describe=_describe,
     unused=("tune.shared_fbr",),
     unused_reason="NNet is one network for all categories: its fbr is always one for all categories",
 )

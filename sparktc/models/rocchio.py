@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.models.method import LINEAR, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
+from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
 from sparktc.validation import check_labels, check_matrix, check_number, meaning, rule
 
 __all__ = ["METHOD", "RocchioParameters", "rocchio"]
@@ -94,6 +94,27 @@ def _score_range(parameters: RocchioParameters, nonnegative_features: bool) -> S
     return ScoreRange(low, math.inf, 0.0, "w'x > 0", f"Rocchio's scores are w'x{bound}")
 
 
+def _trainer(parameters: RocchioParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
+    """The :data:`~sparktc.models.method.Fit` of the Rocchio vector over ``X``: :func:`rocchio` with the
+    parameters' beta and gamma (nothing to reuse across categories; the candidate has no setting of Rocchio's).
+    """
+
+    def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
+        return rocchio(X, y, parameters.beta, parameters.gamma)
+
+    return fit
+
+
+def _fitting(parameters: RocchioParameters, terms: int) -> PerCategory:
+    """One Rocchio vector per category (:func:`_trainer`), over any number of terms."""
+    return PerCategory(_trainer)
+
+
+def _scoring(parameters: RocchioParameters) -> Scoring:
+    """A linear score, s = w'x."""
+    return Scoring(LINEAR)
+
+
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta "
             f"{shown(record, 'beta')}, gamma {shown(record, 'gamma')}"]
@@ -102,7 +123,5 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: Rocchio per category (Debole & Sebastiani 2005, equation 2).
 METHOD = Method(
     name="rocchio", title="Rocchio", parameters=RocchioParameters,
-    fitting=lambda parameters, terms: PerCategory(
-        lambda p, X, reuse: lambda y, candidate: rocchio(X, y, p.beta, p.gamma)),
-    scoring=lambda parameters: Scoring(LINEAR), score_range=_score_range, describe=_describe,
+    fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
 )

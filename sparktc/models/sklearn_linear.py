@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from sparktc.models.method import LINEAR, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
+from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
 from sparktc.validation import between, check_labels, check_matrix, meaning, rule
 
 __all__ = ["METHOD", "SklearnLinearParameters", "logistic_regression"]
@@ -69,6 +69,32 @@ class SklearnLinearParameters(Parameters):
     max_iter: int = field(default=1000, metadata=meaning("the L-BFGS iterations at most", between(1, 1_000_000)))
 
 
+def _trainer(parameters: SklearnLinearParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
+    """The :data:`~sparktc.models.method.Fit` of a logistic regression over ``X``: :func:`logistic_regression`
+    with the parameters' C and iteration budget (the candidate's LIBLINEAR settings do not apply).
+    """
+
+    def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
+        return logistic_regression(X, y, parameters.C, parameters.max_iter)
+
+    return fit
+
+
+def _fitting(parameters: SklearnLinearParameters, terms: int) -> PerCategory:
+    """One logistic regression per category (:func:`_trainer`)."""
+    return PerCategory(_trainer)
+
+
+def _scoring(parameters: SklearnLinearParameters) -> Scoring:
+    """A linear score, s = w'x + b, the log odds."""
+    return Scoring(LINEAR)
+
+
+def _score_range(parameters: SklearnLinearParameters, nonnegative_features: bool) -> ScoreRange:
+    """The log odds, unbounded; natural t = 0 (P(c|d) > 1/2)."""
+    return ScoreRange.unbounded(0.0, "the log odds of c > 0", "logistic regression's log odds")
+
+
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `sklearn_linear`, one-vs-rest logistic regression (scikit-learn, L-BFGS), C "
             f"{shown(record, 'C')}, at most {shown(record, 'max_iter')} iterations"]
@@ -77,10 +103,5 @@ def _describe(record: Mapping[str, Any]) -> list[str]:
 #: One-vs-rest logistic regression by scikit-learn: s(d, c) = the log odds of c, natural threshold 0.
 METHOD = Method(
     name="sklearn_linear", title="scikit-learn's logistic regression", parameters=SklearnLinearParameters,
-    fitting=lambda parameters, terms: PerCategory(lambda p, X, reuse: lambda y, candidate: logistic_regression(
-        X, y, p.C, p.max_iter)),
-    scoring=lambda parameters: Scoring(LINEAR),
-    score_range=lambda parameters, nonnegative: ScoreRange.unbounded(0.0, "the log odds of c > 0",
-                                                                     "logistic regression's log odds"),
-    describe=_describe,
+    fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
 )
