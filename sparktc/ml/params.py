@@ -20,8 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, StringType
 
 from sparktc.errors import ConfigError, InputError
-from sparktc.experiment.config import check_setting
-from sparktc.experiment.config.rules import table_class
+from sparktc.experiment.config import check_setting, table_class
 from sparktc.features.term_selection import FREQUENCY
 from sparktc.validation import check_string
 
@@ -80,7 +79,9 @@ def _field(section: str, key: str) -> dataclasses.Field:
 
 
 def setting_default(section: str, key: str) -> Any:
-    """The configuration's default of ``section.key``: a stage's default is the pipeline's."""
+    """The configuration's default of ``section.key`` (``section`` a section or a method's table: ``train.knn``): a
+    stage's default is the pipeline's.
+    """
     found = _field(section, key)
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 

@@ -647,7 +647,7 @@ Joint = tuple[int, int]  # a one-model candidate: (term count, index into the ru
 
 def joint_settings(rule: DecisionRule, tune) -> list[dict[str, Any]]:
     """The method's own settings a one-model method searches for the whole model (the product of their [tune]
-    lists, e.g. the naive Bayes mixture's ``nb_alpha``; :attr:`sparktc.models.method.Method.searched`), [{}]
+    lists, e.g. the naive Bayes mixture's ``alpha``; :attr:`sparktc.models.method.Method.searched`), [{}]
     when it searches none: each a candidate beside the term counts, chosen by cross-validated micro-F1.
     """
     names = [name for name in rule.spec.searched if hasattr(rule.parameters, name) and getattr(tune, name, None)]
@@ -776,7 +776,7 @@ def shared_settings(rule: DecisionRule, tune) -> tuple[str, ...]:
     (a per-category fbr would fit the few positives of rare categories) always, together.
     """
     for shared in SHARED:
-        if getattr(tune, f"shared_{shared}"):
+        if getattr(tune, f"shared_{shared}", False):
             return (shared,)
     if not isinstance(rule.spec.fitting(rule.parameters, 0), Neighbours):
         return ()
@@ -787,7 +787,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     """The train stage (module docstring): the ``models`` of every category and the decisions tuning made, after
     checking the settings and memory against the training data.
     """
-    rule, tune = config.train.decision_rule(), config.tune
+    rule, tune = config.train.decision_rule(), config.tune.lists(config.train.method)
     with stage(spark, "train") as report:
         n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))
         training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \

@@ -44,7 +44,7 @@ def job_settings(reuters21578_run) -> dict:
     from conftest import reuters21578_overrides
 
     train = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides()).train
-    return {"solver": train.solver, "C": train.C, "epsilon": train.epsilon, "bias": train.bias,
+    return {"solver": train.liblinear.solver, "C": train.liblinear.C, "epsilon": train.liblinear.epsilon, "bias": train.liblinear.bias,
             "threshold": train.threshold, "thresholding": train.thresholding, "method": train.method}
 
 
@@ -117,10 +117,10 @@ def test_the_fit_leaves_only_its_bundle_which_outlives_the_model_until_the_proce
 
 
 @pytest.mark.parametrize(("params", "named"), [
-    ({"C": -1.0}, "^Param C \\(train.C\\) = -1.0 is out of range; expected > 0$"),
-    ({"C": "big"}, "^Param C \\(train.C\\) = 'big': expected float"),
+    ({"C": -1.0}, "^Param C \\(train.liblinear.C\\) = -1.0 is out of range; expected > 0$"),
+    ({"C": "big"}, "^Param C \\(train.liblinear.C\\) = 'big': expected float"),
     ({"thresholding": "best"}, "^Param thresholding \\(train.thresholding\\) = 'best' is not allowed"),
-    ({"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.C\\) = \\[1.0, 0.0\\] is out of range"),
+    ({"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.liblinear.C\\) = \\[1.0, 0.0\\] is out of range"),
     ({"rcutK": 0}, "^Param rcutK \\(train.rcut_k\\) = 0 is out of range"),
     ({"featuresCol": ""}, "^Param featuresCol is \"\"; give a column's name$"),
     ({"workDir": 3}, "^Param workDir must be a str"),

@@ -129,10 +129,10 @@ def runs(spark, tmp_path_factory):
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
         "rocchio_proportional": ["train.method=rocchio", "train.thresholding=proportional"],
-        "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
-        "knn_selected": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scutfbr",
+        "knn": ["train.method=knn", f"train.knn.k={KNN_K}", "train.thresholding=scut"],
+        "knn_selected": ["train.method=knn", f"train.knn.k={KNN_K}", "train.thresholding=scutfbr",
                          f"tune.terms={list(KNN_TERMS)}", f"tune.fbr={list(KNN_FBRS)}"],
-        "svm": ["train.thresholding=scutfbr", "tune.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
+        "svm": ["train.thresholding=scutfbr", "tune.liblinear.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
     }
     outputs = {}
     for name, overrides in settings.items():

@@ -126,11 +126,11 @@ def test_mixture_scores_only_the_selected_columns_and_a_category_without_documen
 # --- through Spark ---------------------------------------------------------------------------------
 
 ALPHA, TERMS = 0.5, 60
-NB = ["train.method=nb", "train.nb_model=binary", f"train.nb_alpha={ALPHA}", "train.thresholding=scut",
+NB = ["train.method=nb", "train.nb.model=binary", f"train.nb.alpha={ALPHA}", "train.thresholding=scut",
       f"select.top_k={TERMS}"]
 FBRS = (0.0, 0.5)
 ALPHAS = (ALPHA, 0.02)
-MIXTURE = ["train.method=nb", f"tune.nb_alpha={list(ALPHAS)}", "train.thresholding=scutfbr",
+MIXTURE = ["train.method=nb", f"tune.nb.alpha={list(ALPHAS)}", "train.thresholding=scutfbr",
            f"tune.terms=[30, {TERMS}]", f"tune.fbr={list(FBRS)}"]
 
 
@@ -257,13 +257,13 @@ def test_scut_over_every_term_is_refused_naming_what_works():
     from sparktc.experiment.config import ConfigError, load_config
 
     base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "train.method=nb", "train.thresholding=scut"]
-    with pytest.raises(ConfigError, match=r"over every term.*select.top_k = 2000.*tune.nb_alpha.*scutfbr"):
+    with pytest.raises(ConfigError, match=r"over every term.*select.top_k = 2000.*tune.nb.alpha.*scutfbr"):
         load_config(None, base)
     for works in (["select.top_k=2000"], ["select.reduction_factor=0.9"], ["tune.terms=[1000, 0]"],
-                  ["train.nb_model=binary"]):
+                  ["train.nb.model=binary"]):
         assert load_config(None, [*base, *works]).train.method == "nb"
     assert load_config(None, [*base[:3], "train.thresholding=scutfbr"]).train.thresholding == "scutfbr"
-    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\] with train.nb_model = 'binary'"):
-        load_config(None, [*base, "select.top_k=2000", "train.nb_model=binary", "tune.nb_alpha=[0.1]"])
-    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\]: not used by train.method = 'liblinear'"):
-        load_config(None, [*base[:2], "tune.nb_alpha=[0.1]"])
+    with pytest.raises(ConfigError, match="tune.nb.alpha = \\[0.1\\] with train.nb.model = 'binary'"):
+        load_config(None, [*base, "select.top_k=2000", "train.nb.model=binary", "tune.nb.alpha=[0.1]"])
+    with pytest.raises(ConfigError, match="tune.nb.alpha = \\[0.1\\]: not used by train.method = 'liblinear'"):
+        load_config(None, [*base[:2], "tune.nb.alpha=[0.1]"])

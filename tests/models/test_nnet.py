@@ -139,18 +139,18 @@ SYNTHETIC = "corpus.format=synthetic"
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["train.nnet_hidden=0"], "train.nnet_hidden = 0 is out of range"),
-    (["train.nnet_epochs=0"], "train.nnet_epochs = 0 is out of range"),
-    (["train.nnet_learning_rate=0"], "train.nnet_learning_rate = 0.0 is out of range; expected > 0"),
-    (["train.nb_alpha=0"], "train.nb_alpha = 0.0 is out of range; expected > 0"),
-    (["train.nb_alpha=-1"], "train.nb_alpha = -1.0 is out of range; expected > 0"),
-    (["train.method=nb", "tune.C=[1.0, 2.0]"], "tune.C = [1.0, 2.0]: not used by train.method = 'nb'"),
-    (["train.method=nb", "tune.solver=['l2r_lr']"], "tune.solver = ['l2r_lr']: not used by train.method = 'nb'"),
-    (["train.method=nb", "tune.positive_weight=[1.0, 2.0]"],
-     "tune.positive_weight = [1.0, 2.0]: not used by train.method = 'nb'"),
-    (["train.method=nnet", "tune.C=[1.0, 2.0]"], "tune.C = [1.0, 2.0]: not used by train.method = 'nnet'"),
-    (["train.method=nnet", "tune.solver=['l2r_lr']", "tune.positive_weight=[1.0, 2.0]"],
-     "tune.solver = ['l2r_lr'], tune.positive_weight = [1.0, 2.0]: not used by train.method = 'nnet'"),
+    (["train.nnet.hidden=0"], "train.nnet.hidden = 0 is out of range"),
+    (["train.nnet.epochs=0"], "train.nnet.epochs = 0 is out of range"),
+    (["train.nnet.learning_rate=0"], "train.nnet.learning_rate = 0.0 is out of range; expected > 0"),
+    (["train.nb.alpha=0"], "train.nb.alpha = 0.0 is out of range; expected > 0"),
+    (["train.nb.alpha=-1"], "train.nb.alpha = -1.0 is out of range; expected > 0"),
+    (["train.method=nb", "tune.liblinear.C=[1.0, 2.0]"], "tune.liblinear.C = [1.0, 2.0]: not used by train.method = 'nb'"),
+    (["train.method=nb", "tune.liblinear.solver=['l2r_lr']"], "tune.liblinear.solver = ['l2r_lr']: not used by train.method = 'nb'"),
+    (["train.method=nb", "tune.liblinear.positive_weight=[1.0, 2.0]"],
+     "tune.liblinear.positive_weight = [1.0, 2.0]: not used by train.method = 'nb'"),
+    (["train.method=nnet", "tune.liblinear.C=[1.0, 2.0]"], "tune.liblinear.C = [1.0, 2.0]: not used by train.method = 'nnet'"),
+    (["train.method=nnet", "tune.liblinear.solver=['l2r_lr']", "tune.liblinear.positive_weight=[1.0, 2.0]"],
+     "tune.liblinear.solver = ['l2r_lr'], tune.liblinear.positive_weight = [1.0, 2.0]: not used by train.method = 'nnet'"),
 ])
 def test_bad_nnet_and_nb_settings_are_refused_before_spark_starts(overrides, message):
     with pytest.raises(ConfigError) as error:
@@ -159,11 +159,11 @@ def test_bad_nnet_and_nb_settings_are_refused_before_spark_starts(overrides, mes
 
 
 def test_nnet_and_nb_settings_reach_the_decision_rule():
-    rule = load_config(None, [SYNTHETIC, "train.method=nnet", "train.nnet_hidden=8", "train.nnet_epochs=20",
-                              "train.nnet_l2=0", "train.nnet_learning_rate=0.05"]).train.decision_rule()
+    rule = load_config(None, [SYNTHETIC, "train.method=nnet", "train.nnet.hidden=8", "train.nnet.epochs=20",
+                              "train.nnet.l2=0", "train.nnet.learning_rate=0.05"]).train.decision_rule()
     assert (rule.method, rule.parameters.nnet_hidden, rule.parameters.nnet_epochs, rule.parameters.nnet_l2,
             rule.parameters.nnet_learning_rate) == ("nnet", 8, 20, 0.0, 0.05)
-    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb_alpha=0.5", "tune.terms=[0, 100]",
+    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb.alpha=0.5", "tune.terms=[0, 100]",
                             "train.thresholding=scut"])
     assert (nb.train.decision_rule().parameters.nb_alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
 
@@ -171,8 +171,8 @@ def test_nnet_and_nb_settings_reach_the_decision_rule():
 # --- through Spark ---------------------------------------------------------------------------------
 
 TERMS = 60
-NNET = ["train.method=nnet", "train.thresholding=scut", f"select.top_k={TERMS}", "train.nnet_hidden=8",
-        "train.nnet_epochs=40", "train.nnet_learning_rate=0.01"]
+NNET = ["train.method=nnet", "train.thresholding=scut", f"select.top_k={TERMS}", "train.nnet.hidden=8",
+        "train.nnet.epochs=40", "train.nnet.learning_rate=0.01"]
 
 
 def read_split(output: str, split: str, column: str = "values") -> tuple[list[str], sparse.csr_matrix]:

@@ -88,14 +88,14 @@ def test_fit_category_fits_the_top_ranked_terms_only_and_scut_thresholds_it():
 
 
 def test_its_train_keys_carry_their_rules_and_it_refuses_liblinears_search():
-    config = load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_C=0.5",
-                                "train.sklearn_max_iter=50"])
+    config = load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_linear.C=0.5",
+                                "train.sklearn_linear.max_iter=50"])
     assert config.train.decision_rule().parameters == SklearnLinearParameters(sklearn_C=0.5, sklearn_max_iter=50)
-    with pytest.raises(ConfigError, match=r"train.sklearn_C = 0.0 is out of range; expected > 0"):
-        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_C=0"])
-    with pytest.raises(ConfigError, match=r"tune.C = \[1.0, 2.0\]: not used by train.method = 'sklearn_linear' "
-                                          r"\(its C is train.sklearn_C"):
-        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "tune.C=[1.0, 2.0]"])
+    with pytest.raises(ConfigError, match=r"train.sklearn_linear.C = 0.0 is out of range; expected > 0"):
+        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_linear.C=0"])
+    with pytest.raises(ConfigError, match=r"tune.liblinear.C = \[1.0, 2.0\]: not used by train.method = 'sklearn_linear' "
+                                          r"\(its C is train.sklearn_linear.C"):
+        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "tune.liblinear.C=[1.0, 2.0]"])
     with pytest.raises(ValueError, match="sklearn_max_iter = 0 is out of range"):
         SklearnLinearParameters(sklearn_max_iter=0)
     example = load_config(str(REPO / "conf" / "reuters21578-sklearn-linear.toml"))
@@ -110,7 +110,7 @@ def sklearn_run(spark, tmp_path_factory):
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     output = tmp_path_factory.mktemp("sklearn_linear") / "run"
     shutil.copytree(prepared, output)
-    run_stages(spark, corpus_config(corpus, "train.method=sklearn_linear", "train.sklearn_C=4.0",
+    run_stages(spark, corpus_config(corpus, "train.method=sklearn_linear", "train.sklearn_linear.C=4.0",
                                     "train.thresholding=scut", "select.top_k=60"), str(output), "train", "evaluate")
     _, X_train, Y_train = vectors(spark, str(prepared), "train")
     _, X_test, _ = vectors(spark, str(prepared), "test")

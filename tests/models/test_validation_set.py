@@ -176,14 +176,14 @@ def test_the_setting_is_refused_where_it_cannot_work():
     with pytest.raises(ConfigError, match=r"^train.validation = 0.2 with train.thresholding = 'fixed' and no "
                                           r"\[tune\] search: .* or train.validation = 0$"):
         load_config(None, base)
-    for joint in (["train.method=llsf"], ["train.method=nnet"], ["train.method=nb", "train.nb_model=mixture"]):
+    for joint in (["train.method=llsf"], ["train.method=nnet"], ["train.method=nb", "train.nb.model=mixture"]):
         with pytest.raises(ConfigError, match=r"^train.validation = 0.2 with train.method = .*set train.validation "
                                               r"= 0$"):
             load_config(None, [*base, *joint, "train.thresholding=scut"])
     with pytest.raises(ConfigError, match="0 <= validation < 1"):
         load_config(None, ["corpus.format=synthetic", "train.validation=1"])
     for fine in (["train.thresholding=proportional"], ["train.method=knn", "train.thresholding=scutfbr"],
-                 ["tune.C=[1, 2]"], ["train.method=nb", "train.nb_model=binary", "train.thresholding=scut"]):
+                 ["tune.liblinear.C=[1, 2]"], ["train.method=nb", "train.nb.model=binary", "train.thresholding=scut"]):
         assert load_config(None, [*base, *fine]).train.decision_rule().validation == 0.2
 
 
@@ -253,7 +253,7 @@ def test_rocchio_and_knn_runs_learn_from_tr_minus_va_and_threshold_on_va(spark, 
     assert "validation set of `0.25`" in (rocchio_run / "report.md").read_text()
 
     knn_run = tmp_path / "knn"
-    run_pipeline(spark, load_config(None, [*base, "train.method=knn", "train.knn_k=4",
+    run_pipeline(spark, load_config(None, [*base, "train.method=knn", "train.knn.k=4",
                                            "train.thresholding=scut"]), str(knn_run))
     models = pq.read_table(knn_run / "models").to_pandas().set_index("category")
     neighbours = cosine_neighbours(X[held], X[~held], 4)
