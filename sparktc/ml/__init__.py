@@ -9,11 +9,15 @@ transforms as the tokenize, weight and rank stages do, and saves and loads as Sp
 - :class:`ArraysToVector` / :class:`VectorToArrays` (``vectors``: sparktc's ``indices``/``values`` arrays <->
   ``VectorUDT``, and how every stage emits vectors per Arrow batch);
 - :class:`OneVsRestClassifier` / :class:`OneVsRestClassifierModel` (``classifier``: the multi-label one-vs-rest
-  classifier over any registered method, trained by the train stage's own code, its Model adding the category codes,
-  the indices :class:`pyspark.ml.evaluation.MultilabelClassificationEvaluator` reads and the scores);
-- their Params (``params``: each setting's type, default and rule are its configuration field's), the fits' counts in
-  Spark tasks (``counts``) and saving and loading (``persistence``: Spark ML's layout, so a saved ``PipelineModel``
-  holding them loads in a fresh session).
+  classifier, trained by the train stage's own code, its Model adding the category codes, the indices
+  :class:`pyspark.ml.evaluation.MultilabelClassificationEvaluator` reads and the scores; ``classifier_params``: its
+  Params, the settings every method shares; ``training_tables``: the tables its fit writes for the stages);
+- its ``classifier``, one class per method, holding the method's own settings (``methods``: :class:`Liblinear`,
+  :class:`Rocchio`, :class:`KNN`, :class:`LLSF`, :class:`NNet`, :class:`SklearnLinear`), as
+  ``pyspark.ml.classification.OneVsRest`` takes a classifier: ``OneVsRestClassifier(classifier=KNN(k=30))``;
+- their Params (``params``: each setting's type, default, rule and meaning are its configuration field's), the fits'
+  counts in Spark tasks (``counts``) and saving and loading (``persistence``: Spark ML's layout, so a saved
+  ``PipelineModel`` holding them loads in a fresh session).
 
 Example (Reuters-21578 R(90): the ``documents`` table of a run of conf/reuters21578.toml in runs/reuters21578, and
 the SMART stop list of ../shared/data; one category's labels for Spark's ``LinearSVC``)::
@@ -36,10 +40,12 @@ the SMART stop list of ../shared/data; one category's labels for Spark's ``Linea
 """
 
 from sparktc.ml.classifier import OneVsRestClassifier, OneVsRestClassifierModel
+from sparktc.ml.methods import KNN, LLSF, Liblinear, NNet, Rocchio, SklearnLinear
 from sparktc.ml.selection import TermSelector, TermSelectorModel
 from sparktc.ml.text import Analyzer
 from sparktc.ml.vectors import ArraysToVector, VectorToArrays
 from sparktc.ml.weighting import TermWeighting, TermWeightingModel
 
-__all__ = ["Analyzer", "ArraysToVector", "OneVsRestClassifier", "OneVsRestClassifierModel", "TermSelector",
-           "TermSelectorModel", "TermWeighting", "TermWeightingModel", "VectorToArrays"]
+__all__ = ["KNN", "LLSF", "Analyzer", "ArraysToVector", "Liblinear", "NNet", "OneVsRestClassifier",
+           "OneVsRestClassifierModel", "Rocchio", "SklearnLinear", "TermSelector", "TermSelectorModel", "TermWeighting",
+           "TermWeightingModel", "VectorToArrays"]

@@ -1,6 +1,8 @@
-"""The classification methods of :class:`~sparktc.ml.classifier.OneVsRestClassifier` as pyspark.ml Params: one class
-per registered method (:mod:`sparktc.models.registry`) that scores the weighted vectors, given as its ``classifier``
-the way ``pyspark.ml.classification.OneVsRest(classifier=LogisticRegression(regParam=0.01))`` takes one::
+"""The classification methods of the one-vs-rest classifier as pyspark.ml Params, one class per method.
+
+:class:`~sparktc.ml.classifier.OneVsRestClassifier` takes one, for each registered method
+(:mod:`sparktc.models.registry`) that scores the weighted vectors, as its ``classifier``, the way
+``pyspark.ml.classification.OneVsRest(classifier=LogisticRegression(regParam=0.01))`` takes one::
 
     OneVsRestClassifier(classifier=KNN(k=30), thresholding="scutfbr", tuneFbr=[0.1, 0.3])
 
@@ -27,9 +29,9 @@ from typing import Any, ClassVar
 from pyspark import keyword_only
 from pyspark.ml.param import Param
 
-from sparktc.models.registry import METHODS
 from sparktc.ml.params import SparktcParams, param_name, setting_default, setting_param
 from sparktc.ml.persistence import Persistent
+from sparktc.models.registry import METHODS
 
 __all__ = ["CLASSIFIERS", "KNN", "LLSF", "Liblinear", "MethodParams", "NNet", "Rocchio", "SklearnLinear",
            "method_keys"]
@@ -102,7 +104,7 @@ class Liblinear(MethodParams):
                  tunePositiveWeight: list[float] | None = None, tuneSharedC: bool | None = None,
                  tuneSharedPositiveWeight: bool | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, solver: str | None = None, C: float | None = None, epsilon: float | None = None,
@@ -110,8 +112,8 @@ class Liblinear(MethodParams):
                   tuneC: list[float] | None = None, tuneSolver: list[str] | None = None,
                   tunePositiveWeight: list[float] | None = None, tuneSharedC: bool | None = None,
                   tuneSharedPositiveWeight: bool | None = None) -> Liblinear:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getSolver(self) -> str:
         """The LIBLINEAR solver."""
@@ -218,12 +220,12 @@ class Rocchio(MethodParams):
     @keyword_only
     def __init__(self, *, beta: float | None = None, gamma: float | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, beta: float | None = None, gamma: float | None = None) -> Rocchio:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getBeta(self) -> float:
         """The weight of the category's centroid."""
@@ -257,12 +259,12 @@ class KNN(MethodParams):
     @keyword_only
     def __init__(self, *, k: int | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, k: int | None = None) -> KNN:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getK(self) -> int:
         """The neighbours summed."""
@@ -288,12 +290,12 @@ class LLSF(MethodParams):
     @keyword_only
     def __init__(self, *, k: int | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, k: int | None = None) -> LLSF:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getK(self) -> int:
         """The singular values kept."""
@@ -323,13 +325,13 @@ class NNet(MethodParams):
     def __init__(self, *, hidden: int | None = None, epochs: int | None = None, l2: float | None = None,
                  learningRate: float | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, hidden: int | None = None, epochs: int | None = None, l2: float | None = None,
                   learningRate: float | None = None) -> NNet:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getHidden(self) -> int:
         """The hidden units."""
@@ -380,12 +382,12 @@ class SklearnLinear(MethodParams):
     @keyword_only
     def __init__(self, *, C: float | None = None, maxIter: int | None = None) -> None:
         super().__init__()
-        self._set(**self._input_kwargs)
+        self._set_given(self._input_kwargs)
 
     @keyword_only
     def setParams(self, *, C: float | None = None, maxIter: int | None = None) -> SklearnLinear:
-        """Set the Params given, each checked as it is set."""
-        return self._set(**self._input_kwargs)
+        """Set the Params given (None: left as they are), each checked as it is set."""
+        return self._set_given(self._input_kwargs)
 
     def getC(self) -> float:
         """The inverse regularisation strength C."""

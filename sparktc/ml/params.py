@@ -25,8 +25,8 @@ from sparktc.features.term_selection import FREQUENCY
 from sparktc.validation import check_string
 
 __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "camel_case",
-           "param_name", "setting_param", "setting_label", "setting_default", "setting_doc", "string_param", "column_param",
-           "check_column", "check_output_column", "string_lists"]
+           "param_name", "setting_param", "setting_label", "setting_default", "setting_doc", "string_param",
+           "column_param", "check_column", "check_output_column", "string_lists"]
 
 
 def camel_case(key: str) -> str:
@@ -87,11 +87,13 @@ def setting_default(section: str, key: str) -> Any:
 
 
 def setting_doc(section: str, key: str) -> str:
-    """What the setting ``section.key`` means, as its field says (``meaning(...)``), else its rule in words."""
+    """What the setting ``section.key`` means and its rule, as its field says them (``meaning(...)``, ``rule``)."""
     metadata = _field(section, key).metadata
-    return metadata.get("doc") or metadata.get("description") or (
-        "one of " + ", ".join(repr(a) for a in metadata["allowed"]) if "allowed" in metadata
-        else "a sparktc configuration's setting")
+    rule = metadata.get("description") or (
+        "one of " + ", ".join(repr(a) for a in metadata["allowed"]) if "allowed" in metadata else "")
+    meaning = metadata.get("doc", "")
+    return "; ".join(part for part in (meaning, "" if rule in meaning else rule) if part) or \
+        "a sparktc configuration's setting"
 
 
 def string_param(name: str, doc: str, what: str, empty: bool = True) -> Param:
@@ -149,6 +151,10 @@ def check_output_column(stage: Params, dataset: DataFrame, param: str = "outputC
 
 class SparktcParams(Params):
     """Params whose every value is checked again before a stage's work (:meth:`checked`)."""
+
+    def _set_given(self, params: Mapping[str, Any]) -> Any:
+        """Set the Params given a value (keyword_only's ``_input_kwargs``), leaving those given None as they are."""
+        return self._set(**{name: value for name, value in params.items() if value is not None})
 
     def checked(self) -> None:
         """Each Param's value (set or default) through its converter: ConfigError naming the first wrong one."""

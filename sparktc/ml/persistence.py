@@ -6,13 +6,16 @@ carries data (a vocabulary, a term order) writes it beside, ``path/data``, as Pa
 driver (:func:`sparktc.runtime.parts.write_parts`: model-sized tables, as the weight stage writes ``vocabulary``), and
 its own metadata's ``extra`` (small values: counts); a model whose data is files of its own (the one-vs-rest
 classifier's model bundle) writes and reads them itself (:meth:`PersistentModel._save_data`,
-:meth:`PersistentModel._load_data`). An existing ``path`` is refused unless the writer was asked to
-overwrite (``stage.write().overwrite().save(path)``, pyspark's semantic), and is then removed first.
+:meth:`PersistentModel._load_data`). A Param whose value is a stage (the one-vs-rest classifier's ``classifier``) is
+saved as that stage in a folder of its own, ``path/NAME``, as pyspark's OneVsRest saves its classifier; a stage whose
+Params were renamed reads what an earlier version saved (:meth:`Persistent._upgraded`). An existing ``path`` is
+refused unless the writer was asked to overwrite (``stage.write().overwrite().save(path)``, pyspark's semantic), and is
+then removed first.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import pyarrow as pa
 from pyspark.ml.param import Params
@@ -58,10 +61,17 @@ class StageWriter(MLWriter):
         storage.delete(self.sparkSession, path)  # asked for by overwrite(): a session of either kind
 
     def saveImpl(self, path: str) -> None:
-        """Write ``path/metadata`` and, for a model with data, ``path/data``."""
-        extra = self.instance._save_data(self.sparkSession, path) if isinstance(self.instance, PersistentModel) \
-            else None
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession, extraMetadata={"extra": extra})
+        """Write ``path/metadata``, each stage Param's stage in ``path/NAME`` and, for a model with data,
+        ``path/data``.
+        """
+        instance = self.instance
+        stages = {name: instance.getOrDefault(name) for name in instance._stage_params if instance.isSet(name)}
+        extra = instance._save_data(self.sparkSession, path) if isinstance(instance, PersistentModel) else None
+        params = {param.name: value for param, value in instance._paramMap.items() if param.name not in stages}
+        DefaultParamsWriter.saveMetadata(instance, path, self.sparkSession, extraMetadata={"extra": extra},
+                                         paramMap=params)
+        for name, stage in stages.items():
+            stage.write().session(self.sparkSession).save(storage.join(path, name))
 
 
 class StageReader(MLReader[Stage], Generic[Stage]):
@@ -80,17 +90,31 @@ class StageReader(MLReader[Stage], Generic[Stage]):
         saved = metadata["class"].rpartition(".")[2]
         if saved != self.cls.__name__:
             raise InputError(f"{path} holds a saved {saved}, not a {self.cls.__name__}; load it with {saved}.load")
+        stages = {name: DefaultParamsReader.loadParamsInstance(storage.join(path, name), spark)
+                  for name in self.cls._stage_params if storage.exists(spark, storage.join(path, name, "metadata"))}
+        metadata, stages = self.cls._upgraded(metadata, stages)
         if issubclass(self.cls, PersistentModel):
             instance = self.cls._load_data(spark, path, metadata.get("extra"))
         else:
             instance = self.cls()
         instance._resetUid(metadata["uid"])
         DefaultParamsReader.getAndSetParams(instance, metadata)
-        return instance
+        return instance._set(**stages)
 
 
 class Persistent(MLWritable, MLReadable):
     """A stage saved by :class:`StageWriter` and loaded by :class:`StageReader`."""
+
+    #: The Params whose values are stages, each saved in a folder of its own named after it.
+    _stage_params: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def _upgraded(cls, metadata: dict[str, Any], stages: dict[str, Params]) -> tuple[dict[str, Any],
+                                                                                     dict[str, Params]]:
+        """The saved metadata and stage Params as this class reads them: as saved, unless the class maps what an
+        earlier version of it saved.
+        """
+        return metadata, stages
 
     def write(self) -> StageWriter:
         """The writer of this stage."""
