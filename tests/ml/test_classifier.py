@@ -1,8 +1,10 @@
 """sparktc.ml's OneVsRestClassifier on the Reuters-21578 R(90) run's own training vectors (a few categories of the
-first documents: fits of seconds): saved in a PipelineModel and loaded, it decides again; only its bundle outlives a
-fit, until the process ends; wrong Params, settings that cannot work together and rows it cannot train on are
-refused. Against the job's decisions and models on the whole of R(90), and under CrossValidator:
-tests/ml/test_pipeline.py.
+first documents: fits of seconds): saved in a PipelineModel and loaded, it decides again, and so does one saved before
+each method owned its settings; a CrossValidator grid over its classifier's Params reaches the classifier; only its
+bundle outlives a fit, until the process ends; wrong Params, settings that cannot work together and rows it cannot
+train on are refused. Against the job's decisions and models on the whole of R(90), and the docs' CrossValidator
+block: tests/ml/test_pipeline.py. The method classes' Params against their modules' fields, without Spark:
+tests/ml/test_methods.py.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pyspark.sql import functions as F
 
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import load_config
-from sparktc.ml import OneVsRestClassifier, OneVsRestClassifierModel, classifier
+from sparktc.ml import KNN, Liblinear, OneVsRestClassifier, OneVsRestClassifierModel, classifier, training_tables
 
 REPO = Path(__file__).resolve().parents[2]
 #: A small training set for the tests that fit many times: these categories' labels only, the first documents by id.
@@ -40,12 +42,16 @@ def vectors(spark, reuters21578_run):
 
 @pytest.fixture(scope="module")
 def job_settings(reuters21578_run) -> dict:
-    """The run's [train] settings as Params (the configuration it was run with, read back from its file)."""
+    """The run's [train] settings as Params (the configuration it was run with, read back from its file): its
+    LIBLINEAR classifier's and the shared ones.
+    """
     from conftest import reuters21578_overrides
 
     train = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides()).train
-    return {"solver": train.liblinear.solver, "C": train.liblinear.C, "epsilon": train.liblinear.epsilon, "bias": train.liblinear.bias,
-            "threshold": train.threshold, "thresholding": train.thresholding, "method": train.method}
+    assert train.method == "liblinear"
+    own = train.liblinear
+    return {"classifier": Liblinear(solver=own.solver, C=own.C, epsilon=own.epsilon, bias=own.bias),
+            "threshold": train.threshold, "thresholding": train.thresholding}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +82,8 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     [stage] = loaded.stages
     assert isinstance(stage, OneVsRestClassifierModel) and stage.uid == fitted.uid
     assert stage.bundle.path.startswith(str(tmp_path))  # its own copy: the fit's work directory may go
-    assert stage.getOrDefault("C") == fitted.getOrDefault("C") and stage.categories == fitted.categories
+    assert stage.getClassifier().getC() == fitted.getClassifier().getC() and stage.categories == fitted.categories
+    assert stage.getClassifier().uid == fitted.getClassifier().uid
     assert decisions(loaded.transform(test)) == before
     assert sum(map(len, before.values())) > 100
     # The feature stages' refusals: a path that exists is not saved over, another stage's save is not loaded.
@@ -86,11 +93,12 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     [saved] = (tmp_path / "pipeline" / "stages").iterdir()
     with pytest.raises(InputError, match="holds a saved OneVsRestClassifierModel, not a OneVsRestClassifier;"):
         OneVsRestClassifier.load(str(saved))
-    # The estimator is saved with its Params, alone or in a Pipeline.
-    ovr = OneVsRestClassifier(C=0.5, tuneFbr=[0.1, 0.3], thresholding="scutfbr")
+    # The estimator is saved with its Params and its classifier's (in a folder of its own), alone or in a Pipeline.
+    ovr = OneVsRestClassifier(classifier=KNN(k=7), tuneFbr=[0.1, 0.3], thresholding="scutfbr")
     Pipeline(stages=[ovr]).save(str(tmp_path / "estimator"))
     [again] = Pipeline.load(str(tmp_path / "estimator")).getStages()
     assert isinstance(again, OneVsRestClassifier) and again.settings() == ovr.settings()
+    assert isinstance(again.getClassifier(), KNN) and again.getClassifier().getK() == 7
     with pytest.raises(InputError, match="estimator exists already: OneVsRestClassifier is not saved over it"):
         ovr.save(str(tmp_path / "estimator"))
 
@@ -104,41 +112,53 @@ def test_the_fit_leaves_only_its_bundle_which_outlives_the_model_until_the_proce
     monkeypatch.setattr(classifier.atexit, "register", lambda function, *args: at_exit.append((function, args)))
     test = vectors.filter(F.col("split") == "test").drop("split").limit(100)
     # kNN scores against the training vectors: the bundle's own copy, the fit's tables being gone.
-    scored = OneVsRestClassifier(workDir=str(tmp_path / "work"), method="knn", knnK=10, thresholding="scut",
+    scored = OneVsRestClassifier(workDir=str(tmp_path / "work"), classifier=KNN(k=10), thresholding="scut",
                                  folds=2).fit(small).transform(test)
     gc.collect()
     [work] = os.listdir(tmp_path / "work")
     assert work.startswith("sparktc-ovr-") and os.listdir(tmp_path / "work" / work) == ["model"]
     assert {code for row in scored.collect() for code in row.predicted} == set(SMALL_CATEGORIES)
-    assert at_exit == [(classifier._remove, (str(tmp_path / "work" / work),))]
+    assert at_exit == [(training_tables.remove_work_dir, (str(tmp_path / "work" / work),))]
     function, args = at_exit[0]
     function(*args)
     assert os.listdir(tmp_path / "work") == []
 
 
-@pytest.mark.parametrize(("params", "named"), [
-    ({"C": -1.0}, "^Param C \\(train.liblinear.C\\) = -1.0 is out of range; expected > 0$"),
-    ({"C": "big"}, "^Param C \\(train.liblinear.C\\) = 'big': expected float"),
-    ({"thresholding": "best"}, "^Param thresholding \\(train.thresholding\\) = 'best' is not allowed"),
-    ({"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.liblinear.C\\) = \\[1.0, 0.0\\] is out of range"),
-    ({"rcutK": 0}, "^Param rcutK \\(train.rcut_k\\) = 0 is out of range"),
-    ({"featuresCol": ""}, "^Param featuresCol is \"\"; give a column's name$"),
-    ({"workDir": 3}, "^Param workDir must be a str"),
-    ({"regParam": 0.1}, "has no Param regParam"),
+@pytest.mark.parametrize(("stage", "params", "named"), [
+    (Liblinear, {"C": -1.0}, "^Param C \\(train.liblinear.C\\) = -1.0 is out of range; expected > 0$"),
+    (Liblinear, {"C": "big"}, "^Param C \\(train.liblinear.C\\) = 'big': expected float"),
+    (Liblinear, {"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.liblinear.C\\) = \\[1.0, 0.0\\] is out of range"),
+    (KNN, {"k": 0}, "^Param k \\(train.knn.k\\) = 0 is out of range"),
+    (OneVsRestClassifier, {"thresholding": "best"}, "^Param thresholding \\(train.thresholding\\) = 'best' is not "
+                                                    "allowed"),
+    (OneVsRestClassifier, {"rcutK": 0}, "^Param rcutK \\(train.rcut_k\\) = 0 is out of range"),
+    (OneVsRestClassifier, {"featuresCol": ""}, "^Param featuresCol is \"\"; give a column's name$"),
+    (OneVsRestClassifier, {"workDir": 3}, "^Param workDir must be a str"),
+    (OneVsRestClassifier, {"classifier": "knn"}, "^Param classifier = 'knn': give one of sparktc.ml's methods, "
+                                                 "Liblinear, Rocchio, KNN, LLSF, NNet, SklearnLinear"),
 ])
-def test_a_wrong_param_is_refused_when_set(params, named):
+def test_a_wrong_param_is_refused_when_set(stage, params, named):
     with pytest.raises(ConfigError, match=named):
-        OneVsRestClassifier(**params)
+        stage(**params)
     with pytest.raises(ConfigError, match=named):
-        OneVsRestClassifier().setParams(**params)
+        stage().setParams(**params)
+
+
+def test_a_param_of_another_stage_or_method_is_no_keyword():
+    """The signatures are explicit, as pyspark's: a method's setting is its classifier's, not the estimator's."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'C'"):
+        OneVsRestClassifier(C=1.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'regParam'"):
+        OneVsRestClassifier().setParams(regParam=0.1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'C'"):
+        KNN(C=1.0)
 
 
 def test_params_that_cannot_work_together_are_refused_before_any_spark_work(small, tmp_path):
     work = tmp_path / "work"
     refusals = [
         ({"tuneFbr": [0.1, 0.3]}, "tuneFbr = \\[0.1, 0.3\\] with thresholding = 'fixed'.*set thresholding = 'scutfbr'"),
-        ({"method": "nb"}, "Param method = 'nb' \\(naive Bayes\\) scores the documents' raw term counts"),
-        ({"tuneSharedC": True}, "tuneSharedC = true needs tuneC"),
+        ({"classifier": Liblinear(tuneSharedC=True)}, "Liblinear.tuneSharedC = true needs Liblinear.tuneC"),
     ]
     for params, message in refusals:
         with pytest.raises(ConfigError, match=message):
@@ -186,7 +206,7 @@ def test_transform_refuses_an_output_column_already_there(fitted, vectors):
 def test_vectors_become_the_lists_of_their_non_zero_entries():
     import pyarrow as pa
 
-    from sparktc.ml.classifier import _entries
+    from sparktc.ml.training_tables import vector_entries
 
     struct = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                         ("values", pa.list_(pa.float64()))])
@@ -195,7 +215,7 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
             None,
             {"type": 0, "size": 6, "indices": [0, 2, 5], "values": [1.0, 0.0, -4.0]},
             {"type": 0, "size": 6, "indices": [], "values": []}]
-    indices, values, sizes = _entries(pa.array(rows, struct))
+    indices, values, sizes = vector_entries(pa.array(rows, struct))
     assert indices.to_pylist() == [[1, 4], [1, 3], [], [0, 5], []]
     assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], [], [1.0, -4.0], []]
     assert values.type == pa.list_(pa.float32()) and indices.type == pa.list_(pa.int32())
@@ -209,3 +229,46 @@ def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_af
     assert _label_indices(["earn", "acq"], position) == [0.0, 2.0]
     assert _label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
     assert _label_indices([], position) == [] and _label_indices(None, position) is None
+
+
+def test_a_cross_validator_grid_over_the_classifiers_k_fits_each_k(small):
+    """``addGrid(knn.k, ...)`` reaches the kNN classifier inside the estimator through ``copy``: each fold fits the
+    grid's k (the metrics differ), and the best model's bundle was trained with the k its classifier says.
+    """
+    from pyspark.ml.evaluation import MultilabelClassificationEvaluator
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+
+    knn = KNN(k=30)
+    ovr = OneVsRestClassifier(classifier=knn, thresholding="rcut")
+    grid = ParamGridBuilder().addGrid(knn.k, [1, 25]).build()
+    search = CrossValidator(estimator=Pipeline(stages=[ovr]), estimatorParamMaps=grid, numFolds=2, seed=1,
+                            evaluator=MultilabelClassificationEvaluator(metricName="microF1Measure"))
+    chosen = search.fit(small)
+    metrics = chosen.avgMetrics
+    assert len(metrics) == 2 and metrics[0] != metrics[1] and all(0 < value <= 1 for value in metrics)
+    best = chosen.bestModel.stages[-1]
+    k = best.getClassifier().getK()
+    assert k == [1, 25][metrics.index(max(metrics))] and knn.getK() == 30
+    assert best.bundle.settings["train"]["knn"]["k"] == k and best.bundle.rule.method == "knn"
+
+
+def test_a_pipeline_saved_with_flat_params_loads_and_decides_as_it_did(spark):
+    """tests/fixtures/ml_flat_params: saved before each method owned its settings (its README shows how), read
+    with today's stages: the kNN estimator's knnK is its classifier's k, the LIBLINEAR model's C its classifier's C,
+    and the model decides the eight documents as it did then.
+    """
+    saved = REPO / "tests" / "fixtures" / "ml_flat_params"
+    [estimator] = Pipeline.load(str(saved / "pipeline")).getStages()
+    assert isinstance(estimator.getClassifier(), KNN) and estimator.getClassifier().getK() == 3
+    assert (estimator.getThresholding(), estimator.getTuneFbr(), estimator.getFolds()) == ("scutfbr", [0.1, 0.3], 2)
+    assert estimator.uid == "OneVsRestClassifier_3eccdaafbd16"
+    [model] = PipelineModel.load(str(saved / "pipeline-model")).stages
+    assert isinstance(model.getClassifier(), Liblinear)
+    assert (model.getClassifier().getC(), model.getClassifier().getEpsilon(), model.getThresholding()) == (
+        0.5, 0.01, "fixed")
+    rows = [(f"d{i}", labels, Vectors.sparse(4, terms, [1.0] * len(terms))) for i, (labels, terms) in enumerate([
+        (["a"], [0]), (["a"], [0, 1]), (["b"], [2]), (["b"], [2, 3]), (["a", "b"], [1, 2]), ([], [3]),
+        (["a"], [0, 3]), (["b"], [2, 3])])]
+    scored = model.transform(spark.createDataFrame(rows, ["doc_id", "labels", "features"]))
+    assert decisions(scored) == {"d0": ["a"], "d1": ["a"], "d2": ["b"], "d3": ["b"], "d4": ["a", "b"], "d5": [],
+                                 "d6": ["a"], "d7": ["b"]}

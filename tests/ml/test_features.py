@@ -141,12 +141,12 @@ def test_a_wrong_param_is_refused_naming_it(make, words):
 
 
 def test_a_grids_numpy_values_and_tuples_are_taken_as_the_configuration_takes_them():
-    from sparktc.ml import OneVsRestClassifier, TermWeighting
+    from sparktc.ml import Liblinear, TermWeighting
 
     minimum = TermWeighting(minDf=np.int64(3)).getMinDf()
     assert minimum == 3 and type(minimum) is int
-    ovr = OneVsRestClassifier(C=np.float64(0.5), tuneC=(0.1, 1.0))
-    assert type(ovr.getOrDefault("C")) is float and ovr.getOrDefault("tuneC") == [0.1, 1.0]
+    liblinear = Liblinear(C=np.float64(0.5), tuneC=(0.1, 1.0))
+    assert type(liblinear.getC()) is float and liblinear.getTuneC() == [0.1, 1.0]
 
 
 def test_a_value_a_stage_cannot_take_is_not_offered_as_allowed():
