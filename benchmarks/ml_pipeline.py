@@ -48,7 +48,7 @@ def example(documents: str) -> None:
     from pyspark.ml.evaluation import MultilabelClassificationEvaluator
     from pyspark.sql import SparkSession
 
-    from sparktc.ml import Analyzer, OneVsRestClassifier, TermSelector, TermWeighting
+    from sparktc.ml import Analyzer, Liblinear, OneVsRestClassifier, TermSelector, TermWeighting
 
     spark = SparkSession.builder.appName("sparktc-benchmark-ml").getOrCreate()
     frame = spark.read.parquet(documents)
@@ -57,7 +57,7 @@ def example(documents: str) -> None:
         Analyzer(inputCol="text", outputCol="terms", stopList="smart"),
         TermWeighting(inputCol="terms", outputCol="features", scheme="ltc"),
         TermSelector(featuresCol="features", outputCol="selected", score="chi2", topK=0),
-        OneVsRestClassifier(featuresCol="selected", labelsCol="labels", C=1.0),
+        OneVsRestClassifier(featuresCol="selected", labelsCol="labels", classifier=Liblinear(C=1.0)),
     ])
     began = time.perf_counter()
     model = pipeline.fit(train)

@@ -146,3 +146,15 @@ def test_a_params_doc_is_its_fields_meaning_and_a_wrong_value_is_refused_as_the_
     with pytest.raises(ConfigError, match="^Param learningRate \\(train.nnet.learning_rate\\) = -1.0"):
         NNet().setLearningRate(-1.0)
     assert Rocchio(beta=None).getBeta() == Rocchio().getBeta()  # None: left as it is, the default
+
+
+def test_the_guides_classifier_example_makes_the_configuration_it_says(capsys):
+    from docs_examples import example
+
+    namespace: dict = {}
+    exec(example("spark-ml-classifier"), namespace)
+    config = namespace["ovr"].config("/tmp")
+    assert config.train.method == "knn" and config.train.knn.k == 30 and config.train.thresholding == "scutfbr"
+    assert config.tune.fbr == [0.1, 0.3]
+    assert capsys.readouterr().out.startswith("k: " + METHODS["knn"].parameters.__dataclass_fields__["k"].metadata[
+        "doc"])
