@@ -1,10 +1,13 @@
 """A griffe extension for the API reference (mkdocs.yml): sparktc's docstrings, written to read well as plain text
-(Sphinx cross-reference roles, ``::`` before an indented block, doctest lines), shown as Markdown renders them well.
-Only what the site shows changes; the docstrings themselves stay as they are.
+(Sphinx cross-reference roles, ``::`` before an indented block, doctest lines), shown as Markdown renders them well;
+and each Spark ML stage of :mod:`sparktc.ml` with a table of its Params, their defaults and docs, as ``explainParams()``
+gives them (a setting's doc is its field's meaning in its module: the one place it is written). Only what the site
+shows changes; the docstrings themselves stay as they are.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
@@ -26,10 +29,29 @@ def markdown(text: str) -> str:
     return DOCTEST.sub(lambda run: "```pycon\n" + run[0].rstrip("\n") + "\n```\n", text)
 
 
+def params_table(path: str) -> str:
+    """The Params of the stage ``path`` names, if it is one of :mod:`sparktc.ml`'s (``sparktc.ml.methods.KNN``), as a
+    Markdown table of each Param's name, default and doc; "" for anything else.
+    """
+    module, _, name = path.rpartition(".")
+    if not module.startswith("sparktc.ml") or name not in importlib.import_module("sparktc.ml").__all__:
+        return ""
+    stage = getattr(importlib.import_module(module), name)()
+    rows = []
+    for param in stage.params:
+        value = stage.getOrDefault(param) if stage.isDefined(param) else None
+        shown = f"{type(value).__name__}()" if hasattr(value, "uid") else repr(value)
+        doc = param.doc.replace("|", "\\|")
+        rows.append(f"| `{param.name}` | `{shown}` | {doc} |")
+    return ("\n\nIts Params (`explainParams()`), set by keyword or by their setters:\n\n"
+            "| Param | default | meaning |\n|---|---|---|\n" + "\n".join(rows))
+
+
 class DocstringsForMkdocs(griffe.Extension):
-    """Rewrite every docstring with :func:`markdown` as it is loaded."""
+    """Rewrite every docstring with :func:`markdown` as it is loaded, a Spark ML stage's with its Params."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         """Rewrite ``obj``'s docstring, if it has one."""
         if obj.docstring is not None:
-            obj.docstring.value = markdown(obj.docstring.value)
+            table = params_table(obj.path) if obj.is_class else ""
+            obj.docstring.value = markdown(obj.docstring.value) + table
