@@ -33,18 +33,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.lyrl2004 import CATEGORY_SETS, HIERARCHY_FILES, REGIONS_FILE
-from sparktc.corpora.synthetic import (
-    QRELS_FILES,
-    TEST_FILES,
-    TRAIN_FILE,
-    SyntheticModel,
-    SyntheticShape,
-    build_model,
-    format_batch,
-    format_qrels,
-    generate_documents,
-)
+from sparktc.corpora.synthetic import QRELS_FILES, TEST_FILES, TRAIN_FILE, SyntheticShape
 from sparktc.corpora.synthetic_categories import HIERARCHY_FILE, format_hierarchy, format_regions
+from sparktc.corpora.synthetic_documents import format_batch, format_qrels, generate_documents
+from sparktc.corpora.synthetic_model import SyntheticModel, build_model
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config
 from sparktc.filesystem import absolute, arrow_filesystem
