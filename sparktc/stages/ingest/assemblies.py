@@ -1,7 +1,7 @@
 """Ingest of corpora whose records carry their labels: a category set chosen from the records' positives (the
 ``SUBSET`` assembly: Reuters-21578's R10, R90, R115) and files of labelled lines (the ``LABELLED`` assembly: JSON
 Lines, LIBSVM). Each assembly returns the records with a ``reason`` for rejected or set-aside rows, the
-:class:`~sparktc.stages.ingest_outputs.Categories` of the run, and what else the outputs need; a clean corpus of
+:class:`~sparktc.stages.ingest.outputs.Categories` of the run, and what else the outputs need; a clean corpus of
 labelled lines, its ids shown distinct by the parsing tasks' hashes, takes the short path with no Spark job over
 its records.
 """
@@ -18,8 +18,8 @@ from sparktc.experiment.config import CorpusConfig, category_set_of
 from sparktc.experiment.corpus_files import document_files, list_corpus
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.runtime import storage
-from sparktc.stages.ingest_outputs import Categories, CleanCorpus
-from sparktc.stages.ingest_parsing import Parsing, ids_distinct, parse_into, parse_together
+from sparktc.stages.ingest.outputs import Categories, CleanCorpus
+from sparktc.stages.ingest.parsing import Parsing, ids_distinct, parse_into, parse_together
 
 
 def _filter_labels(labels: Column, codes: list[str]) -> Column:

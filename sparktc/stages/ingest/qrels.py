@@ -35,8 +35,8 @@ from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import storage
 from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
-from sparktc.stages.ingest_outputs import Categories, CleanCorpus
-from sparktc.stages.ingest_parsing import Parsing, TermTally, file_content, parse_together
+from sparktc.stages.ingest.outputs import Categories, CleanCorpus
+from sparktc.stages.ingest.parsing import Parsing, TermTally, file_content, parse_together
 from sparktc.stages.weight import WEIGHTED, IdWeights, WeightedParts, planned_weights
 
 

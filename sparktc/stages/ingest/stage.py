@@ -1,14 +1,6 @@
-"""Ingest: corpus files -> ``documents``, ``categories``, ``rejects`` and ``terms`` tables.
-
-Files are read and parsed on the executors by the pure readers in :mod:`sparktc.corpora`, one file (or byte range of
-a large plain file) per task, so records keep their file and line (:mod:`~sparktc.stages.ingest_parsing`). The
-files read are exactly those of the format's names in corpus.path (``NAME`` or ``NAME.gz``, never both); an entry
-of such a name that is no file stops ingest, and other versions of corpus files (backups, partial copies) are named
-as ignored, never passed over in silence. Each kind of format is assembled into a corpus by its own code
-(:mod:`~sparktc.stages.ingest_assemblies`, :mod:`~sparktc.stages.ingest_qrels`) and written by
-:mod:`~sparktc.stages.ingest_outputs`. Every record ends in exactly one place: ``documents``, ``rejects``
-(malformed input), or a set-aside count with its reason (outside the split, no category of the chosen set); the
-stage report checks that these add up to the records read.
+"""The ingest stage's entry (:func:`ingest`): the corpus assembled by its format's kind of assembly
+(:data:`ASSEMBLE`), its tables written, and the vectors its parsing tasks weighted left for the weight stage of the
+same run when every record parsed is a document (the package's docstring tells the whole).
 """
 
 from __future__ import annotations
@@ -21,9 +13,9 @@ from sparktc.experiment.config import Config
 from sparktc.runtime import storage
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.stages.ingest_assemblies import labelled_corpus, subset_corpus
-from sparktc.stages.ingest_outputs import rejected_line, write_outputs, write_terms
-from sparktc.stages.ingest_qrels import Weighing, qrels_corpus
+from sparktc.stages.ingest.assemblies import labelled_corpus, subset_corpus
+from sparktc.stages.ingest.outputs import rejected_line, write_outputs, write_terms
+from sparktc.stages.ingest.qrels import Weighing, qrels_corpus
 from sparktc.stages.weight import WEIGHTED, leave_weighted, summed_parts
 
 #: How ingest makes each kind of assembly (:data:`~sparktc.corpora.formats.ASSEMBLIES`) a corpus.
