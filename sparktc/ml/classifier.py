@@ -284,7 +284,7 @@ class OneVsRestClassifierModel(Model, OneVsRestParams, PersistentModel):
                          pa.ListArray.from_arrays(offsets, pa.array(columns.astype(np.float64))),
                          pa.ListArray.from_arrays(width, pa.array(scores.ravel(), pa.float64()))]
                 if labelled:
-                    made.append(pa.array([_label_indices(given, position) for given in
+                    made.append(pa.array([label_indices(given, position) for given in
                                           batch.column(labels).to_pylist()], pa.list_(pa.float64())))
                 yield pa.RecordBatch.from_arrays([*batch.columns, *made],
                                                  names=[*batch.schema.names, *(names[p] for p in outputs)])
@@ -306,7 +306,7 @@ class OneVsRestClassifierModel(Model, OneVsRestParams, PersistentModel):
         return cls(load_bundle(spark, storage.join(absolute(path), SAVED_BUNDLE)))
 
 
-def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
+def label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
     """A document's labels as indices of the model's categories, ascending; a label it has none for after them
     (n, n + 1, ...: a label never predicted, which the evaluator counts against recall).
     """

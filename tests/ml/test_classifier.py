@@ -223,12 +223,12 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
 
 
 def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_after():
-    from sparktc.ml.classifier import _label_indices
+    from sparktc.ml.classifier import label_indices
 
     position = {"acq": 0, "crude": 1, "earn": 2}
-    assert _label_indices(["earn", "acq"], position) == [0.0, 2.0]
-    assert _label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
-    assert _label_indices([], position) == [] and _label_indices(None, position) is None
+    assert label_indices(["earn", "acq"], position) == [0.0, 2.0]
+    assert label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
+    assert label_indices([], position) == [] and label_indices(None, position) is None
 
 
 def test_a_cross_validator_grid_over_the_classifiers_k_fits_each_k(small):
