@@ -243,10 +243,10 @@ class OneVsRestClassifier(Estimator, _OneVsRestParams, Persistent):
         **params: any Param by name: ``featuresCol`` ("features", VectorUDT), ``labelsCol`` ("labels",
             array<string> of category codes), ``idCol`` ("doc_id"), the outputs ``predictedCol`` ("predicted"),
             ``predictionCol`` ("prediction"), ``scoresCol`` ("scores"), ``labelCol`` ("label"), ``workDir``, and the
-            [train] / [tune] settings (``method``, ``C``, ``thresholding``, ``tuneC``, ...).
+            [train] / [tune] settings (``method``, ``liblinearC``, ``thresholding``, ``tuneLiblinearC``, ...).
 
     Example:
-        >>> ovr = OneVsRestClassifier(C=0.5, thresholding="scut")  # doctest: +SKIP
+        >>> ovr = OneVsRestClassifier(liblinearC=0.5, thresholding="scut")  # doctest: +SKIP
         >>> model = ovr.fit(train)  # doctest: +SKIP
         >>> model.transform(test).select("doc_id", "predicted", "prediction")  # doctest: +SKIP
     """
