@@ -227,8 +227,7 @@ def test_nnet_saves_one_network_whose_scores_are_the_predictions(nnet):
     assert nnet.assigned.any() and not nnet.assigned.all()
     assert (nnet.models["method"] == "nnet").all() and (nnet.models["features"] == TERMS).all()
     metrics = json.loads((nnet.output / "metrics.json").read_text())
-    assert metrics["method"] == {"name": "nnet", "nnet_hidden": 8, "nnet_epochs": 40, "nnet_l2": 0.0001,
-                                 "nnet_learning_rate": 0.01}
+    assert metrics["method"] == {"name": "nnet", "hidden": 8, "epochs": 40, "l2": 0.0001, "learning_rate": 0.01}
 
 
 def test_classifying_the_test_texts_with_the_bundle_gives_the_same_scores(spark, nnet, tmp_path):
@@ -295,7 +294,7 @@ def test_a_damaged_network_file_is_refused_as_a_damaged_bundle_before_spark_scor
 def test_the_stage_reports_the_network_and_removes_the_fold_networks(nnet):
     details = json.loads((nnet.output / "manifests" / "train.json").read_text())["details"]
     network = read_network(str(nnet.output / "model" / "network"))
-    expected = {"method": "nnet", "nnet_terms": TERMS, "nnet_hidden": 8, "nnet_folds": 5, "nnet_train_documents": 160}
+    expected = {"method": "nnet", "nnet_terms": TERMS, "hidden": 8, "nnet_folds": 5, "nnet_train_documents": 160}
     assert {key: details[key] for key in expected} == expected
     assert (details["nnet_iterations"], details["nnet_loss"]) == (network.iterations, network.loss)
     assert 0 < network.iterations <= 40

@@ -150,6 +150,6 @@ def test_predictions_are_the_log_odds_above_the_scut_thresholds(sklearn_run):
 def test_metrics_and_report_state_the_method(sklearn_run):
     output = Path(sklearn_run[0])
     metrics = json.loads((output / "metrics.json").read_text())
-    assert metrics["method"] == {"name": "sklearn_linear", "sklearn_C": 4.0, "sklearn_max_iter": 1000}
+    assert metrics["method"] == {"name": "sklearn_linear", "C": 4.0, "max_iter": 1000}
     assert ("- Method: `sklearn_linear`, one-vs-rest logistic regression (scikit-learn, L-BFGS), C `4.0`, at most "
             "`1000` iterations") in (output / "report.md").read_text().splitlines()
