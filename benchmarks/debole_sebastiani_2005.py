@@ -53,8 +53,8 @@ LEARNERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rocchio": ("Rocchio", ("train.method=rocchio", "train.rocchio.beta=16", "train.rocchio.gamma=4",
                             "train.thresholding=proportional")),
     "knn": ("k-NN", ("train.method=knn", "train.knn.k=30", "train.thresholding=proportional")),
-    "svm": ("SVM", ("train.method=liblinear", "train.liblinear.solver=l2r_l1loss_svc_dual", "train.liblinear.C=1", "train.liblinear.bias=1",
-                    "train.thresholding=fixed", "train.threshold=0")),
+    "svm": ("SVM", ("train.method=liblinear", "train.liblinear.solver=l2r_l1loss_svc_dual", "train.liblinear.C=1",
+                    "train.liblinear.bias=1", "train.thresholding=fixed", "train.threshold=0")),
 }
 FUNCTIONS = {"chi2": "χ²", "ig": "IG", "gr": "GR"}
 REDUCTIONS = (0.9, 0.5, 0.0)

@@ -55,7 +55,8 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "lyrl2004.svm1",
         "a linear SVM per category (C = 1, SVMlight's default for unit-length vectors), every training term, "
         "SCutFBR.1 thresholds with one fbr for the category set chosen by 5-fold cross-validation from 0.1 .. 0.8",
-        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0, "train.liblinear.bias": 1.0,
+        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0,
+         "train.liblinear.bias": 1.0,
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID, "tune.shared_fbr": True},
         "LIBLINEAR's L2-loss dual solver instead of SVMlight's hinge loss (as the LIBSVM site's re-run of SVM.1); "
         "fbr chosen by cross-validated micro-F1 (LYRL2004 chose one per averaged measure)",
@@ -64,7 +65,8 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "lyrl2004.svm2",
         "a linear SVM per category whose positive documents weigh j times the negatives (cost-sensitive "
         "training), j chosen per category by cross-validation, threshold 0",
-        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0, "train.liblinear.bias": 1.0,
+        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0,
+         "train.liblinear.bias": 1.0,
          "train.thresholding": "fixed", "train.threshold": 0.0, "train.folds": 5,
          "tune.liblinear.positive_weight": [1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]},
         "j chosen by 5-fold cross-validated F1 instead of SVMlight's leave-one-out estimate; LYRL2004's j values "

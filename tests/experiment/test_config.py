@@ -37,7 +37,8 @@ def test_project_configs_load() -> None:
     config = load_config(str(REPO / "conf" / "reuters21578.toml"),
                          [f"corpus.path={REPO.parent / 'shared' / 'data' / 'reuters21578'}"])
     assert (config.corpus.category_set, config.corpus.document_filter) == ("R90", "aptemod")
-    assert config.train.liblinear.solver == "l2r_l2loss_svc_dual" and config.train.liblinear.C == 1.0 and config.train.liblinear.bias == 1.0
+    own = config.train.liblinear
+    assert own.solver == "l2r_l2loss_svc_dual" and own.C == 1.0 and own.bias == 1.0
     assert config.tokenize.stop_list == "smart"  # the packaged SMART list, read from the package (test_packaged.py)
     assert load_config(str(REPO / "conf" / "synthetic.toml")).synthesize.documents == 30000
     best = load_config(str(REPO / "conf" / "reuters21578-best.toml"), [f"corpus.path={REPO}"])
@@ -112,7 +113,9 @@ def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
 @pytest.mark.parametrize("key", settings_of_type(float))
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_every_float_setting_must_be_finite(key: str, value: str) -> None:
-    """train.threshold = nan used to run to micro-F1 0; train.liblinear.C = inf and train.liblinear.bias = nan failed deep in training."""
+    """train.threshold = nan used to run to micro-F1 0; train.liblinear.C = inf and train.liblinear.bias = nan failed
+    deep in training.
+    """
     assert refused(REUTERS + [f"{key}={value}"]) == \
         f"{key} = {float(value)!r} is out of range; expected a finite number"
 
@@ -125,7 +128,8 @@ def test_every_number_in_a_float_list_must_be_finite(key: str) -> None:
 
 
 def test_an_integer_beyond_the_floats_is_out_of_range() -> None:
-    assert refused(REUTERS + [f"train.liblinear.C={10**400}"]) == f"train.liblinear.C = {10**400} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"train.liblinear.C={10**400}"]) == \
+        f"train.liblinear.C = {10**400} is out of range; expected a finite number"
     assert refused(REUTERS + [f"tune.liblinear.C=[{10**400}]"]) == \
         f"tune.liblinear.C[0] = {10**400} is out of range; expected a finite number"
 
@@ -158,9 +162,11 @@ def test_every_integer_setting_is_bounded(key: str, value: int) -> None:
         (["train.rocchio.beta=0"], "train.rocchio.beta = 0.0 is out of range; expected > 0"),
         (["train.rocchio.gamma=-1"], "train.rocchio.gamma = -1.0 is out of range; expected >= 0"),
         (["train.liblinear.C=1e300", "train.liblinear.positive_weight=1e300"],
-         "train.liblinear.C * train.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
+         "train.liblinear.C * train.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a "
+         "finite number"),
         (["tune.liblinear.C=[1, 1e300]", "tune.liblinear.positive_weight=[1e10]"],
-         "tune.liblinear.C * tune.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
+         "tune.liblinear.C * tune.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a "
+         "finite number"),
         (["tune.terms=[0, true]"], "tune.terms[1] = True: expected an integer"),
         (["corpus.test_parts=[0, 0]"],
          "corpus.test_parts = [0, 0] is out of range; expected a non-empty list of distinct parts from 0, 1, 2, 3"),

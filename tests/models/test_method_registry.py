@@ -1,6 +1,7 @@
 """The method registry: every method is one registered ``Method``, declared by its own module, whose parameters
-are its [train.NAME] table's keys with their meanings and rules; and no module but a method's own and the registry names a method to branch
-on it, so that a new method is its module, one registration line, a configuration example and its tests.
+are its [train.NAME] table's keys with their meanings and rules; and no module but a method's own and the registry
+names a method to branch on it, so that a new method is its module, one registration line, a configuration example
+and its tests.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def test_an_old_flat_key_is_refused_naming_its_new_key_and_read_where_stored(tmp
             load_config(None, [*corpus, f"{old}={value}"])
         table, _, key = new.rpartition(".")
         assert str(refused.value) == f"{old} is now {new}: write [{table}] {key} = {value} or --set {new}={value}"
-    assert str(pytest.raises(ConfigError, load_config, {"corpus": {"format": "synthetic"}, "train": {"knn_k": 30}}).value) == (
+    in_file = {"corpus": {"format": "synthetic"}, "train": {"knn_k": 30}}
+    assert str(pytest.raises(ConfigError, load_config, in_file).value) == (
         "train.knn_k is now train.knn.k: write [train.knn] k = 30 or --set train.knn.k=30")
     stored = load_section("train", {"method": "knn", "knn_k": 7, "C": 0.5, "nb_model": "binary"})
     assert (stored.knn.k, stored.liblinear.C, stored.nb.model) == (7, 0.5, "binary")

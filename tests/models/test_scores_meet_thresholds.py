@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import random
@@ -33,6 +32,7 @@ from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
 from sparktc.experiment.config import SECTIONS, ConfigError, check_against_data, load_config
+from sparktc.experiment.config.rules import setting_keys
 from sparktc.models.decision import score_range
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.naive_bayes import log_posterior, mixture_nb
@@ -54,7 +54,7 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
     rule = load_config(None, [SYNTHETIC, *method_settings(method), "train.thresholding=scut"]).train.decision_rule()
     scores = score_range(rule, nonnegative_features=True)
     if scores.natural is None:  # kNN: no natural threshold, any inside its range works
-        assert method == "knn" and scores.low == 0 and scores.high == rule.parameters.knn_k
+        assert method == "knn" and scores.low == 0 and scores.high == rule.parameters.k
         return
     assert scores.low <= scores.natural < scores.high
     config = load_config(None, [SYNTHETIC, *method_settings(method), f"train.threshold={scores.natural!r}"])
@@ -289,11 +289,13 @@ HOSTILE = ['""', '"x"', "-1", "0", "1", "4294967296", "9223372036854775808", "1e
 #: combinations are refused before Spark starts, see above), and what the run must end in: "ok" or a
 #: SparktcError whose message starts with the key named.
 EXTREME_RUNS = [
-    (["train.liblinear.C=1e300", "train.liblinear.epsilon=1e300", "train.liblinear.bias=1e300", "train.liblinear.positive_weight=1e-300",
+    (["train.liblinear.C=1e300", "train.liblinear.epsilon=1e300", "train.liblinear.bias=1e300",
+      "train.liblinear.positive_weight=1e-300",
       "train.thresholding=scutfbr", "train.fbr=1", "train.folds=12", "train.seed=4294967295",
       "select.top_k=2147483647", "evaluate.ranks=[1000]", "evaluate.top_scores=1000", "evaluate.bands=[2147483647]",
       "evaluate.zero_division=0.0", "evaluate.average_over=test_positive", "evaluate.close_predictions=false"], "ok"),
-    (["tune.liblinear.C=[1e-300, 1e300]", "tune.liblinear.positive_weight=[1e-300]", "tune.liblinear.solver=['l2r_lr', 'l1r_l2loss_svc']",
+    (["tune.liblinear.C=[1e-300, 1e300]", "tune.liblinear.positive_weight=[1e-300]",
+      "tune.liblinear.solver=['l2r_lr', 'l1r_l2loss_svc']",
       "tune.terms=[2147483647, 1]", "tune.fbr=[0, 1]", "train.thresholding=scutfbr", "train.folds=2",
       "tune.liblinear.shared_positive_weight=false", "tune.shared_fbr=false", "train.liblinear.solver=l1r_lr"], "ok"),
     (["train.method=knn", "train.knn.k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
@@ -327,7 +329,7 @@ DATA_FACING = ("select", "train", "tune", "evaluate")
 
 
 def every_key() -> list[str]:
-    return [f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
+    return [key for name in SECTIONS for key in setting_keys(name)]  # a method's table's too: train.knn.k
 
 
 @pytest.mark.parametrize("key", every_key())

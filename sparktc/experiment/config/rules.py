@@ -153,6 +153,25 @@ def setting_keys(section: str, cls: type | None = None) -> list[str]:
         else [f"{section}.{f.name}"])]
 
 
+def settings_table(section: str) -> str:
+    """The settings of ``section`` (``train``, ``tune``) as a Markdown table: each key (a method's table's as
+    ``train.knn.k``), its default, and its meaning and rule as its field declares them (the docs' settings reference,
+    made from the fields by ``scripts/settings_reference.py`` when the site is built).
+    """
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for key in setting_keys(section):
+        table, _, name = key.rpartition(".")
+        found = {f.name: f for f in dataclasses.fields(table_class(table))}[name]
+        default = found.default_factory() if found.default is dataclasses.MISSING else found.default
+        metadata = found.metadata
+        allowed = ("one of " + ", ".join(f"`{toml_value(a)}`" for a in metadata["allowed"])
+                   if "allowed" in metadata else "")
+        meaning, rule = metadata.get("doc", ""), metadata.get("description") or allowed
+        words = "; ".join(part for part in (meaning, "" if rule in meaning else rule) if part)  # the rule said once
+        rows.append(f"| `{key}` | `{toml_value(default)}` | {words.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
+
+
 V = TypeVar("V")
 
 

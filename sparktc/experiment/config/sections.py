@@ -205,27 +205,35 @@ class TrainSettings:
     :data:`TrainConfig` adds every registered method's table of parameters (``[train.knn]``).
     """
 
-    method: str = field(default=next(iter(METHODS)), metadata=allowed(*METHODS))
-    # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
-    # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
-    # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
-    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document;
-    # micromacro: LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the
-    # categories visited (most frequent first) + the category's share of macro-F1.
-    thresholding: str = field(default=THRESHOLDINGS[0], metadata=allowed(*THRESHOLDINGS))
-    # A decision value: scores are unbounded, so any finite number is valid.
-    threshold: float = 0.0
-    fbr: float = field(default=0.1, metadata=rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
-    rcut_k: int = field(default=1, metadata=between(1, MAX_PER_DOCUMENT))
-    # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
-    folds: int = field(default=5, metadata=between(2, 100))
-    seed: int = field(default=0, metadata=between(0, SEEDS - 1))
-    # Debole & Sebastiani's validation set Va: this share of the training documents, drawn with `seed`, is held
-    # out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their
-    # thresholds (choose) on Va's scores. 0: on `folds` cross-validation folds, the models trained on all documents.
-    validation: float = field(default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)"))
-    # A local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with `seed`.
-    fold_file: str = ""
+    method: str = field(default=next(iter(METHODS)), metadata=meaning(
+        "the classification method (sparktc.models.registry); its settings are its own table, [train.METHOD]",
+        allowed(*METHODS)))
+    thresholding: str = field(default=THRESHOLDINGS[0], metadata=meaning(
+        "fixed: assign when the score exceeds threshold; scut / scutfbr: per-category thresholds tuned by k-fold "
+        "cross-validation on the training data (LYRL2004); proportional: per-category thresholds that assign each "
+        "validation fold the category's training share (Debole & Sebastiani); pcut: the training share of each "
+        "category among the test documents; rcut: the rcut_k best categories of each document; micromacro: "
+        "LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the categories "
+        "visited (most frequent first) + the category's share of macro-F1", allowed(*THRESHOLDINGS)))
+    threshold: float = field(default=0.0, metadata=meaning(
+        "fixed thresholding's threshold, a decision value: scores are unbounded, so any finite number is valid"))
+    fbr: float = field(default=0.1, metadata=meaning(
+        "SCutFBR's fbr: a fold whose best F1 is below it falls back to its top validation score",
+        rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1")))
+    rcut_k: int = field(default=1, metadata=meaning("RCut's number of categories per document",
+                                                    between(1, MAX_PER_DOCUMENT)))
+    folds: int = field(default=5, metadata=meaning(
+        "the cross-validation folds; each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 "
+        "is not k-fold any more", between(2, 100)))
+    seed: int = field(default=0, metadata=meaning("the seed of the folds and of the validation set",
+                                                  between(0, SEEDS - 1)))
+    validation: float = field(default=0.0, metadata=meaning(
+        "Debole & Sebastiani's validation set Va: this share of the training documents, drawn with seed, is held "
+        "out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their "
+        "thresholds on Va's scores. 0: on folds cross-validation folds, the models trained on all documents",
+        rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)")))
+    fold_file: str = field(default="", metadata=meaning(
+        "a local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with seed"))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -262,21 +270,21 @@ class TuneSettings:
     An empty list keeps the [train] value. Each category's choices are recorded with its model.
     """
 
-    # Numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k.
-    terms: list[int] = field(
-        default_factory=list, metadata=_grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]"))
-    # One fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list.
-    shared_fbr: bool = False
-    # Likewise one term count for all categories; needs terms and no other list.
-    shared_terms: bool = False
-    # What a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr
-    # and their own searched settings) maximises over the categories' cross-validated decisions: micro-F1, or
-    # macro-F1.
-    objective: str = field(default="micro_f1", metadata=allowed(*OBJECTIVES))
-    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
-    # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
-    # cross-validated micro-F1.
-    fbr: list[float] = field(default_factory=list, metadata=_grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]"))
+    terms: list[int] = field(default_factory=list, metadata=meaning(
+        "numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k",
+        _grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]")))
+    shared_fbr: bool = field(default=False, metadata=meaning(
+        "one fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list"))
+    shared_terms: bool = field(default=False, metadata=meaning(
+        "one term count for all categories, likewise; needs terms and no other list"))
+    objective: str = field(default="micro_f1", metadata=meaning(
+        "what a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr "
+        "and their own searched settings) maximises over the categories' cross-validated decisions",
+        allowed(*OBJECTIVES)))
+    fbr: list[float] = field(default_factory=list, metadata=meaning(
+        "SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet and "
+        "the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all",
+        _grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]")))
 
     def lists(self, method: str) -> Any:
         """What a run with ``train.method = method`` searches, as one object
