@@ -4,7 +4,7 @@ each method owned its settings; a CrossValidator grid over its classifier's Para
 bundle outlives a fit, until the process ends; wrong Params, settings that cannot work together and rows it cannot
 train on are refused. Against the job's decisions and models on the whole of R(90), and the docs' CrossValidator
 block: tests/ml/test_pipeline.py. The method classes' Params against their modules' fields, without Spark:
-tests/ml/test_methods.py.
+tests/ml/test_method_params.py.
 """
 
 from __future__ import annotations
