@@ -21,6 +21,8 @@ LITERAL = re.compile(r"(?<=\S)::$", re.M)
 #: A run of doctest lines (``>>>`` and their ``...`` continuations) outside an indented block: in Markdown they would
 #: run together as one paragraph.
 DOCTEST = re.compile(r"^(?:(?:>>>|\.\.\.)(?: [^\n]*)?\n?)+", re.M)
+#: A Google-style section's title line (``Args:``, ``Example:``), where a docstring's description ends.
+SECTION = re.compile(r"^(?:Args|Arguments|Example|Examples|Returns|Raises|Note|Notes):[ \t]*$", re.M)
 
 
 def markdown(text: str) -> str:
@@ -53,5 +55,10 @@ class DocstringsForMkdocs(griffe.Extension):
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         """Rewrite ``obj``'s docstring, if it has one."""
         if obj.docstring is not None:
+            text = markdown(obj.docstring.value)
             table = params_table(obj.path) if obj.is_class else ""
-            obj.docstring.value = markdown(obj.docstring.value) + table
+            if table:  # before the docstring's sections (Args, Example), in its description
+                sections = SECTION.search(text)
+                at = sections.start() if sections else len(text)
+                text = text[:at].rstrip("\n") + table + "\n\n" + text[at:]
+            obj.docstring.value = text

@@ -158,3 +158,30 @@ def test_the_guides_classifier_example_makes_the_configuration_it_says(capsys):
     assert config.tune.fbr == [0.1, 0.3]
     assert capsys.readouterr().out.startswith("k: " + METHODS["knn"].parameters.__dataclass_fields__["k"].metadata[
         "doc"])
+
+
+def test_the_api_reference_shows_each_stages_keyword_signature_and_params_table():
+    """What mkdocs' griffe reads statically: the written-out signatures (no ``**params``), and the extension's table
+    of each stage's Params (scripts/docstrings_for_mkdocs.py), a method's doc its field's meaning.
+    """
+    import importlib.util
+
+    import griffe
+    from conftest import REPO
+
+    script = REPO / "scripts" / "docstrings_for_mkdocs.py"
+    spec = importlib.util.spec_from_file_location("docstrings_for_mkdocs", script)
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    ml = griffe.load("sparktc.ml", search_paths=[str(REPO)])
+    for path, stage in [("classifier.OneVsRestClassifier", OneVsRestClassifier()), ("methods.Liblinear", Liblinear()),
+                        ("methods.KNN", KNN())]:
+        signature = ml[path]["__init__"].parameters
+        assert [p.kind.value for p in signature][1:] == ["keyword-only"] * len(stage.params)
+        assert {p.name for p in signature} - {"self"} == {param.name for param in stage.params}
+        table = extension.params_table(f"sparktc.ml.{path}")
+        assert table.count("\n| `") == len(stage.params)
+    k = METHODS["knn"].parameters.__dataclass_fields__["k"].metadata["doc"]
+    assert f"| `k` | `30` | {k}" in extension.params_table("sparktc.ml.methods.KNN")
+    assert extension.params_table("sparktc.ml.methods.MethodParams") == ""
+    assert extension.params_table("sparktc.models.knn.KnnParameters") == ""
