@@ -1,4 +1,4 @@
-"""A benchmark's run recorded in the run history (:mod:`sparktc.tracking.history`), as a pipeline run records
+"""A benchmark's run recorded in the run history (:mod:`sparktc.tracking.history_table`), as a pipeline run records
 itself (:mod:`sparktc.apps.recording`).
 
 ``--history DIR`` (a directory, or a URI pyarrow opens: s3://, hdfs://, gs://), an option of every benchmark built
@@ -55,7 +55,7 @@ from sparktc.experiment.config import TRACK_EXTRA, TrackConfig, track_config
 from sparktc.filesystem import is_uri
 from sparktc.runtime.outputs import Holder
 from sparktc.runtime.usage import StageUsage
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
 
 PIPELINE = "jobs/pipeline.py"
@@ -255,7 +255,7 @@ class Recorder:
                       f"{self.track.experiment!r}, run {logged})", flush=True)
         if self.history is not None:
             try:
-                written = history.append(self.history, record)
+                written = history_table.append(self.history, record)
             except Exception as error:
                 status = self._missing(f"recorded in the history {self.history}", error, status)
             else:

@@ -279,7 +279,7 @@ def record_markers(name: str) -> tuple[str, str]:
 
 
 def table(records: Sequence[Mapping[str, Any]], pages: str = "", commands: bool = True) -> str:
-    """The summary table of ``records`` (a history's, as :func:`sparktc.tracking.history.read` gives them, as
+    """The summary table of ``records`` (a history's, as :func:`sparktc.tracking.history_table.read` gives them, as
     dicts): one row per benchmark of :data:`BENCHMARKS`, page links under ``pages``.
     """
     found = latest(records)
@@ -291,9 +291,9 @@ def table(records: Sequence[Mapping[str, Any]], pages: str = "", commands: bool 
 
 def read(history: str) -> list[dict[str, Any]]:
     """Every record of the run history at ``history`` (none when there is no such directory)."""
-    from sparktc.tracking import history as runs
+    from sparktc.tracking import history_table
 
-    return runs.read(history).to_pylist()
+    return history_table.read(history).to_pylist()
 
 
 def replaced(text: str, begin: str, end: str, table_: str) -> str | None:

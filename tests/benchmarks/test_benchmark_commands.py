@@ -9,7 +9,7 @@ so the parsers' refusals of a missing corpus do not fire; each ``--output`` goes
 (the parsers refuse a non-empty one, and Reuters-21578's and Yang & Liu's benchmarks make it); the two benchmarks
 whose parser sits in their ``main`` (``benchmarks/reuters21578.py``, ``benchmarks/yang_liu_1999.py``) run that
 ``main`` with the recorded run (``benchmarks.recording.record_driver``) taken out, and ``jobs/history.py`` its
-``main`` with the gate (``sparktc.apps.history.run``) taken out. A ``[--plain]`` is checked with and without
+``main`` with the gate (``sparktc.apps.history_gate.run``) taken out. A ``[--plain]`` is checked with and without
 ``--plain``, and the ``...`` of a command shortened in prose is left out.
 """
 

@@ -41,7 +41,7 @@ from benchmarks.rcv1_scale import (
     slug,
     train_documents,
 )
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 
 MARKER = "sparktc-harness-test-child"
 # Allocates and touches ~100 MB, burns ~0.2 s of CPU, says so, then sleeps until killed.
@@ -843,7 +843,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     assert [t["status"] for t in result["targets"]] == ["not run"] * 3 + ["PASS"] + ["not run"] * 3 + ["MISS"] * 5 + [
         "not run"] * 2
     # the run's record: the medians of the successful runs per configuration, the peers, the ratios at the peers size
-    [recorded] = history.read(str(tmp_path / "history")).to_pylist()
+    [recorded] = history_table.read(str(tmp_path / "history")).to_pylist()
     assert (recorded["kind"], recorded["exit_status"], recorded["master"]) == (
         "benchmark:rcv1_scale", 1, "local[2],local[1]")
     figures = dict(recorded["figures"])

@@ -18,7 +18,7 @@ from trackers import tracking_server
 from benchmarks import rcv1_scale, recording
 from benchmarks.recording import HARNESS_STAGE, arguments
 from sparktc.errors import INPUT_EXIT, INTERRUPTED_EXIT
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import digest
 
 #: A stand-in for jobs/pipeline.py: writes the run's ingest manifest and metrics.json into its --output, as a
@@ -51,7 +51,7 @@ def harness(output: Path, argv: list[str], body: Callable[[dict[str, Any], Calla
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    return history.read(str(path)).to_pylist()
+    return history_table.read(str(path)).to_pylist()
 
 
 @pytest.fixture(autouse=True)
