@@ -36,9 +36,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchmarks import recording
-from benchmarks.measure import TreeSampler
-from benchmarks.tables import DASH, seconds, table
+from benchmarks import harness_recording
+from benchmarks.harness_measure import TreeSampler
+from benchmarks.harness_pipeline import link_tables
+from benchmarks.harness_tables import DASH, seconds, table
 from sparktc.models.decision import CROSS_VALIDATED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -146,16 +147,6 @@ def pipeline_command(subset: str, setup: Setup, validation: float = 0.0, seed: i
     overrides = " ".join(f"--set {o}" for o in setup_overrides("$CORPUS", subset, setup, validation, seed))
     return (f"./spark-submit.sh jobs/pipeline.py --config {BASE} {overrides} "
             f"--output runs/{SUBSETS[subset]}-{setup.name}")
-
-
-def link_tables(source: str, target: str) -> None:
-    """Copy a corpus-stages file into a setup's run: the Parquet tables' files hard-linked (stages never change a
-    published file in place, they write new ones and rename), anything else (manifests, the lock) copied.
-    """
-    if "/manifests/" in source or Path(source).name.startswith(".sparktc"):
-        shutil.copy2(source, target)
-    else:
-        os.link(source, target)
 
 
 def test_documents(metrics: Mapping[str, Any]) -> int:
@@ -367,7 +358,7 @@ def headline(record: Mapping[str, Any]) -> dict[str, Any]:
     cost = record["cost"]
     return {**{SUBSETS[subset]: values for subset, values in record["table_3"].items()},
             "cost": {"seconds": cost["wall_seconds"], "cpu_seconds": cost["cpu_seconds"],
-                     "peak_memory_bytes": recording.memory_bytes(cost["peak_rss_mb"])}}
+                     "peak_memory_bytes": harness_recording.memory_bytes(cost["peak_rss_mb"])}}
 
 
 # --- the Spark part ------------------------------------------------------------------------------------------------
@@ -375,7 +366,7 @@ def headline(record: Mapping[str, Any]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the 48 setups on each chosen subset and write the tables and figures (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[recording.arguments()])
+                                     parents=[harness_recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--subsets", default="R10,R90,R115", help="comma-separated, from R10, R90, R115")
@@ -456,10 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             machine=f"{os.cpu_count()} cores", validation=arguments.validation, seed=arguments.seed,
             example_commands=[pipeline_command(chosen[0], s, arguments.validation, arguments.seed) for s in grid[:1]])
         plot_figures(results, output / "figures")
-        report = recording.report_files(output, "debole_sebastiani_2005", record, render(record))
+        report = harness_recording.report_files(output, "debole_sebastiani_2005", record, render(record))
         return 0, headline(record), report
 
-    return recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)
+    return harness_recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)
 
 
 if __name__ == "__main__":

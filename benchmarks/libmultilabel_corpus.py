@@ -49,7 +49,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.text_corpus import BLOCK_DOCUMENTS, FORMAT_VERSION, TextModel, TextShape, generate_block
+from benchmarks.harness_text_corpus import BLOCK_DOCUMENTS, FORMAT_VERSION, TextModel, TextShape, generate_block
 from sparktc.corpora.files import read_records
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject
 from sparktc.corpora.reuters21578 import CATEGORY_SETS, FORMAT, category_set, parse_sgml

@@ -3,7 +3,7 @@ r"""The benchmarks' summary table, regenerated from their records in the run his
     .venv/bin/python -m benchmarks.summary [--history benchmarks/history] [--check]
 
 (``make benchmarks-summary``.) Every benchmark adds a record of kind ``benchmark:NAME`` to a run history with
-``--history DIR`` (:mod:`benchmarks.recording`); ``benchmarks/history/`` holds the records committed with the
+``--history DIR`` (:mod:`benchmarks.harness_recording`); ``benchmarks/history/`` holds the records committed with the
 repository, one small Parquet file per run. From the latest successful record of each benchmark of
 :data:`BENCHMARKS` this writes one table row: its headline figures (the benchmark's own cell of its record's
 figures; the settings that differ from the benchmark's full run, when a run used a reduced one), its command, the
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import MB
+from benchmarks.harness_measure import MB
 
 REPO = Path(__file__).resolve().parents[1]
 HISTORY = "benchmarks/history"

@@ -27,9 +27,10 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
 
-from benchmarks import recording
-from benchmarks.reuters21578 import BASE, REPO, SETS, command
-from benchmarks.tables import DASH, seconds, table
+from benchmarks import harness_recording
+from benchmarks.harness import REPO
+from benchmarks.harness_reuters import BASE, SETS, command
+from benchmarks.harness_tables import DASH, seconds, table
 from sparktc.apps.cli import tell
 from sparktc.apps.compare import check_runs, compare_runs, write_comparisons
 from sparktc.apps.pipeline import run as run_stages
@@ -328,7 +329,7 @@ def headline(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen methods on R(90), compare them and write the tables (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[recording.arguments()])
+                                     parents=[harness_recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
@@ -371,10 +372,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rerun = shlex.join(["./spark-submit.sh", str(Path(__file__).resolve().relative_to(REPO)), *argv])
         record = build_record(arguments.corpus, rerun, runs,
                               {m["stage"]: m["seconds"] for m in manifests}, comparison, curves, compare_seconds)
-        report = recording.report_files(output, "yang_liu_1999", record, render(record))
+        report = harness_recording.report_files(output, "yang_liu_1999", record, render(record))
         return 0, headline(runs), report
 
-    return recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)
+    return harness_recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)
 
 
 if __name__ == "__main__":

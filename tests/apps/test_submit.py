@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, command_words, substituted
 from docs_examples import example
 
-from benchmarks.scaling import parse_events, project, read_events
+from benchmarks.harness_scaling import parse_events, project, read_events
 from sparktc.experiment.config import Config
 from sparktc.tracking import history_table
 from sparktc.tracking.record import METRICS

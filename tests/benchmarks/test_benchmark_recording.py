@@ -1,5 +1,5 @@
-"""A benchmark harness run recorded in the run history (``--history``, :mod:`benchmarks.recording`), without Spark:
-run_harness around tiny bodies whose commands are short Python processes, measured as the benchmarks' are.
+"""A benchmark harness run recorded in the run history (``--history``, :mod:`benchmarks.harness_recording`), without
+Spark: run_harness around tiny bodies whose commands are short Python processes, measured as the benchmarks' are.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from trackers import tracking_server
 
-from benchmarks import rcv1_scale, recording
-from benchmarks.recording import HARNESS_STAGE, arguments
+from benchmarks import harness_recording, rcv1_scale
+from benchmarks.harness_recording import HARNESS_STAGE, arguments
 from sparktc.errors import INPUT_EXIT, INTERRUPTED_EXIT
 from sparktc.tracking import history_table
 from sparktc.tracking.record import digest
@@ -267,8 +267,8 @@ def test_a_driver_benchmark_records_its_figures_with_its_own_process_as_the_one_
     output, store = tmp_path / "out", tmp_path / "history"
     settings = {"corpus": "/data/reuters21578", "sets": ["R(90)"], "masters": ["local[*]"]}
     report = {"benchmark.md": b"# fake\n"}
-    status = recording.record_driver("fake", ["--output", str(output), "--history", str(store)], output, tmp_path,
-                                     settings, lambda: (0, {"R90": {"svm": {"micro_f1": 0.86}}}, report))
+    status = harness_recording.record_driver("fake", ["--output", str(output), "--history", str(store)], output,
+                                             tmp_path, settings, lambda: (0, {"R90": {"svm": {"micro_f1": 0.86}}}, report))
     assert status == 0
     [record] = records(store)
     assert (record["kind"], record["label"], record["exit_status"]) == ("benchmark:fake", "benchmark:fake", 0)
@@ -283,20 +283,20 @@ def test_a_driver_benchmark_records_its_figures_with_its_own_process_as_the_one_
 def test_a_driver_benchmark_without_history_records_nothing_and_one_ended_by_an_error_is_recorded(
         tmp_path: Path) -> None:
     store = tmp_path / "history"
-    assert recording.record_driver("fake", [], tmp_path, tmp_path, {}, lambda: (3, {}, {})) == 3
+    assert harness_recording.record_driver("fake", [], tmp_path, tmp_path, {}, lambda: (3, {}, {})) == 3
     assert not store.exists()
 
     def body() -> tuple[int, dict[str, Any], dict[str, bytes]]:
         raise ZeroDivisionError("stopped")
 
     with pytest.raises(ZeroDivisionError):
-        recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
+        harness_recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
     [record] = records(store)
     assert (record["exit_status"], record["error"]) == (1, "ZeroDivisionError: stopped")
 
 
 def test_a_driver_benchmarks_report_files_are_written_printed_and_returned(tmp_path, capsys):
-    files = recording.report_files(tmp_path, "bench", {"micro_f1": 0.5}, "# bench\n")
+    files = harness_recording.report_files(tmp_path, "bench", {"micro_f1": 0.5}, "# bench\n")
     assert files == {"bench.json": b'{\n  "micro_f1": 0.5\n}\n', "bench.md": b"# bench\n"}
     assert {name: (tmp_path / name).read_bytes() for name in files} == files
     assert capsys.readouterr().out == "# bench\n\n"

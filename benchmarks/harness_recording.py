@@ -49,7 +49,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import MB, Measured
+from benchmarks.harness_measure import MB, Measured
 from sparktc.errors import INPUT_EXIT, ConfigError
 from sparktc.experiment.config import TRACK_EXTRA, TrackConfig, track_config
 from sparktc.filesystem import is_uri
