@@ -39,8 +39,9 @@ from typing import Any, NamedTuple
 from benchmarks import harness_recording
 from benchmarks.harness_measure import TreeSampler
 from benchmarks.harness_pipeline import link_tables
-from benchmarks.harness_tables import DASH, seconds, table
+from benchmarks.harness_tables import DASH, seconds
 from sparktc.models.decision import CROSS_VALIDATED
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = "conf/reuters21578.toml"
@@ -307,11 +308,11 @@ def render(record: Mapping[str, Any]) -> str:
          "Rocchio's and kNN's proportional thresholds are set on 5 cross-validation folds of the training "
          "documents, the models trained on all of them."), "",
         "## Table 3: mean and standard deviation over the setups (ours, Debole & Sebastiani's beside)", "",
-        table(header3, rows3), "",
+        markdown_table(header3, rows3), "",
         f"Within {TARGET} of the published mean: {', '.join(within) or 'none'} "
         f"({len(within)} of {2 * len(subsets)}). Standard deviations are sample ones (n - 1).", "",
         "## Table 4: relative hardness, 100 (mean(row) - mean(column)) / mean(column) (published in brackets)", "",
-        table(header4, rows4), "",
+        markdown_table(header4, rows4), "",
         "Debole & Sebastiani's Table 4 is not always their Table 3 put through this formula: from their Table 3 means, "
         "R(10) against R(90) macro is +52.8% (printed +46.8%), R(90) against R(10) macro -34.5% (printed -53.1%) and "
         "R(115) against R(10) macro -30.9% (printed -50.5%); their other nine entries are the formula's to within "
@@ -321,7 +322,7 @@ def render(record: Mapping[str, Any]) -> str:
         "Table 3's means (drawn in Figure 7).", "",
         *(f"![Figure {number}](figures/figure-{number}.png)" for number in range(1, 8)), "",
         "## Every setup: micro-F1 / macro-F1", "",
-        table(["learner", "weighting", "function", "xi", *subsets], setup_rows), "",
+        markdown_table(["learner", "weighting", "function", "xi", *subsets], setup_rows), "",
         "## Cost", "",
         f"The whole grid ({record['runs']} train+evaluate runs and {record['corpus_runs']} corpus-stage runs) took "
         f"{seconds(cost['wall_seconds'])} s wall, {seconds(cost['cpu_seconds'])} CPU-seconds (the process tree: "

@@ -109,6 +109,7 @@ from benchmarks.harness_text_corpus import TextShape
 from sparktc.corpora.files import compression_of
 from sparktc.corpora.reuters21578 import CATEGORY_SETS
 from sparktc.corpora.reuters21578 import FORMAT as REUTERS
+from sparktc.runtime.markdown import markdown_table
 
 LIBMULTILABEL_VERSION = "0.10.0"
 SCIPY_VERSION = "1.13.1"
@@ -777,7 +778,7 @@ def comparison_table(methods: Sequence[Mapping[str, Any]], config: str = FORMATS
              *(both(r, k) for k in RANKS), both(r, "labels", harness_tables.count), costs_cell(r, "wall_seconds"),
              costs_cell(r, "cpu_seconds"), costs_cell(r, "peak_rss_mb", harness_tables.megabytes), decisions_cell(r),
              agreement_cell(r), *(vocabulary_cells(r) if text else [])] for r in methods]
-    return harness_tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def visiting(record: Mapping[str, Any]) -> str:

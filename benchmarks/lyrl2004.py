@@ -49,6 +49,7 @@ from benchmarks.harness_pipeline import (
 )
 from sparktc.corpora import lyrl2004
 from sparktc.experiment.presets import PRESETS
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
 
 #: The methods: the prepared run's plain one-vs-rest, then LYRL2004's four as presets.
@@ -137,7 +138,7 @@ def results_table(records: Sequence[Mapping[str, Any]]) -> str:
     header = ["category set", "method", "micro-F1", "macro-F1", "categories averaged", "train wall / CPU (s)",
               "evaluate wall / CPU (s)", "end to end wall / CPU (s)", "peak RSS (MB)",
               "LYRL2004 on RCV1-v2 (micro / macro)"]
-    return harness_tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def presets_section(methods: Sequence[str]) -> str:

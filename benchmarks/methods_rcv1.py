@@ -47,6 +47,7 @@ from benchmarks.harness_pipeline import (
     run_figures,
     selected,
 )
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
 
 #: Yang & Liu's settings for each method (overrides of conf/rcv1.toml: their feature counts, k = 45, 500 singular
@@ -163,7 +164,7 @@ def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
               "train peak RSS (MB): driver JVM / Python driver / Python workers",
               "evaluate peak RSS (MB): driver JVM / Python driver / Python workers",
               "end to end wall / CPU (s)", "micro-F1", "macro-F1", "ingest .. rank", "command"]
-    return harness_tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def failures_section(methods: Sequence[Mapping[str, Any]]) -> str:

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit put
 
 from benchmarks import harness_recording
 from benchmarks.harness import harness_parser, measured, run_harness
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_LIST = REPO / "conf" / "stopwords" / "smart_english.stop"
@@ -99,11 +100,11 @@ def headline(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def render(result: Mapping[str, Any]) -> str:
     """benchmark.md: every run's wall and CPU seconds, peak memory and micro-F1, and how its CPU was counted."""
-    table = ["| command | run | wall s | CPU s | peak MB | micro-F1 |", "|---|---|---|---|---|---|"]
-    table += [f"| {r['command']} | {r['run']} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_mb']:.0f} | "
-              f"{r['micro_f1']:.4f} |" for r in result["rows"]]
+    table = markdown_table(["command", "run", "wall s", "CPU s", "peak MB", "micro-F1"],
+                           [[r["command"], r["run"], f"{r['seconds']:.1f}", f"{r['cpu_seconds']:.1f}",
+                             f"{r['peak_mb']:.0f}", f"{r['micro_f1']:.4f}"] for r in result["rows"]])
     sources = sorted({row["cpu_source"] for row in result["rows"]})
-    text = "\n".join(table) + f"\n\nCPU counted by: {', '.join(sources)}; master {result['settings']['master']}.\n"
+    text = table + f"\n\nCPU counted by: {', '.join(sources)}; master {result['settings']['master']}.\n"
     return text + (f"\n**The benchmark stopped early:** {result['error']}\n" if result.get("error") else "")
 
 

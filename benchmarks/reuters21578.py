@@ -28,6 +28,7 @@ from benchmarks import harness_recording
 from benchmarks.harness_reuters import BASE, SETS, command
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import load_config
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.session import build_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,12 +117,13 @@ def run_methods(arguments: argparse.Namespace, output: Path) -> tuple[int, dict[
                 "command": command(config_file, [*set_overrides, *overrides], f"runs/{run.parent.name}-{run.name}"),
             })
     spark.stop()
-    lines = ["| set | method | micro-F1 | macro-F1 | categories | train (s) | published (micro / macro) |",
-             "|---|---|---|---|---|---|---|"]
+    cells = []
     for set_name in SETS:
-        lines.append(f"| {set_name} | *Debole & Sebastiani, mean of 48 setups* | | | | | {DEBOLE_MEAN[set_name]} |")
-        lines += [f"| {r['set']} | {r['method']} | {r['micro_f1']:.4f} | {r['macro_f1']:.4f} | {r['n_categories']} | "
-                  f"{r['train_seconds']} | {r['published']} |" for r in rows if r["set"] == set_name]
+        cells.append([set_name, "*Debole & Sebastiani, mean of 48 setups*", "", "", "", "", DEBOLE_MEAN[set_name]])
+        cells += [[r["set"], r["method"], f"{r['micro_f1']:.4f}", f"{r['macro_f1']:.4f}", r["n_categories"],
+                   r["train_seconds"], r["published"]] for r in rows if r["set"] == set_name]
+    lines = [markdown_table(["set", "method", "micro-F1", "macro-F1", "categories", "train (s)",
+                             "published (micro / macro)"], cells)]
     lines += ["", "Commands (CORPUS = the directory of reut2-*.sgm.gz):", ""]
     lines += [f"- {r['set']}, {r['method']}: `{r['command']}`" for r in rows]
     text = "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness_measure import MB
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 HISTORY = "benchmarks/history"
@@ -223,16 +224,15 @@ def short_commit(record: Mapping[str, Any]) -> str:
     return commit[:7] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
-def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, commands: bool) -> str:
-    """The benchmark's table row: its name linked to its page, its figures, [its command,] date and commit."""
+def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, commands: bool) -> list[str]:
+    """The benchmark's table row's cells: its name linked to its page, its figures, [its command,] date and commit."""
     name = f"[{benchmark.title}]({pages}{benchmark.page})"
     command = [f"`{benchmark.command}`"] if commands else []
     if record is None:
-        return "| " + " | ".join([name, NO_RECORD, *command, "–", "–"]) + " |"
+        return [name, NO_RECORD, *command, "–", "–"]
     figures = dict(record["figures"])
     cell = f"{reduced(benchmark, record)}{benchmark.cell(figures)}; whole run {secs(record['seconds'])}"
-    return "| " + " | ".join([name, cell, *command, record["started"].strftime("%Y-%m-%d"),
-                              f"`{short_commit(record)}`"]) + " |"
+    return [name, cell, *command, record["started"].strftime("%Y-%m-%d"), f"`{short_commit(record)}`"]
 
 
 #: The column heads of a record's own table, by the figure's last name part (any other: its name, spaced).
@@ -266,10 +266,9 @@ def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
         prefix, _, leaf = name.rpartition(".")
         rows_.setdefault(prefix or "–", {})[leaf] = number
     columns = list(dict.fromkeys(leaf for values in rows_.values() for leaf in values))
-    lines += ["| figures | " + " | ".join(HEADS.get(column, column.replace("_", " ")) for column in columns) + " |",
-              "|---|" + "---|" * len(columns)]
-    lines += [f"| {prefix} | " + " | ".join(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)
-              + " |" for prefix, values in rows_.items()]
+    lines.append(markdown_table(["figures", *(HEADS.get(column, column.replace("_", " ")) for column in columns)],
+                                [[prefix, *(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)]
+                                 for prefix, values in rows_.items()]))
     return "\n".join(lines) + "\n"
 
 
@@ -284,9 +283,8 @@ def table(records: Sequence[Mapping[str, Any]], pages: str = "", commands: bool 
     """
     found = latest(records)
     header = ["benchmark", "headline figures (latest record)", *(["command"] if commands else []), "date", "commit"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += [row(benchmark, found.get(benchmark.name), pages, commands) for benchmark in BENCHMARKS]
-    return "\n".join(lines) + "\n"
+    return markdown_table(header, [row(benchmark, found.get(benchmark.name), pages, commands)
+                                   for benchmark in BENCHMARKS]) + "\n"
 
 
 def read(history: str) -> list[dict[str, Any]]:

@@ -53,6 +53,7 @@ from benchmarks.harness import (
 from benchmarks.harness import measured as run_command
 from benchmarks.harness_measure import Measured
 from benchmarks.harness_text_corpus import TextShape, corpus_is_complete, write_corpus
+from sparktc.runtime.markdown import markdown_table
 
 TARGET_CPU_RATIO = 2.5  # issue 26: sparktc's CPU <= 2.5 x the lean peer's
 DEFAULT_STOP_LIST = str(REPO.parent / "shared" / "data" / "stopwords" / "smart_english.stop")
@@ -205,10 +206,10 @@ def render(result: dict[str, Any]) -> str:
          f"SMART stop list; the peer: `benchmarks/text_peer.py`, one process. Cells: wall s / CPU-s (whole process "
          f"tree, from /proc every {SAMPLE_SECONDS} s); medians of {settings['repeat']} run(s)."),
         "sparktc, per stage (stage wall from its manifest; CPU of the stage's segment of the run):",
-        harness_tables.table(["stage", "wall / CPU (s)"], stage_rows),
+        markdown_table(["stage", "wall / CPU (s)"], stage_rows),
         "Peer, per step (its own clocks; whole command from /proc):",
-        harness_tables.table(["step", "wall / CPU (s)"], peer_rows),
-        harness_tables.table(["figure", "sparktc", "peer", "sparktc / peer"], [
+        markdown_table(["step", "wall / CPU (s)"], peer_rows),
+        markdown_table(["figure", "sparktc", "peer", "sparktc / peer"], [
             ["CPU-seconds", harness_tables.seconds(ours["cpu_seconds"]),
              harness_tables.seconds(theirs["cpu_seconds"]), harness_tables.ratio(s["cpu_ratio"])],
             ["wall seconds", harness_tables.seconds(ours["wall_seconds"]),

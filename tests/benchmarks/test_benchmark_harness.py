@@ -755,7 +755,7 @@ def test_a_missing_peer_script_is_skipped_with_a_message(tmp_path: Path, capsys)
 
 
 def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: Path, monkeypatch):
-    from benchmarks import rcv1_scale
+    from benchmarks import harness, rcv1_scale
     from benchmarks.harness_measure import Measured
 
     def fake_run_measured(command, cwd, log, driver_script, **options):
@@ -765,7 +765,7 @@ def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: P
                         samples=[sample(11.0, 1.0, 900.0), sample(15.0, 4.0, 2100.0, workers=300.0)],
                         tail=["java.lang.OutOfMemoryError: Java heap space", "bye"], cpu_seconds=4.5)
 
-    monkeypatch.setattr(rcv1_scale, "run_measured", fake_run_measured)
+    monkeypatch.setattr(harness, "run_measured", fake_run_measured)
     corpus = {"size": 2_000, "path": str(tmp_path / "corpus-2000")}
     run = rcv1_scale.run_pipeline(tmp_path, corpus, "local[2]", 2, tolerate_failure=True)
     assert run["failed"] is True and run["out_of_memory"] is True and run["returncode"] == 1
@@ -779,7 +779,7 @@ def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: P
 
 
 def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_path: Path, monkeypatch):
-    from benchmarks import rcv1_scale
+    from benchmarks import harness, rcv1_scale
 
     calls = []
 
@@ -808,7 +808,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     monkeypatch.setattr(rcv1_scale, "ensure_corpus", fake_corpus)
     monkeypatch.setattr(rcv1_scale, "run_pipeline", fake_pipeline)
     monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
-    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
+    monkeypatch.setattr(harness, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
     status = rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000,40000", "--masters", "local[2],local[1]",
                               "--speedup-sizes", "40000", "--peers-size", "40000",
                               "--history", str(tmp_path / "history")])
@@ -853,7 +853,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
 
 
 def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from benchmarks import rcv1_scale
+    from benchmarks import harness, rcv1_scale
 
     calls: list[tuple] = []
     monkeypatch.setattr(rcv1_scale, "ensure_corpus", lambda output, size, master, hierarchy: {
@@ -876,7 +876,7 @@ def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path
 
     monkeypatch.setattr(rcv1_scale, "run_pipeline", fake_pipeline)
     monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
-    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
+    monkeypatch.setattr(harness, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
     assert rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000", "--masters", "local[2]",
                             "--speedup-sizes", "20000", "--peers-size", "20000", "--memory-runs", "1",
                             "--plain", "--event-logs", "--skip-mllib"]) == 0
