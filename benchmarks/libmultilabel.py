@@ -87,7 +87,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from benchmarks import harness_recording, harness_tables, libmultilabel_corpus
+from benchmarks import harness_libmultilabel_corpus, harness_recording, harness_tables
 from benchmarks.harness import (
     RCV1_DOCUMENTS,
     RCV1_VOCABULARY,
@@ -153,7 +153,7 @@ FORMATS: dict[str, FileFormat] = {fmt.name: fmt for fmt in (
     # LibMultiLabel opens a LIBSVM file with open(): plain text only.
     FileFormat("svm", "multi-label LIBSVM files", ("train.svm", "test.svm"), (), "svm", "conf/libsvm.toml"),
     # LibMultiLabel reads text with pandas.read_csv, which decompresses by the file name, as sparktc does.
-    FileFormat("text", "LibMultiLabel-format text files", tuple(libmultilabel_corpus.FILES.values()),
+    FileFormat("text", "LibMultiLabel-format text files", tuple(harness_libmultilabel_corpus.FILES.values()),
                (".gz", ".bz2"), "txt", "conf/libmultilabel_text.toml"),
 )}
 
@@ -498,9 +498,9 @@ def prepare_synthetic_text(output: Path, documents: int) -> tuple[Path, dict[str
     (:func:`benchmarks.libmultilabel_corpus.write_synthetic`; reused when complete), and what it holds.
     """
     directory, shape = output / f"text-{documents}", TextShape(documents=documents)
-    if libmultilabel_corpus.synthetic_is_complete(shape, directory):
+    if harness_libmultilabel_corpus.synthetic_is_complete(shape, directory):
         return directory, {**read_json(directory / "corpus.json"), "directory": str(directory), "reused": True}
-    return directory, {**libmultilabel_corpus.write_synthetic(shape, directory), "directory": str(directory)}
+    return directory, {**harness_libmultilabel_corpus.write_synthetic(shape, directory), "directory": str(directory)}
 
 
 def prepare_text_corpus(output: Path, reuters: Path, category_set: str) -> tuple[Path, dict[str, Any]]:
@@ -510,8 +510,8 @@ def prepare_text_corpus(output: Path, reuters: Path, category_set: str) -> tuple
     directory = output / f"reuters21578-{category_set}"
     began = time.monotonic()
     try:
-        record = libmultilabel_corpus.write_corpus(libmultilabel_corpus.modapte_documents(reuters), directory,
-                                                   category_set)
+        documents = harness_libmultilabel_corpus.modapte_documents(reuters)
+        record = harness_libmultilabel_corpus.write_corpus(documents, directory, category_set)
     except ValueError as error:
         raise HarnessError(str(error)) from error
     return directory, {"reuters": str(reuters), "directory": str(directory),
@@ -792,7 +792,7 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
     lines = []
     written = result.get("corpus")
     if written and "shape" in written:
-        train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
+        train, test = (written["files"][name] for name in harness_libmultilabel_corpus.FILES.values())
         lines.append(f"- benchmarks/text_corpus.py's synthetic text ({written['shape']}), written by "
                      f"benchmarks/libmultilabel_corpus.py into `{written['directory']}`"
                      f"{' (reused)' if written.get('reused') else ''} in "
@@ -800,7 +800,7 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
                      f"train.txt {train['documents']:,} documents, test.txt {test['documents']:,}; "
                      f"{written['categories']} categories; tabs and newlines replaced by spaces")
     elif written:
-        train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
+        train, test = (written["files"][name] for name in harness_libmultilabel_corpus.FILES.values())
         lines.append(f"- Reuters-21578 (`{written['reuters']}`) read by sparktc's reader "
                      f"(sparktc.corpora.reuters21578), ModApte, written by benchmarks/libmultilabel_corpus.py into "
                      f"`{written['directory']}` in "

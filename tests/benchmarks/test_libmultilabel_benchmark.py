@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REPO, SHARED_DATA
 
+from benchmarks import harness_libmultilabel_corpus as corpus_module
 from benchmarks import libmultilabel as bench
-from benchmarks import libmultilabel_corpus as corpus_module
 from benchmarks.harness import HarnessError
 from benchmarks.harness_text_corpus import TextModel, TextShape, generate_block
 from sparktc.corpora.records import Document
