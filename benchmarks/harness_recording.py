@@ -2,7 +2,7 @@
 itself (:mod:`sparktc.apps.recording`).
 
 ``--history DIR`` (a directory, or a URI pyarrow opens: s3://, hdfs://, gs://), an option of every benchmark built
-on :func:`benchmarks.rcv1_scale.run_harness` (:func:`arguments`), makes the harness add one
+on :func:`benchmarks.harness.run_harness` (:func:`arguments`), makes the harness add one
 :class:`~sparktc.tracking.record.RunRecord` of kind and label ``benchmark:NAME`` when it ends, however it ends:
 
 * the benchmark's settings as the configuration, its ``corpus`` setting as ``corpus.path``, which the digest leaves
@@ -79,7 +79,7 @@ def history_path(text: str) -> str:
 
 
 def arguments() -> argparse.ArgumentParser:
-    """The options every harness benchmark takes, as a parent parser (:func:`benchmarks.rcv1_scale.harness_parser`)."""
+    """The options every harness benchmark takes, as a parent parser (:func:`benchmarks.harness.harness_parser`)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--history", type=history_path, metavar="DIR",
                         help="add this run's record (kind benchmark:NAME) to the run history DIR, a directory or a "

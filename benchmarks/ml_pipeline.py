@@ -15,7 +15,7 @@
 Each command runs in a cpuacct group of its own where the machine allows it (:mod:`benchmarks.harness_measure`),
 so CPU is that of the whole process tree: the JVM, the Python driver and Spark's Python workers. The table gives wall
 seconds, CPU seconds, peak resident memory and micro-F1 of every run, and is written to OUTPUT/benchmark.md. With
-``--history DIR``, as every benchmark built on :func:`benchmarks.rcv1_scale.run_harness`, the run adds its record
+``--history DIR``, as every benchmark built on :func:`benchmarks.harness.run_harness`, the run adds its record
 (figures ``job``, ``ml``, ``peer``: each command's median wall and CPU-seconds, its largest peak memory and its
 micro-F1) to that run history, and each job run its own.
 """

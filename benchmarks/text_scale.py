@@ -62,7 +62,7 @@ PEER_STEPS = ("read", "tokenize", "weight", "train", "predict+evaluate")
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
-    """Run ``command`` under the /proc sampler (:func:`benchmarks.rcv1_scale.measured`); HarnessError when it fails."""
+    """Run ``command`` under the /proc sampler (:func:`benchmarks.harness.measured`); HarnessError when it fails."""
     return run_command(command, log, driver_script, harness="text_scale")
 
 
