@@ -1,4 +1,7 @@
-"""Markdown tables and target checks of the RCV1-v2-scale benchmark (``benchmarks/rcv1_scale.py``).
+"""Part of the benchmark harness (:mod:`benchmarks.harness`): the figures as every benchmark's tables print them
+(:func:`seconds`, :func:`f1`, :func:`count`, ...; the tables themselves are written by
+:func:`sparktc.runtime.markdown.markdown_table`), and the tables and target checks of the RCV1-v2-scale benchmark
+(``benchmarks/rcv1_scale.py``).
 
 Pure functions of the result record that ``rcv1_scale.py`` writes to ``benchmark.json``:
 
