@@ -12,13 +12,14 @@
   :func:`train_documents`), its files (:data:`CORPUS_FILES`, :func:`corpus_is_complete`).
 
 The other parts: :mod:`benchmarks.harness_measure` (a command's process tree measured),
-:mod:`benchmarks.harness_recording` (a benchmark's run recorded in the run history and MLflow), :mod:`benchmarks.harness_tables`
-(the figures as the tables print them; the RCV1-scale tables and targets), :mod:`benchmarks.harness_pipeline` (a
-pipeline run measured stage by stage), :mod:`benchmarks.harness_text_corpus` (the synthetic raw-text corpus),
-:mod:`benchmarks.harness_libmultilabel_corpus` (the corpora LibMultiLabel and sparktc read alike),
-:mod:`benchmarks.harness_peer` (the single-process peers' LIBLINEAR core), :mod:`benchmarks.harness_scaling` (a
-Spark event log replayed on N cores) and :mod:`benchmarks.harness_reuters` (the Reuters-21578 driver benchmarks'
-sets and commands). No benchmark imports another benchmark (``tests/benchmarks/test_harness_imports.py``).
+:mod:`benchmarks.harness_recording` (a benchmark's run recorded in the run history and MLflow),
+:mod:`benchmarks.harness_tables` (the figures as the tables print them; the RCV1-scale tables and targets),
+:mod:`benchmarks.harness_pipeline` (a pipeline run measured stage by stage), :mod:`benchmarks.harness_text_corpus`
+(the synthetic raw-text corpus), :mod:`benchmarks.harness_libmultilabel_corpus` (the corpora LibMultiLabel and sparktc
+read alike), :mod:`benchmarks.harness_peer` (the single-process peers' LIBLINEAR core),
+:mod:`benchmarks.harness_scaling` (a Spark event log replayed on N cores) and :mod:`benchmarks.harness_reuters` (the
+Reuters-21578 driver benchmarks' sets and commands). No benchmark imports another benchmark
+(``tests/benchmarks/test_harness_imports.py``).
 """
 
 from __future__ import annotations
