@@ -55,7 +55,8 @@ from sparktc.apps.classify import (
 )
 from sparktc.apps.pipeline import check_stages, run_recorded
 from sparktc.errors import InputError
-from sparktc.evaluation.report import FIGURES, Evaluation
+from sparktc.evaluation.notebook import Evaluation
+from sparktc.evaluation.report import FIGURES
 from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, Bundle, load_bundle
 from sparktc.experiment.config import Config, ConfigError, check_overrides, checked, load_config
 from sparktc.experiment.tables import mark_duplicates
@@ -114,7 +115,7 @@ class RunResult:
 
     def _repr_html_(self) -> str:
         """The run in a notebook: its stages, then its headline metrics, decision rule, figures and a link to
-        ``report.md`` (:meth:`sparktc.evaluation.report.Evaluation.html`).
+        ``report.md`` (:meth:`sparktc.evaluation.notebook.Evaluation.html`).
         """
         stages = ", ".join(f"{stage['stage']} {stage['status']} {stage['seconds']:.1f} s"
                            for stage in self.record.stages)

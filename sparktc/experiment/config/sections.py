@@ -358,7 +358,7 @@ class SparkConfig:
 
 @dataclass(frozen=True)
 class HistoryConfig:
-    """The run history (:mod:`sparktc.tracking.history`): every pipeline and benchmark run adds one record."""
+    """The run history (:mod:`sparktc.tracking.history_table`): every pipeline and benchmark run adds one record."""
 
     # A directory (local path or a URI pyarrow opens: s3://, hdfs://, gs://) of one Parquet file per run; "" = none.
     # A local one is checked before Spark starts (config.paths.check_history); a URI is opened when the run's record
