@@ -30,7 +30,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def three_runs(path: str) -> list[dict]:
     """A run, its rerun, and a run with a worse setting (train.liblinear.C = 0.001)."""
     return write(path, make("20261125T0600Z-h-1", 1), make("20261125T0700Z-h-2", 2, micro_f1=0.8601, seconds=104.0),
-                 make("20261125T0800Z-h-3", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.7012,
+                 make("20261125T0800Z-h-3", 3, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.7012,
                       macro_f1=0.4))
 
 
@@ -54,7 +54,7 @@ def test_the_job_flags_exactly_the_worse_run_with_its_setting_and_exits_3(tmp_pa
 
 def test_the_latest_run_against_the_previous_same_settings_run(tmp_path, capsys) -> None:
     history = str(tmp_path / "history")
-    write(history, make("a", 1), make("b", 2, settings=with_setting("train", "C", 0.001), micro_f1=0.5),
+    write(history, make("a", 1), make("b", 2, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.5),
           make("c", 3, seconds=130.0))
     assert run(history) == REGRESSION_EXIT
     out = capsys.readouterr().out
@@ -292,7 +292,7 @@ def the_pages_history(folder) -> None:
     """In ``folder``/runs/history, what the page's three runs leave: C = 1.0, 0.001 (micro-F1 0.7012), 1.0."""
     write(str(folder / "runs" / "history"),
           make("20261125T0600Z-host-4100", 0, micro_f1=0.8612),
-          make("20261125T0614Z-host-4242", 1, settings=with_setting("train", "C", 0.001), micro_f1=0.7012),
+          make("20261125T0614Z-host-4242", 1, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.7012),
           make("20261125T0628Z-host-4388", 2, micro_f1=0.8612))
 
 
