@@ -13,6 +13,8 @@ from typing import Any
 
 import griffe
 
+from sparktc.runtime.markdown import markdown_table
+
 #: A Sphinx role: :func:`sparktc.apps.api.classify` and the like, ``~`` keeping only the last name.
 ROLE = re.compile(r":(?:py:)?(?:attr|class|data|exc|func|meth|mod|obj):`~?([^`]+)`")
 #: A paragraph's closing ``::``, which in reStructuredText makes the indented block after it literal (Markdown's
@@ -43,10 +45,9 @@ def params_table(path: str) -> str:
     for param in stage.params:
         value = stage.getOrDefault(param) if stage.isDefined(param) else None
         shown = f"{type(value).__name__}()" if hasattr(value, "uid") else repr(value)
-        doc = param.doc.replace("|", "\\|")
-        rows.append(f"| `{param.name}` | `{shown}` | {doc} |")
+        rows.append([f"`{param.name}`", f"`{shown}`", param.doc])
     return ("\n\nIts Params (`explainParams()`), set by keyword or by their setters:\n\n"
-            "| Param | default | meaning |\n|---|---|---|\n" + "\n".join(rows))
+            + markdown_table(["Param", "default", "meaning"], rows))
 
 
 class DocstringsForMkdocs(griffe.Extension):
