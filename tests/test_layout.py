@@ -26,7 +26,14 @@ SPARK_FREE = LAYERS[LAYERS.index("models"):LAYERS.index("runtime")]
 
 
 def folder_modules(folder: str) -> list[str]:
-    return sorted(path.stem for path in (PACKAGE / folder).glob("*.py") if path.stem != "__init__")
+    """The modules of ``folder`` (a path under sparktc/), a package inside it counting as one module."""
+    modules = [path.stem for path in (PACKAGE / folder).glob("*.py") if path.stem != "__init__"]
+    return sorted(modules + [path.parent.name for path in (PACKAGE / folder).glob("*/__init__.py")])
+
+
+#: The packages inside a concern folder (the train stage, one module per way of fitting): their ``__init__``
+#: exports their entry, and its docstring describes every module.
+SUBPACKAGES = sorted(str(path.parent.relative_to(PACKAGE)) for path in PACKAGE.glob("*/*/__init__.py"))
 
 
 def imported(path: Path) -> set[str]:
@@ -66,10 +73,18 @@ def test_each_folder_says_what_it_is_for_and_lists_its_modules(folder: str) -> N
         assert f"``{module}``" in docstring, f"sparktc/{folder}/__init__.py does not describe {module}"
 
 
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_each_package_inside_a_folder_describes_its_modules(package: str) -> None:
+    docstring = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text()))
+    assert docstring and len(docstring.split()) >= 20, f"sparktc/{package}/__init__.py needs a paragraph"
+    for module in folder_modules(package):
+        assert f"``{module}``" in docstring, f"sparktc/{package}/__init__.py does not describe {module}"
+
+
 @pytest.mark.parametrize("folder", LAYERS)
 def test_imports_only_run_down_the_layers(folder: str) -> None:
     below = set(LAYERS[LAYERS.index(folder):]) | set(SHARED)
-    upward = {f"{path.name} imports sparktc.{part}" for path in (PACKAGE / folder).glob("*.py")
+    upward = {f"{path.relative_to(PACKAGE)} imports sparktc.{part}" for path in (PACKAGE / folder).rglob("*.py")
               for part in imported(path) - below}
     assert not upward
 
@@ -118,5 +133,5 @@ def test_runtime_is_domain_free() -> None:
     """``runtime`` (storage, tasks, manifests, the runner) knows nothing of text categorization: it imports no
     other folder, only the shared modules.
     """
-    for path in (PACKAGE / "runtime").glob("*.py"):
+    for path in (PACKAGE / "runtime").rglob("*.py"):
         assert imported(path) <= set(SHARED) | {"runtime"}, path.name
