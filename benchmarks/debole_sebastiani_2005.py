@@ -36,10 +36,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchmarks import recording
-from benchmarks.measure import TreeSampler
-from benchmarks.tables import DASH, seconds, table
+from benchmarks import harness_recording
+from benchmarks.harness_measure import TreeSampler
+from benchmarks.harness_pipeline import link_tables
+from benchmarks.harness_tables import DASH, seconds
 from sparktc.models.decision import CROSS_VALIDATED
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = "conf/reuters21578.toml"
@@ -146,16 +148,6 @@ def pipeline_command(subset: str, setup: Setup, validation: float = 0.0, seed: i
     overrides = " ".join(f"--set {o}" for o in setup_overrides("$CORPUS", subset, setup, validation, seed))
     return (f"./spark-submit.sh jobs/pipeline.py --config {BASE} {overrides} "
             f"--output runs/{SUBSETS[subset]}-{setup.name}")
-
-
-def link_tables(source: str, target: str) -> None:
-    """Copy a corpus-stages file into a setup's run: the Parquet tables' files hard-linked (stages never change a
-    published file in place, they write new ones and rename), anything else (manifests, the lock) copied.
-    """
-    if "/manifests/" in source or Path(source).name.startswith(".sparktc"):
-        shutil.copy2(source, target)
-    else:
-        os.link(source, target)
 
 
 def test_documents(metrics: Mapping[str, Any]) -> int:
@@ -316,11 +308,11 @@ def render(record: Mapping[str, Any]) -> str:
          "Rocchio's and kNN's proportional thresholds are set on 5 cross-validation folds of the training "
          "documents, the models trained on all of them."), "",
         "## Table 3: mean and standard deviation over the setups (ours, Debole & Sebastiani's beside)", "",
-        table(header3, rows3), "",
+        markdown_table(header3, rows3), "",
         f"Within {TARGET} of the published mean: {', '.join(within) or 'none'} "
         f"({len(within)} of {2 * len(subsets)}). Standard deviations are sample ones (n - 1).", "",
         "## Table 4: relative hardness, 100 (mean(row) - mean(column)) / mean(column) (published in brackets)", "",
-        table(header4, rows4), "",
+        markdown_table(header4, rows4), "",
         "Debole & Sebastiani's Table 4 is not always their Table 3 put through this formula: from their Table 3 means, "
         "R(10) against R(90) macro is +52.8% (printed +46.8%), R(90) against R(10) macro -34.5% (printed -53.1%) and "
         "R(115) against R(10) macro -30.9% (printed -50.5%); their other nine entries are the formula's to within "
@@ -330,7 +322,7 @@ def render(record: Mapping[str, Any]) -> str:
         "Table 3's means (drawn in Figure 7).", "",
         *(f"![Figure {number}](figures/figure-{number}.png)" for number in range(1, 8)), "",
         "## Every setup: micro-F1 / macro-F1", "",
-        table(["learner", "weighting", "function", "xi", *subsets], setup_rows), "",
+        markdown_table(["learner", "weighting", "function", "xi", *subsets], setup_rows), "",
         "## Cost", "",
         f"The whole grid ({record['runs']} train+evaluate runs and {record['corpus_runs']} corpus-stage runs) took "
         f"{seconds(cost['wall_seconds'])} s wall, {seconds(cost['cpu_seconds'])} CPU-seconds (the process tree: "
@@ -367,7 +359,7 @@ def headline(record: Mapping[str, Any]) -> dict[str, Any]:
     cost = record["cost"]
     return {**{SUBSETS[subset]: values for subset, values in record["table_3"].items()},
             "cost": {"seconds": cost["wall_seconds"], "cpu_seconds": cost["cpu_seconds"],
-                     "peak_memory_bytes": recording.memory_bytes(cost["peak_rss_mb"])}}
+                     "peak_memory_bytes": harness_recording.memory_bytes(cost["peak_rss_mb"])}}
 
 
 # --- the Spark part ------------------------------------------------------------------------------------------------
@@ -375,7 +367,7 @@ def headline(record: Mapping[str, Any]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the 48 setups on each chosen subset and write the tables and figures (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[recording.arguments()])
+                                     parents=[harness_recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--subsets", default="R10,R90,R115", help="comma-separated, from R10, R90, R115")
@@ -456,10 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             machine=f"{os.cpu_count()} cores", validation=arguments.validation, seed=arguments.seed,
             example_commands=[pipeline_command(chosen[0], s, arguments.validation, arguments.seed) for s in grid[:1]])
         plot_figures(results, output / "figures")
-        report = recording.report_files(output, "debole_sebastiani_2005", record, render(record))
+        report = harness_recording.report_files(output, "debole_sebastiani_2005", record, render(record))
         return 0, headline(record), report
 
-    return recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)
+    return harness_recording.record_driver("debole_sebastiani_2005", argv, output, REPO, settings, run_grid)
 
 
 if __name__ == "__main__":

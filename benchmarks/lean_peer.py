@@ -53,25 +53,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from liblinear import liblinearutil
 from scipy import sparse
+
+from benchmarks.harness_peer import LIBLINEAR_OPTIONS, ltc, predict_and_count, scores, train
 
 TRAIN_FILE = "lyrl2004_tokens_train.dat"
 TEST_FILES = tuple(f"lyrl2004_tokens_test_pt{part}.dat" for part in range(4))
 QRELS_FILE = "rcv1-v2.topics.qrels"
 HIERARCHY_FILE = "rcv1.topics.hier.orig"
 TOOL = "lean single-process Python + LIBLINEAR"
-LIBLINEAR_OPTIONS = "-s 1 -c 1 -e 0.0001 -B 1 -q"  # conf/rcv1.toml [train]
-BIAS = 1.0
 CHUNK_BYTES = 1 << 23  # text tokenized at a time (its uint64 prefix sums take 8 bytes per byte)
-WEIGHT_ROWS = 100_000  # rows weighted at a time (bounds the float temporaries)
 ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # the ASCII characters str.split() splits at
 _TO_SPACE = bytes.maketrans(ASCII_SPACE, b" " * len(ASCII_SPACE))  # for bytes.split(), which misses \x1c-\x1f
 _UNICODE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")  # str.split()'s others
 HASH_BASE = 0x9E3779B97F4A7C15  # odd, so invertible modulo 2^64
 LENGTH_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 _HIERARCHY_LINE = re.compile(rb"parent:\s*(\S+)\s+child:\s*(\S+)\s+child-description:.*")
-_LIBC = ctypes.CDLL(None)  # LIBLINEAR's dual solver shuffles with the C library's rand()
+_LIBC = ctypes.CDLL(None)
 if hasattr(_LIBC, "mallopt"):  # glibc: keep freed memory for the next chunk's arrays instead of mapping it anew
     _LIBC.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: its maximum, arrays under 32 MB come from the heap
     _LIBC.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: return heap memory to the system only past 1 GB free
@@ -471,23 +469,6 @@ def idf(train_tf: sparse.csr_matrix) -> np.ndarray:
     return np.log(train_tf.shape[0] / np.bincount(train_tf.indices, minlength=train_tf.shape[1]))
 
 
-def ltc(tf: sparse.csr_matrix, idf_values: np.ndarray) -> sparse.csr_matrix:
-    """In place: w = (1 + ln tf) * idf, each row divided by its L2 norm (a zero row stays zero); computed in
-    float64, stored in tf's float32.
-    """
-    for start in range(0, tf.shape[0], WEIGHT_ROWS):
-        indptr = tf.indptr[start:start + WEIGHT_ROWS + 1]
-        low, high = indptr[0], indptr[-1]
-        weights = (1.0 + np.log(tf.data[low:high], dtype=np.float64)) * idf_values[tf.indices[low:high]]
-        lengths = np.diff(indptr)
-        filled = lengths > 0  # reduceat needs each segment's start, empty segments excluded
-        norms = np.ones(len(lengths))
-        norms[filled] = np.sqrt(np.add.reduceat(weights * weights, indptr[:-1][filled] - low))
-        norms[norms == 0] = 1.0
-        tf.data[low:high] = weights / np.repeat(norms, lengths)
-    return tf
-
-
 def weight(read: Corpus) -> tuple[sparse.csr_matrix, list[sparse.csr_matrix]]:
     """The ltc matrices of the training and test documents (REFERENCE.md section 3), overwriting the tf matrices."""
     idf_values = idf(read.train_tf)
@@ -521,77 +502,13 @@ def rank(X_train: sparse.csr_matrix, Y_train: sparse.csc_matrix) -> tuple[np.nda
 # --- train and predict ------------------------------------------------------------------------------
 
 
-def train(X: sparse.csr_matrix, Y: sparse.csc_matrix, options: str = LIBLINEAR_OPTIONS
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """One LIBLINEAR binary problem per column of Y: W (features x categories) and b, score = x W + b."""
-    n_docs, n_features = X.shape
-    problem = liblinearutil.problem(np.zeros(n_docs), X)  # the CSR -> LIBLINEAR copy, once
-    labels = np.ctypeslib.as_array(problem.y, (n_docs,))  # LIBLINEAR reads prob->y, never writes it
-    W = np.zeros((Y.shape[1], n_features))
-    b = np.zeros(Y.shape[1])
-    for j in range(Y.shape[1]):
-        positive = Y[:, j].toarray().ravel()
-        if positive.all():  # one class only: always assign (as sparktc)
-            b[j] = 1.0
-            continue
-        labels[:] = np.where(positive, 1.0, -1.0)
-        _LIBC.srand(1)  # each model as LIBLINEAR's train command makes it (sparktc reseeds the same way)
-        model = liblinearutil.train(problem, options)
-        w = np.ctypeslib.as_array(model.w, (n_features + 1,))  # the last weight is the bias feature's
-        sign = 1.0 if model.get_labels()[0] == 1 else -1.0  # w separates the first label LIBLINEAR saw
-        W[j] = sign * w[:n_features]
-        b[j] = sign * w[n_features] * BIAS
-    return np.ascontiguousarray(W.T), b
-
-
 def train_categories(X_train: sparse.csr_matrix, read: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Indices of the categories with >= 1 training positive (the others are never assigned), W and b."""
     trained = np.flatnonzero(read.train_labels.getnnz(axis=0) > 0)
     return trained, *train(X_train, read.train_labels[:, trained])
 
 
-def predict_and_count(X: list[sparse.csr_matrix], W: np.ndarray, b: np.ndarray, Y: sparse.csc_matrix
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per category TP, FP, FN of "X W + b > 0" against Y, one block of test rows at a time.
-
-    X and W are float32 (X as sparktc stores it; scipy then sums in float32, over twice as fast as float64).
-    """
-    tp, fp, fn = (np.zeros(W.shape[1], dtype=np.int64) for _ in range(3))
-    W = W.astype(np.float32)
-    Y = Y.tocsr()
-    start = 0
-    for block in X:
-        assigned = np.asarray(block @ W) + b > 0
-        truth = Y[start:start + block.shape[0]].toarray()
-        start += block.shape[0]
-        hits = np.count_nonzero(assigned & truth, axis=0)
-        tp += hits
-        fp += np.count_nonzero(assigned, axis=0) - hits
-        fn += np.count_nonzero(truth, axis=0) - hits
-    return tp, fp, fn
-
-
 # --- evaluate ---------------------------------------------------------------------------------------
-
-
-def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """The ratio numerator / denominator, 1 where the denominator is 0."""
-    return np.divide(numerator, denominator, out=np.ones(len(numerator)), where=denominator > 0)
-
-
-def scores(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> dict[str, Any]:
-    """Micro and macro P, R, F1 and per-category F1; each measure is 1 when its denominator is 0."""
-    counts = [np.asarray(v, dtype=np.float64) for v in (tp, fp, fn)]
-    total = [np.array([v.sum()]) for v in counts]
-
-    def measures(t: np.ndarray, f_p: np.ndarray, f_n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return ratio(t, t + f_p), ratio(t, t + f_n), ratio(2 * t, 2 * t + f_p + f_n)
-
-    micro = [float(v[0]) for v in measures(*total)]
-    per_category = measures(*counts)
-    macro = [float(v.mean()) if len(v) else 1.0 for v in per_category]
-    return {"micro_precision": micro[0], "micro_recall": micro[1], "micro_f1": micro[2],
-            "macro_precision": macro[0], "macro_recall": macro[1], "macro_f1": macro[2], "f1": per_category[2]}
 
 
 # --- the run ----------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ Run it from the repository root; the commands it starts run from there, exactly 
      ``--documents N``: :mod:`benchmarks.text_corpus`'s synthetic RCV1-shaped text (N documents, RCV1-v2's
      training share) written the same way into OUTPUT/text-N (reused when complete).
 3. **Each method** (:data:`METHODS`), and in text mode each tf-idf setting (:data:`TFIDF`, ``--tfidf``) with each
-   method, one after the other, under the /proc sampler of ``benchmarks/measure.py`` (wall time, CPU-seconds and
+   method, one after the other, under the /proc sampler of ``benchmarks/harness_measure.py`` (wall time, CPU-seconds and
    peak resident memory of the whole process tree):
 
    * LibMultiLabel: ``VENV/bin/python -I benchmarks/libmultilabel_peer.py`` (its own reader of the same files,
@@ -87,10 +87,8 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from benchmarks import libmultilabel_corpus, recording, tables
-from benchmarks.measure import Measured
-from benchmarks.methods_rcv1 import output_refusal as refusal_of_output
-from benchmarks.rcv1_scale import (
+from benchmarks import harness_libmultilabel_corpus, harness_recording, harness_tables
+from benchmarks.harness import (
     RCV1_DOCUMENTS,
     RCV1_VOCABULARY,
     REPO,
@@ -104,11 +102,14 @@ from benchmarks.rcv1_scale import (
     run_harness,
     train_documents,
 )
-from benchmarks.rcv1_scale import measured as run_command
-from benchmarks.text_corpus import TextShape
+from benchmarks.harness import measured as run_command
+from benchmarks.harness_measure import Measured
+from benchmarks.harness_pipeline import output_refusal as refusal_of_output
+from benchmarks.harness_text_corpus import TextShape
 from sparktc.corpora.files import compression_of
 from sparktc.corpora.reuters21578 import CATEGORY_SETS
 from sparktc.corpora.reuters21578 import FORMAT as REUTERS
+from sparktc.runtime.markdown import markdown_table
 
 LIBMULTILABEL_VERSION = "0.10.0"
 SCIPY_VERSION = "1.13.1"
@@ -152,7 +153,7 @@ FORMATS: dict[str, FileFormat] = {fmt.name: fmt for fmt in (
     # LibMultiLabel opens a LIBSVM file with open(): plain text only.
     FileFormat("svm", "multi-label LIBSVM files", ("train.svm", "test.svm"), (), "svm", "conf/libsvm.toml"),
     # LibMultiLabel reads text with pandas.read_csv, which decompresses by the file name, as sparktc does.
-    FileFormat("text", "LibMultiLabel-format text files", tuple(libmultilabel_corpus.FILES.values()),
+    FileFormat("text", "LibMultiLabel-format text files", tuple(harness_libmultilabel_corpus.FILES.values()),
                (".gz", ".bz2"), "txt", "conf/libmultilabel_text.toml"),
 )}
 
@@ -409,7 +410,7 @@ def reusable_peer(record_file: Path, files: Sequence[Path], identity: Mapping[st
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
-    """Run ``command`` under the /proc sampler (:func:`benchmarks.rcv1_scale.measured`); HarnessError when it fails."""
+    """Run ``command`` under the /proc sampler (:func:`benchmarks.harness.measured`); HarnessError when it fails."""
     return run_command(command, log, driver_script, harness="libmultilabel")
 
 
@@ -497,9 +498,9 @@ def prepare_synthetic_text(output: Path, documents: int) -> tuple[Path, dict[str
     (:func:`benchmarks.libmultilabel_corpus.write_synthetic`; reused when complete), and what it holds.
     """
     directory, shape = output / f"text-{documents}", TextShape(documents=documents)
-    if libmultilabel_corpus.synthetic_is_complete(shape, directory):
+    if harness_libmultilabel_corpus.synthetic_is_complete(shape, directory):
         return directory, {**read_json(directory / "corpus.json"), "directory": str(directory), "reused": True}
-    return directory, {**libmultilabel_corpus.write_synthetic(shape, directory), "directory": str(directory)}
+    return directory, {**harness_libmultilabel_corpus.write_synthetic(shape, directory), "directory": str(directory)}
 
 
 def prepare_text_corpus(output: Path, reuters: Path, category_set: str) -> tuple[Path, dict[str, Any]]:
@@ -509,8 +510,8 @@ def prepare_text_corpus(output: Path, reuters: Path, category_set: str) -> tuple
     directory = output / f"reuters21578-{category_set}"
     began = time.monotonic()
     try:
-        record = libmultilabel_corpus.write_corpus(libmultilabel_corpus.modapte_documents(reuters), directory,
-                                                   category_set)
+        documents = harness_libmultilabel_corpus.modapte_documents(reuters)
+        record = harness_libmultilabel_corpus.write_corpus(documents, directory, category_set)
     except ValueError as error:
         raise HarnessError(str(error)) from error
     return directory, {"reuters": str(reuters), "directory": str(directory),
@@ -715,7 +716,7 @@ def headline(result: Mapping[str, Any]) -> dict[str, Any]:
     """
     def side(costs: Mapping[str, Any]) -> dict[str, Any]:
         return {"seconds": costs["wall_seconds"], "cpu_seconds": costs["cpu_seconds"],
-                "peak_memory_bytes": recording.memory_bytes(costs["peak_rss_mb"]["total"]),
+                "peak_memory_bytes": harness_recording.memory_bytes(costs["peak_rss_mb"]["total"]),
                 **{key: costs["figures"][key] for key in ("micro_f1", "macro_f1")}}
 
     return {run["run"]: {"sparktc": side(run["sparktc"]), "libmultilabel": side(run["peer"]),
@@ -725,12 +726,12 @@ def headline(result: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- the report --------------------------------------------------------------------------------
 
-def both(record: Mapping[str, Any], key: str, form: Any = tables.f1) -> str:
+def both(record: Mapping[str, Any], key: str, form: Any = harness_tables.f1) -> str:
     """An "LibMultiLabel / sparktc" cell of one figure."""
     return f"{form(record['peer']['figures'].get(key))} / {form(record['sparktc']['figures'].get(key))}"
 
 
-def costs_cell(record: Mapping[str, Any], key: str, form: Any = tables.seconds) -> str:
+def costs_cell(record: Mapping[str, Any], key: str, form: Any = harness_tables.seconds) -> str:
     """A "LibMultiLabel / sparktc" cell of one cost (``key``: wall or CPU seconds, or the total peak RSS)."""
     value = (lambda side: record[side]["peak_rss_mb"]["total"]) if key == "peak_rss_mb" else \
         (lambda side: record[side][key])
@@ -741,7 +742,7 @@ def decisions_cell(record: Mapping[str, Any]) -> str:
     """The cell that counts the positive decisions on which the two sides differ, and whose they are."""
     d = record.get("decisions")
     if not d:
-        return tables.DASH
+        return harness_tables.DASH
     if not d["differing"]:
         return f"0 (equal; {d['sparktc_positive']:,} positive)"
     return (f"{d['differing']:,} of {max(d['sparktc_positive'], d['libmultilabel_positive']):,} positive "
@@ -752,7 +753,8 @@ def decisions_cell(record: Mapping[str, Any]) -> str:
 def agreement_cell(record: Mapping[str, Any]) -> str:
     """The "micro / macro-F1 equal to 4 decimals" cell: yes, no or a dash for each."""
     marks = record.get("f1_agree_4_decimals", {})
-    return " / ".join({True: "yes", False: "no", None: tables.DASH}[marks.get(key)] for key in ("micro_f1", "macro_f1"))
+    return " / ".join({True: "yes", False: "no", None: harness_tables.DASH}[marks.get(key)]
+                      for key in ("micro_f1", "macro_f1"))
 
 
 def vocabulary_cells(record: Mapping[str, Any]) -> list[str]:
@@ -773,10 +775,10 @@ def comparison_table(methods: Sequence[Mapping[str, Any]], config: str = FORMATS
                 else [])]
     rows = [[f"{r['tfidf'] + ' / ' if text else ''}{r['method']} / {', '.join(r['overrides']) or config}",
              "yes" if r["same_algorithm"] else "no", both(r, "micro_f1"), both(r, "macro_f1"),
-             *(both(r, k) for k in RANKS), both(r, "labels", tables.count), costs_cell(r, "wall_seconds"),
-             costs_cell(r, "cpu_seconds"), costs_cell(r, "peak_rss_mb", tables.megabytes), decisions_cell(r),
+             *(both(r, k) for k in RANKS), both(r, "labels", harness_tables.count), costs_cell(r, "wall_seconds"),
+             costs_cell(r, "cpu_seconds"), costs_cell(r, "peak_rss_mb", harness_tables.megabytes), decisions_cell(r),
              agreement_cell(r), *(vocabulary_cells(r) if text else [])] for r in methods]
-    return tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def visiting(record: Mapping[str, Any]) -> str:
@@ -790,18 +792,19 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
     lines = []
     written = result.get("corpus")
     if written and "shape" in written:
-        train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
+        train, test = (written["files"][name] for name in harness_libmultilabel_corpus.FILES.values())
         lines.append(f"- benchmarks/text_corpus.py's synthetic text ({written['shape']}), written by "
                      f"benchmarks/libmultilabel_corpus.py into `{written['directory']}`"
-                     f"{' (reused)' if written.get('reused') else ''} in {tables.seconds(written['seconds'])} s: "
+                     f"{' (reused)' if written.get('reused') else ''} in "
+                     f"{harness_tables.seconds(written['seconds'])} s: "
                      f"train.txt {train['documents']:,} documents, test.txt {test['documents']:,}; "
                      f"{written['categories']} categories; tabs and newlines replaced by spaces")
     elif written:
-        train, test = (written["files"][name] for name in libmultilabel_corpus.FILES.values())
+        train, test = (written["files"][name] for name in harness_libmultilabel_corpus.FILES.values())
         lines.append(f"- Reuters-21578 (`{written['reuters']}`) read by sparktc's reader "
                      f"(sparktc.corpora.reuters21578), ModApte, written by benchmarks/libmultilabel_corpus.py into "
                      f"`{written['directory']}` in "
-                     f"{tables.seconds(written['seconds'])} s: train.txt {train['documents']:,} documents "
+                     f"{harness_tables.seconds(written['seconds'])} s: train.txt {train['documents']:,} documents "
                      f"({train['without_label']:,} without a label of {written['category_set']}, kept), test.txt "
                      f"{test['documents']:,} ({test['without_label']:,} without); {written['categories']} labels; "
                      "id = NEWID, text = TITLE and BODY with tabs, newlines and carriage returns replaced by spaces")
@@ -809,13 +812,13 @@ def corpus_lines(result: Mapping[str, Any]) -> list[str]:
         if "reused" in record:
             lines.append(f"- {step}: reused `{record['reused']}`")
         else:
-            lines.append(f"- {step}: `{record['command']}`: {tables.seconds(record['wall_seconds'])} s wall, "
-                         f"{tables.seconds(record['cpu_seconds'])} CPU-seconds")
+            lines.append(f"- {step}: `{record['command']}`: {harness_tables.seconds(record['wall_seconds'])} s wall, "
+                         f"{harness_tables.seconds(record['cpu_seconds'])} CPU-seconds")
     pipeline = (result.get("prepare") or {}).get("pipeline", {}).get("metrics")
     if pipeline:
         lines.append(f"- sparktc on the synthetic corpus itself (conf/rcv1.toml, F1 = "
-                     f"{pipeline['zero_division']:g} at 0/0): micro-F1 {tables.f1(pipeline['micro_f1'])}, "
-                     f"macro-F1 {tables.f1(pipeline['macro_f1'])}")
+                     f"{pipeline['zero_division']:g} at 0/0): micro-F1 {harness_tables.f1(pipeline['micro_f1'])}, "
+                     f"macro-F1 {harness_tables.f1(pipeline['macro_f1'])}")
     return lines
 
 
@@ -842,8 +845,9 @@ def documents_lines(methods: Sequence[Mapping[str, Any]]) -> list[str]:
         counts = (r["peer"].get("documents", {}).get("train"), r["peer"].get("documents", {}).get("test"),
                   r["sparktc"].get("documents", {}).get("test"))
         runs.setdefault(counts, []).append(r.get("run", r["method"]))
-    return [f"- {', '.join(names)}: LibMultiLabel read {tables.count(train)} training and {tables.count(test)} test "
-            f"documents, sparktc evaluated {tables.count(ours)} test documents"
+    return [f"- {', '.join(names)}: LibMultiLabel read {harness_tables.count(train)} training and "
+            f"{harness_tables.count(test)} test "
+            f"documents, sparktc evaluated {harness_tables.count(ours)} test documents"
             for (train, test, ours), names in runs.items()]
 
 
@@ -888,8 +892,8 @@ def render(result: Mapping[str, Any]) -> str:
     lines = corpus_lines(result)
     if lines:
         parts += ["## The corpus", "\n".join(lines)]
-    parts += ["## Machine", tables.machine_section(result)]
-    return tables.document(parts, result)
+    parts += ["## Machine", harness_tables.machine_section(result)]
+    return harness_tables.document(parts, result)
 
 
 # --- main --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ Run it from the repository root; the commands it starts run from there, exactly 
 2. Per method, OUTPUT/SET/prepared is copied to OUTPUT/SET/METHOD (the Parquet files hard-linked, the manifests
    copied with their times, so ingest .. rank are skipped as current) and the same command runs there with
    ``--preset lyrl2004.METHOD`` (:mod:`sparktc.experiment.presets`), under the /proc sampler of
-   ``benchmarks/measure.py``: wall and CPU-seconds of the whole process tree and peak RSS per stage segment.
+   ``benchmarks/harness_measure.py``: wall and CPU-seconds of the whole process tree and peak RSS per stage segment.
 3. OUTPUT/lyrl2004.json holds every figure raw, OUTPUT/lyrl2004.md the table of micro/macro-F1 (over each set's
    categories with at least one training positive, as LYRL2004 averages) and costs, and the machine (printed too).
 
@@ -34,21 +34,22 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import tables
-from benchmarks.debole_sebastiani_2005 import link_tables
-from benchmarks.methods_rcv1 import (
+from benchmarks import harness_tables
+from benchmarks.harness import SAMPLE_SECONDS, HarnessError, harness_parser, relative, run_harness
+from benchmarks.harness_pipeline import (
     DEFAULT_CORPUS,
     MASTER,
     corpus_refusal,
     figure,
+    link_tables,
     output_refusal,
     run,
     run_figures,
     selected,
 )
-from benchmarks.rcv1_scale import SAMPLE_SECONDS, HarnessError, harness_parser, relative, run_harness
 from sparktc.corpora import lyrl2004
 from sparktc.experiment.presets import PRESETS
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
 
 #: The methods: the prepared run's plain one-vs-rest, then LYRL2004's four as presets.
@@ -115,7 +116,7 @@ def run_method(output: Path, corpus: Path, category_set: str, name: str) -> dict
 def published(record: Mapping[str, Any]) -> str:
     """LYRL2004's published "micro / macro-F1" of the record's method on Topics, or a dash where the paper has none."""
     figures = PUBLISHED_TOPICS.get(record["method"]) if record["set"] == "topics" else None
-    return tables.DASH if figures is None else f"{figures[0]:.3f} / {figures[1]:.3f}"
+    return harness_tables.DASH if figures is None else f"{figures[0]:.3f} / {figures[1]:.3f}"
 
 
 def results_table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -127,17 +128,17 @@ def results_table(records: Sequence[Mapping[str, Any]]) -> str:
         metrics = record.get("metrics") or {}
         rows.append([
             record["set"], LABELS[record["method"]] + (" (**failed**)" if record["failed"] else ""),
-            tables.f1(metrics.get("micro_f1")), tables.f1(metrics.get("macro_f1")),
-            str(metrics.get("n_categories", tables.DASH)),
-            tables.pair(figure(record, "train", "wall_seconds"), figure(record, "train", "cpu_seconds")),
-            tables.pair(figure(record, "evaluate", "wall_seconds"), figure(record, "evaluate", "cpu_seconds")),
-            tables.pair(record["end_to_end_seconds"], record["cpu_seconds"]),
-            tables.megabytes((record.get("peak_rss_mb") or {}).get("total")), published(record),
+            harness_tables.f1(metrics.get("micro_f1")), harness_tables.f1(metrics.get("macro_f1")),
+            str(metrics.get("n_categories", harness_tables.DASH)),
+            harness_tables.pair(figure(record, "train", "wall_seconds"), figure(record, "train", "cpu_seconds")),
+            harness_tables.pair(figure(record, "evaluate", "wall_seconds"), figure(record, "evaluate", "cpu_seconds")),
+            harness_tables.pair(record["end_to_end_seconds"], record["cpu_seconds"]),
+            harness_tables.megabytes((record.get("peak_rss_mb") or {}).get("total")), published(record),
         ])
     header = ["category set", "method", "micro-F1", "macro-F1", "categories averaged", "train wall / CPU (s)",
               "evaluate wall / CPU (s)", "end to end wall / CPU (s)", "peak RSS (MB)",
               "LYRL2004 on RCV1-v2 (micro / macro)"]
-    return tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def presets_section(methods: Sequence[str]) -> str:
@@ -166,9 +167,9 @@ def render(result: Mapping[str, Any]) -> str:
         "## Commands",
         "\n".join(f"- `{r['command']}`" for r in records),
         "## Machine",
-        tables.machine_section(result),
+        harness_tables.machine_section(result),
     ]
-    return tables.document(parts, result)
+    return harness_tables.document(parts, result)
 
 
 def headline(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ Run it from the repository root; the commands it starts run from there, exactly 
    finds its stages current and skips them.
 2. For each method, OUTPUT/prepared is copied to OUTPUT/methods/METHOD (modification times kept, so the
    manifests of ingest .. rank stay current) and the same command runs there with the method's overrides
-   (:data:`METHODS`), under the /proc sampler of ``benchmarks/measure.py``: wall and CPU-seconds of the whole
+   (:data:`METHODS`), under the /proc sampler of ``benchmarks/harness_measure.py``: wall and CPU-seconds of the whole
    process tree and the peak RSS of the driver JVM, the Python driver and the Python workers, per stage
    segment. Whether ingest .. rank were skipped as current or recomputed (and why) is read from the run's
    output and manifests.
@@ -28,9 +28,6 @@ failed (the corpus stages failing stops the benchmark), 2 for bad arguments.
 from __future__ import annotations
 
 import argparse
-import json
-import re
-import shlex
 import shutil
 import sys
 import time
@@ -38,25 +35,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import recording, tables
-from benchmarks.measure import Measured, parse_stage_line, run_measured
-from benchmarks.rcv1_scale import (
-    CORPUS_FILES,
-    RCV1_DOCUMENTS,
-    RCV1_VOCABULARY,
-    REPO,
-    SAMPLE_SECONDS,
-    HarnessError,
-    failure,
-    failure_cause,
-    harness_parser,
-    process_summary,
-    read_json,
-    relative,
-    rounded,
-    run_harness,
-    train_documents,
+from benchmarks import harness_tables
+from benchmarks.harness import SAMPLE_SECONDS, HarnessError, harness_parser, relative, run_harness
+from benchmarks.harness_pipeline import (
+    DEFAULT_CORPUS,
+    MASTER,
+    corpus_refusal,
+    figure,
+    output_refusal,
+    run,
+    run_figures,
+    selected,
 )
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE, LOCK
 
 #: Yang & Liu's settings for each method (overrides of conf/rcv1.toml: their feature counts, k = 45, 500 singular
@@ -70,72 +61,17 @@ METHODS: dict[str, tuple[str, ...]] = {
     "nb": ("train.method=nb", "select.top_k=2000", "train.thresholding=scutfbr"),
     "nnet": ("train.method=nnet", "select.top_k=1000", "train.thresholding=scutfbr"),
 }
-MASTER = "local[2]"  # as benchmarks/rcv1_scale.py, so the figures sit beside docs/benchmarks/rcv1-scale.md's
-DEFAULT_CORPUS = f"runs/benchmark-rcv1/corpus-{RCV1_DOCUMENTS}"
 MARKER = ".methods_rcv1"
 WRITER = "benchmarks/methods_rcv1.py"
-CORPUS_STAGES = tables.STAGES[:4]
 ROLES = ("jvm", "python_driver", "python_workers")
-SKIPPED_LINE = re.compile(r"^sparktc: (?P<stage>\S+)\s+up to date, skipped")
-SPARK_LOG = re.compile(r"\(the trace and Spark's log: (?P<path>[^)]+)\)")
 
 
 # --- arguments ---------------------------------------------------------------------------------
-
-def selected(text: str, known: Sequence[str], what: str) -> list[str]:
-    """The comma-separated names of ``text`` (``what`` they are, for the messages), each in ``known`` and none
-    twice, in the order given.
-    """
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in known]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown) or '(none given)'}; "
-                                         f"known: {', '.join(known)}")
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(f"{what} given twice: {', '.join(repeated)}")
-    return names
 
 
 def selected_methods(text: str) -> list[str]:
     """The methods of ``--methods`` (comma-separated, in the order given)."""
     return selected(text, list(METHODS), "method(s)")
-
-
-def output_refusal(output: Path, marker: str = MARKER, writer: str = WRITER) -> str | None:
-    """Why the benchmark ``writer`` may not write into ``output`` (None when it may): an existing file, or a
-    non-empty directory without its ``marker``.
-    """
-    if not output.exists():
-        return None
-    if not output.is_dir():
-        return f"--output {output} is an existing file, not a directory"
-    if not any(output.iterdir()):
-        return None
-    try:
-        ours = json.loads((output / marker).read_text()).get("written_by") == writer
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if ours:
-        return None
-    return (f"--output {output} is not empty and was not written by {writer} (no {marker} file): the benchmark "
-            "never deletes or replaces what it did not write; give a new or empty directory")
-
-
-def corpus_refusal(corpus: Path) -> str | None:
-    """Why ``corpus`` is not a LYRL2004-format corpus (None when it is), with the command that makes one."""
-    missing = [name for name in CORPUS_FILES
-               if not (corpus / name).is_file() and not (corpus / name.removesuffix(".gz")).is_file()]
-    if not missing:
-        return None
-    make = shlex.join(["./spark-submit.sh", "--master", MASTER, "jobs/synthesize.py", "--config", "conf/synthetic.toml",
-                       "--set", f"synthesize.documents={RCV1_DOCUMENTS}",
-                       "--set", f"synthesize.train_documents={train_documents(RCV1_DOCUMENTS)}",
-                       "--set", f"synthesize.vocabulary_size={RCV1_VOCABULARY}",
-                       "--set", "synthesize.hierarchy=../shared/data/rcv1/rcv1.topics.hier.orig",
-                       "--output", relative(corpus)])
-    return (f"--corpus {corpus} lacks {', '.join(missing)}; make an RCV1-v2-shaped synthetic corpus there "
-            f"(as benchmarks/rcv1_scale.py does) with:\n  {make}")
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -148,7 +84,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"comma-separated methods to run (default {','.join(METHODS)})")
     arguments = parser.parse_args(argv)
     arguments.corpus, arguments.output = Path(arguments.corpus).resolve(), Path(arguments.output).resolve()
-    for refusal in (corpus_refusal(arguments.corpus), output_refusal(arguments.output)):
+    for refusal in (corpus_refusal(arguments.corpus), output_refusal(arguments.output, MARKER, WRITER)):
         if refusal:
             parser.error(refusal)
     return arguments
@@ -161,84 +97,6 @@ def pipeline_command(corpus: Path, run_dir: Path, overrides: Sequence[str] = ())
     return ["./spark-submit.sh", "--master", MASTER, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
             "--set", f"corpus.path={relative(corpus)}", *(a for o in overrides for a in ("--set", o)),
             "--output", relative(run_dir)]
-
-
-def stage_status(events: Sequence[tuple[float, str]], reasons: Mapping[str, str]) -> dict[str, str]:
-    """How each corpus stage fared in a run, from its ``sparktc:`` lines: skipped as current, recomputed (with
-    ``reasons[stage]``, its manifest's ``recomputed_because``), or not reached.
-    """
-    skipped = {match["stage"] for _, line in events if (match := SKIPPED_LINE.match(line))}
-    ran = {stage.stage for stage in (parse_stage_line(t, line) for t, line in events) if stage is not None}
-    return {stage: "skipped (current)" if stage in skipped
-            else f"recomputed ({reasons.get(stage, 'reason not recorded')})" if stage in ran else "not reached"
-            for stage in CORPUS_STAGES}
-
-
-def read_manifest(run_dir: Path, stage: str) -> dict[str, Any]:
-    """The manifest of ``stage`` in ``run_dir``; empty when it is missing or unreadable."""
-    try:
-        return json.loads((run_dir / "manifests" / f"{stage}.json").read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def segments(result: Measured, run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Each segment of a run (startup, the stages that ran, shutdown): wall, CPU-seconds, peak RSS, and for a
-    stage its own time and rows from its manifest (``wall_seconds``; the segment's own span is kept too).
-    """
-    found = {}
-    for segment in result.segments():
-        entry: dict[str, Any] = {"wall_seconds": round(segment.wall_seconds, 3),
-                                 "segment_seconds": round(segment.wall_seconds, 3),
-                                 "cpu_seconds": round(segment.cpu_seconds, 3),
-                                 "peak_rss_mb": rounded(segment.peak_rss_mb), "samples": segment.samples}
-        manifest = read_manifest(run_dir, segment.name) if segment.name in tables.STAGES else {}
-        if manifest:
-            entry.update(wall_seconds=manifest["seconds"], rows_in=manifest["rows_in"], rows_out=manifest["rows_out"])
-        found[segment.name] = entry
-    return found
-
-
-def why_it_failed(result: Measured, log: Path) -> tuple[bool, str]:
-    """(out of memory, cause) of a failed run, from its output and the Spark log its error line names."""
-    text = log.read_text(errors="replace") if log.is_file() else "\n".join(result.tail)
-    spark_log = next((Path(match["path"]) for match in SPARK_LOG.finditer(text)), None)
-    if spark_log is not None and spark_log.is_file():
-        text += "\n" + spark_log.read_text(errors="replace")
-    out_of_memory, cause = failure_cause(result.returncode, text)
-    error_line = next((line for line in reversed(result.tail) if line.startswith("sparktc: error")), None)
-    if not out_of_memory and error_line:
-        cause = f"{cause}: {error_line}"
-    return out_of_memory, cause
-
-
-def run(command: list[str], run_dir: Path, log: Path, harness: str = "methods_rcv1") -> dict[str, Any]:
-    """One measured pipeline run: its segments, how the corpus stages fared, F1, and on failure its cause; the
-    lines it prints start with ``harness``.
-    """
-    ran = recording.as_run(command)
-    print(f"{harness}: $ {shlex.join(ran)}", flush=True)
-    result = run_measured(ran, REPO, log, "jobs/pipeline.py", interval=SAMPLE_SECONDS,
-                          echo=lambda line: print(f"    {line}", flush=True))
-    recording.measured(log, result)
-    reasons = {stage: read_manifest(run_dir, stage).get("recomputed_because", "") for stage in CORPUS_STAGES}
-    record: dict[str, Any] = {
-        "command": shlex.join(command), "run_dir": str(run_dir), "log": str(log), "returncode": result.returncode,
-        "failed": result.returncode != 0, "end_to_end_seconds": round(result.seconds, 3),
-        "cpu_seconds": round(result.cpu_seconds, 3), "peak_rss_mb": rounded(result.peak_rss_mb()),
-        "segments": segments(result, run_dir), "corpus_stages": stage_status(result.events, reasons),
-        "samples": len(result.samples), "processes": process_summary(result),
-    }
-    if result.returncode != 0:
-        error = failure(ran, log, result)
-        out_of_memory, cause = why_it_failed(result, log)
-        record.update(out_of_memory=out_of_memory, cause=cause, error=str(error), tail=result.tail)
-        print(f"{harness}: {error}\n{error.detail}", file=sys.stderr, flush=True)
-        return record
-    metrics = read_json(run_dir / "metrics.json")
-    record["metrics"] = {key: metrics.get(key) for key in ("micro_f1", "macro_f1", "n_categories", "test_documents")}
-    print(f"{harness}:   done in {result.seconds:.1f} s", flush=True)
-    return record
 
 
 def run_method(output: Path, corpus: Path, name: str) -> dict[str, Any]:
@@ -255,20 +113,6 @@ def run_method(output: Path, corpus: Path, name: str) -> dict[str, Any]:
     return {"method": name, "overrides": list(METHODS[name]), "copy_seconds": copy_seconds, **record}
 
 
-def run_figures(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The headline figures of one pipeline run (:func:`run`): end to end wall and CPU-seconds, peak memory, F1, and
-    the train and evaluate stages' own wall and CPU-seconds; none for a run that failed.
-    """
-    if record["failed"]:
-        return {}
-    metrics = record.get("metrics", {})
-    return {"seconds": record["end_to_end_seconds"], "cpu_seconds": record["cpu_seconds"],
-            "peak_memory_bytes": recording.memory_bytes(record["peak_rss_mb"].get("total")),
-            "micro_f1": metrics.get("micro_f1"), "macro_f1": metrics.get("macro_f1"),
-            **{stage: {"seconds": figure(record, stage, "wall_seconds"),
-                       "cpu_seconds": figure(record, stage, "cpu_seconds")} for stage in ("train", "evaluate")}}
-
-
 def headline(result: Mapping[str, Any]) -> dict[str, Any]:
     """The figures of the benchmark's record: ``sparktc.prepared`` (the corpus stages' run) and ``sparktc.METHOD``
     (:func:`run_figures`).
@@ -279,15 +123,13 @@ def headline(result: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- the tables --------------------------------------------------------------------------------
 
-def figure(record: Mapping[str, Any], stage: str, key: str) -> Any:
-    """One figure (``key``) of a stage's segment in the record; None when the stage did not run."""
-    return record.get("segments", {}).get(stage, {}).get(key)
-
 
 def memory(record: Mapping[str, Any], stage: str) -> str:
     """The "driver JVM / Python driver / Python workers" peak-RSS cell of a stage."""
     peaks = figure(record, stage, "peak_rss_mb")
-    return tables.DASH if peaks is None else " / ".join(tables.megabytes(peaks.get(role)) for role in ROLES)
+    if peaks is None:
+        return harness_tables.DASH
+    return " / ".join(harness_tables.megabytes(peaks.get(role)) for role in ROLES)
 
 
 def corpus_cell(record: Mapping[str, Any]) -> str:
@@ -297,7 +139,7 @@ def corpus_cell(record: Mapping[str, Any]) -> str:
     states = record.get("corpus_stages", {})
     changed = [stage for stage, state in states.items() if not state.startswith("skipped")]
     if not states or not changed:
-        return "skipped (current)" if states else tables.DASH
+        return "skipped (current)" if states else harness_tables.DASH
     later = [f"{stage} {states[stage].split(' (', 1)[0]}" for stage in changed[1:]]
     return "; ".join([f"{changed[0]} {states[changed[0]]}", *([", ".join(later)] if later else [])])
 
@@ -311,18 +153,18 @@ def methods_table(methods: Sequence[Mapping[str, Any]]) -> str:
         metrics = record.get("metrics", {})
         rows.append([
             record["method"] + (" (**failed**)" if record["failed"] else ""),
-            tables.pair(figure(record, "train", "wall_seconds"), figure(record, "train", "cpu_seconds")),
-            tables.pair(figure(record, "evaluate", "wall_seconds"), figure(record, "evaluate", "cpu_seconds")),
+            harness_tables.pair(figure(record, "train", "wall_seconds"), figure(record, "train", "cpu_seconds")),
+            harness_tables.pair(figure(record, "evaluate", "wall_seconds"), figure(record, "evaluate", "cpu_seconds")),
             memory(record, "train"), memory(record, "evaluate"),
-            tables.pair(record["end_to_end_seconds"], record["cpu_seconds"]),
-            tables.f1(metrics.get("micro_f1")), tables.f1(metrics.get("macro_f1")),
+            harness_tables.pair(record["end_to_end_seconds"], record["cpu_seconds"]),
+            harness_tables.f1(metrics.get("micro_f1")), harness_tables.f1(metrics.get("macro_f1")),
             corpus_cell(record), f"`{record['command']}`",
         ])
     header = ["method", "train wall / CPU (s)", "evaluate wall / CPU (s)",
               "train peak RSS (MB): driver JVM / Python driver / Python workers",
               "evaluate peak RSS (MB): driver JVM / Python driver / Python workers",
               "end to end wall / CPU (s)", "micro-F1", "macro-F1", "ingest .. rank", "command"]
-    return tables.table(header, rows)
+    return markdown_table(header, rows)
 
 
 def failures_section(methods: Sequence[Mapping[str, Any]]) -> str:
@@ -334,7 +176,7 @@ def failures_section(methods: Sequence[Mapping[str, Any]]) -> str:
     for record in failed:
         tail = "\n".join(record.get("tail", [])[-20:])
         parts.append(f"**{record['method']}** failed: {record['cause']} (exit code {record['returncode']}, "
-                     f"after {tables.seconds(record['end_to_end_seconds'])} s; full output: {record['log']}). "
+                     f"after {harness_tables.seconds(record['end_to_end_seconds'])} s; full output: {record['log']}). "
                      f"Last lines of its output:\n\n```\n{tail}\n```")
     return "\n\n".join(parts)
 
@@ -357,13 +199,13 @@ def render(result: Mapping[str, Any]) -> str:
         "## Failures",
         failures_section(result.get("methods", [])),
         "## Corpus stages",
-        (f"`{prepared['command']}`: {tables.seconds(prepared.get('end_to_end_seconds'))} s wall, "
-         f"{tables.seconds(prepared.get('cpu_seconds'))} CPU-seconds; {corpus_cell(prepared)}"
+        (f"`{prepared['command']}`: {harness_tables.seconds(prepared.get('end_to_end_seconds'))} s wall, "
+         f"{harness_tables.seconds(prepared.get('cpu_seconds'))} CPU-seconds; {corpus_cell(prepared)}"
          if prepared else "not run"),
         "## Machine",
-        tables.machine_section(result),
+        harness_tables.machine_section(result),
     ]
-    return tables.document(parts, result)
+    return harness_tables.document(parts, result)
 
 
 # --- main --------------------------------------------------------------------------------------

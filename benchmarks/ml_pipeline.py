@@ -12,10 +12,10 @@
 * peer: ``benchmarks/text_peer.py`` on the same documents written once as JSON Lines (untimed), with the SMART
   stop list: LYRL2004's tokens, ltc and LIBLINEAR in one process.
 
-Each command runs in a cpuacct group of its own where the machine allows it (:mod:`benchmarks.measure`), so CPU is
-that of the whole process tree: the JVM, the Python driver and Spark's Python workers. The table gives wall
+Each command runs in a cpuacct group of its own where the machine allows it (:mod:`benchmarks.harness_measure`),
+so CPU is that of the whole process tree: the JVM, the Python driver and Spark's Python workers. The table gives wall
 seconds, CPU seconds, peak resident memory and micro-F1 of every run, and is written to OUTPUT/benchmark.md. With
-``--history DIR``, as every benchmark built on :func:`benchmarks.rcv1_scale.run_harness`, the run adds its record
+``--history DIR``, as every benchmark built on :func:`benchmarks.harness.run_harness`, the run adds its record
 (figures ``job``, ``ml``, ``peer``: each command's median wall and CPU-seconds, its largest peak memory and its
 micro-F1) to that run history, and each job run its own.
 """
@@ -34,8 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
 
-from benchmarks import recording
-from benchmarks.rcv1_scale import harness_parser, measured, run_harness
+from benchmarks import harness_recording
+from benchmarks.harness import harness_parser, measured, run_harness
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_LIST = REPO / "conf" / "stopwords" / "smart_english.stop"
@@ -92,18 +93,18 @@ def headline(result: Mapping[str, Any]) -> dict[str, Any]:
         rows = [row for row in result["rows"] if row["command"] == kind]
         figures[kind] = {"seconds": statistics.median(row["seconds"] for row in rows),
                          "cpu_seconds": statistics.median(row["cpu_seconds"] for row in rows),
-                         "peak_memory_bytes": recording.memory_bytes(max(row["peak_mb"] for row in rows)),
+                         "peak_memory_bytes": harness_recording.memory_bytes(max(row["peak_mb"] for row in rows)),
                          "micro_f1": rows[-1]["micro_f1"]}
     return figures
 
 
 def render(result: Mapping[str, Any]) -> str:
     """benchmark.md: every run's wall and CPU seconds, peak memory and micro-F1, and how its CPU was counted."""
-    table = ["| command | run | wall s | CPU s | peak MB | micro-F1 |", "|---|---|---|---|---|---|"]
-    table += [f"| {r['command']} | {r['run']} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_mb']:.0f} | "
-              f"{r['micro_f1']:.4f} |" for r in result["rows"]]
+    table = markdown_table(["command", "run", "wall s", "CPU s", "peak MB", "micro-F1"],
+                           [[r["command"], r["run"], f"{r['seconds']:.1f}", f"{r['cpu_seconds']:.1f}",
+                             f"{r['peak_mb']:.0f}", f"{r['micro_f1']:.4f}"] for r in result["rows"]])
     sources = sorted({row["cpu_source"] for row in result["rows"]})
-    text = "\n".join(table) + f"\n\nCPU counted by: {', '.join(sources)}; master {result['settings']['master']}.\n"
+    text = table + f"\n\nCPU counted by: {', '.join(sources)}; master {result['settings']['master']}.\n"
     return text + (f"\n**The benchmark stopped early:** {result['error']}\n" if result.get("error") else "")
 
 

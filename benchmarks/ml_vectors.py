@@ -7,7 +7,7 @@ and cached, then turned into a ``VectorUDT`` column each way, forced by a ``noop
 ``mapInArrow`` declaring the ``VectorUDT`` and returning its struct (:func:`sparktc.ml.vectors.appended`, what the
 stages do); a scalar Arrow UDF (``arrow_udf``) returning the struct; a Python UDF making a ``SparseVector`` per row
 (plain, Arrow-optimized ``useArrow=True``, and a pandas UDF). Each line gives the wall time and the CPU-seconds of
-the whole process tree (driver, JVM, Python workers; :func:`benchmarks.measure.cpu_ticks_between`).
+the whole process tree (driver, JVM, Python workers; :func:`benchmarks.harness_measure.cpu_ticks_between`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import arrow_udf, pandas_udf
 from pyspark.sql.types import StructField
 
-from benchmarks.measure import CLOCK_TICKS, cpu_ticks_between, descendants, read_processes
+from benchmarks.harness_measure import CLOCK_TICKS, cpu_ticks_between, descendants, read_processes
 from sparktc.ml.vectors import appended, vector_array
 from sparktc.runtime.session import build_session
 

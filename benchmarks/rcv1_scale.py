@@ -22,7 +22,7 @@ run from the repository root, exactly as a user would type them:
    max(``--repeat``, ``--memory-runs``) times in a row, and a run of it that fails (out of memory, say)
    is recorded as failed instead of stopping the benchmark.
 3. Meanwhile a thread samples the command's process tree from /proc every 0.2 s (see
-   ``benchmarks/measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
+   ``benchmarks/harness_measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
    the Python workers, cut into segments at the ``sparktc: <stage>`` lines. Where a cgroup v1
    ``cpuacct`` group can be made, each command runs in its own and every CPU figure is the group's
    exact count (each record's ``cpu_source`` says which).
@@ -32,13 +32,13 @@ run from the repository root, exactly as a user would type them:
    (Spark MLlib LinearSVC on the first master's run directory, 8 categories timed and extrapolated).
    A peer script that does not exist is skipped with a message; one that fails stops the benchmark.
 5. Write OUTPUT/benchmark.json (every figure, every run, raw) and OUTPUT/benchmark.md (the tables
-   of ``benchmarks/tables.py`` and the targets), and print the markdown. Each subprocess's output
+   of ``benchmarks/harness_tables.py`` and the targets), and print the markdown. Each subprocess's output
    is kept in OUTPUT/logs/.
 
 With ``--repeat R`` every pipeline configuration runs R times and the tables show medians of the
 times (peak memory: the largest over the runs). With ``--history DIR``, as every benchmark built on
 :func:`run_harness`, the run adds its record to that run history, and each pipeline run its own
-(``benchmarks/recording.py``; README, "Scheduled runs").
+(``benchmarks/harness_recording.py``; README, "Scheduled runs").
 Exit code 0 when every command succeeded, 1 when one failed (a failed memory run is recorded and the
 benchmark goes on; any other failure stops it; the partial results are written and the failing
 command, with the last 40 lines of its output, is printed) or the run's record could not be added to
@@ -50,122 +50,42 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
-import platform
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import recording, scaling, tables
-from benchmarks.measure import Measured, run_measured
-from sparktc.corpora.synthetic import QRELS_FILE, TEST_FILES, TRAIN_FILE
-from sparktc.corpora.synthetic_categories import HIERARCHY_FILE
+from benchmarks import harness_recording, harness_scaling, harness_tables
+from benchmarks.harness import (
+    CORPUS_FILES,
+    PYTHON,
+    RCV1_DOCUMENTS,
+    RCV1_VOCABULARY,
+    REPO,
+    SAMPLE_SECONDS,
+    HarnessError,
+    corpus_is_complete,
+    failure,
+    failure_cause,
+    harness_parser,
+    measured,
+    process_summary,
+    read_json,
+    relative,
+    rounded,
+    run_harness,
+    train_documents,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-
-RCV1_DOCUMENTS = 804_414
-RCV1_TRAIN_DOCUMENTS = 23_149
-RCV1_VOCABULARY = 47_236
-CORPUS_FILES = (TRAIN_FILE, *TEST_FILES, QRELS_FILE, HIERARCHY_FILE)
-PYTHON = ".venv/bin/python"
 SINGLE_PROCESS = "benchmarks/lean_peer.py"
 MLLIB = "benchmarks/mllib_linearsvc.py"
 MLLIB_CATEGORIES = 8
-SAMPLE_SECONDS = 0.2
-
-
-class HarnessError(RuntimeError):
-    """A command of the benchmark failed; ``detail`` holds the command and the tail of its output."""
-
-    def __init__(self, message: str, detail: str = "") -> None:
-        super().__init__(message)
-        self.detail = detail
-
-
-def harness_parser(description: str) -> argparse.ArgumentParser:
-    """The command-line parser of a benchmark built on :func:`run_harness`: its ``description`` (the module
-    docstring, as written) and the options every harness takes (:func:`benchmarks.recording.arguments`:
-    ``--history DIR``), which :func:`run_harness` reads from the command line it records.
-    """
-    return argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                   parents=[recording.arguments()])
-
-
-def run_harness(module: str, output: Path, argv: Sequence[str] | None, settings: dict[str, Any],
-                body: Callable[[dict[str, Any], Callable[[], str]], int], render: Callable[[dict[str, Any]], str],
-                stem: str, marker: tuple[str, str] = ("", ""),
-                headline: Callable[[dict[str, Any]], dict[str, Any]] | None = None, **collections: Any) -> int:
-    """What every benchmark's ``main`` does around its own runs.
-
-    Make ``output`` (marked as its writer's with the file ``marker`` = (name, writer), when given) and send
-    spark-submit.sh's logs under it; start the result (the command, where it ran, the machine, ``settings`` and
-    the empty ``collections`` the runs fill); run ``body(result, write)``, which returns the exit status and calls
-    ``write()`` to keep partial results; record a :class:`HarnessError` as the result's error (exit status 1);
-    and always end with the load and the harness's own wall and CPU time in OUTPUT/STEM.json, ``render``'s
-    markdown in OUTPUT/STEM.md, and the markdown printed. With ``--history DIR`` (:func:`harness_parser`), the
-    run's record, with the figures of ``headline(result)``, is then added to that history, however the run ended
-    (:mod:`benchmarks.recording`; exit status 1 when it cannot be).
-    """
-    output.mkdir(parents=True, exist_ok=True)
-    name, writer = marker
-    if name and not (output / name).is_file():
-        (output / name).write_text(json.dumps({"written_by": writer}) + "\n")
-    os.environ.setdefault("SPARKTC_LOG_DIR", str(output / "logs" / "spark"))  # read by spark-submit.sh
-    began = time.monotonic()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    recorder = recording.Recorder.of(module, argv, output, REPO)
-    result: dict[str, Any] = {
-        "command": shlex.join([PYTHON, "-m", f"benchmarks.{module}", *argv]), "cwd": os.getcwd(),
-        "repository": str(REPO), "started_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine_info(), "settings": settings, **collections,
-    }
-
-    def write() -> str:
-        markdown = render(result)
-        (output / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-        (output / f"{stem}.md").write_text(markdown)
-        return markdown
-
-    status, failure = 0, None
-    try:
-        with recording.active(recorder):
-            status = body(result, write)
-    except HarnessError as error:
-        result["error"] = str(error)
-        detail = f"\n{error.detail}" if error.detail else ""
-        print(f"{module}: error: {error}{detail}", file=sys.stderr, flush=True)
-        status, failure = 1, error
-    except BaseException as error:  # recorded below as what ended the run, then raised on
-        failure = error
-        raise
-    finally:
-        result["machine"]["load_end"] = load_average()
-        seconds = time.monotonic() - began
-        result["harness_seconds"] = round(seconds, 1)
-        own = os.times()
-        result["harness_own_cpu_seconds"] = round(own.user + own.system, 2)  # the sampler's cost
-        markdown = write()
-        if recorder is not None:
-            report = {f"{stem}.json": (output / f"{stem}.json").read_bytes(), f"{stem}.md": markdown.encode("utf-8")}
-            status = recorder.keep(settings, status, failure, lambda: headline(result) if headline else {},
-                                   recording.own_usage(seconds), report)
-    print(markdown)
-    print(f"{module}: wrote {output / f'{stem}.json'} and {output / f'{stem}.md'}", flush=True)
-    return status
 
 
 # --- the plan ----------------------------------------------------------------------------------
-
-def train_documents(size: int) -> int:
-    """RCV1-v2's training share of ``size`` documents (23,149 of 804,414), at least 1."""
-    return max(1, round(RCV1_TRAIN_DOCUMENTS * size / RCV1_DOCUMENTS))
 
 
 def plan_runs(sizes: Sequence[int], masters: Sequence[str], speedup_sizes: Sequence[int], peers_size: int,
@@ -195,77 +115,7 @@ def slug(master: str) -> str:
     return "".join(c for c in master if c.isalnum() or c in "-_") or "master"
 
 
-def relative(path: Path) -> str:
-    """``path`` relative to the repository when inside it (shorter commands), else absolute."""
-    try:
-        return str(path.relative_to(REPO))
-    except ValueError:
-        return str(path)
-
-
 # --- running commands --------------------------------------------------------------------------
-
-def measured(command: list[str], log: Path, driver_script: str | None, check: bool = True,
-             harness: str = "rcv1_scale") -> Measured:
-    """Run ``command`` from the repository root under the /proc sampler, its lines printed after ``harness``;
-    raise HarnessError if it fails (with ``check``; else the caller looks at the exit code).
-    """
-    command = recording.as_run(command)
-    print(f"{harness}: $ {shlex.join(command)}   (load {load_average()})", flush=True)
-    result = run_measured(command, REPO, log, driver_script, interval=SAMPLE_SECONDS,
-                          echo=lambda line: print(f"    {line}", flush=True))
-    recording.measured(log, result)
-    if result.returncode != 0:
-        error = failure(command, log, result)
-        if check:
-            raise error
-        print(f"{harness}: {error}\n{error.detail}", file=sys.stderr, flush=True)
-        return result
-    print(f"{harness}:   done in {result.seconds:.1f} s, {result.cpu_seconds:.1f} CPU-s", flush=True)
-    return result
-
-
-def failure(command: list[str], log: Path, result: Measured) -> HarnessError:
-    """The error naming a failed command, with the last lines of its output."""
-    tail = "\n".join(result.tail)
-    return HarnessError(
-        f"command failed with exit code {result.returncode}: {shlex.join(command)} (full output: {log})",
-        f"command (run from {REPO}):\n  {shlex.join(command)}\nexit code {result.returncode}; "
-        f"last {len(result.tail)} lines of its output (all of it in {log}):\n{tail}")
-
-
-OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "MemoryError", "Cannot allocate memory",
-                 "GC overhead limit exceeded", "insufficient memory")
-
-
-def failure_cause(returncode: int, output: str) -> tuple[bool, str]:
-    """(whether it ran out of memory, why it failed) from a failed command's exit code and output."""
-    for line in output.splitlines():
-        for marker in OUT_OF_MEMORY:
-            if marker in line:
-                return True, f"out of memory: {line.strip()[:200]}"
-    if returncode in (-9, 137):
-        return True, f"killed by SIGKILL (exit code {returncode}; the kernel's out-of-memory killer, presumably)"
-    return False, f"exit code {returncode}"
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path``; HarnessError when it cannot be read."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise HarnessError(f"cannot read {path}: {error}") from error
-
-
-def corpus_is_complete(directory: Path, size: int) -> bool:
-    """Whether ``directory`` holds all the files of a synthesized corpus of ``size`` documents."""
-    report = directory / "manifests" / "synthesize.json"
-    if not all((directory / name).is_file() for name in CORPUS_FILES) or not report.is_file():
-        return False
-    try:
-        return json.loads(report.read_text()).get("rows_out") == size
-    except ValueError:
-        return False
 
 
 def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[str, Any]:
@@ -304,19 +154,14 @@ def ensure_corpus(output: Path, size: int, master: str, hierarchy: str) -> dict[
     return record
 
 
-def rounded(values: dict[str, float], digits: int = 1) -> dict[str, float]:
-    """``values`` with each one rounded to ``digits`` decimals."""
-    return {key: round(value, digits) for key, value in values.items()}
-
-
 def scaling_record(event_log: Path) -> dict[str, Any]:
     """A run's scaling projection from its Spark event log (:mod:`benchmarks.scaling`): per sparktc stage its tasks,
     task-seconds, serial driver seconds and the wall replayed at each of :data:`benchmarks.scaling.CORES` and at the
     run's own cores, with the application's measured wall beside the replay at its own cores.
     """
-    application = scaling.parse_events(scaling.read_events(event_log))
-    cores = sorted({*scaling.CORES, *([application.cores] if application.cores else [])})
-    lines = scaling.project(application, cores)
+    application = harness_scaling.parse_events(harness_scaling.read_events(event_log))
+    cores = sorted({*harness_scaling.CORES, *([application.cores] if application.cores else [])})
+    lines = harness_scaling.project(application, cores)
     return {"event_log": str(event_log), "application_seconds": round(application.wall, 3), "cores": application.cores,
             "lines": [{"stage": line.label, "tasks": line.tasks, "task_seconds": round(line.task_seconds, 3),
                        "driver_seconds": round(line.driver_seconds, 3),
@@ -360,14 +205,14 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
                                  "cpu_seconds": round(segment.cpu_seconds, 3),
                                  "peak_rss_mb": rounded(segment.peak_rss_mb), "samples": segment.samples}
         report_file = run_dir / "manifests" / f"{segment.name}.json"
-        if segment.name in tables.STAGES:
+        if segment.name in harness_tables.STAGES:
             report = read_json(report_file)
             entry.update(wall_seconds=report["seconds"], rows_in=report["rows_in"], rows_out=report["rows_out"],
                          set_aside=report.get("set_aside", {}))
         else:
             entry["wall_seconds"] = entry["segment_seconds"]
         stages[segment.name] = entry
-    missing = [stage for stage in tables.STAGES if stage not in stages]
+    missing = [stage for stage in harness_tables.STAGES if stage not in stages]
     if missing:
         raise HarnessError(f"{shlex.join(command)} exited 0 but printed no line for the stages {missing}")
     metrics = read_json(run_dir / "metrics.json")
@@ -380,14 +225,6 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
         "samples": len(result.samples), "processes": process_summary(result),
         **({"scaling": scaling_record(events)} if event_logs else {}),
     }
-
-
-def process_summary(result: Measured) -> list[dict[str, Any]]:
-    """Each distinct (role, command line) seen in the tree, with how many processes had it: to check the roles."""
-    seen: dict[tuple[str, str], int] = {}
-    for role, cmdline in result.commands.values():
-        seen[(role, cmdline[:160])] = seen.get((role, cmdline[:160]), 0) + 1
-    return [{"role": role, "processes": n, "cmdline": cmdline} for (role, cmdline), n in sorted(seen.items())]
 
 
 def median_record(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -512,68 +349,6 @@ def run_mllib(output: Path, size: int, master: str, run_dir: str | None) -> dict
 
 # --- the machine -------------------------------------------------------------------------------
 
-def first_line(command: list[str]) -> str:
-    """The first line a command prints (stdout, else stderr), or why it could not run."""
-    try:
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"unavailable ({error})"
-    lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[0].strip() if lines else "unknown"
-
-
-def proc_field(path: str, key: str) -> str:
-    """The value of the first ``key: value`` line of a /proc file."""
-    try:
-        with open(path) as handle:
-            for line in handle:
-                name, _, value = line.partition(":")
-                if name.strip() == key:
-                    return value.strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
-def load_average() -> str:
-    """The one-minute load average of the machine, "unknown" without /proc."""
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "unknown"
-
-
-def spark_defaults() -> dict[str, str]:
-    """conf/spark-defaults.conf as spark-submit.sh passes it."""
-    values = {}
-    for line in (REPO / "conf" / "spark-defaults.conf").read_text().splitlines():
-        parts = line.split(None, 1)
-        if len(parts) == 2 and not line.lstrip().startswith("#"):
-            values[parts[0]] = parts[1].strip()
-    return values
-
-
-def machine_info() -> dict[str, Any]:
-    """Cores, memory, CPU, and the versions the jobs run with (the project's .venv, the java Spark uses)."""
-    versions = first_line([PYTHON, "-c",
-                           "import platform, pyspark; print(platform.python_version(), pyspark.__version__)"])
-    python, _, pyspark = versions.partition(" ")
-    java_home = os.environ.get("JAVA_HOME")
-    java = first_line([os.path.join(java_home, "bin", "java") if java_home else "java", "-version"])
-    memory_kb = proc_field("/proc/meminfo", "MemTotal").split()[0]
-    git = first_line(["git", "rev-parse", "--short", "HEAD"])
-    try:
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                                    capture_output=True, text=True, timeout=60, check=False).stdout.strip())
-    except (OSError, subprocess.TimeoutExpired):
-        dirty = False
-    return {
-        "cores": os.cpu_count(), "memory_gb": int(memory_kb) / 1024 / 1024 if memory_kb.isdigit() else 0.0,
-        "cpu_model": proc_field("/proc/cpuinfo", "model name"), "python": python, "pyspark": pyspark or "unknown",
-        "java": java, "platform": platform.platform(), "spark_defaults": spark_defaults(), "load_start": load_average(),
-        "git": f"commit {git}" + (" with uncommitted changes to tracked files" if dirty else ""),
-    }
-
 
 # --- main --------------------------------------------------------------------------------------
 
@@ -647,32 +422,34 @@ def summarized(result: dict[str, Any]) -> str:
     size, master = settings["memory_size"], settings["masters"][0]
     planned = sum(1 for entry in settings["plan"] if entry[0] == size and entry[1] == master)
     result["memory"] = memory_summary(result["runs"], size, master, planned)
-    result["targets"] = tables.check_targets(result)
-    return tables.render(result)
+    result["targets"] = harness_tables.check_targets(result)
+    return harness_tables.render(result)
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
     """The figures of the benchmark's record: per configuration ``sparktc.SIZE.MASTER``, the medians of sparktc's end
     to end wall and CPU-seconds, its largest peak memory and its F1; per size ``lean_peer.SIZE`` the same of the
-    lean peer; MLlib's extrapolated training seconds and the ratios at the peers size (:func:`tables.peer_ratios`).
+    lean peer; MLlib's extrapolated training seconds and the ratios at the peers size
+    (:func:`benchmarks.harness_tables.peer_ratios`).
     """
     pipelines = aggregate(result["runs"])
     figures: dict[str, Any] = {"sparktc": {}, "lean_peer": {}}
     for record in pipelines:
         figures["sparktc"][f"{record['size']}.{record['master']}"] = {
             "seconds": record["end_to_end_seconds"], "cpu_seconds": record["cpu_seconds"],
-            "peak_memory_bytes": recording.memory_bytes(record["peak_rss_mb_max"].get("total")),
+            "peak_memory_bytes": harness_recording.memory_bytes(record["peak_rss_mb_max"].get("total")),
             "micro_f1": record["metrics"].get("micro_f1"), "macro_f1": record["metrics"].get("macro_f1")}
-    for peer in tables.lean_peers(result):
-        own = tables.peer_figures(peer)
+    for peer in harness_tables.lean_peers(result):
+        own = harness_tables.peer_figures(peer)
         figures["lean_peer"][str(peer["size"])] = {
-            "seconds": own["wall"], "cpu_seconds": own["cpu"], "peak_memory_bytes": recording.memory_bytes(own["rss"]),
+            "seconds": own["wall"], "cpu_seconds": own["cpu"],
+            "peak_memory_bytes": harness_recording.memory_bytes(own["rss"]),
             "micro_f1": own["micro_f1"], "macro_f1": own["macro_f1"]}
     mllib = result["peers"].get("mllib") or {}
     if mllib.get("status") == "ok":
         figures["mllib"] = {str(mllib["size"]): {
             "extrapolated_train_seconds": mllib["result"]["extrapolated_train_seconds"]}}
-    figures["ratios"] = tables.peer_ratios({**result, "pipelines": pipelines})
+    figures["ratios"] = harness_tables.peer_ratios({**result, "pipelines": pipelines})
     return figures
 
 

@@ -8,7 +8,7 @@ runs train and evaluate on a copy of those outputs, in the same Spark session. E
 that its printed one-line command would produce (the stages are the same code); the table of
 micro-/macro-F1 and training times is printed and written to OUTPUT/benchmark.md. With ``--history DIR`` the run
 adds its record (kind ``benchmark:reuters21578``; figures ``SET.METHOD.micro_f1``, ``.macro_f1``,
-``.train_seconds``) to that run history (:func:`benchmarks.recording.record_driver`).
+``.train_seconds``) to that run history (:func:`benchmarks.harness_recording.record_driver`).
 """
 
 from __future__ import annotations
@@ -24,21 +24,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
 
-from benchmarks import recording
+from benchmarks import harness_recording
+from benchmarks.harness_reuters import BASE, SETS, command
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import load_config
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.session import build_session
 
 REPO = Path(__file__).resolve().parents[1]
-BASE = "conf/reuters21578.toml"
 BEST = "conf/reuters21578-best.toml"
 GRID = "[1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]"
 
-SETS = {
-    "R(10)": ["corpus.category_set=R10", "corpus.document_filter=none"],
-    "R(90)": ["corpus.category_set=R90", "corpus.document_filter=aptemod"],
-    "R(115)": ["corpus.category_set=R115", "corpus.document_filter=none"],
-}
 #: (figure name, row label, configuration, overrides) of each method.
 METHODS = [
     ("svm", "SVM, threshold 0", BASE, []),
@@ -60,16 +56,6 @@ PUBLISHED = {
 DEBOLE_MEAN = {"R(10)": ".852 / .715", "R(90)": ".787 / .468", "R(115)": ".784 / .494"}
 
 
-def command(config: str, overrides: list[str], output: str, preset: str = "") -> str:
-    """The one-line pipeline command of a method: ``config`` (under ``preset``, if any) with the corpus as
-    ``$CORPUS`` and ``overrides``, into ``output``.
-    """
-    sets = " ".join(f"--set '{o}'" if " " in o else f"--set {o}" for o in overrides)
-    named = f"--preset {preset} " if preset else ""
-    return (f"./spark-submit.sh jobs/pipeline.py --config {config} {named}--set corpus.path=$CORPUS {sets} "
-            f"--output {output}").replace("  ", " ")
-
-
 def headline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The figures of the benchmark's record: ``SET.METHOD`` (``R90.best_by_cv``) with micro-/macro-F1 and the
     training stage's wall seconds.
@@ -86,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code.
     """
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[recording.arguments()])
+                                     parents=[harness_recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -95,7 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     output.mkdir(parents=True, exist_ok=True)
     settings = {"corpus": arguments.corpus, "sets": list(SETS), "methods": [key for key, *_ in METHODS],
                 "masters": ["local[*]"]}
-    return recording.record_driver("reuters21578", argv, output, REPO, settings, lambda: run_methods(arguments, output))
+    return harness_recording.record_driver("reuters21578", argv, output, REPO, settings,
+                                           lambda: run_methods(arguments, output))
 
 
 def run_methods(arguments: argparse.Namespace, output: Path) -> tuple[int, dict[str, Any], dict[str, bytes]]:
@@ -130,12 +117,13 @@ def run_methods(arguments: argparse.Namespace, output: Path) -> tuple[int, dict[
                 "command": command(config_file, [*set_overrides, *overrides], f"runs/{run.parent.name}-{run.name}"),
             })
     spark.stop()
-    lines = ["| set | method | micro-F1 | macro-F1 | categories | train (s) | published (micro / macro) |",
-             "|---|---|---|---|---|---|---|"]
+    cells = []
     for set_name in SETS:
-        lines.append(f"| {set_name} | *Debole & Sebastiani, mean of 48 setups* | | | | | {DEBOLE_MEAN[set_name]} |")
-        lines += [f"| {r['set']} | {r['method']} | {r['micro_f1']:.4f} | {r['macro_f1']:.4f} | {r['n_categories']} | "
-                  f"{r['train_seconds']} | {r['published']} |" for r in rows if r["set"] == set_name]
+        cells.append([set_name, "*Debole & Sebastiani, mean of 48 setups*", "", "", "", "", DEBOLE_MEAN[set_name]])
+        cells += [[r["set"], r["method"], f"{r['micro_f1']:.4f}", f"{r['macro_f1']:.4f}", r["n_categories"],
+                   r["train_seconds"], r["published"]] for r in rows if r["set"] == set_name]
+    lines = [markdown_table(["set", "method", "micro-F1", "macro-F1", "categories", "train (s)",
+                             "published (micro / macro)"], cells)]
     lines += ["", "Commands (CORPUS = the directory of reut2-*.sgm.gz):", ""]
     lines += [f"- {r['set']}, {r['method']}: `{r['command']}`" for r in rows]
     text = "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@ r"""The benchmarks' summary table, regenerated from their records in the run his
     .venv/bin/python -m benchmarks.summary [--history benchmarks/history] [--check]
 
 (``make benchmarks-summary``.) Every benchmark adds a record of kind ``benchmark:NAME`` to a run history with
-``--history DIR`` (:mod:`benchmarks.recording`); ``benchmarks/history/`` holds the records committed with the
+``--history DIR`` (:mod:`benchmarks.harness_recording`); ``benchmarks/history/`` holds the records committed with the
 repository, one small Parquet file per run. From the latest successful record of each benchmark of
 :data:`BENCHMARKS` this writes one table row: its headline figures (the benchmark's own cell of its record's
 figures; the settings that differ from the benchmark's full run, when a run used a reduced one), its command, the
@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import MB
+from benchmarks.harness_measure import MB
+from sparktc.runtime.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 HISTORY = "benchmarks/history"
@@ -223,16 +224,15 @@ def short_commit(record: Mapping[str, Any]) -> str:
     return commit[:7] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
-def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, commands: bool) -> str:
-    """The benchmark's table row: its name linked to its page, its figures, [its command,] date and commit."""
+def row(benchmark: Benchmark, record: Mapping[str, Any] | None, pages: str, commands: bool) -> list[str]:
+    """The benchmark's table row's cells: its name linked to its page, its figures, [its command,] date and commit."""
     name = f"[{benchmark.title}]({pages}{benchmark.page})"
     command = [f"`{benchmark.command}`"] if commands else []
     if record is None:
-        return "| " + " | ".join([name, NO_RECORD, *command, "–", "–"]) + " |"
+        return [name, NO_RECORD, *command, "–", "–"]
     figures = dict(record["figures"])
     cell = f"{reduced(benchmark, record)}{benchmark.cell(figures)}; whole run {secs(record['seconds'])}"
-    return "| " + " | ".join([name, cell, *command, record["started"].strftime("%Y-%m-%d"),
-                              f"`{short_commit(record)}`"]) + " |"
+    return [name, cell, *command, record["started"].strftime("%Y-%m-%d"), f"`{short_commit(record)}`"]
 
 
 #: The column heads of a record's own table, by the figure's last name part (any other: its name, spaced).
@@ -266,10 +266,9 @@ def record_table(benchmark: Benchmark, record: Mapping[str, Any] | None) -> str:
         prefix, _, leaf = name.rpartition(".")
         rows_.setdefault(prefix or "–", {})[leaf] = number
     columns = list(dict.fromkeys(leaf for values in rows_.values() for leaf in values))
-    lines += ["| figures | " + " | ".join(HEADS.get(column, column.replace("_", " ")) for column in columns) + " |",
-              "|---|" + "---|" * len(columns)]
-    lines += [f"| {prefix} | " + " | ".join(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)
-              + " |" for prefix, values in rows_.items()]
+    lines.append(markdown_table(["figures", *(HEADS.get(column, column.replace("_", " ")) for column in columns)],
+                                [[prefix, *(value(leaf, values[leaf]) if leaf in values else "–" for leaf in columns)]
+                                 for prefix, values in rows_.items()]))
     return "\n".join(lines) + "\n"
 
 
@@ -279,21 +278,20 @@ def record_markers(name: str) -> tuple[str, str]:
 
 
 def table(records: Sequence[Mapping[str, Any]], pages: str = "", commands: bool = True) -> str:
-    """The summary table of ``records`` (a history's, as :func:`sparktc.tracking.history.read` gives them, as
+    """The summary table of ``records`` (a history's, as :func:`sparktc.tracking.history_table.read` gives them, as
     dicts): one row per benchmark of :data:`BENCHMARKS`, page links under ``pages``.
     """
     found = latest(records)
     header = ["benchmark", "headline figures (latest record)", *(["command"] if commands else []), "date", "commit"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += [row(benchmark, found.get(benchmark.name), pages, commands) for benchmark in BENCHMARKS]
-    return "\n".join(lines) + "\n"
+    return markdown_table(header, [row(benchmark, found.get(benchmark.name), pages, commands)
+                                   for benchmark in BENCHMARKS]) + "\n"
 
 
 def read(history: str) -> list[dict[str, Any]]:
     """Every record of the run history at ``history`` (none when there is no such directory)."""
-    from sparktc.tracking import history as runs
+    from sparktc.tracking import history_table
 
-    return runs.read(history).to_pylist()
+    return history_table.read(history).to_pylist()
 
 
 def replaced(text: str, begin: str, end: str, table_: str) -> str | None:

@@ -45,6 +45,7 @@ from sparktc.models.decision import DecisionRule
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk, selected_space
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import ZERO_DIVISION, Candidate, candidates, pooled_micro_f1, shared_value
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.parts import read_small
 
 ALPHAS = tuple(round(0.1 * step, 1) for step in range(11))
@@ -147,14 +148,13 @@ def measure(run: Path, config: Config, knn_k: int, knn_terms: int, alphas: Seque
 
 def render(result: dict[str, Any]) -> str:
     """The measured rows as a markdown table, the chosen alpha marked."""
-    lines = ["| candidate | cross-validated micro-F1 | test micro-F1 | test macro-F1 |", "|---|---|---|---|"]
     rows = [("LIBLINEAR alone", result["liblinear_alone"]), (f"kNN alone (k = {result['knn_k']})", result["knn_alone"])]
     scale = result["scale"].replace("_", "-")
     rows += [(f"blend of {scale}, alpha = {a}{' (chosen)' if a == result['chosen_alpha'] else ''}", figures)
              for a, figures in result["per_alpha"].items()]
-    lines += [f"| {name} | {figures['cv_micro_f1']:.4f} | {figures['micro_f1']:.4f} | {figures['macro_f1']:.4f} |"
-              for name, figures in rows]
-    return "\n".join(lines)
+    return markdown_table(["candidate", "cross-validated micro-F1", "test micro-F1", "test macro-F1"],
+                          [[name, f"{figures['cv_micro_f1']:.4f}", f"{figures['micro_f1']:.4f}",
+                            f"{figures['macro_f1']:.4f}"] for name, figures in rows])
 
 
 def main() -> None:

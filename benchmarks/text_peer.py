@@ -60,7 +60,7 @@ import numpy as np
 import Stemmer
 from scipy import sparse
 
-from benchmarks.lean_peer import LIBLINEAR_OPTIONS, ltc, predict_and_count, scores, train
+from benchmarks.harness_peer import LIBLINEAR_OPTIONS, ltc, predict_and_count, scores, train
 
 TOOL = "lean single-process Python + PyStemmer + LIBLINEAR"
 NAME = re.compile(r"[^._].*\.jsonl(\.gz)?")

@@ -9,8 +9,8 @@ Run it from the repository root; the commands it starts run from there, exactly 
    into OUTPUT/corpus-N (reused when its corpus.json says it is complete for the same shape).
 2. **sparktc**: ``./spark-submit.sh --master M jobs/pipeline.py --config conf/jsonl.toml --set corpus.path=CORPUS
    --set tokenize.stop_list=STOP --output OUTPUT/run-N-R`` into a fresh directory (conf/jsonl.toml with the SMART
-   stop list: the LYRL2004 recipe), measured from /proc by ``benchmarks/measure.py`` (wall, CPU-seconds of the whole
-   process tree, peak RSS), cut into segments at the ``sparktc: <stage>`` lines.
+   stop list: the LYRL2004 recipe), measured from /proc by ``benchmarks/harness_measure.py`` (wall, CPU-seconds of
+   the whole process tree, peak RSS), cut into segments at the ``sparktc: <stage>`` lines.
 3. **Peer**: ``.venv/bin/python -m benchmarks.text_peer --corpus CORPUS --stop-list STOP --output ...`` (one plain
    Python process: json, the same tokenization, ltc, LIBLINEAR one-vs-rest, F1), measured the same way; its own
    step times come from its JSON. Then (not timed) the peer's tokenizer runs again keeping each document's token
@@ -38,9 +38,8 @@ from typing import Any
 import numpy as np
 import pyarrow.dataset as ds
 
-from benchmarks import recording, tables
-from benchmarks.measure import Measured
-from benchmarks.rcv1_scale import (
+from benchmarks import harness_recording, harness_tables
+from benchmarks.harness import (
     PYTHON,
     REPO,
     SAMPLE_SECONDS,
@@ -51,8 +50,10 @@ from benchmarks.rcv1_scale import (
     rounded,
     run_harness,
 )
-from benchmarks.rcv1_scale import measured as run_command
-from benchmarks.text_corpus import TextShape, corpus_is_complete, write_corpus
+from benchmarks.harness import measured as run_command
+from benchmarks.harness_measure import Measured
+from benchmarks.harness_text_corpus import TextShape, corpus_is_complete, write_corpus
+from sparktc.runtime.markdown import markdown_table
 
 TARGET_CPU_RATIO = 2.5  # issue 26: sparktc's CPU <= 2.5 x the lean peer's
 DEFAULT_STOP_LIST = str(REPO.parent / "shared" / "data" / "stopwords" / "smart_english.stop")
@@ -61,7 +62,7 @@ PEER_STEPS = ("read", "tokenize", "weight", "train", "predict+evaluate")
 
 
 def measured(command: list[str], log: Path, driver_script: str) -> Measured:
-    """Run ``command`` under the /proc sampler (:func:`benchmarks.rcv1_scale.measured`); HarnessError when it fails."""
+    """Run ``command`` under the /proc sampler (:func:`benchmarks.harness.measured`); HarnessError when it fails."""
     return run_command(command, log, driver_script, harness="text_scale")
 
 
@@ -92,7 +93,7 @@ def run_sparktc(output: Path, corpus: Path, master: str, stop_list: str, repeat:
         entry: dict[str, Any] = {"segment_seconds": round(segment.wall_seconds, 3),
                                  "cpu_seconds": round(segment.cpu_seconds, 3),
                                  "peak_rss_mb": rounded(segment.peak_rss_mb)}
-        if segment.name in tables.STAGES:
+        if segment.name in harness_tables.STAGES:
             report = read_json(run_dir / "manifests" / f"{segment.name}.json")
             entry.update(wall_seconds=report["seconds"], rows_in=report["rows_in"], rows_out=report["rows_out"])
         else:
@@ -176,7 +177,7 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     if not s:
         return {}
     return {**{side: {"seconds": s[side]["wall_seconds"], "cpu_seconds": s[side]["cpu_seconds"],
-                      "peak_memory_bytes": recording.memory_bytes(s[side]["peak_rss_mb"]), **s["f1"][side]}
+                      "peak_memory_bytes": harness_recording.memory_bytes(s[side]["peak_rss_mb"]), **s["f1"][side]}
                for side in ("sparktc", "peer")},
             "sparktc_over_peer": {"cpu": s["cpu_ratio"], "wall": s["wall_ratio"]},
             "tokens": {"differing": result["tokens"]["differing"]}}
@@ -190,7 +191,7 @@ def render(result: dict[str, Any]) -> str:
     if not s:
         return f"# Raw text: JSON Lines\n\n**The benchmark stopped early:** {result.get('error')}\n"
     settings, ours, theirs = result["settings"], s["sparktc"], s["peer"]
-    pair = tables.pair
+    pair = harness_tables.pair
     stage_rows = [[name, pair(v["wall_seconds"], v["cpu_seconds"])] for name, v in ours["stages"].items()]
     stage_rows.append(["**whole command**", f"**{pair(ours['wall_seconds'], ours['cpu_seconds'])}**"])
     peer_rows = [[name, pair(v["wall_seconds"], v["cpu_seconds"])] for name, v in theirs["steps"].items()]
@@ -205,19 +206,19 @@ def render(result: dict[str, Any]) -> str:
          f"SMART stop list; the peer: `benchmarks/text_peer.py`, one process. Cells: wall s / CPU-s (whole process "
          f"tree, from /proc every {SAMPLE_SECONDS} s); medians of {settings['repeat']} run(s)."),
         "sparktc, per stage (stage wall from its manifest; CPU of the stage's segment of the run):",
-        tables.table(["stage", "wall / CPU (s)"], stage_rows),
+        markdown_table(["stage", "wall / CPU (s)"], stage_rows),
         "Peer, per step (its own clocks; whole command from /proc):",
-        tables.table(["step", "wall / CPU (s)"], peer_rows),
-        tables.table(["figure", "sparktc", "peer", "sparktc / peer"], [
-            ["CPU-seconds", tables.seconds(ours["cpu_seconds"]), tables.seconds(theirs["cpu_seconds"]),
-             tables.ratio(s["cpu_ratio"])],
-            ["wall seconds", tables.seconds(ours["wall_seconds"]), tables.seconds(theirs["wall_seconds"]),
-             tables.ratio(s["wall_ratio"])],
-            ["peak RSS (MB, whole tree)", tables.megabytes(ours["peak_rss_mb"]),
-             tables.megabytes(theirs["peak_rss_mb"]), tables.ratio(tables.divide(ours["peak_rss_mb"],
-                                                                                 theirs["peak_rss_mb"]))],
-            ["micro-F1", tables.f1(f1["sparktc"]["micro_f1"]), tables.f1(f1["peer"]["micro_f1"]), ""],
-            ["macro-F1", tables.f1(f1["sparktc"]["macro_f1"]), tables.f1(f1["peer"]["macro_f1"]), ""],
+        markdown_table(["step", "wall / CPU (s)"], peer_rows),
+        markdown_table(["figure", "sparktc", "peer", "sparktc / peer"], [
+            ["CPU-seconds", harness_tables.seconds(ours["cpu_seconds"]),
+             harness_tables.seconds(theirs["cpu_seconds"]), harness_tables.ratio(s["cpu_ratio"])],
+            ["wall seconds", harness_tables.seconds(ours["wall_seconds"]),
+             harness_tables.seconds(theirs["wall_seconds"]), harness_tables.ratio(s["wall_ratio"])],
+            ["peak RSS (MB, whole tree)", harness_tables.megabytes(ours["peak_rss_mb"]),
+             harness_tables.megabytes(theirs["peak_rss_mb"]),
+             harness_tables.ratio(harness_tables.divide(ours["peak_rss_mb"], theirs["peak_rss_mb"]))],
+            ["micro-F1", harness_tables.f1(f1["sparktc"]["micro_f1"]), harness_tables.f1(f1["peer"]["micro_f1"]), ""],
+            ["macro-F1", harness_tables.f1(f1["sparktc"]["macro_f1"]), harness_tables.f1(f1["peer"]["macro_f1"]), ""],
         ]),
         (f"- Tokens: {tokens.get('sparktc_documents', 0):,} documents of sparktc's `tokens` table against the peer's "
          f"{tokens.get('peer_documents', 0):,}: {tokens.get('differing', '?')} token strings differ, "
@@ -225,7 +226,7 @@ def render(result: dict[str, Any]) -> str:
          f"({'equal' if tokens.get('equal') else 'NOT equal'})."),
         f"- F1 equal to 4 decimals: {'yes' if f1['equal_to_4_decimals'] else 'no'}.",
         (f"- Target (issue 26): sparktc CPU-seconds <= {TARGET_CPU_RATIO} x the peer's: "
-         f"{tables.ratio(s['cpu_ratio'])} -> **{'PASS' if s['target']['passed'] else 'MISS'}**."),
+         f"{harness_tables.ratio(s['cpu_ratio'])} -> **{'PASS' if s['target']['passed'] else 'MISS'}**."),
         (f"- Load average (1 min) at start / end: {result['machine'].get('load_start')} / "
          f"{result['machine'].get('load_end')}; per run: sparktc "
          f"{', '.join(r['load'] for r in result['sparktc_runs'])}, peer "

@@ -27,15 +27,17 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spark-submit puts benchmarks/, not the repository
 
-from benchmarks import recording
-from benchmarks.reuters21578 import BASE, REPO, SETS, command
-from benchmarks.tables import DASH, seconds, table
+from benchmarks import harness_recording
+from benchmarks.harness import REPO
+from benchmarks.harness_reuters import BASE, SETS, command
+from benchmarks.harness_tables import DASH, seconds
 from sparktc.apps.cli import tell
 from sparktc.apps.compare import check_runs, compare_runs, write_comparisons
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.comparison_report import COMPARISON_PNG, LEGEND, P_TESTS, SIGNIFICANCE_TESTS, f1_curves
 from sparktc.experiment.config import Config, ConfigError, load_config
 from sparktc.experiment.presets import PRESETS
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import check_output, claim
 from sparktc.runtime.session import build_session
 
@@ -259,7 +261,7 @@ def _table_1(record: Mapping[str, Any]) -> str:
             digits = 5 if column == "error" else 4
             cells += [_value(row["ours"] and row["ours"][column], digits), _value(row["published"][column], digits)]
         rows.append([*cells, seconds(run.get("train_seconds")), seconds(run.get("evaluate_seconds"))])
-    return table([*header, "train (s)", "evaluate (s)"], rows)
+    return markdown_table([*header, "train (s)", "evaluate (s)"], rows)
 
 
 def _symbols(rows: Sequence[Mapping[str, Any]], agreed: Mapping[str, Sequence[int]]) -> str:
@@ -268,7 +270,7 @@ def _symbols(rows: Sequence[Mapping[str, Any]], agreed: Mapping[str, Sequence[in
               *itertools.chain.from_iterable(
                   (row["ours"][h]["symbol"] if row["ours"][h] else DASH, row["published"][h]) for h in headers)]
              for row in rows]
-    lines = [table(["sysA", "sysB", *itertools.chain.from_iterable((h, "Y&L") for h in headers)], cells), "",
+    lines = [markdown_table(["sysA", "sysB", *itertools.chain.from_iterable((h, "Y&L") for h in headers)], cells), "",
              "Same symbol as Yang & Liu: " + ", ".join(f"{h} {agreed[h][0]} of {agreed[h][1]}" for h in headers)
              + " pairs compared."]
     return "\n".join(lines)
@@ -305,7 +307,7 @@ def render(record: Mapping[str, Any]) -> str:
         f"Its points are in yang_liu_1999.json (`figure`); each pair's statistics and P-values in "
         f"{record['comparison']['path']}/comparison.md and {record['comparison']['path']}/pairs/.", "",
         "## Settings and commands", "",
-        table(["method", "here (a preset over conf/reuters21578.toml)", "Yang & Liu"], settings), "",
+        markdown_table(["method", "here (a preset over conf/reuters21578.toml)", "Yang & Liu"], settings), "",
         "Each run is what its command produces (CORPUS = the directory of reut2-*.sgm.gz):", "",
         *(f"- {run['label']}: `{run['command']}`" for run in record["runs"].values()),
         f"- the comparison: `{record['comparison']['command']}`", "",
@@ -328,7 +330,7 @@ def headline(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen methods on R(90), compare them and write the tables (module docstring); the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[recording.arguments()])
+                                     parents=[harness_recording.arguments()])
     parser.add_argument("--output", required=True)
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "data" / "reuters21578"))
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
@@ -371,10 +373,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rerun = shlex.join(["./spark-submit.sh", str(Path(__file__).resolve().relative_to(REPO)), *argv])
         record = build_record(arguments.corpus, rerun, runs,
                               {m["stage"]: m["seconds"] for m in manifests}, comparison, curves, compare_seconds)
-        report = recording.report_files(output, "yang_liu_1999", record, render(record))
+        report = harness_recording.report_files(output, "yang_liu_1999", record, render(record))
         return 0, headline(runs), report
 
-    return recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)
+    return harness_recording.record_driver("yang_liu_1999", argv, output, REPO, settings, run_methods)
 
 
 if __name__ == "__main__":

@@ -25,12 +25,12 @@ be read.
 import argparse
 import sys
 
-from sparktc.apps.history import run
+from sparktc.apps.history_gate import run
 from sparktc.tracking.trend import LATEST, PREVIOUS, Tolerances
 
 
 def main() -> int:
-    """Parse the arguments and run :func:`sparktc.apps.history.run`; its exit status."""
+    """Parse the arguments and run :func:`sparktc.apps.history_gate.run`; its exit status."""
     defaults = Tolerances()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("history", metavar="HISTORY", help="the history directory ([history] path)")

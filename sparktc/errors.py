@@ -5,7 +5,7 @@ and what to do, and which carries the job's exit status; the command line
 (:mod:`sparktc.apps.cli`) prints ``sparktc: <heading>: <message>`` and exits with it, without a
 trace. Any other exception is a bug in sparktc (or a failure inside Spark) and keeps its trace.
 
-Each concern keeps its own subclass where it lives (``IngestError`` in :mod:`sparktc.stages.ingest`, ...);
+Each concern keeps its own subclass where it lives (``IngestError`` in :mod:`sparktc.experiment.corpus_files`, ...);
 :class:`ConfigError` is here, as the configuration and the output checks below it both raise it. The classes that
 callers have always been able to catch as ``ValueError`` or ``RuntimeError`` still derive from that too.
 """

@@ -27,12 +27,15 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import pyarrow.fs as pafs
 
-__all__ = ["absolute", "arrow_filesystem", "fingerprint", "forget_kept", "is_uri", "local_path", "per_worker"]
+__all__ = [
+    "absolute", "arrow_filesystem", "fingerprint", "forget_kept", "is_uri", "local_path", "per_worker", "unwritable",
+]
 
 Result = TypeVar("Result")
 
@@ -156,3 +159,16 @@ class KeptOne(Generic[Result]):
 def _same(kept: tuple, key: tuple) -> bool:
     return len(kept) == len(key) and all(a is b or (isinstance(a, str | bytes | int | float) and type(a) is type(b)
                                                     and a == b) for a, b in zip(kept, key))
+
+
+def unwritable(folder: str) -> str | None:
+    """Why no file can be made in ``folder`` (a hidden file made and removed at once: the permission bits alone say
+    nothing for root, nor of a read-only file system), or None.
+    """
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".sparktc-probe-", dir=folder)
+    except OSError as error:
+        return error.strerror or str(error)
+    os.close(handle)
+    os.unlink(probe)
+    return None

@@ -1,5 +1,5 @@
 """Run histories built from :class:`sparktc.tracking.record.RunRecord` as the pipeline fills them, no Spark: each
-record is appended with :func:`sparktc.tracking.history.append` and read back, as jobs/history.py reads them.
+record is appended with :func:`sparktc.tracking.history_table.append` and read back, as jobs/history.py reads them.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sparktc.experiment.config import RUN_SECTIONS
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import RunRecord, digest, experiment_settings
 
 START = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
@@ -44,5 +44,5 @@ def with_setting(section: str, key: str, value: Any) -> dict[str, Any]:
 def write(path: str, *records: RunRecord) -> list[dict[str, Any]]:
     """Append the records to the history at ``path``; the history's rows as jobs/history.py reads them."""
     for record in records:
-        history.append(path, record)
-    return history.read(path).to_pylist()
+        history_table.append(path, record)
+    return history_table.read(path).to_pylist()

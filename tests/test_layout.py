@@ -135,3 +135,69 @@ def test_runtime_is_domain_free() -> None:
     """
     for path in (PACKAGE / "runtime").rglob("*.py"):
         assert imported(path) <= set(SHARED) | {"runtime"}, path.name
+
+
+#: The most lines a module of sparktc may have: a longer one holds more than one concern, to be split by them.
+MOST_LINES = 600
+#: The folders whose modules may not import another module's private names.
+CODE_FOLDERS = ("sparktc", "benchmarks", "jobs", "tests")
+
+
+def long_modules(root: Path) -> list[str]:
+    """The modules under ``root`` longer than :data:`MOST_LINES`, with their lengths."""
+    lengths = {path.relative_to(root.parent): len(path.read_text().splitlines()) for path in root.rglob("*.py")}
+    return sorted(f"{path}: {lines} lines" for path, lines in lengths.items() if lines > MOST_LINES)
+
+
+def private_imports(path: Path, root: Path = REPO) -> list[str]:
+    """Each ``from X import _name`` in ``path`` (however many lines the import spans, wherever it stands), a
+    private name taken from another module, where ``path`` is under ``root``; ``from __future__`` and dunders
+    (``__version__``) are no one's secret.
+    """
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            names = [alias.name for alias in node.names
+                     if alias.name.startswith("_") and not (alias.name.startswith("__") and alias.name.endswith("__"))]
+            found += [f"{path.relative_to(root)}:{node.lineno}: from {'.' * node.level}{node.module or ''} import "
+                      f"{name}" for name in names]
+    return found
+
+
+def nested_lambdas(path: Path, root: Path = REPO) -> list[str]:
+    """Each ``lambda`` in ``path`` (under ``root``) whose body holds another ``lambda``: a function to name instead."""
+    return [f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Lambda) and any(isinstance(inner, ast.Lambda) for inner in ast.walk(node.body))]
+
+
+def test_no_module_is_over_600_lines() -> None:
+    found = long_modules(PACKAGE)
+    assert not found, "\n".join(found)
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    found = [found for folder in CODE_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
+             for found in private_imports(path)]
+    assert not found, "\n".join(found)
+
+
+def test_no_lambda_in_the_models_holds_another() -> None:
+    found = [found for path in sorted((PACKAGE / "models").rglob("*.py")) for found in nested_lambdas(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_house_checks_catch_what_they_forbid(tmp_path: Path) -> None:
+    """Each check above fails on a planted violation: a module of 601 lines, a private name imported over several
+    lines, a lambda in a lambda's body; and passes what it allows.
+    """
+    package = tmp_path / "sparktc"
+    package.mkdir()
+    (package / "long.py").write_text("x = 1\n" * (MOST_LINES + 1))
+    (package / "short.py").write_text("x = 1\n" * MOST_LINES)
+    assert long_modules(package) == [f"sparktc/long.py: {MOST_LINES + 1} lines"]
+    module = tmp_path / "planted.py"
+    module.write_text("from __future__ import annotations\n\nfrom sparktc import __version__\n"
+                      "from sparktc.stages.synthesize import (\n    LIST_FILES,\n    _join,\n)\n\n\n"
+                      "def f():\n    return lambda a: (lambda b: a + b)\n\n\nsum_of = lambda a, b: a + b\n")
+    assert private_imports(module, tmp_path) == ["planted.py:4: from sparktc.stages.synthesize import _join"]
+    assert nested_lambdas(module, tmp_path) == ["planted.py:11"]

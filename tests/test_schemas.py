@@ -6,7 +6,7 @@ import pytest
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA, RECORD_SCHEMA, TOKENS_SCHEMA
-from sparktc.stages.synthesize import _STATS_SPARK_SCHEMA
+from sparktc.stages.synthesize import STATS_SPARK_SCHEMA
 
 # The DDL strings each stage declared before the schemas were defined once, in Arrow.
 RECORD_DDL = (
@@ -30,7 +30,7 @@ STATS_DDL = (
 @pytest.mark.parametrize(
     ("derived", "ddl"),
     [(from_arrow_schema(RECORD_SCHEMA), RECORD_DDL), (from_arrow_schema(PREDICTIONS_SCHEMA), PREDICTIONS_DDL),
-     (_STATS_SPARK_SCHEMA, STATS_DDL), (from_arrow_schema(TOKENS_SCHEMA), TOKENS_DDL),
+     (STATS_SPARK_SCHEMA, STATS_DDL), (from_arrow_schema(TOKENS_SCHEMA), TOKENS_DDL),
      (from_arrow_schema(CLASSIFY_VECTORS_SCHEMA), CLASSIFY_VECTORS_DDL)],
     ids=["records", "predictions", "synthesize-stats", "tokens", "classify-vectors"],
 )

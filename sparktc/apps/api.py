@@ -55,7 +55,8 @@ from sparktc.apps.classify import (
 )
 from sparktc.apps.pipeline import check_stages, run_recorded
 from sparktc.errors import InputError
-from sparktc.evaluation.report import FIGURES, Evaluation
+from sparktc.evaluation.notebook import Evaluation
+from sparktc.evaluation.report import FIGURES
 from sparktc.experiment.bundle import MODEL, MODEL_SETTINGS, Bundle, load_bundle
 from sparktc.experiment.config import Config, ConfigError, check_overrides, checked, load_config
 from sparktc.experiment.tables import mark_duplicates
@@ -64,6 +65,7 @@ from sparktc.models.registry import describe
 from sparktc.runtime import storage
 from sparktc.runtime.session import check_workers_python
 from sparktc.tracking.record import RunRecord
+from sparktc.tracking.store_probe import check_tracking
 from sparktc.validation import check_flag, check_path, check_strings
 
 __all__ = ["RunResult", "classify", "load_model", "run_pipeline"]
@@ -113,7 +115,7 @@ class RunResult:
 
     def _repr_html_(self) -> str:
         """The run in a notebook: its stages, then its headline metrics, decision rule, figures and a link to
-        ``report.md`` (:meth:`sparktc.evaluation.report.Evaluation.html`).
+        ``report.md`` (:meth:`sparktc.evaluation.notebook.Evaluation.html`).
         """
         stages = ", ".join(f"{stage['stage']} {stage['status']} {stage['seconds']:.1f} s"
                            for stage in self.record.stages)
@@ -164,6 +166,7 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
         config = load_config(config, overrides, preset)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
+    config = check_tracking(config)
     check_workers_python(spark)
     with nullcontext() if verbose else redirect_stdout(_Nowhere()):
         manifests, record = run_recorded(spark, config, output, stages, force)

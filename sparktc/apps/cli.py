@@ -47,6 +47,7 @@ from sparktc.filesystem import is_uri
 from sparktc.runtime.faults import InjectedFault
 from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.runner import Stage
+from sparktc.tracking.store_probe import check_tracking
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
 #: Failures inside Spark (a Java exception, a Python worker's failure, the JVM gone), and the driver faults
@@ -74,7 +75,7 @@ def parse_arguments(description: str, argv: Sequence[str] | None = None) -> tupl
     parser.add_argument("--force", action="store_true",
                         help="recompute every stage, even those whose outputs and manifests are current")
     arguments = parser.parse_args(argv)
-    config = load_config(arguments.config, arguments.set, arguments.preset)
+    config = check_tracking(load_config(arguments.config, arguments.set, arguments.preset))
     return config, check_output(arguments.output, run_inputs(config)), arguments.force
 
 

@@ -39,14 +39,15 @@ from sparktc.corpora.registry import corpus_title
 from sparktc.errors import InputError
 from sparktc.evaluation import comparison_report
 from sparktc.evaluation.category_sets import category_subsets
+from sparktc.evaluation.figures import figure_file, figure_markdown
 from sparktc.evaluation.metrics import EMPTY_F1, f1_score, micro_average
-from sparktc.evaluation.report import figure_file, figure_markdown
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
 from sparktc.experiment.config import ConfigError, EvaluateConfig
 from sparktc.filesystem import absolute, is_uri
 from sparktc.models.decision import rule_title
 from sparktc.runtime import storage
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE
 
 
@@ -169,14 +170,13 @@ def format_comparison(result: dict) -> str:
         f"macro-F1 {_cell(result['macro_f1']['b'], '.4f')})",
         f"over {result['n_categories']} categories ({result['averaged_over']})",
         "",
-        f"| {'test':<20} | {'n':>10} | {'statistic':>10} | {'p (A > B)':>10} | {'p (B > A)':>10} | result |",
-        f"|{'-' * 22}|{'-' * 12}|{'-' * 12}|{'-' * 12}|{'-' * 12}|--------|",
+        markdown_table([f"{'test':<20}", f"{'n':>10}", f"{'statistic':>10}", f"{'p (A > B)':>10}",
+                        f"{'p (B > A)':>10}", "result"],
+                       [[f"{test['name']:<20}", f"{test['n']:>10,}", _cell(test["statistic"], ".4f", 10),
+                         _cell(test["p_value_a_better"], ".4g", 10), _cell(test["p_value_b_better"], ".4g", 10),
+                         f"A {test['symbol']} B"] for test in result["tests"]], padded=True),
+        "",
     ]
-    for test in result["tests"]:
-        lines.append(f"| {test['name']:<20} | {test['n']:>10,} | {_cell(test['statistic'], '.4f', 10)} | "
-                     f"{_cell(test['p_value_a_better'], '.4g', 10)} | {_cell(test['p_value_b_better'], '.4g', 10)} | "
-                     f"A {test['symbol']} B |")
-    lines.append("")
     lines.append("≫ / ≪: significant at p <= 0.01; > / <: at p <= 0.05; ~: not significant (Yang & Liu 1999, Table 2)")
     undefined = comparison_report.undefined_tests(result["tests"])
     if undefined:
@@ -298,9 +298,10 @@ def format_comparisons(record: dict) -> str:
     lines = [f"# Comparison of {len(record['runs'])} runs", "",
              f"over {record['n_categories']} categories ({record['averaged_over']}), "
              f"0/0 counted as {record['zero_division']:g}", "",
-             "| # | run | micro-F1 | macro-F1 | path |", "|---:|---|---:|---:|---|"]
-    for number, (run, (micro, macro)) in enumerate(zip(record["runs"], _run_scores(record)), 1):
-        lines.append(f"| {number} | {run['name']} | {_cell(micro, '.4f')} | {_cell(macro, '.4f')} | {run['path']} |")
+             markdown_table(["#", "run", "micro-F1", "macro-F1", "path"],
+                            [[number, run["name"], _cell(micro, ".4f"), _cell(macro, ".4f"), run["path"]]
+                             for number, (run, (micro, macro)) in enumerate(zip(record["runs"], _run_scores(record)),
+                                                                            1)], "rlrrl")]
     lines += ["", "## Table 2: statistical significance tests", "",
               comparison_report.significance_table(record["pairs"]), "",
               "## Table 3: p-tests on micro recall (miR), micro precision (miP) and error", "",

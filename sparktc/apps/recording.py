@@ -8,7 +8,7 @@ Every pipeline run, from a job or from the Python API (:mod:`sparktc.apps.api`),
 * when the run ends, however it ends, its :class:`sparktc.tracking.record.RunRecord` (what ran, on what, what it
   cost, what it scored, its exit status) is logged to MLflow at ``[track] mlflow_uri``
   (:mod:`sparktc.tracking.mlflow_run`) and then added to the history at ``[history] path``
-  (:mod:`sparktc.tracking.history`), once the output is released (:meth:`sparktc.runtime.outputs.Claim.then`): a
+  (:mod:`sparktc.tracking.history_table`), once the output is released (:meth:`sparktc.runtime.outputs.Claim.then`): a
   tracking server slow to fail never holds the output, and a run that MLflow could not log is recorded with exit
   status 1.
 
@@ -32,7 +32,7 @@ from sparktc.runtime import progress, session, storage
 from sparktc.runtime.outputs import Claim
 from sparktc.runtime.runner import Stage, read_manifest, run_stages
 from sparktc.runtime.usage import ProcessTree
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
 
 
@@ -85,7 +85,7 @@ def keep(config: Config, record: RunRecord, artifacts: Mapping[str, bytes]) -> N
             print(f"sparktc: run {record.run_id} logged to MLflow {config.track.mlflow_uri} as run {logged}",
                   flush=True)
     if config.history.path:
-        written = history.append(config.history.path, record)
+        written = history_table.append(config.history.path, record)
         print(f"sparktc: run {record.run_id} recorded in {written}", flush=True)
     if failure is not None:
         raise failure

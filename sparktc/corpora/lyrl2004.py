@@ -78,7 +78,7 @@ def corpus_names(document_files: Iterable[str], what: str) -> CorpusNames:
     return CorpusNames(rf"({files})(\.gz)?", rf"({files}).*", what)
 
 
-def _doc_id_problem(text: str) -> str | None:
+def doc_id_problem(text: str) -> str | None:
     """Why ``text`` is not a canonical document id, or None; canonical ids let qrels join by string."""
     if not (text.isascii() and text.isdigit()):
         return f"doc id {text!r} is not a number"
@@ -156,7 +156,7 @@ def parse_token_file(
                 reason = f"expected '.I <doc id>', got {text.strip()!r}; {_FORMAT_HINT}"
                 record = _Record(number, None, (number, reason))
             else:
-                problem = _doc_id_problem(parts[1])
+                problem = doc_id_problem(parts[1])
                 record = _Record(number, parts[1], None) if problem is None else _Record(
                     number, None, (number, f"{problem}; LYRL2004 ids are decimal numbers"))
         elif record is None:
@@ -207,7 +207,7 @@ def parse_qrels(lines: Iterable[bytes], source: str, *, first_line: int = 1) -> 
             yield Reject(source, number, None, reason)
             continue
         category, doc_id, flag = parts
-        problem = _doc_id_problem(doc_id)
+        problem = doc_id_problem(doc_id)
         if problem is not None:
             yield Reject(source, number, None, f"{problem}; expected 'CATEGORY DOCID 1'")
         elif flag != "1":

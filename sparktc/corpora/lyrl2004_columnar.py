@@ -281,7 +281,10 @@ def read_clean_qrels_piece(piece: bytes, first_line: int) -> tuple[pa.Array, pa.
     return doc_ids, words.take(pa.array(category_at)), line_of[category_at] + first_line
 
 
-def _assignment_batch(rows: list[lyrl2004.Assignment | Reject]) -> pa.RecordBatch:
+def assignment_batch(rows: list[lyrl2004.Assignment | Reject]) -> pa.RecordBatch:
+    """The line reader's qrels rows (:func:`~sparktc.corpora.lyrl2004.parse_qrels`: assignments and rejects) as one
+    :data:`ASSIGNMENT_SCHEMA` batch, as :func:`read_qrels_file` yields the lines it leaves to the line reader.
+    """
     return pa.RecordBatch.from_pydict(
         {
             "doc_id": [row.doc_id for row in rows],
@@ -300,7 +303,7 @@ def read_qrels_file(content: bytes, source: str, piece_bytes: int = PIECE_BYTES)
     """
 
     def batches(rows: Iterable[lyrl2004.Assignment | Reject]) -> Iterator[pa.RecordBatch]:
-        return batches_of(rows, _assignment_batch)
+        return batches_of(rows, assignment_batch)
 
     try:
         text = gunzip(content) if source.endswith(".gz") else content

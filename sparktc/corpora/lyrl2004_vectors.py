@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.files import line_reader
 from sparktc.corpora.formats import QRELS, CorpusFormat
-from sparktc.corpora.lyrl2004 import _doc_id_problem
+from sparktc.corpora.lyrl2004 import doc_id_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, FeatureSyntax, Reject, decoded_line
 
 TRAIN_FILE = "lyrl2004_vectors_train.dat"
@@ -68,7 +68,7 @@ def split_of(source: str) -> str:
 def _record(fields: list[str], split: str, source: str, line: int) -> Document | Reject:
     """The Document of a non-blank line's ``fields``, or the Reject naming its first bad field."""
     doc_id = fields[0]
-    problem = _doc_id_problem(doc_id)
+    problem = doc_id_problem(doc_id)
     if problem is not None:
         if ":" in doc_id:
             return Reject(source, line, None, f"line starts with feature {reprlib.repr(doc_id)}, not a doc id; "

@@ -2,8 +2,10 @@
 pseudo-stems (:func:`generate_vocabulary`) and the three category sets, the topic hierarchy (the real
 ``rcv1.topics.hier.orig`` read by :func:`parse_hierarchy_text`, or one of its shape by :func:`generate_hierarchy`),
 the industries tree (:func:`generate_industries_hierarchy`) and the regions list (:func:`generate_regions`), with
-the :class:`Tree` the document model walks. What their shapes follow is told in :mod:`sparktc.corpora.synthetic`,
-which draws the documents over them.
+the :class:`Tree` the document model walks, and the random streams everything synthetic is drawn from
+(:func:`random_stream`). What their shapes follow is told in :mod:`sparktc.corpora.synthetic`; the model
+(:mod:`sparktc.corpora.synthetic_model`) and the documents (:mod:`sparktc.corpora.synthetic_documents`) are drawn
+over them.
 
 Pure numpy: no Spark here.
 """
@@ -19,9 +21,11 @@ from sparktc.corpora import lyrl2004
 from sparktc.corpora.lyrl2004 import ROOT, parse_hierarchy
 from sparktc.errors import InputError
 
-__all__ = ["HIERARCHY_FILE", "INDUSTRY_LEVELS", "REGION_CODES", "Tree", "format_hierarchy", "format_regions",
-           "generate_hierarchy", "generate_industries_hierarchy", "generate_regions", "generate_vocabulary",
-           "parse_hierarchy_text", "random_stream"]
+__all__ = ["BLOCK_STREAM", "CALIBRATION_STREAM", "HIERARCHY_FILE", "INDUSTRY_LEVELS", "INDUSTRY_TREE_STREAM",
+           "REGION_CODES", "REGION_LIST_STREAM", "SET_BLOCK_STREAM", "SET_TERMS_STREAM", "TOPICS_STREAM", "TREE_STREAM",
+           "Tree", "VOCABULARY_STREAM", "format_hierarchy", "format_regions", "generate_hierarchy",
+           "generate_industries_hierarchy", "generate_regions", "generate_vocabulary", "parse_hierarchy_text",
+           "random_stream"]
 
 HIERARCHY_FILE = lyrl2004.HIERARCHY_FILE
 
@@ -31,9 +35,12 @@ HIERARCHY_FILE = lyrl2004.HIERARCHY_FILE
 INDUSTRY_LEVELS = (10, 60, 150, 110, 24)
 REGION_CODES = 366
 
-# SeedSequence spawn-key domains (the industries' and regions' come after the topics', so those keep their streams).
-_VOCABULARY, _TREE, _TOPICS, _CALIBRATION, _BLOCK = range(5)
-_INDUSTRY_TREE, _REGION_LIST, _SET_TERMS, _SET_BLOCK = range(5, 9)
+#: The SeedSequence spawn-key domains (:func:`random_stream`), one per use of randomness: the vocabulary, the topic
+#: tree, the topics' indicative terms and masses, the calibration's simulation, a block of documents; then the
+#: industries tree, the regions list, the industries' and regions' terms and draws, and their labels in a block of
+#: documents (after the topics', so that those keep their streams).
+VOCABULARY_STREAM, TREE_STREAM, TOPICS_STREAM, CALIBRATION_STREAM, BLOCK_STREAM = range(5)
+INDUSTRY_TREE_STREAM, REGION_LIST_STREAM, SET_TERMS_STREAM, SET_BLOCK_STREAM = range(5, 9)
 
 # Generated tree: the real hierarchy's shape.
 _TREE_TOPICS = 103
@@ -42,7 +49,7 @@ _TREE_TOPS = 4
 
 
 def random_stream(seed: int, *key: int) -> np.random.Generator:
-    """The random stream of ``seed`` for the spawn key ``key`` (a domain below, then a block or size)."""
+    """The random stream of ``seed`` for the spawn key ``key`` (a domain above, then a block or size)."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
 
 
@@ -72,7 +79,7 @@ def generate_hierarchy(seed: int) -> list[tuple[str, str, str]]:
     Returned in the real file's order: the Root line first, then for each top node its
     descendants (pre-order) followed by the top node's own line.
     """
-    rng = random_stream(seed, _TREE)
+    rng = random_stream(seed, TREE_STREAM)
     letters = sorted(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), size=_TREE_TOPS, replace=False))
     below = _TREE_TOPICS - _TREE_TOPS  # 99 nodes under the top nodes
     internal = _TREE_TOPICS - _TREE_LEAVES - _TREE_TOPS  # 17 internal nodes below the tops
@@ -154,7 +161,7 @@ def generate_industries_hierarchy(seed: int) -> list[tuple[str, str, str]]:
     ``k`` its parent's code with digit ``k`` set to 1-9. Returned with the Root line first, then the nodes in
     pre-order (each parent before its children, siblings by code).
     """
-    rng = random_stream(seed, _INDUSTRY_TREE)
+    rng = random_stream(seed, INDUSTRY_TREE_STREAM)
     levels = [[f"I{d}0000" for d in range(INDUSTRY_LEVELS[0])]]
     children: dict[str, list[str]] = {}
     for depth, size in enumerate(INDUSTRY_LEVELS[1:], start=2):
@@ -178,7 +185,7 @@ def generate_regions(seed: int) -> list[tuple[str, str]]:
     """:data:`REGION_CODES` ``(code, description)`` pairs sorted by code: made-up country names of 1 to 3 words and
     codes of 3 to 7 upper-case letters or digits taken from them (``BRAVONIA`` -> ``BRAV``).
     """
-    rng = random_stream(seed, _REGION_LIST)
+    rng = random_stream(seed, REGION_LIST_STREAM)
     words = generate_vocabulary(seed, 2000)
     regions: dict[str, str] = {}
     while len(regions) < REGION_CODES:
@@ -267,7 +274,7 @@ _ENDINGS = ("", "", "", "", "", "i", "er", "al", "ic", "iz", "at", "abl", "ent",
 
 def generate_vocabulary(seed: int, size: int) -> list[str]:
     """``size`` unique lower-case pseudo-stems; index 0 is the most frequent (shorter first)."""
-    rng = random_stream(seed, _VOCABULARY, size)
+    rng = random_stream(seed, VOCABULARY_STREAM, size)
     words: dict[str, None] = {}
     tries = 0
     while len(words) < size:

@@ -17,8 +17,8 @@ T'-tests; Table 3 (:func:`p_test_table`) those of the p-tests on micro recall (m
 precision (miP) and error. A degenerate test keeps Yang & Liu's "~" in the tables;
 :func:`undefined_notes` lists the undefined ones with their reasons, to print below them.
 :func:`plot_f1_curves` draws Figures 4-5 on one plot, one curve per run, as PNG, SVG and PDF; deterministic
-as the report's plots are (:mod:`sparktc.evaluation.report`: fixed size and dpi, default style, the Agg canvas, no
-dates or software in the files, SVG ids from a fixed salt).
+in the house style of :mod:`sparktc.evaluation.figures` (fixed size and dpi, default style, the Agg canvas, no dates
+or software in the files, SVG ids from a fixed salt).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparktc.evaluation.report import _new_figure, _rendered, _scatter_stacks, _style, _title
+from sparktc.evaluation.figures import new_figure, rendered, scatter_stacks, style, title
+from sparktc.runtime.markdown import markdown_table
 
 __all__ = [
     "COMPARISON_PNG",
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: The plot's name in the comparison's output, as the run's own plot is named (its PNG; the SVG and PDF beside it:
-#: :func:`sparktc.evaluation.report.figure_file`).
+#: :func:`sparktc.evaluation.figures.figure_file`).
 COMPARISON_PNG = "f1_by_training_frequency.png"
 #: Table 2's columns (header, test name) and Table 3's, in the paper's order.
 SIGNIFICANCE_TESTS = (("s-test", "s-test"), ("S-test", "S-test"), ("T-test", "T-test"), ("T'-test", "T'-test"))
@@ -59,24 +60,22 @@ LEGEND = ("≫ or ≪: P-value <= 0.01; > or <: 0.01 < P-value <= 0.05; ~: P-val
           "there A ≪ B means A's error is significantly smaller")
 
 
-def _symbols_table(pairs: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> list[str]:
-    header = ["sysA vs sysB", *(label for label, _ in columns)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * len(columns)) + "|"]
+def _symbols_table(pairs: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> str:
+    rows = []
     for pair in pairs:
         tests = {test["name"]: test for test in pair["result"]["tests"]}
-        cells = [f"{pair['a']} vs {pair['b']}", *(tests[name]["symbol"] for _, name in columns)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append([f"{pair['a']} vs {pair['b']}", *(tests[name]["symbol"] for _, name in columns)])
+    return markdown_table(["sysA vs sysB", *(label for label, _ in columns)], rows, "l" + "c" * len(columns))
 
 
 def significance_table(pairs: Sequence[Mapping[str, Any]]) -> str:
     """Yang & Liu Table 2: one row per pair, the s-, S-, T- and T'-tests' symbols (A against B)."""
-    return "\n".join(_symbols_table(pairs, SIGNIFICANCE_TESTS))
+    return _symbols_table(pairs, SIGNIFICANCE_TESTS)
 
 
 def p_test_table(pairs: Sequence[Mapping[str, Any]]) -> str:
     """Yang & Liu Table 3: one row per pair, the p-tests' symbols on micro recall, precision and error."""
-    return "\n".join(_symbols_table(pairs, P_TESTS))
+    return _symbols_table(pairs, P_TESTS)
 
 
 def undefined_tests(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -147,7 +146,7 @@ def f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS) ->
 
 def plot_f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVALS, label: str = "",
                    rules: Mapping[str, str] = {}) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
-    """Yang & Liu Figures 4-5 on one plot, by format (:data:`sparktc.evaluation.report.FIGURE_FORMATS`), and the
+    """Yang & Liu Figures 4-5 on one plot, by format (:data:`sparktc.evaluation.figures.FIGURE_FORMATS`), and the
     curves it draws (:func:`f1_curves`).
 
     Per run, in the given order: its categories' F1 against training-set frequency as faint dots (those at one
@@ -159,8 +158,8 @@ def plot_f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVAL
     curves = f1_curves(tables, intervals)
     colours = [f"C{i % 10}" for i in range(len(curves))]
     markers = "osD^v<>ph*"
-    with _style():
-        figure = _new_figure()
+    with style():
+        figure = new_figure()
         ax = figure.add_subplot()
         drawn = False
         for i, (name, curve) in enumerate(curves.items()):
@@ -168,7 +167,7 @@ def plot_f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVAL
             train = pd.to_numeric(table["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
             f1 = pd.to_numeric(table["f1"], errors="coerce").to_numpy(dtype=np.float64)
             keep = ~np.isnan(train) & ~np.isnan(f1) & (train > 0)
-            _scatter_stacks(ax, train[keep], f1[keep], 8, numbered=False, color=colours[i], alpha=0.25, linewidths=0)
+            scatter_stacks(ax, train[keep], f1[keep], 8, numbered=False, color=colours[i], alpha=0.25, linewidths=0)
             if len(curve):
                 rule = f": {rules[name]}" if rules.get(name) else ""
                 ax.plot(curve["frequency"], curve["f1"], color=colours[i], marker=markers[i % len(markers)],
@@ -182,9 +181,9 @@ def plot_f1_curves(tables: Mapping[str, pd.DataFrame], intervals: int = INTERVAL
         ax.set_ylim(-0.06, 1.06)  # room for the largest dot at F1 = 0 or 1
         ax.set_xlabel("training-set frequency of category (positive training documents, log scale)")
         ax.set_ylabel(f"F1 per category (mean over {intervals} equal log intervals)")
-        title = _title("Per-category F1 against training-set frequency (Yang & Liu 1999, Figures 4-5)", label)
-        ax.set_title(title, fontsize="medium")
+        heading = title("Per-category F1 against training-set frequency (Yang & Liu 1999, Figures 4-5)", label)
+        ax.set_title(heading, fontsize="medium")
         ax.grid(True, which="major", alpha=0.3)
         if drawn:
             ax.legend(loc="lower right", fontsize="x-small")
-        return _rendered(figure, title), curves
+        return rendered(figure, heading), curves

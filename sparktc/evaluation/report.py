@@ -1,11 +1,9 @@
-"""Evaluation results as the files a person reads: a per-category CSV, a Markdown report, two plots (each as PNG,
-SVG and PDF); and
-what a notebook shows of them (:class:`Evaluation`: the headline as HTML, the figures inline, the table as a
-pandas DataFrame).
+"""Evaluation results as the files a person reads: a per-category CSV, a Markdown report and two plots (each in
+every one of :data:`sparktc.evaluation.figures.FIGURE_FORMATS`, drawn in the house style of
+:mod:`sparktc.evaluation.figures`); a notebook shows them through :mod:`sparktc.evaluation.notebook`.
 
 Pure functions, no Spark and no file-system access: each returns ``str`` or a plot's bytes and the
-Spark layer writes them through Hadoop file systems (and reads them back for :class:`Evaluation`). Inputs
-(REFERENCE.md sections 6 and 7):
+Spark layer writes them through Hadoop file systems. Inputs (REFERENCE.md sections 6 and 7):
 
 ``table``
     pandas DataFrame, one row per category, columns ``category, name, train_positives,
@@ -21,57 +19,55 @@ Spark layer writes them through Hadoop file systems (and reads them back for :cl
     micro and macro averages over the predictions closed under the hierarchy, ``evaluate.close_predictions``).
     Missing measures are shown as an em dash; missing optional sections are left out.
 
-The plots are deterministic: fixed figure size and dpi, matplotlib's default style (a user's
-``matplotlibrc`` is ignored), the Agg canvas used directly (pyplot and its global state are never
-touched), no software or date in any file's metadata and SVG ids from a fixed salt, so two calls give
-identical bytes in each format. The PNG is what report.md and notebooks show; the SVG (text kept as text) and
-the PDF (TrueType fonts, which publishers accept where they refuse Type 3) are for papers.
+The report's tables are written by :func:`sparktc.runtime.markdown.markdown_table`, which escapes a pipe or a line
+break in a category's name or a set's.
 """
 
 from __future__ import annotations
 
-import base64
 import csv
-import html
 import io
 import math
-import os
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT
+from sparktc.evaluation.figures import (
+    FIGURE_FORMATS,
+    figure_file,
+    figure_markdown,
+    new_figure,
+    rendered,
+    scatter_stacks,
+    style,
+    title,
+)
 from sparktc.evaluation.metrics import MEASURE_LABELS
 from sparktc.evaluation.training_decisions import training_decisions_lines
 from sparktc.features.term_selection import FREQUENCY
 from sparktc.features.text import ANALYZERS
-from sparktc.filesystem import local_path
+from sparktc.runtime.markdown import markdown_table
 
 __all__ = [
     "CLOSED_ROWS",
     "CSV_HEADER",
-    "Evaluation",
+    "DASH",
     "F1_BY_TRAINING_FREQUENCY_PNG",
     "F1_BY_BAND_PNG",
     "FIGURES",
     "FIGURE_FILES",
-    "FIGURE_FORMATS",
-    "FIGURE_SIZE",
-    "FIGURE_DPI",
-    "MAX_STACK_AREA",
+    "SELECTION_FUNCTIONS",
     "ZERO_TRAIN_X",
-    "figure_file",
-    "figure_markdown",
+    "decision_lines",
+    "float_text",
+    "int_text",
+    "is_missing",
     "per_category_csv",
-    "per_category_frame",
     "report_markdown",
-    "rule_html",
-    "summary_html",
     "plot_f1_by_training_frequency",
     "plot_f1_by_band",
     "lowess",
@@ -86,30 +82,15 @@ F1_BY_TRAINING_FREQUENCY_PNG = "f1_by_training_frequency.png"
 F1_BY_BAND_PNG = "f1_by_band.png"
 #: The plots, in the report's order, by their PNG's name.
 FIGURES = (F1_BY_BAND_PNG, F1_BY_TRAINING_FREQUENCY_PNG)
-#: The formats each plot is written in, by file suffix: the PNG first (report.md links it), then the vector forms.
-FIGURE_FORMATS = ("png", "svg", "pdf")
-#: Every plot is FIGURE_SIZE inches, about a page's text width (a figure spanning both columns of a two-column paper),
-#: so its 10-point text prints at 10 points there; its PNG is FIGURE_DPI dots per inch: 1400 x 880 pixels.
-FIGURE_SIZE = (7.0, 4.4)
-FIGURE_DPI = 200
-#: Categories drawn at one point of the F1 plot make one marker whose area grows with their number up to this many
-#: single markers' areas; the number is written beside it.
-MAX_STACK_AREA = 16
 #: Where categories with no training positive are drawn on the log frequency axis.
 ZERO_TRAIN_X = 0.5
-
-
-def figure_file(png: str, fmt: str) -> str:
-    """The name of plot ``png`` (one of :data:`FIGURES`) in format ``fmt`` (one of :data:`FIGURE_FORMATS`)."""
-    return f"{png.removesuffix('.png')}.{fmt}"
-
-
 #: Every plot's every file, in the report's order.
 FIGURE_FILES = tuple(figure_file(png, fmt) for png in FIGURES for fmt in FIGURE_FORMATS)
 
 _TABLE_COLUMNS = ("category", "name", "train_positives", "test_positives", "tp", "fp", "fn", "tn",
                   "precision", "recall", "f1")
-_DASH = "\u2014"
+#: What a table shows for a missing value: an em dash.
+DASH = "\u2014"
 _NOT_AVERAGED = "\u2020"  # dagger
 #: The [rank] score functions as the report names them (Debole & Sebastiani 2005, Table 2).
 SELECTION_FUNCTIONS = {"chi2": "chi-square", "ig": "information gain", "gr": "gain ratio",
@@ -120,7 +101,8 @@ SELECTION_FUNCTIONS = {"chi2": "chi-square", "ig": "information gain", "gr": "ga
 # helpers
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """Whether ``value`` is missing: None, pandas' NA or NaT, or a NaN."""
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     try:
@@ -129,12 +111,14 @@ def _missing(value: Any) -> bool:
         return False
 
 
-def _float(value: Any, missing: str) -> str:
-    return missing if _missing(value) else f"{float(value):.4f}"
+def float_text(value: Any, missing: str) -> str:
+    """A measure as the report prints it, to 4 decimals; ``missing`` for a missing value."""
+    return missing if is_missing(value) else f"{float(value):.4f}"
 
 
-def _int(value: Any, missing: str) -> str:
-    return missing if _missing(value) else str(int(value))
+def int_text(value: Any, missing: str) -> str:
+    """A count as the report prints it; ``missing`` for a missing value."""
+    return missing if is_missing(value) else str(int(value))
 
 
 def _check_table(table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -144,19 +128,13 @@ def _check_table(table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     return table.sort_values("category", kind="stable", key=lambda s: s.astype(str)).reset_index(drop=True)
 
 
-def _cell(value: Any) -> str:
-    """Text for a Markdown table cell: pipes escaped, line breaks flattened."""
-    text = "" if _missing(value) else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+def _cell(value: Any) -> Any:
+    """A Markdown table cell's value: a missing one empty (:func:`sparktc.runtime.markdown.cell_text` escapes it)."""
+    return "" if is_missing(value) else value
 
 
-def _row(cells: Sequence[Any]) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: Sequence[str]) -> list[str]:
-    rule = {"l": "---", "r": "---:", "c": ":---:"}
-    return [_row(header), _row([rule[a] for a in align]), *(_row(r) for r in rows)]
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str) -> list[str]:
+    return markdown_table(header, rows, align, spaced_rule=True).split("\n")
 
 
 def _get(mapping: Any, *keys: str, default: Any = None) -> Any:
@@ -185,10 +163,10 @@ def per_category_csv(table: pd.DataFrame) -> str:
     writer.writerow(CSV_HEADER)
     for r in rows.itertuples(index=False):
         writer.writerow([
-            r.category, "" if _missing(r.name) else r.name,
-            _int(r.train_positives, ""), _int(r.test_positives, ""),
-            _int(r.tp, ""), _int(r.fp, ""), _int(r.fn, ""), _int(r.tn, ""),
-            _float(r.precision, ""), _float(r.recall, ""), _float(r.f1, ""),
+            r.category, "" if is_missing(r.name) else r.name,
+            int_text(r.train_positives, ""), int_text(r.test_positives, ""),
+            int_text(r.tp, ""), int_text(r.fp, ""), int_text(r.fn, ""), int_text(r.tn, ""),
+            float_text(r.precision, ""), float_text(r.recall, ""), float_text(r.f1, ""),
         ])
     return out.getvalue()
 
@@ -206,7 +184,7 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
 
     def val(*keys: str) -> str:
         v = _get(s, *keys)
-        return _DASH if v is None or v == "" else f"`{v}`"
+        return DASH if v is None or v == "" else f"`{v}`"
 
     select_k, select_xi = _get(s, "select", "top_k"), _get(s, "select", "reduction_factor")
     if select_k:
@@ -219,7 +197,7 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
         kept = "all terms"
     function, score = _get(s, "rank", "score"), _get(s, "rank", "global_score")
     if kept is None and score is None:
-        selection = _DASH
+        selection = DASH
     else:
         name = SELECTION_FUNCTIONS.get(function or "chi2", function)  # runs before rank.score was a setting: chi2
         globalized = "" if function == FREQUENCY else f", global score `{score if score is not None else '?'}`"
@@ -239,13 +217,13 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
         (", title terms as features of their own (`tokenize.title_terms`)", _get(s, "tokenize", "title_terms") is True),
     ) if chosen)
     lines = [
-        *_decision_lines(metrics, method_lines),
+        *decision_lines(metrics, method_lines),
         f"- Term selection: {selection}",
         f"- Weighting: {val('weight', 'scheme')}",
         f"- Text processing: stemmer {val('tokenize', 'stemmer')}, "
         f"stop list {'`' + str(stop) + '`' if stop else 'none'}{terms}",
-        f"- zero_division: `{metrics.get('zero_division', _DASH)}`; averaged over: "
-        f"`{metrics.get('averaged_over', _DASH)}`",
+        f"- zero_division: `{metrics.get('zero_division', DASH)}`; averaged over: "
+        f"`{metrics.get('averaged_over', DASH)}`",
     ]
     corpus = _get(s, "corpus")
     if isinstance(corpus, Mapping):
@@ -256,7 +234,7 @@ def _settings_lines(settings: Any, metrics: Mapping[str, Any], method_lines: Seq
     return lines
 
 
-def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> list[str]:
+def decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> list[str]:
     """The method with its parameters (``method_lines``, which its module words: :func:`sparktc.models.registry.
     describe`), the thresholding with its, and the search space, as ``metrics.json`` records them
     (:func:`sparktc.models.decision.decision_record`; REFERENCE.md section 5). A record without them is read as
@@ -267,7 +245,7 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
 
     def val(values: Mapping[str, Any], key: str) -> str:
         v = values.get(key)
-        return _DASH if v is None or v == "" else f"`{v}`"
+        return DASH if v is None or v == "" else f"`{v}`"
 
     lines = list(method_lines)
     name = thresholding["name"]
@@ -304,12 +282,6 @@ def _decision_lines(metrics: Mapping[str, Any], method_lines: Sequence[str]) -> 
     return lines
 
 
-def figure_markdown(alt: str, png: str) -> list[str]:
-    """A plot in Markdown, ``alt`` its text: its PNG shown, its vector files linked below it."""
-    vectors = ", ".join(f"[{fmt.upper()}]({figure_file(png, fmt)})" for fmt in FIGURE_FORMATS if fmt != "png")
-    return [f"![{alt}]({png})", "", f"For papers: {vectors}.", ""]
-
-
 def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_lines: Sequence[str]) -> str:
     """A readable Markdown report of one evaluation (REFERENCE.md section 6).
 
@@ -330,17 +302,17 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
     corpus = metrics.get("corpus") or _get(metrics, "settings", "corpus", "format") or "unknown corpus"
     zero = metrics.get("zero_division")
     convention = metrics.get("zero_division_convention") or "not stated"
-    averaged_over = metrics.get("averaged_over", _DASH)
+    averaged_over = metrics.get("averaged_over", DASH)
     out: list[str] = [f"# Text-categorization evaluation: {corpus}", ""]
     out += [
-        f"> **0/0 convention: zero_division = {zero if zero is not None else _DASH}.** {convention}. "
+        f"> **0/0 convention: zero_division = {zero if zero is not None else DASH}.** {convention}. "
         "Papers differ here (LYRL2004 and Debole & Sebastiani use 1, scikit-learn and LibMultiLabel "
         "use 0), so compare numbers only under the same convention.",
         "",
     ]
     summary = [
-        f"- Test documents: {_int(metrics.get('test_documents'), _DASH)}",
-        f"- Categories averaged: {_int(metrics.get('n_categories'), _DASH)} "
+        f"- Test documents: {int_text(metrics.get('test_documents'), DASH)}",
+        f"- Categories averaged: {int_text(metrics.get('n_categories'), DASH)} "
         f"(set `{averaged_over}`) of {len(rows)} in the per-category table",
     ]
     out += summary + [""]
@@ -348,11 +320,11 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
     # main table
     out += [f"## Effectiveness (averaged over `{averaged_over}`)", ""]
     main_rows = [
-        [label, _float(metrics.get(f"micro_{key}"), _DASH), _float(metrics.get(f"macro_{key}"), _DASH)]
+        [label, float_text(metrics.get(f"micro_{key}"), DASH), float_text(metrics.get(f"macro_{key}"), DASH)]
         for label, key in _MEASURES
     ]
-    main_rows.append(["Macro*-F1 (harmonic mean of macro-P and macro-R)", _DASH,
-                      _float(metrics.get("macro_star_f1"), _DASH)])
+    main_rows.append(["Macro*-F1 (harmonic mean of macro-P and macro-R)", DASH,
+                      float_text(metrics.get("macro_star_f1"), DASH)])
     out += _md_table(["Measure", "Micro", "Macro"], main_rows, "lrr") + [""]
 
     closed = metrics.get("closed")
@@ -362,7 +334,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
                 "added (`evaluate.close_predictions`), counted over the same categories and documents; the "
                 "as-assigned numbers stay the headline.", ""]
         keys = [f"{kind}_{m}" for kind in ("micro", "macro") for m in ("precision", "recall", "f1")]
-        closed_rows = [[label, *(_float(values.get(key), _DASH) for key in keys)]
+        closed_rows = [[label, *(float_text(values.get(key), DASH) for key in keys)]
                        for label, values in zip(CLOSED_ROWS, (metrics, closed))]
         out += _md_table(["Predictions", "Micro-P", "Micro-R", "Micro-F1", "Macro-P", "Macro-R", "Macro-F1"],
                          closed_rows, "lrrrrrr") + [""]
@@ -376,8 +348,8 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
         for set_name, values in averages.items():
             values = values if isinstance(values, Mapping) else {}
             label = f"**{_cell(set_name)}**" if set_name == averaged_over else _cell(set_name)
-            set_rows.append([label, _int(values.get("n_categories"), _DASH),
-                             _float(values.get("micro_f1"), _DASH), _float(values.get("macro_f1"), _DASH)])
+            set_rows.append([label, int_text(values.get("n_categories"), DASH),
+                             float_text(values.get("micro_f1"), DASH), float_text(values.get("macro_f1"), DASH)])
         out += _md_table(["Set", "#categories", "Micro-F1", "Macro-F1"], set_rows, "lrrr") + [""]
 
     bands = metrics.get("bands")
@@ -385,8 +357,8 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
         out += ["## By training-set frequency band", "",
                 "Categories grouped by their number of training positives (Lewis 1991; Yang & Liu 1999).",
                 ""]
-        band_rows = [[_cell(b.get("band")), _int(b.get("n_categories"), _DASH),
-                      _float(b.get("micro_f1"), _DASH), _float(b.get("macro_f1"), _DASH)]
+        band_rows = [[_cell(b.get("band")), int_text(b.get("n_categories"), DASH),
+                      float_text(b.get("micro_f1"), DASH), float_text(b.get("macro_f1"), DASH)]
                      for b in bands if isinstance(b, Mapping)]
         out += _md_table(["Training positives", "#categories", "Micro-F1", "Macro-F1"], band_rows, "lrrr")
         out += ["", *figure_markdown("Micro- and macro-F1 by frequency band", F1_BY_BAND_PNG)]
@@ -398,7 +370,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
             out += ["## Ranking measures", "",
                     "Per document, averaged over test documents (LibMultiLabel): P@K, R@K (0 for a "
                     "document without labels), RP@K = hits in top K / min(K, #relevant), nDCG@K.", ""]
-            rank_rows = [[f"{name}@K"] + [_float(ranking.get(f"{name}@{k}"), _DASH) for k in ks]
+            rank_rows = [[f"{name}@K"] + [float_text(ranking.get(f"{name}@{k}"), DASH) for k in ks]
                          for name in _RANKING_ROWS]
             out += _md_table(["Measure"] + [f"K = {k}" for k in ks], rank_rows, "l" + "r" * len(ks)) + [""]
 
@@ -409,7 +381,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
                "trained without it, at the thresholds set on it)" if validated else
                "(each category's chosen setting, its out-of-fold scores and thresholds)")
         out += ["## Cross-validation on the training documents", "",
-                f"Micro-F1 of the cross-validated decisions {how}: {_float(metrics['cv_micro_f1'], _DASH)}. The "
+                f"Micro-F1 of the cross-validated decisions {how}: {float_text(metrics['cv_micro_f1'], DASH)}. The "
                 "figure to choose a configuration by; the test documents played no part in it.", ""]
 
     decisions = metrics.get("training_decisions")
@@ -417,7 +389,7 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
         lines = training_decisions_lines(decisions)
         if lines:
             out += ["## Decisions on the training documents", "",
-                    f"The trained rule applied to its own {_int(decisions.get('documents'), _DASH)} training "
+                    f"The trained rule applied to its own {int_text(decisions.get('documents'), DASH)} training "
                     "documents:", ""] + [f"- **Warning:** {line}." for line in lines]
             for key, what in (("assign_nothing", "assigns none"), ("assign_everything", "assigns all")):
                 if decisions.get(key):
@@ -434,111 +406,18 @@ def report_markdown(metrics: Mapping[str, Any], table: pd.DataFrame, method_line
     averaged = rows["averaged"] if "averaged" in rows.columns else pd.Series(True, index=rows.index)
     cat_rows = []
     for r, is_averaged in zip(rows.itertuples(index=False), averaged):
-        mark = "" if (not _missing(is_averaged) and bool(is_averaged)) else f" {_NOT_AVERAGED}"
+        mark = "" if (not is_missing(is_averaged) and bool(is_averaged)) else f" {_NOT_AVERAGED}"
         cat_rows.append([
             _cell(r.category) + mark, _cell(r.name),
-            _int(r.train_positives, _DASH), _int(r.test_positives, _DASH),
-            _int(r.tp, _DASH), _int(r.fp, _DASH), _int(r.fn, _DASH),
-            _float(r.precision, _DASH), _float(r.recall, _DASH), _float(r.f1, _DASH),
+            int_text(r.train_positives, DASH), int_text(r.test_positives, DASH),
+            int_text(r.tp, DASH), int_text(r.fp, DASH), int_text(r.fn, DASH),
+            float_text(r.precision, DASH), float_text(r.recall, DASH), float_text(r.f1, DASH),
         ])
     out += _md_table(["Category", "Name", "Train+", "Test+", "TP", "FP", "FN", "P", "R", "F1"],
                      cat_rows, "llrrrrrrrr") + [""]
 
     out += ["## Settings", ""] + _settings_lines(metrics.get("settings"), metrics, method_lines) + [""]
     return "\n".join(out)
-
-
-# --------------------------------------------------------------------------------------------
-# notebooks
-
-#: The headline's rows in a notebook: the measures the papers quote, micro and macro.
-_HEADLINE = (("Precision", "precision"), ("Recall", "recall"), ("F1", "f1"))
-
-
-def per_category_frame(csv_text: str, averaged: Sequence[str]) -> pd.DataFrame:
-    """``per_category.csv`` (:func:`per_category_csv`) as a DataFrame: one row per category, the file's columns
-    (:data:`CSV_HEADER`) and ``averaged``, whether the category is one of ``averaged``, the set the headline averages
-    are taken over. Codes and names stay strings (a category named ``NA`` is no missing value); an empty P, R or F1
-    is NaN.
-    """
-    frame = pd.read_csv(io.StringIO(csv_text), dtype={"category": str, "name": str}, keep_default_na=False,
-                        na_values={name: [""] for name in CSV_HEADER[-3:]})
-    frame["averaged"] = frame["category"].isin(set(averaged))
-    return frame
-
-
-def _inline(line: str) -> str:
-    """A line of report.md as HTML: escaped, its `code` spans kept."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(line, quote=False))
-
-
-def rule_html(record: Mapping[str, Any], method_lines: Sequence[str]) -> str:
-    """The decision rule as report.md's settings word it (the method with ``method_lines``, the thresholding, the
-    search space), as an HTML list; ``record`` holds ``method``, ``thresholding`` and ``search_space`` as
-    ``metrics.json`` does (:func:`sparktc.models.decision.decision_record`).
-    """
-    items = "".join(f"<li>{_inline(line.removeprefix('- '))}</li>" for line in _decision_lines(record, method_lines))
-    return f"<ul>{items}</ul>"
-
-
-def _href(path: str) -> str:
-    """Where a notebook's link to ``path`` points: a local path under the working directory (the notebook's, which
-    its server serves) relative to it, any other path as it is.
-    """
-    local = local_path(path)
-    if local is None:
-        return path
-    relative = os.path.relpath(local)
-    return local if relative.startswith(os.pardir) else relative
-
-
-def summary_html(metrics: Mapping[str, Any], method_lines: Sequence[str], figures: Mapping[str, bytes],
-                 report: str) -> str:
-    """An evaluated run as a notebook shows it: the headline (micro and macro precision, recall and F1 over the
-    averaged categories, with the test documents, the set and the 0/0 convention), the decision rule
-    (:func:`rule_html`), the ``figures`` inline (PNG bytes by path, as base64 ``<img>``) and a link to ``report``,
-    report.md's path.
-    """
-    rows = "".join(f"<tr><th>{label}</th><td>{_float(metrics.get(f'micro_{key}'), _DASH)}</td>"
-                   f"<td>{_float(metrics.get(f'macro_{key}'), _DASH)}</td></tr>" for label, key in _HEADLINE)
-    scope = html.escape(f"{_int(metrics.get('test_documents'), _DASH)} test documents, "
-                        f"{_int(metrics.get('n_categories'), _DASH)} categories averaged (set "
-                        f"{metrics.get('averaged_over', _DASH)}), "
-                        f"zero_division = {metrics.get('zero_division', _DASH)}")
-    images = "".join(
-        f'<img alt="{html.escape(path)}" title="{html.escape(path)}" style="max-width: 48%; margin-right: 1%" '
-        f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">' for path, data in figures.items())
-    return (f'<table><tr><th></th><th>Micro</th><th>Macro</th></tr>{rows}</table><p>{scope}</p>'
-            f"<p><b>Decision rule</b></p>{rule_html(metrics, method_lines)}<div>{images}</div>"
-            f'<p>The whole report: <a href="{html.escape(_href(report))}" target="_blank">'
-            f"{html.escape(report)}</a></p>")
-
-
-@dataclass(frozen=True, repr=False)
-class Evaluation:
-    """An evaluated run's reports as a notebook shows them, read once from its output: ``metrics.json``
-    (``metrics``), the method's lines of the settings (``method_lines``: :func:`sparktc.models.registry.describe`),
-    report.md's path, per_category.csv's text and the figures' PNG bytes by path, in the report's order.
-    """
-
-    metrics: dict[str, Any]
-    method_lines: list[str]
-    report: str
-    per_category_csv: str
-    figures: dict[str, bytes] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        """One line: where the report is."""
-        return f"Evaluation({self.report!r})"
-
-    def per_category(self) -> pd.DataFrame:
-        """The per-category table (:func:`per_category_frame`), ``averaged`` from the metrics' per-category rows."""
-        averaged = [row["category"] for row in self.metrics.get("per_category") or []]
-        return per_category_frame(self.per_category_csv, averaged)
-
-    def html(self) -> str:
-        """The run's headline, decision rule, figures and a link to report.md (:func:`summary_html`)."""
-        return summary_html(self.metrics, self.method_lines, self.figures, self.report)
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,83 +460,9 @@ def lowess(x: Sequence[float], y: Sequence[float], at: Sequence[float], frac: fl
     return fitted
 
 
-def _new_figure():
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=FIGURE_SIZE, dpi=FIGURE_DPI, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-#: Per format, the metadata entries matplotlib would fill with its version or the date: left out, so the bytes
-#: depend on the plot only.
-_NO_STAMPS = {"png": {"Software": None}, "svg": {"Creator": None, "Date": None},
-              "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
-
-
-def _saved(figure, fmt: str, title: str = "") -> bytes:
-    """``figure`` as ``fmt`` bytes, with ``title`` as the document's title (SVG and PDF; PNG: its ``Title`` text)."""
-    buffer = io.BytesIO()
-    metadata = {**_NO_STAMPS[fmt], **({"Title": title} if title else {})}
-    figure.savefig(buffer, format=fmt, dpi=FIGURE_DPI, metadata=metadata)
-    return buffer.getvalue()
-
-
-def _png(figure) -> bytes:
-    return _saved(figure, "png")
-
-
-def _rendered(figure, title: str) -> dict[str, bytes]:
-    """``figure`` in every one of :data:`FIGURE_FORMATS`, by format, laid out once (by the first)."""
-    rendered = {}
-    for fmt in FIGURE_FORMATS:
-        rendered[fmt] = _saved(figure, fmt, title)
-        figure.set_layout_engine("none")  # the constrained layout is fixed: the other formats need not redo it
-    return rendered
-
-
-def _style():
-    import matplotlib.style
-
-    # svg.hashsalt: the SVG's element ids from a fixed salt, not a random one; svg.fonttype none: text stays text
-    # (searchable, editable); pdf.fonttype 42: TrueType fonts, not Type 3
-    return matplotlib.style.context(["default", {"svg.hashsalt": "sparktc", "svg.fonttype": "none",
-                                                 "pdf.fonttype": 42}])
-
-
-def _title(what: str, label: str) -> str:
-    """A plot's title: what it shows, then ``label`` (the run: corpus, category set, method), wrapped to fit."""
-    return "\n".join([what, *textwrap.wrap(label, 90)])
-
-
-def _stacks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct points of (x, y), in increasing order, with how many of the given points are at each."""
-    points, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
-    return points[:, 0], points[:, 1], counts
-
-
-def _scatter_stacks(ax, x: np.ndarray, y: np.ndarray, size: float, label: str = "", numbered: bool = True,
-                    **style: Any) -> int:
-    """Points at one place drawn as one marker whose area is ``size`` times their number (at most
-    :data:`MAX_STACK_AREA`), that number written above it when it is 2 or more (and ``numbered``), and ``label``'s
-    legend entry (if any) with one point's marker; the largest number.
-    """
-    px, py, counts = _stacks(x, y)
-    areas = size * np.minimum(counts, MAX_STACK_AREA)
-    ax.scatter(px, py, s=areas, **style)
-    if label:
-        ax.scatter([], [], s=size, label=label, **style)  # the legend's marker: one category's
-    for xi, yi, n, area in zip(px, py, counts, areas):
-        if numbered and n >= 2:
-            ax.annotate(str(n), (xi, yi), xytext=(0, math.sqrt(area) / 2 + 1), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7, color="0.2")
-    return int(counts.max(initial=0))
-
-
 def plot_f1_by_training_frequency(table: pd.DataFrame, label: str = "") -> dict[str, bytes]:
     """Per-category F1 against training-set frequency, log x axis, with a LOWESS curve, by format
-    (:data:`FIGURE_FORMATS`).
+    (:data:`sparktc.evaluation.figures.FIGURE_FORMATS`).
 
     As in LYRL2004 and Yang & Liu 1999 Figs 4-5. Categories with at least one training positive
     are dots (filled when in the averaged set, hollow otherwise); categories with none cannot sit
@@ -666,33 +471,33 @@ def plot_f1_by_training_frequency(table: pd.DataFrame, label: str = "") -> dict[
     marker whose area grows with their number, written above it: no point is moved, so a reader still reads
     each category's exact F1 and frequency. The curve is :func:`lowess` (frac 0.5) of F1 over
     log10(training positives), drawn when there are at least 3 distinct frequencies; it is
-    clipped to [0, 1]. The title names ``label``, the run (corpus, category set, method). Size :data:`FIGURE_SIZE`
-    at :data:`FIGURE_DPI`; identical bytes per input.
+    clipped to [0, 1]. The title names ``label``, the run (corpus, category set, method). In the house style
+    (:mod:`sparktc.evaluation.figures`): identical bytes per input.
     """
     rows = _check_table(table, ("category", "train_positives", "f1"))
     train = pd.to_numeric(rows["train_positives"], errors="coerce").to_numpy(dtype=np.float64)
     f1 = pd.to_numeric(rows["f1"], errors="coerce").to_numpy(dtype=np.float64)
     if "averaged" in rows.columns:
-        averaged = np.array([not _missing(v) and bool(v) for v in rows["averaged"]], dtype=bool)
+        averaged = np.array([not is_missing(v) and bool(v) for v in rows["averaged"]], dtype=bool)
     else:
         averaged = np.ones(len(rows), dtype=bool)
     known = ~np.isnan(train) & ~np.isnan(f1)
     positive = known & (train > 0)
     zero = known & (train <= 0)
-    title = _title("Per-category F1 against training-set frequency", label)
+    heading = title("Per-category F1 against training-set frequency", label)
 
-    with _style():
-        figure = _new_figure()
+    with style():
+        figure = new_figure()
         ax = figure.add_subplot()
         stacked = 0
         if positive.any():
             on = positive & averaged
             off = positive & ~averaged
             if on.any():
-                stacked = max(stacked, _scatter_stacks(ax, train[on], f1[on], 16, color="tab:blue", alpha=0.7,
+                stacked = max(stacked, scatter_stacks(ax, train[on], f1[on], 16, color="tab:blue", alpha=0.7,
                                                        linewidths=0, label=f"categories ({int(on.sum())})"))
             if off.any():
-                stacked = max(stacked, _scatter_stacks(ax, train[off], f1[off], 16, facecolors="none",
+                stacked = max(stacked, scatter_stacks(ax, train[off], f1[off], 16, facecolors="none",
                                                        edgecolors="tab:blue",
                                                        label=f"not averaged ({int(off.sum())})"))
             logx = np.log10(train[positive])
@@ -701,7 +506,7 @@ def plot_f1_by_training_frequency(table: pd.DataFrame, label: str = "") -> dict[
                 curve = np.clip(lowess(logx, f1[positive], grid, frac=0.5), 0.0, 1.0)
                 ax.plot(10.0**grid, curve, color="tab:orange", linewidth=2.0, label="LOWESS (frac 0.5)")
         if zero.any():
-            stacked = max(stacked, _scatter_stacks(
+            stacked = max(stacked, scatter_stacks(
                 ax, np.full(int(zero.sum()), ZERO_TRAIN_X), f1[zero], 20, marker="x", color="tab:red",
                 label=f"0 training positives ({int(zero.sum())}), at x = {ZERO_TRAIN_X}"))
             ax.axvline(0.75, color="grey", linestyle=":", linewidth=1)
@@ -719,33 +524,33 @@ def plot_f1_by_training_frequency(table: pd.DataFrame, label: str = "") -> dict[
         ax.set_yticks(np.linspace(0.0, 1.0, 6))
         ax.set_xlabel("training-set frequency (positive training documents, log scale)")
         ax.set_ylabel("F1 per category")
-        ax.set_title(title, fontsize="medium")
+        ax.set_title(heading, fontsize="medium")
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="lower right", fontsize="x-small")
-        return _rendered(figure, title)
+        return rendered(figure, heading)
 
 
 def plot_f1_by_band(bands: Sequence[Mapping[str, Any]], label: str = "") -> dict[str, bytes]:
     """Grouped bars of micro- and macro-F1 per training-frequency band, in the given order, by format
-    (:data:`FIGURE_FORMATS`).
+    (:data:`sparktc.evaluation.figures.FIGURE_FORMATS`).
 
     Each band dict has ``band`` (label), ``n_categories``, ``micro_f1``, ``macro_f1``; a missing
     F1 (e.g. a band without categories) draws no bar. The number of categories is written above
-    each group. The title names ``label``, the run (corpus, category set, method). Size :data:`FIGURE_SIZE` at
-    :data:`FIGURE_DPI`; identical bytes per input.
+    each group. The title names ``label``, the run (corpus, category set, method). In the house style
+    (:mod:`sparktc.evaluation.figures`): identical bytes per input.
     """
     bands = [b for b in bands if isinstance(b, Mapping)]
     labels = [str(b.get("band", "?")) for b in bands]
 
     def values(key: str) -> np.ndarray:
-        return np.array([np.nan if _missing(b.get(key)) else float(b[key]) for b in bands], dtype=np.float64)
+        return np.array([np.nan if is_missing(b.get(key)) else float(b[key]) for b in bands], dtype=np.float64)
 
     micro, macro = values("micro_f1"), values("macro_f1")
     counts = [b.get("n_categories") for b in bands]
-    title = _title("Micro- and macro-F1 by training-frequency band (n = categories per band)", label)
-    with _style():
-        figure = _new_figure()
+    heading = title("Micro- and macro-F1 by training-frequency band (n = categories per band)", label)
+    with style():
+        figure = new_figure()
         ax = figure.add_subplot()
         if bands:
             x = np.arange(len(bands), dtype=np.float64)
@@ -757,7 +562,7 @@ def plot_f1_by_band(bands: Sequence[Mapping[str, Any]], label: str = "") -> dict
                     if not np.isnan(v):
                         ax.text(xi + offset, v + 0.01, f"{v:.3f}", ha="center", va="bottom", fontsize="x-small")
                 top = np.nanmax([mi, ma, 0.0])
-                ax.text(xi, top + 0.06, f"n = {_int(n, '?')}", ha="center", va="bottom", fontsize="small",
+                ax.text(xi, top + 0.06, f"n = {int_text(n, '?')}", ha="center", va="bottom", fontsize="small",
                         fontweight="bold")
             ax.set_xticks(x, labels)
             ax.legend(loc="upper center", ncols=2, fontsize="small")
@@ -767,6 +572,6 @@ def plot_f1_by_band(bands: Sequence[Mapping[str, Any]], label: str = "") -> dict
         ax.set_yticks(np.linspace(0.0, 1.0, 6))
         ax.set_xlabel("training-set frequency band (positive training documents)")
         ax.set_ylabel("F1")
-        ax.set_title(title, fontsize="medium")
+        ax.set_title(heading, fontsize="medium")
         ax.grid(True, axis="y", alpha=0.3)
-        return _rendered(figure, title)
+        return rendered(figure, heading)

@@ -43,7 +43,7 @@ from pyspark.sql import SparkSession
 from sparktc import __version__
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import InputError
-from sparktc.evaluation.report import Evaluation, rule_html
+from sparktc.evaluation.notebook import Evaluation, rule_html
 from sparktc.experiment.config import Config, load_section
 from sparktc.features.text import TermFeatures, stop_words_of
 from sparktc.filesystem import per_worker, read_file

@@ -38,8 +38,6 @@ import Stemmer
 
 from sparktc import packaged
 
-#: The recipe's punctuation, per token (the definition :func:`clean_text` computes on whole texts).
-_PUNCTUATION = re.compile(r"[\W_]+")
 #: The ASCII characters :func:`clean_text` deletes: neither alphanumeric nor white space (the underscore among them).
 _ASCII_DELETED = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()))
 _ASCII = bytes(range(128))

@@ -194,7 +194,7 @@ for (_section, _key), _name in SETTINGS.items():
 del _section, _key, _name, _field
 
 
-def _entries(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
+def vector_entries(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
     """A batch of Spark ML vectors as the ``vectors`` table holds them (:func:`~sparktc.ml.vectors.vector_lists`,
     the values float32 as the weight stage stores them) and each vector's size (-1 for a null vector).
     """
@@ -312,7 +312,7 @@ def _write_tables(spark: SparkSession, documents: DataFrame, tables: Tables) -> 
 
     def convert(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            indices, values, sizes = _entries(batch.column("features"))
+            indices, values, sizes = vector_entries(batch.column("features"))
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc_id"), batch.column("labels"), indices, values,
                  pa.nulls(len(batch), pa.list_(pa.int32())), pa.array(sizes, pa.int32())], schema=WRITTEN_SCHEMA)
@@ -439,7 +439,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
 
         def arrays(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                indices, values, _ = _entries(batch.column(features))
+                indices, values, _ = vector_entries(batch.column(features))
                 yield pa.RecordBatch.from_arrays([indices, values], names=["indices", "values"])
 
         vectors = dataset.select(features).mapInArrow(arrays, "indices array<int>, values array<float>")
@@ -449,7 +449,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
             scorer = shared.value
             position = {code: index for index, code in enumerate(codes)}
             for batch in batches:
-                indices, values, sizes = _entries(batch.column(features))
+                indices, values, sizes = vector_entries(batch.column(features))
                 wrong = np.flatnonzero(sizes != n_terms)
                 if len(wrong):
                     size = sizes[wrong[0]]
@@ -465,7 +465,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
                          pa.ListArray.from_arrays(offsets, pa.array(columns.astype(np.float64))),
                          pa.ListArray.from_arrays(width, pa.array(scores.ravel(), pa.float64()))]
                 if labelled:
-                    made.append(pa.array([_label_indices(given, position) for given in
+                    made.append(pa.array([label_indices(given, position) for given in
                                           batch.column(labels).to_pylist()], pa.list_(pa.float64())))
                 yield pa.RecordBatch.from_arrays([*batch.columns, *made],
                                                  names=[*batch.schema.names, *(names[p] for p in outputs)])
@@ -487,7 +487,7 @@ class OneVsRestClassifierModel(Model, _OneVsRestParams, PersistentModel):
         return cls(load_bundle(spark, storage.join(absolute(path), SAVED_BUNDLE)))
 
 
-def _label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
+def label_indices(given: list[str] | None, position: Mapping[str, int]) -> list[float] | None:
     """A document's labels as indices of the model's categories, ascending; a label it has none for after them
     (n, n + 1, ...: a label never predicted, which the evaluator counts against recall).
     """

@@ -260,9 +260,10 @@ def _rows(spark: SparkSession, path: str, listing: Found) -> int | None:
     return count_rows(path)
 
 
-def _settings(config: Config, sections: Sequence[str]) -> dict[str, Any]:
+def section_settings(config: Config, sections: Sequence[str]) -> dict[str, Any]:
     """The settings ``sections`` names, by section: a whole section ("weight"), or one setting of it ("select.min_df"),
-    so that a stage reading one setting of a section is not recomputed when the others change.
+    so that a stage reading one setting of a section is not recomputed when the others change (its manifest's
+    settings, which decide whether it runs again).
     """
     settings: dict[str, Any] = {}
     for name in sections:
@@ -324,7 +325,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
         tables[table] = {"path": storage.join(output, table), "stage": owner.name, **inputs[table]}
     files = _outside_files(spark, stage.files(config), digests)
     digests.save()
-    settings = _settings(config, stage.sections_of(config))
+    settings = section_settings(config, stage.sections_of(config))
     expected = identity(stage.name, code_digest(), settings, inputs, files)
     existing = read_manifest(spark, output, stage.name)
     reason = "--force" if force else stale_reason(existing, expected, _found(spark, output, stage.writes),

@@ -34,11 +34,11 @@ from sparktc.corpora.registry import corpus_title
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT, contingency_tables_text
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
+from sparktc.evaluation.figures import figure_file
 from sparktc.evaluation.report import (
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
     FIGURE_FILES,
-    figure_file,
     per_category_csv,
     plot_f1_by_band,
     plot_f1_by_training_frequency,

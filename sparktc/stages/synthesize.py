@@ -33,18 +33,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.lyrl2004 import CATEGORY_SETS, HIERARCHY_FILES, REGIONS_FILE
-from sparktc.corpora.synthetic import (
-    QRELS_FILES,
-    TEST_FILES,
-    TRAIN_FILE,
-    SyntheticModel,
-    SyntheticShape,
-    build_model,
-    format_batch,
-    format_qrels,
-    generate_documents,
-)
+from sparktc.corpora.synthetic import QRELS_FILES, TEST_FILES, TRAIN_FILE, SyntheticShape
 from sparktc.corpora.synthetic_categories import HIERARCHY_FILE, format_hierarchy, format_regions
+from sparktc.corpora.synthetic_documents import format_batch, format_qrels, generate_documents
+from sparktc.corpora.synthetic_model import SyntheticModel, build_model
 from sparktc.errors import InputError
 from sparktc.experiment.config import Config
 from sparktc.filesystem import absolute, arrow_filesystem
@@ -57,11 +49,11 @@ _COPY_BUFFER = 8 << 20
 #: The file of each category set's codes, beside its qrels: LYRL2004's names.
 LIST_FILES = {"topics": HIERARCHY_FILE, "industries": HIERARCHY_FILES["industries"], "regions": REGIONS_FILE}
 
-# One row per chunk. ``assignments``, ``min_topics`` and ``max_topics`` are the topics'; ``category_counts`` holds
-# the positives of every category of the three sets in turn (CATEGORY_SETS, each in code order), then the chunk's
-# documents with industry codes and those of them not closed under the industries tree (:func:`_count_layout`);
-# ``qrels_bytes`` sums the three qrels members.
-_STATS_SCHEMA = pa.schema(
+#: What each chunk's task returns, one row per chunk. ``assignments``, ``min_topics`` and ``max_topics`` are the
+#: topics'; ``category_counts`` holds the positives of every category of the three sets in turn (CATEGORY_SETS, each
+#: in code order), then the chunk's documents with industry codes and those of them not closed under the industries
+#: tree (:func:`_count_layout`); ``qrels_bytes`` sums the three qrels members.
+STATS_SCHEMA = pa.schema(
     [
         ("chunk", pa.int64()),
         ("documents", pa.int64()),
@@ -79,7 +71,8 @@ _STATS_SCHEMA = pa.schema(
         ("seconds", pa.float64()),
     ]
 )
-_STATS_SPARK_SCHEMA = from_arrow_schema(_STATS_SCHEMA)
+#: :data:`STATS_SCHEMA` as the Spark schema of the chunks' job.
+STATS_SPARK_SCHEMA = from_arrow_schema(STATS_SCHEMA)
 _CONCAT_SCHEMA = pa.schema([("file", pa.int64()), ("bytes", pa.int64())])
 
 
@@ -250,11 +243,11 @@ def synthesize(
             inject("synthesize")
             for i in rb.column("id").to_pylist():
                 stats = _write_chunk(model, tmp_uri, chunks[i], level)
-                yield pa.RecordBatch.from_pylist([stats], schema=_STATS_SCHEMA)
+                yield pa.RecordBatch.from_pylist([stats], schema=STATS_SCHEMA)
 
     rows = (
         spark.range(0, len(chunks), 1, len(chunks))
-        .mapInArrow(chunk_task, _STATS_SPARK_SCHEMA)
+        .mapInArrow(chunk_task, STATS_SPARK_SCHEMA)
         .collect()
     )
     rows = sorted(rows, key=lambda r: r["chunk"])

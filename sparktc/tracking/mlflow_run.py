@@ -23,10 +23,10 @@ longer than it takes is cut with a note that ``record.json`` holds it whole, and
 :meth:`mlflow.MlflowClient.log_batch` sends the params, metrics and tags in requests of at most MLflow's batch sizes.
 
 MLflow is the optional extra ``sparktc[track]``: this module imports it, and only :func:`sparktc.apps.recording.keep`
-imports this module, when ``[track] mlflow_uri`` is set. The configuration check refuses such a run before Spark
-starts when MLflow is missing, has no store for the URI, or the store does not answer its probe
-(:func:`sparktc.experiment.config.store_problem`). A store lost during the run fails in seconds, not minutes: the same
-probe runs before logging, MLflow's HTTP retries are bounded (:data:`HTTP_LIMITS`) and its warnings kept off the
+imports this module, when ``[track] mlflow_uri`` is set. The applications refuse such a run before Spark starts
+when MLflow is missing, has no store for the URI, or the store does not answer its probe
+(:func:`sparktc.tracking.store_probe.store_problem`). A store lost during the run fails in seconds, not minutes: the
+same probe runs before logging, MLflow's HTTP retries are bounded (:data:`HTTP_LIMITS`) and its warnings kept off the
 terminal (:data:`NOISY_LOGGERS`); the run is logged once its output is released (:mod:`sparktc.apps.recording`).
 """
 
@@ -51,10 +51,11 @@ from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
 from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
-from sparktc.experiment.config import TrackConfig, sqlite_path, store_problem
+from sparktc.experiment.config import TrackConfig
 from sparktc.runtime import storage
 from sparktc.stages.evaluate import REPORTS
 from sparktc.tracking.record import RunRecord
+from sparktc.tracking.store_probe import sqlite_path, store_problem
 
 #: The artifact holding the whole record, what a param cut to MLflow's length leaves out included.
 RECORD_FILE = "record.json"

@@ -1,5 +1,5 @@
 """The run record: what a run was (code, configuration, corpus, machine), what it cost per stage and what it
-scored, one row of the history table (:mod:`sparktc.tracking.history`) and what MLflow logs.
+scored, one row of the history table (:mod:`sparktc.tracking.history_table`) and what MLflow logs.
 
 Runs are compared by digests, never by paths or times:
 - ``config_digest``: the SHA-256 of a pipeline's settings that differ from its code's defaults (so that a setting a

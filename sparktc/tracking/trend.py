@@ -1,5 +1,5 @@
 """The trend of a run history and its regression gate: which run each run is compared with, what changed between
-them and which figures regressed; pure functions over the records of :func:`sparktc.tracking.history.read`
+them and which figures regressed; pure functions over the records of :func:`sparktc.tracking.history_table.read`
 (``table.to_pylist()``, one dict per run, by start time), no Spark. ``jobs/history.py`` prints and reports them.
 
 A run is compared with a *baseline*. By default that is the latest earlier run of the same kind that succeeded

@@ -1,4 +1,4 @@
-"""jobs/history.py (:mod:`sparktc.apps.history`): what it prints, its exit statuses and its report, over histories
+"""jobs/history.py (:mod:`sparktc.apps.history_gate`): what it prints, its exit statuses and its report, over histories
 of records built with RunRecord (no Spark).
 """
 
@@ -20,7 +20,7 @@ from docs_examples import example, output
 from histories import make, with_setting, write
 
 from sparktc.apps.cli import parse_arguments as pipeline_arguments
-from sparktc.apps.history import REPORT, run
+from sparktc.apps.history_gate import REPORT, run
 from sparktc.errors import CONFIG_EXIT, INPUT_EXIT, REGRESSION_EXIT
 from sparktc.runtime.outputs import MARKER
 

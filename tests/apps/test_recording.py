@@ -21,7 +21,7 @@ from sparktc.runtime.faults import DRIVER_SETTING
 from sparktc.runtime.outputs import check_free
 from sparktc.runtime.usage import StageUsage
 from sparktc.stages.evaluate import REPORTS
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import RunRecord, digest
 
 SMALL = {"corpus": {"format": "synthetic"},
@@ -43,9 +43,9 @@ def failed_then_resumed(spark, tmp_path_factory) -> dict:
             run_pipeline(spark, SMALL, str(folder / "run"), overrides=overrides)
     finally:
         spark.conf.unset(DRIVER_SETTING)
-    failed = history.read(str(folder / "history")).to_pylist()
+    failed = history_table.read(str(folder / "history")).to_pylist()
     result = run_pipeline(spark, SMALL, str(folder / "run"), overrides=overrides)
-    return {"failed": failed, "records": history.read(str(folder / "history")).to_pylist(), "result": result,
+    return {"failed": failed, "records": history_table.read(str(folder / "history")).to_pylist(), "result": result,
             "store": store, "folder": folder}
 
 
@@ -124,7 +124,7 @@ def test_a_run_mlflow_cannot_log_at_its_end_is_recorded_failed_without_holding_i
             run_pipeline(spark, SMALL, str(output), overrides=[f"history.path={histories}",
                                                                f"track.mlflow_uri={failing}"])
     assert raised.value.exit_code == INPUT_EXIT and called == [sorted(REPORTS)]
-    [record] = history.read(str(histories)).to_pylist()
+    [record] = history_table.read(str(histories)).to_pylist()
     assert record["exit_status"] == INPUT_EXIT and record["error"] == f"TrackingError: {raised.value}"[:1000]
     assert [stage["status"] for stage in record["stages"]] == ["skipped"] * 7  # the results are those of the run
     assert record["micro_f1"] == failed_then_resumed["records"][1]["micro_f1"]
@@ -170,7 +170,7 @@ def _append(path: str, run_id: str, start, count: int) -> None:
     for index in range(count):
         record = RunRecord.start(f"{run_id}-{index}", "pipeline", {"train": {"C": 1.0}})
         record.add_stage(StageUsage("train", 1.0, 2.0, 3), "run")
-        history.append(path, record.finish(0))
+        history_table.append(path, record.finish(0))
 
 
 def test_records_written_at_the_same_moment_by_separate_processes_all_land(tmp_path) -> None:
@@ -183,13 +183,13 @@ def test_records_written_at_the_same_moment_by_separate_processes_all_land(tmp_p
     for writer in writers:
         writer.join(60)
         assert writer.exitcode == 0
-    records = history.read(str(tmp_path / "history"))
+    records = history_table.read(str(tmp_path / "history"))
     assert sorted(records["run_id"].to_pylist()) == sorted(f"w{n}-{i}" for n in range(4) for i in range(20))
     assert not [p for p in (tmp_path / "history").iterdir() if not p.name.startswith("run-")]
 
 
 def test_a_record_is_never_replaced(tmp_path) -> None:
     record = RunRecord.start("same", "pipeline", {}).finish(0)
-    history.append(str(tmp_path), record)
-    with pytest.raises(history.HistoryError, match="never replaced"):
-        history.append(str(tmp_path), record)
+    history_table.append(str(tmp_path), record)
+    with pytest.raises(history_table.HistoryError, match="never replaced"):
+        history_table.append(str(tmp_path), record)

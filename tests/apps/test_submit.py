@@ -17,9 +17,9 @@ import pytest
 from conftest import REPO, command_words, substituted
 from docs_examples import example
 
-from benchmarks.scaling import parse_events, project, read_events
+from benchmarks.harness_scaling import parse_events, project, read_events
 from sparktc.experiment.config import Config
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import METRICS
 
 pytestmark = pytest.mark.spark  # spark-submit.sh, not the session fixture
@@ -89,7 +89,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     assert lines["total"].tasks == task_ends and application.cores == 2
     assert 0.5 * application.wall <= lines["total"].walls[2] <= 1.05 * application.wall
     # The run's record in the history: the stages measured, the figures of metrics.json, the digests.
-    [record] = history.read(str(tmp_path / "history")).to_pylist()
+    [record] = history_table.read(str(tmp_path / "history")).to_pylist()
     assert record["exit_status"] == 0 and record["error"] is None and record["output"] == str(output)
     assert [stage["stage"] for stage in record["stages"]] == STAGES
     # Tokenize of a tokenized corpus hard-links its files and runs no Spark job: a few ms, which the process tree's

@@ -8,8 +8,8 @@ What cannot be checked without the long runs themselves: a corpus the record's r
 so the parsers' refusals of a missing corpus do not fire; each ``--output`` goes to a directory of the test's own
 (the parsers refuse a non-empty one, and Reuters-21578's and Yang & Liu's benchmarks make it); the two benchmarks
 whose parser sits in their ``main`` (``benchmarks/reuters21578.py``, ``benchmarks/yang_liu_1999.py``) run that
-``main`` with the recorded run (``benchmarks.recording.record_driver``) taken out, and ``jobs/history.py`` its
-``main`` with the gate (``sparktc.apps.history.run``) taken out. A ``[--plain]`` is checked with and without
+``main`` with the recorded run (``benchmarks.harness_recording.record_driver``) taken out, and ``jobs/history.py`` its
+``main`` with the gate (``sparktc.apps.history_gate.run``) taken out. A ``[--plain]`` is checked with and without
 ``--plain``, and the ``...`` of a command shortened in prose is left out.
 """
 
@@ -27,7 +27,7 @@ import pytest
 from conftest import REPO, SHARED_DATA
 from docs_examples import example
 
-from benchmarks import lyrl2004, methods_rcv1, rcv1_scale, recording, reuters21578, text_scale, yang_liu_1999
+from benchmarks import harness_recording, lyrl2004, methods_rcv1, rcv1_scale, reuters21578, text_scale, yang_liu_1999
 from sparktc.apps.cli import parse_arguments as pipeline_arguments
 from sparktc.corpora.lyrl2004 import QRELS_FILES
 from sparktc.runtime import resources, task_memory
@@ -116,7 +116,7 @@ def check_benchmark(module: str, arguments: list[str], tmp_path: Path, monkeypat
         return
     assert module in MAINS, f"no parser known for {module}"
     started: list[Any] = []
-    monkeypatch.setattr(recording, "record_driver", lambda *given: started.append(given) or 0)
+    monkeypatch.setattr(harness_recording, "record_driver", lambda *given: started.append(given) or 0)
     assert MAINS[module](arguments) == 0
     assert len(started) == 1  # the recorded run would have started
 

@@ -13,35 +13,28 @@ from textwrap import dedent
 
 import pytest
 
-from benchmarks import tables
-from benchmarks.measure import (
+from benchmarks import harness_tables
+from benchmarks.harness import CORPUS_FILES, failure_cause, relative, train_documents
+from benchmarks.harness_measure import (
     CpuGroup,
-    ProcessStat,
     Sample,
     TreeSampler,
     classify,
-    cpu_ticks_between,
-    descendants,
-    parse_stat,
-    read_processes,
     run_measured,
     segment_bounds,
     summarize_segments,
 )
 from benchmarks.rcv1_scale import (
-    CORPUS_FILES,
     aggregate,
-    failure_cause,
     median_record,
     memory_configuration,
     memory_summary,
     plain_corpus,
     plan_runs,
-    relative,
     slug,
-    train_documents,
 )
-from sparktc.tracking import history
+from sparktc.runtime.usage import ProcessStat, cpu_ticks_between, descendants, parse_stat, read_processes
+from sparktc.tracking import history_table
 
 MARKER = "sparktc-harness-test-child"
 # Allocates and touches ~100 MB, burns ~0.2 s of CPU, says so, then sleeps until killed.
@@ -330,7 +323,7 @@ def test_the_memory_configuration_runs_memory_runs_times_in_a_row():
 def record(size: int, master: str, walls: list[float], end_to_end: float, jvm: float = 1500.0) -> dict:
     stages = {"startup": {"wall_seconds": 3.0, "cpu_seconds": 4.0, "peak_rss_mb": {"jvm": 300.0, "python_driver": 60.0,
                                                                                     "python_workers": 0.0}}}
-    for index, (name, wall) in enumerate(zip(tables.STAGES, walls, strict=True)):
+    for index, (name, wall) in enumerate(zip(harness_tables.STAGES, walls, strict=True)):
         stages[name] = {"wall_seconds": wall, "cpu_seconds": 1.5 * wall, "rows_in": 1000 * (index + 1),
                         "rows_out": 1000 * (index + 1), "peak_rss_mb": {"jvm": jvm - 10 * index, "python_driver": 120.0,
                                                                           "python_workers": 400.0 + index}}
@@ -389,14 +382,14 @@ def test_sizes_table_puts_sparktc_stages_beside_the_lean_peer():
     header = ("| documents | ingest | tokenize | weight | rank | train | evaluate | end to end | "
               "driver JVM peak RSS (MB) | Python workers peak RSS (MB) | micro-F1 | macro-F1 | peer end to end | "
               "peer peak RSS (MB) | peer micro-F1 | peer macro-F1 | sparktc / peer wall | sparktc / peer CPU |\n")
-    assert tables.sizes_table(RESULT) == header + "|" + "---|" * 18 + "\n" + (
+    assert harness_tables.sizes_table(RESULT) == header + "|" + "---|" * 18 + "\n" + (
         "| 100,000 | 1.0 / 1.5 | 2.0 / 3.0 | 3.0 / 4.5 | 4.0 / 6.0 | 5.0 / 7.5 | 6.0 / 9.0 | 30.0 / 60.0 | "
         "1,500 | 405 | "
         "0.8123 | 0.6123 | 50.0 / 40.0 | 650 | 0.8121 | 0.6126 | 0.60 | 1.50 |\n"
         "| 804,414 | 10.0 / 15.0 | 20.0 / 30.0 | 30.0 / 45.0 | 40.0 / 60.0 | 50.0 / 75.0 | 60.0 / 90.0 | "
         "240.0 / 480.0 | "
         "1,620 | 410 | 0.8123 | 0.6123 | 310.0 / 330.0 | 5,000 | 0.8000 | 0.6000 | 0.77 | 1.45 |")
-    assert tables.synthesis_line(RESULT) == (
+    assert harness_tables.synthesis_line(RESULT) == (
         "Corpus synthesis, separate from the pipeline figures: 100,000 documents (2,878 training): 20.0 s; "
         "804,414 documents (23,149 training): 150.0 s (reused; time of its original synthesis).")
 
@@ -406,16 +399,16 @@ def test_sizes_table_rows_where_one_side_is_missing():
     partial["peers"]["single_process"] = [
         {"status": "skipped", "size": 100_000, "reason": "benchmarks/lean_peer.py does not exist yet: skipped"},
         {**RESULT["peers"]["single_process"][1], "size": 400_000}]
-    lines = tables.sizes_table(partial).splitlines()
+    lines = harness_tables.sizes_table(partial).splitlines()
     assert [line.split(" | ")[0] for line in lines[2:]] == ["| 100,000", "| 400,000", "| 804,414"]
     assert lines[2].endswith("| 0.8123 | 0.6123 | — | — | — | — | — | — |")  # no peer at 100,000
     assert lines[3] == "| 400,000 | " + "— | " * 11 + "310.0 / 330.0 | 5,000 | 0.8000 | 0.6000 | — | — |"
     assert lines[4].endswith("| 0.8123 | 0.6123 | — | — | — | — | — | — |")
-    assert tables.sizes_table({**RESULT, "pipelines": [], "peers": {}}) == "not run"
+    assert harness_tables.sizes_table({**RESULT, "pipelines": [], "peers": {}}) == "not run"
 
 
 def test_memory_section():
-    assert tables.memory_section(RESULT) == (
+    assert harness_tables.memory_section(RESULT) == (
         "Memory runs: 804,414 documents on local[2], 3 runs in a row: driver JVM peak RSS 1,500 / 1,620 / 1,480 MB "
         "(max 1,620 MB); end to end 238.0 / 240.0 / 251.0 s (median of the successful runs 240.0 s); no run failed.")
     oom = "out of memory: java.lang.OutOfMemoryError: Java heap space"
@@ -424,26 +417,26 @@ def test_memory_section():
                                    "end_to_end_seconds_median": 238.0,
                                    "failures": [{"repeat": 2, "out_of_memory": True, "log": "logs/p-2.log",
                                                  "cause": oom}]}}
-    assert tables.memory_section(failed) == (
+    assert harness_tables.memory_section(failed) == (
         "Memory runs: 804,414 documents on local[2], 2 runs in a row (2 of the 3 planned): driver JVM peak RSS "
         "1,500 / 2,300 MB (max 2,300 MB); end to end 238.0 / 90.0 (failed) s (median of the successful runs 238.0 s); "
         "1 failed: run 2: out of memory: java.lang.OutOfMemoryError: Java heap space (logs/p-2.log).")
-    assert tables.memory_section({**RESULT, "memory": None}) == "Memory runs: not run."
+    assert harness_tables.memory_section({**RESULT, "memory": None}) == "Memory runs: not run."
 
 
 def test_largest_table():
-    lines = tables.largest_table(RESULT).splitlines()
+    lines = harness_tables.largest_table(RESULT).splitlines()
     assert lines[0] == "804,414 documents, local[2]:"
     assert lines[4] == "| startup | 3.0 | 4.0 | 1.33 | — | — | 300 | 60 | 0 |"
     assert lines[5] == "| ingest | 10.0 | 15.0 | 1.50 | 1,000 | 1,000 | 1,500 | 120 | 400 |"
     assert lines[10] == "| evaluate | 60.0 | 90.0 | 1.50 | 6,000 | 6,000 | 1,450 | 120 | 405 |"
     assert lines[11] == "| shutdown | 1.0 | 0.5 | 0.50 | — | — | 900 | 100 | 0 |"
     assert lines[12] == "| end to end | 240.0 | 480.0 | 2.00 | — | — | 1,500 | 120 | 405 |"
-    assert [tables.count(v) for v in (2000.0, 2000, 1999.5, None)] == ["2,000", "2,000", "1,999.5", "—"]
+    assert [harness_tables.count(v) for v in (2000.0, 2000, 1999.5, None)] == ["2,000", "2,000", "1,999.5", "—"]
 
 
 def test_speedup_table():
-    assert tables.speedup_table(RESULT, 804_414) == dedent("""\
+    assert harness_tables.speedup_table(RESULT, 804_414) == dedent("""\
         804,414 documents:
 
         | stage | local[1] (s) | local[2] (s) | speed-up local[1] / local[2] |
@@ -456,11 +449,11 @@ def test_speedup_table():
         | evaluate | 116.0 | 60.0 | 1.93 |
         | pipeline sum | 404.0 | 210.0 | 1.92 |
         | end to end | 420.0 | 240.0 | 1.75 |""")
-    assert tables.speedup_table(RESULT, 100_000) == "100,000 documents: not run"
+    assert harness_tables.speedup_table(RESULT, 100_000) == "100,000 documents: not run"
 
 
 def test_peers_table_and_ratios():
-    text = tables.peers_table(RESULT)
+    text = harness_tables.peers_table(RESULT)
     assert ("| sparktc, local[2] | ingest 10.0, tokenize 20.0, weight 30.0, rank 40.0, train 50.0, evaluate 60.0 | "
             "50.0 (train stage) | 240.0 (end to end) | 0.8123 | 0.6123 | driver JVM 1,500, Python driver 120, "
             "Python workers 405 |") in text
@@ -481,17 +474,18 @@ def test_an_older_record_with_one_single_process_peer_still_renders():
     old = copy.deepcopy(RESULT)
     old["peers"]["single_process"] = {key: value for key, value in RESULT["peers"]["single_process"][1].items()
                                       if key != "size"}
-    assert tables.lean_peer(old, 804_414)["end_to_end_seconds"] == 310.0 and tables.lean_peer(old, 100_000) is None
-    assert tables.peer_ratios(old)["sparktc_over_single_wall"] == pytest.approx(240 / 310)
+    assert harness_tables.lean_peer(old, 804_414)["end_to_end_seconds"] == 310.0
+    assert harness_tables.lean_peer(old, 100_000) is None
+    assert harness_tables.peer_ratios(old)["sparktc_over_single_wall"] == pytest.approx(240 / 310)
 
 
 def test_peer_figures_fall_back_on_the_peers_own_record():
     peer = copy.deepcopy(RESULT["peers"]["single_process"][1])
     del peer["end_to_end_seconds"], peer["cpu_seconds"], peer["result"]["peak_rss_mb"]
-    assert tables.peer_figures(peer) == {"wall": 300.0, "cpu": 320.0, "rss": 5100.0, "micro_f1": 0.8,
+    assert harness_tables.peer_figures(peer) == {"wall": 300.0, "cpu": 320.0, "rss": 5100.0, "micro_f1": 0.8,
                                          "macro_f1": 0.6, "steps": 300.0}
-    assert set(tables.peer_figures({"status": "skipped"}).values()) == {None}
-    assert set(tables.peer_figures(None).values()) == {None}
+    assert set(harness_tables.peer_figures({"status": "skipped"}).values()) == {None}
+    assert set(harness_tables.peer_figures(None).values()) == {None}
 
 
 TARGET_ROWS = [
@@ -517,7 +511,7 @@ TARGET_ROWS = [
 
 
 def test_targets_pass_and_miss():
-    assert tables.targets_table(tables.check_targets(RESULT)) == (
+    assert harness_tables.targets_table(harness_tables.check_targets(RESULT)) == (
         "| target | measured | result |\n|---|---|---|\n" + "\n".join(TARGET_ROWS))
 
 
@@ -532,8 +526,8 @@ def with_peer(result: dict, **changes) -> dict:
 
 def targets_by_name(result: dict) -> dict:
     names = ["end to end", "memory", "scaling", "mllib", "peer wall", "peer cpu", "f1", "speed-up",
-             *(f"{stage} speed-up" for stage in tables.SPEEDUP_STAGES), "cpu per document", "driver past rcv1"]
-    return dict(zip(names, tables.check_targets(result), strict=True))
+             *(f"{stage} speed-up" for stage in harness_tables.SPEEDUP_STAGES), "cpu per document", "driver past rcv1"]
+    return dict(zip(names, harness_tables.check_targets(result), strict=True))
 
 
 def test_peer_targets_pass_and_miss_at_their_limits():
@@ -610,19 +604,19 @@ def test_targets_not_run_and_skipped_peers():
     small["peers"] = {"single_process": [{"status": "skipped", "size": 20_000,
                                           "reason": "benchmarks/lean_peer.py does not exist"}],
                       "mllib": {"status": "skipped", "reason": "benchmarks/mllib_linearsvc.py does not exist"}}
-    targets = tables.check_targets(small)
+    targets = harness_tables.check_targets(small)
     assert [t["status"] for t in targets] == ["not run"] * 14
     assert targets[0]["measured"] == "not run (largest run: 20,000 documents, 12.0 s)"
     assert targets[1]["measured"] == ("not run (memory runs at 20,000 documents: max 710 MB over 3 runs "
                                       "(700 / 690 / 710 MB), none failed)")
     assert [t["measured"] for t in targets[4:7]] == ["not run"] * 3  # no peer anywhere
-    text = tables.render(small)
+    text = harness_tables.render(small)
     peer_row = "| lean single-process Python (benchmarks/lean_peer.py) | benchmarks/lean_peer.py does not exist | — |"
     assert peer_row in text
     assert "20,000 documents: not run" in text  # no local[1] run at the speed-up size
     # With the peer at 20,000 documents, the peer targets stay "not run" but show the figures there.
     small["peers"]["single_process"] = [{**RESULT["peers"]["single_process"][0], "size": 20_000}]
-    targets = tables.check_targets(small)
+    targets = harness_tables.check_targets(small)
     assert [t["status"] for t in targets] == ["not run"] * 14
     assert targets[4]["measured"] == "not run (at 20,000 documents: sparktc / peer = 0.24 (12.0 s / 50.0 s))"
     assert targets[5]["measured"] == "not run (at 20,000 documents: sparktc / peer = 0.60 (24.0 CPU-s / 40.0 CPU-s))"
@@ -639,7 +633,7 @@ def test_peer_targets_not_run_when_sparktc_failed_every_memory_run():
 
 
 def test_render_puts_everything_in_order():
-    text = tables.render(RESULT)
+    text = harness_tables.render(RESULT)
     headings = [line for line in text.splitlines() if line.startswith("#")]
     assert headings == ["# sparktc at RCV1-v2 scale (synthetic LYRL2004-format corpora)",
                         "## Table 1. Sizes × stages: sparktc on local[2] beside the lean single-process Python "
@@ -650,10 +644,10 @@ def test_render_puts_everything_in_order():
     assert "- Machine: 2 cores (os.cpu_count()), 23.5 GB RAM, CPU AMD EPYC" in text
     command = "`.venv/bin/python benchmarks/rcv1_scale.py --output runs/x`"
     assert f"- Command (run from the repository root): {command}" in text
-    elsewhere = tables.machine_section({**RESULT, "cwd": "/home/me", "repository": "/work/main"})
+    elsewhere = harness_tables.machine_section({**RESULT, "cwd": "/home/me", "repository": "/work/main"})
     assert elsewhere.endswith(f"- Command (run from /home/me): {command}")
     assert "Times are medians over the runs (3 at 804,414 documents on local[2]), peak RSS the largest" in text
-    assert tables.memory_section(RESULT) in text and tables.sizes_table(RESULT) in text
+    assert harness_tables.memory_section(RESULT) in text and harness_tables.sizes_table(RESULT) in text
     assert "\n".join(TARGET_ROWS) in text
     assert text.endswith("- lean peer 100,000: `lean 1`\n- lean peer 804,414: `lean 2`\n")
 
@@ -670,13 +664,13 @@ def test_scaling_section_replays_each_log_at_the_other_runs_cores_against_their_
             record["scaling"] = (projection(2, 40.0, {1: 66.0, 2: 41.0, 4: 30.0, 16: 25.0, 64: 25.0})
                                  if record["master"] == "local[2]" else
                                  projection(1, 60.0, {1: 61.0, 2: 44.0, 4: 33.0, 16: 28.0, 64: 28.0}))
-    text = tables.scaling_section(result)
+    text = harness_tables.scaling_section(result)
     assert text.startswith("804,414 documents, the local[2] run's event log replayed:")
     assert "| total | 9 | 12.0 | 3.0 | 66.0 | 41.0 | 30.0 | 25.0 | 25.0 |" in text
     assert "| local[2] log at 1 core | local[1] | 60.0 | 66.0 | +10.0% |" in text
     assert "| local[1] log at 2 cores | local[2] | 40.0 | 44.0 | +10.0% |" in text
     assert "| local[2] log at 2 cores | local[2] | 40.0 | 41.0 | +2.5% |" in text
-    assert tables.scaling_section(RESULT) == "not run (run the harness with --event-logs)"
+    assert harness_tables.scaling_section(RESULT) == "not run (run the harness with --event-logs)"
 
 
 def test_median_record_of_repeats():
@@ -720,7 +714,7 @@ def test_failed_runs_stay_out_of_the_medians_and_count_in_the_memory_summary():
     assert nothing["completed"] == 0 and nothing["jvm_peak_rss_mb_max"] is None
     assert nothing["end_to_end_seconds_median"] is None
     # the summary and the target agree
-    target = tables.memory_target({**RESULT, "memory": memory_summary(runs, 804_414, "local[2]", 3)})
+    target = harness_tables.memory_target({**RESULT, "memory": memory_summary(runs, 804_414, "local[2]", 3)})
     assert target["status"] == "MISS" and target["value"] == 2300.0
 
 
@@ -761,8 +755,8 @@ def test_a_missing_peer_script_is_skipped_with_a_message(tmp_path: Path, capsys)
 
 
 def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: Path, monkeypatch):
-    from benchmarks import rcv1_scale
-    from benchmarks.measure import Measured
+    from benchmarks import harness, rcv1_scale
+    from benchmarks.harness_measure import Measured
 
     def fake_run_measured(command, cwd, log, driver_script, **options):
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -771,7 +765,7 @@ def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: P
                         samples=[sample(11.0, 1.0, 900.0), sample(15.0, 4.0, 2100.0, workers=300.0)],
                         tail=["java.lang.OutOfMemoryError: Java heap space", "bye"], cpu_seconds=4.5)
 
-    monkeypatch.setattr(rcv1_scale, "run_measured", fake_run_measured)
+    monkeypatch.setattr(harness, "run_measured", fake_run_measured)
     corpus = {"size": 2_000, "path": str(tmp_path / "corpus-2000")}
     run = rcv1_scale.run_pipeline(tmp_path, corpus, "local[2]", 2, tolerate_failure=True)
     assert run["failed"] is True and run["out_of_memory"] is True and run["returncode"] == 1
@@ -785,7 +779,7 @@ def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: P
 
 
 def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_path: Path, monkeypatch):
-    from benchmarks import rcv1_scale
+    from benchmarks import harness, rcv1_scale
 
     calls = []
 
@@ -814,7 +808,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     monkeypatch.setattr(rcv1_scale, "ensure_corpus", fake_corpus)
     monkeypatch.setattr(rcv1_scale, "run_pipeline", fake_pipeline)
     monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
-    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
+    monkeypatch.setattr(harness, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
     status = rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000,40000", "--masters", "local[2],local[1]",
                               "--speedup-sizes", "40000", "--peers-size", "40000",
                               "--history", str(tmp_path / "history")])
@@ -843,7 +837,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
     assert [t["status"] for t in result["targets"]] == ["not run"] * 3 + ["PASS"] + ["not run"] * 3 + ["MISS"] * 5 + [
         "not run"] * 2
     # the run's record: the medians of the successful runs per configuration, the peers, the ratios at the peers size
-    [recorded] = history.read(str(tmp_path / "history")).to_pylist()
+    [recorded] = history_table.read(str(tmp_path / "history")).to_pylist()
     assert (recorded["kind"], recorded["exit_status"], recorded["master"]) == (
         "benchmark:rcv1_scale", 1, "local[2],local[1]")
     figures = dict(recorded["figures"])
@@ -859,7 +853,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
 
 
 def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from benchmarks import rcv1_scale
+    from benchmarks import harness, rcv1_scale
 
     calls: list[tuple] = []
     monkeypatch.setattr(rcv1_scale, "ensure_corpus", lambda output, size, master, hierarchy: {
@@ -882,7 +876,7 @@ def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path
 
     monkeypatch.setattr(rcv1_scale, "run_pipeline", fake_pipeline)
     monkeypatch.setattr(rcv1_scale, "run_peer", fake_peer)
-    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
+    monkeypatch.setattr(harness, "machine_info", lambda: copy.deepcopy(RESULT["machine"]))
     assert rcv1_scale.main(["--output", str(tmp_path), "--sizes", "20000", "--masters", "local[2]",
                             "--speedup-sizes", "20000", "--peers-size", "20000", "--memory-runs", "1",
                             "--plain", "--event-logs", "--skip-mllib"]) == 0

@@ -1,5 +1,5 @@
-"""A benchmark harness run recorded in the run history (``--history``, :mod:`benchmarks.recording`), without Spark:
-run_harness around tiny bodies whose commands are short Python processes, measured as the benchmarks' are.
+"""A benchmark harness run recorded in the run history (``--history``, :mod:`benchmarks.harness_recording`), without
+Spark: run_harness around tiny bodies whose commands are short Python processes, measured as the benchmarks' are.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from trackers import tracking_server
 
-from benchmarks import rcv1_scale, recording
-from benchmarks.recording import HARNESS_STAGE, arguments
+from benchmarks import harness as benchmark_harness
+from benchmarks import harness_recording
+from benchmarks.harness_recording import HARNESS_STAGE, arguments
 from sparktc.errors import INPUT_EXIT, INTERRUPTED_EXIT
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import digest
 
 #: A stand-in for jobs/pipeline.py: writes the run's ingest manifest and metrics.json into its --output, as a
@@ -46,26 +47,26 @@ def harness(output: Path, argv: list[str], body: Callable[[dict[str, Any], Calla
             settings: dict[str, Any] | None = None,
             headline: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
     """run_harness with ``body`` as benchmark ``fake``, the machine left unread (it runs java and git)."""
-    return rcv1_scale.run_harness("fake", output, argv, settings or SETTINGS, body, lambda result: "# fake\n",
-                                  "fake", headline=headline, runs=[])
+    return benchmark_harness.run_harness("fake", output, argv, settings or SETTINGS, body, lambda result: "# fake\n",
+                                         "fake", headline=headline, runs=[])
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    return history.read(str(path)).to_pylist()
+    return history_table.read(str(path)).to_pylist()
 
 
 @pytest.fixture(autouse=True)
 def no_machine(monkeypatch) -> None:
-    monkeypatch.setattr(rcv1_scale, "machine_info", lambda: {"cores": os.cpu_count()})
+    monkeypatch.setattr(benchmark_harness, "machine_info", lambda: {"cores": os.cpu_count()})
 
 
 def test_a_harness_run_adds_its_record_with_stages_corpus_metrics_and_figures(tmp_path: Path, capsys) -> None:
     output, store = tmp_path / "out", tmp_path / "history"
 
     def body(result: dict[str, Any], write: Callable[[], str]) -> int:
-        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
+        benchmark_harness.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
                             harness="fake")
-        rcv1_scale.measured([sys.executable, "-c", "sum(range(10**6))"], output / "logs" / "peer-1000.log", None,
+        benchmark_harness.measured([sys.executable, "-c", "sum(range(10**6))"], output / "logs" / "peer-1000.log", None,
                             harness="fake")
         result["runs"].append({"micro_f1": 0.8182, "seconds": 12.5})
         return 0
@@ -112,7 +113,7 @@ def test_without_history_nothing_is_recorded_and_commands_run_as_given(tmp_path:
     output = tmp_path / "out"
 
     def body(result: dict[str, Any], write: Callable[[], str]) -> int:
-        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc.log", "jobs/pipeline.py")
+        benchmark_harness.measured(pipeline(output / "run-1"), output / "logs" / "sparktc.log", "jobs/pipeline.py")
         return 0
 
     assert harness(output, ["--output", str(output)], body) == 0
@@ -125,12 +126,13 @@ def test_a_failed_harness_run_is_recorded_with_its_exit_status_and_error(tmp_pat
     fail = [sys.executable, "-c", "import sys; print('no such corpus'); sys.exit(3)", "jobs/pipeline.py"]
 
     def stopped(result: dict[str, Any], write: Callable[[], str]) -> int:
-        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1.log", "jobs/pipeline.py")
-        rcv1_scale.measured(fail, output / "logs" / "sparktc-2.log", "jobs/pipeline.py")  # HarnessError
+        benchmark_harness.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1.log", "jobs/pipeline.py")
+        benchmark_harness.measured(fail, output / "logs" / "sparktc-2.log", "jobs/pipeline.py")  # HarnessError
         return 0
 
     def went_on(result: dict[str, Any], write: Callable[[], str]) -> int:
-        return int(rcv1_scale.measured(fail, output / "logs" / "memory-3.log", None, check=False).returncode != 0)
+        ran = benchmark_harness.measured(fail, output / "logs" / "memory-3.log", None, check=False)
+        return int(ran.returncode != 0)
 
     # one history each: a run id is the second, the host and the process, and both runs share the last two
     argv = ["--output", str(output), "--history"]
@@ -176,7 +178,7 @@ def test_a_record_that_cannot_be_kept_fails_the_run_and_says_why(tmp_path: Path,
 def test_the_history_option_is_parsed_once_for_every_harness(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "file").write_text("x")
-    parser = rcv1_scale.harness_parser("a benchmark")
+    parser = benchmark_harness.harness_parser("a benchmark")
     assert parser.parse_args(["--history", "h"]).history == str(tmp_path / "h")  # commands run from the repository
     assert parser.parse_args(["--history", "s3://bucket/h"]).history == "s3://bucket/h"
     assert parser.parse_args([]).history is None
@@ -186,7 +188,7 @@ def test_the_history_option_is_parsed_once_for_every_harness(tmp_path: Path, mon
         assert exit.value.code == 2 and message in capsys.readouterr().err
     # every harness benchmark takes it, and its help says what it does
     for module in ("rcv1_scale", "methods_rcv1", "lyrl2004", "text_scale", "libmultilabel"):
-        source = (Path(rcv1_scale.__file__).parent / f"{module}.py").read_text()
+        source = (Path(benchmark_harness.__file__).parent / f"{module}.py").read_text()
         assert "harness_parser(__doc__)" in source and f'run_harness("{module}"' in source, module
     assert "run history DIR" in " ".join(arguments().format_help().split())
 
@@ -209,7 +211,7 @@ def test_track_logs_the_record_and_report_to_mlflow_and_has_each_pipeline_run_lo
     uri = f"sqlite:///{database}"
 
     def body(result: dict[str, Any], write: Callable[[], str]) -> int:
-        rcv1_scale.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
+        benchmark_harness.measured(pipeline(output / "run-1"), output / "logs" / "sparktc-1000.log", "jobs/pipeline.py",
                             harness="fake")
         return 0
 
@@ -243,7 +245,7 @@ def test_track_without_history_logs_only_to_mlflow_and_a_bad_uri_is_refused(tmp_
     client = MlflowClient(tracking_uri=uri)
     assert len(client.search_runs([client.get_experiment_by_name("sparktc").experiment_id])) == 1
     assert "recorded in" not in capsys.readouterr().out
-    parser = rcv1_scale.harness_parser("a benchmark")
+    parser = benchmark_harness.harness_parser("a benchmark")
     with pytest.raises(SystemExit) as exit:
         parser.parse_args(["--track", f"sqlite:///{tmp_path / 'missing' / 'mlflow.db'}"])
     assert exit.value.code == 2
@@ -267,8 +269,9 @@ def test_a_driver_benchmark_records_its_figures_with_its_own_process_as_the_one_
     output, store = tmp_path / "out", tmp_path / "history"
     settings = {"corpus": "/data/reuters21578", "sets": ["R(90)"], "masters": ["local[*]"]}
     report = {"benchmark.md": b"# fake\n"}
-    status = recording.record_driver("fake", ["--output", str(output), "--history", str(store)], output, tmp_path,
-                                     settings, lambda: (0, {"R90": {"svm": {"micro_f1": 0.86}}}, report))
+    status = harness_recording.record_driver("fake", ["--output", str(output), "--history", str(store)], output,
+                                             tmp_path, settings,
+                                             lambda: (0, {"R90": {"svm": {"micro_f1": 0.86}}}, report))
     assert status == 0
     [record] = records(store)
     assert (record["kind"], record["label"], record["exit_status"]) == ("benchmark:fake", "benchmark:fake", 0)
@@ -283,20 +286,20 @@ def test_a_driver_benchmark_records_its_figures_with_its_own_process_as_the_one_
 def test_a_driver_benchmark_without_history_records_nothing_and_one_ended_by_an_error_is_recorded(
         tmp_path: Path) -> None:
     store = tmp_path / "history"
-    assert recording.record_driver("fake", [], tmp_path, tmp_path, {}, lambda: (3, {}, {})) == 3
+    assert harness_recording.record_driver("fake", [], tmp_path, tmp_path, {}, lambda: (3, {}, {})) == 3
     assert not store.exists()
 
     def body() -> tuple[int, dict[str, Any], dict[str, bytes]]:
         raise ZeroDivisionError("stopped")
 
     with pytest.raises(ZeroDivisionError):
-        recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
+        harness_recording.record_driver("fake", ["--history", str(store)], tmp_path, tmp_path, {}, body)
     [record] = records(store)
     assert (record["exit_status"], record["error"]) == (1, "ZeroDivisionError: stopped")
 
 
 def test_a_driver_benchmarks_report_files_are_written_printed_and_returned(tmp_path, capsys):
-    files = recording.report_files(tmp_path, "bench", {"micro_f1": 0.5}, "# bench\n")
+    files = harness_recording.report_files(tmp_path, "bench", {"micro_f1": 0.5}, "# bench\n")
     assert files == {"bench.json": b'{\n  "micro_f1": 0.5\n}\n', "bench.md": b"# bench\n"}
     assert {name: (tmp_path / name).read_bytes() for name in files} == files
     assert capsys.readouterr().out == "# bench\n\n"

@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REPO, SHARED_DATA
 
+from benchmarks import harness_libmultilabel_corpus as corpus_module
 from benchmarks import libmultilabel as bench
-from benchmarks import libmultilabel_corpus as corpus_module
-from benchmarks.rcv1_scale import HarnessError
-from benchmarks.text_corpus import TextModel, TextShape, generate_block
+from benchmarks.harness import HarnessError
+from benchmarks.harness_text_corpus import TextModel, TextShape, generate_block
 from sparktc.corpora.records import Document
 from sparktc.experiment.config import load_config
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import CORPUS_FILES
 from benchmarks.lyrl2004 import MARKER, METHODS, WRITER, headline, parse_arguments, pipeline_command, render
-from benchmarks.methods_rcv1 import CORPUS_FILES
 from sparktc.corpora import lyrl2004
 from sparktc.experiment.config import load_config
 from sparktc.experiment.presets import PRESETS

@@ -10,20 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import CORPUS_FILES
+from benchmarks.harness_pipeline import corpus_refusal, output_refusal, stage_status
 from benchmarks.methods_rcv1 import (
-    CORPUS_FILES,
     MARKER,
     METHODS,
     WRITER,
     corpus_cell,
-    corpus_refusal,
     headline,
-    output_refusal,
     parse_arguments,
     pipeline_command,
     render,
     selected_methods,
-    stage_status,
 )
 
 
@@ -70,14 +68,14 @@ def test_uncompressed_corpus_files_are_accepted(tmp_path: Path):
 
 
 def test_new_empty_and_own_outputs_are_accepted(tmp_path: Path):
-    assert output_refusal(tmp_path / "new") is None
+    assert output_refusal(tmp_path / "new", MARKER, WRITER) is None
     (tmp_path / "empty").mkdir()
-    assert output_refusal(tmp_path / "empty") is None
+    assert output_refusal(tmp_path / "empty", MARKER, WRITER) is None
     own = tmp_path / "own"
     own.mkdir()
     (own / MARKER).write_text(json.dumps({"written_by": WRITER}))
     (own / "methods_rcv1.md").write_text("earlier")
-    assert output_refusal(own) is None
+    assert output_refusal(own, MARKER, WRITER) is None
 
 
 @pytest.mark.parametrize("marker", [None, "not json", json.dumps({"written_by": "someone else"})])
@@ -87,7 +85,7 @@ def test_an_output_this_script_did_not_write_is_refused(tmp_path: Path, capsys, 
     (theirs / "notes.txt").write_text("mine")
     if marker is not None:
         (theirs / MARKER).write_text(marker)
-    assert "never deletes or replaces what it did not write" in output_refusal(theirs)
+    assert "never deletes or replaces what it did not write" in output_refusal(theirs, MARKER, WRITER)
     with pytest.raises(SystemExit) as exit_:
         parse_arguments(["--corpus", str(corpus(tmp_path / "c")), "--output", str(theirs)])
     assert exit_.value.code == 2
@@ -96,7 +94,7 @@ def test_an_output_this_script_did_not_write_is_refused(tmp_path: Path, capsys, 
 
 def test_an_output_that_is_a_file_is_refused(tmp_path: Path):
     (tmp_path / "file").write_text("")
-    assert "is an existing file" in output_refusal(tmp_path / "file")
+    assert "is an existing file" in output_refusal(tmp_path / "file", MARKER, WRITER)
 
 
 def test_the_command_carries_the_methods_overrides():

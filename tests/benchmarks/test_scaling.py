@@ -11,18 +11,18 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from benchmarks.rcv1_scale import scaling_record
-from benchmarks.scaling import (
+from benchmarks.harness_scaling import (
     OUTSIDE,
     Application,
     JobRun,
     StageRun,
-    main,
     parse_events,
     project,
     read_events,
     replay,
 )
+from benchmarks.rcv1_scale import scaling_record
+from benchmarks.scaling import main
 from sparktc.errors import InputError
 
 START = 1_795_804_268_000  # the application's start, milliseconds since the epoch as Spark logs them

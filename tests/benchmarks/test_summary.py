@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import summary
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import RunRecord
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,10 +54,11 @@ def test_the_table_shows_each_benchmark_s_latest_successful_record_or_says_there
     path = str(tmp_path / "history")
     figures = {"R90": {"best_by_cv": {"micro_f1": 0.8892, "macro_f1": 0.6626}, "svm": {"micro_f1": 0.8642,
                                                                                         "macro_f1": 0.4218}}}
-    history.append(path, record("reuters21578", "2026-11-20T10:00:00", {"R90": {"svm": {"micro_f1": 0.5}}}))
-    history.append(path, record("reuters21578", "2026-11-21T10:00:00", figures, {"sets": ["R(10)", "R(90)", "R(115)"]}))
-    history.append(path, record("reuters21578", "2026-11-22T10:00:00", figures, status=1))  # failed: not shown
-    history.append(path, record("ml_pipeline", "2026-11-21T11:00:00",
+    history_table.append(path, record("reuters21578", "2026-11-20T10:00:00", {"R90": {"svm": {"micro_f1": 0.5}}}))
+    history_table.append(path, record("reuters21578", "2026-11-21T10:00:00", figures,
+                                      {"sets": ["R(10)", "R(90)", "R(115)"]}))
+    history_table.append(path, record("reuters21578", "2026-11-22T10:00:00", figures, status=1))  # failed: not shown
+    history_table.append(path, record("ml_pipeline", "2026-11-21T11:00:00",
                                 {"job": {"seconds": 25.5, "cpu_seconds": 40.2, "micro_f1": 0.8642}},
                                 {"repeats": 1, "master": "local[2]"}))
     table = summary.table(summary.read(path), pages="docs/benchmarks/")
@@ -78,7 +79,8 @@ def test_the_table_shows_each_benchmark_s_latest_successful_record_or_says_there
 
 def test_only_the_text_between_the_markers_is_rewritten_and_a_file_without_them_is_left(tmp_path: Path) -> None:
     path = str(tmp_path / "history")
-    history.append(path, record("ml_pipeline", "2026-11-21T11:00:00", {"peer": {"seconds": 2.0, "micro_f1": 0.86}}))
+    history_table.append(path, record("ml_pipeline", "2026-11-21T11:00:00",
+                                      {"peer": {"seconds": 2.0, "micro_f1": 0.86}}))
     (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
     (tmp_path / "BENCHMARKS.md").write_text(f"# B\n\n{summary.SUMMARY_BEGIN}\nold\n{summary.SUMMARY_END}\n\nafter\n")
     (tmp_path / "README.md").write_text("# R\n\nno markers\n")
@@ -120,7 +122,7 @@ def test_each_benchmark_s_figures_fill_its_cell() -> None:
 
 def test_each_benchmark_s_page_gets_every_figure_of_its_latest_record(tmp_path: Path) -> None:
     path = str(tmp_path / "history")
-    history.append(path, record("reuters21578", "2026-11-21T10:00:00",
+    history_table.append(path, record("reuters21578", "2026-11-21T10:00:00",
                                 {"R90": {"svm": {"micro_f1": 0.8642, "train_seconds": 1.84},
                                          "knn": {"micro_f1": 0.8165, "macro_f1": 0.5802}}}, {"sets": ["R(90)"]}))
     (tmp_path / "docs" / "benchmarks").mkdir(parents=True)

@@ -11,23 +11,23 @@ from pathlib import Path
 import numpy as np
 from conftest import shared_data
 
-from benchmarks import text_corpus, text_peer, text_scale
+from benchmarks import harness_text_corpus, text_peer, text_scale
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.jsonl import parse_jsonl
 from sparktc.corpora.records import Document
 from sparktc.features.text import Analyzer, parse_stop_list
 
-SHAPE = text_corpus.TextShape(documents=5_000, words=40)
+SHAPE = harness_text_corpus.TextShape(documents=5_000, words=40)
 
 
 def test_the_corpus_depends_on_its_shape_only_and_sparktc_reads_every_line(tmp_path: Path) -> None:
-    one = text_corpus.write_corpus(tmp_path / "one", SHAPE, files=1)
-    three = text_corpus.write_corpus(tmp_path / "three", SHAPE, files=3)
+    one = harness_text_corpus.write_corpus(tmp_path / "one", SHAPE, files=1)
+    three = harness_text_corpus.write_corpus(tmp_path / "three", SHAPE, files=3)
     assert [f["documents"] for f in three["files"]] == [2_000, 2_000, 1_000]  # whole blocks of 2,000
     lines = b"".join((tmp_path / "three" / f["file"]).read_bytes() for f in three["files"])
     assert lines == (tmp_path / "one" / "part-000.jsonl").read_bytes()
-    assert text_corpus.corpus_is_complete(tmp_path / "three", SHAPE, 3, False)
-    assert not text_corpus.corpus_is_complete(tmp_path / "three", SHAPE, 2, False)
+    assert harness_text_corpus.corpus_is_complete(tmp_path / "three", SHAPE, 3, False)
+    assert not harness_text_corpus.corpus_is_complete(tmp_path / "three", SHAPE, 2, False)
     # corpus.json holds what the shape and the files decide, not the time it took: the same corpus written again has
     # the same files, so the same corpus digest (sparktc's covers every file of the directory)
     assert one["seconds"] >= 0 and json.loads((tmp_path / "one" / "corpus.json").read_text()) == {
@@ -41,7 +41,7 @@ def test_the_corpus_depends_on_its_shape_only_and_sparktc_reads_every_line(tmp_p
 
 
 def test_the_peer_tokenizes_as_sparktcs_analyzer(tmp_path: Path) -> None:
-    text_corpus.write_corpus(tmp_path, SHAPE, files=2)
+    harness_text_corpus.write_corpus(tmp_path, SHAPE, files=2)
     stops = parse_stop_list(shared_data("stopwords", "smart_english.stop").read_text())
     texts = [json.loads(line)["text"] for f in sorted(tmp_path.glob("*.jsonl")) for line in f.open()]
     texts += ["The U.S. Treasury's 1987 bill-rate rose 5.93 PCT", "caf\u00e9\u2019s \u201cquoted\u201d_text \u00a0x"]

@@ -16,7 +16,7 @@ from sparktc.corpora import files, lyrl2004
 from sparktc.corpora.files import read_lines, read_records
 from sparktc.corpora.line_ranges import byte_ranges
 from sparktc.corpora.lyrl2004_columnar import (
-    _assignment_batch,
+    assignment_batch,
     read_clean_piece,
     read_clean_qrels_piece,
     read_qrels_file,
@@ -37,7 +37,7 @@ def columnar_tokens(content: bytes, source: str, split: str = "test", piece_byte
 
 def line_qrels(content: bytes, source: str) -> pa.Table:
     items = list(lyrl2004.parse_qrels(read_lines(content, source), source))
-    return pa.Table.from_batches([_assignment_batch(items)])
+    return pa.Table.from_batches([assignment_batch(items)])
 
 
 def columnar_qrels(content: bytes, source: str, piece_bytes: int = 1 << 24) -> pa.Table:

@@ -12,26 +12,15 @@ from conftest import shared_data
 
 from sparktc.corpora.lyrl2004 import parse_hierarchy, parse_qrels, parse_token_file
 from sparktc.corpora.records import Reject
-from sparktc.corpora.synthetic import (
-    BLOCK_DOCUMENTS,
-    LINE_WIDTH,
-    QRELS_FILE,
-    QRELS_FILES,
-    RCV1_TEST_PARTS,
-    TEST_FILES,
-    TRAIN_FILE,
-    Batch,
-    SyntheticModel,
-    SyntheticShape,
-    format_batch,
-    generate_documents,
-)
+from sparktc.corpora.synthetic import QRELS_FILE, QRELS_FILES, RCV1_TEST_PARTS, TEST_FILES, TRAIN_FILE, SyntheticShape
 from sparktc.corpora.synthetic_categories import (
     HIERARCHY_FILE,
     format_hierarchy,
     generate_hierarchy,
     parse_hierarchy_text,
 )
+from sparktc.corpora.synthetic_documents import BLOCK_DOCUMENTS, LINE_WIDTH, Batch, format_batch, generate_documents
+from sparktc.corpora.synthetic_model import SyntheticModel
 from sparktc.stages.synthesize import LIST_FILES, TMP_DIR, synthesize
 
 SMALL = SyntheticShape(documents=3000, train_documents=300, vocabulary_size=2000, seed=7)

@@ -20,16 +20,7 @@ from sparktc.apps.pipeline import SYNTHESIZED_CORPUS
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.corpora import lyrl2004
 from sparktc.corpora.records import Reject
-from sparktc.corpora.synthetic import (
-    INDUSTRY_DOCUMENT_SHARE,
-    INDUSTRY_NOT_CLOSED_SHARE,
-    QRELS_FILES,
-    REGIONS_ASSIGNED,
-    REGIONS_PER_DOCUMENT,
-    SyntheticModel,
-    SyntheticShape,
-    generate_documents,
-)
+from sparktc.corpora.synthetic import QRELS_FILES, SyntheticShape
 from sparktc.corpora.synthetic_categories import (
     INDUSTRY_LEVELS,
     REGION_CODES,
@@ -37,6 +28,14 @@ from sparktc.corpora.synthetic_categories import (
     format_regions,
     generate_industries_hierarchy,
     generate_regions,
+)
+from sparktc.corpora.synthetic_documents import generate_documents
+from sparktc.corpora.synthetic_model import (
+    INDUSTRY_DOCUMENT_SHARE,
+    INDUSTRY_NOT_CLOSED_SHARE,
+    REGIONS_ASSIGNED,
+    REGIONS_PER_DOCUMENT,
+    SyntheticModel,
 )
 from sparktc.experiment.config import load_config
 

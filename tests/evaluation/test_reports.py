@@ -12,21 +12,18 @@ import pandas as pd
 import pytest
 
 from sparktc.corpora.registry import corpus_title
+from sparktc.evaluation.figures import FIGURE_DPI, FIGURE_SIZE, MAX_STACK_AREA
+from sparktc.evaluation.notebook import per_category_frame, summary_html
 from sparktc.evaluation.report import (
     CSV_HEADER,
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
-    FIGURE_DPI,
     FIGURE_FILES,
-    FIGURE_SIZE,
-    MAX_STACK_AREA,
     lowess,
     per_category_csv,
-    per_category_frame,
     plot_f1_by_band,
     plot_f1_by_training_frequency,
     report_markdown,
-    summary_html,
 )
 from sparktc.models.decision import decision_record, rule_title
 from sparktc.models.registry import describe

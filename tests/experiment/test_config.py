@@ -5,16 +5,13 @@ ones.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import get_type_hints
 
 import pytest
-from trackers import free_port, tracking_server
 
-import sparktc.experiment.config
 from sparktc.apps import cli
 from sparktc.corpora.synthetic import SHAPE_LIMITS, SyntheticShape
 from sparktc.experiment.config import SECTIONS, ConfigError, load_config, parse_override
@@ -406,89 +403,7 @@ def test_title_and_bigram_settings_need_raw_texts_and_titles() -> None:
         "tokenize.analyzer = sklearn with corpus.format = 'synthetic': its documents come tokenized")
 
 
-# --- issue 29: [track] mlflow_uri, refused before Spark starts when MLflow cannot log to it
-
-
-def test_a_tracking_uri_mlflow_cannot_log_to_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
-    monkeypatch.chdir(tmp_path)
-    database = tmp_path / "mlflow.db"
-    assert load_config(None, [*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]).track.mlflow_uri == \
-        f"sqlite:///{database}"
-    with tracking_server() as server:  # a server that answers: any answer below 500 will do
-        assert load_config(None, [*REUTERS, f"track.mlflow_uri={server}"]).track.mlflow_uri == server
-    assert refused([*REUTERS, "track.mlflow_uri=mlruns"]) == (
-        "track.mlflow_uri = 'mlruns' is a file store, which MLflow (3.13 and later) keeps in maintenance mode and "
-        "refuses unless MLFLOW_ALLOW_FILE_STORE=true; use a sqlite database, e.g. sqlite:///mlruns/mlflow.db, or set "
-        "MLFLOW_ALLOW_FILE_STORE=true")
-    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path}/no/such/mlflow.db"]) == (
-        f"track.mlflow_uri = 'sqlite:///{tmp_path}/no/such/mlflow.db': the directory {tmp_path}/no/such does not "
-        "exist; create it (sqlite makes the database file, not its directory)")
-    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path}"]).endswith(
-        f"names a directory; name a database file in it, e.g. sqlite:///{tmp_path}/mlflow.db")
-    assert "keeps the runs in memory only" in refused([*REUTERS, "track.mlflow_uri=sqlite://"])
-    assert refused([*REUTERS, "track.mlflow_uri=s3://bucket/mlflow"]) == (
-        "track.mlflow_uri = 's3://bucket/mlflow': MLflow has no tracking store for s3: URIs; use sqlite:///FILE, a "
-        "tracking server (http://HOST:PORT), a database (postgresql, mysql, mssql) or databricks")
-    assert refused([*REUTERS, "track.experiment= "]) == \
-        "track.experiment = ' ' is out of range; expected a name of 1 to 500 characters"
-    # a file store where MLflow is told to allow it, its path made absolute as the history's
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    assert load_config(None, [*REUTERS, "track.mlflow_uri=mlruns"]).track.mlflow_uri == str(tmp_path / "mlruns")
-
-
-@pytest.mark.parametrize(("missing", "message"), [
-    ("mlflow", "MLflow is not installed; pip install 'sparktc[track]', or leave track.mlflow_uri empty"),
-    ("alembic", "MLflow's database stores need alembic, which is not installed; pip install 'sparktc[track]'"),
-])
-def test_a_tracked_run_without_mlflow_installed_is_refused(missing: str, message: str, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, missing, None)  # what find_spec says of a module that is not installed
-    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{tmp_path / 'mlflow.db'}"]) == \
-        f"track.mlflow_uri = 'sqlite:///{tmp_path / 'mlflow.db'}': {message}"
-    assert load_config(None, REUTERS).track.mlflow_uri == ""
-
-
-# --- issue 38: a tracker that cannot be reached, and [history] settings that cannot work, refused before Spark starts
-
-
-def test_a_tracking_server_that_does_not_answer_is_refused() -> None:
-    uri = f"http://127.0.0.1:{free_port()}"
-    assert refused([*REUTERS, f"track.mlflow_uri={uri}"]) == (
-        f"track.mlflow_uri = '{uri}': the tracking server does not answer: {uri}/health got no answer ([Errno 111] "
-        "Connection refused) within 5 s; start the server, or correct track.mlflow_uri, or leave track.mlflow_uri "
-        "empty to run without MLflow")
-    with tracking_server(status=502) as proxied:  # a proxy whose server is down
-        assert "the tracking server does not answer: " in refused([*REUTERS, f"track.mlflow_uri={proxied}"])
-    with tracking_server(status=401) as guarded:  # a server that wants credentials: MLflow's to give
-        assert load_config(None, [*REUTERS, f"track.mlflow_uri={guarded}"]).track.mlflow_uri == guarded
-
-
-def test_a_sqlite_store_that_cannot_be_written_or_is_locked_is_refused(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # /proc takes no new file, even from root (whom permission bits do not stop)
-    assert refused([*REUTERS, "track.mlflow_uri=sqlite:////proc/mlflow.db"]).startswith(
-        "track.mlflow_uri = 'sqlite:////proc/mlflow.db': the directory /proc cannot be written (")
-    broken = tmp_path / "broken.db"
-    broken.write_text("not a database\n" * 100)
-    assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{broken}"]).endswith(
-        f"the database {broken} cannot be written (file is not a database); give a sqlite database MLflow made, or a "
-        "new file, or leave track.mlflow_uri empty to run without MLflow")
-    database = tmp_path / "mlflow.db"
-    holder = sqlite3.connect(database, isolation_level=None)
-    holder.execute("CREATE TABLE t (x)")
-    monkeypatch.setattr(sparktc.experiment.config, "PROBE_SECONDS", 0.2)  # the test need not wait 5 s
-    holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the probe waits
-    try:
-        assert refused([*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]) == (
-            f"track.mlflow_uri = 'sqlite:///{database}': the database {database} is locked by another process (a "
-            "write held over 0.2 s); let it finish, or give another database, or leave track.mlflow_uri empty to run "
-            "without MLflow")
-    finally:
-        holder.execute("ROLLBACK")
-    assert load_config(None, [*REUTERS, f"track.mlflow_uri=sqlite:///{database}"]).track.mlflow_uri
-    holder.close()
-    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith(".sparktc-probe")]
+# --- issue 38: [history] settings that cannot work, refused before Spark starts (the tracker: tests/tracking/)
 
 
 def test_history_settings_that_cannot_work_are_refused(tmp_path: Path) -> None:

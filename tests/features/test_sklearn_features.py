@@ -36,7 +36,7 @@ from sparktc.features.weighting import (
     vocabulary_of,
     weighted_rows,
 )
-from sparktc.runtime.runner import _settings
+from sparktc.runtime.runner import section_settings
 from sparktc.stages import weight as weight_stage
 
 #: Words that exercise scikit-learn's token pattern: Unicode letters and digits, underscores, one-character words
@@ -241,5 +241,5 @@ def test_the_weight_stage_depends_on_the_settings_that_cut_its_vocabulary() -> N
                                                 "select.reduction_factor")
     assert sections("weight.scheme=supervised") == ("weight", "select.min_df", "rank")
     config = load_config(None, [*JSONL, "select.min_df=3", "select.top_k=7"])
-    assert _settings(config, sections()) == {"weight": {"scheme": "ltc"}, "select": {"min_df": 3}}
-    assert _settings(config, ("select", "select.min_df"))["select"]["top_k"] == 7
+    assert section_settings(config, sections()) == {"weight": {"scheme": "ltc"}, "select": {"min_df": 3}}
+    assert section_settings(config, ("select", "select.min_df"))["select"]["top_k"] == 7

@@ -41,7 +41,8 @@ from sparktc.features.weighting import (
 )
 from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
-from sparktc.stages.ingest import TermTally, _as_term_ids
+from sparktc.stages.ingest.parsing import TermTally
+from sparktc.stages.ingest.qrels import as_term_ids
 from sparktc.stages.weight import count_training_file, vectorize_file
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -163,7 +164,7 @@ BAD_RECORDS = b".I 5000\n.W\n\n.I 5001\n.W\nab\xff\n.I 5002\n.W\ncaf\xc3\xa9 lul
 
 def converted(batches: list[pa.RecordBatch], terms: pa.StringArray) -> tuple[pa.Table, RecordTally]:
     """Records batches as ingest's token-file task converts and counts them: the table it writes and its tally."""
-    convert, tally = _as_term_ids(terms), RecordTally()
+    convert, tally = as_term_ids(terms), RecordTally()
     written = [convert(batch) for batch in batches]
     for batch in written:
         tally.add(batch)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 from unittest import mock
 
 import pyarrow as pa
 from conftest import shared_data
 
 from sparktc.features.text import (
-    _PUNCTUATION,
     Analyzer,
     TermFeatures,
     parse_stop_list,
@@ -48,9 +48,13 @@ def test_no_stemming_keeps_tokens() -> None:
     assert Analyzer(frozenset(), "none").analyze(["Running PONIES"]) == [["running", "ponies"]]
 
 
+#: The recipe's punctuation, per token: the definition sparktc.features.text.clean_text computes on whole texts.
+PUNCTUATION = re.compile(r"[\W_]+")
+
+
 def reference_tokens(text: str, stop_words: frozenset[str] = frozenset()) -> list[str]:
     """The recipe token by token, as the analyzer computed it before it worked on whole texts: the definition."""
-    tokens = (_PUNCTUATION.sub("", raw) for raw in text.lower().split())
+    tokens = (PUNCTUATION.sub("", raw) for raw in text.lower().split())
     return [token for token in tokens if token and not token.isdigit() and token not in stop_words]
 
 

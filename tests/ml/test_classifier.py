@@ -186,7 +186,7 @@ def test_transform_refuses_an_output_column_already_there(fitted, vectors):
 def test_vectors_become_the_lists_of_their_non_zero_entries():
     import pyarrow as pa
 
-    from sparktc.ml.classifier import _entries
+    from sparktc.ml.classifier import vector_entries
 
     struct = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                         ("values", pa.list_(pa.float64()))])
@@ -195,7 +195,7 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
             None,
             {"type": 0, "size": 6, "indices": [0, 2, 5], "values": [1.0, 0.0, -4.0]},
             {"type": 0, "size": 6, "indices": [], "values": []}]
-    indices, values, sizes = _entries(pa.array(rows, struct))
+    indices, values, sizes = vector_entries(pa.array(rows, struct))
     assert indices.to_pylist() == [[1, 4], [1, 3], [], [0, 5], []]
     assert values.to_pylist() == [[0.5, 2.0], [3.0, np.float32(1e-3)], [], [1.0, -4.0], []]
     assert values.type == pa.list_(pa.float32()) and indices.type == pa.list_(pa.int32())
@@ -203,9 +203,9 @@ def test_vectors_become_the_lists_of_their_non_zero_entries():
 
 
 def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_after():
-    from sparktc.ml.classifier import _label_indices
+    from sparktc.ml.classifier import label_indices
 
     position = {"acq": 0, "crude": 1, "earn": 2}
-    assert _label_indices(["earn", "acq"], position) == [0.0, 2.0]
-    assert _label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
-    assert _label_indices([], position) == [] and _label_indices(None, position) is None
+    assert label_indices(["earn", "acq"], position) == [0.0, 2.0]
+    assert label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
+    assert label_indices([], position) == [] and label_indices(None, position) is None

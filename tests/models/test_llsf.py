@@ -168,7 +168,7 @@ def test_scut_llsf_models_are_the_truncated_fit_over_the_selected_terms_with_cv_
         assert models[c].features == 60 and models[c].cv_f1 is not None
 
 
-def _cross_validated_counts(scores: np.ndarray, y: np.ndarray, fold: np.ndarray, fbr: float) -> tuple[float, dict]:
+def cross_validated_counts(scores: np.ndarray, y: np.ndarray, fold: np.ndarray, fbr: float) -> tuple[float, dict]:
     """SCutFBR by hand: per fold the brute-force SCut threshold, or the fold's top score when its best F1
     is below fbr; the threshold is their mean, and each fold's documents are decided at the mean of the
     other folds' thresholds.
@@ -195,7 +195,7 @@ def test_tuned_llsf_chooses_terms_and_fbr_for_the_whole_model_by_cross_validated
             held = fold == f
             scores[held] = X[held] @ truncated_svd_solution(X[~held], runs.Y[~held], 20)
         for fbr in (0.0, 0.5):
-            per_category = [_cross_validated_counts(scores[:, j], runs.Y[:, j] > 0, fold, fbr)
+            per_category = [cross_validated_counts(scores[:, j], runs.Y[:, j] > 0, fold, fbr)
                             for j in range(len(CATEGORIES))]
             total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
             micro = 2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"])

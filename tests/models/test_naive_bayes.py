@@ -206,7 +206,7 @@ def test_mixture_chooses_terms_alpha_and_fbr_by_cross_validated_micro_f1_and_sco
     """The fold models are MultinomialNB without each fold; the choice of (terms, alpha, fbr) and the thresholds
     are the cross-validated SCutFBR redone here from those out-of-fold posteriors P(c|d).
     """
-    from test_llsf import _cross_validated_counts
+    from test_llsf import cross_validated_counts
 
     order = chi2_order(mixture.output)
     ids, X = read_split(str(mixture.output), "train", "counts")
@@ -226,7 +226,7 @@ def test_mixture_chooses_terms_alpha_and_fbr_by_cross_validated_micro_f1_and_sco
             for f in range(5):
                 scores[fold == f] = posteriors(kept, fold != f, X[fold == f], alpha)
             for fbr in FBRS:
-                per_category = [_cross_validated_counts(scores[:, j], Y[:, j], fold, fbr)
+                per_category = [cross_validated_counts(scores[:, j], Y[:, j], fold, fbr)
                                 for j in range(len(CATEGORIES))]
                 total = {key: sum(counts[key] for _, counts in per_category) for key in ("tp", "fp", "fn")}
                 results[(terms, alpha, fbr)] = (2 * total["tp"] / (2 * total["tp"] + total["fp"] + total["fn"]),

@@ -22,7 +22,7 @@ import pytest
 from scipy import sparse
 
 from sparktc.evaluation.metrics import f1_score
-from sparktc.evaluation.report import _decision_lines
+from sparktc.evaluation.report import decision_lines
 from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.models.decision import CROSS_VALIDATED, THRESHOLDINGS, decision_record
 from sparktc.models.thresholds import balanced_folds, proportional, proportional_fold_thresholds
@@ -195,7 +195,7 @@ def test_proportional_is_a_cross_validated_thresholding_with_stored_thresholds()
     assert record["thresholding"] == {"name": "proportional", "folds": 4, "seed": 1}
     assert ("- Thresholding: `proportional`, per-category thresholds assigning each category its training share of "
             "the validation documents over `4`-fold cross-validation on the training documents (seed `1`)"
-            ) in _decision_lines(record, [])
+            ) in decision_lines(record, [])
     for extra in ([], ["tune.shared_fbr=true"]):  # fbr moves SCutFBR's thresholds only: a search would do nothing
         with pytest.raises(ConfigError, match=r"tune.fbr = \[0.1, 0.5\] with train.thresholding = 'proportional'"):
             load_config(None, ["corpus.format=synthetic", "train.thresholding=proportional", "tune.fbr=[0.1, 0.5]",

@@ -26,7 +26,7 @@ import pytest
 from scipy import sparse
 
 from sparktc.evaluation.metrics import f1_score
-from sparktc.evaluation.report import _decision_lines
+from sparktc.evaluation.report import decision_lines
 from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.models.decision import decision_record
 from sparktc.models.thresholds import validation_size, validation_split
@@ -193,12 +193,12 @@ def test_record_and_report_lines():
     assert record["thresholding"] == {"name": "proportional", "folds": 5, "seed": 3, "validation": 0.2}
     assert ("- Thresholding: `proportional`, per-category thresholds assigning each category its training share of "
             "the validation documents over a validation set of `0.2` of the training documents (seed `3`), held out "
-            "from training (Debole & Sebastiani 2005)") in _decision_lines(record, [])
+            "from training (Debole & Sebastiani 2005)") in decision_lines(record, [])
     searched = decision_record({"method": "liblinear", "thresholding": "fixed", "folds": 5, "seed": 0,
                                 "validation": 0.1}, {"C": [1, 2]})
     assert searched["search_space"] == {"C": [1, 2], "folds": 5, "seed": 0, "validation": 0.1}
     assert ("- Search space ([tune], chosen per category on a validation set of `0.1` of the training documents, "
-            "seed `0`): C `[1, 2]`") in _decision_lines(searched, [])
+            "seed `0`): C `[1, 2]`") in decision_lines(searched, [])
     assert "validation" not in decision_record({"thresholding": "scut", "validation": 0.0}, {})["thresholding"]
 
 

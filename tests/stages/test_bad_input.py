@@ -92,7 +92,7 @@ from sparktc.runtime.outputs import OutputBusyError, OutputError
 from sparktc.runtime.permissions import permission_denied
 from sparktc.runtime.resources import ResourceLimitError
 from sparktc.runtime.runner import MissingInputError
-from sparktc.stages.ingest import rejected_line
+from sparktc.stages.ingest.outputs import rejected_line
 
 Row = tuple[str, int, "str | None", str]  # a reject: (file name, line, doc_id, reason)
 

@@ -10,11 +10,14 @@ import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from conftest import lyrl2004_corpus, shared_data
+from pyspark.sql import DataFrame
 
 from sparktc.corpora import line_ranges
+from sparktc.corpora.label_index import id_hashes
 from sparktc.experiment.config import load_config
 from sparktc.runtime.runner import Tables
 from sparktc.stages import ingest as ingest_stage
+from sparktc.stages.ingest import assemblies, outputs, parsing, qrels
 
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 
@@ -22,11 +25,11 @@ HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus, tmp_path, monkeypatch):
     config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none"])
     taken = []
-    real_write_clean = ingest_stage._write_clean
-    monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
+    real_write_clean = outputs._write_clean
+    monkeypatch.setattr(outputs, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
     short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
     assert taken == [1]
-    monkeypatch.setattr(ingest_stage, "_clean", lambda *args: None)
+    monkeypatch.setattr(qrels, "_clean", lambda *args: None)
     general = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "general")))
     assert taken == [1]
 
@@ -40,7 +43,7 @@ def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus,
 def test_a_clean_corpus_is_shown_free_of_repeated_ids_without_a_spark_job(spark, small_corpus, tmp_path, monkeypatch):
     # Every document has labels and the labelled ids have the qrels' id digest: no grouping of the ids.
     config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none"])
-    monkeypatch.setattr(ingest_stage.DataFrame, "groupBy", lambda *args: pytest.fail("the ids were grouped"))
+    monkeypatch.setattr(DataFrame, "groupBy", lambda *args: pytest.fail("the ids were grouped"))
     report = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
     assert report.rows_out == report.rows_in and not report.set_aside
 
@@ -126,11 +129,11 @@ def ingested_both_ways(spark, tmp_path, monkeypatch, settings):
     short path, and the two reports.
     """
     taken = []
-    real_write_clean = ingest_stage._write_clean
-    monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
+    real_write_clean = outputs._write_clean
+    monkeypatch.setattr(outputs, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
     config = load_config(None, settings)
     short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
-    monkeypatch.setattr(ingest_stage, "_clean_lines", lambda *args: None)
+    monkeypatch.setattr(assemblies, "_clean_lines", lambda *args: None)
     general = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "general")))
     return taken, short, general
 
@@ -175,9 +178,9 @@ def test_a_jsonl_corpus_that_is_not_clean_takes_the_general_path(spark, tmp_path
     if case == "label outside the categories":
         settings.append('corpus.categories=["earn"]')
     if case == "hash shared by two ids":  # as if two distinct ids had one hash: not shown distinct, so no short path
-        monkeypatch.setattr(ingest_stage, "ids_distinct", lambda *args: False)
+        monkeypatch.setattr(assemblies, "ids_distinct", lambda *args: False)
     taken = []
-    monkeypatch.setattr(ingest_stage, "_write_clean", lambda *args: taken.append(1))
+    monkeypatch.setattr(outputs, "_write_clean", lambda *args: taken.append(1))
     report = ingest_stage.ingest(spark, load_config(None, ["corpus.format=jsonl", *settings]),
                                  Tables(str(tmp_path), str(tmp_path / "out")))
     assert taken == []
@@ -188,8 +191,8 @@ def test_a_jsonl_corpus_that_is_not_clean_takes_the_general_path(spark, tmp_path
 def test_ids_distinct_finds_a_hash_written_twice_in_any_bucket(spark, tmp_path):
     ids = pa.array([f"d{n}" for n in range(40)])
     directory = str(tmp_path / "ids")
-    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[:25])], directory, 0, 3)
-    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[25:])], directory, 1, 3)
-    assert ingest_stage.ids_distinct(spark, directory, 3)
-    ingest_stage._write_id_hashes([ingest_stage.id_hashes(ids[:1])], directory, 2, 3)  # d0 again, from a third file
-    assert not ingest_stage.ids_distinct(spark, directory, 3)
+    parsing.write_id_hashes([id_hashes(ids[:25])], directory, 0, 3)
+    parsing.write_id_hashes([id_hashes(ids[25:])], directory, 1, 3)
+    assert parsing.ids_distinct(spark, directory, 3)
+    parsing.write_id_hashes([id_hashes(ids[:1])], directory, 2, 3)  # d0 again, from a third file
+    assert not parsing.ids_distinct(spark, directory, 3)

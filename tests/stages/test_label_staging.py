@@ -11,7 +11,7 @@ import pytest
 
 from sparktc.corpora.label_index import NOT_CLOSED, LabelIndex, QrelsFiles
 from sparktc.corpora.records import Document, Reject, record_batch
-from sparktc.stages.ingest import _staged_label_index, _staging_labels
+from sparktc.stages.ingest.qrels import staged_label_index, staging_labels
 
 PARENTS = (("C15", "CCAT"), ("C151", "C15"), ("C1511", "C151"), ("E12", "ECAT"))
 KNOWN = ("C15", "C151", "C1511", "CCAT", "E12", "ECAT", "GCAT")
@@ -61,9 +61,9 @@ def test_the_staged_index_is_the_one_a_worker_builds_from_the_qrels(tmp_path, po
     qrels = QrelsFiles((str(path),), KNOWN, "tree")
     lines = list(qrels.read(path.read_bytes(), str(path)))
     staged = str(tmp_path / "staging" / "labels")
-    passed = list(_staging_labels(staged, PARENTS, policy)(iter(lines)))
+    passed = list(staging_labels(staged, PARENTS, policy)(iter(lines)))
     assert passed == lines  # the qrels' task writes its lines as they are
-    index = _staged_label_index(staged)
+    index = staged_label_index(staged)
     built = LabelIndex.load(qrels, lambda source: path.read_bytes(), PARENTS, policy)
 
     labels, set_aside, not_closed = expected(policy, long)
@@ -89,8 +89,8 @@ def test_no_accepted_qrels_line_stages_an_empty_index(tmp_path):
     lines = pa.table({"doc_id": ["7"], "category": ["XXX"], "source": ["q"], "line": pa.array([1], pa.int32()),
                       "reason": ["unknown category XXX"]}).to_batches()
     staged = str(tmp_path / "labels")
-    list(_staging_labels(staged, PARENTS, "expand")(iter(lines)))
-    index = _staged_label_index(staged)
+    list(staging_labels(staged, PARENTS, "expand")(iter(lines)))
+    index = staged_label_index(staged)
     assert (len(index.ids), index.not_closed, index.ids_digest, index.set_aside) == (0, 0, 0, frozenset())
     batch = record_batch([Document("7", "train", (), None, ("a",), "t", 1)])
     assert index.attach(batch).column("labels").to_pylist() == [[]]

@@ -21,10 +21,9 @@ from mlflow import MlflowClient
 from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH
 from trackers import free_port, tracking_server
 
-import sparktc.experiment.config
 from sparktc.experiment.config import Config, TrackConfig
 from sparktc.runtime.usage import StageUsage
-from sparktc.tracking import mlflow_run
+from sparktc.tracking import mlflow_run, store_probe
 from sparktc.tracking.record import RunRecord
 
 #: A real PNG's first bytes (the signature and the IHDR chunk of a 1x1 image), enough to compare byte for byte.
@@ -183,7 +182,7 @@ def test_a_store_lost_during_the_run_fails_in_seconds_in_one_line(tmp_path, capf
     database = tmp_path / "mlflow.db"
     holder = sqlite3.connect(database, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setattr(sparktc.experiment.config, "PROBE_SECONDS", 0.2)
+    monkeypatch.setattr(store_probe, "PROBE_SECONDS", 0.2)
     with pytest.raises(mlflow_run.TrackingError, match=f"the database {database} is locked by another process"):
         mlflow_run.log(TrackConfig(f"sqlite:///{database}"), make("r12", 0), {})
     holder.close()

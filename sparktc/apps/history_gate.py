@@ -1,5 +1,5 @@
 """The run history's trend table, regression gate and report (``jobs/history.py``), over the records of
-:mod:`sparktc.tracking.history`, with the comparisons of :mod:`sparktc.tracking.trend`; no Spark.
+:mod:`sparktc.tracking.history_table`, with the comparisons of :mod:`sparktc.tracking.trend`; no Spark.
 
 Prints the trend table (one line per run), then each checked run against its baseline: what changed and every
 figure compared, or why it has no baseline; then one ``REGRESSION`` line per regressed figure or failed run.
@@ -14,7 +14,7 @@ anything is written (a tolerance, the report directory, a run the history does n
 baseline), 1 a history that cannot be read or holds no run. A file of the history that is not a run record (another
 table, a file that is not Parquet) is named on stderr and skipped, or refused with ``--strict`` (exit 1); one that has
 a ``run_id`` but not the record's columns and types is refused, naming the file and the column
-(:func:`sparktc.tracking.history.scan`).
+(:func:`sparktc.tracking.history_table.scan`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from collections.abc import Mapping, Sequence
 
 from sparktc.apps.cli import tell
 from sparktc.errors import REGRESSION_EXIT, SparktcError
-from sparktc.evaluation.report import _new_figure, _png, _style
+from sparktc.evaluation.figures import new_figure, png, style
 from sparktc.filesystem import is_uri
+from sparktc.runtime.markdown import markdown_table
 from sparktc.runtime.outputs import INCOMPLETE, OutputError, check_output, claim
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.trend import Check, Record, Tolerances, checks, code_version, short, trend_rows
 
 REPORT = "report.md"
@@ -57,8 +58,7 @@ def table_markdown(rows: Sequence[Mapping[str, str]]) -> str:
     if not rows:
         return ""
     keys = list(rows[0])
-    return "\n".join([f"| {' | '.join(keys)} |", f"|{'|'.join('---' for _ in keys)}|",
-                      *(f"| {' | '.join(row[key] for key in keys)} |" for row in rows)])
+    return markdown_table(keys, [[row[key] for key in keys] for row in rows])
 
 
 def check_lines(found: Sequence[Check]) -> list[str]:
@@ -90,20 +90,20 @@ def _series(records: Sequence[Record]) -> dict[str, list[Record]]:
 def plot(records: Sequence[Record], lines: Sequence[tuple[str, str, str]], ylabel: str, title: str) -> bytes:
     """PNG: each of ``lines`` (figure, name, line style) against the run's start, one colour per configuration and
     corpus, each point labelled with its code version; runs without the figure (failed ones) are left out.
-    Deterministic bytes (:mod:`sparktc.evaluation.report`'s figure settings).
+    Deterministic bytes (the house style, :mod:`sparktc.evaluation.figures`).
     """
-    with _style():
-        figure = _new_figure()
+    with style():
+        figure = new_figure()
         ax = figure.add_subplot()
         drawn = False
         for i, (name, runs) in enumerate(_series(records).items()):
-            for figure_name, shown, style in lines:
+            for figure_name, shown, line_style in lines:
                 points = [(run["started"], run[figure_name], code_version(run)) for run in runs
                           if run.get(figure_name) is not None and run.get("started") is not None]
                 if not points:
                     continue
                 x, y = [p[0] for p in points], [p[1] for p in points]
-                ax.plot(x, y, linestyle=style, marker="o", color=f"C{i % 10}", label=f"{shown}, {name}")
+                ax.plot(x, y, linestyle=line_style, marker="o", color=f"C{i % 10}", label=f"{shown}, {name}")
                 for started, value, version in points:
                     ax.annotate(version, (started, value), textcoords="offset points", xytext=(4, 4), fontsize=7)
                 drawn = True
@@ -116,7 +116,7 @@ def plot(records: Sequence[Record], lines: Sequence[tuple[str, str, str]], ylabe
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
-        return _png(figure)
+        return png(figure)
 
 
 def selection(label: str, kind: str) -> str:
@@ -146,10 +146,9 @@ def report_files(path: str, records: Sequence[Record], found: Sequence[Check], t
     for checked in found:
         lines += [f"### Run {checked.run['run_id']}", "", *[f"    {line}" for line in checked.summary()], ""]
         if checked.comparisons:
-            lines += ["| figure | baseline | run | change | limit | verdict |", "|---|---|---|---|---|---|"]
-            lines += [f"| {c.figure} | {c.amount(c.baseline)} | {c.amount(c.value)} | {c.change()} | "
-                      f"{c.limit_text()} | {c.verdict()} |" for c in checked.comparisons]
-            lines.append("")
+            lines += [markdown_table(["figure", "baseline", "run", "change", "limit", "verdict"],
+                                     [[c.figure, c.amount(c.baseline), c.amount(c.value), c.change(), c.limit_text(),
+                                       c.verdict()] for c in checked.comparisons]), ""]
     lines += ["## Trend", "", table_markdown(trend_rows(records)), "",
               "![micro- and macro-F1 against the run date](f1.png)", "",
               "![wall and CPU seconds against the run date](seconds.png)", ""]
@@ -176,7 +175,7 @@ def write_report(output: str, files: Mapping[str, bytes]) -> str:
     return os.path.join(output, REPORT)
 
 
-def read_counts(contents: history.Contents) -> str:
+def read_counts(contents: history_table.Contents) -> str:
     """How many records were read, from how many files, and how many files were skipped (not run records)."""
     skipped, rows = len(contents.skipped), contents.table.num_rows
     return (f"{rows} run record{'s' * (rows != 1)} read from {contents.files} file{'s' * (contents.files != 1)}, "
@@ -195,14 +194,14 @@ def run(path: str, report: str = "", run_id: str = "latest", baseline: str = "pr
         if report and is_uri(report):
             raise OutputError(f"--report {report}: the report is written to a local directory; give a local path")
         output = check_output(report, {"HISTORY": path}, "history") if report else ""
-        contents = history.scan(path, strict)
+        contents = history_table.scan(path, strict)
         for file, why in contents.skipped:
             print(f"sparktc: warning: skipped {file}: not a run record ({why})", file=sys.stderr, flush=True)
         records = contents.table.to_pylist()
         records = [record for record in records if (not label or record.get("label") == label)
                    and (not kind or record.get("kind") == kind)]
         if not records:
-            raise history.HistoryError(f"the history {path} holds no run{selection(label, kind)}: "
+            raise history_table.HistoryError(f"the history {path} holds no run{selection(label, kind)}: "
                                        f"{read_counts(contents)}; pipeline runs add their records with --set "
                                        f"history.path={path}, benchmarks with --history {path}")
         found = checks(records, run_id, baseline, every, limits)

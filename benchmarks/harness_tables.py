@@ -1,4 +1,7 @@
-"""Markdown tables and target checks of the RCV1-v2-scale benchmark (``benchmarks/rcv1_scale.py``).
+"""Part of the benchmark harness (:mod:`benchmarks.harness`): the figures as every benchmark's tables print them
+(:func:`seconds`, :func:`f1`, :func:`count`, ...; the tables themselves are written by
+:func:`sparktc.runtime.markdown.markdown_table`), and the tables and target checks of the RCV1-v2-scale benchmark
+(``benchmarks/rcv1_scale.py``).
 
 Pure functions of the result record that ``rcv1_scale.py`` writes to ``benchmark.json``:
 
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from sparktc.runtime.markdown import markdown_table
 
 STAGES = ("ingest", "tokenize", "weight", "rank", "train", "evaluate")
 SEGMENTS = ("startup", *STAGES, "shutdown")
@@ -80,13 +85,6 @@ def divide(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or not denominator:
         return None
     return numerator / denominator
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A markdown table: header row, separator, rows."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def baseline_master(result: dict[str, Any]) -> str:
@@ -251,7 +249,7 @@ def sizes_table(result: dict[str, Any]) -> str:
     header = ["documents", *STAGES, "end to end", "driver JVM peak RSS (MB)", "Python workers peak RSS (MB)",
               "micro-F1", "macro-F1", "peer end to end", "peer peak RSS (MB)", "peer micro-F1", "peer macro-F1",
               "sparktc / peer wall", "sparktc / peer CPU"]
-    return table(header, rows) if rows else "not run"
+    return markdown_table(header, rows) if rows else "not run"
 
 
 def memory_section(result: dict[str, Any]) -> str:
@@ -306,7 +304,7 @@ def largest_table(result: dict[str, Any]) -> str:
                  *(megabytes(peak(record, None, role)) for role in ("jvm", "python_driver", "python_workers"))])
     header = ["segment", "wall (s)", "CPU (s)", "CPU / wall", "rows in", "rows out",
               "driver JVM peak RSS (MB)", "Python driver peak RSS (MB)", "Python workers peak RSS (MB)"]
-    return f"{count(sizes[-1])} documents, {master}:\n\n" + table(header, rows)
+    return f"{count(sizes[-1])} documents, {master}:\n\n" + markdown_table(header, rows)
 
 
 def speedup_table(result: dict[str, Any], size: int) -> str:
@@ -333,7 +331,7 @@ def speedup_table(result: dict[str, Any], size: int) -> str:
         cells += [ratio(divide(value(m, name), value(base, name))) for m in others]
         rows.append([name, *cells])
     header = ["stage", *(f"{m} (s)" for m in (*others, base)), *(f"speed-up {m} / {base}" for m in others)]
-    return f"{count(size)} documents:\n\n" + table(header, rows)
+    return f"{count(size)} documents:\n\n" + markdown_table(header, rows)
 
 
 def peers_table(result: dict[str, Any]) -> str:
@@ -378,10 +376,10 @@ def peers_table(result: dict[str, Any]) -> str:
     else:
         rows.append(["MLlib LinearSVC", mllib.get("reason", "not run"), DASH, DASH, DASH, DASH, DASH])
     header = ["tool", "timed steps (s)", "training (s)", "total (s)", "micro-F1", "macro-F1", "peak RSS (MB)"]
-    text = f"{count(size)} documents:\n\n" + table(header, rows)
+    text = f"{count(size)} documents:\n\n" + markdown_table(header, rows)
     if mllib.get("status") == "ok":
         per_category = mllib["result"]["per_category"]
-        text += "\n\nMLlib on its timed categories, beside sparktc's F1 for the same categories:\n\n" + table(
+        text += "\n\nMLlib on its timed categories, beside sparktc's F1 for the same categories:\n\n" + markdown_table(
             ["category", "training positives", "MLlib fit (s)", "F1 MLlib", "F1 sparktc"],
             [[c["category"], count(c["train_positives"]), seconds(c["seconds"]), f1(c["f1_mllib"]), f1(c["f1_sparktc"])]
              for c in per_category])
@@ -595,7 +593,8 @@ def peer_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def targets_table(targets: Sequence[dict[str, Any]]) -> str:
     """The markdown table of the targets: each one, what was measured and its status."""
-    return table(["target", "measured", "result"], [[t["target"], t["measured"], t["status"]] for t in targets])
+    return markdown_table(["target", "measured", "result"],
+                          [[t["target"], t["measured"], t["status"]] for t in targets])
 
 
 def commands_section(result: dict[str, Any]) -> str:
@@ -644,9 +643,9 @@ def scaling_section(result: dict[str, Any]) -> str:
                                    measured_run["master"], seconds(own["application_seconds"]), seconds(wall),
                                    f"{100 * (wall / own['application_seconds'] - 1):+.1f}%"])
         parts.append(f"{count(size)} documents, the {base['master']} run's event log replayed:\n\n"
-                     + table(header, rows)
+                     + markdown_table(header, rows)
                      + "\n\nValidation (the application's wall, Spark's start to its end, beside the replay):\n\n"
-                     + table(["replayed", "measured run", "measured s", "replayed s", "difference"], checks))
+                     + markdown_table(["replayed", "measured run", "measured s", "replayed s", "difference"], checks))
     return "\n\n".join(parts) or "not run (run the harness with --event-logs)"
 
 

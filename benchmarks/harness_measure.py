@@ -1,17 +1,18 @@
 """Measure a command's whole process tree from /proc: CPU time, resident memory by role, stage segments.
 
-Used by ``benchmarks/rcv1_scale.py``; only the Linux ``/proc`` file system and the standard library
-(no psutil), so the harness runs wherever the jobs run.
+Part of the benchmark harness (:mod:`benchmarks.harness`); only the Linux ``/proc`` file system and the standard
+library (no psutil), so the harness runs wherever the jobs run.
 
-* :func:`read_processes` reads ``/proc/*/stat`` once (pid, parent, name, CPU ticks), and
-  :func:`descendants` walks it from a root by parent pid.
+* ``/proc`` is read by :mod:`sparktc.runtime.usage`, the one reader the pipeline's own measures use too:
+  :func:`~sparktc.runtime.usage.read_processes` reads ``/proc/*/stat`` once (pid, parent, name, CPU ticks), and
+  :func:`~sparktc.runtime.usage.descendants` walks it from a root by parent pid.
 * :func:`classify` names each process's role from its name and command line: ``jvm`` (the Spark
   JVM: driver, and the executor too in local mode), ``python_driver`` (the Python process running
   the job's script), ``python_workers`` (pyspark's daemon and the workers it forks), ``other``
   (the shell wrappers, the launcher JVM that builds the command line, helpers).
 * :class:`TreeSampler` samples the tree every ``interval`` seconds in a thread: the CPU time the
   tree has used (utime + stime of its processes and cutime + cstime, the time of the children they
-  have reaped; see :func:`cpu_ticks_between`) and the resident set size (``/proc/PID/statm``)
+  have reaped; see :func:`sparktc.runtime.usage.cpu_ticks_between`) and the resident set size (``/proc/PID/statm``)
   summed per role.
 * :func:`segment_bounds` cuts a run into segments at its ``sparktc: <stage> ...`` lines: ``startup``
   until the first stage begins, one segment per stage ending at the stage's own line, ``shutdown``
@@ -34,87 +35,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+from sparktc.runtime.usage import (
+    CLOCK_TICKS,
+    ProcessStat,
+    cpu_ticks_between,
+    descendants,
+    read_cmdline,
+    read_processes,
+    read_rss_bytes,
+)
+
 MB = 1024 * 1024
 ROLES = ("jvm", "python_driver", "python_workers", "other")
 _GROUPS = itertools.count()  # one group name per command measured by this process
 STAGE_LINE = re.compile(r"^sparktc: (?P<stage>\S+)\s+in\s+(?P<rows_in>[\d,]+)\s+out\s+(?P<rows_out>[\d,]+).*"
                         r"\[(?P<seconds>[\d.]+) s\]\s*$")
-
-
-@dataclass(frozen=True)
-class ProcessStat:
-    """One line of ``/proc/PID/stat``: parent pid, name, CPU ticks, start time."""
-
-    pid: int
-    ppid: int
-    comm: str
-    own_ticks: int  # utime + stime
-    children_ticks: int = 0  # cutime + cstime: the children it has waited for, with their own children
-    start: int = 0  # clock ticks after boot: tells a process from a later one with the same pid
-
-    @property
-    def ticks(self) -> int:
-        """The process's CPU ticks with those of the children it has waited for."""
-        return self.own_ticks + self.children_ticks
-
-
-def parse_stat(text: str) -> ProcessStat:
-    """Parse ``/proc/PID/stat``; the name is between the first '(' and the LAST ')' (it may hold either)."""
-    pid = int(text[: text.index(" ")])
-    comm = text[text.index("(") + 1: text.rindex(")")]
-    fields = text[text.rindex(")") + 2:].split()  # fields[0] is field 3 (state) of proc(5)
-    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])  # fields 14..17
-    return ProcessStat(pid=pid, ppid=int(fields[1]), comm=comm, own_ticks=utime + stime,
-                       children_ticks=cutime + cstime, start=int(fields[19]))  # start time: field 22
-
-
-def read_processes(proc: str = "/proc") -> dict[int, ProcessStat]:
-    """Every process of the machine (those that vanish while being read are left out)."""
-    table = {}
-    for name in os.listdir(proc):
-        if name.isdigit():
-            try:
-                with open(f"{proc}/{name}/stat") as handle:
-                    table[int(name)] = parse_stat(handle.read())
-            except (OSError, ValueError, IndexError):
-                continue
-    return table
-
-
-def descendants(root: int | Sequence[int], table: dict[int, ProcessStat]) -> list[int]:
-    """The live processes among ``root`` (one pid or several) and all their descendants, by parent pid, once each."""
-    children: dict[int, list[int]] = {}
-    for stat in table.values():
-        children.setdefault(stat.ppid, []).append(stat.pid)
-    roots = [root] if isinstance(root, int) else list(root)
-    found: dict[int, None] = {}
-    pending = [pid for pid in reversed(roots) if pid in table]
-    while pending:
-        pid = pending.pop()
-        if pid not in found:
-            found[pid] = None
-            pending.extend(children.get(pid, ()))
-    return list(found)
-
-
-def read_cmdline(pid: int, proc: str = "/proc") -> str:
-    """The command line, arguments separated by spaces ('' for a vanished process or a zombie)."""
-    try:
-        with open(f"{proc}/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
-
-
-def read_rss_bytes(pid: int, proc: str = "/proc") -> int:
-    """Resident set size from ``/proc/PID/statm`` (pages x page size); 0 for a vanished process."""
-    try:
-        with open(f"{proc}/{pid}/statm") as handle:
-            return int(handle.read().split()[1]) * PAGE_BYTES
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def classify(comm: str, cmdline: str, driver_script: str | None) -> str:
@@ -192,58 +127,6 @@ class Sample:
     cpu_seconds: float
     rss_mb: dict[str, float]
     processes: int
-
-
-def cpu_ticks_between(before: dict[int, ProcessStat], after: dict[int, ProcessStat]) -> int:
-    """CPU ticks the tree used between two readings of its processes (pid -> stat).
-
-    Summing utime + stime + cutime + cstime over the live processes is not enough: a process whose
-    parent never waits for it (pyspark's workers, killed by a daemon that ignores SIGCHLD at
-    shutdown; orphans reaped by init) takes its time with it. Instead, increments are added up:
-
-    * a process seen for the first time brings all it has used (it started during the run);
-    * a process seen before adds the growth of its own time, and the growth of its children's time
-      minus what the processes that vanished under it had already been counted for (their last
-      reading, with that of their own vanished children), so a child is never counted twice and
-      the last moments of a reaped child, and children too short-lived to be seen, are counted;
-    * a process that vanished adds nothing more: it keeps what it had at its last reading.
-
-    When the children's time of a parent grows by less than its vanished children had, some of them
-    were not waited for; the growth is then taken as theirs and nothing more is added (at worst the
-    last moments of those children, and unseen ones, are missed).
-    """
-    def same(pid: int) -> bool:
-        return pid in after and after[pid].start == before[pid].start
-
-    gone = [pid for pid in before if not same(pid)]
-    carried = {pid: before[pid].ticks for pid in gone}  # what a vanished process hands its parent
-    for pid in sorted(gone, key=lambda p: depth(p, before), reverse=True):
-        parent = before[pid].ppid
-        if parent in carried:
-            carried[parent] += carried[pid]
-    absorbed: dict[int, int] = {}
-    for pid in gone:
-        parent = before[pid].ppid
-        if parent not in carried:
-            absorbed[parent] = absorbed.get(parent, 0) + carried[pid]
-    ticks = 0
-    for pid, stat in after.items():
-        if pid not in before or not same(pid):
-            ticks += stat.ticks
-            continue
-        ticks += max(0, stat.own_ticks - before[pid].own_ticks)
-        ticks += max(0, stat.children_ticks - before[pid].children_ticks - absorbed.get(pid, 0))
-    return ticks
-
-
-def depth(pid: int, table: dict[int, ProcessStat]) -> int:
-    """How many ancestors of ``pid`` are in ``table``."""
-    levels, seen = 0, {pid}
-    while table[pid].ppid in table and table[pid].ppid not in seen:
-        pid = table[pid].ppid
-        seen.add(pid)
-        levels += 1
-    return levels
 
 
 class TreeSampler(threading.Thread):

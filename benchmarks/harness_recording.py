@@ -1,8 +1,8 @@
-"""A benchmark's run recorded in the run history (:mod:`sparktc.tracking.history`), as a pipeline run records
+"""A benchmark's run recorded in the run history (:mod:`sparktc.tracking.history_table`), as a pipeline run records
 itself (:mod:`sparktc.apps.recording`).
 
 ``--history DIR`` (a directory, or a URI pyarrow opens: s3://, hdfs://, gs://), an option of every benchmark built
-on :func:`benchmarks.rcv1_scale.run_harness` (:func:`arguments`), makes the harness add one
+on :func:`benchmarks.harness.run_harness` (:func:`arguments`), makes the harness add one
 :class:`~sparktc.tracking.record.RunRecord` of kind and label ``benchmark:NAME`` when it ends, however it ends:
 
 * the benchmark's settings as the configuration, its ``corpus`` setting as ``corpus.path``, which the digest leaves
@@ -49,14 +49,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import MB, Measured
+from benchmarks.harness_measure import MB, Measured
 from sparktc.errors import INPUT_EXIT, ConfigError
-from sparktc.experiment.config import TRACK_EXTRA, TrackConfig, track_config
+from sparktc.experiment.config import TrackConfig
 from sparktc.filesystem import is_uri
 from sparktc.runtime.outputs import Holder
 from sparktc.runtime.usage import StageUsage
-from sparktc.tracking import history
+from sparktc.tracking import history_table
 from sparktc.tracking.record import CORPUS_STAGE, METRICS_FILE, RunRecord, corpus_digest
+from sparktc.tracking.store_probe import TRACK_EXTRA, track_config
 
 PIPELINE = "jobs/pipeline.py"
 #: The stage of a record that is the benchmark's own process.
@@ -79,7 +80,7 @@ def history_path(text: str) -> str:
 
 
 def arguments() -> argparse.ArgumentParser:
-    """The options every harness benchmark takes, as a parent parser (:func:`benchmarks.rcv1_scale.harness_parser`)."""
+    """The options every harness benchmark takes, as a parent parser (:func:`benchmarks.harness.harness_parser`)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--history", type=history_path, metavar="DIR",
                         help="add this run's record (kind benchmark:NAME) to the run history DIR, a directory or a "
@@ -255,7 +256,7 @@ class Recorder:
                       f"{self.track.experiment!r}, run {logged})", flush=True)
         if self.history is not None:
             try:
-                written = history.append(self.history, record)
+                written = history_table.append(self.history, record)
             except Exception as error:
                 status = self._missing(f"recorded in the history {self.history}", error, status)
             else:

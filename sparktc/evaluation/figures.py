@@ -1,0 +1,142 @@
+"""The house figure style: what every plot sparktc draws shares, whoever draws it (a run's plots in
+:mod:`sparktc.evaluation.report`, the comparison's curves in :mod:`sparktc.evaluation.comparison_report`, the
+run history's trend in :mod:`sparktc.apps.history_gate`).
+
+Plots are deterministic: fixed figure size and dpi, matplotlib's default style (a user's ``matplotlibrc`` is
+ignored), the Agg canvas used directly (pyplot and its global state are never touched), no software or date in any
+file's metadata and SVG ids from a fixed salt, so two calls give identical bytes in each format. The PNG is what
+Markdown reports and notebooks show; the SVG (text kept as text) and the PDF (TrueType fonts, which publishers
+accept where they refuse Type 3) are for papers.
+
+A plot is drawn as::
+
+    with style():
+        figure = new_figure()
+        ax = figure.add_subplot()
+        ...
+        return rendered(figure, title(what, label))   # or png(figure)
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import textwrap
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "FIGURE_DPI",
+    "FIGURE_FORMATS",
+    "FIGURE_SIZE",
+    "MAX_STACK_AREA",
+    "figure_file",
+    "figure_markdown",
+    "new_figure",
+    "png",
+    "rendered",
+    "scatter_stacks",
+    "style",
+    "title",
+]
+
+#: The formats each plot is written in, by file suffix: the PNG first (a report links it), then the vector forms.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+#: Every plot is FIGURE_SIZE inches, about a page's text width (a figure spanning both columns of a two-column paper),
+#: so its 10-point text prints at 10 points there; its PNG is FIGURE_DPI dots per inch: 1400 x 880 pixels.
+FIGURE_SIZE = (7.0, 4.4)
+FIGURE_DPI = 200
+#: Points drawn at one place make one marker whose area grows with their number up to this many single markers'
+#: areas (:func:`scatter_stacks`); the number is written beside it.
+MAX_STACK_AREA = 16
+#: Per format, the metadata entries matplotlib would fill with its version or the date: left out, so the bytes
+#: depend on the plot only.
+_NO_STAMPS = {"png": {"Software": None}, "svg": {"Creator": None, "Date": None},
+              "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
+
+
+def figure_file(png: str, fmt: str) -> str:
+    """The name of the plot whose PNG is ``png`` in format ``fmt`` (one of :data:`FIGURE_FORMATS`)."""
+    return f"{png.removesuffix('.png')}.{fmt}"
+
+
+def figure_markdown(alt: str, png: str) -> list[str]:
+    """A plot in Markdown, ``alt`` its text: its PNG shown, its vector files linked below it."""
+    vectors = ", ".join(f"[{fmt.upper()}]({figure_file(png, fmt)})" for fmt in FIGURE_FORMATS if fmt != "png")
+    return [f"![{alt}]({png})", "", f"For papers: {vectors}.", ""]
+
+
+def style() -> AbstractContextManager[None]:
+    """The context every plot is drawn in: matplotlib's default style, SVG ids from a fixed salt, SVG text kept as
+    text (searchable, editable) and TrueType fonts in PDFs (not Type 3).
+    """
+    import matplotlib.style
+
+    return matplotlib.style.context(["default", {"svg.hashsalt": "sparktc", "svg.fonttype": "none",
+                                                 "pdf.fonttype": 42}])
+
+
+def new_figure() -> Figure:
+    """A :data:`FIGURE_SIZE` figure at :data:`FIGURE_DPI` on its own Agg canvas, laid out by matplotlib's
+    constrained layout; pyplot is never touched.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGURE_SIZE, dpi=FIGURE_DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _saved(figure: Figure, fmt: str, name: str = "") -> bytes:
+    """``figure`` as ``fmt`` bytes, with ``name`` as the document's title (SVG and PDF; PNG: its ``Title`` text)."""
+    buffer = io.BytesIO()
+    metadata = {**_NO_STAMPS[fmt], **({"Title": name} if name else {})}
+    figure.savefig(buffer, format=fmt, dpi=FIGURE_DPI, metadata=metadata)
+    return buffer.getvalue()
+
+
+def png(figure: Figure) -> bytes:
+    """``figure`` as PNG bytes, without stamps."""
+    return _saved(figure, "png")
+
+
+def rendered(figure: Figure, name: str) -> dict[str, bytes]:
+    """``figure`` in every one of :data:`FIGURE_FORMATS`, by format, ``name`` its documents' title, laid out once
+    (by the first).
+    """
+    files = {}
+    for fmt in FIGURE_FORMATS:
+        files[fmt] = _saved(figure, fmt, name)
+        figure.set_layout_engine("none")  # the constrained layout is fixed: the other formats need not redo it
+    return files
+
+
+def title(what: str, label: str) -> str:
+    """A plot's title: what it shows, then ``label`` (the run: corpus, category set, method), wrapped to fit."""
+    return "\n".join([what, *textwrap.wrap(label, 90)])
+
+
+def scatter_stacks(ax: Axes, x: np.ndarray, y: np.ndarray, size: float, label: str = "", numbered: bool = True,
+                   **marker: Any) -> int:
+    """Points at one place drawn as one marker whose area is ``size`` times their number (at most
+    :data:`MAX_STACK_AREA`), that number written above it when it is 2 or more (and ``numbered``), and ``label``'s
+    legend entry (if any) with one point's marker; ``marker`` is passed to ``ax.scatter``. The largest number.
+    """
+    points, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
+    px, py = points[:, 0], points[:, 1]
+    areas = size * np.minimum(counts, MAX_STACK_AREA)
+    ax.scatter(px, py, s=areas, **marker)
+    if label:
+        ax.scatter([], [], s=size, label=label, **marker)  # the legend's marker: one point's
+    for xi, yi, n, area in zip(px, py, counts, areas):
+        if numbered and n >= 2:
+            ax.annotate(str(n), (xi, yi), xytext=(0, math.sqrt(area) / 2 + 1), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7, color="0.2")
+    return int(counts.max(initial=0))
