@@ -52,11 +52,11 @@ SUBSETS = {"R(10)": "R10", "R(90)": "R90", "R(115)": "R115"}
 #: validation data; SVMlight's defaults (linear kernel, hinge loss, C = 1 / mean(x'x) = 1 for unit vectors, a
 #: bias), i.e. LIBLINEAR's L1-loss (hinge) dual solver with C = 1, a bias feature and the threshold 0.
 LEARNERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "rocchio": ("Rocchio", ("train.method=rocchio", "train.rocchio_beta=16", "train.rocchio_gamma=4",
+    "rocchio": ("Rocchio", ("train.method=rocchio", "train.rocchio.beta=16", "train.rocchio.gamma=4",
                             "train.thresholding=proportional")),
-    "knn": ("k-NN", ("train.method=knn", "train.knn_k=30", "train.thresholding=proportional")),
-    "svm": ("SVM", ("train.method=liblinear", "train.solver=l2r_l1loss_svc_dual", "train.C=1", "train.bias=1",
-                    "train.thresholding=fixed", "train.threshold=0")),
+    "knn": ("k-NN", ("train.method=knn", "train.knn.k=30", "train.thresholding=proportional")),
+    "svm": ("SVM", ("train.method=liblinear", "train.liblinear.solver=l2r_l1loss_svc_dual", "train.liblinear.C=1",
+                    "train.liblinear.bias=1", "train.thresholding=fixed", "train.threshold=0")),
 }
 FUNCTIONS = {"chi2": "χ²", "ig": "IG", "gr": "GR"}
 REDUCTIONS = (0.9, 0.5, 0.0)

@@ -131,7 +131,8 @@ SOLVER_DIFFERENCES = (
     "cross-validation's and the final one; sparktc fits with liblinear-official 2.50's serial solver, rand() "
     "reseeded before each fit, documents in doc-id order (LibMultiLabel: the permutation's order, its C rand() never "
     "reseeded), float32 vectors: the same problems solved to -e 0.0001, so scores differ within that tolerance. "
-    "A fold without positives trains LIBLINEAR's one-class model in both (sparktc's train.one_class = liblinear)")
+    "A fold without positives trains LIBLINEAR's one-class model in both (sparktc's "
+    "train.liblinear.one_class = liblinear)")
 INSTALL_SECONDS = 1800
 
 
@@ -218,21 +219,22 @@ METHODS: dict[str, Method] = {method.name: method for method in (
            "(micromacro-freq, Lin & Lin 2023); the mean over folds",
            "train.thresholding = micromacro over LibMultiLabel's folds (sparktc.models.micromacro): the same "
            "objective, candidates, ties and visiting order",
-           ("train.thresholding=micromacro", "train.folds=3", "train.one_class=liblinear"), True,
+           ("train.thresholding=micromacro", "train.folds=3", "train.liblinear.one_class=liblinear"), True,
            f"the same algorithm over the same folds; {SOLVER_DIFFERENCES}", True),
     Method("cost_sensitive", "train_cost_sensitive: per label, -w1 from {1, 1.33, 1.8, 2.5, 3.67, 6, 13} by the F1 "
            "of 3-fold CV decisions, threshold 0",
-           f"tune.positive_weight = {COST_GRID} per category by the F1 of 3-fold CV decisions over LibMultiLabel's "
-           "folds, threshold 0",
-           (f"tune.positive_weight={COST_GRID}", "train.folds=3", "train.one_class=liblinear"), True,
+           f"tune.liblinear.positive_weight = {COST_GRID} per category by the F1 of 3-fold CV decisions over "
+           "LibMultiLabel's folds, threshold 0",
+           (f"tune.liblinear.positive_weight={COST_GRID}", "train.folds=3", "train.liblinear.one_class=liblinear"),
+           True,
            f"the same search (grid, 3 folds, pooled CV F1, first weight on ties) over the same folds; "
            f"{SOLVER_DIFFERENCES}", True),
     Method("cost_sensitive_micro", "train_cost_sensitive_micro: one -w1 for all labels from {1, 1.33, 1.8, 2.5, "
            "3.67, 6, 13} by the micro-F1 of 3-fold CV decisions (one permutation for all labels), threshold 0",
-           f"tune.positive_weight = {COST_GRID} with tune.shared_positive_weight = true, by the micro-F1 of 3-fold "
-           "CV decisions over LibMultiLabel's folds, threshold 0",
-           (f"tune.positive_weight={COST_GRID}", "tune.shared_positive_weight=true", "train.folds=3",
-            "train.one_class=liblinear"), True,
+           f"tune.liblinear.positive_weight = {COST_GRID} with tune.liblinear.shared_positive_weight = true, by the "
+           "micro-F1 of 3-fold CV decisions over LibMultiLabel's folds, threshold 0",
+           (f"tune.liblinear.positive_weight={COST_GRID}", "tune.liblinear.shared_positive_weight=true",
+            "train.folds=3", "train.liblinear.one_class=liblinear"), True,
            f"the same search (grid, 3 folds, CV micro-F1, first weight on ties) over the same folds; "
            f"{SOLVER_DIFFERENCES}", True),
 )}

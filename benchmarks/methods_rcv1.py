@@ -56,8 +56,8 @@ from sparktc.runtime.outputs import INCOMPLETE, LOCK
 #: all-zero kNN scores. svm is LIBLINEAR's default solver.
 METHODS: dict[str, tuple[str, ...]] = {
     "svm": ("train.thresholding=scutfbr",),
-    "knn": ("train.method=knn", "train.knn_k=45", "select.top_k=2415", "train.thresholding=scutfbr"),
-    "llsf": ("train.method=llsf", "select.top_k=2415", "train.llsf_k=500", "train.thresholding=scutfbr"),
+    "knn": ("train.method=knn", "train.knn.k=45", "select.top_k=2415", "train.thresholding=scutfbr"),
+    "llsf": ("train.method=llsf", "select.top_k=2415", "train.llsf.k=500", "train.thresholding=scutfbr"),
     "nb": ("train.method=nb", "select.top_k=2000", "train.thresholding=scutfbr"),
     "nnet": ("train.method=nnet", "select.top_k=1000", "train.thresholding=scutfbr"),
 }

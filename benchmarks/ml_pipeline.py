@@ -58,7 +58,7 @@ def example(documents: str) -> None:
         Analyzer(inputCol="text", outputCol="terms", stopList="smart"),
         TermWeighting(inputCol="terms", outputCol="features", scheme="ltc"),
         TermSelector(featuresCol="features", outputCol="selected", score="chi2", topK=0),
-        OneVsRestClassifier(featuresCol="selected", labelsCol="labels", C=1.0),
+        OneVsRestClassifier(featuresCol="selected", labelsCol="labels", liblinearC=1.0),
     ])
     began = time.perf_counter()
     model = pipeline.fit(train)

@@ -116,8 +116,8 @@ def measure(run: Path, config: Config, knn_k: int, knn_terms: int, alphas: Seque
     rule = config.train.decision_rule()
     if not rule.cross_validated:
         raise ValueError("the blend's thresholds are cross-validated: give train.thresholding = scut or scutfbr")
-    space = candidates(rule, config.tune, 0)
-    if rule.spec.searched != ("solver", "C", "positive_weight") or len(space) != 1:
+    space = candidates(rule, config.tune.lists(config.train.method), 0)
+    if set(rule.spec.searched) != {"solver", "C", "positive_weight"} or len(space) != 1:
         raise ValueError("the first member is one LIBLINEAR model: train.method = liblinear and empty [tune] lists")
     n_terms = read_small(str(run / "vocabulary"), ["term_id"]).num_rows
     categories = read_small(str(run / "categories"), ["category", "train_positives"]).to_pandas()

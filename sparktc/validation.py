@@ -206,6 +206,13 @@ def between(low: int, high: int) -> dict[str, Any]:
     return rule(lambda v: low <= v <= high, f"an integer in [{low:_}, {high:_}]")
 
 
+def meaning(text: str, rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A field's metadata: what the setting means (``doc``: the words the configuration reference, the API reference
+    and a Spark ML Param show) beside its rule (:func:`allowed`, :func:`between`, :func:`rule`), if any.
+    """
+    return {**(rule or {}), "doc": text}
+
+
 def setting_problem(key: str, value: Any, metadata: Mapping[str, Any]) -> str | None:
     """What is wrong with setting ``key`` = ``value`` by the rule in ``metadata`` (:func:`allowed`,
     :func:`rule`), or None.

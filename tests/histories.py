@@ -13,7 +13,8 @@ from sparktc.tracking.record import RunRecord, digest, experiment_settings
 
 START = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
 SETTINGS = {"corpus": {"format": "reuters21578", "category_set": "R90"},
-            "train": {"method": "svm", "C": 1.0}, "spark": {"conf": {"spark.sql.shuffle.partitions": 4}}}
+            "train": {"method": "liblinear", "liblinear": {"C": 1.0}},
+            "spark": {"conf": {"spark.sql.shuffle.partitions": 4}}}
 
 
 def make(run_id: str, hour: int, *, settings: dict[str, Any] | None = None, corpus: str = "c" * 64,
@@ -36,9 +37,18 @@ def make(run_id: str, hour: int, *, settings: dict[str, Any] | None = None, corp
         error=error)
 
 
-def with_setting(section: str, key: str, value: Any) -> dict[str, Any]:
-    """:data:`SETTINGS` with one setting changed."""
-    return {**SETTINGS, section: {**SETTINGS[section], key: value}}
+def with_setting(table: str, key: str, value: Any) -> dict[str, Any]:
+    """:data:`SETTINGS` with one setting of ``table`` (a section, or a method's table in one: ``train.liblinear``)
+    changed.
+    """
+    section, *inner = table.split(".")
+    changed = {**SETTINGS, section: dict(SETTINGS[section])}
+    values = changed[section]
+    for name in inner:
+        values[name] = dict(values.get(name, {}))
+        values = values[name]
+    values[key] = value
+    return changed
 
 
 def write(path: str, *records: RunRecord) -> list[dict[str, Any]]:

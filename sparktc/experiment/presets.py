@@ -55,7 +55,8 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "lyrl2004.svm1",
         "a linear SVM per category (C = 1, SVMlight's default for unit-length vectors), every training term, "
         "SCutFBR.1 thresholds with one fbr for the category set chosen by 5-fold cross-validation from 0.1 .. 0.8",
-        {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
+        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0,
+         "train.liblinear.bias": 1.0,
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID, "tune.shared_fbr": True},
         "LIBLINEAR's L2-loss dual solver instead of SVMlight's hinge loss (as the LIBSVM site's re-run of SVM.1); "
         "fbr chosen by cross-validated micro-F1 (LYRL2004 chose one per averaged measure)",
@@ -64,9 +65,10 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "lyrl2004.svm2",
         "a linear SVM per category whose positive documents weigh j times the negatives (cost-sensitive "
         "training), j chosen per category by cross-validation, threshold 0",
-        {"train.method": "liblinear", "train.solver": "l2r_l2loss_svc_dual", "train.C": 1.0, "train.bias": 1.0,
+        {"train.method": "liblinear", "train.liblinear.solver": "l2r_l2loss_svc_dual", "train.liblinear.C": 1.0,
+         "train.liblinear.bias": 1.0,
          "train.thresholding": "fixed", "train.threshold": 0.0, "train.folds": 5,
-         "tune.positive_weight": [1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]},
+         "tune.liblinear.positive_weight": [1.0, 1.33, 1.8, 2.5, 3.67, 6.0, 13.0]},
         "j chosen by 5-fold cross-validated F1 instead of SVMlight's leave-one-out estimate; LYRL2004's j values "
         "are stripped from our copy, so the grid is LibMultiLabel's cost-sensitive one ((2 - t) / t)",
     ),
@@ -75,7 +77,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "the sum of the cosine similarities of the k most similar training documents of the category, "
         "SCutFBR.1 thresholds, the feature set size chosen by 5-fold cross-validation over the f_max chi-square "
         "ranking of the terms",
-        {"train.method": "knn", "train.knn_k": 45, "train.thresholding": "scutfbr", "train.fbr": 0.1,
+        {"train.method": "knn", "train.knn.k": 45, "train.thresholding": "scutfbr", "train.fbr": 0.1,
          "train.folds": 5, "tune.terms": [1000, 3000, 10000, 0]},
         "LYRL2004 chose k, fbr and the feature set size by cross-validation from grids stripped from our copy; "
         "here k = 45 (Yang & Liu 1999) and fbr = 0.1 are fixed and the feature set size is chosen from "
@@ -85,7 +87,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "lyrl2004.rocchio",
         "beta times the positive centroid minus gamma times the negative one, "
         "SCutFBR.1 thresholds with fbr chosen per category by 5-fold cross-validation",
-        {"train.method": "rocchio", "train.rocchio_beta": 16.0, "train.rocchio_gamma": 4.0,
+        {"train.method": "rocchio", "train.rocchio.beta": 16.0, "train.rocchio.gamma": 4.0,
          "train.thresholding": "scutfbr", "train.folds": 5, "tune.fbr": FBR_GRID},
         "beta = 16 and gamma = 4 are Debole & Sebastiani's (REFERENCE.md section 5); LYRL2004's weights, its "
         "per-category pmax truncation of the prototype and its feature set sizes are not reproduced",
@@ -102,14 +104,14 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "yang_liu1999.knn",
         "the summed cosine similarities of the k = 45 nearest training documents, SCut thresholds, the feature set "
         "size chosen for all categories by 5-fold cross-validated micro-F1 from 1,000 / 2,415 / 5,000 / all terms",
-        {"train.method": "knn", "train.knn_k": 45, "train.thresholding": "scut", "tune.terms": [1000, 2415, 5000, 0]},
+        {"train.method": "knn", "train.knn.k": 45, "train.thresholding": "scut", "tune.terms": [1000, 2415, 5000, 0]},
         "Yang & Liu fixed 2,415 features; here it is one of the candidates, chosen by cross-validation",
     ),
     Preset(
         "yang_liu1999.llsf",
         "one least-squares fit for all categories keeping 500 singular values, SCutFBR thresholds, the feature set "
         "size and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
-        {"train.method": "llsf", "train.llsf_k": 500, "train.thresholding": "scutfbr",
+        {"train.method": "llsf", "train.llsf.k": 500, "train.thresholding": "scutfbr",
          "tune.terms": [1000, 2415], "tune.fbr": YANG_LIU_FBR},
         "Yang & Liu fixed 2,415 features and set thresholds by SCut; fbr 0 among the candidates is plain SCut",
     ),
@@ -117,7 +119,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "yang_liu1999.nnet",
         "one network for all categories with 64 logistic hidden units, SCutFBR thresholds, the feature set size "
         "and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
-        {"train.method": "nnet", "train.nnet_hidden": 64, "train.thresholding": "scutfbr",
+        {"train.method": "nnet", "train.nnet.hidden": 64, "train.thresholding": "scutfbr",
          "tune.terms": [500, 1000, 2000], "tune.fbr": YANG_LIU_FBR},
         "Yang & Liu fixed 1,000 features and trained by backpropagation; here Adam (scikit-learn's MLPClassifier), "
         "and the feature count is one of the candidates",
@@ -126,7 +128,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
         "yang_liu1999.nb",
         "the multinomial mixture over raw term frequencies, scored by the posterior P(c|d), SCutFBR thresholds, "
         "the feature set size and fbr chosen for the whole model by 5-fold cross-validated micro-F1",
-        {"train.method": "nb", "train.nb_model": "mixture", "train.thresholding": "scutfbr",
+        {"train.method": "nb", "train.nb.model": "mixture", "train.thresholding": "scutfbr",
          "tune.terms": [1000, 2000, 5000, 10000], "tune.fbr": YANG_LIU_FBR},
         "Yang & Liu ran the Bow library's NB with 2,000 features; here the feature count is one of the candidates",
     ),
@@ -141,14 +143,17 @@ def apply_preset(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
         raise KeyError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
     replaced: dict[str, dict[str, Any]] = {section: {} for section in PRESET_SECTIONS}
     for key, value in PRESETS[name].settings.items():
-        section, field = key.split(".")
-        replaced[section][field] = value
+        section, *tables, field = key.split(".")
+        values = replaced[section]
+        for table in tables:  # a method's table: train.knn.k
+            values = values.setdefault(table, {})
+        values[field] = value
     return {**raw, **replaced}
 
 
 #: Where a setting came from, as :func:`attribute` is told: ``--set``, else ``--config FILE`` or ``--preset NAME``.
 SET = "--set"
-_KEY = re.compile(r"\b([a-z]+)\.([A-Za-z_0-9]+)\b")
+_KEY = re.compile(r"\b[a-z]+(?:\.[A-Za-z_0-9]+){1,2}\b")
 
 
 def _top_level(text: str, start: int = 0) -> list[int]:

@@ -23,8 +23,10 @@ label the model has no category for gets an index past them, so it counts as a l
 model is its Params' metadata and the bundle itself (``PATH/bundle``, which ``sparktc.load_model`` and the classify
 job read too).
 
-The [train] and [tune] settings are Params named after their keys in camel case (``C``, ``thresholding``, ``rcutK``;
-[tune]'s with ``tune`` before them: ``tuneC``, ``tuneSharedFbr``), each checked when it is set by the rule its
+The [train] and [tune] settings are Params named after their keys in camel case (``thresholding``, ``rcutK``), a
+method's table's after the method (``train.knn.k``: ``knnK``; ``train.liblinear.C``: ``liblinearC``), [tune]'s with
+``tune`` before them (``tuneSharedFbr``, ``tuneLiblinearC``); each Param's doc is its field's meaning and rule. Each is
+checked when it is set by the rule its
 configuration field carries (:mod:`sparktc.experiment.config`), and together, as a configuration is, before ``fit``
 starts any Spark job: a wrong value is a :class:`sparktc.errors.ConfigError` naming the Param.
 
@@ -33,7 +35,7 @@ Example (``train`` and ``test`` DataFrames of doc_id, features as Spark ML vecto
     from pyspark.ml.evaluation import MultilabelClassificationEvaluator
     from sparktc.ml import OneVsRestClassifier
 
-    ovr = OneVsRestClassifier(C=1.0, thresholding="scutfbr", tuneFbr=[0.1, 0.3])
+    ovr = OneVsRestClassifier(liblinearC=1.0, thresholding="scutfbr", tuneFbr=[0.1, 0.3])
     model = ovr.fit(train)
     scored = model.transform(test)  # + predicted, prediction, scores, label
     MultilabelClassificationEvaluator(metricName="microF1Measure").evaluate(scored)
@@ -48,6 +50,7 @@ import os
 import re
 import shutil
 import tempfile
+import typing
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -98,6 +101,21 @@ __all__ = ["OneVsRestClassifier", "OneVsRestClassifierModel"]
 
 #: The configuration sections whose settings are Params, by section: [tune]'s names start with "tune".
 SECTIONS: dict[str, type] = {"train": TrainConfig, "tune": TuneConfig}
+
+
+def _tables(table: str, cls: type) -> list[tuple[str, dataclasses.Field]]:
+    """Every setting of the table ``table`` (its dataclass ``cls``) with its field: a method's table's (``train.knn``)
+    one level down.
+    """
+    hints = typing.get_type_hints(cls)
+    return [found for field in dataclasses.fields(cls) for found in (
+        _tables(f"{table}.{field.name}", hints[field.name]) if dataclasses.is_dataclass(hints[field.name])
+        else [(table, field)])]
+
+
+#: Every setting's table and field: the sections' own and their methods' tables'.
+FIELDS: list[tuple[str, dataclasses.Field]] = [found for section, cls in SECTIONS.items()
+                                               for found in _tables(section, cls)]
 #: How the fit's documents are described to the stages: a corpus of given vectors (features as they come, not
 #: weighted by sparktc), as a LIBSVM corpus's are.
 VECTOR_CORPUS = {"corpus": {"format": "libsvm"}, "weight": {"scheme": GIVEN}}
@@ -121,29 +139,37 @@ def _camel(key: str) -> str:
     return first + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def param_name(section: str, key: str) -> str:
-    """The Param of ``section.key``: the key in camel case (``rcut_k``: ``rcutK``), [tune]'s after ``tune``."""
-    name = _camel(key)
+def param_name(table: str, key: str) -> str:
+    """The Param of ``table.key``: the key in camel case (``rcut_k``: ``rcutK``), a method's table's after the
+    method's name (``train.knn.k``: ``knnK``; ``train.liblinear.C``: ``liblinearC``), [tune]'s after ``tune``
+    (``tune.liblinear.C``: ``tuneLiblinearC``).
+    """
+    section, *method = table.split(".")
+    name = _camel("_".join([*method, key]))
     return name if section == "train" else "tune" + name[:1].upper() + name[1:]
 
 
-#: Each setting's Param name, by (section, key); and back.
-SETTINGS: dict[tuple[str, str], str] = {(section, field.name): param_name(section, field.name)
-                                        for section, cls in SECTIONS.items() for field in dataclasses.fields(cls)}
+#: Each setting's Param name, by (table, key); and back.
+SETTINGS: dict[tuple[str, str], str] = {(table, field.name): param_name(table, field.name) for table, field in FIELDS}
 SETTING_OF: dict[str, tuple[str, str]] = {name: key for key, name in SETTINGS.items()}
-_KEY = re.compile(r"\b(train|tune)\.([a-zA-Z_]+)")
+_KEY = re.compile(r"\b((?:train|tune)(?:\.[a-z_]+)?)\.([a-zA-Z_]+)")
 
 
 def in_param_words(message: str) -> str:
-    """A configuration message with each ``train.key`` / ``tune.key`` it names said as the Param that sets it."""
+    """A configuration message with each ``train.key`` / ``tune.key`` (``train.knn.k``) it names said as the Param
+    that sets it.
+    """
     return _KEY.sub(lambda found: SETTINGS.get((found[1], found[2]), found[0]), message)
 
 
 def _field_doc(field: dataclasses.Field) -> str:
-    """A setting's Param's doc: its rule, as the configuration's field words it."""
-    return field.metadata.get("description") or (
-        "one of " + ", ".join(repr(a) for a in field.metadata["allowed"]) if "allowed" in field.metadata
-        else "a sparktc configuration's setting")
+    """A setting's Param's doc: its meaning (the field's ``doc``) and its rule, as the configuration's field words
+    them.
+    """
+    rule = field.metadata.get("description") or (
+        "one of " + ", ".join(repr(a) for a in field.metadata["allowed"]) if "allowed" in field.metadata else "")
+    meaning = field.metadata.get("doc", "")
+    return "; ".join(part for part in (meaning, rule) if part) or "a sparktc configuration's setting"
 
 
 class _OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCol):
@@ -172,8 +198,12 @@ class _OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionC
     def settings(self) -> dict[str, dict[str, Any]]:
         """The [train] and [tune] settings the Params give, as configuration sections."""
         sections: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
-        for (section, key), name in SETTINGS.items():
-            sections[section][key] = self.getOrDefault(name)
+        for (table, key), name in SETTINGS.items():
+            section, *method = table.split(".")
+            values = sections[section]
+            for part in method:
+                values = values.setdefault(part, {})
+            values[key] = self.getOrDefault(name)
         return sections
 
     def _check_names(self, given: Mapping[str, Any]) -> None:
@@ -183,15 +213,15 @@ class _OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionC
                               f"{', '.join(sorted(param.name for param in self.params))}")
 
     def setParams(self, **params: Any) -> _OneVsRestParams:
-        """Set Params by name (``setParams(C=0.5, thresholding="scut")``), each checked as it is set."""
+        """Set Params by name (``setParams(liblinearC=0.5, thresholding="scut")``), each checked as it is set."""
         self._check_names(params)
         return self._set(**params)
 
 
-for (_section, _key), _name in SETTINGS.items():
-    _field = {f.name: f for f in dataclasses.fields(SECTIONS[_section])}[_key]
-    setattr(_OneVsRestParams, _name, setting_param(_section, _key, _name, _field_doc(_field)))
-del _section, _key, _name, _field
+for _table, _field in FIELDS:
+    _name = SETTINGS[(_table, _field.name)]
+    setattr(_OneVsRestParams, _name, setting_param(_table, _field.name, _name, _field_doc(_field)))
+del _table, _name, _field
 
 
 def vector_entries(vectors: pa.StructArray) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
@@ -213,10 +243,10 @@ class OneVsRestClassifier(Estimator, _OneVsRestParams, Persistent):
         **params: any Param by name: ``featuresCol`` ("features", VectorUDT), ``labelsCol`` ("labels",
             array<string> of category codes), ``idCol`` ("doc_id"), the outputs ``predictedCol`` ("predicted"),
             ``predictionCol`` ("prediction"), ``scoresCol`` ("scores"), ``labelCol`` ("label"), ``workDir``, and the
-            [train] / [tune] settings (``method``, ``C``, ``thresholding``, ``tuneC``, ...).
+            [train] / [tune] settings (``method``, ``liblinearC``, ``thresholding``, ``tuneLiblinearC``, ...).
 
     Example:
-        >>> ovr = OneVsRestClassifier(C=0.5, thresholding="scut")  # doctest: +SKIP
+        >>> ovr = OneVsRestClassifier(liblinearC=0.5, thresholding="scut")  # doctest: +SKIP
         >>> model = ovr.fit(train)  # doctest: +SKIP
         >>> model.transform(test).select("doc_id", "predicted", "prediction")  # doctest: +SKIP
     """

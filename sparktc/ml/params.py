@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, StringType
 
 from sparktc.errors import ConfigError, InputError
-from sparktc.experiment.config import SECTIONS, check_setting
+from sparktc.experiment.config import check_setting, table_class
 from sparktc.features.term_selection import FREQUENCY
 from sparktc.validation import check_string
 
@@ -56,8 +56,10 @@ def setting_label(section: str, key: str, name: str) -> str:
 
 
 def setting_default(section: str, key: str) -> Any:
-    """The configuration's default of ``section.key``: a stage's default is the pipeline's."""
-    found = {f.name: f for f in dataclasses.fields(SECTIONS[section])}[key]
+    """The configuration's default of ``section.key`` (``section`` a section or a method's table: ``train.knn``): a
+    stage's default is the pipeline's.
+    """
+    found = {f.name: f for f in dataclasses.fields(table_class(section))}[key]
     return found.default_factory() if found.default is dataclasses.MISSING else found.default
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sparktc.models.method import POSTERIOR, Method, ScoreRange
-from sparktc.models.registry import METHODS
+from sparktc.models.registry import METHODS, upgraded, upgraded_method
 from sparktc.models.thresholds import fold_thresholds, proportional, proportional_fold_thresholds, rcut
 
 __all__ = ["ACROSS_CATEGORIES", "CROSS_VALIDATED", "SEARCHED", "SHARED", "THRESHOLDINGS", "THRESHOLDING_PARAMETERS",
@@ -109,10 +109,11 @@ class DecisionRule:
 
     @staticmethod
     def of(train: Mapping[str, Any]) -> DecisionRule:
-        """The rule of a [train] section's settings (every method's parameters among them; its method's are kept)."""
+        """The rule of a [train] section's settings: its method's table (``train[method]``, its parameters; the
+        other methods' tables are not its) and the thresholding's settings.
+        """
         spec = METHODS[train["method"]]
-        parameters = spec.parameters(**{field.name: train[field.name]
-                                        for field in dataclasses.fields(spec.parameters) if field.name in train})
+        parameters = spec.parameters(**train.get(train["method"], {}))
         common = {field.name: train[field.name] for field in dataclasses.fields(DecisionRule)
                   if field.name not in ("method", "parameters") and field.name in train}
         return DecisionRule(train["method"], parameters, **common)
@@ -241,11 +242,17 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     A setting the mappings lack is None, except the method and thresholding, which default as
     [train] does (:data:`sparktc.models.registry.METHODS`, :data:`THRESHOLDINGS`).
     """
+    train, tune = upgraded("train", train), upgraded("tune", tune)  # a bundle written before read as one now
     method, thresholding = train.get("method", next(iter(METHODS))), train.get("thresholding", THRESHOLDINGS[0])
+    own = train.get(method) or {}
+    tune = {**{key: value for key, value in tune.items() if not isinstance(value, Mapping)}, **(tune.get(method) or {})}
     searched = {key: tune[key] for key in SEARCHED if tune.get(key)}
 
     def parameters(keys: tuple[str, ...]) -> dict[str, Any]:
-        return {key: searched.get(key, train.get(key)) for key in keys}
+        return {key: searched.get(key, own.get(key)) for key in keys}
+
+    def setting(key: str) -> Any:
+        return searched.get(key, train.get(key))
 
     # A validation set replaces the folds where one is held out (train.validation > 0): recorded only then.
     validation = {"validation": train["validation"]} if train.get("validation") else {}
@@ -259,7 +266,8 @@ def decision_record(train: Mapping[str, Any], tune: Mapping[str, Any]) -> dict[s
     return {
         "method": {"name": method, **parameters(tuple(
             field.name for field in dataclasses.fields(METHODS[method].parameters)) if method in METHODS else ())},
-        "thresholding": {"name": thresholding, **parameters(THRESHOLDING_PARAMETERS.get(thresholding, ())),
+        "thresholding": {"name": thresholding,
+                         **{key: setting(key) for key in THRESHOLDING_PARAMETERS.get(thresholding, ())},
                          **(validation if thresholding in CROSS_VALIDATED else {}),
                          **(given_folds if thresholding in CROSS_VALIDATED else {})},
         "search_space": space,
@@ -272,7 +280,7 @@ def rule_title(record: Mapping[str, Any]) -> str:
     thresholding's title (:data:`THRESHOLDING_TITLES`) with the one setting that tells its variants apart, when it
     is a single value: "SVM (LIBLINEAR -s 1), SCut"; "kNN, fixed threshold 0.1"; "Rocchio, RCut (k = 1)".
     """
-    method = record.get("method") or {"name": next(iter(METHODS))}
+    method = upgraded_method(record.get("method") or {"name": next(iter(METHODS))})
     thresholding = record.get("thresholding") or {"name": THRESHOLDINGS[0]}
     spec = METHODS.get(method["name"])
     name = thresholding["name"]

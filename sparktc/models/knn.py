@@ -40,7 +40,7 @@ from scipy import sparse
 
 from sparktc.features.term_selection import top_terms
 from sparktc.models.method import NEIGHBOURS, Floor, Method, Neighbours, Parameters, ScoreRange, Scoring, shown
-from sparktc.validation import between, check_integer, check_matrix
+from sparktc.validation import between, check_integer, check_matrix, meaning
 
 #: Spark's int, the type of term ids and counts: no k is meant beyond it.
 MAX_K = 2**31 - 1
@@ -225,9 +225,11 @@ def knn_scores_from_neighbours(
 
 @dataclass(frozen=True)
 class KnnParameters(Parameters):
-    """The neighbours summed; beyond the training documents means all of them (:func:`knn_topk` caps k)."""
+    """kNN's settings, ``[train.knn]``."""
 
-    knn_k: int = field(default=DEFAULT_K, metadata=between(1, MAX_K))
+    k: int = field(default=DEFAULT_K, metadata=meaning(
+        "the nearest training documents whose similarities are summed; beyond the training documents means all of "
+        "them (knn_topk caps it)", between(1, MAX_K)))
 
 
 def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> ScoreRange:
@@ -236,7 +238,7 @@ def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> Score
     features: a threshold below 0 assigns every such category, and one of 0, with k > 1, every category of any one
     neighbour, which is no vote of k (``train.method = "knn"`` alone was that); with k = 1 it is the 1-NN rule.
     """
-    k = parameters.knn_k
+    k = parameters.k
     low = 0.0 if nonnegative_features else -float(k)
     neighbours = f"its k = {k} nearest neighbours"
     floor = Floor(0.0, f"each document every category none of {neighbours} has (its score is 0)",
@@ -248,17 +250,17 @@ def _score_range(parameters: KnnParameters, nonnegative_features: bool) -> Score
 
 
 def _fitting(parameters: KnnParameters, terms: int) -> Neighbours:
-    """The stored training set, scored by its ``knn_k`` nearest neighbours."""
-    return Neighbours(parameters.knn_k)
+    """The stored training set, scored by its ``k`` nearest neighbours."""
+    return Neighbours(parameters.k)
 
 
 def _scoring(parameters: KnnParameters) -> Scoring:
-    """The summed similarities of the ``knn_k`` nearest training documents."""
-    return Scoring(NEIGHBOURS, parameters.knn_k)
+    """The summed similarities of the ``k`` nearest training documents."""
+    return Scoring(NEIGHBOURS, parameters.k)
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
-    return [f"- Method: `knn`, the summed similarities of the k = {shown(record, 'knn_k')} nearest training "
+    return [f"- Method: `knn`, the summed similarities of the k = {shown(record, 'k')} nearest training "
             "documents"]
 
 
@@ -267,6 +269,5 @@ METHOD = Method(
     name="knn", title="kNN", parameters=KnnParameters,
     fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
     unused=("tune.shared_fbr",),
-    unused_reason="kNN has no solver, C or positive weight, and its term count and fbr are always chosen for all "
-                  "categories at once",
+    unused_reason="kNN's term count and fbr are always chosen for all categories at once",
 )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +40,9 @@ from scipy import sparse
 
 from sparktc.filesystem import KeptOne
 from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, SearchLists, shown
-from sparktc.validation import allowed, check_labels, check_matrix, check_number, rule
+from sparktc.validation import allowed, check_labels, check_matrix, check_number, meaning, rule
 
-__all__ = ["METHOD", "SOLVERS", "BinaryProblems", "LinearParameters"]
+__all__ = ["METHOD", "SOLVERS", "BinaryProblems", "LinearParameters", "LinearSearch"]
 
 #: Solver name -> LIBLINEAR ``-s`` code (binary classification solvers only).
 SOLVERS: dict[str, int] = {
@@ -142,20 +142,48 @@ class BinaryProblems:
 
 @dataclass(frozen=True)
 class LinearParameters(Parameters):
-    """LIBLINEAR's options, LibMultiLabel's linear one-vs-rest defaults (``-s 1 -c 1 -e 0.0001 -B 1``)."""
+    """LIBLINEAR's options, ``[train.liblinear]``: LibMultiLabel's linear one-vs-rest defaults
+    (``-s 1 -c 1 -e 0.0001 -B 1``).
+    """
 
-    solver: str = field(default="l2r_l2loss_svc_dual", metadata=allowed(*SOLVERS))
-    # C and epsilon are LIBLINEAR's -c and -e, > 0; C * positive_weight must be finite too (METHOD.check).
-    C: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
-    epsilon: float = field(default=0.0001, metadata=rule(lambda v: v > 0, "> 0"))
-    # The bias feature's value B; <= 0 trains without a bias, so any finite number is valid.
-    bias: float = 1.0
-    # Cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1).
-    positive_weight: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
-    # A cross-validation fold of one class (a rare category's): "constant", w = 0 and b = -1 or +1; "liblinear",
-    # LIBLINEAR's one-class solution as LibMultiLabel takes it (BinaryProblems.train). The model of all the training
-    # documents is constant either way when they are one class.
-    one_class: str = field(default="constant", metadata=allowed("constant", "liblinear"))
+    solver: str = field(default="l2r_l2loss_svc_dual", metadata=meaning("LIBLINEAR's solver (-s)", allowed(*SOLVERS)))
+    C: float = field(default=1.0, metadata=meaning(
+        "LIBLINEAR's cost -c, > 0; C * positive_weight must be finite too", rule(lambda v: v > 0, "> 0")))
+    epsilon: float = field(default=0.0001, metadata=meaning("LIBLINEAR's stopping tolerance -e, > 0",
+                                                             rule(lambda v: v > 0, "> 0")))
+    bias: float = field(default=1.0, metadata=meaning(
+        "the bias feature's value B (-B); <= 0 trains without a bias, so any finite number is valid"))
+    positive_weight: float = field(default=1.0, metadata=meaning(
+        "cost-sensitive training: the loss of positive documents is multiplied by this (LIBLINEAR -w1)",
+        rule(lambda v: v > 0, "> 0")))
+    one_class: str = field(default="constant", metadata=meaning(
+        "a cross-validation fold of one class (a rare category's): constant, w = 0 and b = -1 or +1; liblinear, "
+        "LIBLINEAR's one-class solution as LibMultiLabel takes it (the model of all the training documents is "
+        "constant either way when they are one class)", allowed("constant", "liblinear")))
+
+
+def _all(check: Callable[[Any], bool], description: str) -> dict[str, Any]:
+    """A rule for every item of a list."""
+    return rule(lambda v: all(check(x) for x in v), description)
+
+
+@dataclass(frozen=True)
+class LinearSearch:
+    """What cross-validation may choose for LIBLINEAR, ``[tune.liblinear]``: per category, or one value for all
+    categories with ``shared_C`` / ``shared_positive_weight`` (an empty list keeps the [train.liblinear] value).
+    """
+
+    C: list[float] = field(default_factory=list, metadata=meaning("the costs C to try", _all(lambda v: v > 0,
+                                                                                               "numbers > 0")))
+    solver: list[str] = field(default_factory=list, metadata=meaning(
+        "the solvers to try", _all(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}")))
+    positive_weight: list[float] = field(default_factory=list, metadata=meaning(
+        "the factors on the positives' loss to try", _all(lambda v: v > 0, "numbers > 0")))
+    shared_C: bool = field(default=False, metadata=meaning(
+        "one C for all categories, the one with the best cross-validated objective; needs C and no other list"))
+    shared_positive_weight: bool = field(default=False, metadata=meaning(
+        "one positive weight for all categories, the one with the best cross-validated objective; needs "
+        "positive_weight and no other list"))
 
 
 # The LIBLINEAR problem of a worker's full training matrix, kept across categories: building it copies every
@@ -202,7 +230,8 @@ def _check(parameters: LinearParameters, tune: SearchLists, top_k: int | None, t
     cost = max(tune.C or [parameters.C]) * max(tune.positive_weight or [parameters.positive_weight])
     if math.isfinite(cost):
         return None
-    names = f"{'tune' if tune.C else 'train'}.C * {'tune' if tune.positive_weight else 'train'}.positive_weight"
+    names = (f"{'tune' if tune.C else 'train'}.liblinear.C * "
+             f"{'tune' if tune.positive_weight else 'train'}.liblinear.positive_weight")
     return f"{names} = {cost}: LIBLINEAR's cost of positive documents must be a finite number"
 
 
@@ -226,6 +255,5 @@ def _label(record: Mapping[str, Any]) -> str:
 METHOD = Method(
     name="liblinear", title="LIBLINEAR", parameters=LinearParameters,
     fitting=_fitting, scoring=_scoring, score_range=_score_range,
-    describe=_describe, searched=("solver", "C", "positive_weight"), check=_check, labelled=_label,
-    unused_reason="tune.nb_alpha searches naive Bayes's smoothing",
+    describe=_describe, search=LinearSearch, check=_check, labelled=_label,
 )

@@ -67,7 +67,7 @@ from sparktc.models.method import (
     shown,
 )
 from sparktc.runtime.progress import loop
-from sparktc.validation import between
+from sparktc.validation import between, meaning
 
 __all__ = ["EIGENVALUE_RTOL", "MAX_GRAM_TERMS", "METHOD", "LLSFModel", "LLSFParameters", "SavedLLSF", "document_folds",
            "fold_models", "gram_sums", "llsf_weights", "llsf_weights_svd"]
@@ -226,7 +226,8 @@ class LLSFParameters(Parameters):
     (select.top_k, the smallest of tune.terms) is refused (:data:`METHOD`'s check).
     """
 
-    llsf_k: int = field(default=500, metadata=between(1, 100_000))
+    k: int = field(default=500, metadata=meaning(
+        "the singular values kept (Yang & Liu: 500), at most the selected terms", between(1, 100_000)))
 
 
 #: G = X'X is dense, one per fold, and each model an O(terms^3) eigendecomposition (5,000 terms and 5 folds:
@@ -239,7 +240,7 @@ def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
     """Up to :data:`MAX_GRAM_TERMS` terms, from the per-fold sums G = X'X and X'Y (:func:`llsf_weights`); over
     more, the truncated SVD of X in a Spark task of its own per model (:func:`llsf_weights_svd`).
     """
-    k = parameters.llsf_k
+    k = parameters.k
     if terms <= MAX_GRAM_TERMS:
 
         def without_each_fold(G: NDArray, XY: NDArray, labels: NDArray, columns: NDArray[np.int64]) -> list[LLSFModel]:
@@ -264,12 +265,12 @@ def _fitting(parameters: LLSFParameters, terms: int) -> FromSums | InTasks:
 
 def _check(parameters: LLSFParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     selected = [count for count in tune.terms or [top_k] if count]
-    if not selected or parameters.llsf_k <= min(selected):
+    if not selected or parameters.k <= min(selected):
         return None
     names = "tune.terms" if tune.terms else "select.top_k"
-    return (f"train.llsf_k = {parameters.llsf_k} singular values, but {names} = {min(selected)} keeps "
+    return (f"train.llsf.k = {parameters.k} singular values, but {names} = {min(selected)} keeps "
             f"{min(selected)} terms, and X has no more singular values than terms; set "
-            f"train.llsf_k <= {min(selected)}")
+            f"train.llsf.k <= {min(selected)}")
 
 
 def _scoring(parameters: LLSFParameters) -> Scoring:
@@ -284,7 +285,7 @@ def _score_range(parameters: LLSFParameters, nonnegative_features: bool) -> Scor
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `llsf`, one linear least-squares fit of the training documents to their categories, "
-            f"truncated SVD keeping k = {shown(record, 'llsf_k')} singular values"]
+            f"truncated SVD keeping k = {shown(record, 'k')} singular values"]
 
 
 #: LLSF (Yang & Chute 1994; Yang & Liu 1999): x'W_c fit to 0/1 targets, unbounded, natural t = 0.5.
@@ -292,6 +293,5 @@ METHOD = Method(
     name="llsf", title="LLSF", parameters=LLSFParameters, fitting=_fitting,
     scoring=_scoring, score_range=_score_range, describe=_describe, check=_check,
     unused=("tune.shared_fbr",),
-    unused_reason="LLSF is one regression for all categories: it has no solver, C or positive weight, and its fbr "
-                  "is always one for all categories",
+    unused_reason="LLSF is one regression for all categories: its fbr is always one for all categories",
 )

@@ -3,15 +3,16 @@
 A method module (``linear``, ``rocchio``, ``knn``, ``llsf``, ``naive_bayes``, ``nnet``, ...) holds the maths
 and one ``METHOD = Method(...)`` saying everything the rest of sparktc asks about it:
 
-* its parameters, a frozen :class:`Parameters` dataclass whose fields carry their constraints (the [train]
-  section is the union of every method's fields, so a field name belongs to one method);
+* its parameters, a frozen :class:`Parameters` dataclass whose fields carry their meaning and their constraints
+  (``field(default=30, metadata=meaning("...", between(1, MAX_K)))``): the configuration's ``[train.NAME]`` table,
+  NAME its ``train.method``; and what cross-validation may choose for it, a dataclass of lists, ``[tune.NAME]``;
 * how the train stage fits it, one of four ways the stage implements once each: :class:`PerCategory`
   (s = w'x + b per category from 0/1 labels), :class:`Neighbours` (kNN's stored training set),
   :class:`FromSums` (one model for all categories from sums over the training documents) and
   :class:`InTasks` (one model for all categories fitted on a worker's whole training matrix);
 * how its scores are computed (:class:`Scoring`), what range they lie in (:class:`ScoreRange`) and the
   ``vectors`` column it reads (``values``, the weights, or ``counts``, raw tf);
-* the [tune] settings it uses and refuses, its own checks across settings, and the lines ``report.md`` prints.
+* the shared [tune] settings it refuses, its own checks across settings, and the lines ``report.md`` prints.
 
 :mod:`sparktc.models.registry` lists the methods; the configuration, the train and evaluate stages, tuning,
 scoring, the model bundle and the report ask it, and never branch on a method's name.
@@ -31,14 +32,15 @@ from scipy import sparse
 
 from sparktc.validation import setting_problem
 
-__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "SEARCH_KEYS", "Floor", "FromSums", "InTasks", "Method",
+__all__ = ["LINEAR", "NEIGHBOURS", "NETWORK", "POSTERIOR", "Floor", "FromSums", "InTasks", "Method",
            "Neighbours", "Parameters", "PerCategory", "ScoreRange", "Scoring", "SearchLists", "shown"]
 
 
 class Parameters:
-    """Base of a method's parameter dataclass: each field's metadata holds its rule (``allowed`` values, or a
-    ``check`` with its ``description``; :func:`sparktc.validation.allowed`, :func:`~sparktc.validation.rule`),
-    checked on construction. The [train] section shows the same fields, checked with the same rules.
+    """Base of a method's parameter dataclass: each field's metadata holds its meaning (``doc``) and its rule
+    (``allowed`` values, or a ``check`` with its ``description``; :func:`sparktc.validation.meaning`,
+    :func:`~sparktc.validation.allowed`, :func:`~sparktc.validation.rule`), checked on construction. The
+    configuration's ``[train.NAME]`` table shows the same fields, checked with the same rules.
     """
 
     def __post_init__(self) -> None:
@@ -53,27 +55,9 @@ class Parameters:
 
 
 class SearchLists(Protocol):
-    """The lists a [tune] section names (a ``TuneConfig``): the values to choose from, empty for none."""
-
-    @property
-    def solver(self) -> Sequence[str]:
-        """The LIBLINEAR solvers to choose from."""
-        ...
-
-    @property
-    def C(self) -> Sequence[float]:
-        """The costs C to choose from."""
-        ...
-
-    @property
-    def positive_weight(self) -> Sequence[float]:
-        """The factors on the positives' loss to choose from."""
-        ...
-
-    @property
-    def nb_alpha(self) -> Sequence[float]:
-        """The naive Bayes mixture's smoothing values to choose from."""
-        ...
+    """What a run searches (``TuneConfig.lists``): the shared [tune] lists, and as attributes of the same names the
+    fields of its method's ``search`` dataclass (LIBLINEAR's ``C``, naive Bayes's ``alpha``); empty for none.
+    """
 
     @property
     def terms(self) -> Sequence[int]:
@@ -219,14 +203,6 @@ def shown(values: Mapping[str, Any], key: str) -> str:
     return "\u2014" if value is None or value == "" else f"`{value}`"
 
 
-#: The [tune] keys of each method setting cross-validation may choose besides the terms and fbr (LIBLINEAR's, per
-#: category; the naive Bayes mixture's smoothing, for the whole model), in the order messages name them: a method
-#: that does not search the setting refuses them.
-SEARCH_KEYS = {"C": ("tune.C", "tune.shared_C"), "solver": ("tune.solver",),
-               "positive_weight": ("tune.positive_weight", "tune.shared_positive_weight"),
-               "nb_alpha": ("tune.nb_alpha",)}
-
-
 def _no_problem(parameters: Any, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
     return None
 
@@ -236,12 +212,13 @@ class Method:
     """Everything sparktc asks of one classification method (module docstring).
 
     * ``name``: its ``train.method``; ``title``: its name in messages ("naive Bayes").
-    * ``parameters``: its :class:`Parameters` dataclass, the defaults its [train] fields take.
+    * ``parameters``: its :class:`Parameters` dataclass, ``[train.NAME]``: its settings, each field's meaning and
+      rule in its metadata.
+    * ``search``: the dataclass of what cross-validation may choose for it, ``[tune.NAME]`` (None: nothing of its
+      own; the shared [tune] lists, terms and fbr, still apply).
     * ``fitting(parameters, terms)``: how the train stage fits it over at most ``terms`` selected terms.
     * ``scoring(parameters)``, ``score_range(parameters, nonnegative_features)``, ``vector_column``.
-    * ``searched``: the [tune] lists of :data:`SEARCH_KEYS` it chooses from, per category or, for a one-model
-      method, for the whole model (their values otherwise are the parameters' own); ``unused``: the other [tune]
-      keys it refuses, and ``unused_reason``, why (:attr:`refused`: those and the lists of what it does not search).
+    * ``unused``: the shared [tune] keys it refuses, and ``unused_reason``, why.
     * ``variant``: the parameters that change what the method is, named beside it in messages.
     * ``check(parameters, tune, top_k, thresholding)``: a combination of settings it cannot work with, in words, or
       None (``top_k``: select.top_k, 0 for every term, None when select.reduction_factor picks the count).
@@ -257,7 +234,7 @@ class Method:
     score_range: Callable[[Any, bool], ScoreRange]
     describe: Callable[[Mapping[str, Any]], list[str]]
     vector_column: str = "values"
-    searched: tuple[str, ...] = ()
+    search: type | None = None
     unused: tuple[str, ...] = ()
     unused_reason: str = ""
     variant: tuple[str, ...] = ()
@@ -280,11 +257,14 @@ class Method:
         return isinstance(self.fitting(parameters, 0), FromSums | InTasks)
 
     @property
-    def refused(self) -> tuple[str, ...]:
-        """The [tune] keys a run with this method refuses: those of what it does not search, then its ``unused``."""
-        missing = [keys for name, keys in SEARCH_KEYS.items() if name not in self.searched]
-        return tuple(key for keys in missing for key in keys) + self.unused
+    def searched(self) -> tuple[str, ...]:
+        """Its parameters cross-validation may choose, per category or, for a one-model method, for the whole model:
+        the lists of its ``search`` (their values otherwise are the parameters' own).
+        """
+        if self.search is None:
+            return ()
+        return tuple(field.name for field in dataclasses.fields(self.search) if not field.name.startswith("shared_"))
 
     def variant_settings(self, parameters: Any) -> list[str]:
-        """The settings of its ``variant`` as messages name them: ["train.nb_model = 'mixture'"]."""
-        return [f"train.{key} = {getattr(parameters, key)!r}" for key in self.variant]
+        """The settings of its ``variant`` as messages name them: ["train.nb.model = 'mixture'"]."""
+        return [f"train.{self.name}.{key} = {getattr(parameters, key)!r}" for key in self.variant]

@@ -62,9 +62,10 @@ from sparktc.models.method import (
     SearchLists,
     shown,
 )
-from sparktc.validation import allowed, rule
+from sparktc.validation import allowed, meaning, rule
 
-__all__ = ["METHOD", "NaiveBayesMixture", "NaiveBayesParameters", "log_posterior", "mixture_nb", "multinomial_nb"]
+__all__ = ["METHOD", "NaiveBayesMixture", "NaiveBayesParameters", "NaiveBayesSearch", "log_posterior", "mixture_nb",
+           "multinomial_nb"]
 
 
 def multinomial_nb(X: sparse.csr_matrix, y: NDArray[np.bool_], alpha: float) -> tuple[NDArray[np.float64], float]:
@@ -128,13 +129,23 @@ class NaiveBayesMixture:
 
 @dataclass(frozen=True)
 class NaiveBayesParameters(Parameters):
-    """Laplace smoothing alpha (0 would give unseen terms probability 0, log -inf), and the model: ``mixture``, one
-    multinomial per category scored by the posterior over all categories (Yang & Liu's, from the Bow library), or
-    ``binary``, each category against the rest.
-    """
+    """Naive Bayes's settings, ``[train.nb]``."""
 
-    nb_alpha: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
-    nb_model: str = field(default="mixture", metadata=allowed("mixture", "binary"))
+    alpha: float = field(default=1.0, metadata=meaning(
+        "Laplace smoothing alpha, > 0 (0 would give unseen terms probability 0, log -inf)",
+        rule(lambda v: v > 0, "> 0")))
+    model: str = field(default="mixture", metadata=meaning(
+        "mixture: one multinomial per category scored by the posterior over all categories (Yang & Liu's, from the "
+        "Bow library); binary: each category against the rest", allowed("mixture", "binary")))
+
+
+@dataclass(frozen=True)
+class NaiveBayesSearch:
+    """What cross-validation may choose for naive Bayes, ``[tune.nb]`` (an empty list keeps the [train.nb] value)."""
+
+    alpha: list[float] = field(default_factory=list, metadata=meaning(
+        "the mixture's Laplace smoothing values to try, one for the whole model by the cross-validated objective",
+        rule(lambda v: all(x > 0 for x in v), "numbers > 0")))
 
 
 def _binary_trainer(parameters: NaiveBayesParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
@@ -143,7 +154,7 @@ def _binary_trainer(parameters: NaiveBayesParameters, X: sparse.csr_matrix, reus
     """
 
     def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
-        return multinomial_nb(X, y, parameters.nb_alpha)
+        return multinomial_nb(X, y, parameters.alpha)
 
     return fit
 
@@ -152,8 +163,8 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
     """Binary: one model per category (:func:`_binary_trainer`); the mixture: one model for all categories from the
     per-fold sums X'Y and documents per category (:func:`mixture_nb`).
     """
-    alpha = parameters.nb_alpha
-    if parameters.nb_model == "binary":
+    alpha = parameters.alpha
+    if parameters.model == "binary":
         return PerCategory(_binary_trainer)
 
     def fold_models(G: NDArray, XY: NDArray, labels: NDArray, columns: NDArray[np.int64]) -> list[NaiveBayesMixture]:
@@ -169,48 +180,47 @@ def _fitting(parameters: NaiveBayesParameters, terms: int) -> FromSums | PerCate
 
 def _scoring(parameters: NaiveBayesParameters) -> Scoring:
     """The mixture's posteriors over the categories; binary's log odds, a linear score."""
-    return Scoring(POSTERIOR if parameters.nb_model == "mixture" else LINEAR)
+    return Scoring(POSTERIOR if parameters.model == "mixture" else LINEAR)
 
 
 def _score_range(parameters: NaiveBayesParameters, nonnegative_features: bool) -> ScoreRange:
     """The mixture's P(c | d), above 0 and at most 1, natural t = 1/2; binary's log odds of c, unbounded,
     natural t = 0.
     """
-    if parameters.nb_model == "mixture":
+    if parameters.model == "mixture":
         return ScoreRange(0.0, 1.0, 0.5, "P(c|d) > 1/2",
                           "the naive Bayes mixture's scores are posteriors 0 < P(c|d) <= 1", low_open=True)
     return ScoreRange.unbounded(0.0, "the log odds of c > 0", "binary naive Bayes's scores")
 
 
 def _check(parameters: NaiveBayesParameters, tune: SearchLists, top_k: int | None, thresholding: str) -> str | None:
-    """``tune.nb_alpha`` is searched for the mixture's one model; binary naive Bayes fits each category apart. And
+    """``tune.nb.alpha`` is searched for the mixture's one model; binary naive Bayes fits each category apart. And
     the mixture's posteriors over every term are so near 0 and 1 that SCut's per-fold thresholds do not transfer
     (R(90) ApteMod: micro-F1 .52; docs/benchmarks/yang-liu-1999.md): refused, naming what works.
     """
-    if tune.nb_alpha and parameters.nb_model == "binary":
-        return (f"tune.nb_alpha = {list(tune.nb_alpha)} with train.nb_model = 'binary': the smoothing is searched for "
-                "the mixture's one model only; set train.nb_alpha, or train.nb_model = 'mixture'")
-    if parameters.nb_model == "mixture" and thresholding == "scut" and top_k == 0 and not tune.terms:
+    if tune.alpha and parameters.model == "binary":
+        return (f"tune.nb.alpha = {list(tune.alpha)} with train.nb.model = 'binary': the smoothing is searched for "
+                "the mixture's one model only; set train.nb.alpha, or train.nb.model = 'mixture'")
+    if parameters.model == "mixture" and thresholding == "scut" and top_k == 0 and not tune.terms:
         return ("train.method = 'nb' with train.thresholding = 'scut' over every term: the mixture's posteriors are "
                 "then so near 0 and 1 that the folds' SCut thresholds do not transfer (Reuters-21578 R(90): micro-F1 "
                 ".52); select the terms (Yang & Liu's 2,000: select.top_k = 2000) or search them and the smoothing "
-                "(tune.terms = [1000, 2000, 5000, 10000], tune.nb_alpha = [1, 0.1, 0.01]), or use "
+                "(tune.terms = [1000, 2000, 5000, 10000], tune.nb.alpha = [1, 0.1, 0.01]), or use "
                 "train.thresholding = 'scutfbr' (--preset yang_liu1999.nb)")
     return None
 
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
     model = ("the mixture over all categories, scored by the posterior P(c|d)"
-             if record.get("nb_model", "mixture") == "mixture" else "each category against the rest")
+             if record.get("model", "mixture") == "mixture" else "each category against the rest")
     return [f"- Method: `nb`, multinomial naive Bayes over raw term frequencies, {model}, "
-            f"Laplace smoothing alpha {shown(record, 'nb_alpha')}"]
+            f"Laplace smoothing alpha {shown(record, 'alpha')}"]
 
 
 #: Multinomial naive Bayes over the raw term frequencies (McCallum & Nigam 1998; Yang & Liu 1999).
 METHOD = Method(
     name="nb", title="naive Bayes", parameters=NaiveBayesParameters, fitting=_fitting,
     scoring=_scoring,
-    score_range=_score_range, describe=_describe, vector_column="counts", variant=("nb_model",),
-    searched=("nb_alpha",), check=_check,
-    unused_reason="naive Bayes has no solver, C or positive weight; its smoothing is train.nb_alpha or tune.nb_alpha",
+    score_range=_score_range, describe=_describe, vector_column="counts", variant=("model",),
+    search=NaiveBayesSearch, check=_check,
 )

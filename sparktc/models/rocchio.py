@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
-from sparktc.validation import check_labels, check_matrix, check_number, rule
+from sparktc.validation import check_labels, check_matrix, check_number, meaning, rule
 
 __all__ = ["METHOD", "RocchioParameters", "rocchio"]
 
@@ -80,13 +80,16 @@ class RocchioParameters(Parameters):
     gamma = 0 is the plain centroid classifier; negative values would invert the pull.
     """
 
-    rocchio_beta: float = field(default=16.0, metadata=rule(lambda v: v > 0, "> 0"))
-    rocchio_gamma: float = field(default=4.0, metadata=rule(lambda v: v >= 0, ">= 0"))
+    beta: float = field(default=16.0, metadata=meaning(
+        "the weight of the category's own documents' centroid, > 0", rule(lambda v: v > 0, "> 0")))
+    gamma: float = field(default=4.0, metadata=meaning(
+        "the weight of the other documents' centroid, subtracted; 0 is the plain centroid classifier",
+        rule(lambda v: v >= 0, ">= 0")))
 
 
 def _score_range(parameters: RocchioParameters, nonnegative_features: bool) -> ScoreRange:
     """w'x, unbounded; with gamma = 0 and non-negative features w >= 0, so s >= 0. Natural t = 0."""
-    low = 0.0 if parameters.rocchio_gamma == 0 and nonnegative_features else -math.inf
+    low = 0.0 if parameters.gamma == 0 and nonnegative_features else -math.inf
     bound = " >= 0 (gamma = 0 and no negative feature)" if low == 0 else ""
     return ScoreRange(low, math.inf, 0.0, "w'x > 0", f"Rocchio's scores are w'x{bound}")
 
@@ -97,7 +100,7 @@ def _trainer(parameters: RocchioParameters, X: sparse.csr_matrix, reuse: tuple |
     """
 
     def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
-        return rocchio(X, y, parameters.rocchio_beta, parameters.rocchio_gamma)
+        return rocchio(X, y, parameters.beta, parameters.gamma)
 
     return fit
 
@@ -114,12 +117,11 @@ def _scoring(parameters: RocchioParameters) -> Scoring:
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `rocchio`, w = beta * mean(positives) - gamma * mean(negatives), beta "
-            f"{shown(record, 'rocchio_beta')}, gamma {shown(record, 'rocchio_gamma')}"]
+            f"{shown(record, 'beta')}, gamma {shown(record, 'gamma')}"]
 
 
 #: Rocchio per category (Debole & Sebastiani 2005, equation 2).
 METHOD = Method(
     name="rocchio", title="Rocchio", parameters=RocchioParameters,
     fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
-    unused_reason="Rocchio has no solver, C or positive weight",
 )

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from sparktc.models.method import LINEAR, Fit, Method, Parameters, PerCategory, ScoreRange, Scoring, shown
-from sparktc.validation import between, check_labels, check_matrix, rule
+from sparktc.validation import between, check_labels, check_matrix, meaning, rule
 
 __all__ = ["METHOD", "SklearnLinearParameters", "logistic_regression"]
 
@@ -61,10 +61,12 @@ def logistic_regression(X: sparse.spmatrix | sparse.sparray, y: NDArray[np.bool_
 
 @dataclass(frozen=True)
 class SklearnLinearParameters(Parameters):
-    """The inverse regularization strength C (> 0; scikit-learn's default 1) and the L-BFGS iteration budget."""
+    """scikit-learn's logistic regression's settings, ``[train.sklearn_linear]``."""
 
-    sklearn_C: float = field(default=1.0, metadata=rule(lambda v: v > 0, "> 0"))
-    sklearn_max_iter: int = field(default=1000, metadata=between(1, 1_000_000))
+    C: float = field(default=1.0, metadata=meaning(
+        "the inverse of the L2 regularization strength (scikit-learn's C and its default)",
+        rule(lambda v: v > 0, "> 0")))
+    max_iter: int = field(default=1000, metadata=meaning("the L-BFGS iterations at most", between(1, 1_000_000)))
 
 
 def _trainer(parameters: SklearnLinearParameters, X: sparse.csr_matrix, reuse: tuple | None) -> Fit:
@@ -73,7 +75,7 @@ def _trainer(parameters: SklearnLinearParameters, X: sparse.csr_matrix, reuse: t
     """
 
     def fit(y: NDArray[np.bool_], candidate: Any) -> tuple[NDArray[np.float64], float]:
-        return logistic_regression(X, y, parameters.sklearn_C, parameters.sklearn_max_iter)
+        return logistic_regression(X, y, parameters.C, parameters.max_iter)
 
     return fit
 
@@ -95,12 +97,11 @@ def _score_range(parameters: SklearnLinearParameters, nonnegative_features: bool
 
 def _describe(record: Mapping[str, Any]) -> list[str]:
     return [f"- Method: `sklearn_linear`, one-vs-rest logistic regression (scikit-learn, L-BFGS), C "
-            f"{shown(record, 'sklearn_C')}, at most {shown(record, 'sklearn_max_iter')} iterations"]
+            f"{shown(record, 'C')}, at most {shown(record, 'max_iter')} iterations"]
 
 
 #: One-vs-rest logistic regression by scikit-learn: s(d, c) = the log odds of c, natural threshold 0.
 METHOD = Method(
     name="sklearn_linear", title="scikit-learn's logistic regression", parameters=SklearnLinearParameters,
     fitting=_fitting, scoring=_scoring, score_range=_score_range, describe=_describe,
-    unused_reason="its C is train.sklearn_C, and [tune] searches LIBLINEAR's solver, C and positive weight",
 )

@@ -241,9 +241,9 @@ REFUSED = ["train.Cx=1"]  # a setting refused: the code before the checks at the
     ({"stages": ["train", None], "overrides": REFUSED},
      "stages must be a list or tuple of strings; got NoneType None at index 1"),
     ({"stages": ["trian"]}, "unknown stage trian; stages: ingest, tokenize, weight, rank, train, evaluate"),
-    ({"overrides": "train.C=1"},
-     "overrides must be a list or tuple of strings (one string is a list of one: ['train.C=1']); got str"),
-    ({"overrides": ["train.C=1", 2]}, "overrides must be a list or tuple of strings; got int 2 at index 1"),
+    ({"overrides": "train.liblinear.C=1"},
+     "overrides must be a list or tuple of strings (one string is a list of one: ['train.liblinear.C=1']); got str"),
+    ({"overrides": ["train.liblinear.C=1", 2]}, "overrides must be a list or tuple of strings; got int 2 at index 1"),
     ({"preset": 1, "overrides": REFUSED}, "preset must be a str (a preset's name, or \"\"); got int 1"),
     ({"force": "yes", "overrides": REFUSED}, "force must be True or False; got str 'yes'"),
     ({"force": 1, "overrides": REFUSED}, "force must be True or False; got int 1"),
@@ -258,7 +258,7 @@ def test_lists_of_strings_and_flags_are_checked_before_anything_runs(spark, tmp_
 
 def test_load_config_refuses_a_bare_string_of_overrides_and_a_preset_that_is_no_string() -> None:
     with pytest.raises(ConfigError, match=re.escape("overrides must be a list or tuple of strings (one string is")):
-        load_config(None, "train.C=1")
+        load_config(None, "train.liblinear.C=1")
     with pytest.raises(ConfigError, match="preset must be a str"):
         load_config(None, [], None)
 

@@ -196,7 +196,7 @@ def knn(spark, small_corpus, synthetic, tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("knn") / "run"
     shutil.copytree(synthetic, run)
     config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none",
-                                "train.thresholding=scut", "train.method=knn", "train.knn_k=10"])
+                                "train.thresholding=scut", "train.method=knn", "train.knn.k=10"])
     run_pipeline(spark, config, str(run), "train", "evaluate")
     assert (run / "model" / "training").is_dir()
     return run

@@ -28,9 +28,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def three_runs(path: str) -> list[dict]:
-    """A run, its rerun, and a run with a worse setting (train.C = 0.001)."""
+    """A run, its rerun, and a run with a worse setting (train.liblinear.C = 0.001)."""
     return write(path, make("20261125T0600Z-h-1", 1), make("20261125T0700Z-h-2", 2, micro_f1=0.8601, seconds=104.0),
-                 make("20261125T0800Z-h-3", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.7012,
+                 make("20261125T0800Z-h-3", 3, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.7012,
                       macro_f1=0.4))
 
 
@@ -48,13 +48,13 @@ def test_the_job_flags_exactly_the_worse_run_with_its_setting_and_exits_3(tmp_pa
                                                        "20261125T0800Z-h-3"]
     assert [line for line in lines if line.startswith("REGRESSION")] == [
         f"REGRESSION run 20261125T0800Z-h-3: {figure} vs baseline 20261125T0600Z-h-1; "
-        "configuration changed: train.C: 1.0 -> 0.001"
+        "configuration changed: train.liblinear.C: 1.0 -> 0.001"
         for figure in ("micro_f1 0.8600 -> 0.7012 (-0.1588 > 0.002)", "macro_f1 0.5500 -> 0.4000 (-0.1500 > 0.002)")]
 
 
 def test_the_latest_run_against_the_previous_same_settings_run(tmp_path, capsys) -> None:
     history = str(tmp_path / "history")
-    write(history, make("a", 1), make("b", 2, settings=with_setting("train", "C", 0.001), micro_f1=0.5),
+    write(history, make("a", 1), make("b", 2, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.5),
           make("c", 3, seconds=130.0))
     assert run(history) == REGRESSION_EXIT
     out = capsys.readouterr().out
@@ -64,7 +64,7 @@ def test_the_latest_run_against_the_previous_same_settings_run(tmp_path, capsys)
     # b alone: no baseline, which is no regression, and the earlier run that differs is named with the setting
     assert run(history, run_id="b") == 0
     out = capsys.readouterr().out
-    assert "run b: no baseline" in out and "  a: configuration changed: train.C: 1.0 -> 0.001" in out
+    assert "run b: no baseline" in out and "  a: configuration changed: train.liblinear.C: 1.0 -> 0.001" in out
 
 
 def test_a_label_selects_its_runs(tmp_path, capsys) -> None:
@@ -182,7 +182,7 @@ def test_the_report_and_its_plots(tmp_path, capsys) -> None:
     assert "**2 regressions** in 2 runs checked." in text
     assert ("| micro_f1 | 0.8600 | 0.7012 | -0.1588 | 0.002 | REGRESSION |" in text
             and "| seconds | 100.0 | 104.0 | x1.04 | x1.25 | within |" in text)
-    assert "configuration changed: train.C: 1.0 -> 0.001" in text
+    assert "configuration changed: train.liblinear.C: 1.0 -> 0.001" in text
     assert text.count("| 20261125T0") == 3 and "](f1.png)" in text and "](seconds.png)" in text
     plots = {name: (report / name).read_bytes() for name in ("f1.png", "seconds.png")}
     assert all(data.startswith(PNG) for data in plots.values())
@@ -283,7 +283,7 @@ def test_the_pages_three_runs_are_commands_the_pipeline_accepts(tmp_path, monkey
     for value in values:
         words = [word.replace("$C", value) for word in command[2:]]
         config, output_path, _ = pipeline_arguments("", words)
-        assert (config.history.path, config.history.label, config.train.C) == (
+        assert (config.history.path, config.history.label, config.train.liblinear.C) == (
             str(REPO / "runs" / "history"), "r90", float(value))
         assert output_path.endswith(f"runs/r90-C{value}-1764300000")
 
@@ -292,7 +292,7 @@ def the_pages_history(folder) -> None:
     """In ``folder``/runs/history, what the page's three runs leave: C = 1.0, 0.001 (micro-F1 0.7012), 1.0."""
     write(str(folder / "runs" / "history"),
           make("20261125T0600Z-host-4100", 0, micro_f1=0.8612),
-          make("20261125T0614Z-host-4242", 1, settings=with_setting("train", "C", 0.001), micro_f1=0.7012),
+          make("20261125T0614Z-host-4242", 1, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.7012),
           make("20261125T0628Z-host-4388", 2, micro_f1=0.8612))
 
 

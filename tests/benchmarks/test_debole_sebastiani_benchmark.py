@@ -60,12 +60,13 @@ def test_every_setup_is_a_valid_configuration_of_what_the_paper_ran(tmp_path):
         assert (config.rank.score, config.rank.global_score) == (setup.function or "chi2", "max")
         assert config.select.reduction_factor == setup.reduction
         if setup.learner == "svm":
-            assert (config.train.method, config.train.solver, config.train.C, config.train.thresholding,
-                    config.train.threshold) == ("liblinear", "l2r_l1loss_svc_dual", 1.0, "fixed", 0.0)
+            assert (config.train.method, config.train.liblinear.solver, config.train.liblinear.C,
+                    config.train.thresholding, config.train.threshold) == ("liblinear", "l2r_l1loss_svc_dual", 1.0,
+                                                                           "fixed", 0.0)
         else:
             assert config.train.thresholding == "proportional"
-            assert (config.train.rocchio_beta, config.train.rocchio_gamma) == (16.0, 4.0) \
-                if setup.learner == "rocchio" else config.train.knn_k == 30
+            assert (config.train.rocchio.beta, config.train.rocchio.gamma) == (16.0, 4.0) \
+                if setup.learner == "rocchio" else config.train.knn.k == 30
         assert pipeline_command("R(90)", setup).startswith("./spark-submit.sh jobs/pipeline.py")
     # The corpus stages a supervised setup trains on are its function's.
     assert "rank.score=ig" in corpus_overrides(corpus, "R(10)", "supervised", "ig")

@@ -93,15 +93,17 @@ def test_every_counterpart_is_valid_sparktc_settings_and_says_whether_it_is_the_
 
     for method in bench.METHODS.values():
         config = config_of(method)
-        assert (config.train.C, config.train.bias, config.train.epsilon) == (1.0, 1.0, 0.0001)
+        own = config.train.liblinear
+        assert (own.C, own.bias, own.epsilon) == (1.0, 1.0, 0.0001)
         assert config.evaluate.zero_division == 0.0
     assert [m.same_algorithm for m in bench.METHODS.values()] == [True, True, True, True]
     assert [m.takes_folds for m in bench.METHODS.values()] == [False, True, True, True]
     tuned = config_of(bench.METHODS["cost_sensitive"])
-    assert tuned.tune.positive_weight == [1, 1.33, 1.8, 2.5, 3.67, 6, 13]  # LibMultiLabel's param_space
-    assert tuned.train.folds == 3 and tuned.train.threshold == 0.0 and tuned.train.one_class == "liblinear"
+    assert tuned.tune.liblinear.positive_weight == [1, 1.33, 1.8, 2.5, 3.67, 6, 13]  # LibMultiLabel's param_space
+    assert tuned.train.folds == 3 and tuned.train.threshold == 0.0 and tuned.train.liblinear.one_class == "liblinear"
     shared = config_of(bench.METHODS["cost_sensitive_micro"])
-    assert shared.tune.shared_positive_weight and shared.tune.positive_weight == tuned.tune.positive_weight
+    assert shared.tune.liblinear.shared_positive_weight
+    assert shared.tune.liblinear.positive_weight == tuned.tune.liblinear.positive_weight
     assert config_of(bench.METHODS["thresholding"]).train.thresholding == "micromacro"
 
 
@@ -113,7 +115,8 @@ def test_every_text_counterpart_is_valid_sparktc_settings_with_libmultilabels_fe
             assert (config.corpus.format, config.weight.scheme, config.tokenize.analyzer) == \
                 ("libmultilabel_text", "sklearn", "sklearn")
             assert (config.tokenize.stemmer, config.tokenize.stop_list) == ("none", "")
-            assert (config.train.C, config.train.bias, config.train.epsilon) == (1.0, 1.0, 0.0001)
+            own = config.train.liblinear
+            assert (own.C, own.bias, own.epsilon) == (1.0, 1.0, 0.0001)
             assert (config.evaluate.zero_division, config.evaluate.average_over) == (0.0, "train_positive")
     # the tutorial's TfidfVectorizer(max_features=20000, min_df=3, ngram_range=(1, 3))
     tutorial = load_config(str(REPO / bench.FORMATS["text"].config),

@@ -103,7 +103,7 @@ def test_the_command_carries_the_methods_overrides():
     command = pipeline_command(REPO / "c", REPO / "runs" / "m" / "methods" / "llsf", METHODS["llsf"])
     assert command == ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/rcv1.toml",
                        "--set", "corpus.path=c", "--set", "train.method=llsf", "--set", "select.top_k=2415",
-                       "--set", "train.llsf_k=500", "--set", "train.thresholding=scutfbr",
+                       "--set", "train.llsf.k=500", "--set", "train.thresholding=scutfbr",
                        "--output", "runs/m/methods/llsf"]
 
 

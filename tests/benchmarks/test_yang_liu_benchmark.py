@@ -133,8 +133,8 @@ def test_a_refused_method_is_named_before_spark():
     table = {**METHODS, "bogus": Method("Bogus", "bogus.preset", "")}
     configs = method_configs(corpus, ["svm", "knn", "llsf"], table)
     assert configs["svm"].tune.terms == [2000, 5000, 10000] and configs["svm"].train.thresholding == "scut"
-    assert configs["knn"].train.knn_k == 45
-    assert (configs["llsf"].tune.terms, configs["llsf"].train.llsf_k) == ([1000, 2415], 500)
+    assert configs["knn"].train.knn.k == 45
+    assert (configs["llsf"].tune.terms, configs["llsf"].train.llsf.k) == ([1000, 2415], 500)
     with pytest.raises(ConfigError, match=r"method bogus \(Bogus: --preset bogus.preset\): --preset unknown preset"):
         method_configs(corpus, ["svm", "bogus"], table)
 

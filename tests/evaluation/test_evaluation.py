@@ -2,7 +2,7 @@
 
 Two runs on one seeded JSON Lines corpus that differ only in the decision threshold (run A:
 train.threshold = 0, run B: train.threshold = -0.3), plus run A re-evaluated with
-evaluate.zero_division = 0 (on a copy of its output). (train.C = 0.05 would assign no category at
+evaluate.zero_division = 0 (on a copy of its output). (train.liblinear.C = 0.05 would assign no category at
 all on this corpus, which is the degenerate comparison tested at the end.)
 
 * ``contingency`` against scikit-learn's multilabel_confusion_matrix on the collected predictions;
@@ -673,7 +673,7 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
 
 
 def test_compare_with_a_run_that_assigns_nothing_reports_the_precision_p_test_as_degenerate(spark, runs, tmp_path):
-    """A run that assigns no category (train.C = 0.05 does this on this corpus) has no assigned
+    """A run that assigns no category (train.liblinear.C = 0.05 does this on this corpus) has no assigned
     positives, so the precision p-test has n_b = 0: significance.py's convention for a statistic
     that is undefined is nan, both P-values nan (null in JSON) and "~", and the other six tests are well defined.
     """

@@ -37,7 +37,8 @@ def test_project_configs_load() -> None:
     config = load_config(str(REPO / "conf" / "reuters21578.toml"),
                          [f"corpus.path={REPO.parent / 'shared' / 'data' / 'reuters21578'}"])
     assert (config.corpus.category_set, config.corpus.document_filter) == ("R90", "aptemod")
-    assert config.train.solver == "l2r_l2loss_svc_dual" and config.train.C == 1.0 and config.train.bias == 1.0
+    own = config.train.liblinear
+    assert own.solver == "l2r_l2loss_svc_dual" and own.C == 1.0 and own.bias == 1.0
     assert config.tokenize.stop_list == "smart"  # the packaged SMART list, read from the package (test_packaged.py)
     assert load_config(str(REPO / "conf" / "synthetic.toml")).synthesize.documents == 30000
     best = load_config(str(REPO / "conf" / "reuters21578-best.toml"), [f"corpus.path={REPO}"])
@@ -50,11 +51,12 @@ def test_project_configs_load() -> None:
     [
         (["train.Cost=2"],
          "unknown key train.Cost; keys of [train]: method, thresholding, threshold, fbr, rcut_k, folds, seed, "
-         "validation, fold_file, solver"),
+         "validation, fold_file, liblinear"),
         (["trian.C=2"], "unknown section [trian]"),
-        (["train.solver=svm"], "train.solver = 'svm' is not allowed; allowed values: 'l2r_lr', 'l2r_l2loss_svc_dual'"),
-        (["train.C=0"], "train.C = 0.0 is out of range; expected > 0"),
-        (["train.C=high"], "train.C = 'high': expected float, got str"),
+        (["train.liblinear.solver=svm"],
+         "train.liblinear.solver = 'svm' is not allowed; allowed values: 'l2r_lr', 'l2r_l2loss_svc_dual'"),
+        (["train.liblinear.C=0"], "train.liblinear.C = 0.0 is out of range; expected > 0"),
+        (["train.liblinear.C=high"], "train.liblinear.C = 'high': expected float, got str"),
         (["corpus.category_set=R20"],
          "corpus.category_set = 'R20' is not allowed; allowed values: '', 'R10', 'R90', 'R115', 'topics', "
          "'industries', 'regions'"),
@@ -84,12 +86,13 @@ def test_corpus_must_be_named() -> None:
 
 
 def test_overrides_are_toml_values_or_plain_strings() -> None:
-    assert parse_override("train.C=0.5") == ("train", "C", 0.5)
+    assert parse_override("train.liblinear.C=0.5") == ("train", "liblinear.C", 0.5)
+    assert parse_override("train.folds=3") == ("train", "folds", 3)
     assert parse_override("corpus.test_parts=[0, 2]") == ("corpus", "test_parts", [0, 2])
     assert parse_override("corpus.path=/data/reut2") == ("corpus", "path", "/data/reut2")
     assert parse_override('spark.app_name="x=y"') == ("spark", "app_name", "x=y")
-    config = load_config(None, REUTERS + ["train.C=2", "train.epsilon=1"])
-    assert (config.train.C, config.train.epsilon) == (2.0, 1.0)
+    config = load_config(None, REUTERS + ["train.liblinear.C=2", "train.liblinear.epsilon=1"])
+    assert (config.train.liblinear.C, config.train.liblinear.epsilon) == (2.0, 1.0)
 
 
 def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
@@ -110,7 +113,9 @@ def test_a_job_stops_before_spark_starts_on_a_bad_key() -> None:
 @pytest.mark.parametrize("key", settings_of_type(float))
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_every_float_setting_must_be_finite(key: str, value: str) -> None:
-    """train.threshold = nan used to run to micro-F1 0; train.C = inf and train.bias = nan failed deep in training."""
+    """train.threshold = nan used to run to micro-F1 0; train.liblinear.C = inf and train.liblinear.bias = nan failed
+    deep in training.
+    """
     assert refused(REUTERS + [f"{key}={value}"]) == \
         f"{key} = {float(value)!r} is out of range; expected a finite number"
 
@@ -123,9 +128,10 @@ def test_every_number_in_a_float_list_must_be_finite(key: str) -> None:
 
 
 def test_an_integer_beyond_the_floats_is_out_of_range() -> None:
-    assert refused(REUTERS + [f"train.C={10**400}"]) == f"train.C = {10**400} is out of range; expected a finite number"
-    assert refused(REUTERS + [f"tune.C=[{10**400}]"]) == \
-        f"tune.C[0] = {10**400} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"train.liblinear.C={10**400}"]) == \
+        f"train.liblinear.C = {10**400} is out of range; expected a finite number"
+    assert refused(REUTERS + [f"tune.liblinear.C=[{10**400}]"]) == \
+        f"tune.liblinear.C[0] = {10**400} is out of range; expected a finite number"
 
 
 @pytest.mark.parametrize("key", settings_of_type(int) + settings_of_type(list[int]))
@@ -153,12 +159,14 @@ def test_every_integer_setting_is_bounded(key: str, value: int) -> None:
         (["train.rcut_k=1001"], "train.rcut_k = 1001 is out of range; expected an integer in [1, 1_000]"),
         (["evaluate.ranks=[1, 1]"],
          "evaluate.ranks = [1, 1] is out of range; expected distinct integers in [1, 1_000]"),
-        (["train.rocchio_beta=0"], "train.rocchio_beta = 0.0 is out of range; expected > 0"),
-        (["train.rocchio_gamma=-1"], "train.rocchio_gamma = -1.0 is out of range; expected >= 0"),
-        (["train.C=1e300", "train.positive_weight=1e300"],
-         "train.C * train.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
-        (["tune.C=[1, 1e300]", "tune.positive_weight=[1e10]"],
-         "tune.C * tune.positive_weight = inf: LIBLINEAR's cost of positive documents must be a finite number"),
+        (["train.rocchio.beta=0"], "train.rocchio.beta = 0.0 is out of range; expected > 0"),
+        (["train.rocchio.gamma=-1"], "train.rocchio.gamma = -1.0 is out of range; expected >= 0"),
+        (["train.liblinear.C=1e300", "train.liblinear.positive_weight=1e300"],
+         "train.liblinear.C * train.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a "
+         "finite number"),
+        (["tune.liblinear.C=[1, 1e300]", "tune.liblinear.positive_weight=[1e10]"],
+         "tune.liblinear.C * tune.liblinear.positive_weight = inf: LIBLINEAR's cost of positive documents must be a "
+         "finite number"),
         (["tune.terms=[0, true]"], "tune.terms[1] = True: expected an integer"),
         (["corpus.test_parts=[0, 0]"],
          "corpus.test_parts = [0, 0] is out of range; expected a non-empty list of distinct parts from 0, 1, 2, 3"),
@@ -166,7 +174,7 @@ def test_every_integer_setting_is_bounded(key: str, value: int) -> None:
         (['corpus.categories=["earn", "earn"]'],
          "corpus.categories = ['earn', 'earn'] is out of range; expected a list of distinct strings"),
         (["evaluate.subsets={core = [1]}"], "evaluate.subsets.core[0] = 1: expected str, got int"),
-        (["tune.C=2"], "tune.C = 2: expected list, got int"),
+        (["tune.liblinear.C=2"], "tune.liblinear.C = 2: expected list, got int"),
     ],
     ids=["train_seed_negative", "synthesize_seed_negative", "seed_beyond_32_bits", "folds_huge", "documents_huge",
          "top_k_beyond_int", "terms_beyond_int", "rcut_k", "ranks_twice", "rocchio_beta_0", "rocchio_gamma_negative",
@@ -283,37 +291,24 @@ def test_unreadable_and_remote_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
         f"tokenize.stop_list = '{stop_list}': permission denied; the file must be readable"
 
 
-KNN = ("(kNN has no solver, C or positive weight, and its term count and fbr are always chosen for all categories "
-       "at once)")
+KNN = "(kNN's term count and fbr are always chosen for all categories at once)"
 
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["train.method=knn", "tune.C=[1, 2]", "select.top_k=100"],
-         f"tune.C = [1.0, 2.0]: not used by train.method = 'knn' {KNN}; remove it"),
         (["train.method=knn", "tune.fbr=[0.1, 0.5]"],
          "tune.fbr = [0.1, 0.5] with train.thresholding = 'fixed': fbr moves SCutFBR's thresholds only; set "
          "train.thresholding = 'scutfbr' or remove tune.fbr"),
-        (["train.method=knn", "tune.shared_fbr=true", "tune.solver=['l2r_lr']"],
-         f"tune.solver = ['l2r_lr'], tune.shared_fbr = True: not used by train.method = 'knn' {KNN}; remove them"),
-        (["train.method=knn", "tune.positive_weight=[1, 2]", "tune.shared_positive_weight=true"],
-         f"tune.positive_weight = [1.0, 2.0], tune.shared_positive_weight = True: not used by train.method = 'knn' "
-         f"{KNN}; remove them"),
-        (["train.method=rocchio", "tune.shared_positive_weight=true"],
-         "tune.shared_positive_weight = True: not used by train.method = 'rocchio' (Rocchio has no solver, C or "
-         "positive weight); remove it"),
-        (["train.method=rocchio", "tune.solver=['l2r_lr']", "tune.terms=[0, 100]"],
-         "tune.solver = ['l2r_lr']: not used by train.method = 'rocchio' (Rocchio has no solver, C or positive "
-         "weight); remove it"),
+        (["train.method=knn", "tune.shared_fbr=true", "tune.liblinear.solver=['l2r_lr']"],
+         f"tune.shared_fbr = True: not used by train.method = 'knn' {KNN}; remove it"),
         (["tune.terms=[0, 100]", "select.top_k=100"],
          "tune.terms = [0, 100] and select.top_k = 100: tune.terms replaces the term selection; set one, not both"),
         (["tune.terms=[0, 100]", "select.reduction_factor=0.9"],
          "tune.terms = [0, 100] and select.reduction_factor = 0.9: tune.terms replaces the term selection; "
          "set one, not both"),
     ],
-    ids=["knn_tune_and_select", "knn_tune_fbr", "knn_shared_fbr", "knn_shared_weight", "rocchio_shared_weight",
-         "rocchio_solver", "terms_top_k", "terms_reduction"],
+    ids=["knn_tune_fbr", "knn_shared_fbr", "terms_top_k", "terms_reduction"],
 )
 def test_settings_that_cannot_work_together_are_refused(overrides: list[str], message: str) -> None:
     """Before this check, kNN and Rocchio ignored these silently (kNN with a shared weight failed in training);
@@ -322,12 +317,23 @@ def test_settings_that_cannot_work_together_are_refused(overrides: list[str], me
     assert refused(REUTERS + overrides) == message
 
 
+def test_another_methods_tables_are_kept_and_unused() -> None:
+    """A file may hold several methods' tables and switch between them with --set train.method=...: only the
+    method's own table reaches the decision rule, the record and the search.
+    """
+    config = load_config(None, [*REUTERS, "train.method=knn", "train.thresholding=scut", "train.knn.k=7",
+                                "train.liblinear.C=0.5", "tune.liblinear.C=[1, 2]", "tune.nb.alpha=[0.1]"])
+    assert config.train.liblinear.C == 0.5 and config.tune.liblinear.C == [1.0, 2.0]
+    assert config.train.decision_rule().parameters.k == 7
+    assert not hasattr(config.tune.lists("knn"), "C") and config.tune.lists("liblinear").C == [1.0, 2.0]
+
+
 def test_settings_that_work_together_load() -> None:
     rocchio = load_config(None, REUTERS + ["train.method=rocchio", "train.thresholding=scutfbr", "tune.terms=[0, 100]",
                                            "tune.fbr=[0.1, 0.5]"])
     assert rocchio.tune.terms == [0, 100] and rocchio.tune.fbr == [0.1, 0.5]
-    knn = load_config(None, REUTERS + ["train.method=knn", "train.thresholding=scutfbr", "train.knn_k=45"])
-    assert knn.train.knn_k == 45
+    knn = load_config(None, REUTERS + ["train.method=knn", "train.thresholding=scutfbr", "train.knn.k=45"])
+    assert knn.train.knn.k == 45
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,10 @@ def job_settings(reuters21578_run) -> dict:
     from conftest import reuters21578_overrides
 
     train = load_config(str(REPO / "conf" / "reuters21578.toml"), reuters21578_overrides()).train
-    return {"solver": train.solver, "C": train.C, "epsilon": train.epsilon, "bias": train.bias,
-            "threshold": train.threshold, "thresholding": train.thresholding, "method": train.method}
+    own = train.liblinear
+    return {"liblinearSolver": own.solver, "liblinearC": own.C, "liblinearEpsilon": own.epsilon,
+            "liblinearBias": own.bias, "threshold": train.threshold, "thresholding": train.thresholding,
+            "method": train.method}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,8 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     [stage] = loaded.stages
     assert isinstance(stage, OneVsRestClassifierModel) and stage.uid == fitted.uid
     assert stage.bundle.path.startswith(str(tmp_path))  # its own copy: the fit's work directory may go
-    assert stage.getOrDefault("C") == fitted.getOrDefault("C") and stage.categories == fitted.categories
+    assert stage.getOrDefault("liblinearC") == fitted.getOrDefault("liblinearC")
+    assert stage.categories == fitted.categories
     assert decisions(loaded.transform(test)) == before
     assert sum(map(len, before.values())) > 100
     # The feature stages' refusals: a path that exists is not saved over, another stage's save is not loaded.
@@ -87,7 +90,7 @@ def test_saved_in_a_pipeline_model_and_loaded_it_decides_again(spark, fitted, ve
     with pytest.raises(InputError, match="holds a saved OneVsRestClassifierModel, not a OneVsRestClassifier;"):
         OneVsRestClassifier.load(str(saved))
     # The estimator is saved with its Params, alone or in a Pipeline.
-    ovr = OneVsRestClassifier(C=0.5, tuneFbr=[0.1, 0.3], thresholding="scutfbr")
+    ovr = OneVsRestClassifier(liblinearC=0.5, tuneFbr=[0.1, 0.3], thresholding="scutfbr")
     Pipeline(stages=[ovr]).save(str(tmp_path / "estimator"))
     [again] = Pipeline.load(str(tmp_path / "estimator")).getStages()
     assert isinstance(again, OneVsRestClassifier) and again.settings() == ovr.settings()
@@ -117,10 +120,10 @@ def test_the_fit_leaves_only_its_bundle_which_outlives_the_model_until_the_proce
 
 
 @pytest.mark.parametrize(("params", "named"), [
-    ({"C": -1.0}, "^Param C \\(train.C\\) = -1.0 is out of range; expected > 0$"),
-    ({"C": "big"}, "^Param C \\(train.C\\) = 'big': expected float"),
+    ({"liblinearC": -1.0}, "^Param liblinearC \\(train.liblinear.C\\) = -1.0 is out of range; expected > 0$"),
+    ({"liblinearC": "big"}, "^Param liblinearC \\(train.liblinear.C\\) = 'big': expected float"),
     ({"thresholding": "best"}, "^Param thresholding \\(train.thresholding\\) = 'best' is not allowed"),
-    ({"tuneC": [1.0, 0.0]}, "^Param tuneC \\(tune.C\\) = \\[1.0, 0.0\\] is out of range"),
+    ({"tuneLiblinearC": [1.0, 0.0]}, "^Param tuneLiblinearC \\(tune.liblinear.C\\) = \\[1.0, 0.0\\] is out of range"),
     ({"rcutK": 0}, "^Param rcutK \\(train.rcut_k\\) = 0 is out of range"),
     ({"featuresCol": ""}, "^Param featuresCol is \"\"; give a column's name$"),
     ({"workDir": 3}, "^Param workDir must be a str"),
@@ -138,7 +141,7 @@ def test_params_that_cannot_work_together_are_refused_before_any_spark_work(smal
     refusals = [
         ({"tuneFbr": [0.1, 0.3]}, "tuneFbr = \\[0.1, 0.3\\] with thresholding = 'fixed'.*set thresholding = 'scutfbr'"),
         ({"method": "nb"}, "Param method = 'nb' \\(naive Bayes\\) scores the documents' raw term counts"),
-        ({"tuneSharedC": True}, "tuneSharedC = true needs tuneC"),
+        ({"tuneLiblinearSharedC": True}, "tuneLiblinearSharedC = true needs tuneLiblinearC"),
     ]
     for params, message in refusals:
         with pytest.raises(ConfigError, match=message):

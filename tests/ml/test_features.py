@@ -145,8 +145,8 @@ def test_a_grids_numpy_values_and_tuples_are_taken_as_the_configuration_takes_th
 
     minimum = TermWeighting(minDf=np.int64(3)).getMinDf()
     assert minimum == 3 and type(minimum) is int
-    ovr = OneVsRestClassifier(C=np.float64(0.5), tuneC=(0.1, 1.0))
-    assert type(ovr.getOrDefault("C")) is float and ovr.getOrDefault("tuneC") == [0.1, 1.0]
+    ovr = OneVsRestClassifier(liblinearC=np.float64(0.5), tuneLiblinearC=(0.1, 1.0))
+    assert type(ovr.getOrDefault("liblinearC")) is float and ovr.getOrDefault("tuneLiblinearC") == [0.1, 1.0]
 
 
 def test_a_value_a_stage_cannot_take_is_not_offered_as_allowed():

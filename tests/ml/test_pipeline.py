@@ -100,6 +100,6 @@ def test_cross_validation_chooses_c_on_training_documents(ran):
         exec(page_block(example("spark-ml-cross-validation"), ran["folder"]), namespace)
     metrics = namespace["chosen"].avgMetrics
     assert len(metrics) == 2 and all(0 <= value <= 1 for value in metrics) and metrics[0] != metrics[1]
-    chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("C")
+    chosen = namespace["chosen"].bestModel.stages[-1].getOrDefault("liblinearC")
     assert chosen == [0.1, 1.0][metrics.index(max(metrics))]
     assert printed.getvalue() == f"C {chosen} micro-F1 by C {[round(value, 4) for value in metrics]}\n"

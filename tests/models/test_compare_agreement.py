@@ -259,11 +259,11 @@ def test_comparison_files_are_all_computed_before_any_is_written():
 METHOD_SETTINGS = {
     "liblinear": [],
     "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
-    "knn": ["train.method=knn", "train.knn_k=5", "train.thresholding=scut"],
-    "llsf": ["train.method=llsf", "train.threshold=0.5", "select.top_k=60", "train.llsf_k=20"],
-    "nb": ["train.method=nb", "train.nb_model=binary", "train.thresholding=scut"],
-    "nnet": ["train.method=nnet", "train.thresholding=scut", "select.top_k=60", "train.nnet_hidden=8",
-             "train.nnet_epochs=40", "train.nnet_learning_rate=0.01"],
+    "knn": ["train.method=knn", "train.knn.k=5", "train.thresholding=scut"],
+    "llsf": ["train.method=llsf", "train.threshold=0.5", "select.top_k=60", "train.llsf.k=20"],
+    "nb": ["train.method=nb", "train.nb.model=binary", "train.thresholding=scut"],
+    "nnet": ["train.method=nnet", "train.thresholding=scut", "select.top_k=60", "train.nnet.hidden=8",
+             "train.nnet.epochs=40", "train.nnet.learning_rate=0.01"],
 }
 
 

@@ -73,9 +73,9 @@ def test_a_fold_file_is_checked_before_spark(tmp_path) -> None:
      "train.thresholding = 'micromacro' with train.method = 'knn': micromacro thresholds the out-of-fold scores of "
      "one model per category; use train.thresholding = 'scutfbr'"),
     (["train.thresholding=micromacro", "train.method=llsf"], "use train.thresholding = 'scutfbr'"),
-    (["train.thresholding=micromacro", "tune.positive_weight=[1, 2]"],
-     "tune.positive_weight with train.thresholding = 'micromacro': it sets each category's threshold from the "
-     "categories visited before, for one model each, and chooses nothing; remove the search, or use "
+    (["train.thresholding=micromacro", "tune.liblinear.positive_weight=[1, 2]"],
+     "tune.liblinear.positive_weight with train.thresholding = 'micromacro': it sets each category's threshold from "
+     "the categories visited before, for one model each, and chooses nothing; remove the search, or use "
      "train.thresholding = 'scutfbr'"),
     (["train.fold_file=x.tsv"], "train.fold_file = 'x.tsv' with train.thresholding = 'fixed' and no [tune] search: "
                                 "nothing is cross-validated; remove train.fold_file"),

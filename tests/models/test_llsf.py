@@ -96,12 +96,19 @@ def test_document_folds_depend_on_the_id_and_seed_only():
 
 def test_config_takes_llsf_k_and_refuses_what_llsf_does_not_use():
     synthetic = "corpus.format=synthetic"
-    config = load_config(None, [synthetic, "train.method=llsf", "train.llsf_k=20"])
-    assert config.train.decision_rule().parameters.llsf_k == 20
-    assert load_config(None, [synthetic, "train.method=llsf"]).train.llsf_k == 500
-    for bad in (["train.llsf_k=0"], ["train.llsf_k=100001"], ["train.method=llsf", "tune.C=[1.0, 2.0]"]):
-        with pytest.raises(ConfigError):
+    config = load_config(None, [synthetic, "train.method=llsf", "train.llsf.k=20"])
+    assert config.train.decision_rule().parameters.k == 20
+    assert load_config(None, [synthetic, "train.method=llsf"]).train.llsf.k == 500
+    for bad, message in ((["train.llsf.k=0"], "train.llsf.k = 0 is out of range"),
+                         (["train.llsf.k=100001"], "train.llsf.k = 100001 is out of range"),
+                         (["train.method=llsf", "tune.fbr=[0.1, 0.2]", "tune.shared_fbr=true",
+                           "train.thresholding=scutfbr"], "tune.shared_fbr = True: not used by train.method = 'llsf'"),
+                         (["train.llsf_k=20"], "train.llsf_k is now train.llsf.k")):
+        with pytest.raises(ConfigError, match=message):
             load_config(None, [synthetic, *bad])
+    # LIBLINEAR's search is LIBLINEAR's table: kept under LLSF (one file may hold both), and searching nothing.
+    kept = load_config(None, [synthetic, "train.method=llsf", "tune.liblinear.C=[1.0, 2.0]"])
+    assert kept.tune.liblinear.C == [1.0, 2.0] and not hasattr(kept.tune.lists("llsf"), "C")
 
 
 # --- through Spark ---------------------------------------------------------------------------------
@@ -112,10 +119,10 @@ def runs(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("llsf")
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     settings = {
-        "scut": ["train.method=llsf", "train.thresholding=scut", "select.top_k=60", "train.llsf_k=20"],
+        "scut": ["train.method=llsf", "train.thresholding=scut", "select.top_k=60", "train.llsf.k=20"],
         "fixed": ["train.method=llsf", "train.threshold=0.5"],
         "tuned": ["train.method=llsf", "train.thresholding=scutfbr", "tune.terms=[30, 60]", "tune.fbr=[0.0, 0.5]",
-                  "train.llsf_k=20"],
+                  "train.llsf.k=20"],
     }
     outputs = {}
     for name, overrides in settings.items():
@@ -219,14 +226,14 @@ def test_llsf_k_above_the_selected_terms_is_refused_before_spark_starts():
     synthetic = "corpus.format=synthetic"
     for overrides, key in ((["select.top_k=100"], "select.top_k = 100"),
                            (["tune.terms=[1000, 50]"], "tune.terms = 50")):
-        with pytest.raises(ConfigError, match=f"train.llsf_k = 500 .*{key}"):
+        with pytest.raises(ConfigError, match=f"train.llsf.k = 500 .*{key}"):
             load_config(None, [synthetic, "train.method=llsf", *overrides])
 
 
 def test_evaluate_runs_through_and_records_llsf(runs):
     for name, output in runs.outputs.items():
         metrics = json.loads(Path(output, "metrics.json").read_text())
-        assert metrics["method"] == {"name": "llsf", "llsf_k": 500 if name == "fixed" else 20}
+        assert metrics["method"] == {"name": "llsf", "k": 500 if name == "fixed" else 20}
         assert "`llsf`" in Path(output, "report.md").read_text()
         assert Path(output, "predictions").is_dir()
 

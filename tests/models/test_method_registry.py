@@ -1,6 +1,7 @@
 """The method registry: every method is one registered ``Method``, declared by its own module, whose parameters
-are the [train] keys with their rules; and no module but a method's own and the registry names a method to branch
-on it, so that a new method is its module, one registration line, a configuration example and its tests.
+are its [train.NAME] table's keys with their meanings and rules; and no module but a method's own and the registry
+names a method to branch on it, so that a new method is its module, one registration line, a configuration example
+and its tests.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import pytest
 from conftest import REPO
 from reference import declaring, name_branches
 
-from sparktc.experiment.config import TrainConfig, TuneConfig, load_config
-from sparktc.models.method import SEARCH_KEYS, FromSums, InTasks, Neighbours, PerCategory
-from sparktc.models.registry import METHODS, describe, parameter_fields
+from sparktc.experiment.config import SECTIONS, ConfigError, TrainConfig, TuneConfig, load_config, load_section
+from sparktc.experiment.config.rules import setting_keys
+from sparktc.models.method import FromSums, InTasks, Neighbours, PerCategory
+from sparktc.models.registry import METHODS, RENAMED, describe, upgraded_method
 
 PACKAGE = REPO / "sparktc"
 
@@ -35,16 +37,18 @@ def test_every_method_module_is_registered_once_and_the_train_section_offers_the
 @pytest.mark.parametrize("name", list(METHODS))
 def test_a_method_declares_parameters_that_are_train_keys_with_their_rules(name):
     method = METHODS[name]
-    keys = {field.name: field for field in dataclasses.fields(TrainConfig)}
     defaults = method.parameters()  # the defaults pass its own rules
-    for field in dataclasses.fields(method.parameters):
-        assert keys[field.name].default == getattr(defaults, field.name)
-        assert dict(keys[field.name].metadata) == dict(field.metadata)
+    assert getattr(TrainConfig(), name) == defaults  # its [train.NAME] table
+    for table in (method.parameters, method.search or method.parameters):
+        assert all(field.metadata.get("doc") for field in dataclasses.fields(table))  # each field says what it is
+    if method.search is not None:
+        assert getattr(TuneConfig(), name) == method.search()
+        assert set(method.searched) <= {field.name for field in dataclasses.fields(method.parameters)}
     rule = TrainConfig(method=name).decision_rule()
     assert rule.parameters == defaults and rule.spec is method
-    tune_keys = {f"tune.{field.name}" for field in dataclasses.fields(TuneConfig)}
-    assert set(method.refused) <= tune_keys and (method.unused_reason or not method.refused)
-    assert set(method.searched) <= set(SEARCH_KEYS) and set(method.variant) <= set(keys)
+    shared_tune = {f"tune.{field.name}" for field in dataclasses.fields(TuneConfig)}
+    assert set(method.unused) <= shared_tune and (method.unused_reason or not method.unused)
+    assert set(method.variant) <= {field.name for field in dataclasses.fields(method.parameters)}
     fitting = method.fitting(defaults, 100)
     assert isinstance(fitting, PerCategory | Neighbours | FromSums | InTasks)
     assert method.joint(defaults) == isinstance(fitting, FromSums | InTasks)
@@ -54,9 +58,27 @@ def test_a_method_declares_parameters_that_are_train_keys_with_their_rules(name)
     assert lines and lines[0].startswith(f"- Method: `{name}`") and "\u2014" not in "".join(lines)
 
 
-def test_parameter_names_belong_to_one_method():
-    names = [name for name, _, _ in parameter_fields()]
-    assert len(names) == len(set(names))
+def test_an_old_flat_key_is_refused_naming_its_new_key_and_read_where_stored(tmp_path):
+    """Every name a setting had before each method owned its table is refused, in one line naming the new key; a
+    bundle's stored [train] and [tune] and a record's method under the old names read as the new.
+    """
+    keys = {key for section in SECTIONS for key in setting_keys(section)}
+    corpus = ["corpus.format=synthetic"]
+    for old, new in RENAMED.items():
+        assert new in keys and old not in keys
+        value = "true" if new.rpartition(".")[2].startswith("shared_") else "1"
+        with pytest.raises(ConfigError) as refused:
+            load_config(None, [*corpus, f"{old}={value}"])
+        table, _, key = new.rpartition(".")
+        assert str(refused.value) == f"{old} is now {new}: write [{table}] {key} = {value} or --set {new}={value}"
+    in_file = {"corpus": {"format": "synthetic"}, "train": {"knn_k": 30}}
+    assert str(pytest.raises(ConfigError, load_config, in_file).value) == (
+        "train.knn_k is now train.knn.k: write [train.knn] k = 30 or --set train.knn.k=30")
+    stored = load_section("train", {"method": "knn", "knn_k": 7, "C": 0.5, "nb_model": "binary"})
+    assert (stored.knn.k, stored.liblinear.C, stored.nb.model) == (7, 0.5, "binary")
+    assert load_section("tune", {"C": [1.0], "nb_alpha": [0.1], "terms": [5]}).lists("liblinear").C == [1.0]
+    assert upgraded_method({"name": "nb", "nb_alpha": 0.5, "nb_model": "binary"}) == {
+        "name": "nb", "alpha": 0.5, "model": "binary"}
 
 
 @pytest.mark.parametrize("name", list(METHODS))

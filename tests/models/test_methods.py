@@ -129,10 +129,10 @@ def runs(spark, tmp_path_factory):
     settings = {
         "rocchio": ["train.method=rocchio", "train.thresholding=scut"],
         "rocchio_proportional": ["train.method=rocchio", "train.thresholding=proportional"],
-        "knn": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scut"],
-        "knn_selected": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scutfbr",
+        "knn": ["train.method=knn", f"train.knn.k={KNN_K}", "train.thresholding=scut"],
+        "knn_selected": ["train.method=knn", f"train.knn.k={KNN_K}", "train.thresholding=scutfbr",
                          f"tune.terms={list(KNN_TERMS)}", f"tune.fbr={list(KNN_FBRS)}"],
-        "svm": ["train.thresholding=scutfbr", "tune.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
+        "svm": ["train.thresholding=scutfbr", "tune.liblinear.C=[0.5, 2.0]", "tune.fbr=[0.1, 0.5]"],
     }
     outputs = {}
     for name, overrides in settings.items():
@@ -387,7 +387,7 @@ def test_svm_scutfbr_records_its_choices_and_tunes_thresholds(runs):
 def test_metrics_and_report_state_the_method_thresholding_and_search_space(runs):
     """The Rocchio + SCut run's records say Rocchio and SCut, never LIBLINEAR's solver nor a threshold of 0."""
     metrics = json.loads(Path(runs.rocchio.output, "metrics.json").read_text())
-    assert metrics["method"] == {"name": "rocchio", "rocchio_beta": 16.0, "rocchio_gamma": 4.0}
+    assert metrics["method"] == {"name": "rocchio", "beta": 16.0, "gamma": 4.0}
     assert metrics["thresholding"] == {"name": "scut", "folds": FOLDS, "seed": SEED}
     assert metrics["search_space"] == {}
     report = Path(runs.rocchio.output, "report.md").read_text()
@@ -398,7 +398,7 @@ def test_metrics_and_report_state_the_method_thresholding_and_search_space(runs)
     assert "- Search space ([tune]): none" in settings
     assert "Solver" not in report and "l2r_l2loss_svc_dual" not in report and "Decision threshold" not in report
     knn = json.loads(Path(runs.knn.output, "metrics.json").read_text())
-    assert (knn["method"], knn["thresholding"]["name"]) == ({"name": "knn", "knn_k": KNN_K}, "scut")
+    assert (knn["method"], knn["thresholding"]["name"]) == ({"name": "knn", "k": KNN_K}, "scut")
     svm = json.loads(Path(runs.svm.output, "metrics.json").read_text())
     assert svm["method"]["name"] == "liblinear" and svm["method"]["C"] == [0.5, 2.0]
     assert svm["thresholding"] == {"name": "scutfbr", "fbr": [0.1, 0.5], "folds": FOLDS, "seed": SEED}

@@ -26,7 +26,13 @@ from test_nnet import read_split, trained
 
 from sparktc.experiment.config import TrainConfig
 from sparktc.models.llsf import document_folds
-from sparktc.models.naive_bayes import NaiveBayesMixture, log_posterior, mixture_nb, multinomial_nb
+from sparktc.models.naive_bayes import (
+    NaiveBayesMixture,
+    NaiveBayesParameters,
+    log_posterior,
+    mixture_nb,
+    multinomial_nb,
+)
 from sparktc.models.tuning import Candidate, fit_category
 
 
@@ -80,7 +86,7 @@ def test_selected_terms_are_the_vocabulary_and_the_rest_weigh_nothing():
     X = _counts(4, terms=30)
     y = np.arange(X.shape[0]) % 4 == 0
     order = np.arange(30)[::-1]  # ranked: the last terms first
-    rule = TrainConfig(method="nb", nb_model="binary", nb_alpha=0.5).decision_rule()
+    rule = TrainConfig(method="nb", nb=NaiveBayesParameters(model="binary", alpha=0.5)).decision_rule()
     model = fit_category(X, y, order, [Candidate("l2r_l2loss_svc_dual", 1.0, 1.0, 10, 0.1)], rule)
     kept = np.sort(order[:10])
     np.testing.assert_allclose(X @ model.weights + model.bias, _reference(X[:, kept], y, 0.5), rtol=1e-10,
@@ -126,11 +132,11 @@ def test_mixture_scores_only_the_selected_columns_and_a_category_without_documen
 # --- through Spark ---------------------------------------------------------------------------------
 
 ALPHA, TERMS = 0.5, 60
-NB = ["train.method=nb", "train.nb_model=binary", f"train.nb_alpha={ALPHA}", "train.thresholding=scut",
+NB = ["train.method=nb", "train.nb.model=binary", f"train.nb.alpha={ALPHA}", "train.thresholding=scut",
       f"select.top_k={TERMS}"]
 FBRS = (0.0, 0.5)
 ALPHAS = (ALPHA, 0.02)
-MIXTURE = ["train.method=nb", f"tune.nb_alpha={list(ALPHAS)}", "train.thresholding=scutfbr",
+MIXTURE = ["train.method=nb", f"tune.nb.alpha={list(ALPHAS)}", "train.thresholding=scutfbr",
            f"tune.terms=[30, {TERMS}]", f"tune.fbr={list(FBRS)}"]
 
 
@@ -236,10 +242,10 @@ def test_mixture_chooses_terms_alpha_and_fbr_by_cross_validated_micro_f1_and_sco
     for j, c in enumerate(CATEGORIES):
         model = mixture.models.loc[c]
         assert model["method"] == "nb" and model["features"] == best[0]
-        assert json.loads(model["choices"])["nb_alpha"] == best[1]
+        assert json.loads(model["choices"])["alpha"] == best[1]
         assert model["threshold"] == pytest.approx(results[best][1][j], rel=1e-6, abs=1e-9), c
     details = json.loads((mixture.output / "manifests" / "train.json").read_text())["details"]
-    assert details["nb_alpha"] == best[1] and details["cv_micro_f1"] == pytest.approx(results[best][0])
+    assert details["alpha"] == best[1] and details["cv_micro_f1"] == pytest.approx(results[best][0])
     assert len(details["searched"]) == len(results)
     test_ids, X_test = read_split(str(mixture.output), "test", "counts")
     expected = posteriors(kept, np.ones(len(ids), dtype=bool), X_test, best[1])
@@ -257,13 +263,18 @@ def test_scut_over_every_term_is_refused_naming_what_works():
     from sparktc.experiment.config import ConfigError, load_config
 
     base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "train.method=nb", "train.thresholding=scut"]
-    with pytest.raises(ConfigError, match=r"over every term.*select.top_k = 2000.*tune.nb_alpha.*scutfbr"):
+    with pytest.raises(ConfigError, match=r"over every term.*select.top_k = 2000.*tune.nb.alpha.*scutfbr"):
         load_config(None, base)
     for works in (["select.top_k=2000"], ["select.reduction_factor=0.9"], ["tune.terms=[1000, 0]"],
-                  ["train.nb_model=binary"]):
+                  ["train.nb.model=binary"]):
         assert load_config(None, [*base, *works]).train.method == "nb"
     assert load_config(None, [*base[:3], "train.thresholding=scutfbr"]).train.thresholding == "scutfbr"
-    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\] with train.nb_model = 'binary'"):
-        load_config(None, [*base, "select.top_k=2000", "train.nb_model=binary", "tune.nb_alpha=[0.1]"])
-    with pytest.raises(ConfigError, match="tune.nb_alpha = \\[0.1\\]: not used by train.method = 'liblinear'"):
-        load_config(None, [*base[:2], "tune.nb_alpha=[0.1]"])
+    with pytest.raises(ConfigError, match="tune.nb.alpha = \\[0.1\\] with train.nb.model = 'binary'"):
+        load_config(None, [*base, "select.top_k=2000", "train.nb.model=binary", "tune.nb.alpha=[0.1]"])
+    # [tune.nb] is naive Bayes's table: under another method it is kept (one file may hold both methods'
+    # settings) and searches nothing.
+    other = load_config(None, [*base[:2], "tune.nb.alpha=[0.1]"])
+    assert other.tune.nb.alpha == [0.1] and not hasattr(other.tune.lists("liblinear"), "alpha")
+    with pytest.raises(ConfigError, match=r"^tune.nb_alpha is now tune.nb.alpha: write \[tune.nb\] alpha = \[0.1\] "
+                                          r"or --set tune.nb.alpha=\[0.1\]$"):
+        load_config(None, [*base, "tune.nb_alpha=[0.1]"])

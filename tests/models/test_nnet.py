@@ -12,6 +12,7 @@ classifying the test texts with the model bundle.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -33,6 +34,8 @@ from sparktc.apps.classify import classify
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.bundle import BundleError, load_bundle
 from sparktc.experiment.config import ConfigError, load_config
+from sparktc.models.decision import decision_record
+from sparktc.models.linear import LinearSearch
 from sparktc.models.nnet import NETWORK_FILE, Network, SavedNetwork, fit_network, read_network, write_network
 
 HIDDEN, EPOCHS, L2, RATE = 6, 30, 0.001, 0.01
@@ -139,18 +142,11 @@ SYNTHETIC = "corpus.format=synthetic"
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["train.nnet_hidden=0"], "train.nnet_hidden = 0 is out of range"),
-    (["train.nnet_epochs=0"], "train.nnet_epochs = 0 is out of range"),
-    (["train.nnet_learning_rate=0"], "train.nnet_learning_rate = 0.0 is out of range; expected > 0"),
-    (["train.nb_alpha=0"], "train.nb_alpha = 0.0 is out of range; expected > 0"),
-    (["train.nb_alpha=-1"], "train.nb_alpha = -1.0 is out of range; expected > 0"),
-    (["train.method=nb", "tune.C=[1.0, 2.0]"], "tune.C = [1.0, 2.0]: not used by train.method = 'nb'"),
-    (["train.method=nb", "tune.solver=['l2r_lr']"], "tune.solver = ['l2r_lr']: not used by train.method = 'nb'"),
-    (["train.method=nb", "tune.positive_weight=[1.0, 2.0]"],
-     "tune.positive_weight = [1.0, 2.0]: not used by train.method = 'nb'"),
-    (["train.method=nnet", "tune.C=[1.0, 2.0]"], "tune.C = [1.0, 2.0]: not used by train.method = 'nnet'"),
-    (["train.method=nnet", "tune.solver=['l2r_lr']", "tune.positive_weight=[1.0, 2.0]"],
-     "tune.solver = ['l2r_lr'], tune.positive_weight = [1.0, 2.0]: not used by train.method = 'nnet'"),
+    (["train.nnet.hidden=0"], "train.nnet.hidden = 0 is out of range"),
+    (["train.nnet.epochs=0"], "train.nnet.epochs = 0 is out of range"),
+    (["train.nnet.learning_rate=0"], "train.nnet.learning_rate = 0.0 is out of range; expected > 0"),
+    (["train.nb.alpha=0"], "train.nb.alpha = 0.0 is out of range; expected > 0"),
+    (["train.nb.alpha=-1"], "train.nb.alpha = -1.0 is out of range; expected > 0"),
 ])
 def test_bad_nnet_and_nb_settings_are_refused_before_spark_starts(overrides, message):
     with pytest.raises(ConfigError) as error:
@@ -158,21 +154,31 @@ def test_bad_nnet_and_nb_settings_are_refused_before_spark_starts(overrides, mes
     assert message in str(error.value)
 
 
+@pytest.mark.parametrize("method", ["nb", "nnet"])
+def test_liblinears_search_is_kept_and_searches_nothing_under_another_method(method):
+    """One file may hold several methods' settings: [tune.liblinear] under nb or nnet is kept, not searched."""
+    lists = ["tune.liblinear.C=[1.0, 2.0]", "tune.liblinear.solver=['l2r_lr']", "tune.liblinear.positive_weight=[1, 2]"]
+    config = load_config(None, [SYNTHETIC, f"train.method={method}", "train.threshold=0.5", *lists])
+    assert config.tune.liblinear == LinearSearch(C=[1.0, 2.0], solver=["l2r_lr"], positive_weight=[1.0, 2.0])
+    assert not {"C", "solver", "positive_weight"} & {f.name for f in dataclasses.fields(config.tune.lists(method))}
+    assert decision_record(dataclasses.asdict(config.train), dataclasses.asdict(config.tune))["search_space"] == {}
+
+
 def test_nnet_and_nb_settings_reach_the_decision_rule():
-    rule = load_config(None, [SYNTHETIC, "train.method=nnet", "train.nnet_hidden=8", "train.nnet_epochs=20",
-                              "train.nnet_l2=0", "train.nnet_learning_rate=0.05"]).train.decision_rule()
-    assert (rule.method, rule.parameters.nnet_hidden, rule.parameters.nnet_epochs, rule.parameters.nnet_l2,
-            rule.parameters.nnet_learning_rate) == ("nnet", 8, 20, 0.0, 0.05)
-    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb_alpha=0.5", "tune.terms=[0, 100]",
+    rule = load_config(None, [SYNTHETIC, "train.method=nnet", "train.nnet.hidden=8", "train.nnet.epochs=20",
+                              "train.nnet.l2=0", "train.nnet.learning_rate=0.05"]).train.decision_rule()
+    assert (rule.method, rule.parameters.hidden, rule.parameters.epochs, rule.parameters.l2,
+            rule.parameters.learning_rate) == ("nnet", 8, 20, 0.0, 0.05)
+    nb = load_config(None, [SYNTHETIC, "train.method=nb", "train.nb.alpha=0.5", "tune.terms=[0, 100]",
                             "train.thresholding=scut"])
-    assert (nb.train.decision_rule().parameters.nb_alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
+    assert (nb.train.decision_rule().parameters.alpha, nb.train.decision_rule().vector_column) == (0.5, "counts")
 
 
 # --- through Spark ---------------------------------------------------------------------------------
 
 TERMS = 60
-NNET = ["train.method=nnet", "train.thresholding=scut", f"select.top_k={TERMS}", "train.nnet_hidden=8",
-        "train.nnet_epochs=40", "train.nnet_learning_rate=0.01"]
+NNET = ["train.method=nnet", "train.thresholding=scut", f"select.top_k={TERMS}", "train.nnet.hidden=8",
+        "train.nnet.epochs=40", "train.nnet.learning_rate=0.01"]
 
 
 def read_split(output: str, split: str, column: str = "values") -> tuple[list[str], sparse.csr_matrix]:
@@ -221,8 +227,7 @@ def test_nnet_saves_one_network_whose_scores_are_the_predictions(nnet):
     assert nnet.assigned.any() and not nnet.assigned.all()
     assert (nnet.models["method"] == "nnet").all() and (nnet.models["features"] == TERMS).all()
     metrics = json.loads((nnet.output / "metrics.json").read_text())
-    assert metrics["method"] == {"name": "nnet", "nnet_hidden": 8, "nnet_epochs": 40, "nnet_l2": 0.0001,
-                                 "nnet_learning_rate": 0.01}
+    assert metrics["method"] == {"name": "nnet", "hidden": 8, "epochs": 40, "l2": 0.0001, "learning_rate": 0.01}
 
 
 def test_classifying_the_test_texts_with_the_bundle_gives_the_same_scores(spark, nnet, tmp_path):
@@ -289,7 +294,7 @@ def test_a_damaged_network_file_is_refused_as_a_damaged_bundle_before_spark_scor
 def test_the_stage_reports_the_network_and_removes_the_fold_networks(nnet):
     details = json.loads((nnet.output / "manifests" / "train.json").read_text())["details"]
     network = read_network(str(nnet.output / "model" / "network"))
-    expected = {"method": "nnet", "nnet_terms": TERMS, "nnet_hidden": 8, "nnet_folds": 5, "nnet_train_documents": 160}
+    expected = {"method": "nnet", "nnet_terms": TERMS, "hidden": 8, "nnet_folds": 5, "nnet_train_documents": 160}
     assert {key: details[key] for key in expected} == expected
     assert (details["nnet_iterations"], details["nnet_loss"]) == (network.iterations, network.loss)
     assert 0 < network.iterations <= 40

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import random
@@ -33,6 +32,7 @@ from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.evaluation.training_decisions import training_decisions, training_decisions_lines
 from sparktc.experiment.config import SECTIONS, ConfigError, check_against_data, load_config
+from sparktc.experiment.config.rules import setting_keys
 from sparktc.models.decision import score_range
 from sparktc.models.knn import knn_scores_from_neighbours, knn_topk
 from sparktc.models.naive_bayes import log_posterior, mixture_nb
@@ -43,7 +43,7 @@ SYNTHETIC = "corpus.format=synthetic"
 
 def method_settings(method: str) -> list[str]:
     # The mixture over selected terms: SCut over every term is refused (test_naive_bayes.py).
-    return [f"train.method={method}"] + (["train.nb_model=mixture", "select.top_k=2000"] if method == "nb" else [])
+    return [f"train.method={method}"] + (["train.nb.model=mixture", "select.top_k=2000"] if method == "nb" else [])
 
 
 # --- the score ranges, Spark-free ---------------------------------------------------------------------------
@@ -54,7 +54,7 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
     rule = load_config(None, [SYNTHETIC, *method_settings(method), "train.thresholding=scut"]).train.decision_rule()
     scores = score_range(rule, nonnegative_features=True)
     if scores.natural is None:  # kNN: no natural threshold, any inside its range works
-        assert method == "knn" and scores.low == 0 and scores.high == rule.parameters.knn_k
+        assert method == "knn" and scores.low == 0 and scores.high == rule.parameters.k
         return
     assert scores.low <= scores.natural < scores.high
     config = load_config(None, [SYNTHETIC, *method_settings(method), f"train.threshold={scores.natural!r}"])
@@ -63,11 +63,11 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
 
 @pytest.mark.parametrize(("settings", "message"), [
     (["train.method=nb"],  # the mixture's default: every posterior P(c|d) > 0 exceeds 0
-     "train.method = 'nb' (train.nb_model = 'mixture') with train.thresholding = 'fixed' and train.threshold = 0 "
+     "train.method = 'nb' (train.nb.model = 'mixture') with train.thresholding = 'fixed' and train.threshold = 0 "
      "assigns every category to every document: the naive Bayes mixture's scores are posteriors 0 < P(c|d) <= 1, "
      "so every score exceeds 0; set train.threshold = 0.5 (P(c|d) > 1/2), or train.thresholding = 'scutfbr'"),
     (["train.method=nb", "train.threshold=1"], "assigns nothing"),
-    (["train.method=knn", "train.knn_k=10", "train.threshold=10"],
+    (["train.method=knn", "train.knn.k=10", "train.threshold=10"],
      "assigns nothing: kNN's scores are sums of the similarities of k = 10 neighbours, between 0 and 10"),
     (["train.method=knn", "train.threshold=-0.5"],
      "assigns every category to every document: kNN's scores are sums of the similarities of k = 30 neighbours, "
@@ -77,12 +77,12 @@ def test_each_method_accepts_its_natural_threshold_or_names_one(method):
      "category of any one of its k = 30 nearest neighbours (a category no neighbour has scores 0, one a neighbour "
      "has more): kNN's scores are sums of the similarities of k = 30 neighbours, between 0 and 30; set "
      "train.threshold in (0, 30), or train.thresholding = 'scutfbr' (thresholds tuned on the training documents)"),
-    (["train.method=knn", "train.knn_k=45", "train.threshold=0"], "any one of its k = 45 nearest neighbours"),
+    (["train.method=knn", "train.knn.k=45", "train.threshold=0"], "any one of its k = 45 nearest neighbours"),
     (["corpus.format=libsvm", "corpus.path=.", "weight.scheme=given", "train.method=knn", "train.threshold=-0.5"],
      "train.threshold = -0.5 assigns each document every category none of its k = 30 nearest neighbours has (its "
      "score is 0): kNN's scores are sums of the similarities of k = 30 neighbours, between -30 and 30; set "
      "train.threshold in (0, 30)"),
-    (["train.method=rocchio", "train.rocchio_gamma=0", "train.threshold=-1"],
+    (["train.method=rocchio", "train.rocchio.gamma=0", "train.threshold=-1"],
      "assigns every category to every document: Rocchio's scores are w'x >= 0 (gamma = 0 and no negative feature)"),
 ])
 def test_a_fixed_threshold_outside_the_scores_is_refused_before_spark_starts(settings, message):
@@ -120,12 +120,12 @@ def test_the_exit_status_table_says_which_configuration_errors_come_after_spark_
 
 @pytest.mark.parametrize("settings", [
     ["train.method=nb", "train.threshold=0.3"],
-    ["train.method=nb", "train.nb_model=binary"],  # log odds: unbounded, 0 is natural
+    ["train.method=nb", "train.nb.model=binary"],  # log odds: unbounded, 0 is natural
     ["train.method=nb", "train.thresholding=scut", "select.top_k=2000"],  # learned thresholds: never refused
     ["train.method=nb", "train.thresholding=rcut"],
     ["train.method=knn", "train.threshold=29.5"],
     ["train.method=knn", "train.threshold=0.5"],
-    ["train.method=knn", "train.knn_k=1"],  # 1-NN: 0 is the nearest neighbour's categories
+    ["train.method=knn", "train.knn.k=1"],  # 1-NN: 0 is the nearest neighbour's categories
     ["train.method=knn", "train.thresholding=scutfbr"],  # the working alternative named
     ["train.method=rocchio", "train.threshold=-1"],  # gamma > 0: scores of either sign
     ["train.method=llsf", "train.threshold=1e6"],  # unbounded: the second line of defence reports it
@@ -171,7 +171,7 @@ def test_the_declared_ranges_hold_for_the_scores_the_methods_give():
     unit = sparse.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1)).clip(1e-12)))
     neighbours, similarities = knn_topk(unit, unit, 7)
     knn = knn_scores_from_neighbours(neighbours, similarities, Y)
-    rule = load_config(None, [SYNTHETIC, "train.method=knn", "train.knn_k=7", "train.threshold=1"]).train \
+    rule = load_config(None, [SYNTHETIC, "train.method=knn", "train.knn.k=7", "train.threshold=1"]).train \
         .decision_rule()
     assert score_range(rule, True).low <= knn.min() and knn.max() <= score_range(rule, True).high == 7
 
@@ -213,7 +213,7 @@ def test_a_rule_that_assigns_nothing_anywhere_is_degenerate():
 @pytest.mark.parametrize("settings", [
     ["train.thresholding=scut", "train.folds=12"],
     ["train.thresholding=proportional", "train.folds=11"],
-    ["tune.C=[0.5, 1.0]", "train.folds=11"],  # a search cross-validates even under a fixed threshold
+    ["tune.liblinear.C=[0.5, 1.0]", "train.folds=11"],  # a search cross-validates even under a fixed threshold
 ])
 def test_more_folds_than_training_documents_is_a_configuration_error_naming_the_key(settings):
     config = load_config(None, [SYNTHETIC, *settings])
@@ -289,26 +289,28 @@ HOSTILE = ['""', '"x"', "-1", "0", "1", "4294967296", "9223372036854775808", "1e
 #: combinations are refused before Spark starts, see above), and what the run must end in: "ok" or a
 #: SparktcError whose message starts with the key named.
 EXTREME_RUNS = [
-    (["train.C=1e300", "train.epsilon=1e300", "train.bias=1e300", "train.positive_weight=1e-300",
+    (["train.liblinear.C=1e300", "train.liblinear.epsilon=1e300", "train.liblinear.bias=1e300",
+      "train.liblinear.positive_weight=1e-300",
       "train.thresholding=scutfbr", "train.fbr=1", "train.folds=12", "train.seed=4294967295",
       "select.top_k=2147483647", "evaluate.ranks=[1000]", "evaluate.top_scores=1000", "evaluate.bands=[2147483647]",
       "evaluate.zero_division=0.0", "evaluate.average_over=test_positive", "evaluate.close_predictions=false"], "ok"),
-    (["tune.C=[1e-300, 1e300]", "tune.positive_weight=[1e-300]", "tune.solver=['l2r_lr', 'l1r_l2loss_svc']",
+    (["tune.liblinear.C=[1e-300, 1e300]", "tune.liblinear.positive_weight=[1e-300]",
+      "tune.liblinear.solver=['l2r_lr', 'l1r_l2loss_svc']",
       "tune.terms=[2147483647, 1]", "tune.fbr=[0, 1]", "train.thresholding=scutfbr", "train.folds=2",
-      "tune.shared_positive_weight=false", "tune.shared_fbr=false", "train.solver=l1r_lr"], "ok"),
-    (["train.method=knn", "train.knn_k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
+      "tune.liblinear.shared_positive_weight=false", "tune.shared_fbr=false", "train.liblinear.solver=l1r_lr"], "ok"),
+    (["train.method=knn", "train.knn.k=2147483647", "select.reduction_factor=0.9999", "train.thresholding=proportional",
       "train.folds=12", "tune.objective=macro_f1"], "ok"),
     (["train.method=rocchio", "train.thresholding=scut", "train.validation=0.9999"], "ok"),
-    (["train.method=knn", "train.knn_k=2147483647", "train.thresholding=scutfbr", "train.validation=1e-300"], "ok"),
-    (["tune.C=[0.5, 2]", "train.validation=0.5"], "ok"),
-    (["train.method=llsf", "train.llsf_k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
-    (["train.method=nb", "train.nb_model=mixture", "train.nb_alpha=1e-300", "train.threshold=1e-300"], "ok"),
-    (["train.method=nb", "tune.nb_alpha=[1e-300, 1e300]", "train.thresholding=scut", "select.top_k=1"], "ok"),
-    (["train.method=sklearn_linear", "train.sklearn_C=1e300", "train.sklearn_max_iter=1"], "ok"),
-    (["train.method=sklearn_linear", "train.sklearn_C=1e-300", "train.sklearn_max_iter=1000000"], "ok"),
-    (["train.method=rocchio", "train.rocchio_beta=1e300", "train.rocchio_gamma=1e300", "train.threshold=1e300"], "ok"),
-    (["train.method=nnet", "train.nnet_hidden=10000", "train.nnet_epochs=3", "train.nnet_l2=1e300",
-      "train.nnet_learning_rate=1e300"], "train.nnet_learning_rate"),
+    (["train.method=knn", "train.knn.k=2147483647", "train.thresholding=scutfbr", "train.validation=1e-300"], "ok"),
+    (["tune.liblinear.C=[0.5, 2]", "train.validation=0.5"], "ok"),
+    (["train.method=llsf", "train.llsf.k=100000", "train.thresholding=rcut", "train.rcut_k=2"], "ok"),
+    (["train.method=nb", "train.nb.model=mixture", "train.nb.alpha=1e-300", "train.threshold=1e-300"], "ok"),
+    (["train.method=nb", "tune.nb.alpha=[1e-300, 1e300]", "train.thresholding=scut", "select.top_k=1"], "ok"),
+    (["train.method=sklearn_linear", "train.sklearn_linear.C=1e300", "train.sklearn_linear.max_iter=1"], "ok"),
+    (["train.method=sklearn_linear", "train.sklearn_linear.C=1e-300", "train.sklearn_linear.max_iter=1000000"], "ok"),
+    (["train.method=rocchio", "train.rocchio.beta=1e300", "train.rocchio.gamma=1e300", "train.threshold=1e300"], "ok"),
+    (["train.method=nnet", "train.nnet.hidden=10000", "train.nnet.epochs=3", "train.nnet.l2=1e300",
+      "train.nnet.learning_rate=1e300"], "train.nnet.learning_rate"),
     (["evaluate.subsets={x = ['omega']}", "evaluate.average_over=x"], "evaluate.subsets.x"),
     (["tokenize.analyzer=sklearn", "tokenize.ngrams=3", "select.min_df=2", "rank.score=frequency", "select.top_k=1",
       "weight.scheme=sklearn"], "ok"),
@@ -316,18 +318,18 @@ EXTREME_RUNS = [
 ]
 #: Data-facing keys not in EXTREME_RUNS, and why.
 NOT_RUN = {"train.method": "a choice; every method runs in test_methods.py and above",
-           "train.nb_model": "a choice; binary runs in test_naive_bayes.py",
+           "train.nb.model": "a choice; binary runs in test_naive_bayes.py",
            "train.thresholding": "a choice; each runs in test_methods.py and test_thresholds",
            "train.threshold": "refused outside a method's scores above; NB and Rocchio extremes run here",
-           "tune.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise",
-           "tune.shared_C": "likewise", "tune.shared_terms": "likewise",
+           "tune.liblinear.shared_positive_weight": "true runs in test_shared_weight.py", "tune.shared_fbr": "likewise",
+           "tune.liblinear.shared_C": "likewise", "tune.shared_terms": "likewise",
            "train.fold_file": "a file of folds; runs in test_micromacro_spark.py",
-           "train.one_class": "a choice; both run in test_linear.py"}
+           "train.liblinear.one_class": "a choice; both run in test_linear.py"}
 DATA_FACING = ("select", "train", "tune", "evaluate")
 
 
 def every_key() -> list[str]:
-    return [f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
+    return [key for name in SECTIONS for key in setting_keys(name)]  # a method's table's too: train.knn.k
 
 
 @pytest.mark.parametrize("key", every_key())

@@ -55,12 +55,12 @@ def test_ties_keep_the_first_weight() -> None:
 
 
 def test_shared_weight_needs_a_weight_list_and_nothing_else_searched() -> None:
-    base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "tune.shared_positive_weight=true"]
-    with pytest.raises(ConfigError, match="needs tune.positive_weight"):
+    base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "tune.liblinear.shared_positive_weight=true"]
+    with pytest.raises(ConfigError, match="needs tune.liblinear.positive_weight"):
         load_config(None, base)
-    with pytest.raises(ConfigError, match="at most one value in tune.C"):
-        load_config(None, [*base, "tune.positive_weight=[1, 2]", "tune.C=[1, 2]"])
-    assert load_config(None, [*base, "tune.positive_weight=[1, 2]"]).tune.shared_positive_weight
+    with pytest.raises(ConfigError, match="at most one value in tune.liblinear.C"):
+        load_config(None, [*base, "tune.liblinear.positive_weight=[1, 2]", "tune.liblinear.C=[1, 2]"])
+    assert load_config(None, [*base, "tune.liblinear.positive_weight=[1, 2]"]).tune.liblinear.shared_positive_weight
 
 
 def test_one_fbr_for_all_categories_is_chosen_the_same_way() -> None:
@@ -75,16 +75,17 @@ def test_shared_fbr_needs_an_fbr_list_scutfbr_and_nothing_else_searched() -> Non
     base = ["corpus.format=reuters21578", f"corpus.path={REPO}", "tune.shared_fbr=true"]
     with pytest.raises(ConfigError, match="needs tune.fbr"):
         load_config(None, [*base, "train.thresholding=scutfbr"])
-    with pytest.raises(ConfigError, match="at most one value in tune.C, tune.solver, tune.positive_weight"):
+    with pytest.raises(ConfigError, match="at most one value in tune.liblinear.C, tune.liblinear.solver, "
+                                          "tune.liblinear.positive_weight"):
         load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "tune.terms=[10, 20]"])
     with pytest.raises(ConfigError, match="train.thresholding = 'scut'"):
         load_config(None, [*base, "train.thresholding=scut", "tune.fbr=[0, 0.1]"])
     with pytest.raises(ConfigError, match="tune.shared_fbr = True: not used by train.method = 'llsf'"):
         load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=llsf"])
-    with pytest.raises(ConfigError, match="train.nb_model = 'mixture': one model for all categories"):
+    with pytest.raises(ConfigError, match="train.nb.model = 'mixture': one model for all categories"):
         load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb"])
     config = load_config(None, [*base, "train.thresholding=scutfbr", "tune.fbr=[0, 0.1]", "train.method=nb",
-                                "train.nb_model=binary"])
+                                "train.nb.model=binary"])
     assert config.tune.shared_fbr
 
 
@@ -99,7 +100,8 @@ def test_a_shared_setting_trains_every_category_with_the_value_chosen_by_micro_f
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     output = tmp_path_factory.mktemp(f"shared_{setting}") / "run"
     shutil.copytree(prepared, output)
-    run_stages(spark, corpus_config(corpus, f"tune.{setting}={values}", f"tune.shared_{setting}=true"),
+    table = "tune." if setting == "terms" else "tune.liblinear."  # C and positive_weight are LIBLINEAR's
+    run_stages(spark, corpus_config(corpus, f"{table}{setting}={values}", f"{table}shared_{setting}=true"),
                str(output), "train", "evaluate")
     shared = json.loads((output / "manifests" / "train.json").read_text())["details"][f"shared_{setting}"]
     micro = {float(value): f1 for value, f1 in shared["cv_micro_f1"].items()}
@@ -111,19 +113,31 @@ def test_a_shared_setting_trains_every_category_with_the_value_chosen_by_micro_f
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["tune.shared_C=true"], "tune.shared_C = true needs tune.C = [...] and at most one value in tune.solver, "
-                             "tune.positive_weight, tune.terms, tune.fbr"),
-    (["tune.C=[1, 2]", "tune.shared_C=true", "tune.terms=[10, 0]", "tune.shared_terms=true"],
-     "tune.shared_C = true needs tune.C = [...] and at most one value in"),
-    (["tune.C=[2]", "tune.shared_C=true", "tune.shared_fbr=true", "tune.fbr=[0.1]", "train.thresholding=scutfbr"],
-     "tune.shared_fbr and tune.shared_C: share one setting, not both"),
+    (["tune.liblinear.shared_C=true"], "tune.liblinear.shared_C = true needs tune.liblinear.C = [...] and at most one "
+     "value in tune.liblinear.solver, tune.liblinear.positive_weight, tune.terms, tune.fbr"),
+    (["tune.liblinear.C=[1, 2]", "tune.liblinear.shared_C=true", "tune.terms=[10, 0]", "tune.shared_terms=true"],
+     "tune.liblinear.shared_C = true needs tune.liblinear.C = [...] and at most one value in"),
+    (["tune.liblinear.C=[2]", "tune.liblinear.shared_C=true", "tune.shared_fbr=true", "tune.fbr=[0.1]",
+      "train.thresholding=scutfbr"],
+     "tune.shared_fbr and tune.liblinear.shared_C: share one setting, not both"),
     (["train.method=llsf", "tune.terms=[600, 0]", "tune.shared_terms=true"],
      "tune.shared_terms = true with train.method = 'llsf': one model for all categories always chooses one term "
      "count for all; remove it"),
-    (["train.method=rocchio", "tune.C=[1, 2]", "tune.shared_C=true"],
-     "tune.C = [1.0, 2.0], tune.shared_C = True: not used by train.method = 'rocchio'"),
+    (["tune.shared_C=true"], "tune.shared_C is now tune.liblinear.shared_C: write [tune.liblinear] shared_C = true "
+     "or --set tune.liblinear.shared_C=true"),
 ])
 def test_one_c_or_term_count_for_all_needs_its_list_alone_and_a_method_that_uses_it(overrides, message) -> None:
     with pytest.raises(ConfigError) as error:
         load_config(None, ["corpus.format=reuters21578", f"corpus.path={REPO}", *overrides])
     assert message in str(error.value)
+
+
+def test_liblinears_shared_c_is_kept_and_shares_nothing_under_another_method() -> None:
+    """[tune.liblinear] is LIBLINEAR's table: under Rocchio it is kept (one file may hold both methods' settings), and
+    Rocchio's run searches and shares nothing of it.
+    """
+    config = load_config(None, ["corpus.format=reuters21578", f"corpus.path={REPO}", "train.method=rocchio",
+                                "tune.liblinear.C=[1, 2]", "tune.liblinear.shared_C=true"])
+    assert config.tune.liblinear.shared_C and config.tune.liblinear.C == [1.0, 2.0]
+    lists = config.tune.lists("rocchio")
+    assert not hasattr(lists, "C") and not hasattr(lists, "shared_C")

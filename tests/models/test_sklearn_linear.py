@@ -11,6 +11,7 @@ over the same folds' out-of-fold scores, the predictions against "w'x + b > thre
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -25,6 +26,7 @@ from test_methods import CATEGORIES, corpus_config, prepared_corpus, read_run, v
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.features.term_selection import top_terms
+from sparktc.models.decision import decision_record
 from sparktc.models.sklearn_linear import SklearnLinearParameters, logistic_regression
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import candidates, fit_category
@@ -67,8 +69,9 @@ def test_degenerate_categories_are_never_or_always_assigned():
 def test_fit_category_fits_the_top_ranked_terms_only_and_scut_thresholds_it():
     X, y = planted(seed=5)
     order = np.random.default_rng(6).permutation(X.shape[1])
-    rule = TrainConfig(method="sklearn_linear", sklearn_C=2.0, thresholding="scut").decision_rule()
-    [candidate] = candidates(rule, TuneConfig(), terms=15)
+    rule = TrainConfig(method="sklearn_linear", sklearn_linear=SklearnLinearParameters(C=2.0),
+                       thresholding="scut").decision_rule()
+    [candidate] = candidates(rule, TuneConfig().lists(rule.method), terms=15)
     assert (candidate.solver, candidate.C, candidate.positive_weight) == (None, None, None)  # LIBLINEAR's only
     model = fit_category(X, y, order, [candidate], rule)
     columns = top_terms(order, 15)
@@ -87,17 +90,24 @@ def test_fit_category_fits_the_top_ranked_terms_only_and_scut_thresholds_it():
     assert model.threshold == pytest.approx(np.mean(per_fold), abs=1e-12)
 
 
-def test_its_train_keys_carry_their_rules_and_it_refuses_liblinears_search():
-    config = load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_C=0.5",
-                                "train.sklearn_max_iter=50"])
-    assert config.train.decision_rule().parameters == SklearnLinearParameters(sklearn_C=0.5, sklearn_max_iter=50)
-    with pytest.raises(ConfigError, match=r"train.sklearn_C = 0.0 is out of range; expected > 0"):
-        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_C=0"])
-    with pytest.raises(ConfigError, match=r"tune.C = \[1.0, 2.0\]: not used by train.method = 'sklearn_linear' "
-                                          r"\(its C is train.sklearn_C"):
-        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "tune.C=[1.0, 2.0]"])
-    with pytest.raises(ValueError, match="sklearn_max_iter = 0 is out of range"):
-        SklearnLinearParameters(sklearn_max_iter=0)
+def test_its_train_keys_carry_their_rules_and_liblinears_search_is_not_its():
+    config = load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_linear.C=0.5",
+                                "train.sklearn_linear.max_iter=50"])
+    assert config.train.decision_rule().parameters == SklearnLinearParameters(C=0.5, max_iter=50)
+    with pytest.raises(ConfigError, match=r"train.sklearn_linear.C = 0.0 is out of range; expected > 0"):
+        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_linear.C=0"])
+    # [tune.liblinear] is LIBLINEAR's table: kept (one file may hold both methods' settings), searched only when
+    # train.method = "liblinear"; sklearn_linear searches nothing of it, and its record says so.
+    both = load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "tune.liblinear.C=[1.0, 2.0]"])
+    assert both.tune.liblinear.C == [1.0, 2.0] and not hasattr(both.tune.lists("sklearn_linear"), "C")
+    assert candidates(both.train.decision_rule(), both.tune.lists("sklearn_linear"), terms=0) == candidates(
+        config.train.decision_rule(), config.tune.lists("sklearn_linear"), terms=0)
+    assert decision_record(dataclasses.asdict(both.train), dataclasses.asdict(both.tune))["search_space"] == {}
+    with pytest.raises(ConfigError, match=r"^train.sklearn_C is now train.sklearn_linear.C: write "
+                                          r"\[train.sklearn_linear\] C = 2 or --set train.sklearn_linear.C=2$"):
+        load_config(None, [SYNTHETIC, "train.method=sklearn_linear", "train.sklearn_C=2"])
+    with pytest.raises(ValueError, match="max_iter = 0 is out of range"):
+        SklearnLinearParameters(max_iter=0)
     example = load_config(str(REPO / "conf" / "reuters21578-sklearn-linear.toml"))
     assert (example.train.method, example.train.thresholding) == ("sklearn_linear", "fixed")
 
@@ -110,7 +120,7 @@ def sklearn_run(spark, tmp_path_factory):
     corpus, prepared = prepared_corpus(spark, tmp_path_factory)
     output = tmp_path_factory.mktemp("sklearn_linear") / "run"
     shutil.copytree(prepared, output)
-    run_stages(spark, corpus_config(corpus, "train.method=sklearn_linear", "train.sklearn_C=4.0",
+    run_stages(spark, corpus_config(corpus, "train.method=sklearn_linear", "train.sklearn_linear.C=4.0",
                                     "train.thresholding=scut", "select.top_k=60"), str(output), "train", "evaluate")
     _, X_train, Y_train = vectors(spark, str(prepared), "train")
     _, X_test, _ = vectors(spark, str(prepared), "test")
@@ -140,6 +150,6 @@ def test_predictions_are_the_log_odds_above_the_scut_thresholds(sklearn_run):
 def test_metrics_and_report_state_the_method(sklearn_run):
     output = Path(sklearn_run[0])
     metrics = json.loads((output / "metrics.json").read_text())
-    assert metrics["method"] == {"name": "sklearn_linear", "sklearn_C": 4.0, "sklearn_max_iter": 1000}
+    assert metrics["method"] == {"name": "sklearn_linear", "C": 4.0, "max_iter": 1000}
     assert ("- Method: `sklearn_linear`, one-vs-rest logistic regression (scikit-learn, L-BFGS), C `4.0`, at most "
             "`1000` iterations") in (output / "report.md").read_text().splitlines()

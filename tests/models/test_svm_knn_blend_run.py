@@ -18,7 +18,7 @@ from benchmarks.svm_knn_blend import measure, render
 from sparktc.apps.pipeline import run as run_stages
 
 MEMBERS = {"liblinear_alone": ["train.thresholding=scutfbr"],
-           "knn_alone": ["train.method=knn", f"train.knn_k={KNN_K}", "train.thresholding=scutfbr"]}
+           "knn_alone": ["train.method=knn", f"train.knn.k={KNN_K}", "train.thresholding=scutfbr"]}
 
 
 @pytest.fixture(scope="module")

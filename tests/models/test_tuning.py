@@ -30,20 +30,38 @@ from sklearn.svm import LinearSVC
 from sparktc.evaluation.metrics import f1_score
 from sparktc.experiment.config import TrainConfig, TuneConfig
 from sparktc.models.decision import DecisionRule, decision_record
+from sparktc.models.knn import KnnParameters
+from sparktc.models.linear import LinearSearch
+from sparktc.models.method import SearchLists
+from sparktc.models.registry import METHODS
 from sparktc.models.rocchio import RocchioParameters
 from sparktc.models.thresholds import balanced_folds
 from sparktc.models.tuning import Candidate, candidates, fit_category, knn_threshold, needs_cross_validation
 
 SOLVER = "l2r_l2loss_svc_dual"
+#: Each method's own [train.METHOD] settings, by name.
+PARAMETERS = {name: {f.name for f in dataclasses.fields(method.parameters)} for name, method in METHODS.items()}
 N_DOCS, N_FEATURES = 300, 200
 
 
 # --- independent helpers ------------------------------------------------------------------------
 
 
-def rule(**train) -> DecisionRule:
-    """The decision rule of a [train] section with these settings."""
-    return TrainConfig(**train).decision_rule()
+def rule(method: str = "liblinear", **train) -> DecisionRule:
+    """The decision rule of a [train] section with these settings: the shared ones by name, the method's own
+    (``C``, ``k``) in its table, [train.METHOD].
+    """
+    own = {key: train.pop(key) for key in list(train) if key in PARAMETERS[method]}
+    return TrainConfig(method=method, **train, **{method: METHODS[method].parameters(**own)}).decision_rule()
+
+
+def search(method: str = "liblinear", **tune) -> SearchLists:
+    """What a run of ``method`` searches with these [tune] lists: the shared ones by name, the method's own in its
+    table, [tune.METHOD].
+    """
+    spec = METHODS[method].search
+    own = {key: tune.pop(key) for key in list(tune) if spec and key in {f.name for f in dataclasses.fields(spec)}}
+    return TuneConfig(**tune, **({method: spec(**own)} if spec else {})).lists(method)
 
 
 def cv_threshold_and_f1(scores: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int, fbr: float = 0.0):
@@ -113,7 +131,7 @@ def problem():
 
 def test_candidates_are_the_product_of_the_tune_lists_in_order():
     train = rule(C=3.0, positive_weight=2.0, fbr=0.3)
-    tune = TuneConfig(C=[1, 0.5], solver=["l2r_lr", SOLVER], terms=[10, 0])
+    tune = search(C=[1, 0.5], solver=["l2r_lr", SOLVER], terms=[10, 0])
     expected = [Candidate(solver, C, 2.0, terms, 0.3)
                 for solver in ("l2r_lr", SOLVER) for C in (1.0, 0.5) for terms in (10, 0)]
     got = candidates(train, tune, terms=99)
@@ -124,11 +142,11 @@ def test_candidates_are_the_product_of_the_tune_lists_in_order():
 
 def test_candidates_default_to_the_train_values_when_the_lists_are_empty():
     train = rule(solver="l2r_lr", C=0.25, positive_weight=4.0, fbr=0.6)
-    assert candidates(train, TuneConfig(), terms=17) == [Candidate("l2r_lr", 0.25, 4.0, 17, 0.6)]
-    assert candidates(train, TuneConfig(positive_weight=[1, 8], fbr=[0.1, 0.2]), terms=0) == [
+    assert candidates(train, search(), terms=17) == [Candidate("l2r_lr", 0.25, 4.0, 17, 0.6)]
+    assert candidates(train, search(positive_weight=[1, 8], fbr=[0.1, 0.2]), terms=0) == [
         Candidate("l2r_lr", 0.25, w, 0, f) for w in (1.0, 8.0) for f in (0.1, 0.2)]
-    assert not needs_cross_validation(rule(thresholding="fixed"), candidates(train, TuneConfig(), 0))
-    assert needs_cross_validation(rule(thresholding="scut"), candidates(train, TuneConfig(), 0))
+    assert not needs_cross_validation(rule(thresholding="fixed"), candidates(train, search(), 0))
+    assert needs_cross_validation(rule(thresholding="scut"), candidates(train, search(), 0))
 
 
 # --- fit_category with SCut against scikit-learn ----------------------------------------------------
@@ -145,7 +163,7 @@ def sklearn_cross_validation(X, y, folds, C, positive_weight, k=5):
 def test_fit_category_scut_threshold_and_cv_f1_equal_sklearn_folds_and_brute_force_scut(problem):
     X, y = problem
     train = rule(thresholding="scut")
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), train)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, search(), 0), train)
     folds = balanced_folds(y, train.folds, train.seed)
     scores = sklearn_cross_validation(X, y, folds, 1.0, 1.0)
     threshold, cv_f1, per_fold = cv_threshold_and_f1(scores, y, folds, train.folds)
@@ -167,7 +185,7 @@ def test_fit_category_scut_threshold_and_cv_f1_equal_sklearn_folds_and_brute_for
 def test_fit_category_search_chooses_the_best_cv_f1_and_retrains_it_on_everything(problem):
     X, y = problem
     train = rule(thresholding="scut")
-    tune = TuneConfig(C=[0.1, 1, 10], positive_weight=[1, 3])
+    tune = search(C=[0.1, 1, 10], positive_weight=[1, 3])
     space = candidates(train, tune, 0)
     model = fit_category(X, y, np.arange(N_FEATURES), space, train)
     assert [candidate_of(s) for s in model.searched] == [
@@ -203,12 +221,12 @@ def test_scutfbr_a_fold_below_fbr_falls_back_to_its_top_score():
     scores = np.empty(N_DOCS)
     for f in range(train.folds):
         held = folds == f
-        scores[held] = X[held] @ rocchio_formula(X[~held], y[~held], train.parameters.rocchio_beta,
-                                                   train.parameters.rocchio_gamma)
+        scores[held] = X[held] @ rocchio_formula(X[~held], y[~held], train.parameters.beta,
+                                                   train.parameters.gamma)
     best_f1 = np.array([brute_force_scut(scores[folds == f], y[folds == f])[1] for f in range(train.folds)])
     fbr = float(np.median(best_f1))
     assert (best_f1 < fbr).any() and (best_f1 >= fbr).any(), best_f1  # the case is constructed: both happen
-    tune = TuneConfig(fbr=[0.0, fbr])
+    tune = search(fbr=[0.0, fbr])
     model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, tune, 0), train)
     for searched, value in zip(model.searched, (0.0, fbr)):
         threshold, cv_f1, per_fold, counts = cv_details(scores, y, folds, train.folds, fbr=value)
@@ -250,7 +268,7 @@ def test_scutfbr_constructed_fold_with_no_separable_positive_uses_its_top_score(
         t, best = brute_force_scut(scores[held], y[held])
         expected_per_fold.append(t if best >= 1.0 else scores[held].max())
     assert any(brute_force_scut(scores[folds == f], y[folds == f])[1] < 1.0 for f in range(5))
-    model = fit_category(X, y, np.arange(n + 1), candidates(train, TuneConfig(), 0), train)
+    model = fit_category(X, y, np.arange(n + 1), candidates(train, search(), 0), train)
     assert model.threshold == pytest.approx(np.mean(expected_per_fold), abs=1e-12)
 
 
@@ -259,13 +277,13 @@ def test_scutfbr_constructed_fold_with_no_separable_positive_uses_its_top_score(
 
 def test_rocchio_through_fit_category_is_the_centroid_formula(problem):
     X, y = problem
-    train = rule(method="rocchio", rocchio_beta=16.0, rocchio_gamma=4.0, threshold=0.25)
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, TuneConfig(), 0), train)
+    train = rule(method="rocchio", beta=16.0, gamma=4.0, threshold=0.25)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(train, search(), 0), train)
     np.testing.assert_allclose(model.weights, rocchio_formula(X, y, 16.0, 4.0), rtol=1e-12, atol=1e-12)
     assert model.bias == 0.0
     assert model.threshold == 0.25 and model.cv_f1 is None and model.searched == []
-    other = rule(method="rocchio", rocchio_beta=2.0, rocchio_gamma=0.5)
-    model = fit_category(X, y, np.arange(N_FEATURES), candidates(other, TuneConfig(), 0), other)
+    other = rule(method="rocchio", beta=2.0, gamma=0.5)
+    model = fit_category(X, y, np.arange(N_FEATURES), candidates(other, search(), 0), other)
     np.testing.assert_allclose(model.weights, rocchio_formula(X, y, 2.0, 0.5), rtol=1e-12, atol=1e-12)
 
 
@@ -276,7 +294,7 @@ def test_terms_keep_the_weights_on_the_top_k_terms_of_the_order(problem):
     top = np.sort(order[:k])
     outside = np.setdiff1d(np.arange(N_FEATURES), top)
     train = rule()
-    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[k]), 0), train)
+    model = fit_category(X, y, order, candidates(train, search(terms=[k]), 0), train)
     assert model.choice.terms == k
     assert len(model.weights) == N_FEATURES
     assert not np.any(model.weights[outside])
@@ -284,7 +302,7 @@ def test_terms_keep_the_weights_on_the_top_k_terms_of_the_order(problem):
     final = sklearn_svm(X[:, top], y, 1.0, 1.0).decision_function(X[:, top])
     np.testing.assert_allclose(X @ model.weights + model.bias, final, rtol=0, atol=1e-3)
     rocchio_train = rule(method="rocchio")
-    model = fit_category(X, y, order, candidates(rocchio_train, TuneConfig(terms=[k]), 0), rocchio_train)
+    model = fit_category(X, y, order, candidates(rocchio_train, search("rocchio", terms=[k]), 0), rocchio_train)
     expected = np.zeros(N_FEATURES)
     expected[top] = rocchio_formula(X[:, top], y, 16.0, 4.0)
     np.testing.assert_allclose(model.weights, expected, rtol=1e-12, atol=1e-12)
@@ -294,7 +312,7 @@ def test_terms_searched_by_cross_validation_use_the_chosen_terms_only(problem):
     X, y = problem
     order = np.random.default_rng(4).permutation(N_FEATURES)
     train = rule(thresholding="scut")
-    model = fit_category(X, y, order, candidates(train, TuneConfig(terms=[20, 0]), 0), train)
+    model = fit_category(X, y, order, candidates(train, search(terms=[20, 0]), 0), train)
     assert [s["terms"] for s in model.searched] == [20, 0]
     assert model.choice.terms == (20, 0)[int(np.argmax([s["cv_f1"] for s in model.searched]))]
     if model.choice.terms:
@@ -326,9 +344,9 @@ def test_knn_threshold_scut_is_the_mean_of_brute_force_fold_thresholds():
 
 
 def test_the_decision_rule_is_the_train_section():
-    train = TrainConfig(method="rocchio", thresholding="rcut", rcut_k=3, rocchio_gamma=1.5)
+    train = TrainConfig(method="rocchio", thresholding="rcut", rcut_k=3, rocchio=RocchioParameters(gamma=1.5))
     rule = train.decision_rule()
-    assert rule.parameters == RocchioParameters(rocchio_beta=16.0, rocchio_gamma=1.5)
+    assert rule.parameters == RocchioParameters(beta=16.0, gamma=1.5)
     common = {key: value for key, value in dataclasses.asdict(rule).items() if key != "parameters"}
     assert common == {key: getattr(train, key) for key in common}
 
@@ -360,17 +378,18 @@ def test_learned_threshold_fixed_keeps_the_threshold_and_counts_its_decisions():
 def test_decision_record_states_method_thresholding_and_search_space():
     train, tune = TrainConfig(method="rocchio", thresholding="scut"), TuneConfig()
     assert decision_record(dataclasses.asdict(train), dataclasses.asdict(tune)) == {
-        "method": {"name": "rocchio", "rocchio_beta": 16.0, "rocchio_gamma": 4.0},
+        "method": {"name": "rocchio", "beta": 16.0, "gamma": 4.0},
         "thresholding": {"name": "scut", "folds": 5, "seed": 0},
         "search_space": {},
     }
-    train, tune = TrainConfig(thresholding="scutfbr", folds=3), TuneConfig(C=[0.5, 2.0], terms=[10, 0])
+    train = TrainConfig(thresholding="scutfbr", folds=3)
+    tune = TuneConfig(terms=[10, 0], liblinear=LinearSearch(C=[0.5, 2.0]))
     assert decision_record(dataclasses.asdict(train), dataclasses.asdict(tune)) == {
         "method": {"name": "liblinear", "solver": SOLVER, "C": [0.5, 2.0], "positive_weight": 1.0, "epsilon": 0.0001,
                    "bias": 1.0, "one_class": "constant"},
         "thresholding": {"name": "scutfbr", "fbr": 0.1, "folds": 3, "seed": 0},
         "search_space": {"C": [0.5, 2.0], "terms": [10, 0], "folds": 3, "seed": 0},
     }
-    train = TrainConfig(method="knn", knn_k=7, thresholding="rcut", rcut_k=2)
+    train = TrainConfig(method="knn", knn=KnnParameters(k=7), thresholding="rcut", rcut_k=2)
     assert decision_record(dataclasses.asdict(train), {}) == {
-        "method": {"name": "knn", "knn_k": 7}, "thresholding": {"name": "rcut", "rcut_k": 2}, "search_space": {}}
+        "method": {"name": "knn", "k": 7}, "thresholding": {"name": "rcut", "rcut_k": 2}, "search_space": {}}

@@ -29,6 +29,7 @@ from sparktc.evaluation.metrics import f1_score
 from sparktc.evaluation.report import decision_lines
 from sparktc.experiment.config import ConfigError, TrainConfig, TuneConfig, load_config
 from sparktc.models.decision import decision_record
+from sparktc.models.knn import KnnParameters
 from sparktc.models.thresholds import validation_size, validation_split
 from sparktc.models.tuning import candidates, fit_category, knn_category
 
@@ -118,7 +119,8 @@ def test_fit_category_learns_from_tr_minus_va_and_thresholds_on_va():
     y = X[:, 0] + X[:, 1] > 0.6
     held = validation_split([f"d{i}" for i in range(120)], 0.25, 0)
     train = rule(method="rocchio", thresholding="proportional", validation=0.25)
-    model = fit_category(sparse.csr_matrix(X), y, np.arange(15), candidates(train, TuneConfig(), 0), train, held)
+    space = candidates(train, TuneConfig().lists(train.method), 0)
+    model = fit_category(sparse.csr_matrix(X), y, np.arange(15), space, train, held)
     w = rocchio_numpy(X[~held], y[~held])
     np.testing.assert_allclose(model.weights, w, atol=1e-12)
     va = X[held] @ w
@@ -128,7 +130,7 @@ def test_fit_category_learns_from_tr_minus_va_and_thresholds_on_va():
                                "fn": int((~decided & y[held]).sum())}
     flipped = y.copy()
     flipped[held] = ~flipped[held]  # Va's labels set the threshold only
-    again = fit_category(sparse.csr_matrix(X), flipped, np.arange(15), candidates(train, TuneConfig(), 0), train, held)
+    again = fit_category(sparse.csr_matrix(X), flipped, np.arange(15), space, train, held)
     np.testing.assert_array_equal(again.weights, model.weights)
 
 
@@ -139,7 +141,8 @@ def test_a_search_chooses_on_va():
     held = validation_split([f"d{i}" for i in range(150)], 0.3, 4)
     train = rule(method="rocchio", thresholding="scut", validation=0.3, seed=4)
     order = np.arange(30)
-    model = fit_category(sparse.csr_matrix(X), y, order, candidates(train, TuneConfig(terms=[3, 0]), 0), train, held)
+    space = candidates(train, TuneConfig(terms=[3, 0]).lists(train.method), 0)
+    model = fit_category(sparse.csr_matrix(X), y, order, space, train, held)
     f1 = {}
     for terms in (3, 30):
         w = rocchio_numpy(X[~held][:, :terms], y[~held])
@@ -160,9 +163,9 @@ def test_knn_category_scores_va_by_neighbours_in_tr_minus_va():
     X = rng.uniform(size=(80, 10)) * (rng.random((80, 10)) < 0.5)
     y = X[:, 0] > 0.3
     held = validation_split([f"d{i}" for i in range(80)], 0.25, 0)
-    train = rule(method="knn", knn_k=5, thresholding="proportional", validation=0.25)
+    train = rule(method="knn", knn=KnnParameters(k=5), thresholding="proportional", validation=0.25)
     neighbours = cosine_neighbours(X[held], X[~held], 5)
-    model = knn_category([neighbours], y, candidates(train, TuneConfig(), 0), train, held)
+    model = knn_category([neighbours], y, candidates(train, TuneConfig().lists(train.method), 0), train, held)
     scores = (neighbours[1] * y[~held][neighbours[0]]).sum(axis=1)
     assert int((scores > model.threshold).sum()) == brute_proportional(scores, int(y[~held].sum()),
                                                                         int((~held).sum()))
@@ -176,14 +179,14 @@ def test_the_setting_is_refused_where_it_cannot_work():
     with pytest.raises(ConfigError, match=r"^train.validation = 0.2 with train.thresholding = 'fixed' and no "
                                           r"\[tune\] search: .* or train.validation = 0$"):
         load_config(None, base)
-    for joint in (["train.method=llsf"], ["train.method=nnet"], ["train.method=nb", "train.nb_model=mixture"]):
+    for joint in (["train.method=llsf"], ["train.method=nnet"], ["train.method=nb", "train.nb.model=mixture"]):
         with pytest.raises(ConfigError, match=r"^train.validation = 0.2 with train.method = .*set train.validation "
                                               r"= 0$"):
             load_config(None, [*base, *joint, "train.thresholding=scut"])
     with pytest.raises(ConfigError, match="0 <= validation < 1"):
         load_config(None, ["corpus.format=synthetic", "train.validation=1"])
     for fine in (["train.thresholding=proportional"], ["train.method=knn", "train.thresholding=scutfbr"],
-                 ["tune.C=[1, 2]"], ["train.method=nb", "train.nb_model=binary", "train.thresholding=scut"]):
+                 ["tune.liblinear.C=[1, 2]"], ["train.method=nb", "train.nb.model=binary", "train.thresholding=scut"]):
         assert load_config(None, [*base, *fine]).train.decision_rule().validation == 0.2
 
 
@@ -253,7 +256,7 @@ def test_rocchio_and_knn_runs_learn_from_tr_minus_va_and_threshold_on_va(spark, 
     assert "validation set of `0.25`" in (rocchio_run / "report.md").read_text()
 
     knn_run = tmp_path / "knn"
-    run_pipeline(spark, load_config(None, [*base, "train.method=knn", "train.knn_k=4",
+    run_pipeline(spark, load_config(None, [*base, "train.method=knn", "train.knn.k=4",
                                            "train.thresholding=scut"]), str(knn_run))
     models = pq.read_table(knn_run / "models").to_pandas().set_index("category")
     neighbours = cosine_neighbours(X[held], X[~held], 4)

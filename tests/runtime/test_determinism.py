@@ -42,7 +42,7 @@ SORT_KEYS = {"vocabulary": "term_id", "vectors": "doc_id", "term_ranks": "term_i
 def corpus_config(corpus: Path):
     return load_config(None, [
         "corpus.format=lyrl2004", f"corpus.path={corpus}", "tokenize.stemmer=none",
-        "train.thresholding=scutfbr", "train.folds=3", "tune.C=[0.5, 2.0]",
+        "train.thresholding=scutfbr", "train.folds=3", "tune.liblinear.C=[0.5, 2.0]",
     ])
 
 

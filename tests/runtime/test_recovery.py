@@ -145,7 +145,7 @@ def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy
 @pytest.mark.parametrize(("setting", "expected"), [
     ("tokenize.stemmer=porter", STAGES[1:]),
     ("rank.global_score=avg", ["train", "evaluate"]),  # re-selected from term_ranks' scores, not recounted
-    ("train.C=0.5", ["train", "evaluate"]),
+    ("train.liblinear.C=0.5", ["train", "evaluate"]),
     ("evaluate.ranks=[1, 2]", ["evaluate"]),
     ("spark.app_name=renamed", []),
 ])
@@ -200,7 +200,7 @@ def test_a_worker_out_of_memory_names_the_setting_and_leaves_no_finished_output(
     try:
         with pytest.raises(ResourceLimitError, match=r"ran out of memory in train \(category .*\); raise "
                                                      r"spark\.executor\.pyspark\.memory"):
-            run_stages(spark, corpus_config(small_corpus, "train.C=0.5"), copy)
+            run_stages(spark, corpus_config(small_corpus, "train.liblinear.C=0.5"), copy)
     finally:
         spark.conf.unset(FAULT)
     assert not Path(copy, "manifests", "train.json").exists()
@@ -209,7 +209,7 @@ def test_a_worker_out_of_memory_names_the_setting_and_leaves_no_finished_output(
     assert not Path(copy, "manifests", "evaluate.json").exists()
     # The next run recomputes train (and evaluate, whose input changed), not the stages before it.
     before = manifests_of_existing(copy)
-    run_stages(spark, corpus_config(small_corpus, "train.C=0.5"), copy)
+    run_stages(spark, corpus_config(small_corpus, "train.liblinear.C=0.5"), copy)
     after = manifests_of(copy)
     assert [stage for stage in STAGES if before.get(stage, {}).get("started") != after[stage]["started"]] == \
         ["train", "evaluate"]

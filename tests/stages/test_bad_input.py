@@ -906,7 +906,7 @@ def no_spark(monkeypatch):
     [
         ("train.bogus=1", "unknown key train.bogus; keys of [train]: method, thresholding, threshold, "),
         ("bogus.key=1", "unknown section [bogus]; sections: corpus, synthesize, "),
-        ("train.C=abc", "train.C = 'abc': expected float, got str"),
+        ("train.liblinear.C=abc", "train.liblinear.C = 'abc': expected float, got str"),
         ("train.folds=1.5", "train.folds = 1.5: expected int, got float"),
         ("corpus.on_error=skip", "corpus.on_error = 'skip' is not allowed; allowed values: 'fail', 'reject'"),
         ("corpus.path=/nonexistent", "corpus.path = '/nonexistent': no such file or directory"),
@@ -974,8 +974,8 @@ def ending_of(error: BaseException, output: Path) -> tuple[int, NoSession]:
 
 
 @pytest.mark.parametrize(("error", "status", "line"), [
-    (ConfigError("train.C = 0: expected a number > 0"), 2,
-     "sparktc: configuration error: train.C = 0: expected a number > 0"),
+    (ConfigError("train.liblinear.C = 0: expected a number > 0"), 2,
+     "sparktc: configuration error: train.liblinear.C = 0: expected a number > 0"),
     (OutputBusyError("--output x is in use by run r"), 75, "sparktc: error: --output x is in use by run r"),
     (IngestError("1 bad record; the first:\n  a.jsonl:3"), 1, "sparktc: error: 1 bad record; the first:\n  a.jsonl:3"),
     (BundleError("no model bundle at m"), 1, "sparktc: error: no model bundle at m"),

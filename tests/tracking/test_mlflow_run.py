@@ -85,7 +85,7 @@ def test_a_finished_run_is_logged_whole_and_read_back_by_mlflows_client(store, t
     whole = expected.pop("corpus.categories")
     params = run.data.params
     assert {key: value for key, value in params.items() if key != "corpus.categories"} == expected
-    assert params["train.C"] == "1.0" and params["corpus.test_parts"] == "[0, 1, 2, 3]"
+    assert params["train.liblinear.C"] == "1.0" and params["corpus.test_parts"] == "[0, 1, 2, 3]"
     assert params["tokenize.title_terms"] == "false" and params["evaluate.subsets.energy"] == '["CRUDE", "NAT-GAS"]'
     cut = params["corpus.categories"]
     assert len(cut) == MAX_PARAM_VAL_LENGTH and cut.endswith(f"... ({len(whole):,} characters; whole in record.json)")

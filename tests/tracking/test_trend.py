@@ -15,7 +15,7 @@ from sparktc.tracking.trend import Tolerances, changes, checks, find, setting_ch
 
 def test_the_default_baseline_is_the_previous_success_with_the_same_digests(tmp_path) -> None:
     records = write(str(tmp_path),
-                    make("a", 1), make("b", 2, settings=with_setting("train", "C", 0.5)),
+                    make("a", 1), make("b", 2, settings=with_setting("train.liblinear", "C", 0.5)),
                     make("c", 3, corpus="e" * 64), make("d", 4, exit_status=1, micro_f1=None, macro_f1=None),
                     make("e", 5, micro_f1=0.8599))
     [found] = checks(records)
@@ -29,24 +29,24 @@ def test_the_default_baseline_is_the_previous_success_with_the_same_digests(tmp_
 
 def test_a_run_without_a_same_digest_predecessor_has_no_baseline_and_says_what_differs(tmp_path) -> None:
     records = write(str(tmp_path), make("a", 1), make("b", 2, corpus="e" * 64),
-                    make("c", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.70))
+                    make("c", 3, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.70))
     [found] = checks(records)
     assert found.baseline is None and found.regressions() == []
     assert [(other["run_id"], what.describe()) for other, what in found.others] == [
-        ("b", f"configuration changed: train.C: 1.0 -> 0.001; corpus changed: eeeeeeee -> {'c' * 8}"),
-        ("a", "configuration changed: train.C: 1.0 -> 0.001"),
+        ("b", f"configuration changed: train.liblinear.C: 1.0 -> 0.001; corpus changed: eeeeeeee -> {'c' * 8}"),
+        ("a", "configuration changed: train.liblinear.C: 1.0 -> 0.001"),
     ]
     assert "no baseline" in found.summary()[0] and records[2]["config_digest"][:8] in found.summary()[0]
 
 
 def test_a_named_baseline_of_other_settings_names_each_changed_setting(tmp_path) -> None:
     records = write(str(tmp_path), make("20261125-a", 1), make("20261125-b", 2),
-                    make("20261125-c", 3, settings=with_setting("train", "C", 0.001), micro_f1=0.7012, macro_f1=0.55,
-                         commit="2222222222bbbb"))
+                    make("20261125-c", 3, settings=with_setting("train.liblinear", "C", 0.001), micro_f1=0.7012,
+                         macro_f1=0.55, commit="2222222222bbbb"))
     [found] = checks(records, baseline="20261125-a")
     assert found.regressions() == [
         "REGRESSION run 20261125-c: micro_f1 0.8600 -> 0.7012 (-0.1588 > 0.002) vs baseline 20261125-a; "
-        "code changed: 1111111111 -> 2222222222; configuration changed: train.C: 1.0 -> 0.001"]
+        "code changed: 1111111111 -> 2222222222; configuration changed: train.liblinear.C: 1.0 -> 0.001"]
     # --all with a named baseline: every later run against it, the rerun within tolerance
     every = checks(records, baseline="20261125-a", every=True)
     assert [(c.run["run_id"], c.baseline["run_id"], len(c.regressions())) for c in every] == [
@@ -54,7 +54,7 @@ def test_a_named_baseline_of_other_settings_names_each_changed_setting(tmp_path)
 
 
 def test_every_run_against_its_own_baseline(tmp_path) -> None:
-    worse = with_setting("train", "C", 0.001)
+    worse = with_setting("train.liblinear", "C", 0.001)
     records = write(str(tmp_path), make("a", 1), make("b", 2, settings=worse, micro_f1=0.70),
                     make("c", 3, micro_f1=0.80), make("d", 4, settings=worse, micro_f1=0.60))
     found = checks(records, every=True)
@@ -140,28 +140,30 @@ def test_setting_changes_leave_out_where_a_run_is_recorded_and_go_into_tables() 
 
 
 def test_a_setting_added_at_its_default_keeps_the_baseline_and_is_named(tmp_path) -> None:
-    # The code of run b added train.tol (default 0.1) and changed train.C's default: the digests, over the
-    # settings away from each code's defaults, are the same, so b is compared with a, and the report says how.
-    old_defaults = {"train": {"method": "rocchio", "C": 1.0}}
-    new_defaults = {"train": {"method": "rocchio", "C": 0.5, "tol": 0.1}}
+    # The code of run b added train.liblinear.tol (default 0.1) and changed train.liblinear.C's default: the digests,
+    # over the settings away from each code's defaults, are the same, so b is compared with a, and the report says
+    # how.
+    old_defaults = {"train": {"method": "rocchio", "liblinear": {"C": 1.0}}}
+    new_defaults = {"train": {"method": "rocchio", "liblinear": {"C": 0.5, "tol": 0.1}}}
     moved = {**SETTINGS, "corpus": {**SETTINGS["corpus"], "path": "/elsewhere"}}
     a, b = write(str(tmp_path), make("a", 1, defaults=old_defaults),
-                 make("b", 2, settings={**moved, "train": {"method": "svm", "C": 0.5, "tol": 0.1}},
+                 make("b", 2, settings={**moved, "train": {"method": "liblinear", "liblinear": {"C": 0.5, "tol": 0.1}}},
                       defaults=new_defaults, micro_f1=0.80, commit="2222222222bbbb"))
     assert a["config_digest"] == b["config_digest"]
     [found] = checks([a, b])
     assert found.baseline["run_id"] == "a"
     assert found.regressions()[0] == (
         "REGRESSION run b: micro_f1 0.8600 -> 0.8000 (-0.0600 > 0.002) vs baseline a; code changed: 1111111111 -> "
-        "2222222222; defaults changed: train.C: 1.0 -> 0.5, train.tol: (unset) -> 0.1")
+        "2222222222; defaults changed: train.liblinear.C: 1.0 -> 0.5, train.liblinear.tol: (unset) -> 0.1")
     # A setting away from the defaults is a change of configuration: no default baseline, and named.
-    c = make("c", 3, settings={**SETTINGS, "train": {"method": "svm", "C": 1.0, "tol": 0.1}}, defaults=new_defaults)
+    c = make("c", 3, settings={**SETTINGS, "train": {"method": "liblinear", "liblinear": {"C": 1.0, "tol": 0.1}}},
+             defaults=new_defaults)
     assert c.config_digest != a["config_digest"]
 
 
 def test_the_same_settings_under_another_digest_say_so(tmp_path) -> None:
     # A record digested over every setting (sparktc before b113c9c) and one over those away from the defaults.
-    old, new = write(str(tmp_path), make("a", 1), make("b", 2, defaults={"train": {"C": 1.0}}))
+    old, new = write(str(tmp_path), make("a", 1), make("b", 2, defaults={"train": {"liblinear": {"C": 1.0}}}))
     assert old["config_digest"] != new["config_digest"]
     assert changes(old, new).describe() == (
         f"configuration changed: digest {old['config_digest'][:8]} -> {new['config_digest'][:8]}, the settings the "

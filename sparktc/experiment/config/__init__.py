@@ -16,7 +16,7 @@ from sparktc.errors import ConfigError
 from sparktc.experiment.config.checks import check_combinations
 from sparktc.experiment.config.loading import check_overrides, load_config, load_section, parse_override
 from sparktc.experiment.config.paths import resolve_paths, resolve_stop_list
-from sparktc.experiment.config.rules import check_setting, checked
+from sparktc.experiment.config.rules import check_setting, checked, settings_table, table_class
 from sparktc.experiment.config.sections import (
     MAX_COUNT,
     MAX_PER_DOCUMENT,
@@ -49,4 +49,5 @@ __all__ = [
     "SynthesizeConfig", "TokenizeConfig", "TrackConfig", "TrainConfig", "TrainSettings", "TuneConfig", "WeightConfig",
     "category_set_of", "check_against_data", "check_combinations", "check_overrides", "check_setting", "checked",
     "hierarchy_policy_of", "load_config", "load_section", "parse_override", "resolve_paths", "resolve_stop_list",
+    "settings_table", "table_class",
 ]

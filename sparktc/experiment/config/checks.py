@@ -5,6 +5,7 @@ silently ignore part of (:func:`check_combinations`). The settings the data can 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +25,7 @@ from sparktc.experiment.config.sections import (
     EvaluateConfig,
     RankConfig,
     TokenizeConfig,
+    TuneSettings,
     category_set_of,
 )
 from sparktc.features.term_selection import FREQUENCY, SCORES
@@ -36,7 +38,8 @@ from sparktc.runtime import faults
 
 def check_combinations(config: Config) -> None:
     """The rules that span settings: each refuses a configuration a stage would fail on or silently ignore part of."""
-    select, train, tune, evaluate = config.select, config.train, config.tune, config.evaluate
+    select, train, evaluate = config.select, config.train, config.evaluate
+    tune = config.tune.lists(train.method)
     if select.top_k and select.reduction_factor:
         raise ConfigError(
             f"select.top_k = {select.top_k} and select.reduction_factor = {select.reduction_factor}: set one, not both")
@@ -46,7 +49,7 @@ def check_combinations(config: Config) -> None:
     _check_category_set(config.corpus, config.evaluate.close_predictions)
     decision = train.decision_rule()
     method = decision.spec
-    unused = {key: _setting(config, key) for key in method.refused if _setting(config, key)}
+    unused = {key: _setting(config, key) for key in method.unused if _setting(config, key)}
     if unused:
         raise ConfigError(f"{', '.join(f'{key} = {value!r}' for key, value in unused.items())}: not used by "
                           f"train.method = {train.method!r} ({method.unused_reason}); "
@@ -58,16 +61,18 @@ def check_combinations(config: Config) -> None:
                           "set one, not both")
     for shared in SHARED:
         others = [key for key in ("C", "solver", "positive_weight", "terms", "fbr") if key != shared]
-        if getattr(tune, f"shared_{shared}") and (not getattr(tune, shared) or any(
-                len(getattr(tune, key)) > 1 for key in others)):
-            raise ConfigError(f"tune.shared_{shared} = true needs tune.{shared} = [...] and at most one value in "
-                              f"{', '.join(f'tune.{key}' for key in others)}")
-    sharing = [f"tune.shared_{shared}" for shared in SHARED if getattr(tune, f"shared_{shared}")]
+        if getattr(tune, f"shared_{shared}", False) and (not getattr(tune, shared) or any(
+                len(getattr(tune, key, ())) > 1 for key in others)):
+            raise ConfigError(f"{_tune_key(train.method, f'shared_{shared}')} = true needs "
+                              f"{_tune_key(train.method, shared)} = [...] and at most one value in "
+                              f"{', '.join(_tune_key(train.method, key) for key in others if hasattr(tune, key))}")
+    sharing = [_tune_key(train.method, f"shared_{shared}") for shared in SHARED
+               if getattr(tune, f"shared_{shared}", False)]
     if len(sharing) > 1:
         several = "both" if len(sharing) == 2 else "several"
         raise ConfigError(f"{' and '.join(sharing)}: share one setting, not {several}")
     for shared, name in (("fbr", "fbr"), ("terms", "term count")):
-        if getattr(tune, f"shared_{shared}") and decision.joint:
+        if getattr(tune, f"shared_{shared}", False) and decision.joint:
             raise ConfigError(" and ".join([f"tune.shared_{shared} = true with train.method = {train.method!r}",
                                             *method.variant_settings(decision.parameters)])
                               + f": one model for all categories always chooses one {name} for all; remove it")
@@ -106,7 +111,7 @@ def _check_validation(config: Config) -> None:
     """A validation set (train.validation > 0) needs per-category models and something to set on it: thresholds
     tuned on validation data, or a [tune] search.
     """
-    train, tune = config.train, config.tune
+    train, tune = config.train, config.tune.lists(config.train.method)
     if not train.validation:
         return
     decision = train.decision_rule()
@@ -115,7 +120,7 @@ def _check_validation(config: Config) -> None:
                                         *decision.spec.variant_settings(decision.parameters)])
                           + f": {decision.spec.title} fits one model for all categories and sets its thresholds on "
                           "cross-validation folds of its own; set train.validation = 0")
-    if not decision.cross_validated and not any(len(getattr(tune, key)) > 1 for key in SEARCHED):
+    if not decision.cross_validated and not any(len(getattr(tune, key, ())) > 1 for key in SEARCHED):
         raise ConfigError(f"train.validation = {train.validation} with train.thresholding = {train.thresholding!r} "
                           "and no [tune] search: nothing would be set on the validation set; set train.thresholding "
                           f"to one of {', '.join(repr(t) for t in CROSS_VALIDATED)} or train.validation = 0")
@@ -123,7 +128,7 @@ def _check_given_folds(config: Config) -> None:
     """The refusals of micromacro, which thresholds per-category models' out-of-fold scores and searches nothing,
     and of a fold file, which replaces the folds of a per-category cross-validation.
     """
-    train, tune = config.train, config.tune
+    train, tune = config.train, config.tune.lists(config.train.method)
     decision = train.decision_rule()
     per_category = isinstance(decision.spec.fitting(decision.parameters, 0), PerCategory)
     if decision.across_categories:
@@ -132,8 +137,9 @@ def _check_given_folds(config: Config) -> None:
                                             f"{train.method!r}", *decision.spec.variant_settings(decision.parameters)])
                               + f": {train.thresholding} thresholds the out-of-fold scores of one model per category; "
                               "use train.thresholding = 'scutfbr'")
-        searched = [f"tune.{key}" for key in SEARCHED if getattr(tune, key)]
-        searched += [f"tune.shared_{key}" for key in SHARED if getattr(tune, f"shared_{key}")]
+        searched = [_tune_key(train.method, key) for key in SEARCHED if getattr(tune, key, ())]
+        searched += [_tune_key(train.method, f"shared_{key}") for key in SHARED
+                     if getattr(tune, f"shared_{key}", False)]
         if searched:
             raise ConfigError(f"{', '.join(searched)} with train.thresholding = {train.thresholding!r}: it sets each "
                               "category's threshold from the categories visited before, for one model each, and "
@@ -144,7 +150,7 @@ def _check_given_folds(config: Config) -> None:
                           "cross-validation folds; set train.validation = 0, or leave the folds to it")
     if not train.fold_file:
         return
-    searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED) > 1
+    searched = math.prod(len(getattr(tune, key, ())) or 1 for key in SEARCHED) > 1
     if not (decision.cross_validated or searched):
         raise ConfigError(f"train.fold_file = {train.fold_file!r} with train.thresholding = {train.thresholding!r} "
                           "and no [tune] search: nothing is cross-validated; remove train.fold_file")
@@ -273,6 +279,14 @@ def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:
     if corpus.hierarchy and category_set_of(corpus) == "regions":
         raise ConfigError(f"corpus.hierarchy = {corpus.hierarchy!r} with corpus.category_set = 'regions': regions "
                           f"have no hierarchy (their list is {lyrl2004.REGIONS_FILE} in corpus.path); remove it")
+
+
+def _tune_key(method: str, key: str) -> str:
+    """How a message names the [tune] setting ``key`` of a run of ``method``: ``tune.fbr``, shared by every method, or
+    ``tune.liblinear.C``, in its method's table.
+    """
+    shared = {f.name for f in dataclasses.fields(TuneSettings)}
+    return f"tune.{key}" if key in shared else f"tune.{method}.{key}"
 
 
 def _setting(config: Config, key: str) -> Any:

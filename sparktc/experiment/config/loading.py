@@ -7,7 +7,6 @@ then the settings together (:mod:`~sparktc.experiment.config.checks`) and the lo
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 import sys
 import tomllib
@@ -18,25 +17,54 @@ from sparktc import packaged
 from sparktc.errors import ConfigError
 from sparktc.experiment.config.checks import check_combinations
 from sparktc.experiment.config.paths import resolve_paths
-from sparktc.experiment.config.rules import checked, default_of, section_of
+from sparktc.experiment.config.rules import checked, default_of, section_of, setting_keys
 from sparktc.experiment.config.sections import SECTIONS, Config
 from sparktc.experiment.presets import PRESET_SECTIONS, PRESETS, SET, apply_preset, attribute
+from sparktc.models.registry import upgraded
 from sparktc.validation import check_path, check_string, check_strings
 
 
 def parse_override(text: str) -> tuple[str, str, Any]:
-    """``section.key=value`` to its parts; the value is read as TOML, else taken as a plain string."""
+    """``section.key=value`` (or ``section.table.key=value``, a method's table: ``train.knn.k=30``) to its section,
+    key (``knn.k``) and value; the value is read as TOML, else taken as a plain string.
+    """
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected section.key=value")
     dotted, raw = text.split("=", 1)
     parts = dotted.strip().split(".")
-    if len(parts) != 2 or not all(parts):
-        raise ConfigError(f"--set {text!r}: the key must be section.key, e.g. train.C=0.5")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ConfigError(f"--set {text!r}: the key must be section.key or section.table.key, e.g. train.folds=5 or "
+                          "train.liblinear.C=0.5")
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
-    return parts[0], parts[1], value
+    return parts[0], ".".join(parts[1:]), value
+
+
+def _put(override: str, values: dict[str, Any], key: str, value: Any) -> None:
+    """``values[key] = value``, a dotted ``key`` (``knn.k``) into its table, made when missing."""
+    *tables, name = key.split(".")
+    for table in tables:
+        values = values.setdefault(table, {})
+        if not isinstance(values, dict):
+            raise ConfigError(f"--set {override!r}: {table} is a setting, not a table")
+    values[name] = value
+
+
+def _setting(raw: Mapping[str, Any], key: str) -> Any:
+    """The value ``raw`` (TOML tables by section) gives the setting ``key`` (``train.knn.k``), else its default."""
+    section, name, *rest = key.split(".")
+    value = raw.get(section, {}).get(name, default_of(section, name))
+    for part in rest:  # a method's table: its given value, else the table's default
+        value = value.get(part, default_of(section, name).get(part)) if isinstance(value, Mapping) else object()
+    return value
+
+
+def _settings(prefix: str, values: Mapping[str, Any]) -> list[str]:
+    """The settings ``values`` gives, as dotted keys under ``prefix``: a table's (``[train.knn]``) one level down."""
+    return [key for name, value in values.items() for key in (
+        _settings(f"{prefix}.{name}", value) if isinstance(value, Mapping) else [f"{prefix}.{name}"])]
 
 
 def _read_toml(path: str) -> dict[str, Any]:
@@ -90,8 +118,8 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
     else:
         raw = {} if path is None else _read_toml(path)
     # Where each setting's value comes from, so that a refusal under a preset never blames the user for its settings.
-    origins = {f"{section}.{key}": f"--config {path}" for section, values in raw.items() if isinstance(values, dict)
-               for key in values}
+    origins = {key: f"--config {path}" for section, values in raw.items() if isinstance(values, dict)
+               for key in _settings(section, values)}
     if preset:
         try:
             given, raw = raw, apply_preset(raw, preset)
@@ -99,9 +127,8 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
             raise ConfigError(f"--preset {error.args[0]}") from None
         origins = {key: origin for key, origin in origins.items() if key.split(".")[0] not in PRESET_SECTIONS}
         origins |= {key: f"--preset {preset}" for key in PRESETS[preset].settings}
-        dropped = [f"{section}.{key}" for section in PRESET_SECTIONS
-                   for key, value in (given.get(section) or {}).items()
-                   if raw[section].get(key, default_of(section, key)) != value]
+        dropped = [key for section in PRESET_SECTIONS for key in _settings(section, given.get(section) or {})
+                   if _setting(raw, key) != _setting(given, key)]
         if dropped:
             print(f"sparktc: --preset {preset} replaces [{'], ['.join(PRESET_SECTIONS)}] of {path}, whose "
                   f"{', '.join(dropped)} it does not keep", file=sys.stderr)
@@ -110,7 +137,7 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
         raw.setdefault(section, {})
         if not isinstance(raw[section], dict):
             raise ConfigError(f"--set {override!r}: [{section}] is not a section")
-        raw[section][key] = value
+        _put(override, raw[section], key, value)
         origins[f"{section}.{key}"] = SET
     for name, values in raw.items():
         if name not in SECTIONS:
@@ -123,7 +150,7 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
     except ConfigError as error:
         if not preset:
             raise
-        known = {f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)}
+        known = {key for name in SECTIONS for key in setting_keys(name)}
         message = attribute(str(error), origins, preset, known)
         if message == str(error):
             raise
@@ -132,11 +159,14 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
 
 
 def load_section(name: str, values: Mapping[str, Any], overrides: Sequence[str] = ()) -> Any:
-    """One section from stored values (e.g. a run's recorded settings) plus ``name.key=value`` overrides."""
-    merged = dict(values)
+    """One section from stored values (e.g. a run's recorded settings, a model bundle's; [train] and [tune] stored
+    before each method owned its table read with their keys mapped, :func:`sparktc.models.registry.upgraded`) plus
+    ``name.key=value`` overrides.
+    """
+    merged = upgraded(name, values) if name in ("train", "tune") else dict(values)
     for override in overrides:
         section, key, value = parse_override(override)
         if section != name:
             raise ConfigError(f"--set {override!r}: only [{name}] settings apply here")
-        merged[key] = value
+        _put(override, merged, key, value)
     return section_of(name, merged)

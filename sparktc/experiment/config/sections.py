@@ -7,6 +7,7 @@ them; :mod:`~sparktc.experiment.config.loading` reads them from TOML and ``--set
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,11 +20,10 @@ from sparktc.features.term_selection import FREQUENCY, GLOBAL_SCORES, SCORES
 from sparktc.features.text import ANALYZERS, TermFeatures
 from sparktc.features.weighting import GIVEN, SCHEMES
 from sparktc.models.decision import CROSS_VALIDATED, SEARCHED, THRESHOLDINGS, DecisionRule
-from sparktc.models.linear import SOLVERS
-from sparktc.models.registry import METHODS, parameter_fields
+from sparktc.models.registry import METHODS
 from sparktc.models.tuning import OBJECTIVES
 from sparktc.runtime.progress import MODES
-from sparktc.validation import allowed, between, rule
+from sparktc.validation import allowed, between, meaning, rule
 
 #: Spark's int, the type of term ids and of the models' ``features``: no count setting is meant beyond it.
 MAX_COUNT = 2**31 - 1
@@ -202,30 +202,38 @@ class SelectConfig:
 @dataclass(frozen=True)
 class TrainSettings:
     """The [train] settings every method shares: which method, and its thresholding (REFERENCE.md section 5).
-    :data:`TrainConfig` adds every registered method's parameters.
+    :data:`TrainConfig` adds every registered method's table of parameters (``[train.knn]``).
     """
 
-    method: str = field(default=next(iter(METHODS)), metadata=allowed(*METHODS))
-    # fixed: assign when the score exceeds `threshold`; scut / scutfbr: per-category thresholds tuned
-    # by k-fold cross-validation on training data (LYRL2004); proportional: per-category thresholds that
-    # assign each validation fold the category's training share (Debole & Sebastiani); pcut: the training
-    # share of each category among the test documents; rcut: the `rcut_k` best categories of each document;
-    # micromacro: LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the
-    # categories visited (most frequent first) + the category's share of macro-F1.
-    thresholding: str = field(default=THRESHOLDINGS[0], metadata=allowed(*THRESHOLDINGS))
-    # A decision value: scores are unbounded, so any finite number is valid.
-    threshold: float = 0.0
-    fbr: float = field(default=0.1, metadata=rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1"))
-    rcut_k: int = field(default=1, metadata=between(1, MAX_PER_DOCUMENT))
-    # Each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 is not k-fold any more.
-    folds: int = field(default=5, metadata=between(2, 100))
-    seed: int = field(default=0, metadata=between(0, SEEDS - 1))
-    # Debole & Sebastiani's validation set Va: this share of the training documents, drawn with `seed`, is held
-    # out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their
-    # thresholds (choose) on Va's scores. 0: on `folds` cross-validation folds, the models trained on all documents.
-    validation: float = field(default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)"))
-    # A local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with `seed`.
-    fold_file: str = ""
+    method: str = field(default=next(iter(METHODS)), metadata=meaning(
+        "the classification method (sparktc.models.registry); its settings are its own table, [train.METHOD]",
+        allowed(*METHODS)))
+    thresholding: str = field(default=THRESHOLDINGS[0], metadata=meaning(
+        "fixed: assign when the score exceeds threshold; scut / scutfbr: per-category thresholds tuned by k-fold "
+        "cross-validation on the training data (LYRL2004); proportional: per-category thresholds that assign each "
+        "validation fold the category's training share (Debole & Sebastiani); pcut: the training share of each "
+        "category among the test documents; rcut: the rcut_k best categories of each document; micromacro: "
+        "LibMultiLabel's thresholding (Lin & Lin 2023), per-fold thresholds maximising micro-F1 over the categories "
+        "visited (most frequent first) + the category's share of macro-F1", allowed(*THRESHOLDINGS)))
+    threshold: float = field(default=0.0, metadata=meaning(
+        "fixed thresholding's threshold, a decision value: scores are unbounded, so any finite number is valid"))
+    fbr: float = field(default=0.1, metadata=meaning(
+        "SCutFBR's fbr: a fold whose best F1 is below it falls back to its top validation score",
+        rule(lambda v: 0.0 <= v <= 1.0, "0 <= fbr <= 1")))
+    rcut_k: int = field(default=1, metadata=meaning("RCut's number of categories per document",
+                                                    between(1, MAX_PER_DOCUMENT)))
+    folds: int = field(default=5, metadata=meaning(
+        "the cross-validation folds; each fold trains every candidate once more; LYRL2004 uses 5, and more than 100 "
+        "is not k-fold any more", between(2, 100)))
+    seed: int = field(default=0, metadata=meaning("the seed of the folds and of the validation set",
+                                                  between(0, SEEDS - 1)))
+    validation: float = field(default=0.0, metadata=meaning(
+        "Debole & Sebastiani's validation set Va: this share of the training documents, drawn with seed, is held "
+        "out; the models learn from the rest, and scut / scutfbr / proportional (and a [tune] search) set their "
+        "thresholds on Va's scores. 0: on folds cross-validation folds, the models trained on all documents",
+        rule(lambda v: 0.0 <= v < 1.0, "0 <= validation < 1 (0: off)")))
+    fold_file: str = field(default="", metadata=meaning(
+        "a local file of each training document's fold (sparktc.models.fold_file), instead of folds drawn with seed"))
 
     def decision_rule(self) -> DecisionRule:
         """The section as the models decide by it (:mod:`sparktc.models.decision`): its method's parameters and
@@ -234,42 +242,71 @@ class TrainSettings:
         return DecisionRule.of(dataclasses.asdict(self))
 
 
-#: [train]: :class:`TrainSettings` and every registered method's parameters (:func:`sparktc.models.registry.
-#: parameter_fields`), each with the default and the rule its method's module declares.
-TrainConfig = dataclasses.make_dataclass("TrainConfig", parameter_fields(), bases=(TrainSettings,), frozen=True)
+def _method_tables(kind: str) -> list[tuple[str, type, dataclasses.Field]]:
+    """One field per registered method that declares a ``kind`` dataclass (``parameters``: [train.NAME]; ``search``:
+    [tune.NAME]), named by its ``train.method``, defaulted to its dataclass's defaults.
+    """
+    where = "train" if kind == "parameters" else "tune"
+    return [(name, getattr(method, kind), field(default_factory=getattr(method, kind), metadata=meaning(
+        f"{method.title}'s {'settings' if kind == 'parameters' else 'search lists'}, [{where}.{name}]: used when "
+        f"train.method = {name!r}, kept and unused otherwise"))) for name, method in METHODS.items()
+        if getattr(method, kind) is not None]
+
+
+#: [train]: :class:`TrainSettings` and one table per registered method, ``[train.knn]``, its
+#: :class:`~sparktc.models.method.Parameters` dataclass, each field with the meaning, default and rule its method's
+#: module declares. Only train.method's table is used; the others are kept, so that one file holds the settings of
+#: several methods and ``--set train.method=...`` switches between them.
+TrainConfig = dataclasses.make_dataclass("TrainConfig", _method_tables("parameters"), bases=(TrainSettings,),
+                                         frozen=True)
 
 
 @dataclass(frozen=True)
-class TuneConfig:
-    """A search space chosen from by k-fold cross-validation on the training data, per category.
+class TuneSettings:
+    """A search space chosen from by k-fold cross-validation on the training data, per category: the lists every
+    method shares. :data:`TuneConfig` adds the tables of the methods that search settings of their own
+    (``[tune.liblinear]``, ``[tune.nb]``).
 
     An empty list keeps the [train] value. Each category's choices are recorded with its model.
     """
 
-    C: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
-    solver: list[str] = field(
-        default_factory=list, metadata=_grid(lambda v: v in SOLVERS, f"names from {', '.join(SOLVERS)}"))
-    positive_weight: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
-    # The naive Bayes mixture's Laplace smoothing alpha, one for the whole model by cross-validated micro-F1.
-    nb_alpha: list[float] = field(default_factory=list, metadata=_grid(lambda v: v > 0, "numbers > 0"))
-    # Numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k.
-    terms: list[int] = field(
-        default_factory=list, metadata=_grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]"))
-    # One positive weight for all categories, the one with the best cross-validated micro-F1
-    # (instead of each category's own best); needs positive_weight and no other list.
-    shared_positive_weight: bool = False
-    # One fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list.
-    shared_fbr: bool = False
-    # Likewise one C (LIBLINEAR's), or one term count, for all categories; each needs its list and no other.
-    shared_C: bool = False
-    shared_terms: bool = False
-    # What a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr
-    # and nb_alpha) maximises over the categories' cross-validated decisions: micro-F1, or macro-F1.
-    objective: str = field(default="micro_f1", metadata=allowed(*OBJECTIVES))
-    # SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet
-    # and the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all by
-    # cross-validated micro-F1.
-    fbr: list[float] = field(default_factory=list, metadata=_grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]"))
+    terms: list[int] = field(default_factory=list, metadata=meaning(
+        "numbers of top-ranked terms ([rank] score) to try (0 = all terms); they replace select.top_k",
+        _grid(lambda v: 0 <= v <= MAX_COUNT, f"integers in [0, {MAX_COUNT:_}]")))
+    shared_fbr: bool = field(default=False, metadata=meaning(
+        "one fbr for all categories, the one with the best cross-validated micro-F1; needs fbr and no other list"))
+    shared_terms: bool = field(default=False, metadata=meaning(
+        "one term count for all categories, likewise; needs terms and no other list"))
+    objective: str = field(default="micro_f1", metadata=meaning(
+        "what a setting chosen for all categories (the shared_ ones, kNN's and the one-model methods' term count, fbr "
+        "and their own searched settings) maximises over the categories' cross-validated decisions",
+        allowed(*OBJECTIVES)))
+    fbr: list[float] = field(default_factory=list, metadata=meaning(
+        "SCutFBR's fbr values to try (LYRL2004 chooses fbr by cross-validation): per category, or, for LLSF, NNet and "
+        "the naive Bayes mixture (one model for all categories) and with shared_fbr, one for all",
+        _grid(lambda v: 0 <= v <= 1, "numbers in [0, 1]")))
+
+    def lists(self, method: str) -> Any:
+        """What a run with ``train.method = method`` searches, as one object
+        (:class:`sparktc.models.method.SearchLists`): the shared lists and the method's own ([tune.NAME]), each
+        under its own name; the other methods' tables are not its.
+        """
+        own = getattr(self, method, None)
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(TuneSettings)}
+        return _search_lists(method)(**values, **({} if own is None else dataclasses.asdict(own)))
+
+
+@functools.cache
+def _search_lists(method: str) -> type:
+    """The dataclass of :meth:`TuneSettings.lists` for ``method``: the shared fields, then its search's."""
+    tables = [TuneSettings] + ([METHODS[method].search] if METHODS[method].search else [])
+    return dataclasses.make_dataclass("SearchLists", [
+        (f.name, f.type, field(default=f.default, default_factory=f.default_factory))
+        for table in tables for f in dataclasses.fields(table)], frozen=True)
+
+
+#: [tune]: :class:`TuneSettings` and the table of each method that searches settings of its own.
+TuneConfig = dataclasses.make_dataclass("TuneConfig", _method_tables("search"), bases=(TuneSettings,), frozen=True)
 
 
 @dataclass(frozen=True)
@@ -405,9 +442,9 @@ def check_against_data(config: Config, facts: Mapping[str, Any], where: str) -> 
     heavy work: ``facts`` holds the training documents (``train_documents``) and the categories (``categories``),
     as ingest reports them; ``where`` says which stage counted them. A ConfigError naming the key.
     """
-    train, tune = config.train, config.tune
+    train, tune = config.train, config.tune.lists(config.train.method)
     documents, categories = facts.get("train_documents"), facts.get("categories")
-    searched = math.prod(len(getattr(tune, key)) or 1 for key in SEARCHED)
+    searched = math.prod(len(getattr(tune, key, ())) or 1 for key in SEARCHED)
     if documents is not None and (train.thresholding in CROSS_VALIDATED or searched > 1) and train.folds > documents:
         why = (f"train.thresholding = {train.thresholding!r}" if train.thresholding in CROSS_VALIDATED
                else f"the [tune] search over {searched} candidates")

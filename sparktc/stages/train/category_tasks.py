@@ -127,7 +127,7 @@ def shared_settings(tune: TuneConfig, always: tuple[str, ...] = ()) -> tuple[str
     similarity space, and ``fbr``, as a per-category fbr would fit the few positives of rare categories), together.
     """
     for shared in SHARED:
-        if getattr(tune, f"shared_{shared}"):
+        if getattr(tune, f"shared_{shared}", False):
             return (shared,)
     return tuple(key for key in always if len(getattr(tune, key)) > 1)
 

@@ -55,7 +55,7 @@ Joint = tuple[int, int]  # a one-model candidate: (term count, index into the ru
 
 def joint_settings(rule: DecisionRule, tune: TuneConfig) -> list[dict[str, Any]]:
     """The method's own settings a one-model method searches for the whole model (the product of their [tune]
-    lists, e.g. the naive Bayes mixture's ``nb_alpha``; :attr:`sparktc.models.method.Method.searched`), [{}]
+    lists, e.g. the naive Bayes mixture's ``alpha``; :attr:`sparktc.models.method.Method.searched`), [{}]
     when it searches none: each a candidate beside the term counts, chosen by cross-validated micro-F1.
     """
     names = [name for name in rule.spec.searched if hasattr(rule.parameters, name) and getattr(tune, name, None)]

@@ -86,7 +86,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     """The train stage (:mod:`sparktc.stages.train`): the ``models`` of every category and the decisions tuning
     made, after checking the settings and memory against the training data.
     """
-    rule, tune = config.train.decision_rule(), config.tune
+    rule, tune = config.train.decision_rule(), config.tune.lists(config.train.method)
     with stage(spark, "train") as report:
         n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))
         training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \
