@@ -39,7 +39,7 @@ Cost: accumulating G is O(N * nnz_d^2) for N documents of nnz_d selected terms e
 O(N * nnz_d * labels_d); the eigendecomposition is O(terms^3) per model (folds + 1 models when
 cross-validating); memory O(terms^2 + terms * categories) per model.
 
-Pure numpy/scipy; the train stage accumulates the sums on the executors (:mod:`sparktc.stages.train`).
+Pure numpy/scipy; the train stage accumulates the sums on the executors (:mod:`sparktc.stages.train.from_sums`).
 """
 
 from __future__ import annotations
