@@ -1,9 +1,10 @@
-# `make test` creates .venv with the pinned dependencies (first run only) and runs the test suite.
+# `make test` creates .venv with the pinned dependencies (first run only) and runs the test suite; it ends with its 15
+# slowest items (docs/design.md, "Keeping the suite fast").
 .PHONY: test
 test:
 	./scripts/ensure-env.sh
 	PYSPARK_PYTHON=$(CURDIR)/.venv/bin/python PYSPARK_DRIVER_PYTHON=$(CURDIR)/.venv/bin/python \
-		.venv/bin/python -m pytest
+		.venv/bin/python -m pytest --durations=15
 
 # `make test-maths` runs only the tests that start no Spark (the maths, the formats, the reports): no JVM, seconds.
 .PHONY: test-maths

@@ -39,13 +39,14 @@ LYRL2004_NAMES = {
 }
 
 
-#: The test files that take longest, longest first (a standalone cluster, pipeline runs under four layouts,
-#: spark-submit runs, killed drivers, ...; about 20 s to 4 minutes each in a 2-core run of the suite), started
-#: first: xdist hands whole files to the workers (--dist loadfile) in collection order (:func:`pytest_configure`),
-#: and one of these started last would leave the other worker idle. The other files, shorter, follow in their
-#: usual order.
-SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_determinism.py", "test_recovery.py",
-                 "test_evaluation.py", "test_classify.py", "test_submit.py", "test_stages.py", "test_methods.py",
+#: The test files that take longest, longest first (a standalone cluster, a Spark Connect server, pipeline runs
+#: under two layouts, spark-submit runs, killed drivers, ...; about 20 s to 4 minutes each in a 2-core run of the
+#: suite), started first: xdist hands whole files to the workers (--dist loadfile) in collection order
+#: (:func:`pytest_configure`), and one of these started last would leave the other worker idle. The other files,
+#: shorter, follow in their usual order.
+SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_connect.py", "test_determinism.py",
+                 "test_recovery.py", "test_evaluation.py", "test_classify.py", "test_submit.py", "test_stages.py",
+                 "test_methods.py",
                  "test_scores_meet_thresholds.py", "test_compare_agreement.py",
                  "test_bad_input.py", "test_synthetic_category_sets.py", "test_synthetic.py", "test_vector_corpora.py",
                  "test_llsf.py", "test_nnet.py", "test_weighting_schemes.py", "test_export_libsvm.py",
@@ -211,23 +212,24 @@ def substituted(words: Sequence[str], paths: Mapping[str, str]) -> list[str]:
     return [replaced(word) for word in words]
 
 
-def reuters21578_arguments(output: str | Path) -> list[str]:
+def reuters21578_arguments(output: str | Path, corpus: str | Path | None = None) -> list[str]:
     """The arguments of the R(90) command in the README (``<!-- example: reuters21578 -->``) for jobs/pipeline.py,
-    the corpus taken from ../shared/data wherever the tests run and the output ``output``.
+    the corpus taken from ../shared/data wherever the tests run (or ``corpus``: :func:`reuters21578_subset`) and the
+    output ``output``.
     """
     from docs_examples import example
 
     job, arguments = job_arguments(example("reuters21578"))
     assert job == "jobs/pipeline.py"
-    return substituted(arguments, {"../shared/data/reuters21578": str(shared_data("reuters21578")),
+    return substituted(arguments, {"../shared/data/reuters21578": str(corpus or shared_data("reuters21578")),
                                    "runs/reuters21578": str(output)})
 
 
-def reuters21578_overrides() -> list[str]:
+def reuters21578_overrides(corpus: str | Path | None = None) -> list[str]:
     """The settings of the README's R(90) command (its ``--set`` values), which point conf/reuters21578.toml at the
-    real corpus in ../shared/data.
+    real corpus in ../shared/data (or at ``corpus``).
     """
-    arguments = reuters21578_arguments("runs/reuters21578")
+    arguments = reuters21578_arguments("runs/reuters21578", corpus)
     return [value for option, value in zip(arguments, arguments[1:]) if option == "--set"]
 
 
@@ -235,8 +237,7 @@ def reuters21578_overrides() -> list[str]:
 def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
     """The README's R(90) command (Reuters-21578 R(90) ApteMod, :func:`reuters21578_arguments`) as the job parses
     it, run in local mode in this session once for the suite: (output directory, each stage's manifest by stage
-    name). tests/stages/test_reuters21578_pipeline.py checks it against the published figures,
-    tests/apps/test_cluster.py against a standalone-cluster run.
+    name). tests/stages/test_reuters21578_pipeline.py checks it against the published figures.
     """
     from sparktc.apps.cli import parse_arguments
     from sparktc.apps.pipeline import run as run_pipeline
@@ -246,6 +247,45 @@ def reuters21578_run(spark, tmp_path_factory) -> tuple[str, dict]:
         return [held, {m["stage"]: m for m in run_pipeline(spark, config, held, force=force)}]
 
     output, reports = made_once(tmp_path_factory, "reuters21578", make)
+    return output, reports
+
+
+#: Three of Reuters-21578's 22 files, 3,000 of its documents: reut2-011 training documents, reut2-014 the last
+#: ModApte training documents and the first test ones, reut2-015 test documents only. The deployment tests (a
+#: standalone cluster, Spark Connect) run the README's R(90) command on them, as it stands but for corpus.path,
+#: against the same command in local mode (:func:`reuters21578_subset_run`); the whole corpus runs once, in local
+#: mode (:func:`reuters21578_run`).
+REUTERS21578_SUBSET = ("reut2-011.sgm.gz", "reut2-014.sgm.gz", "reut2-015.sgm.gz")
+
+
+@pytest.fixture(scope="session")
+def reuters21578_subset(tmp_path_factory) -> Path:
+    """A directory holding the files of :data:`REUTERS21578_SUBSET` (links to ../shared/data's), made once."""
+    def make(directory: Path) -> str:
+        directory.mkdir()
+        for name in REUTERS21578_SUBSET:
+            (directory / name).symlink_to(shared_data("reuters21578", name))
+        return str(directory)
+
+    return Path(made_once(tmp_path_factory, "reuters21578_subset", make))
+
+
+@pytest.fixture(scope="session")
+def reuters21578_subset_run(spark, reuters21578_subset: Path, tmp_path_factory) -> tuple[str, dict]:
+    """The README's R(90) command on :func:`reuters21578_subset` (``reuters21578_arguments(output, subset)``), as the
+    job parses it, run in local mode in this session once for the suite: (output directory, each stage's manifest by
+    stage name). The standalone cluster's run (tests/apps/test_cluster.py) and Spark Connect's
+    (tests/apps/test_connect.py) must equal it.
+    """
+    from sparktc.apps.cli import parse_arguments
+    from sparktc.apps.pipeline import run as run_pipeline
+
+    def make(output: Path) -> list:
+        config, held, force = parse_arguments("the README's R(90) command on a subset",
+                                              reuters21578_arguments(output, reuters21578_subset))
+        return [held, {m["stage"]: m for m in run_pipeline(spark, config, held, force=force)}]
+
+    output, reports = made_once(tmp_path_factory, "reuters21578_subset_run", make)
     return output, reports
 
 
