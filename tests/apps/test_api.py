@@ -45,7 +45,8 @@ import json as _json
 predictions.write.parquet("predictions")
 _json.dump({"output": result.output, "exit_status": result.record.exit_status, "run_id": result.record.run_id,
             "stages": [s["stage"] for s in result.record.stages], "metrics": result.metrics,
-            "recorded_micro_f1": result.record.metrics["micro_f1"], "C": result.record.config["train"]["C"],
+            "recorded_micro_f1": result.record.metrics["micro_f1"],
+            "C": result.record.config["train"]["liblinear"]["C"],
             "texts": [row.doc_id for row in texts.collect()], "repr": repr(result), "html": result._repr_html_(),
             "per_category": result.per_category().to_dict("records"), "figures": result.figures,
             "model_repr": repr(model), "model_html": model._repr_html_()}, open("facts.json", "w"))
@@ -159,7 +160,7 @@ def test_a_model_shows_its_run_s_evaluation_only_beside_the_run_that_evaluated_i
         shutil.copytree(Path(notebook.output) / "model", copy / "model")
         for name in ("per_category.csv", "report.md", "f1_by_band.png", "f1_by_training_frequency.png"):
             shutil.copy(Path(notebook.output) / name, copy / name)
-        metrics["settings"]["train"]["C"] = C
+        metrics["settings"]["train"]["liblinear"]["C"] = C
         (copy / "metrics.json").write_text(json.dumps(metrics))
         loaded = sparktc.load_model(spark, copy / "model")
         assert (loaded.evaluation is not None) is shown
