@@ -1,9 +1,9 @@
 """sparktc.ml's OneVsRestClassifier on the Reuters-21578 R(90) run's own training vectors (a few categories of the
 first documents: fits of seconds): saved in a PipelineModel and loaded, it decides again, and so does one saved before
-each method owned its settings; a CrossValidator grid over its classifier's Params reaches the classifier; only its
-bundle outlives a fit, until the process ends; wrong Params, settings that cannot work together and rows it cannot
-train on are refused. Against the job's decisions and models on the whole of R(90), and the docs' CrossValidator
-block: tests/ml/test_pipeline.py. The method classes' Params against their modules' fields, without Spark:
+each method owned its settings; only its bundle outlives a fit, until the process ends; wrong Params, settings that
+cannot work together and rows it cannot train on are refused. Against the job's decisions and models on the whole of
+R(90), and the docs' CrossValidator block, whose grid over the classifier's C reaches the classifier:
+tests/ml/test_pipeline.py. The method classes' Params against their modules' fields, without Spark:
 tests/ml/test_method_params.py.
 """
 
@@ -229,27 +229,6 @@ def test_labels_become_indices_of_the_models_categories_and_unknown_ones_come_af
     assert label_indices(["earn", "acq"], position) == [0.0, 2.0]
     assert label_indices(["zinc", "crude", "gold", "crude"], position) == [1.0, 3.0, 4.0]
     assert label_indices([], position) == [] and label_indices(None, position) is None
-
-
-def test_a_cross_validator_grid_over_the_classifiers_k_fits_each_k(small):
-    """``addGrid(knn.k, ...)`` reaches the kNN classifier inside the estimator through ``copy``: each fold fits the
-    grid's k (the metrics differ), and the best model's bundle was trained with the k its classifier says.
-    """
-    from pyspark.ml.evaluation import MultilabelClassificationEvaluator
-    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
-
-    knn = KNN(k=30)
-    ovr = OneVsRestClassifier(classifier=knn, thresholding="rcut")
-    grid = ParamGridBuilder().addGrid(knn.k, [1, 25]).build()
-    search = CrossValidator(estimator=Pipeline(stages=[ovr]), estimatorParamMaps=grid, numFolds=2, seed=1,
-                            evaluator=MultilabelClassificationEvaluator(metricName="microF1Measure"))
-    chosen = search.fit(small)
-    metrics = chosen.avgMetrics
-    assert len(metrics) == 2 and metrics[0] != metrics[1] and all(0 < value <= 1 for value in metrics)
-    best = chosen.bestModel.stages[-1]
-    k = best.getClassifier().getK()
-    assert k == [1, 25][metrics.index(max(metrics))] and knn.getK() == 30
-    assert best.bundle.settings["train"]["knn"]["k"] == k and best.bundle.rule.method == "knn"
 
 
 def test_a_pipeline_saved_with_flat_params_loads_and_decides_as_it_did(spark):

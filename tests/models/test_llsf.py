@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import brute_force_scut, chi2_order
-from test_methods import CATEGORIES, corpus_config, prepared_corpus, vectors
+from test_methods import CATEGORIES, corpus_config, prepared_corpus, table_rows, vectors
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import ConfigError, load_config
@@ -132,8 +132,8 @@ def runs(spark, tmp_path_factory):
             if name == "scut":  # the SVD path: the Gram path's limit below the 60 selected terms
                 patch.setattr(llsf, "MAX_GRAM_TERMS", 50)
             run_stages(spark, corpus_config(corpus, *overrides), outputs[name], "train", "evaluate")
-    ids, X, Y = vectors(spark, str(prepared), "train")
-    models = {name: {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
+    ids, X, Y = vectors(str(prepared), "train")
+    models = {name: {r.category: r for r in table_rows(f"{output}/models")}
               for name, output in outputs.items()}
     return SimpleNamespace(ids=ids, X=X, Y=Y.astype(np.float64), order=chi2_order(prepared),
                            models=models, outputs=outputs)

@@ -27,9 +27,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pyarrow.dataset as ds
 import pytest
 from conftest import brute_force_scut, chi2_order, f1_of, invented_words, made_once
-from pyspark.sql import functions as F
 from scipy import sparse
 
 from sparktc.apps.pipeline import run as run_stages
@@ -84,10 +84,17 @@ def corpus_config(path: Path, *overrides: str):
                               f"corpus.categories={json.dumps(CATEGORIES)}", *overrides])
 
 
-def vectors(spark, output: str, split: str):
+def table_rows(path: str | Path) -> list[SimpleNamespace]:
+    """The rows of a run's table (its ``split=`` partitions as a column), read with pyarrow, by doc id or category."""
+    table = ds.dataset(path, format="parquet", partitioning="hive").to_table()
+    return [SimpleNamespace(**row) for row in table.sort_by("doc_id" if "doc_id" in table.column_names
+                                                             else "category").to_pylist()]
+
+
+def vectors(output: str, split: str):
     """(CSR matrix, label indicator) of one split, rows sorted by doc id (the training set's order)."""
-    n_terms = spark.read.parquet(f"{output}/vocabulary").count()
-    rows = spark.read.parquet(f"{output}/vectors").filter(F.col("split") == split).orderBy("doc_id").collect()
+    n_terms = ds.dataset(f"{output}/vocabulary", format="parquet").count_rows()
+    rows = [r for r in table_rows(f"{output}/vectors") if r.split == split]
     indptr = np.cumsum([0] + [len(r.indices) for r in rows])
     X = sparse.csr_matrix((np.array([v for r in rows for v in r.values], dtype=np.float64),
                            np.array([i for r in rows for i in r.indices], dtype=np.int64), indptr),
@@ -96,9 +103,9 @@ def vectors(spark, output: str, split: str):
     return [r.doc_id for r in rows], X, Y
 
 
-def read_run(spark, output: str) -> SimpleNamespace:
-    models = {r.category: r for r in spark.read.parquet(f"{output}/models").collect()}
-    predictions = spark.read.parquet(f"{output}/predictions").orderBy("doc_id").collect()
+def read_run(output: str) -> SimpleNamespace:
+    models = {r.category: r for r in table_rows(f"{output}/models")}
+    predictions = table_rows(f"{output}/predictions")
     return SimpleNamespace(
         output=output, models=models, predictions=predictions,
         P=np.array([[c in r.predicted for c in CATEGORIES] for r in predictions], dtype=bool),
@@ -148,13 +155,13 @@ def runs(spark, tmp_path_factory):
         shutil.copytree(outputs["svm"], outputs[name])
         # Without tune.fbr, which moves SCutFBR's thresholds only (refused with another thresholding).
         predict(spark, corpus_config(corpus, settings["svm"][1], *overrides), Tables(outputs[name], outputs[name]))
-    train_ids, X_train, Y_train = vectors(spark, str(prepared), "train")
-    test_ids, X_test, Y_test = vectors(spark, str(prepared), "test")
+    train_ids, X_train, Y_train = vectors(str(prepared), "train")
+    test_ids, X_test, Y_test = vectors(str(prepared), "test")
     return SimpleNamespace(
         X_train=X_train, Y_train=Y_train, X_test=X_test, Y_test=Y_test, test_ids=test_ids,
         order=chi2_order(prepared), manifests={name: Path(output, "manifests", "train.json")
                                                                for name, output in outputs.items()},
-        **{name: read_run(spark, output) for name, output in outputs.items()},
+        **{name: read_run(output) for name, output in outputs.items()},
     )
 
 

@@ -263,8 +263,10 @@ def test_more_folds_than_training_documents_stops_the_run_after_ingest(spark, ti
     assert not (tmp_path / "run" / "manifests" / "tokenize.json").exists()  # nothing heavy after ingest
 
 
-def test_a_threshold_above_every_score_is_reported_as_a_degenerate_model(spark, tiny_corpus, tmp_path, capfd):
+def test_a_threshold_above_every_score_is_reported_as_a_degenerate_model(spark, tiny_corpus, ranked, tmp_path,
+                                                                         capfd):
     config = load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}", "train.threshold=1e6"])
+    shutil.copytree(ranked, tmp_path / "run")
     manifests = {m["stage"]: m for m in run_pipeline(spark, config, str(tmp_path / "run"))}
     err = capfd.readouterr().err
     assert ("sparktc: warning: train: the decision rule assigns no training document to any of the 3 categories "
@@ -351,7 +353,9 @@ def test_every_data_facing_setting_is_run_at_its_extremes():
 
 @pytest.fixture(scope="module")
 def ranked(spark, tiny_corpus, tmp_path_factory) -> Path:
-    """The tiny corpus through ingest -> rank, once (every extreme run copies it and trains from there)."""
+    """The tiny corpus through ingest -> rank, once (every extreme run and the degenerate threshold's run copy it and
+    train from there).
+    """
     output = tmp_path_factory.mktemp("extremes") / "ranked"
     run_pipeline(spark, load_config(None, ["corpus.format=jsonl", f"corpus.path={tiny_corpus}"]), str(output),
                  "ingest", "tokenize", "weight", "rank")

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 from conftest import REPO
-from test_methods import corpus_config, prepared_corpus
+from test_methods import corpus_config, prepared_corpus, table_rows
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.evaluation.metrics import f1_score
@@ -106,7 +106,7 @@ def test_a_shared_setting_trains_every_category_with_the_value_chosen_by_micro_f
     shared = json.loads((output / "manifests" / "train.json").read_text())["details"][f"shared_{setting}"]
     micro = {float(value): f1 for value, f1 in shared["cv_micro_f1"].items()}
     assert list(micro) == values and shared["chosen"] == max(micro, key=lambda v: (micro[v], -values.index(v)))
-    chosen = {row[column] for row in spark.read.parquet(str(output / "models")).collect()}
+    chosen = {getattr(row, column) for row in table_rows(output / "models")}
     assert chosen == {shared["chosen"]}
     metrics = json.loads((output / "metrics.json").read_text())
     assert metrics["search_space"][f"shared_{setting}"] is True

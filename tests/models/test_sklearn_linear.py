@@ -122,9 +122,9 @@ def sklearn_run(spark, tmp_path_factory):
     shutil.copytree(prepared, output)
     run_stages(spark, corpus_config(corpus, "train.method=sklearn_linear", "train.sklearn_linear.C=4.0",
                                     "train.thresholding=scut", "select.top_k=60"), str(output), "train", "evaluate")
-    _, X_train, Y_train = vectors(spark, str(prepared), "train")
-    _, X_test, _ = vectors(spark, str(prepared), "test")
-    return output, read_run(spark, str(output)), X_train, Y_train, X_test, chi2_order(prepared)
+    _, X_train, Y_train = vectors(str(prepared), "train")
+    _, X_test, _ = vectors(str(prepared), "test")
+    return output, read_run(str(output)), X_train, Y_train, X_test, chi2_order(prepared)
 
 
 def test_the_models_are_logistic_regressions_on_the_selected_terms(sklearn_run):

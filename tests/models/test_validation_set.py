@@ -9,14 +9,15 @@ A [tune] choice is made on Va too. Recomputed here independently of sparktc:
 * ``fit_category`` (Rocchio) against numpy's Rocchio on Tr - Va, Va's labels changed without effect on the model;
   ``knn_category`` against cosine neighbours among Tr - Va computed here;
 * the configuration's refusals, the record and the report's lines; and Rocchio and kNN runs through the train and
-  evaluate stages, their models, thresholds and test scores against numpy's on Tr - Va and Va.
+  evaluate stages on copies of tests/models/test_methods.py's prepared corpus (shared by the suite), their models,
+  thresholds and test scores against numpy's on Tr - Va and Va.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
+import shutil
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from scipy import sparse
+from test_methods import CATEGORIES, corpus_config, prepared_corpus
 
 from sparktc.evaluation.metrics import f1_score
 from sparktc.evaluation.report import decision_lines
@@ -208,22 +210,6 @@ def test_record_and_report_lines():
 # --- through the stages -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
-    """60 training and 20 test documents in three categories, as JSON Lines."""
-    directory = tmp_path_factory.mktemp("validation")
-    rng = random.Random(11)
-    words = {c: [f"{c}{i}" for i in range(8)] for c in ("alpha", "beta", "gamma")}
-    with open(directory / "docs.jsonl", "w") as handle:
-        for i in range(80):
-            labels = rng.sample(sorted(words), rng.choice([1, 1, 2]))
-            text = " ".join(rng.choice(words[label]) for label in labels for _ in range(4))
-            noise = " ".join(rng.choice(words[c]) for c in rng.sample(sorted(words), 1))
-            handle.write(json.dumps({"id": f"d{i:02d}", "text": f"{text} {noise} common words", "labels": labels,
-                                     "split": "train" if i < 60 else "test"}) + "\n")
-    return directory
-
-
 def training_matrix(run: Path) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
     """The run's training vectors read here: dense ltc rows, doc ids sorted, labels per category."""
     table = pq.read_table(run / "vectors", filters=[("split", "=", "train")]).sort_by("doc_id")
@@ -232,20 +218,25 @@ def training_matrix(run: Path) -> tuple[np.ndarray, list[str], dict[str, np.ndar
     for row, (indices, values) in enumerate(zip(table["indices"].to_pylist(), table["values"].to_pylist())):
         X[row, indices] = values
     labels = table["labels"].to_pylist()
-    return X, table["doc_id"].to_pylist(), {c: np.array([c in ls for ls in labels]) for c in ("alpha", "beta",
-                                                                                                "gamma")}
+    return X, table["doc_id"].to_pylist(), {c: np.array([c in ls for ls in labels]) for c in CATEGORIES}
 
 
-def test_rocchio_and_knn_runs_learn_from_tr_minus_va_and_threshold_on_va(spark, corpus, tmp_path):
+def test_rocchio_and_knn_runs_learn_from_tr_minus_va_and_threshold_on_va(spark, tmp_path, tmp_path_factory):
+    """On a copy of tests/models/test_methods.py's prepared corpus (160 training documents, 5 categories): Va is
+    a quarter of them, 40.
+    """
     from sparktc.apps.pipeline import run as run_pipeline
 
-    base = ["corpus.format=jsonl", f"corpus.path={corpus}", "train.validation=0.25", "train.seed=9"]
-    rocchio_run = tmp_path / "rocchio"
-    manifests = {m["stage"]: m for m in run_pipeline(spark, load_config(None, [
-        *base, "train.method=rocchio", "train.thresholding=proportional"]), str(rocchio_run))}
-    assert manifests["train"]["details"]["validation_documents"] == 15
+    corpus, prepared = prepared_corpus(spark, tmp_path_factory)
+    base = ["train.validation=0.25", "train.seed=9"]
+    rocchio_run, knn_run = tmp_path / "rocchio", tmp_path / "knn"
+    shutil.copytree(prepared, rocchio_run)
+    manifests = {m["stage"]: m for m in run_pipeline(spark, corpus_config(
+        corpus, *base, "train.method=rocchio", "train.thresholding=proportional"), str(rocchio_run),
+        "train", "evaluate")}
+    assert manifests["train"]["details"]["validation_documents"] == 40
     X, ids, y = training_matrix(rocchio_run)
-    held = np.array([d in set(sorted(ids, key=lambda d: digest(9, d))[:15]) for d in ids])
+    held = np.array([d in set(sorted(ids, key=lambda d: digest(9, d))[:40]) for d in ids])
     models = pq.read_table(rocchio_run / "models").to_pandas().set_index("category")
     for category, labels in y.items():
         w = rocchio_numpy(X[~held], labels[~held])
@@ -255,9 +246,9 @@ def test_rocchio_and_knn_runs_learn_from_tr_minus_va_and_threshold_on_va(spark, 
             va, int(labels[~held].sum()), int((~held).sum()))
     assert "validation set of `0.25`" in (rocchio_run / "report.md").read_text()
 
-    knn_run = tmp_path / "knn"
-    run_pipeline(spark, load_config(None, [*base, "train.method=knn", "train.knn.k=4",
-                                           "train.thresholding=scut"]), str(knn_run))
+    shutil.copytree(prepared, knn_run)
+    run_pipeline(spark, corpus_config(corpus, *base, "train.method=knn", "train.knn.k=4", "train.thresholding=scut"),
+                 str(knn_run), "train", "evaluate")
     models = pq.read_table(knn_run / "models").to_pandas().set_index("category")
     neighbours = cosine_neighbours(X[held], X[~held], 4)
     for category, labels in y.items():
