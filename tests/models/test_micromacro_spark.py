@@ -28,7 +28,7 @@ def prepared_run(spark, tmp_path_factory, name: str):
     base = tmp_path_factory.mktemp(name)
     output = base / "run"
     shutil.copytree(prepared, output)
-    return corpus, base, output, *vectors(spark, str(prepared), "train")
+    return corpus, base, output, *vectors(str(prepared), "train")
 
 
 @pytest.mark.spark
@@ -55,7 +55,7 @@ def test_micromacro_over_a_fold_file_sets_libmultilabels_thresholds(spark, tmp_p
             w, b = BinaryProblems(X[~held], 1.0).train(y[~held], "l2r_l2loss_svc_dual", C=1.0, epsilon=0.0001)
             scores[held] = X[held] @ w + b
         expected[category] = transcribed_label(scores, y, fold, FOLDS, stats)
-    run = read_run(spark, str(output))
+    run = read_run(str(output))
     assert {c: run.models[c].threshold for c in CATEGORIES} == pytest.approx(expected, rel=1e-9, abs=1e-12)
     details = json.loads((output / "manifests" / "train.json").read_text())["details"]
     assert details["visiting_order"] == visited
