@@ -184,7 +184,7 @@ def test_classify_through_connect_equals_the_classic_session(spark, connect_run,
 def test_a_run_and_its_model_through_connect_show_what_the_notebook_shows(spark, connect_run,
                                                                           reuters21578_subset_run) -> None:
     """What examples/notebook.ipynb shows (the run's and the model's lines and pages, the figures, the per-category
-    table) made on a Connect session, where the files are read through the session: as on the classic one.
+    table) made by the Connect client: equal to the classic subset run's, or made of the Connect run's own files.
     """
     connect_output, _ = connect_run
     classic_output, _ = reuters21578_subset_run
