@@ -451,10 +451,11 @@ def flip_bytes(file: Path, count: int = 40) -> None:
         handle.write(bytes(b ^ 0xFF for b in middle))
 
 
-def execute_notebook(folder: Path, environment: dict[str, str]) -> Any:
+def execute_notebook(folder: Path, environment: dict[str, str], after: str = "") -> Any:
     """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python with ``environment``, in
-    ``examples/`` of a copy of the layout in ``folder`` (conf/ beside it): the notebook with its outputs, also
-    written to ``folder/examples/executed.ipynb`` (to look at when a test fails).
+    ``examples/`` of a copy of the layout in ``folder`` (conf/ beside it), then ``after``, when given, as a last code
+    cell in the same kernel: the notebook with its outputs, also written to ``folder/examples/executed.ipynb`` (to look
+    at when a test fails).
     """
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
@@ -471,6 +472,8 @@ def execute_notebook(folder: Path, environment: dict[str, str]) -> Any:
     manager = AsyncKernelManager(kernel_name="sparktc",
                                  kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels.parent)]))
     notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
+    if after:
+        notebook.cells.append(nbformat.v4.new_code_cell(after))
     NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "examples")}}
                    ).execute(env=environment)
     nbformat.write(notebook, folder / "examples" / "executed.ipynb")
@@ -481,3 +484,60 @@ def cell_outputs(notebook: Any, start: str) -> list[dict]:
     """The outputs of the code cell whose source starts with ``start``."""
     [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.startswith(start)]
     return cell.outputs
+
+
+# --- The example notebook and docs/notebooks.md's notebook block, run once in one kernel: tests/apps/test_api.py
+# checks both, tests/apps/test_connect.py compares the main job run through Spark Connect with the notebook's run.
+
+#: The settings a kernel could start with, none of them PYSPARK_PYTHON: two cores and few shuffle partitions, as the
+#: suite's session, to keep the run short.
+KERNEL_SUBMIT_ARGS = ("--master local[2] --conf spark.sql.shuffle.partitions=4 --conf spark.ui.enabled=false "
+                      f"--conf spark.driver.extraJavaOptions={FIRST_TIER_JIT} pyspark-shell")
+#: Run after the page's block, in its kernel: what the tests read of it (the block's names; its predictions written
+#: to an absolute path: the kernel's JVM resolves relative ones against its own working directory, not the cell's).
+NOTEBOOK_BLOCK_EPILOGUE = """
+import json as _json
+predictions.write.parquet(os.path.abspath("predictions"))
+_json.dump({"output": result.output, "exit_status": result.record.exit_status, "run_id": result.record.run_id,
+            "stages": [s["stage"] for s in result.record.stages], "metrics": result.metrics,
+            "recorded_micro_f1": result.record.metrics["micro_f1"],
+            "C": result.record.config["train"]["liblinear"]["C"],
+            "texts": [row.doc_id for row in texts.collect()], "repr": repr(result), "html": result._repr_html_(),
+            "per_category": result.per_category().to_dict("records"), "figures": result.figures,
+            "model_repr": repr(model), "model_html": model._repr_html_()}, open("facts.json", "w"))
+"""
+
+
+def kernel_environment() -> dict[str, str]:
+    """This process's environment as a plain Jupyter kernel started from the project's venv has it: without
+    PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON (this checkout's sparktc on the path).
+    """
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
+    return environment | {"PYTHONPATH": str(REPO), "PYSPARK_SUBMIT_ARGS": KERNEL_SUBMIT_ARGS}
+
+
+@pytest.fixture(scope="session")
+def notebook_kernel_run(tmp_path_factory) -> dict[str, Any]:
+    """``examples/notebook.ipynb`` executed headless (:func:`execute_notebook`) in a kernel whose environment has no
+    PYSPARK_PYTHON (:func:`kernel_environment`), then docs/notebooks.md's ``notebook`` block as it stands, in a last
+    cell of the same kernel, from a folder of its own (``block``): one kernel and one JVM for both, the block's
+    session the notebook's. Made once for the suite: ``notebook`` (the executed notebook, as JSON), ``run`` (the
+    notebook's run, examples/runs/notebook), ``block`` (the block's folder), ``stdout`` (what the block printed) and
+    ``facts`` (what :data:`NOTEBOOK_BLOCK_EPILOGUE` read of the block's run).
+    """
+    import nbformat
+    from docs_examples import example
+
+    def make(directory: Path) -> dict[str, Any]:
+        block, layout = directory / "block", directory / "layout"
+        block.mkdir(parents=True)
+        layout.mkdir()
+        code = f"import os\nos.chdir({str(block)!r})\n{example('notebook')}{NOTEBOOK_BLOCK_EPILOGUE}"
+        notebook = execute_notebook(layout, kernel_environment(), after=code)
+        stdout = "".join(output.text for output in notebook.cells[-1].outputs
+                         if output.output_type == "stream" and output.name == "stdout")
+        return {"notebook": nbformat.writes(notebook), "run": str(layout / "examples" / "runs" / "notebook"),
+                "block": str(block), "stdout": stdout, "facts": json.loads((block / "facts.json").read_text())}
+
+    return made_once(tmp_path_factory, "notebook_kernel_run", make)

@@ -1,7 +1,7 @@
-"""The Python API: the notebook example of docs/notebooks.md as it stands, in a Python whose environment has no
-PYSPARK_PYTHON; every argument and column checked at the door; classify over DataFrames checked against the classify
-job's own path and against the bundle's scores computed independently; the workers' interpreter checked before the
-first job.
+"""The Python API: the example notebook and docs/notebooks.md's notebook block as they stand, run one after the other
+in one kernel whose environment had no PYSPARK_PYTHON (conftest.py's ``notebook_kernel_run``); every argument and
+column checked at the door; classify over DataFrames checked against the classify job's own path and against the
+bundle's scores computed independently; the workers' interpreter checked before the first job.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FIRST_TIER_JIT, REPO, cell_outputs, execute_notebook
+from conftest import REPO, cell_outputs
 from docs_examples import example
 from pyspark.sql import functions as F
 
@@ -39,45 +39,17 @@ from sparktc.runtime import session
 NO_ID = "doc_id is null or empty: give every document an id"
 NO_TEXT = "text is null: give every document its text"
 NOT_FINITE = "values holds NaN or infinity (or a number beyond a float's range, 3.4e38): give finite values"
-#: Run after the page's block, in its process: what the tests read of it.
-EPILOGUE = """
-import json as _json
-predictions.write.parquet("predictions")
-_json.dump({"output": result.output, "exit_status": result.record.exit_status, "run_id": result.record.run_id,
-            "stages": [s["stage"] for s in result.record.stages], "metrics": result.metrics,
-            "recorded_micro_f1": result.record.metrics["micro_f1"],
-            "C": result.record.config["train"]["liblinear"]["C"],
-            "texts": [row.doc_id for row in texts.collect()], "repr": repr(result), "html": result._repr_html_(),
-            "per_category": result.per_category().to_dict("records"), "figures": result.figures,
-            "model_repr": repr(model), "model_html": model._repr_html_()}, open("facts.json", "w"))
-"""
-#: The settings a kernel could start with, none of them PYSPARK_PYTHON: two cores and few shuffle partitions, as the
-#: suite's session, to keep the run short.
-SUBMIT_ARGS = ("--master local[2] --conf spark.sql.shuffle.partitions=4 --conf spark.ui.enabled=false "
-               f"--conf spark.driver.extraJavaOptions={FIRST_TIER_JIT} pyspark-shell")
-
-
-def kernel_environment() -> dict[str, str]:
-    """This process's environment as a plain Jupyter kernel started from the project's venv has it: without
-    PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON (this checkout's sparktc on the path).
-    """
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
-    return environment | {"PYTHONPATH": str(REPO), "PYSPARK_SUBMIT_ARGS": SUBMIT_ARGS}
 
 
 @pytest.fixture(scope="module")
-def notebook(tmp_path_factory) -> SimpleNamespace:
-    """The page's example run as written by the project's Python in a fresh directory, in an environment
-    without PYSPARK_PYTHON: what it printed, its predictions and what the epilogue read of its run.
+def notebook(notebook_kernel_run) -> SimpleNamespace:
+    """docs/notebooks.md's notebook block as it stands, run after the example notebook in its kernel, whose
+    environment had no PYSPARK_PYTHON (conftest.py's ``notebook_kernel_run``): what it printed, its predictions and
+    what the epilogue read of its run.
     """
-    code = example("notebook")
-    folder = tmp_path_factory.mktemp("notebook")
-    done = subprocess.run([sys.executable, "-c", code + EPILOGUE], cwd=folder, env=kernel_environment(),
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return SimpleNamespace(stdout=done.stdout, predictions=str(folder / "predictions"),
-                           **json.loads((folder / "facts.json").read_text()))
+    return SimpleNamespace(stdout=notebook_kernel_run["stdout"],
+                           predictions=str(Path(notebook_kernel_run["block"]) / "predictions"),
+                           **notebook_kernel_run["facts"])
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +57,8 @@ def model(spark, notebook):
     return sparktc.load_model(spark, Path(notebook.output) / "model")  # a path may be a pathlib.Path
 
 
-@pytest.mark.spark  # a run in a subprocess or a kernel
-def test_the_notebook_example_runs_without_pyspark_python_and_returns_the_metrics(notebook) -> None:
+@pytest.mark.spark  # a run in a kernel
+def test_the_notebook_block_runs_in_a_kernel_and_returns_the_metrics(notebook) -> None:
     assert notebook.exit_status == 0 and notebook.run_id
     assert notebook.stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"]
     assert 0 < notebook.metrics["micro_f1"] <= 1 and notebook.metrics["micro_f1"] == notebook.recorded_micro_f1
@@ -96,7 +68,19 @@ def test_the_notebook_example_runs_without_pyspark_python_and_returns_the_metric
     assert "sparktc:" not in notebook.stdout and "train+" not in notebook.stdout
 
 
-@pytest.mark.spark  # a run in a subprocess or a kernel
+def test_the_block_sets_pyspark_python_before_its_session_as_the_notebook_s_first_cell() -> None:
+    """The block runs after the notebook, on the session the notebook's first cell started without PYSPARK_PYTHON:
+    its own first lines must be that cell's, which a kernel without PYSPARK_PYTHON needs.
+    """
+    setting = 'os.environ.setdefault("PYSPARK_PYTHON", sys.executable)'
+    session_line = "SparkSession.builder.getOrCreate()"
+    first_cell = next(cell.source for cell in nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4).cells
+                      if cell.cell_type == "code")
+    for code in (example("notebook"), first_cell):
+        assert code.index("import sys") < code.index(setting) < code.index(session_line), code
+
+
+@pytest.mark.spark  # a run in a kernel
 def test_a_run_and_a_model_say_themselves_in_one_line(notebook) -> None:
     scores = f"micro-F1 {notebook.metrics['micro_f1']:.4f}, macro-F1 {notebook.metrics['macro_f1']:.4f}"
     assert notebook.repr == f"RunResult({notebook.output!r}: run {notebook.run_id}, exit status 0, 7 stages, {scores})"
@@ -106,7 +90,7 @@ def test_a_run_and_a_model_say_themselves_in_one_line(notebook) -> None:
                                    f"{terms:,} terms, 1,000 training documents, ltc weights)")
 
 
-@pytest.mark.spark  # a run in a subprocess or a kernel
+@pytest.mark.spark  # a run in a kernel
 def test_a_run_and_its_model_show_the_headline_the_rule_the_figures_and_the_report(notebook) -> None:
     figures = [Path(notebook.output) / name for name in ("f1_by_band.png", "f1_by_training_frequency.png")]
     assert notebook.figures == [str(path) for path in figures]
@@ -131,7 +115,7 @@ def test_a_run_that_did_not_evaluate_has_no_table_and_no_figures() -> None:
         result.per_category()
 
 
-@pytest.mark.spark  # a run in a subprocess or a kernel
+@pytest.mark.spark  # a run in a kernel
 def test_per_category_is_the_run_s_table_as_a_dataframe(notebook) -> None:
     table = pd.DataFrame(notebook.per_category)
     contingency = pd.read_parquet(Path(notebook.output) / "contingency").sort_values("category")
@@ -458,16 +442,15 @@ def test_a_python_that_cannot_start_or_lacks_modules_is_said_so(bare_python) -> 
 
 
 @pytest.fixture(scope="module")
-def executed_notebook(tmp_path_factory) -> nbformat.NotebookNode:
+def executed_notebook(notebook_kernel_run) -> nbformat.NotebookNode:
     """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python, in ``examples/`` of a
-    copy of the layout (conf/ beside it), in an environment without PYSPARK_PYTHON: the notebook with its outputs.
+    copy of the layout (conf/ beside it), in an environment without PYSPARK_PYTHON: the notebook with its outputs
+    (conftest.py's ``notebook_kernel_run``).
     """
-    return execute_notebook(tmp_path_factory.mktemp("layout"), kernel_environment())
+    return nbformat.reads(notebook_kernel_run["notebook"], as_version=4)
 
 
-
-
-@pytest.mark.spark  # a run in a subprocess or a kernel
+@pytest.mark.spark  # a run in a kernel
 def test_the_example_notebook_runs_headless_and_shows_the_run_in_one_cell(executed_notebook) -> None:
     run = cell_outputs(executed_notebook, "result = sparktc.run_pipeline(")
     assert not [output for output in run if output.output_type == "stream" and output.name == "stdout"]

@@ -5,15 +5,17 @@ org.apache.spark.sql.connect.service.SparkConnectServer``), in local mode with t
 Python workers running the project's interpreter. Client processes talk to it as thin clients
 (``SparkSession.builder.remote("sc://127.0.0.1:PORT")``): no SparkContext, no py4j, no RDD on their side. The
 README's Reuters-21578 R(90) command, on three of the corpus's files (``REUTERS21578_SUBSET`` in conftest.py), and
-classify run through it with the API a notebook uses, the example notebook in a kernel, and the main job through
-``./spark-submit.sh --remote`` with the notebook's settings; their metrics, models, predictions and manifests must
-equal those of classic runs (``reuters21578_subset_run`` in conftest.py, and the notebook's configuration run once
-here, both through the API on the suite's session).
+classify run through it with the API a notebook uses (docs/notebooks.md's Connect block, then what the example
+notebook shows of the run and its model), and the main job through ``./spark-submit.sh --remote`` with the example
+notebook's settings; their metrics, models, predictions, manifests and what a notebook shows must equal those of the
+suite's classic runs (conftest.py's ``reuters21578_subset_run``, through the job's code on the suite's session, and
+``notebook_kernel_run``, the example notebook in a kernel).
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import re
@@ -28,9 +30,10 @@ from contextlib import closing
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, cell_outputs, execute_notebook, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, REPO, reuters21578_overrides
 from docs_examples import example
 
 import sparktc
@@ -99,7 +102,8 @@ TEXTS = [("d1", "crude oil prices rose as opec cut output"), ("d2", "the central
 def client_code() -> str:
     """docs/notebooks.md's Connect block as a notebook's cell, in a process of its own (pyspark's functions build
     Connect columns only in a process whose session is a Connect one): the R(90) pipeline and classify through the
-    API, on this module's server, output, settings and texts (argv), writing what classify returned.
+    API, on this module's server, output, settings and texts (argv), writing what classify returned and what the
+    example notebook shows of a run and its model (their lines, pages, figures and per-category table).
     """
     code = example("connect-api")
     for page, here in (('"sc://127.0.0.1:15002"', "url"), ('"/Volumes/main/default/runs/reuters21578"', "output"),
@@ -114,7 +118,12 @@ def client_code() -> str:
             f"{code}"
             "from sparktc.runtime.session import is_connect\n"
             "assert is_connect(spark)\n"
-            'json.dump([row.asDict() for row in predictions.collect()], open(output + "/classified.json", "w"))\n')
+            'json.dump([row.asDict() for row in predictions.collect()], open(output + "/classified.json", "w"))\n'
+            # what the example notebook shows of the run and its model, on this session
+            "model = sparktc.load_model(spark, result.model)\n"
+            'json.dump({"repr": repr(result), "html": result._repr_html_(), "figures": result.figures,\n'
+            '           "per_category": result.per_category().to_dict("records"), "model_repr": repr(model),\n'
+            '           "model_html": model._repr_html_()}, open(output + "/shown.json", "w"))\n')
 
 
 @pytest.fixture(scope="module")
@@ -172,6 +181,29 @@ def test_classify_through_connect_equals_the_classic_session(spark, connect_run,
     assert {code for row in by_connect for code in row["predicted"]} >= {"grain", "interest", "wheat"}
 
 
+def test_a_run_and_its_model_through_connect_show_what_the_notebook_shows(spark, connect_run,
+                                                                          reuters21578_subset_run) -> None:
+    """What examples/notebook.ipynb shows (the run's and the model's lines and pages, the figures, the per-category
+    table) made by the Connect client: equal to the classic subset run's, or made of the Connect run's own files.
+    """
+    connect_output, _ = connect_run
+    classic_output, _ = reuters21578_subset_run
+    shown = json.loads((connect_output / "shown.json").read_text())
+    metrics = json.loads((connect_output / "metrics.json").read_text())
+    assert shown["repr"].startswith(f"RunResult({str(connect_output)!r}: run ") and "exit status 0" in shown["repr"]
+    classic = sparktc.load_model(spark, str(Path(classic_output, "model")))
+    assert shown["model_repr"] == repr(classic).replace(str(Path(classic_output, "model")),
+                                                        str(connect_output / "model"))
+    figures = [connect_output / name for name in ("f1_by_band.png", "f1_by_training_frequency.png")]
+    assert shown["figures"] == [str(path) for path in figures]
+    for page in (shown["html"], shown["model_html"]):
+        images = [base64.b64decode(data) for data in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
+        assert images == [path.read_bytes() for path in figures]  # inline, as the run wrote them
+        assert "Decision rule" in page and f"<td>{metrics['micro_f1']:.4f}</td>" in page
+    table = json.loads(json.dumps(classic.evaluation.per_category().to_dict("records")))
+    assert pd.DataFrame(shown["per_category"]).equals(pd.DataFrame(table))
+
+
 def figures(output: Path) -> dict:
     """A run's metrics.json without its settings (which name the run's own corpus path)."""
     return {key: value for key, value in json.loads((output / "metrics.json").read_text()).items() if key != "settings"}
@@ -185,20 +217,13 @@ def notebook_overrides() -> list[str]:
     return ast.literal_eval(re.search(r"overrides=(\[[^\]]*\])", cell)[1])
 
 
-@pytest.fixture(scope="module")
-def classic_run(spark, tmp_path_factory) -> Path:
-    """The example notebook's configuration (conf/synthetic.toml, :func:`notebook_overrides`) through the API on the
-    suite's classic session: what the notebook and the main job run through Connect must equal.
+def test_the_main_job_submitted_to_a_connect_server_equals_the_notebook_on_a_classic_session(server,
+                                                                                              notebook_kernel_run,
+                                                                                              tmp_path):
+    """``./spark-submit.sh --remote sc://...``: the job's driver is a Connect client of the server. With the example
+    notebook's settings, it must equal the notebook's run (conftest.py's ``notebook_kernel_run``: the notebook in a
+    kernel, on a classic session of its own).
     """
-    output = tmp_path_factory.mktemp("classic") / "run"
-    sparktc.run_pipeline(spark, str(REPO / "conf" / "synthetic.toml"), str(output),
-                         overrides=[*notebook_overrides(), f"history.path={output.parent / 'history'}"])
-    return output
-
-
-def test_the_main_job_submitted_to_a_connect_server_equals_the_api_on_a_classic_session(server, classic_run,
-                                                                                         tmp_path):
-    """``./spark-submit.sh --remote sc://...``: the job's driver is a Connect client of the server."""
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
     # docs/notebooks.md's, on this server, with the notebook's settings
@@ -214,30 +239,10 @@ def test_the_main_job_submitted_to_a_connect_server_equals_the_api_on_a_classic_
     assert stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"], job.stdout
     manifest = json.loads((tmp_path / "connect" / "manifests" / "train.json").read_text())
     assert manifest["spark"]["master"] == "local[2,4]"  # the server's
-    metrics = [figures(output) for output in (tmp_path / "connect", classic_run)]
-    assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
-
-
-def test_the_example_notebook_through_connect_equals_the_classic_session(server, classic_run, tmp_path) -> None:
-    """``examples/notebook.ipynb`` in a kernel whose ``SparkSession.builder.getOrCreate()`` is a Connect session
-    (``SPARK_REMOTE``, as Databricks Connect sets up), and its configuration run through the API on the classic
-    session.
-    """
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS")}
-    notebook = execute_notebook(tmp_path, environment | {"PYTHONPATH": str(REPO), "SPARK_REMOTE": server})
-    [shown] = [output for output in cell_outputs(notebook, "result = sparktc.run_pipeline(")
-               if output.output_type == "execute_result"]
-    assert shown.data["text/plain"].startswith("RunResult(") and "Decision rule" in shown.data["text/html"]
-    [predictions] = cell_outputs(notebook, "# Five of the run's documents")
-    assert len(re.findall(r"<tr>\s*<th>\d+</th>", predictions.data["text/html"])) == 5
-    output = tmp_path / "examples" / "runs" / "notebook"
-    manifest = json.loads((output / "manifests" / "train.json").read_text())
-    assert manifest["spark"]["master"] == "local[2,4]"  # the server's, not a session of the kernel's own
+    notebook = Path(notebook_kernel_run["run"])
     # The same configuration but where the run is recorded
-    configurations = [json.loads((run / "manifests" / "synthesize.json").read_text())["configuration"]
-                      for run in (output, classic_run)]
-    notebook_settings, classic_settings = ({name: values for name, values in configuration.items() if name != "history"}
-                                           for configuration in configurations)
-    assert notebook_settings == classic_settings
-    assert figures(output) == figures(classic_run)
+    settings = [{name: values for name, values in json.loads((run / "manifests" / "synthesize.json").read_text())[
+        "configuration"].items() if name != "history"} for run in (tmp_path / "connect", notebook)]
+    assert settings[0] == settings[1]
+    metrics = [figures(output) for output in (tmp_path / "connect", notebook)]
+    assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
