@@ -15,7 +15,10 @@ with two executors of 1 GB, one per worker, on three of the corpus's files (``RE
 conftest.py: the command as the page writes it but for corpus.path; the whole corpus runs once, in local
 mode, in tests/stages/test_reuters21578_pipeline.py), and its tables and metrics must equal those of the
 suite's local-mode run of the same command (``reuters21578_subset_run``), which this process makes (or
-another one has made) while the cluster runs the job.
+another one has made) while the cluster runs the job. Its micro-F1 is counted again from its predictions, and
+Spark's log went to a file in the user's cache, not to the console. The environment's ``sparktc classify``, in
+local mode from outside the clone, classifies some of the run's test documents with its model as the run did
+(the installed command's Spark jobs: tests/apps/test_package.py checks the wheel and the command without Spark).
 
 Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
 the JIT's first tier only, as the suite's own session, and the serial collector. They run many small
@@ -39,6 +42,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
 from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, command_words, reuters21578_overrides
@@ -131,6 +135,15 @@ def stop_group(process: subprocess.Popen) -> list[tuple[int, str]]:
             time.sleep(0.2)
     process.poll()
     return group_members(pgid)
+
+
+def installed_environment(cache: Path) -> dict[str, str]:
+    """The environment of the installed ``sparktc`` command here: the daemons' (:func:`cluster_environment`), no
+    log file named by the caller, and ``cache`` as the user's cache (where the command puts its logs and its zip).
+    """
+    environment = {key: value for key, value in cluster_environment().items()
+                   if key not in ("SPARKTC_LOG", "SPARKTC_LOG_DIR")}
+    return environment | {"XDG_CACHE_HOME": str(cache)}
 
 
 def tail(path: Path, lines: int = 30) -> str:
@@ -262,6 +275,8 @@ def cluster(tmp_path_factory):
 class ClusterRun:
     output: Path
     stdout: str
+    stderr: str
+    cache: Path  # the command's XDG_CACHE_HOME: its Spark log and its zip under sparktc/
     shipped: Path  # the installed package's zip the command passed with --py-files
     seconds: float
 
@@ -305,7 +320,7 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, reuters21578_subset: Pa
                "--output", str(output)]
     # The driver binds to loopback as the daemons do; the command's zip and Spark's log go to a cache of its own.
     cache = output.parent / "cache"
-    environment = cluster_environment() | {"XDG_CACHE_HOME": str(cache)}
+    environment = installed_environment(cache)
     logs = output.parent / "stdout", output.parent / "stderr"  # files, not pipes: read when it has finished
     began = time.monotonic()
     with open(logs[0], "w") as out, open(logs[1], "w") as err:
@@ -330,7 +345,7 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, reuters21578_subset: Pa
     [shipped] = (cache / "sparktc").glob("*.zip")
     print(f"packed environment: {packed_env.seconds:.1f} s, {packed_env.archive.stat().st_size / 2**20:.0f} MiB; "
           f"cluster run: {seconds:.1f} s")
-    return ClusterRun(output, stdout, shipped, seconds)
+    return ClusterRun(output, stdout, stderr, cache, shipped, seconds)
 
 
 def test_the_zip_shipped_is_the_installed_package(packed_env: PackedEnv, cluster_run: ClusterRun) -> None:
@@ -407,6 +422,61 @@ def test_tables_equal_the_local_run(spark, cluster_run: ClusterRun, reuters21578
     reference = table(local_output)
     assert reference.count() == (53 if name != "predictions" else 652)
     assert_df_equality(table(cluster_output), reference)
+
+
+def test_the_micro_f1_is_counted_from_the_predictions(cluster_run: ClusterRun) -> None:
+    """metrics.json's micro-F1, counted again from the run's predictions over the categories with training
+    positives (conf/reuters21578.toml's ``evaluate.average_over``).
+    """
+    output = cluster_run.output
+    metrics = json.loads((output / "metrics.json").read_text())
+    averaged = {row["category"] for row in pq.read_table(output / "categories").to_pylist() if row["train_positives"]}
+    tp = fp = fn = 0
+    for row in pq.read_table(output / "predictions").to_pylist():
+        labels, predicted = set(row["labels"]) & averaged, set(row["predicted"]) & averaged
+        tp, fp, fn = tp + len(labels & predicted), fp + len(predicted - labels), fn + len(labels - predicted)
+    assert metrics["micro_f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn), abs=1e-12) and tp > 0
+
+
+def test_sparks_log_went_to_a_file_in_the_users_cache(cluster_run: ClusterRun) -> None:
+    """The installed command sends Spark's log to a file per job under ``$XDG_CACHE_HOME/sparktc/logs``, not to
+    the console.
+    """
+    [log] = (cluster_run.cache / "sparktc" / "logs").glob("*-pipeline.log")
+    assert " WARN " in log.read_text(errors="replace") and " WARN " not in cluster_run.stderr
+
+
+def test_sparktc_classify_from_the_wheel_decides_as_the_cluster_run(packed_env: PackedEnv, cluster_run: ClusterRun,
+                                                                   tmp_path: Path) -> None:
+    """The environment's ``sparktc classify``, in local mode from a directory outside the clone, with the cluster
+    run's model, on the first five of the run's test documents that it assigns categories to (their texts, as JSON
+    Lines): each gets the categories and the best categories the run's predictions give it. The JVM's class archive
+    is neither read nor written (``SPARKTC_CLASS_ARCHIVE=0``: writing one costs this run about 20 s, and
+    tests/apps/test_submit.py checks the archive).
+    """
+    output = cluster_run.output
+    predictions = {row["doc_id"]: row for row in pq.read_table(output / "predictions").to_pylist()}
+    documents = sorted((row for row in pq.read_table(output / "documents", columns=["doc_id", "split", "text"])
+                        .to_pylist() if row["split"] == "test" and predictions[row["doc_id"]]["predicted"]),
+                       key=lambda row: row["doc_id"])[:5]
+    with (tmp_path / "documents.jsonl").open("w") as handle:
+        for row in documents:
+            handle.write(json.dumps({"id": row["doc_id"], "text": row["text"]}) + "\n")
+    cache = tmp_path / "cache"
+    classify = subprocess.run([str(packed_env.env / "bin" / "sparktc"), "classify", "--model", str(output / "model"),
+                               "--input", "documents.jsonl", "--output", "classified", "--format", "jsonl",
+                               "--master", "local[2]",
+                               "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}"],
+                              cwd=tmp_path, env=installed_environment(cache) | {"SPARKTC_CLASS_ARCHIVE": "0"},
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT)
+    assert classify.returncode == 0, classify.stderr[-3000:]
+    assert not list((cache / "sparktc").rglob("*.jsa"))
+    classified = [json.loads(line) for part in sorted((tmp_path / "classified" / "predictions").glob("part-*.json"))
+                  for line in part.read_text().splitlines()]
+    assert sorted(row["doc_id"] for row in classified) == [row["doc_id"] for row in documents]
+    for row in classified:
+        expected = predictions[row["doc_id"]]
+        assert (row["predicted"], row["top_categories"]) == (expected["predicted"], expected["top_categories"])
 
 
 def test_the_guides_spark_home_is_pysparks() -> None:

@@ -1,32 +1,28 @@
-"""``pip install`` gives a working tool: the wheel, installed into a fresh virtual environment with its dependencies,
-runs ``sparktc run`` on the embedded default and ``sparktc classify`` on its model from a directory outside the
-repository.
+"""``pip install`` gives a working tool: the wheel holds the library, its configurations, the stop list, the jobs and
+the ``sparktc`` command; installed into a fresh virtual environment with its dependencies, its command shows the
+commands and refuses unknown ones, its embedded default is the packaged ``synthetic``, and the zip it ships to a
+cluster carries the configurations, from a directory outside the repository.
 
 The environment and the wheel are those of ``scripts/pack-env.sh`` (``make pack``), built once for the suite
 (``packed_env`` in conftest.py): a fresh virtual environment with sparktc installed from the wheel, built from the
-checkout's files, and the dependencies pinned in pyproject.toml installed by pip.
+checkout's files, and the dependencies pinned in pyproject.toml installed by pip. The environment's ``sparktc run``
+and ``sparktc classify`` run Spark jobs from outside the repository in tests/apps/test_cluster.py: ``run`` as the
+driver of a standalone cluster, ``classify`` in local mode on that run's model.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import zipfile
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv
+from conftest import REPO, PackedEnv
 
-pytestmark = pytest.mark.spark  # spark-submit, not the session fixture
-
-#: The embedded default made small (conf/synthetic.toml's corpus has 30,000 documents).
-SMALL = ["--set", "synthesize.documents=600", "--set", "synthesize.train_documents=300",
-         "--set", "synthesize.vocabulary_size=1000", "--set", "synthesize.chunk_documents=300",
-         "--set", 'spark.conf={"spark.sql.shuffle.partitions" = "2"}']
-#: spark-submit options, given after the job's arguments as a user may.
-SUBMIT = ["--master", "local[2]", "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}"]
+# No Spark job here, but the packed environment (about 33 CPU-s of pip) that tests/apps/test_cluster.py's cluster
+# runs from: with the Spark tests, not in the quick tier (-m "not spark").
+pytestmark = pytest.mark.spark
 TIMEOUT = 600
 
 
@@ -38,10 +34,8 @@ def installed(packed_env: PackedEnv, tmp_path_factory) -> tuple[Path, Path, dict
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG",
                                   "SPARKTC_LOG_DIR")}
-    # Where an installed sparktc puts its logs, its zip and the JVM's class archive, which the first local job writes;
-    # here none: writing one costs this test's run about 20 s, and tests/apps/test_submit.py checks the archive.
+    # Where an installed sparktc puts its logs and its zip.
     environment["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("package") / "cache")
-    environment["SPARKTC_CLASS_ARCHIVE"] = "0"
     return packed_env.wheel, packed_env.env / "bin", environment
 
 
@@ -74,47 +68,23 @@ def test_python_m_sparktc_shows_the_commands(installed, tmp_path) -> None:
                               "export, synthesize (sparktc --help)\n")
 
 
-def test_sparktc_run_and_classify_from_outside_the_repository(installed, tmp_path) -> None:
+def test_the_embedded_default_is_the_packaged_synthetic_configuration(installed, tmp_path) -> None:
+    """What ``sparktc run`` without ``--config`` runs (``--config synthetic``: tests/apps/test_submit_arguments.py),
+    loaded by the installed package from a directory outside the repository: conf/synthetic.toml as the wheel holds
+    it, with the ``--set`` lines.
+    """
     _, bin_, environment = installed
-    run = subprocess.run([bin_ / "sparktc", "run", "--output", "out", *SMALL, *SUBMIT], cwd=tmp_path, env=environment,
-                         capture_output=True, text=True, timeout=TIMEOUT)
-    assert run.returncode == 0, run.stderr[-3000:]
-    output = tmp_path / "out"
-    # The embedded default: conf/synthetic.toml's settings with the --set lines.
-    synthesized = json.loads((output / "manifests" / "synthesize.json").read_text())
-    assert synthesized["rows_out"] == 600 and synthesized["configuration"]["spark"]["app_name"] == "sparktc-synthetic"
-    # Its micro-F1, counted again from its predictions over the categories with training positives.
-    metrics = json.loads((output / "metrics.json").read_text())
-    averaged = {row["category"] for row in pq.read_table(output / "categories").to_pylist() if row["train_positives"]}
-    tp = fp = fn = 0
-    predictions = {row["doc_id"]: row for row in pq.read_table(output / "predictions").to_pylist()}
-    for row in predictions.values():
-        labels, predicted = set(row["labels"]) & averaged, set(row["predicted"]) & averaged
-        tp, fp, fn = tp + len(labels & predicted), fp + len(predicted - labels), fn + len(labels - predicted)
-    assert metrics["micro_f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn), abs=1e-12) and tp > 0
-    # Spark's log went to a file per job in the user's cache, not to the console.
-    [log] = (Path(environment["XDG_CACHE_HOME"]) / "sparktc" / "logs").glob("*-pipeline.log")
-    assert " WARN " in log.read_text() and " WARN " not in run.stderr
-    assert not list((Path(environment["XDG_CACHE_HOME"]) / "sparktc").rglob("*.jsa"))  # SPARKTC_CLASS_ARCHIVE=0
-
-    # Five test documents as texts again (their term ids point into the run's terms), classified with the run's model.
-    terms = [row["term"] for row in sorted(pq.read_table(output / "terms").to_pylist(), key=lambda row: row["term_id"])]
-    documents = sorted((row for row in pq.read_table(output / "tokens").to_pylist() if row["split"] == "test"),
-                       key=lambda row: row["doc_id"])[:5]
-    with (tmp_path / "documents.jsonl").open("w") as handle:
-        for row in documents:
-            words = (terms[term] for term, count in zip(row["term_ids"], row["term_counts"]) for _ in range(count))
-            text = " ".join(words)
-            handle.write(json.dumps({"id": row["doc_id"], "text": text}) + "\n")
-    classify = subprocess.run([bin_ / "sparktc", "classify", "--model", "out/model", "--input", "documents.jsonl",
-                               "--output", "classified", "--format", "jsonl", *SUBMIT], cwd=tmp_path,
-                              env=environment, capture_output=True, text=True, timeout=TIMEOUT)
-    assert classify.returncode == 0, classify.stderr[-3000:]
-    classified = [json.loads(line) for part in sorted((tmp_path / "classified" / "predictions").glob("part-*.json"))
-                  for line in part.read_text().splitlines()]
-    assert sorted(row["doc_id"] for row in classified) == [row["doc_id"] for row in documents]
-    for row in classified:
-        assert row["predicted"] == predictions[row["doc_id"]]["predicted"], row["doc_id"]
+    loaded = subprocess.run(
+        [bin_ / "python", "-c", "import sparktc\nfrom sparktc.apps.submit import DEFAULT_CONFIG\n"
+         "from sparktc.experiment.config import load_config\n"
+         "config = load_config(DEFAULT_CONFIG, ['synthesize.train_documents=300'])\n"
+         "print(sparktc.__file__, DEFAULT_CONFIG, config.corpus.format, config.synthesize.documents,"
+         " config.synthesize.train_documents, config.tokenize.stemmer, config.spark.app_name)"],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    assert loaded.returncode == 0, loaded.stderr
+    file, *settings = loaded.stdout.split()
+    assert Path(file).is_relative_to(bin_.parent)
+    assert settings == ["synthetic", "synthetic", "30000", "300", "none", "sparktc-synthetic"]
 
 
 def test_the_zip_shipped_to_a_cluster_carries_the_configurations_and_the_stop_list(installed, tmp_path) -> None:

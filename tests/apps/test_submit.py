@@ -45,10 +45,10 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     assert words[:2] == ["./spark-submit.sh", "jobs/pipeline.py"]
     job = subprocess.run(
         [words[0], "--master", "local[2]", *words[1:],
-         "--set", "synthesize.documents=4000", "--set", "synthesize.train_documents=1000",
-         "--set", "synthesize.vocabulary_size=3000", "--set", "synthesize.chunk_documents=1000",
+         "--set", "synthesize.documents=1200", "--set", "synthesize.train_documents=400",
+         "--set", "synthesize.vocabulary_size=1000", "--set", "synthesize.chunk_documents=300",
          # An uncompressed event log, so this test can read it (Spark compresses with zstd by default).
-         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"4\", \"spark.eventLog.compress\" = \"false\"}",
+         "--set", "spark.conf={\"spark.sql.shuffle.partitions\" = \"2\", \"spark.eventLog.compress\" = \"false\"}",
          "--set", f"spark.event_log={events}", "--set", f"history.path={tmp_path / 'history'}"],
         cwd=REPO, capture_output=True, text=True, env=environment, timeout=600,
     )
@@ -59,14 +59,14 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
     lines = [line for line in job.stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
     assert [line.split()[1] for line in lines] == STAGES
     reports = {stage: json.loads((output / "manifests" / f"{stage}.json").read_text()) for stage in STAGES}
-    assert reports["synthesize"]["rows_out"] == 4000
-    assert reports["ingest"]["rows_in"] == reports["ingest"]["rows_out"] == 4000
-    assert reports["ingest"]["details"]["train_documents"] == 1000
-    assert reports["evaluate"]["rows_out"] == 3000
+    assert reports["synthesize"]["rows_out"] == 1200
+    assert reports["ingest"]["rows_in"] == reports["ingest"]["rows_out"] == 1200
+    assert reports["ingest"]["details"]["train_documents"] == 400
+    assert reports["evaluate"]["rows_out"] == 800
     metrics = json.loads((output / "metrics.json").read_text())
     categories = pq.read_table(output / "categories").to_pandas()
     assert len(categories) == 103
-    assert metrics["test_documents"] == 3000
+    assert metrics["test_documents"] == 800
     assert metrics["n_categories"] == int((categories["train_positives"] > 0).sum())
     assert 0.3 < metrics["micro_f1"] <= 1.0
     assert "micro P" in job.stdout  # the readable table
@@ -106,7 +106,7 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
                        if value != defaults[name][key] and (name, key) != ("corpus", "path")}
                 for name, values in configuration.items() if name not in ("history", "track", "progress")}
     settings = {name: values for name, values in settings.items() if values}
-    assert settings["synthesize"]["documents"] == 4000 and "train" not in settings
+    assert settings["synthesize"]["documents"] == 1200 and "train" not in settings
     assert record["config_digest"] == hashlib.sha256(
         json.dumps(settings, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert json.loads(record["config"]) == configuration
