@@ -30,10 +30,13 @@ per format, and per case one malformed record (or file) between well-formed ones
 
 1. Fail mode: ingest raises IngestError whose message names file and line of each bad record,
    exactly as the user reads it, and the corpus.on_error=reject option. Cases in different files
-   share a corpus, up to five (the message lists the first five).
+   share a corpus, up to five (the message lists the first five); each LYRL2004 group runs, and the first group
+   of each other format (their other cases' rows are checked in reject mode, on the same files, and fail mode
+   shows rows of that rejects table as each reject's message).
 2. Reject mode, one corpus per format holding all its cases at once (one ingest run each, shared by
-   the module): the exact ``rejects`` and ``documents`` tables; the records written here reconciled
-   with documents + rejects + set-aside and with the manifest, and the qrels lines likewise; then
+   the module): the exact ``rejects`` and ``documents`` tables (LYRL2004: its categories' positives too); the
+   records written here reconciled with documents + rejects + set-aside and with the manifest, and the qrels
+   lines likewise; then
    per case, its reject rows and the well-formed records around it.
    Each reject-mode corpus also holds other versions of its corpus files (backups, an editor's
    copy): they are not read, and the manifest names them.
@@ -62,12 +65,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
 import textwrap
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +85,7 @@ from sparktc.apps.pipeline import plan, run
 from sparktc.corpora import line_ranges
 from sparktc.corpora.files import read_lines
 from sparktc.corpora.lyrl2004 import Assignment, parse_qrels, parse_token_file
+from sparktc.corpora.records import Reject
 from sparktc.corpora.registry import FORMATS
 from sparktc.corpora.reuters21578 import parse_sgml
 from sparktc.errors import InputError, SparktcError
@@ -543,6 +547,13 @@ def fail_groups(cases: list[Case], size: int = 5) -> list[list[Case]]:
 
 
 FAIL_GROUPS = fail_groups(CASES)
+#: The groups run in fail mode: the first of each format and what it counts, and every LYRL2004 group (its reject-mode
+#: corpus lays the token cases out in one training file, on other lines). The other groups' cases (Reuters-21578,
+#: JSON Lines) have the same files in reject mode, where their rows are checked exactly
+#: (:func:`test_reject_mode_sets_the_case_aside_and_keeps_its_neighbours`); fail mode shows rows of the same rejects
+#: table, each as :meth:`Reject.message` writes it (:func:`test_fail_mode_shows_each_reject_as_its_message`).
+FAIL_RUNS = [group for i, group in enumerate(FAIL_GROUPS) if group[0].format == "lyrl2004" or not any(
+    (other[0].format, other[0].counted) == (group[0].format, group[0].counted) for other in FAIL_GROUPS[:i])]
 
 
 @pytest.fixture(scope="module")
@@ -551,10 +562,10 @@ def failures(small_queries, tmp_path_factory):
     spark, done = small_queries, {}
 
     def failure(case: Case) -> tuple[str, Path]:
-        index = next(i for i, group in enumerate(FAIL_GROUPS) if str(case) in map(str, group))
+        index = next(i for i, group in enumerate(FAIL_RUNS) if str(case) in map(str, group))
         if index not in done:
             root = tmp_path_factory.mktemp(f"fail_{case.format}")
-            corpus = corpus_of(FAIL_GROUPS[index], root / "corpus")
+            corpus = corpus_of(FAIL_RUNS[index], root / "corpus")
             with pytest.raises(IngestError) as caught:
                 run(spark, load_config(None, settings(case.format, corpus)), str(root / "out"), "ingest")
             assert not (root / "out" / "documents").exists()  # nothing published
@@ -564,22 +575,30 @@ def failures(small_queries, tmp_path_factory):
     return failure
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", [case for group in FAIL_RUNS for case in group], ids=str)
 def test_fail_mode_names_file_line_and_the_reject_option(failures, case):
     message, corpus = failures(case)
     header, *records, option = message.split("\n")
-    assert re.fullmatch(rf"\d+ bad {case.counted.removesuffix('s')}s?; the first:", header), header
+    count = len(next(group for group in FAIL_RUNS if case in group))  # one reject per case
+    assert header == f"{count} bad {case.counted if count != 1 else case.counted.removesuffix('s')}; the first:"
     assert f"  {shown(case.reject, corpus)}" in records, records
     assert option == REJECT_OPTION
 
 
 def test_fail_mode_message_in_full(failures):
     """The count of bad records, each (five at most) by file and line, and what to do."""
-    group = FAIL_GROUPS[0]
+    group = FAIL_RUNS[0]
     message, corpus = failures(group[0])
     assert [case.format for case in group] == ["reuters21578"] * 5
     expected = ["5 bad records; the first:", *(f"  {shown(case.reject, corpus)}" for case in group), REJECT_OPTION]
     assert message.split("\n") == expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_fail_mode_shows_each_reject_as_its_message(case, tmp_path):
+    """A reject row (``file:CORPUS/NAME``, line, doc id, reason) is the line fail mode shows for it."""
+    name, line, doc_id, reason = resolved(case.reject, tmp_path)
+    assert Reject(f"file:{tmp_path}/{name}", line, doc_id, reason).message() == shown(case.reject, tmp_path)
 
 
 # --- 2. reject mode: all the cases of a format in one corpus --------------------------------------------
@@ -701,6 +720,14 @@ def test_lyrl2004_all_kinds_at_once(spark, all_kinds):
     assert LYRL_ALL_KINDS_QRELS_LINES == accepted + qrels_rejects == 7 + 4
     details = outcome.manifest["details"]
     assert (details["qrels_lines"], details["qrels_rejected"]) == (LYRL_ALL_KINDS_QRELS_LINES, qrels_rejects)
+    assert (details["train_documents"], details["test_documents"]) == (3, 3)
+    # Every category of the hierarchy, its positives counted on the accepted documents only.
+    categories = spark.read.parquet(str(outcome.corpus.parent / "out" / "categories")).toPandas()
+    positives = Counter((label, split) for _, split, labels, _ in LYRL_ALL_KINDS_DOCUMENTS for label in labels)
+    assert len(categories) == 103 and {
+        row.category: (row.train_positives, row.test_positives) for row in categories.itertuples()
+        if row.train_positives or row.test_positives} == {
+        category: (positives[category, "train"], positives[category, "test"]) for category, _ in positives}
 
 
 def test_libmultilabel_text_all_kinds_at_once(spark, all_kinds):

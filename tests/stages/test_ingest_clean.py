@@ -22,13 +22,17 @@ from sparktc.stages.ingest import assemblies, outputs, parsing, qrels
 HIERARCHY = shared_data("rcv1", "rcv1.topics.hier.orig")
 
 
-def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus, tmp_path, monkeypatch):
+def test_a_clean_corpus_shown_free_of_repeated_ids_without_a_spark_job_writes_what_the_general_path_writes(
+        spark, small_corpus, tmp_path, monkeypatch):
     config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none"])
     taken = []
     real_write_clean = outputs._write_clean
     monkeypatch.setattr(outputs, "_write_clean", lambda *args: taken.append(1) or real_write_clean(*args))
-    short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
-    assert taken == [1]
+    # Every document has labels and the labelled ids have the qrels' id digest: no grouping of the ids.
+    with pytest.MonkeyPatch.context() as no_grouping:
+        no_grouping.setattr(DataFrame, "groupBy", lambda *args: pytest.fail("the ids were grouped"))
+        short = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
+    assert taken == [1] and short.rows_out == short.rows_in and not short.set_aside
     monkeypatch.setattr(qrels, "_clean", lambda *args: None)
     general = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "general")))
     assert taken == [1]
@@ -38,14 +42,6 @@ def test_the_short_path_writes_what_the_general_path_writes(spark, small_corpus,
     for table, key in (("documents", "doc_id"), ("categories", "category"), ("rejects", "doc_id")):
         assert_df_equality(spark.read.parquet(str(tmp_path / "short" / table)).orderBy(key),
                            spark.read.parquet(str(tmp_path / "general" / table)).orderBy(key), ignore_nullable=True)
-
-
-def test_a_clean_corpus_is_shown_free_of_repeated_ids_without_a_spark_job(spark, small_corpus, tmp_path, monkeypatch):
-    # Every document has labels and the labelled ids have the qrels' id digest: no grouping of the ids.
-    config = load_config(None, ["corpus.format=lyrl2004", f"corpus.path={small_corpus}", "tokenize.stemmer=none"])
-    monkeypatch.setattr(DataFrame, "groupBy", lambda *args: pytest.fail("the ids were grouped"))
-    report = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "short")))
-    assert report.rows_out == report.rows_in and not report.set_aside
 
 
 def test_a_repeated_id_balanced_by_a_missing_one_takes_the_general_path(spark, tmp_path):

@@ -1,6 +1,6 @@
 """The Spark stages end to end in local mode, each checked against an independent computation.
 
-* ingest on the LYRL2004 fixtures (hand-written expected tables) and on bad input (fail / reject);
+* ingest on the LYRL2004 fixtures (hand-written expected tables); bad input: tests/stages/test_bad_input.py;
 * weight against scikit-learn's CountVectorizer plus ltc computed here in numpy (REFERENCE.md 3);
 * rank against scipy's chi2_contingency on 2x2 tables counted here in plain Python (REFERENCE.md 4);
 * train against scikit-learn's LinearSVC (the same LIBLINEAR solver) on a seeded JSONL corpus;
@@ -12,7 +12,6 @@ Each pipeline runs once per module (module-scoped fixtures); the tests only read
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import shutil
@@ -42,7 +41,6 @@ from sklearn.svm import LinearSVC
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import load_config
-from sparktc.experiment.corpus_files import IngestError
 from sparktc.experiment.tables import term_order
 from sparktc.features.text import Analyzer, token_strings
 from sparktc.runtime.parts import read_batches, write_parts
@@ -182,130 +180,6 @@ def test_ingest_report_counts_add_up(spark, lyrl):
     assert read(spark, output, "rejects").count() == 0
     assert reports["tokenize"]["rows_in"] == reports["tokenize"]["rows_out"] == 10
     assert read(spark, output, "tokens").count() == 10
-
-
-# --- 2. bad input ------------------------------------------------------------------------------
-
-BAD_TRAIN = (
-    b".I 100\n.W\nalpha beta gamma\n\n"       # lines 1-4: good
-    b".I 101\n\n"                              # line 5: .I without .W
-    b".I 10x2\n.W\ndelta epsilon\n\n"         # line 7: non-numeric id
-    b".I 103\n.W\nbeta gamma zeta\n\n"        # lines 11-14: good
-    b".I 104\n.W\neta theta\n\n"              # line 15: duplicate of test pt0 line 5 (sorted first)
-    b".I 105\n.W\n\n"                          # line 19: empty document
-    b".I 106\n.W\niota \xff\xfe kappa\n\n"    # line 22, bad bytes on line 24
-    b".I 107\n.W\nalpha zeta\n\n"             # lines 26-29: good
-)
-BAD_PT0 = b".I 200\n.W\nalpha gamma omega\n\n.I 104\n.W\ntheta iota\n\n"
-BAD_PT2 = b".I 201\n.W\nbeta omega\n\n"
-BAD_PT3 = b".I 202\n.W\nzeta\n\n"
-BAD_QRELS = (
-    b"CCAT 100 1\nC15 100 1\nECAT 103 1\nCCAT 104 1\nGCAT 107 1\nCCAT 200 1\nECAT 201 1\nMCAT 202 1\n"
-    b"CCAT 99999 1\n"   # line 9: no such document
-    b"XXXX 107 1\n"     # line 10: no such category
-)
-TRAIN_NAME = "lyrl2004_tokens_train.dat"
-QRELS_NAME = "rcv1-v2.topics.qrels"
-
-
-def corrupt_gzip() -> bytes:
-    """A gzip stream cut in the middle of its only record: the reader loses it and rejects the file."""
-    whole = gzip.compress(b".I 300\n.W\nalpha beta\n\n")
-    return whole[: len(whole) // 2]
-
-
-def write_bad_corpus(directory: Path, corrupt_part1: bool) -> Path:
-    directory.mkdir()
-    (directory / TRAIN_NAME).write_bytes(BAD_TRAIN)
-    (directory / "lyrl2004_tokens_test_pt0.dat.gz").write_bytes(gzip.compress(BAD_PT0))
-    if corrupt_part1:
-        (directory / "lyrl2004_tokens_test_pt1.dat.gz").write_bytes(corrupt_gzip())
-    else:
-        (directory / "lyrl2004_tokens_test_pt1.dat.gz").write_bytes(gzip.compress(b".I 300\n.W\nalpha beta\n\n"))
-    (directory / "lyrl2004_tokens_test_pt2.dat").write_bytes(BAD_PT2)
-    (directory / "lyrl2004_tokens_test_pt3.dat").write_bytes(BAD_PT3)
-    (directory / QRELS_NAME).write_bytes(BAD_QRELS)
-    return directory
-
-
-def test_ingest_bad_input_fails_naming_file_line_and_the_reject_option(spark, tmp_path):
-    corpus = write_bad_corpus(tmp_path / "bad", corrupt_part1=False)
-    with pytest.raises(IngestError) as caught:
-        run_stages(spark, lyrl_config(corpus), str(tmp_path / "out"), "ingest")
-    message = str(caught.value)
-    # Five bad token records (lines 5, 7, 15, 19, 24 of the training file); the first is line 5.
-    assert "5 bad records" in message
-    first_line = message.splitlines()[1].strip()
-    assert first_line.endswith(f"{TRAIN_NAME}:5 (doc 101): .I 101 has no .W line; "
-                               "each record is '.I <id>', '.W', token lines, blank line (REFERENCE.md section 1)")
-    assert "corpus.on_error=reject" in message
-
-
-def test_ingest_bad_input_qrels_fail_when_token_files_are_clean(spark, tmp_path):
-    corpus = tmp_path / "bad_qrels"
-    corpus.mkdir()
-    lyrl2004_corpus(corpus)
-    qrels = lyrl2004_fixture(QRELS_NAME).read_bytes() + b"XXXX 2286 1\n"
-    (corpus / QRELS_NAME).write_bytes(qrels)
-    with pytest.raises(IngestError) as caught:
-        run_stages(spark, lyrl_config(corpus, "corpus.test_parts=[0]"), str(tmp_path / "out"), "ingest")
-    message = str(caught.value)
-    assert "1 bad qrels line;" in message
-    assert f"{QRELS_NAME}:38 (doc 2286): unknown category XXXX" in message
-    assert "corpus.on_error=reject" in message
-
-
-def test_ingest_bad_input_rejected_rows_and_counts(spark, tmp_path):
-    corpus = write_bad_corpus(tmp_path / "bad", corrupt_part1=True)
-    output = str(tmp_path / "out")
-    [report] = run_stages(spark, lyrl_config(corpus, "corpus.on_error=reject"), output, "ingest")
-
-    rejects = sorted(
-        ((r.source.rsplit("/", 1)[-1], r.line, r.doc_id, r.reason) for r in read(spark, output, "rejects").collect()),
-        key=lambda r: (r[0], r[1]),
-    )
-    expected = sorted([
-        ("lyrl2004_tokens_test_pt1.dat.gz", 0, None, "corrupt gzip stream"),
-        (TRAIN_NAME, 5, "101", ".I 101 has no .W line"),
-        (TRAIN_NAME, 7, None, "doc id '10x2' is not a number"),
-        (TRAIN_NAME, 15, "104", "duplicate doc id (first at "),
-        (TRAIN_NAME, 19, "105", "empty document"),
-        (TRAIN_NAME, 24, "106", "line 24 is not valid UTF-8"),
-        (QRELS_NAME, 9, "99999", "not among the accepted documents"),
-        (QRELS_NAME, 10, "107", "unknown category XXXX"),
-    ], key=lambda r: (r[0], r[1]))
-    assert [r[:3] for r in rejects] == [r[:3] for r in expected], rejects
-    for got, want in zip(rejects, expected):
-        assert want[3] in got[3], (got, want)
-    duplicate = next(r for r in rejects if r[2] == "104")
-    assert "lyrl2004_tokens_test_pt0.dat.gz:5)" in duplicate[3]  # the copy it repeats
-    full_sources = [r.source for r in read(spark, output, "rejects").collect()]
-    assert all(s.endswith((TRAIN_NAME, QRELS_NAME, "pt1.dat.gz")) for s in full_sources)
-
-    documents = {r.doc_id: (r.split, list(r.labels)) for r in read(spark, output, "documents").collect()}
-    assert documents == {
-        "100": ("train", ["C15", "CCAT"]), "103": ("train", ["ECAT"]), "107": ("train", ["GCAT"]),
-        "200": ("test", ["CCAT"]), "104": ("test", ["CCAT"]), "201": ("test", ["ECAT"]), "202": ("test", ["MCAT"]),
-    }
-    tokens = {"100": ["alpha", "beta", "gamma"], "103": ["beta", "gamma", "zeta"], "107": ["alpha", "zeta"],
-              "200": ["alpha", "gamma", "omega"], "104": ["theta", "iota"], "201": ["beta", "omega"], "202": ["zeta"]}
-    # The training terms are those of the training file's records the reader accepted, its copy of 104 among them
-    # (rejected later, as a duplicate): its terms only ever get df 0, which weight's vocabulary drops.
-    terms, form = term_id_form({**tokens, "104 in train": ["eta", "theta"]}, ["100", "103", "107", "104 in train"])
-    del form["104 in train"]
-    assert ingested_term_ids(spark, output) == (terms, form)
-
-    # Records read (token files): 8 in train, 2 in pt0, the lost pt1 file counted once, 1 + 1 in pt2, pt3.
-    token_rejects = [r for r in rejects if r[0] != QRELS_NAME]
-    assert report["rows_in"] == 13
-    assert report["rows_out"] == len(documents) == 7
-    assert report["set_aside"] == {"rejected": len(token_rejects)} == {"rejected": 6}
-    assert report["rows_out"] + sum(report["set_aside"].values()) == report["rows_in"]
-    assert report["details"]["train_documents"] == 3 and report["details"]["test_documents"] == 4
-    assert report["details"]["qrels_lines"] == 10 and report["details"]["qrels_rejected"] == 2
-    categories = read(spark, output, "categories").toPandas().set_index("category")
-    assert len(categories) == 103
-    assert categories.loc["CCAT", "train_positives"] == 1 and categories.loc["CCAT", "test_positives"] == 2
 
 
 # --- 3. weight -----------------------------------------------------------------------------------
