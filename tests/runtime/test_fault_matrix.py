@@ -440,7 +440,7 @@ def test_classify_refuses_a_training_run_as_its_output(spark, reference, corpus,
 
 def test_an_upgrade_makes_every_manifest_stale(spark, copy, monkeypatch):
     """Another code digest: every stage is recomputed (the recomputation itself is ``--force``'s, whose results
-    tests/runtime/test_recovery.py checks against an undisturbed run).
+    tests/runtime/test_determinism.py checks against a first run).
     """
     monkeypatch.setattr(manifest, "code_digest", lambda: "f" * 64)
     for stage in STAGES:

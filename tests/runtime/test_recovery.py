@@ -3,8 +3,8 @@
 * every stage publishes its outputs with a manifest (settings, version, code, inputs, outputs, rows, times);
 * a rerun skips every stage and touches no file but the lock's; a changed setting recomputes exactly
   the stages from the one that reads it onwards; a cut-short, deleted or other-code output is
-  recomputed (``--force``, which recomputes all with the same results: tests/runtime/test_fault_matrix.py and
-  tests/runtime/test_determinism.py); a stage whose input is incomplete says which stage to run;
+  recomputed (``--force``, which recomputes all with the same results: tests/runtime/test_determinism.py); a
+  stage whose input is incomplete says which stage to run;
 * a worker out of memory is reported with the settings to change, and neither the half-done stage
   nor anything computed from the old settings downstream (``metrics.json``, the model bundle) is
   left to be mistaken for finished.
