@@ -3,8 +3,8 @@
 * every stage publishes its outputs with a manifest (settings, version, code, inputs, outputs, rows, times);
 * a rerun skips every stage and touches no file but the lock's; a changed setting recomputes exactly
   the stages from the one that reads it onwards; a cut-short, deleted or other-code output is
-  recomputed (``--force``, which recomputes all with the same results: tests/runtime/test_fault_matrix.py and
-  tests/runtime/test_determinism.py); a stage whose input is incomplete says which stage to run;
+  recomputed (``--force``, which recomputes all with the same results: tests/runtime/test_determinism.py); a
+  stage whose input is incomplete says which stage to run;
 * a worker out of memory is reported with the settings to change, and neither the half-done stage
   nor anything computed from the old settings downstream (``metrics.json``, the model bundle) is
   left to be mistaken for finished.
@@ -145,7 +145,6 @@ def test_a_rerun_skips_every_stage_and_touches_nothing(spark, small_corpus, copy
 @pytest.mark.parametrize(("setting", "expected"), [
     ("tokenize.stemmer=porter", STAGES[1:]),
     ("rank.global_score=avg", ["train", "evaluate"]),  # re-selected from term_ranks' scores, not recounted
-    ("train.liblinear.C=0.5", ["train", "evaluate"]),
     ("evaluate.ranks=[1, 2]", ["evaluate"]),
     ("spark.app_name=renamed", []),
 ])
@@ -207,7 +206,8 @@ def test_a_worker_out_of_memory_names_the_setting_and_leaves_no_finished_output(
     # What C = 1 computed downstream of train is gone too, not left beside the new settings' manifests.
     assert not any(Path(copy, name).exists() for name in ("models", "model", "metrics.json", "predictions"))
     assert not Path(copy, "manifests", "evaluate.json").exists()
-    # The next run recomputes train (and evaluate, whose input changed), not the stages before it.
+    # The next run recomputes train (and evaluate, whose input changed), not the stages before it: a changed setting
+    # of train's own section (C) recomputes exactly the stages from train on.
     before = manifests_of_existing(copy)
     run_stages(spark, corpus_config(small_corpus, "train.liblinear.C=0.5"), copy)
     after = manifests_of(copy)
