@@ -18,8 +18,9 @@ import sys
 from pyspark.sql import SparkSession
 
 from sparktc.apps.cli import Job, run_job
-from sparktc.apps.compare import CompareError, check_runs, compare_runs, write_comparisons
+from sparktc.apps.compare import CompareError, check_runs, compare_runs, unevaluated, write_comparisons
 from sparktc.experiment.config import load_section, parse_override
+from sparktc.filesystem import local_path
 from sparktc.runtime import storage
 from sparktc.runtime.outputs import Claim, check_output
 from sparktc.runtime.session import build_session
@@ -45,9 +46,9 @@ def main() -> int:
 
 
 def _compare(spark: SparkSession, runs: list[str], held: Claim, overrides: list[str]) -> None:
-    for run in runs:
-        if not storage.exists(spark, storage.join(run, "metrics.json")):
-            raise CompareError(f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first")
+    for run in runs:  # a local run's was looked for before Spark started (check_runs)
+        if local_path(run) is None and not storage.exists(spark, storage.join(run, "metrics.json")):
+            raise CompareError(unevaluated(run))
     recorded = json.loads(storage.read_text(spark, storage.join(runs[0], "metrics.json")))["settings"]
     settings = load_section("evaluate", recorded["evaluate"], overrides)
     record, tables = compare_runs(spark, runs, settings, recorded["corpus"]["format"])

@@ -44,7 +44,7 @@ from sparktc.evaluation.metrics import EMPTY_F1, f1_score, micro_average
 from sparktc.evaluation.significance import S_test, T_prime_test, T_test, TestResult, p_test, s_test
 from sparktc.evaluation.summary import category_table, to_builtin
 from sparktc.experiment.config import ConfigError, EvaluateConfig
-from sparktc.filesystem import absolute, is_uri
+from sparktc.filesystem import absolute, is_uri, local_path
 from sparktc.models.decision import rule_title
 from sparktc.runtime import storage
 from sparktc.runtime.markdown import markdown_table
@@ -194,9 +194,15 @@ def _cell(value: float | None, spec: str, width: int = 0) -> str:
     return f"{value:>{width}{spec}}"
 
 
+def unevaluated(run: str) -> str:
+    """Why ``run`` cannot be compared: it holds no metrics.json, the file an evaluation writes last."""
+    return f"no metrics.json in {run}; run jobs/pipeline.py (or jobs/evaluate.py) there first"
+
+
 def check_runs(runs: Sequence[str]) -> list[str]:
-    """The runs' absolute paths, or :class:`ConfigError` (before Spark starts) for fewer than two runs or
-    a directory given twice (local paths compared after resolving symbolic links, URIs as written).
+    """The runs' absolute paths, or :class:`ConfigError` (before Spark starts) for fewer than two runs,
+    a directory given twice (local paths compared after resolving symbolic links, URIs as written) or a local
+    run without metrics.json (:func:`unevaluated`; a URI's is looked for once Spark is up).
     """
     if len(runs) < 2:
         raise ConfigError(f"compare needs at least two runs; got {len(runs)}: give RUN_1 RUN_2 [... RUN_k]")
@@ -208,6 +214,10 @@ def check_runs(runs: Sequence[str]) -> list[str]:
             raise ConfigError(f"run {seen[key] + 1} ({runs[seen[key]]}) and run {i + 1} ({runs[i]}) are the same "
                               "directory; give each run once")
         seen[key] = i
+    for path in paths:
+        local = local_path(path)
+        if local is not None and not os.path.isfile(os.path.join(local, "metrics.json")):
+            raise ConfigError(unevaluated(path))
     return paths
 
 

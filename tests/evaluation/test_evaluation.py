@@ -14,8 +14,9 @@ all on this corpus, which is the degenerate comparison tested at the end.)
 * compare: decision counts brute-forced over (document, category) decisions, the s-, S-, T-, T'-
   and p-tests against sparktc.evaluation.significance on values computed here, the Table-2 lines, the refusal
   of runs on different test documents, three runs (A, B and an oracle made from A's tables) as the three
-  pairwise comparisons with Yang & Liu's Tables 2-3 and the F1-by-frequency curves, and jobs/compare.py
-  as a subprocess (three runs, and a missing run).
+  pairwise comparisons with Yang & Liu's Tables 2-3 and the F1-by-frequency curves, jobs/compare.py
+  as a subprocess (three runs), and its refusals before Spark starts (one run, a run given twice, a run
+  without metrics.json).
 
 The corpus has a category with a few training positives and no test positive (``gold``, a 0/0
 category in both runs), one with test positives but no training positive (``ship``,
@@ -550,7 +551,7 @@ def three_runs(spark, runs, oracle):
     return compare_runs(spark, [runs.a.output, runs.b.output, oracle], runs.config_a.evaluate, "jsonl")
 
 
-def test_comparing_three_runs_is_the_three_pairwise_comparisons(spark, runs, comparison, oracle, three_runs):
+def test_comparing_three_runs_is_the_three_pairwise_comparisons(runs, comparison, oracle, three_runs):
     record, tables = three_runs
     paths = [runs.a.output, runs.b.output, oracle]
     # each run's rule, from its metrics.json (the oracle's is a copy of A's), as the plot's legend names it
@@ -563,8 +564,23 @@ def test_comparing_three_runs_is_the_three_pairwise_comparisons(spark, runs, com
         ("run_a", "run_b", "pairs/1_vs_2.md"), ("run_a", "run_oracle", "pairs/1_vs_3.md"),
         ("run_b", "run_oracle", "pairs/2_vs_3.md")]
     assert record["pairs"][0]["result"] == comparison
-    for pair, (i, j) in zip(record["pairs"][1:], [(0, 2), (1, 2)]):
-        assert pair["result"] == compare(spark, paths[i], paths[j], runs.config_a.evaluate, "jsonl")
+    # the pairs with the oracle: compare()'s record, every value computed here as for A against B
+    right = SimpleNamespace(predictions=[SimpleNamespace(doc_id=r.doc_id, labels=r.labels, predicted=r.labels)
+                                         for r in runs.a.predictions], Y=runs.a.Y, P=runs.a.Y)
+    for pair, (i, run) in zip(record["pairs"][1:], [(0, runs.a), (1, runs.b)]):
+        result = pair["result"]
+        assert set(result) == set(comparison)
+        n, k_a = brute_force_decisions(run, right, averaged_set(run))
+        assert (result["run_a"], result["run_b"], result["decisions"]) == (
+            paths[i], oracle, {"n": n, "k_a": k_a, "only_a": 0, "only_b": 0, "labels_differ": 0})
+        assert {key: result[key] for key in ("averaged_over", "n_categories", "zero_division")} == {
+            key: comparison[key] for key in ("averaged_over", "n_categories", "zero_division")}
+        assert result["micro_f1"] == pytest.approx({"a": run.metrics["micro_f1"], "b": 1.0}, abs=1e-12)
+        assert result["macro_f1"] == pytest.approx({"a": run.metrics["macro_f1"], "b": 1.0}, abs=1e-12)
+        assert [t["name"] for t in result["tests"]] == [t["name"] for t in comparison["tests"]]
+        for got, want in zip(result["tests"], expected_tests(run, right, 1.0)):
+            assert_same_result(got, want)
+            assert got["undefined"] is None, got
     assert (record["averaged_over"], record["n_categories"]) == ("train_positive", len(averaged_set(runs.a)))
     # the oracle is right on every decision: every run is significantly worse on the s-test and error p-test
     for pair in record["pairs"][1:]:
@@ -616,12 +632,15 @@ def test_the_f1_plot_has_one_curve_per_run_of_mean_f1_by_frequency_interval(runs
         assert row.n_categories == int(inside.sum()) and row.f1 == pytest.approx(table["f1"][inside].mean())
 
 
-def test_compare_refuses_fewer_than_two_runs_and_a_run_given_twice(runs, tmp_path, monkeypatch, capsys):
+def test_compare_refuses_fewer_than_two_runs_a_run_given_twice_and_a_run_not_evaluated(runs, tmp_path, monkeypatch,
+                                                                                     capsys):
     main = runpy.run_path(str(REPO / "jobs" / "compare.py"))["main"]
     linked = tmp_path / "link_to_a"
     linked.symlink_to(runs.a.output)
+    missing = tmp_path / "no_such_run"
     for arguments, message in (([runs.a.output], "compare needs at least two runs; got 1"),
-                               ([runs.a.output, runs.b.output, str(linked)], "are the same directory")):
+                               ([runs.a.output, runs.b.output, str(linked)], "are the same directory"),
+                               ([runs.a.output, str(missing)], f"no metrics.json in {missing}; run jobs/pipeline.py")):
         monkeypatch.setattr(sys, "argv", ["jobs/compare.py", *arguments, "--output", str(tmp_path / "out")])
         assert main() == 2  # refused before Spark starts
         err = capsys.readouterr().err.strip().splitlines()
@@ -630,22 +649,19 @@ def test_compare_refuses_fewer_than_two_runs_and_a_run_given_twice(runs, tmp_pat
     assert run_names(["/x/one/run", "/y/one/run", "/z/other"]) == ["x/one/run", "y/one/run", "other"]
 
 
-def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, comparison, oracle, three_runs, tmp_path):
-    """One job compares three runs (comparison.json keeps every pair under ``pairs``, each pair's Table-2
-    lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs); the other names a missing run.
+def test_compare_job_writes_the_tables_the_plot_and_every_pair(runs, comparison, oracle, three_runs, tmp_path):
+    """The job, in a process of its own, compares three runs (comparison.json keeps every pair under ``pairs``, each
+    pair's Table-2 lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs).
     """
     python = str(REPO / ".venv" / "bin" / "python")
     environment = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python,
                    "SPARK_LOCAL_IP": "127.0.0.1"}
     output = tmp_path / "comparison"
-    missing = tmp_path / "no_such_run"
-    jobs = [subprocess.Popen([python, "jobs/compare.py", *arguments], cwd=REPO, env=environment,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for arguments in ([runs.a.output, runs.b.output, oracle, "--output", str(output)],
-                              [runs.a.output, str(missing), "--output", str(tmp_path / "unused")])]
-    (out, err), (out_missing, err_missing) = (job.communicate(timeout=300) for job in jobs)
+    job = subprocess.run([python, "jobs/compare.py", runs.a.output, runs.b.output, oracle, "--output", str(output)],
+                         cwd=REPO, env=environment, capture_output=True, text=True, timeout=300)
+    out, err = job.stdout, job.stderr
 
-    assert jobs[0].returncode == 0, err[-3000:]
+    assert job.returncode == 0, err[-3000:]
     table = format_comparison(comparison)
     assert table in out
     written = json.loads((output / "comparison.json").read_text())
@@ -666,10 +682,6 @@ def test_compare_job_writes_the_table_and_fails_on_a_missing_run(runs, compariso
     title = ET.fromstring(plots["f1_by_training_frequency.svg"]).find("{http://www.w3.org/2000/svg}title").text
     assert title.endswith(f"\ncorpus (JSON lines); {record['n_categories']} categories (train_positive)")
     assert "run_b: SVM (LIBLINEAR -s 1), fixed threshold -0.3 (" in plots["f1_by_training_frequency.svg"].decode()
-
-    assert jobs[1].returncode == 1, (out_missing, err_missing[-3000:])
-    assert f"no metrics.json in {missing}" in err_missing
-    assert not (tmp_path / "unused").exists()
 
 
 def test_compare_with_a_run_that_assigns_nothing_reports_the_precision_p_test_as_degenerate(spark, runs, tmp_path):
