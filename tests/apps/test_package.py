@@ -68,21 +68,28 @@ def test_python_m_sparktc_shows_the_commands(installed, tmp_path) -> None:
                               "export, synthesize (sparktc --help)\n")
 
 
+def installed_python(installed, cwd: Path, code: str) -> str:
+    """What the environment's Python prints running ``code`` from ``cwd`` (outside the repository); it must succeed."""
+    _, bin_, environment = installed
+    done = subprocess.run([bin_ / "python", "-c", code], cwd=cwd, env=environment, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_the_embedded_default_is_the_packaged_synthetic_configuration(installed, tmp_path) -> None:
     """What ``sparktc run`` without ``--config`` runs (``--config synthetic``: tests/apps/test_submit_arguments.py),
     loaded by the installed package from a directory outside the repository: conf/synthetic.toml as the wheel holds
     it, with the ``--set`` lines.
     """
-    _, bin_, environment = installed
-    loaded = subprocess.run(
-        [bin_ / "python", "-c", "import sparktc\nfrom sparktc.apps.submit import DEFAULT_CONFIG\n"
-         "from sparktc.experiment.config import load_config\n"
-         "config = load_config(DEFAULT_CONFIG, ['synthesize.train_documents=300'])\n"
-         "print(sparktc.__file__, DEFAULT_CONFIG, config.corpus.format, config.synthesize.documents,"
-         " config.synthesize.train_documents, config.tokenize.stemmer, config.spark.app_name)"],
-        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
-    assert loaded.returncode == 0, loaded.stderr
-    file, *settings = loaded.stdout.split()
+    _, bin_, _ = installed
+    loaded = installed_python(
+        installed, tmp_path, "import sparktc\nfrom sparktc.apps.submit import DEFAULT_CONFIG\n"
+        "from sparktc.experiment.config import load_config\n"
+        "config = load_config(DEFAULT_CONFIG, ['synthesize.train_documents=300'])\n"
+        "print(sparktc.__file__, DEFAULT_CONFIG, config.corpus.format, config.synthesize.documents,"
+        " config.synthesize.train_documents, config.tokenize.stemmer, config.spark.app_name)")
+    file, *settings = loaded.split()
     assert Path(file).is_relative_to(bin_.parent)
     assert settings == ["synthetic", "synthetic", "30000", "300", "none", "sparktc-synthetic"]
 
@@ -91,21 +98,17 @@ def test_the_zip_shipped_to_a_cluster_carries_the_configurations_and_the_stop_li
     """A master that is not local gets the installed package zipped (--py-files): a driver importing sparktc from
     the zip finds the configurations and the stop list by name in it.
     """
-    _, bin_, environment = installed
-    written = subprocess.run([bin_ / "python", "-c", "from sparktc.apps.submit import Home, write_zip\n"
-                              "print(write_zip(Home.installed()))"], cwd=tmp_path, env=environment,
-                             capture_output=True, text=True, timeout=TIMEOUT, check=True)
-    library = written.stdout.strip()
+    _, _, environment = installed
+    library = installed_python(installed, tmp_path, "from sparktc.apps.submit import Home, write_zip\n"
+                               "print(write_zip(Home.installed()))").strip()
     assert library.startswith(environment["XDG_CACHE_HOME"])
     with zipfile.ZipFile(library) as archive:
         assert {"sparktc/conf/stopwords/smart_english.stop", "sparktc/conf/reuters21578.toml",
                 "sparktc/packaged.pyc", "sparktc/jobs/pipeline.py"} <= set(archive.namelist())
-    read = subprocess.run(
-        [bin_ / "python", "-c", f"import sys; sys.path.insert(0, {library!r})\n"
-         "import sparktc\nfrom sparktc.experiment.config import load_config\n"
-         "from sparktc.features.text import stop_words_of\n"
-         "config = load_config('reuters21578', ['corpus.path=.'])\n"
-         "print(sparktc.__file__, config.tokenize.stop_list, len(stop_words_of(config.tokenize.stop_list, None)))"],
-        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
-    assert read.returncode == 0, read.stderr
-    assert read.stdout == f"{library}/sparktc/__init__.pyc smart 570\n"
+    read = installed_python(
+        installed, tmp_path, f"import sys; sys.path.insert(0, {library!r})\n"
+        "import sparktc\nfrom sparktc.experiment.config import load_config\n"
+        "from sparktc.features.text import stop_words_of\n"
+        "config = load_config('reuters21578', ['corpus.path=.'])\n"
+        "print(sparktc.__file__, config.tokenize.stop_list, len(stop_words_of(config.tokenize.stop_list, None)))")
+    assert read == f"{library}/sparktc/__init__.pyc smart 570\n"
