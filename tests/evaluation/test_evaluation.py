@@ -15,7 +15,7 @@ all on this corpus, which is the degenerate comparison tested at the end.)
   and p-tests against sparktc.evaluation.significance on values computed here, the Table-2 lines, the refusal
   of runs on different test documents, three runs (A, B and an oracle made from A's tables) as the three
   pairwise comparisons with Yang & Liu's Tables 2-3 and the F1-by-frequency curves, jobs/compare.py
-  as a subprocess (three runs), and its refusals before Spark starts (one run, a run given twice, a run
+  on the suite's session (three runs), and its refusals before Spark starts (one run, a run given twice, a run
   without metrics.json).
 
 The corpus has a category with a few training positives and no test positive (``gold``, a 0/0
@@ -29,10 +29,8 @@ import csv
 import io
 import json
 import math
-import os
 import runpy
 import shutil
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -41,7 +39,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import REPO, invented_words
+from conftest import REPO, invented_words, prepared_job, run_prepared
 from pyspark.sql import functions as F
 from scipy import sparse
 from sklearn.metrics import hamming_loss, jaccard_score, multilabel_confusion_matrix, precision_recall_fscore_support
@@ -649,19 +647,19 @@ def test_compare_refuses_fewer_than_two_runs_a_run_given_twice_and_a_run_not_eva
     assert run_names(["/x/one/run", "/y/one/run", "/z/other"]) == ["x/one/run", "y/one/run", "other"]
 
 
-def test_compare_job_writes_the_tables_the_plot_and_every_pair(runs, comparison, oracle, three_runs, tmp_path):
-    """The job, in a process of its own, compares three runs (comparison.json keeps every pair under ``pairs``, each
-    pair's Table-2 lines are ``pairs/I_vs_J.md``, as comparison.md was for two runs).
+def test_compare_job_writes_the_tables_the_plot_and_every_pair(spark, runs, comparison, oracle, three_runs, tmp_path,
+                                                               monkeypatch, capsys):
+    """The job (jobs/compare.py, its arguments parsed and checked as before its session starts, its work on the
+    suite's session: a job's own session and spark-submit are tests/apps/test_submit.py's) compares three runs
+    (comparison.json keeps every pair under ``pairs``, each pair's Table-2 lines are ``pairs/I_vs_J.md``, as
+    comparison.md was for two runs).
     """
-    python = str(REPO / ".venv" / "bin" / "python")
-    environment = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python,
-                   "SPARK_LOCAL_IP": "127.0.0.1"}
     output = tmp_path / "comparison"
-    job = subprocess.run([python, "jobs/compare.py", runs.a.output, runs.b.output, oracle, "--output", str(output)],
-                         cwd=REPO, env=environment, capture_output=True, text=True, timeout=300)
-    out, err = job.stdout, job.stderr
+    job = prepared_job("jobs/compare.py", [runs.a.output, runs.b.output, oracle, "--output", str(output)], monkeypatch)
+    capsys.readouterr()
+    run_prepared(spark, job)
+    out = capsys.readouterr().out
 
-    assert job.returncode == 0, err[-3000:]
     table = format_comparison(comparison)
     assert table in out
     written = json.loads((output / "comparison.json").read_text())

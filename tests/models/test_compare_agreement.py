@@ -32,6 +32,7 @@ import pytest
 from conftest import REPO, made_once
 from test_methods import corpus_config, prepared_corpus
 
+from sparktc.apps import compare
 from sparktc.apps.compare import (
     ENTRY_FILES,
     compare_runs,
@@ -383,16 +384,27 @@ def two_comparisons(spark, method_runs, six_compared) -> tuple[tuple[dict, dict]
     return compare_runs(spark, runs, SETTINGS, "jsonl"), six_compared
 
 
+@pytest.fixture(scope="module")
+def published_files(two_comparisons) -> dict[int, tuple[dict[str, bytes], str]]:
+    """:func:`comparison_files` of each of ``two_comparisons``, by its record's id: computed once for the module (the
+    plots, drawn in three formats, are most of its time), for the tests of publishing, which need the files, not a
+    new drawing of them.
+    """
+    return {id(record): comparison_files(record, tables) for record, tables in two_comparisons}
+
+
 # six runs write 20 files (15 pairs, 3 plots, 2 entry files), the last comparison.md; they move in as 6 names (pairs/,
 # the plots, then the entry files), the 5th comparison.json
 @pytest.mark.parametrize("failing, nth", [("write_bytes", 1), ("write_bytes", 3), ("write_bytes", 20),
                                           ("rename", 1), ("rename", 2), ("rename", 5)])
-def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(spark, two_comparisons, tmp_path,
-                                                                              monkeypatch, failing, nth):
+def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(spark, two_comparisons, published_files,
+                                                                              tmp_path, monkeypatch, failing, nth):
     """A failure while the files are written aside leaves the earlier comparison as it was; one while they are
-    moved into place leaves no comparison.md or comparison.json (never one that links files not written).
+    moved into place leaves no comparison.md or comparison.json (never one that links files not written). The
+    files are the module's (``published_files``): what is tested is how they are written and moved.
     """
     (first, first_tables), (second, second_tables) = two_comparisons
+    monkeypatch.setattr(compare, "comparison_files", lambda record, tables: published_files[id(record)])
     output = tmp_path / "comparison"
     with claim(str(output), "compare") as held:
         write_comparisons(spark, held.output, first, first_tables, storage.join(held.staging, "compare"))
@@ -411,10 +423,10 @@ def test_publishing_that_fails_leaves_the_earlier_comparison_or_no_entry_file(sp
         assert not any(name in after for name in ENTRY_FILES), sorted(after)
     assert not any((output / INCOMPLETE).rglob("*.md"))  # the staged files are gone
 
-    monkeypatch.undo()
+    monkeypatch.setattr(storage, failing, injected.real)
     with claim(str(output), "compare") as held:  # the same command again publishes the whole comparison
         write_comparisons(spark, held.output, second, second_tables, storage.join(held.staging, "compare"))
-    files, _ = comparison_files(second, second_tables)
+    files, _ = published_files[id(second)]
     assert published(output) == files
 
 
