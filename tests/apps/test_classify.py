@@ -1,6 +1,6 @@
 """Classifying new documents with a model bundle (OUTPUT/model, written by the train stage).
 
-* Reuters-21578 R(10): the test documents as JSON Lines, through ``./spark-submit.sh jobs/classify.py``,
+* Reuters-21578 R(10): the test documents as JSON Lines, through ``jobs/classify.py`` on the suite's session,
   get exactly the pipeline's own predictions (evaluate's ``predictions`` table) and top scores;
   the same texts as plain text files likewise, written as JSON Lines;
 * the synthetic LYRL2004-format corpus (tokenized): its test token files get the pipeline's
@@ -10,9 +10,6 @@
   (in size, or at the same size: bundle.json records each file's SHA-256), a bundle.json changed (its own digest),
   a missing input or one without documents, an unknown input format (exit 2 before Spark starts);
   documents without a vocabulary term, bad lines and repeated doc ids go to rejects.
-
-The spark-submit run starts with the module and its test comes last, so that its JVM works while the
-other tests run in this process.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, flip_bytes, reseal_bundle, selected
+from conftest import REPO, flip_bytes, prepared_job, reseal_bundle, run_prepared
 
 from sparktc.apps.classify import NO_TERMS, ClassifyError, classify, vectors
 from sparktc.apps.pipeline import run as run_pipeline
@@ -66,41 +62,6 @@ def assert_same_predictions(classified: pd.DataFrame, expected: pd.DataFrame) ->
     assert [list(c) for c in classified["top_categories"]] == [list(c) for c in expected["top_categories"]]
     np.testing.assert_allclose(np.vstack(classified["top_scores"]), np.vstack(expected["top_scores"]),
                                rtol=0, atol=1e-9)
-
-
-SUBMITTED = "test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline"
-SUBMIT_TIMEOUT = 600
-
-
-@pytest.fixture(scope="module", autouse=True)
-def submitted(request, tmp_path_factory):
-    """``./spark-submit.sh jobs/classify.py`` on the Reuters test documents as JSON Lines, started when the
-    module starts (if the test that reads it runs), so that its JVM works while the tests in this process
-    do; that test, the module's last, waits for it: (process, output directory, stdout file, stderr file).
-    """
-    if not selected(request, SUBMITTED):
-        yield None
-        return
-    reuters, test_documents = request.getfixturevalue("reuters"), request.getfixturevalue("test_documents")
-    directory = tmp_path_factory.mktemp("submitted")
-    source = directory / "documents.jsonl"
-    with source.open("w") as handle:
-        for row in test_documents.itertuples():
-            handle.write(json.dumps({"id": row.doc_id, "text": row.text}) + "\n")
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    stdout, stderr = directory / "stdout", directory / "stderr"  # files, not pipes: nothing reads them meanwhile
-    with open(stdout, "w") as out, open(stderr, "w") as err:
-        job = subprocess.Popen(
-            ["./spark-submit.sh", "--master", "local[2]",
-             "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}", "jobs/classify.py",
-             "--model", str(reuters / "model"), "--input", str(source), "--output", str(directory / "classified")],
-            cwd=REPO, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=environment, start_new_session=True)
-    try:
-        yield job, directory / "classified", stdout, stderr
-    finally:
-        if job.poll() is None:  # its test failed before waiting, or did not wait long enough
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
 
 
 def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_documents, tmp_path):
@@ -371,11 +332,20 @@ def test_an_unknown_input_format_stops_the_job_before_spark_starts(tmp_path):
             "libmultilabel_text, text" in job.stderr)
 
 
-def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents,
-                                                                             submitted):
-    job, output, stdout, stderr = submitted
-    job.wait(timeout=SUBMIT_TIMEOUT)
-    assert job.returncode == 0, stderr.read_text()[-3000:]
+def test_the_classify_job_classifies_the_reuters_test_documents_as_the_pipeline(spark, reuters, test_documents,
+                                                                              tmp_path, monkeypatch, capsys):
+    """``jobs/classify.py`` (its arguments parsed and checked as before its session starts, its work on the suite's
+    session: classify in a process of its own, from the installed command, is tests/apps/test_cluster.py's) on the
+    Reuters test documents as JSON Lines.
+    """
+    source, output = tmp_path / "documents.jsonl", tmp_path / "classified"
+    with source.open("w") as handle:
+        for row in test_documents.itertuples():
+            handle.write(json.dumps({"id": row.doc_id, "text": row.text}) + "\n")
+    job = prepared_job("jobs/classify.py", ["--model", str(reuters / "model"), "--input", str(source),
+                                            "--output", str(output)], monkeypatch)
+    capsys.readouterr()
+    run_prepared(spark, job)
     classified = pd.read_parquet(output / "predictions").set_index("doc_id")
     rejects = pd.read_parquet(output / "rejects")
     expected = pipeline_predictions(spark, reuters)
@@ -386,9 +356,9 @@ def test_spark_submit_classifies_the_reuters_test_documents_as_the_pipeline(spar
     assert_same_predictions(classified, expected)
     names = load_bundle(spark, str(reuters / "model")).names
     assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
+    assert "sparktc: classify" in capsys.readouterr().out
     print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
           f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
-    assert "sparktc: classify" in stdout.read_text()
 
 
 def test_a_bundle_counting_titles_apart_is_refused() -> None:
