@@ -365,6 +365,26 @@ def conf_run(spark, tmp_path_factory, conf: str, write_corpus: Callable[[Path], 
     return corpus, output, {m["stage"]: m for m in run_stages(spark, config, str(output))}
 
 
+def run_table(output: str | Path, name: str, key: str):
+    """A run's table ``name`` read with pyarrow (no Spark job), sorted by ``key``; ``models`` without ``seconds``
+    (wall time, the one column that may differ between two runs).
+    """
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(output, name))
+    return (table.drop_columns(["seconds"]) if name == "models" else table).sort_by(key)
+
+
+def assert_same_tables(output: str | Path, reference: str | Path) -> None:
+    """The models, predictions and contingency tables of run ``output`` are ``reference``'s, column for column and
+    row for row.
+    """
+    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
+        written, expected = run_table(output, name, key), run_table(reference, name, key)
+        assert written.schema == expected.schema, name
+        assert written.to_pylist() == expected.to_pylist(), name
+
+
 def invented_words(rng, count: int) -> list[str]:
     """``count`` distinct made-up words (consonant-vowel syllables), sorted, for seeded test corpora."""
     letters, vowels = list("bcdfghjklmnpqrstvwxz"), list("aeiou")

@@ -37,8 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from chispa import assert_df_equality
-from conftest import CHILD_JVM_OPTIONS, REPO, invented_words, reseal_bundle, selected
+from conftest import CHILD_JVM_OPTIONS, REPO, assert_same_tables, invented_words, reseal_bundle, selected
 
 from sparktc.apps import cli
 from sparktc.apps.classify import classify
@@ -122,20 +121,14 @@ def recomputed(out: str) -> list[str]:
     return [stage for stage, line in stage_lines(out).items() if "up to date" not in line]
 
 
-def table(spark, output: Path | str, name: str, key: str):
-    frame = spark.read.parquet(f"{output}/{name}")
-    return (frame.drop("seconds") if name == "models" else frame).orderBy(key)
-
-
 def assert_reconciled(output: Path | str) -> None:
     for stage in STAGES:
         recorded = json.loads(Path(output, "manifests", f"{stage}.json").read_text())
         assert recorded["rows_out"] + sum(recorded["set_aside"].values()) == recorded["rows_in"], stage
 
 
-def assert_same_results(spark, output: Path | str, reference: str) -> None:
-    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
-        assert_df_equality(table(spark, output, name, key), table(spark, reference, name, key))
+def assert_same_results(output: Path | str, reference: str) -> None:
+    assert_same_tables(output, reference)
     assert json.loads(Path(output, "metrics.json").read_text()) == \
         json.loads(Path(reference, "metrics.json").read_text())
     assert_reconciled(output)
@@ -190,7 +183,7 @@ def test_the_driver_failing_in_each_stage_then_the_same_command(spark, job, copy
         assert manifests == set(STAGES[:STAGES.index(stage)]), (stage, manifests)
         previous = stage
     assert not (copy / "_incomplete").exists()
-    assert_same_results(spark, copy, reference)
+    assert_same_results(copy, reference)
 
 
 def submit(corpus: Path, output: Path, *conf: str) -> tuple[subprocess.Popen, Path, Path]:
@@ -269,7 +262,7 @@ def test_a_killed_driver_then_a_killed_worker_in_every_stage_give_the_undisturbe
     for point, stage in WORKER_GROUPS.items():  # each injected death happened, and was retried
         assert failed_tasks(spark, f"sparktc-{stage}") >= before[point] + 1, point
     assert not (output / "_incomplete").exists()
-    assert_same_results(spark, output, reference)
+    assert_same_results(output, reference)
 
 
 # --- damaged outputs -----------------------------------------------------------------------------------------------
@@ -319,7 +312,7 @@ def test_after_a_same_size_corruption_the_same_command_recomputes_from_there(spa
     assert recomputed(out) == ["train", "evaluate"]
     assert json.loads((copy / "manifests" / "train.json").read_text())["recomputed_because"].startswith(
         "output models: ")
-    assert_same_results(spark, copy, reference)
+    assert_same_results(copy, reference)
 
 
 # --- a full disk, then space again --------------------------------------------------------------------------------
@@ -367,7 +360,7 @@ def test_a_full_disk_is_named_in_one_line_and_the_next_run_completes(spark, job,
         status, out, err = job(output)
         assert (status, err) == (0, "")
         assert recomputed(out) == STAGES[len(finished):]
-        assert_same_results(spark, output, reference)
+        assert_same_results(output, reference)
     finally:
         if mounted:
             subprocess.run(["umount", "-l", str(mount)], check=False)
@@ -402,7 +395,7 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(spark, 
         holder.wait()
     status, out, err = job(copy)
     assert (status, err, recomputed(out)) == (0, "", [])
-    assert_same_results(spark, copy, reference)
+    assert_same_results(copy, reference)
 
 
 def test_an_output_over_user_files_is_refused_and_they_are_left_alone(spark, job, corpus, tmp_path):

@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from chispa import assert_df_equality
 
 from sparktc.apps.pipeline import run as run_stages
 from sparktc.experiment.config import load_config
@@ -65,24 +64,6 @@ def copy(reference, tmp_path) -> str:
     target = str(tmp_path / "run")
     shutil.copytree(reference, target)
     return target
-
-
-def table(spark, output: str, name: str, key: str):
-    frame = spark.read.parquet(f"{output}/{name}")
-    return (frame.drop("seconds") if name == "models" else frame).orderBy(key)
-
-
-def metrics(output: str) -> dict:
-    """metrics.json without the corpus path (runs on copies of a corpus are compared)."""
-    values = json.loads(Path(output, "metrics.json").read_text())
-    values["settings"]["corpus"].pop("path")
-    return values
-
-
-def assert_same_results(spark, output: str, reference: str) -> None:
-    for name, key in (("models", "category"), ("predictions", "doc_id"), ("contingency", "category")):
-        assert_df_equality(table(spark, output, name, key), table(spark, reference, name, key))
-    assert metrics(output) == metrics(reference)
 
 
 def rewrite(path: Path, text: str) -> None:
