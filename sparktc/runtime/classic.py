@@ -42,9 +42,17 @@ def application_id(spark: SparkSession) -> str:
     return spark.sparkContext.applicationId
 
 
+#: Each SparkContext's start-up settings, read once: they cannot change while it lives, and reading them takes
+#: a few JVM round trips per setting (hundreds), which a run did at each stage.
+_SETTINGS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
 def settings(spark: SparkSession) -> dict[str, str]:
     """Every Spark setting the application started with (``spark.conf`` holds only the SQL ones and those set)."""
-    return dict(spark.sparkContext.getConf().getAll())
+    context = spark.sparkContext
+    if context not in _SETTINGS:
+        _SETTINGS[context] = dict(context.getConf().getAll())
+    return dict(_SETTINGS[context])
 
 
 def set_log_level(spark: SparkSession, level: str) -> None:

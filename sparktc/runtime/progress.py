@@ -305,9 +305,17 @@ def _jobs_of(spark: Any, stage: str) -> Iterator[Jobs]:
 
     if classic.is_classic(spark):
         earlier = classic.job_ids(spark, stage)  # another run's, in the same session
+        # A job that has ended keeps its counts: asked once, not at every poll (each ask is a JVM round trip per
+        # job and per stage attribute, and a stage's jobs add up).
+        ended: dict[Any, tuple[bool, int, int]] = {}
 
         def tracked() -> dict[Any, tuple[bool, int, int] | None]:
-            return {job: classic.stage_tasks(spark, job) for job in classic.job_ids(spark, stage) - earlier}
+            found: dict[Any, tuple[bool, int, int] | None] = {}
+            for job in classic.job_ids(spark, stage) - earlier:
+                found[job] = ended.get(job) or classic.stage_tasks(spark, job)
+                if found[job] is not None and not found[job][0]:
+                    ended[job] = found[job]
+            return found
 
         yield tracked
         return

@@ -242,6 +242,44 @@ def test_a_jobs_tasks_running_and_finished(monkeypatch: pytest.MonkeyPatch) -> N
     assert [(job.done, job.total, job.running) for job in shown[0]] == [(11, 14, True), (6, 6, False)]
 
 
+def test_a_job_that_has_ended_is_asked_for_its_tasks_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage's jobs at each poll: the tracker is asked for a running job's tasks every time, an ended job's
+    (finished or failed) only until it is seen ended; a job of the stage's group from before is never counted.
+    """
+    tracker = Tracker({1: ([1], "SUCCEEDED"), 2: ([2], "RUNNING"), 3: ([3], "RUNNING")},
+                      {1: (4, 4), 2: (4, 1), 3: (2, 0)})
+    group = [1]  # job 1: another run's, in this session
+    asked: list[int] = []
+    real_stage_tasks = classic.stage_tasks
+    monkeypatch.setattr(classic, "job_ids", lambda spark, stage: set(group))
+    monkeypatch.setattr(classic, "stage_tasks", lambda spark, job: asked.append(job) or real_stage_tasks(spark, job))
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=lambda: tracker))
+    with progress._jobs_of(spark, "train") as jobs:
+        group += [2]
+        assert jobs() == {2: (True, 1, 4)}
+        tracker.jobs[2], tracker.stages[2] = ([2], "FAILED"), (4, 3)
+        group += [3]
+        assert jobs() == {2: (False, 3, 4), 3: (True, 0, 2)}
+        tracker.stages[2] = (4, 4)  # never asked again
+        assert jobs() == jobs() == {2: (False, 3, 4), 3: (True, 0, 2)}
+    assert asked == [2, 2, 3, 3, 3]
+
+
+def test_the_start_up_settings_are_read_once_per_spark_context() -> None:
+    reads = []
+
+    class Context:
+        def getConf(self) -> Any:  # noqa: N802 - pyspark's name
+            reads.append(1)
+            return SimpleNamespace(getAll=lambda: [("spark.master", "local[2]"), ("spark.app.name", "t")])
+
+    spark, other = SimpleNamespace(sparkContext=Context()), SimpleNamespace(sparkContext=Context())
+    found = classic.settings(spark)
+    found["spark.master"] = "changed by the caller"
+    assert classic.settings(spark) == {"spark.master": "local[2]", "spark.app.name": "t"} and len(reads) == 1
+    assert classic.settings(other) == classic.settings(spark) and len(reads) == 2
+
+
 def test_nnet_counts_its_epochs_and_learns_what_scikit_learn_does(monkeypatch: pytest.MonkeyPatch) -> None:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
