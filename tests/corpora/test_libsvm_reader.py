@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bz2
 import dataclasses
+import functools
 import gzip
 import re
 from pathlib import Path
@@ -210,6 +211,7 @@ ODD_LINES = [line.decode("utf-8", "surrogateescape") for line, _ in BAD_LINES] +
     " ", "\t", "# a comment 1:2", "  # x", "\r", "1 # 2:3", "\x0b", "1", "  3:1", "3:1 1:2", "1 2:1\t\t4:2 \r"]
 
 
+@functools.cache  # drawn once per seed and count for the module: several tests read the same lines
 def random_lines(seed: int, count: int) -> bytes:
     """``count`` lines drawn with a seed: documents with 0-4 labels (some repeated), 0-7 features in or out of order
     with indices with or without a leading zero, values written in many ways, separated by spaces or tabs,
@@ -247,6 +249,7 @@ def column_wise(data: bytes, source: str = TRAIN_FILE) -> list[dict]:
     return pa.Table.from_batches(list(read_libsvm(data, source)), RECORD_SCHEMA).to_pylist()
 
 
+@functools.cache  # the reference records of the same data, asked for by several tests
 def line_parsed(data: bytes, source: str = TRAIN_FILE) -> list[dict]:
     return pa.Table.from_batches([record_batch(parse(data, source))], RECORD_SCHEMA).to_pylist()
 
