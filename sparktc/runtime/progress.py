@@ -312,9 +312,10 @@ def _jobs_of(spark: Any, stage: str) -> Iterator[Jobs]:
         def tracked() -> dict[Any, tuple[bool, int, int] | None]:
             found: dict[Any, tuple[bool, int, int] | None] = {}
             for job in classic.job_ids(spark, stage) - earlier:
-                found[job] = ended.get(job) or classic.stage_tasks(spark, job)
-                if found[job] is not None and not found[job][0]:
-                    ended[job] = found[job]
+                tasks = ended.get(job) or classic.stage_tasks(spark, job)
+                if tasks is not None and not tasks[0]:
+                    ended[job] = tasks
+                found[job] = tasks
             return found
 
         yield tracked
