@@ -56,8 +56,9 @@ def recorded(name: str, tmp_path: Path) -> list[list[str]]:
     redirections land there), its ``/tmp`` under ``tmp_path`` too (what its ``mkdir`` makes, its outputs).
     """
     log = tmp_path / "commands"
-    shims = "".join(f'{shim}() {{ printf "%q " {shlex.quote(program)} "$@" >> {shlex.quote(str(log))}; '
-                    f'echo >> {shlex.quote(str(log))}; }}\n' for program, shim in PROGRAMS.items())
+    # One write per command: a block's commands run at once (``&``) must not interleave their words in the log.
+    shims = "".join(f'{shim}() {{ local line; line=$(printf "%q " {shlex.quote(program)} "$@"); '
+                    f'printf "%s\\n" "$line" >> {shlex.quote(str(log))}; }}\n' for program, shim in PROGRAMS.items())
     code = example(name).replace("/tmp/", f"{tmp_path}/tmp/")
     for program, shim in PROGRAMS.items():
         code = code.replace(program, shim)
