@@ -21,7 +21,7 @@ local mode from outside the clone, classifies some of the run's test documents w
 (the installed command's Spark jobs: tests/apps/test_package.py checks the wheel and the command without Spark).
 
 Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
-the JIT's first tier only, as the suite's own session, and the serial collector. They run many small
+the JIT options of the suite's own session, and the serial collector. They run many small
 jobs, and the optimizing tier's compilations were about half of the cluster's CPU time on a 2-core
 machine.
 """
