@@ -33,7 +33,7 @@ import nbformat
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, EXPLAIN_MODE, REPO, reuters21578_overrides
+from conftest import CHILD_JVM_OPTIONS, EXPLAIN_MODE, REPO, reuters21578_overrides, selected
 from docs_examples import example
 
 import sparktc
@@ -131,7 +131,9 @@ def connect_run(server: str, reuters21578_subset: Path, tmp_path_factory, reques
     """The Reuters-21578 R(90) pipeline, on the corpus's subset, and classify through a Connect session, with the
     Python API, in a client process: (output, what the client wrote to stderr: progress lines every second). While
     the server runs them, the suite's classic run of the same command (``reuters21578_subset_run``) is made here, or
-    read if another test process made it, so that this process does not wait for it afterwards.
+    read if another test process made it, so that this process does not wait for it afterwards; then the notebook's
+    run the last test compares with (``notebook_kernel_run``): the client and the server's small jobs keep less than
+    one core busy.
     """
     output = tmp_path_factory.mktemp("reuters21578-connect") / "run"
     settings = [*reuters21578_overrides(reuters21578_subset), "progress.mode=log", "progress.interval=1"]
@@ -145,6 +147,9 @@ def connect_run(server: str, reuters21578_subset: Path, tmp_path_factory, reques
                                   stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     try:
         request.getfixturevalue("reuters21578_subset_run")  # meanwhile
+        if selected(request, "test_the_main_job_submitted_to_a_connect_server_equals_the_notebook_on_a_classic"
+                             "_session"):
+            request.getfixturevalue("notebook_kernel_run")
         client.wait(timeout=max(1.0, 900 - (time.monotonic() - began)))
     finally:
         if client.poll() is None:
