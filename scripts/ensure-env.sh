@@ -15,12 +15,14 @@ fi
 "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparktc needs Python 3.11 or newer")'
 command -v java >/dev/null || { echo "sparktc needs Java 17 or newer on PATH (Spark runs on the JVM)" >&2; exit 1; }
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# --no-compile: pip would compile every module of every package (pyspark's, scipy's, scikit-learn's tests included)
+# up front; Python compiles the ones imported when first imported, and caches them (53 s -> 42 s, 2026-11-29).
+"$venv/bin/python" -m pip install --quiet --no-compile --upgrade pip
 "$venv/bin/python" - "$root/pyproject.toml" > "$venv/requirements.txt" <<'PY'
 import sys, tomllib
 project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 print("\n".join(project["dependencies"] + project["optional-dependencies"]["test"]))
 PY
-"$venv/bin/python" -m pip install --quiet -r "$venv/requirements.txt"
+"$venv/bin/python" -m pip install --quiet --no-compile -r "$venv/requirements.txt"
 "$venv/bin/python" -m pip install --quiet --no-deps --editable "$root"
 echo "$want" > "$stamp"

@@ -15,8 +15,9 @@ What both pass to spark-submit (:func:`submit`, the one home of it):
   that names this file (the job appends its trace to it);
 * ``--master local[*,4]`` unless a master is given (every core; a failed task gets up to 4 attempts, as
   ``spark.task.maxFailures`` gives on a cluster); in local mode the driver JVM runs the serial collector and reads
-  Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits
-  (``SPARKTC_CLASS_ARCHIVE=0``: neither read nor written);
+  Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits (one
+  job writes at a time; one started meanwhile neither reads nor writes it; ``SPARKTC_CLASS_ARCHIVE=0``: neither read
+  nor written);
 * the library zipped with its bytecode and ``conf/``, passed with ``--py-files`` so that executors on a cluster
   import the same code: always from a clone (``build/sparktc.zip``), and from an installed package when the master
   is not local (in local mode the workers run this interpreter, which imports the installed package).
@@ -28,6 +29,7 @@ interpreter. ``sparktc run`` without ``--config`` runs the embedded default, the
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import marshal
@@ -41,6 +43,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from sparktc import packaged
 
@@ -249,7 +252,7 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     if ship or not local:
         options += ["--py-files", str(write_zip(home))]
     command = [str(spark_home / "bin" / "spark-submit"), "--conf"]
-    archive = partial = None
+    archive = partial = writing = None
     if local:
         # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
         os.environ["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
@@ -267,8 +270,16 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
             java_options += f" -XX:SharedArchiveFile={archive}"
         else:
             archive.parent.mkdir(parents=True, exist_ok=True)
-            partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
-            java_options += f" -XX:ArchiveClassesAtExit={partial}"
+            # One writer at a time: a JVM that writes the archive runs slower and spends about 20 CPU-s writing it as
+            # it exits (measured 2026-11-29), so jobs started beside the writer run without one.
+            writing = _archive_lock(archive.parent / f".jvm-classes-{key}.lock")
+            if writing is not None and archive.exists() and archive.stat().st_size:  # the last writer just ended
+                writing.close()
+                writing = None
+                java_options += f" -XX:SharedArchiveFile={archive}"
+            elif writing is not None:
+                partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
+                java_options += f" -XX:ArchiveClassesAtExit={partial}"
     command += [f"spark.driver.extraJavaOptions={java_options}", *options, *arguments]
     sys.stdout.flush()
     if partial is None:
@@ -280,7 +291,19 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         os.replace(partial, archive)
     else:
         partial.unlink(missing_ok=True)
+    writing.close()  # the lock goes with it (and with this process, however it ends)
     return status
+
+
+def _archive_lock(path: Path) -> IO[bytes] | None:
+    """``path`` opened and locked for this process alone (``flock``), or None if another process holds it."""
+    handle = open(path, "ab")  # noqa: SIM115 (held until the job ends)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
 
 
 def clone(root: str, arguments: Sequence[str]) -> int:

@@ -105,3 +105,48 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
     assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
             if value.startswith("spark.pyspark.driver.python=")] == drivers
     assert command[-1] == "job.py"
+
+
+def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local job on a checkout without the archive writes it (its JVM runs spark-submit as a child, the archive
+    is renamed into place when it succeeds); one started while another writes it neither reads nor writes one (it
+    replaces itself by spark-submit); once written, every job reads it.
+    """
+    commands: list[list[str]] = []
+
+    def execv(program: str, arguments: list[str]) -> None:
+        commands.append(arguments)
+        raise Replaced
+
+    class Finished:  # the writer's spark-submit: its JVM writes the partial archive as it exits
+        def __init__(self, command: list[str]) -> None:
+            commands.append(command)
+            [option] = [word for word in command[2].split() if word.startswith("-XX:ArchiveClassesAtExit=")]
+            Path(option.partition("=")[2]).write_bytes(b"classes")
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(submit.os, "execv", execv)
+    monkeypatch.setattr(submit.subprocess, "Popen", Finished)
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
+                 "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE"):  # submit sets them
+        monkeypatch.delenv(name, raising=False)
+    home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
+    key = submit.class_archive_key(submit.spark_home_of_pyspark())
+
+    def options() -> list[str]:
+        return [word.partition("=")[0] for word in commands[-1][2].split() if word.startswith("-XX:")]
+
+    other = open(tmp_path / f".jvm-classes-{key}.lock", "ab")  # noqa: SIM115 (another job writing: its lock)
+    submit.fcntl.flock(other, submit.fcntl.LOCK_EX | submit.fcntl.LOCK_NB)
+    with pytest.raises(Replaced):
+        submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
+    assert options() == ["-XX:+UseSerialGC"]
+    other.close()
+    assert submit.submit(home, ["--master", "local[2]", "job.py"], ship=False) == 0
+    assert options() == ["-XX:+UseSerialGC", "-XX:ArchiveClassesAtExit"]
+    assert [path.name for path in tmp_path.glob("*.jsa")] == [f"jvm-classes-{key}.jsa"]
+    with pytest.raises(Replaced):
+        submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
+    assert options() == ["-XX:+UseSerialGC", "-XX:SharedArchiveFile"]
