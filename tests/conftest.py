@@ -43,11 +43,9 @@ LYRL2004_NAMES = {
 #: under two layouts, spark-submit runs, killed drivers, ...; about 20 s to 4 minutes each in a 2-core run of the
 #: suite), started first: xdist hands whole files to the workers (--dist loadfile) in collection order
 #: (:func:`pytest_configure`), and one of these started last would leave the other worker idle. The other files,
-#: shorter, follow in their usual order. test_submit.py comes first: in a clean clone its job writes the JVM's class
-#: archive (sparktc.apps.submit), which the same worker's next file, test_fault_matrix.py, then reads; a job of
-#: that file started first would write it instead, and being killed, throw it away (about 20 CPU-s).
-SLOWEST_FIRST = ("test_submit.py", "test_cluster.py", "test_fault_matrix.py", "test_connect.py", "test_determinism.py",
-                 "test_recovery.py", "test_evaluation.py", "test_classify.py", "test_stages.py",
+#: shorter, follow in their usual order.
+SLOWEST_FIRST = ("test_cluster.py", "test_fault_matrix.py", "test_connect.py", "test_determinism.py",
+                 "test_recovery.py", "test_evaluation.py", "test_classify.py", "test_submit.py", "test_stages.py",
                  "test_methods.py",
                  "test_scores_meet_thresholds.py", "test_compare_agreement.py",
                  "test_bad_input.py", "test_synthetic_category_sets.py", "test_synthetic.py", "test_vector_corpora.py",
