@@ -266,16 +266,16 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         java_options += " -XX:+UseSerialGC -Xlog:cds=off -Xlog:cds+dynamic=off"
         if os.environ.get("SPARKTC_CLASS_ARCHIVE") == "0":  # neither read nor written (a small or read-only cache)
             pass
-        elif archive.exists() and archive.stat().st_size:
-            java_options += f" -XX:SharedArchiveFile={archive}"
         else:
-            archive.parent.mkdir(parents=True, exist_ok=True)
-            # One writer at a time: a JVM that writes the archive runs slower and spends about 20 CPU-s writing it as
-            # it exits (measured 2026-11-29), so jobs started beside the writer run without one.
-            writing = _archive_lock(archive.parent / f".jvm-classes-{key}.lock")
-            if writing is not None and archive.exists() and archive.stat().st_size:  # the last writer just ended
-                writing.close()
-                writing = None
+            if not _written(archive):
+                archive.parent.mkdir(parents=True, exist_ok=True)
+                # One writer at a time: a JVM that writes the archive runs slower and spends about 20 CPU-s writing it
+                # as it exits (measured 2026-11-29), so jobs started beside the writer run without one.
+                writing = _archive_lock(archive.parent / f".jvm-classes-{key}.lock")
+                if writing is not None and _written(archive):  # the last writer ended meanwhile
+                    writing.close()
+                    writing = None
+            if _written(archive):
                 java_options += f" -XX:SharedArchiveFile={archive}"
             elif writing is not None:
                 partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
@@ -287,12 +287,17 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     status = _wait(subprocess.Popen(command))
     # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
     # by a signal may have left it half written.
-    if status == 0 and partial.exists() and partial.stat().st_size:
+    if status == 0 and _written(partial):
         os.replace(partial, archive)
     else:
         partial.unlink(missing_ok=True)
     writing.close()  # the lock goes with it (and with this process, however it ends)
     return status
+
+
+def _written(archive: Path) -> bool:
+    """Whether the class archive is in place (renamed there whole by the job that wrote it)."""
+    return archive.exists() and archive.stat().st_size > 0
 
 
 def _archive_lock(path: Path) -> IO[bytes] | None:
