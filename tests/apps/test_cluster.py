@@ -23,7 +23,8 @@ local mode from outside the clone, classifies some of the run's test documents w
 Every JVM here (master, workers, driver, executors) runs with ``CHILD_JVM_OPTIONS`` (conftest.py):
 the JIT options of the suite's own session, and the serial collector. They run many small
 jobs, and the optimizing tier's compilations were about half of the cluster's CPU time on a 2-core
-machine.
+machine. The master, the workers and the executors run this clone's pyspark and read the suite's class archive
+(``conftest.jvm_options``); the driver runs the environment's pyspark, whose jars the archive does not describe.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, command_words, reuters21578_overrides, run_table
+from conftest import CHILD_JVM_OPTIONS, REPO, PackedEnv, command_words, jvm_options, reuters21578_overrides, run_table
 from docs_examples import example
 
 pytestmark = pytest.mark.spark  # a standalone cluster and spark-submit, not the session fixture
@@ -96,7 +97,7 @@ def cluster_environment() -> dict[str, str]:
     environment["SPARK_LOCAL_IP"] = "127.0.0.1"
     # The master's REST submission server would take the fixed port 6066; nothing here uses it.
     environment["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"
-    environment["SPARK_DAEMON_JAVA_OPTS"] = CHILD_JVM_OPTIONS  # the master's and workers' JVMs
+    environment["SPARK_DAEMON_JAVA_OPTS"] = jvm_options(serial_gc=True)  # the master's and workers' JVMs
     return environment
 
 
@@ -311,7 +312,7 @@ def cluster_run(cluster: Cluster, packed_env: PackedEnv, reuters21578_subset: Pa
                # (tests/runtime/test_determinism.py).
                "--conf", "spark.sql.shuffle.partitions=4",
                "--conf", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}",
-               "--conf", f"spark.executor.defaultJavaOptions={CHILD_JVM_OPTIONS}",
+               "--conf", f"spark.executor.defaultJavaOptions={jvm_options(serial_gc=True)}",
                # The page's configuration as the package carries it, by name, with the local-mode run's settings.
                "--config", Path(config).stem,
                *(argument for override in reuters21578_overrides(reuters21578_subset)

@@ -33,7 +33,7 @@ import nbformat
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import CHILD_JVM_OPTIONS, EXPLAIN_MODE, REPO, reuters21578_overrides, selected
+from conftest import EXPLAIN_MODE, REPO, jvm_options, reuters21578_overrides, selected
 from docs_examples import example
 
 import sparktc
@@ -71,7 +71,8 @@ def server(tmp_path_factory) -> Iterator[str]:
                "--conf", "spark.sql.shuffle.partitions=4", "--conf", "spark.default.parallelism=2",
                "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.session.timeZone=UTC",
                "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-               "--conf", "{}={}".format(*EXPLAIN_MODE), "--conf", f"spark.driver.extraJavaOptions={CHILD_JVM_OPTIONS}"]
+               "--conf", "{}={}".format(*EXPLAIN_MODE),
+               "--conf", f"spark.driver.extraJavaOptions={jvm_options(serial_gc=True)}"]
     log = base / "server.log"
     with open(log, "wb") as handle:
         process = subprocess.Popen(command, cwd=base, env=environment, stdin=subprocess.DEVNULL, stdout=handle,

@@ -31,6 +31,16 @@ class Replaced(Exception):
     """The process replaced by another program."""
 
 
+def unset(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """The environment variables ``names`` removed for the test, and whatever :func:`submit.submit` sets them to
+    undone after it (``delenv`` alone restores nothing of a variable that was not set: submit's values would reach
+    the process's later tests, a later spark-submit job's log going to this test's folder).
+    """
+    for name in names:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
 def test_spark_submit_options_anywhere_go_before_the_job(submitted: list) -> None:
     assert submit.main(["classify", "--model", "m", "--master", "yarn", "--input", "d.jsonl", "--conf=a=b",
                         "--output", "o", "--verbose", "--executor-memory", "4g"]) == 0
@@ -96,8 +106,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
 
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
-    for name in ("PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL"):  # submit sets them
-        monkeypatch.delenv(name, raising=False)
+    unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL")  # submit sets them
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py"], ship=False)
@@ -129,9 +138,8 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
 
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setattr(submit.subprocess, "Popen", Finished)
-    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
-                 "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE"):  # submit sets them
-        monkeypatch.delenv(name, raising=False)
+    unset(monkeypatch, "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
+          "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE")  # submit sets them
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     key = submit.class_archive_key(submit.spark_home_of_pyspark())
 

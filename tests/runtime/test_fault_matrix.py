@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CHILD_JVM_OPTIONS, REPO, assert_same_tables, invented_words, reseal_bundle, selected
+from conftest import REPO, assert_same_tables, invented_words, jvm_options, reseal_bundle, selected
 
 from sparktc.apps import cli
 from sparktc.apps.classify import classify
@@ -189,10 +189,10 @@ def test_the_driver_failing_in_each_stage_then_the_same_command(spark, job, copy
 def submit(corpus: Path, output: Path, *conf: str) -> tuple[subprocess.Popen, Path, Path]:
     """jobs/pipeline.py through ./spark-submit.sh in the background: (process, stdout file, stderr file)."""
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-    # No class archive: in a clean clone this is the suite's first local spark-submit, which would write one
-    # (sparktc.apps.submit) only for its killed driver to throw it away, about 20 CPU-s for nothing.
+    # The driver writes no class archive (sparktc.apps.submit): one the test kills would throw it away, about 20 CPU-s
+    # for nothing. It reads the suite's once written (conftest.jvm_options).
     environment["SPARKTC_CLASS_ARCHIVE"] = "0"
-    conf = ("spark.sql.shuffle.partitions=4", f"spark.driver.defaultJavaOptions={CHILD_JVM_OPTIONS}", *conf)
+    conf = ("spark.sql.shuffle.partitions=4", f"spark.driver.defaultJavaOptions={jvm_options(serial_gc=True)}", *conf)
     options = [option for setting in conf for option in ("--conf", setting)]
     stdout, stderr = output.with_name(f"{output.name}.out"), output.with_name(f"{output.name}.err")
     with open(stdout, "w") as out, open(stderr, "w") as err:  # files, not pipes: nothing reads them meanwhile
