@@ -177,6 +177,16 @@ def format_record(doc_id: int, tokens: Sequence[str], width: int = LINE_WIDTH) -
     return f".I {doc_id}\n.W\n{body}\n"
 
 
+def test_the_calibrations_mean_label_count_is_that_of_the_sampled_label_sets():
+    """The calibration's mean label-set size (bits per document, no matrix) is the mean of the label sets
+    sample_labels draws from the same stream, to the last bit.
+    """
+    model = SyntheticModel(SMALL, parse_hierarchy_text(Path(_hier_path()).read_text()))
+    for lam in (0.0, model.lam, 1.7, 6.0):
+        _, _, labels = model.sample_labels(np.random.default_rng(11), 5000, lam)
+        assert model._mean_labels(np.random.default_rng(11), 5000, lam) == labels.sum(axis=1).mean(), lam
+
+
 def test_vectorised_formatting_matches_format_record():
     model = SyntheticModel(SyntheticShape(documents=1500, train_documents=200, vocabulary_size=1000, seed=1))
     batches = list(generate_documents(model, 900, 1500))  # crosses a block boundary
