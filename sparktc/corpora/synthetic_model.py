@@ -161,6 +161,31 @@ class CategorySet:
         return labels
 
 
+#: Buckets per unit of a guide table (:func:`guide_table`); a power of two, so that a key's bucket is exact.
+GUIDE_BUCKETS = 4096
+
+
+def guide_table(cdf: np.ndarray, top: int) -> np.ndarray:
+    """Where the keys of each bucket ``[b, b + 1] / GUIDE_BUCKETS`` of ``[0, top]`` start among ``cdf`` (ascending):
+    ``searchsorted(cdf, b / GUIDE_BUCKETS, side="right")`` for b = 0 .. top * GUIDE_BUCKETS, the guide table of Chen
+    and Asau's indexed search for drawing from a discrete distribution (:func:`guided_search`).
+    """
+    return np.searchsorted(cdf, np.arange(top * GUIDE_BUCKETS + 1) / GUIDE_BUCKETS, side="right")
+
+
+def guided_search(cdf: np.ndarray, table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(cdf, keys, side="right")`` for keys in ``[0, top]``, the same integers, with ``table`` =
+    ``guide_table(cdf, top)``: a key's answer lies between its bucket's two ends' (it grows with the key), so it is
+    found there unless a value of ``cdf`` falls inside the bucket; only those keys (a few in a hundred for a
+    hundred-odd values) are searched. Several times faster than the binary search of every key.
+    """
+    bucket = np.minimum((keys * GUIDE_BUCKETS).astype(np.int64), len(table) - 2)  # exact: a power of two
+    found = table[bucket]
+    inside = found != table[bucket + 1]
+    found[inside] = np.searchsorted(cdf, keys[inside], side="right")
+    return found
+
+
 def counts_offsets(counts: np.ndarray) -> np.ndarray:
     """Offsets (length ``len(counts) + 1``) of consecutive runs of ``counts`` items."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -253,6 +278,7 @@ class SyntheticModel:
         self.mass = mass
         self.mass_cdf = np.cumsum(mass)
         self.mass_cdf[-1] = 1.0
+        self._mass_guide = guide_table(self.mass_cdf, 1)
         # per top node: distribution restricted to its subtree (flat cdf trick, offset by k)
         cdfs = []
         for k, t in enumerate(self.tree.tops):
@@ -261,6 +287,7 @@ class SyntheticModel:
             c[-1] = 1.0
             cdfs.append(c + k)
         self.sub_cdf = np.concatenate(cdfs)
+        self._sub_guide = guide_table(self.sub_cdf, len(cdfs))
         self.top_slot = np.zeros(len(tree.codes), dtype=np.int64)  # topic -> k of its top node
         for k, t in enumerate(tree.tops):
             self.top_slot[tree.top == t] = k
@@ -295,11 +322,11 @@ class SyntheticModel:
         doc = np.repeat(np.arange(count), m)
         first_pos = offsets[:-1]
         u = rng.random(total)
-        free = np.searchsorted(self.mass_cdf, u, side="right")
+        free = guided_search(self.mass_cdf, self._mass_guide, u)
         first = free[first_pos]
         stay = rng.random(total) < _SAME_SUBTREE
         slot = self.top_slot[first][doc]
-        sub = np.searchsorted(self.sub_cdf, slot + rng.random(total), side="right") - slot * len(self.tree.codes)
+        sub = guided_search(self.sub_cdf, self._sub_guide, slot + rng.random(total)) - slot * len(self.tree.codes)
         prim = np.where(stay, sub, free)
         prim[first_pos] = first
         return np.minimum(prim, len(self.tree.codes) - 1), offsets, doc

@@ -20,7 +20,7 @@ from sparktc.corpora.synthetic_categories import (
     parse_hierarchy_text,
 )
 from sparktc.corpora.synthetic_documents import BLOCK_DOCUMENTS, LINE_WIDTH, Batch, format_batch, generate_documents
-from sparktc.corpora.synthetic_model import SyntheticModel
+from sparktc.corpora.synthetic_model import GUIDE_BUCKETS, SyntheticModel, guide_table, guided_search
 from sparktc.stages.synthesize import LIST_FILES, TMP_DIR, synthesize
 
 SMALL = SyntheticShape(documents=3000, train_documents=300, vocabulary_size=2000, seed=7)
@@ -185,6 +185,20 @@ def test_the_calibrations_mean_label_count_is_that_of_the_sampled_label_sets():
     for lam in (0.0, model.lam, 1.7, 6.0):
         _, _, labels = model.sample_labels(np.random.default_rng(11), 5000, lam)
         assert model._mean_labels(np.random.default_rng(11), 5000, lam) == labels.sum(axis=1).mean(), lam
+
+
+def test_a_guided_search_finds_what_a_binary_search_finds():
+    """guided_search gives np.searchsorted's answers, side="right", for any key in [0, top]: random ones, the cdf's own
+    values and their neighbours, the buckets' ends and the range's, over cdfs with values packed inside one bucket.
+    """
+    rng = np.random.default_rng(3)
+    for cdf, top in ((np.cumsum(rng.dirichlet(np.full(103, 0.05))), 1),
+                     (np.concatenate([np.sort(rng.random(50)) + k for k in range(4)]), 4),
+                     (np.array([0.0, 1e-9, 2e-9, 0.5, 0.5, 1.0]), 1)):
+        keys = np.concatenate([rng.random(20_000) * top, cdf, np.nextafter(cdf, -np.inf), np.nextafter(cdf, np.inf),
+                               np.arange(top * GUIDE_BUCKETS + 1) / GUIDE_BUCKETS, [0.0, float(top)]])
+        keys = keys[(keys >= 0) & (keys <= top)]
+        assert np.array_equal(guided_search(cdf, guide_table(cdf, top), keys), np.searchsorted(cdf, keys, "right"))
 
 
 def test_vectorised_formatting_matches_format_record():
