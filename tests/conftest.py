@@ -152,6 +152,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if job.poll() is None:
         os.killpg(job.pid, 9)
         job.wait()
+        # what its JVM had written of the archive (sparktc.apps.submit names it after the job's process, which
+        # spark-submit.sh replaces by sparktc's Python): the job cannot remove it now
+        archive = class_archive()
+        archive.with_name(f".{archive.stem}.{job.pid}.jsa").unlink(missing_ok=True)
     shutil.rmtree(_archive_job.pop("folder"), ignore_errors=True)
 
 
