@@ -94,9 +94,9 @@ ARCHIVE_WAIT = 300  # seconds at most that a test waits for the archive's job be
 
 def class_archive() -> Path:
     """This clone's class archive (sparktc.apps.submit), written or not."""
-    from sparktc.apps.submit import class_archive_key, spark_home_of_pyspark
+    from sparktc.apps import submit
 
-    return REPO / "build" / f"jvm-classes-{class_archive_key(spark_home_of_pyspark())}.jsa"
+    return submit.class_archive(REPO / "build", submit.spark_home_of_pyspark())
 
 
 def jvm_options(serial_gc: bool = False) -> str:
@@ -104,11 +104,11 @@ def jvm_options(serial_gc: bool = False) -> str:
     (``serial_gc``: :data:`CHILD_JVM_OPTIONS`), and the class archive once it is written (a JVM that cannot map it, on
     another pyspark's jars, ignores it and says nothing).
     """
+    from sparktc.apps.submit import QUIET_ARCHIVE, archive_written
+
     options = CHILD_JVM_OPTIONS if serial_gc else JIT_OPTIONS
     archive = class_archive()
-    if archive.exists() and archive.stat().st_size > 0:
-        options += f" -XX:SharedArchiveFile={archive} -Xlog:cds=off -Xlog:cds+dynamic=off"
-    return options
+    return f"{options} -XX:SharedArchiveFile={archive} {QUIET_ARCHIVE}" if archive_written(archive) else options
 
 
 _archive_job: dict[str, Any] = {}
@@ -152,10 +152,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if job.poll() is None:
         os.killpg(job.pid, 9)
         job.wait()
-        # what its JVM had written of the archive (sparktc.apps.submit names it after the job's process, which
-        # spark-submit.sh replaces by sparktc's Python): the job cannot remove it now
-        archive = class_archive()
-        archive.with_name(f".{archive.stem}.{job.pid}.jsa").unlink(missing_ok=True)
+        # what its JVM had written of the archive (named after the job's process, which spark-submit.sh replaces by
+        # sparktc's Python): the job cannot remove it now
+        from sparktc.apps.submit import partial_archive
+
+        partial_archive(class_archive(), job.pid).unlink(missing_ok=True)
     shutil.rmtree(_archive_job.pop("folder"), ignore_errors=True)
 
 

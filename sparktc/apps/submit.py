@@ -189,6 +189,20 @@ def _confs(arguments: Sequence[str]) -> dict[str, str]:
     return confs
 
 
+#: The JVM options that keep a JVM quiet about a class archive it cannot use (another Spark's jars, another Java).
+QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def class_archive(folder: Path, spark_home: Path) -> Path:
+    """The class archive of the local jobs of ``spark_home``'s Spark, in ``folder`` (the zip's): written or not."""
+    return folder / f"jvm-classes-{class_archive_key(spark_home)}.jsa"
+
+
+def partial_archive(archive: Path, pid: int) -> Path:
+    """Where the job of process ``pid`` writes ``archive`` before renaming it into place."""
+    return archive.with_name(f".{archive.stem}.{pid}.jsa")
+
+
 def class_archive_key(spark_home: Path) -> str:
     """The key of the JVM's class archive: the ``java`` binary (its real path) and Spark's jars (their names), each
     with its size and modification time.
@@ -261,24 +275,23 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         # read from a class-data-sharing archive instead of parsed and verified again (docs/benchmarks/rcv1-scale.md,
         # "The fixed cost of a run"). The first local job that succeeds writes the archive as it exits, to a name of
         # its own, then renames it into place; a JVM that cannot use it ignores it (-Xlog:cds off: nothing printed).
-        key = class_archive_key(spark_home)
-        archive = home.zip.parent / f"jvm-classes-{key}.jsa"
-        java_options += " -XX:+UseSerialGC -Xlog:cds=off -Xlog:cds+dynamic=off"
+        archive = class_archive(home.zip.parent, spark_home)
+        java_options += f" -XX:+UseSerialGC {QUIET_ARCHIVE}"
         if os.environ.get("SPARKTC_CLASS_ARCHIVE") == "0":  # neither read nor written (a small or read-only cache)
             pass
         else:
-            if not _written(archive):
+            if not archive_written(archive):
                 archive.parent.mkdir(parents=True, exist_ok=True)
                 # One writer at a time: a JVM that writes the archive runs slower and spends about 20 CPU-s writing it
                 # as it exits (measured 2026-11-29), so jobs started beside the writer run without one.
-                writing = _archive_lock(archive.parent / f".jvm-classes-{key}.lock")
-                if writing is not None and _written(archive):  # the last writer ended meanwhile
+                writing = _archive_lock(archive.with_name(f".{archive.stem}.lock"))
+                if writing is not None and archive_written(archive):  # the last writer ended meanwhile
                     writing.close()
                     writing = None
-            if _written(archive):
+            if archive_written(archive):
                 java_options += f" -XX:SharedArchiveFile={archive}"
             elif writing is not None:
-                partial = archive.parent / f".jvm-classes-{key}.{os.getpid()}.jsa"
+                partial = partial_archive(archive, os.getpid())
                 java_options += f" -XX:ArchiveClassesAtExit={partial}"
     command += [f"spark.driver.extraJavaOptions={java_options}", *options, *arguments]
     sys.stdout.flush()
@@ -287,7 +300,7 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     status = _wait(subprocess.Popen(command))
     # Kept from a job that succeeded only: one refused at the door has loaded few of the classes, and a JVM killed
     # by a signal may have left it half written.
-    if status == 0 and _written(partial):
+    if status == 0 and archive_written(partial):
         os.replace(partial, archive)
     else:
         partial.unlink(missing_ok=True)
@@ -295,7 +308,7 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     return status
 
 
-def _written(archive: Path) -> bool:
+def archive_written(archive: Path) -> bool:
     """Whether the class archive is in place (renamed there whole by the job that wrote it)."""
     return archive.exists() and archive.stat().st_size > 0
 
