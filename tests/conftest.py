@@ -84,11 +84,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # Spark's classes from the archive that sparktc's local jobs write and read (sparktc/apps/submit.py:
 # build/jvm-classes-<key>.jsa) instead of parsing and verifying them again: about 7 CPU-s less per JVM (a session that
 # runs a pipeline: 17.1 -> 9.5 CPU-s, 2026-12-02). In a clone without one, the suite's first process has a small job
-# write it (``./spark-submit.sh``, the README's main job on a small corpus) while the files that start no JVM run;
-# the first test that starts Spark in each process waits for that job.
+# write it (the README's main job through ``./spark-submit.sh`` on a small corpus, :func:`main_job`, whose outputs
+# tests/apps/test_submit.py then checks) while the files that start no JVM run; the first test that starts Spark in
+# each process waits for that job.
 
 #: The process id of the job writing the class archive, for the test processes (set by the first one).
 ARCHIVE_WRITER = "SPARKTC_TESTS_ARCHIVE_WRITER"
+#: The folder of that job (:func:`main_job`): its output, logs, event log, history, stdout, stderr and exit status.
+ARCHIVE_JOB_FOLDER = "SPARKTC_TESTS_ARCHIVE_JOB"
 ARCHIVE_WAIT = 300  # seconds at most that a test waits for the archive's job before it starts Spark without it
 
 
@@ -125,21 +128,42 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if class_archive().exists():
         return
     import tempfile
-    import threading
 
     folder = Path(tempfile.mkdtemp(prefix="sparktc-tests-class-archive-"))
+    job = main_job(folder)
+    os.environ[ARCHIVE_WRITER], os.environ[ARCHIVE_JOB_FOLDER] = str(job.pid), str(folder)
+    _archive_job.update(process=job, folder=folder)
+
+
+def main_job(folder: Path) -> subprocess.Popen:
+    """The README's main command (``<!-- example: main-job -->``) as it stands, started in the background on
+    :data:`SMALL_CORPUS` with two cores, its output (``run``), Spark's log (``logs``), an uncompressed event log
+    (``events``, which tests/apps/test_submit.py reads; Spark compresses with zstd by default) and its history
+    record (``history``) in ``folder``, nothing of the caller's Python path in its environment; its stdout, stderr
+    and exit status land in ``folder`` as ``stdout``, ``stderr`` and ``status`` (written by a thread that reaps it).
+    """
+    import threading
+
+    from docs_examples import example
+
+    words = substituted(command_words(example("main-job")), {"runs/synthetic": str(folder / "run")})
+    assert words[:2] == ["./spark-submit.sh", "jobs/pipeline.py"], words
+    settings = [*SMALL_CORPUS, 'spark.conf={"spark.sql.shuffle.partitions" = "2", "spark.eventLog.compress" = "false"}',
+                f"spark.event_log={folder / 'events'}", f"history.path={folder / 'history'}"]
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(folder / "logs")
-    with open(folder / "job.log", "wb") as log:
-        job = subprocess.Popen(
-            ["./spark-submit.sh", "--master", "local[2]", "jobs/pipeline.py", "--config", "conf/synthetic.toml",
-             *(f"--set={setting}" for setting in (*SMALL_CORPUS, f"history.path={folder / 'history'}")),
-             "--output", str(folder / "run")],
-            cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-    threading.Thread(target=job.wait, daemon=True).start()  # reaped at once: the test processes poll its pid
-    os.environ[ARCHIVE_WRITER] = str(job.pid)
-    _archive_job.update(process=job, folder=folder)
+    with open(folder / "stdout", "wb") as stdout, open(folder / "stderr", "wb") as stderr:
+        job = subprocess.Popen([words[0], "--master", "local[2]", *words[1:], *(f"--set={one}" for one in settings)],
+                               cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                               start_new_session=True)
+
+    def reap() -> None:  # at once: the test processes poll its pid, then read its status
+        status = job.wait()
+        (folder / "status.part").write_text(str(status))
+        (folder / "status.part").rename(folder / "status")
+
+    threading.Thread(target=reap, daemon=True).start()
+    return job
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
