@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the Python environment a cluster's executors (and a YARN driver) run, as one archive for --archives:
 #
-#   scripts/pack-env.sh [--keep-env DIR] [--keep-wheel DIR] [--compress-level N] [--no-compile] [OUTPUT]
+#   scripts/pack-env.sh [--keep-env DIR] [--keep-wheel DIR] [--compress-level N] [OUTPUT]
 #
 # OUTPUT is build/env.tar.gz unless given, and must be a .tar.gz or .tgz: Spark 4 unpacks a .tar or .zip archive
 # itself (outside YARN), without the executable bits. A fresh virtual environment (${PYTHON:-python3}) gets sparktc
@@ -12,11 +12,8 @@
 # 10 s; level 4, 221 MB in 12 CPU-s, 32 s). The project's .venv is not used. --keep-env DIR (a new directory) keeps
 # the whole environment there too, jars included, for a driver on this machine; --keep-wheel DIR (a new directory)
 # keeps sparktc's wheel there. --compress-level N is gzip's, 1 unless given; the same files at any level, and the tests
-# take 0 (708 MB written in 2 CPU-s, unpacked by tar in 8; level 1: 8 and 13). --no-compile installs without
-# compiling every module of every package to bytecode, which each Python process then compiles as it imports them
-# (a throwaway environment, as the tests' is: 45 -> 28 CPU-s to build, 708 -> 563 MB at level 0; 2026-12-02). The
-# archive holds no Python installation: its bin/python links to the interpreter that built it, which must exist at the
-# same path on every node.
+# take 0 (708 MB written in 2 CPU-s, unpacked by tar in 8; level 1: 8 and 13). The archive holds no Python
+# installation: its bin/python links to the interpreter that built it, which must exist at the same path on every node.
 set -euo pipefail
 unset PYTHONPATH PYTHONHOME  # nothing of the caller's path (a checkout on PYTHONPATH would pass for an install)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,14 +23,12 @@ output=$root/build/env.tar.gz
 keep=""
 keep_wheel=""
 level=1
-compile=--compile
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep-env) keep=${2:?--keep-env needs a directory}; shift 2 ;;
     --keep-wheel) keep_wheel=${2:?--keep-wheel needs a directory}; shift 2 ;;
     --compress-level) level=${2:?--compress-level needs a level, 0-9}; shift 2 ;;
-    --no-compile) compile=--no-compile; shift ;;
-    -*) echo "pack-env.sh: unknown option $1 (--keep-env DIR, --keep-wheel DIR, --compress-level N, --no-compile, then OUTPUT)" >&2
+    -*) echo "pack-env.sh: unknown option $1 (--keep-env DIR, --keep-wheel DIR, --compress-level N, then OUTPUT)" >&2
         exit 2 ;;
     *) output=$1; shift ;;
   esac
@@ -69,7 +64,7 @@ done | (cd "$root" && xargs -0 cp --parents --no-dereference -t "$work/src")
 "$python" -m venv "$env"
 "$env/bin/python" -m pip install --quiet --target "$work/tools" "$venv_pack"
 "$env/bin/python" -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$work/src"
-"$env/bin/python" -m pip install --quiet "$compile" "$work"/dist/sparktc-*.whl
+"$env/bin/python" -m pip install --quiet "$work"/dist/sparktc-*.whl
 if [ -n "$keep_wheel" ]; then
   mkdir "$keep_wheel" && cp "$work"/dist/sparktc-*.whl "$keep_wheel/"
 fi

@@ -24,7 +24,7 @@ PACK_ENV = REPO / "scripts" / "pack-env.sh"
     (["--keep-wheel", "{tmp}/mine", "{tmp}/env.tar.gz"],
      "{tmp}/mine exists; name a new directory for --keep-env and --keep-wheel (nothing is replaced)"),
     (["--level", "9", "{tmp}/env.tar.gz"],
-     "unknown option --level (--keep-env DIR, --keep-wheel DIR, --compress-level N, --no-compile, then OUTPUT)"),
+     "unknown option --level (--keep-env DIR, --keep-wheel DIR, --compress-level N, then OUTPUT)"),
     (["--compress-level", "fast", "{tmp}/env.tar.gz"],
      "--compress-level fast is not a gzip level; give 0 (fastest) to 9 (smallest)"),
 ])
