@@ -8,15 +8,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv"
 python=${PYTHON:-python3}
 stamp="$venv/.sparktc-deps"
-want=$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)
+# The pins and this script: an environment made by an earlier version of either is made again.
+want=$(cat "$root/pyproject.toml" "$root/scripts/ensure-env.sh" | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "sparktc needs Python 3.11 or newer")'
 command -v java >/dev/null || { echo "sparktc needs Java 17 or newer on PATH (Spark runs on the JVM)" >&2; exit 1; }
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-# --no-compile: pip would compile every module of every package (pyspark's, scipy's, scikit-learn's tests included)
-# up front; Python compiles the ones imported when first imported, and caches them (53 s -> 42 s, 2026-11-29).
+# --no-compile, then compileall on both cores: pip compiles every module one at a time as it installs it (25 s -> 51 s
+# for the requirements, 2026-12-02), compileall -j 0 the same files in 20 s. Compiled they must be: where
+# PYTHONDONTWRITEBYTECODE is set (as on the project's build machines), Python caches nothing it compiles, and every
+# process (each Spark Python worker, job and test process) compiled pandas, pyarrow and pyspark again as it imported
+# them: six subprocess-heavy test files took 170 CPU-s with the sources alone, 102 compiled.
 "$venv/bin/python" -m pip install --quiet --no-compile --upgrade pip
 "$venv/bin/python" - "$root/pyproject.toml" > "$venv/requirements.txt" <<'PY'
 import sys, tomllib
@@ -25,4 +29,7 @@ print("\n".join(project["dependencies"] + project["optional-dependencies"]["test
 PY
 "$venv/bin/python" -m pip install --quiet --no-compile -r "$venv/requirements.txt"
 "$venv/bin/python" -m pip install --quiet --no-deps --editable "$root"
+# A module that does not compile (a package's test written for another Python) is one Python would refuse on import too.
+"$venv/bin/python" -m compileall -q -j 0 "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+  >/dev/null || true
 echo "$want" > "$stamp"
