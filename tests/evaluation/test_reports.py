@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sparktc.corpora.registry import corpus_title
-from sparktc.evaluation.figures import FIGURE_DPI, FIGURE_SIZE, MAX_STACK_AREA
+from sparktc.evaluation.figures import FIGURE_DPI, FIGURE_SIZE, MAX_STACK_AREA, new_figure, rendered, style
 from sparktc.evaluation.notebook import per_category_frame, summary_html
 from sparktc.evaluation.report import (
     CSV_HEADER,
@@ -281,8 +281,22 @@ def check_formats(plot: dict[str, bytes], label: str) -> None:
     assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
     assert b"/CreationDate" not in pdf and b"/Producer" not in pdf and b"/Creator" not in pdf
     assert b"/Subtype /Type3" not in pdf and b"/FontFile2" in pdf  # TrueType fonts embedded, as publishers ask
+    embedded = re.findall(rb"/FontDescriptor /FontName /[A-Z]{6}\+(\S+)", pdf)
+    assert embedded and len(embedded) == len(set(embedded)), embedded  # each font one subset, cut once
     escaped = label.replace("(", "\\(").replace(")", "\\)").encode()
     assert re.search(rb"/Title \(.*" + re.escape(escaped), pdf)
+
+
+def test_a_pdf_embeds_each_font_once_whatever_characters_it_draws():
+    """Characters past the first 256 (the minus of a negative tick, a ≥) go into the same TrueType subset."""
+    with style():
+        figure = new_figure()
+        axes = figure.add_subplot()
+        axes.plot([-2, 0, 2], [-1, 0, 1])
+        axes.set_xlabel("training documents ≥ 2")
+        pdf = rendered(figure, "fonts")["pdf"]
+    embedded = re.findall(rb"/FontDescriptor /FontName /[A-Z]{6}\+(\S+)", pdf)
+    assert embedded == [b"DejaVuSans"], embedded
 
 
 def test_the_figure_files_are_each_plot_in_each_format():
