@@ -419,7 +419,7 @@ def build_model(shape: SyntheticShape, hierarchy_text: str | None = None) -> Syn
 
     Made once per process for each (shape, hierarchy): a model is a function of the two and never changed once
     built, and its calibration (about 180 label-set samples of 40,000 documents) costs the driver 1 to 2 CPU-s, which
-    a notebook or a test session that synthesizes the same corpus again would pay each time.
+    a notebook or an API session that synthesizes the same corpus again would pay each time.
     """
     entries = parse_hierarchy_text(hierarchy_text) if hierarchy_text is not None else None
     return SyntheticModel(shape, entries)

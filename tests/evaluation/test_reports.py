@@ -263,6 +263,11 @@ def _svg_texts(svg: bytes) -> list[ET.Element]:
 EXPECTED_SHAPE = (round(FIGURE_SIZE[1] * FIGURE_DPI), round(FIGURE_SIZE[0] * FIGURE_DPI))
 
 
+def embedded_fonts(pdf: bytes) -> list[bytes]:
+    """The name of each font subset a PDF embeds, its subset tag (``ABCDEF+``) left off."""
+    return re.findall(rb"/FontDescriptor /FontName /[A-Z]{6}\+(\S+)", pdf)
+
+
 def check_formats(plot: dict[str, bytes], label: str) -> None:
     """The PNG at the promised size, the SVG valid XML of the figure's size in points, the PDF a PDF, none with a
     date or the software's name, the SVG's and PDF's titles and the SVG's drawn title naming ``label``.
@@ -281,7 +286,7 @@ def check_formats(plot: dict[str, bytes], label: str) -> None:
     assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
     assert b"/CreationDate" not in pdf and b"/Producer" not in pdf and b"/Creator" not in pdf
     assert b"/Subtype /Type3" not in pdf and b"/FontFile2" in pdf  # TrueType fonts embedded, as publishers ask
-    embedded = re.findall(rb"/FontDescriptor /FontName /[A-Z]{6}\+(\S+)", pdf)
+    embedded = embedded_fonts(pdf)
     assert embedded and len(embedded) == len(set(embedded)), embedded  # each font one subset, cut once
     escaped = label.replace("(", "\\(").replace(")", "\\)").encode()
     assert re.search(rb"/Title \(.*" + re.escape(escaped), pdf)
@@ -295,8 +300,7 @@ def test_a_pdf_embeds_each_font_once_whatever_characters_it_draws():
         axes.plot([-2, 0, 2], [-1, 0, 1])
         axes.set_xlabel("training documents ≥ 2")
         pdf = rendered(figure, "fonts")["pdf"]
-    embedded = re.findall(rb"/FontDescriptor /FontName /[A-Z]{6}\+(\S+)", pdf)
-    assert embedded == [b"DejaVuSans"], embedded
+    assert embedded_fonts(pdf) == [b"DejaVuSans"]
 
 
 def test_the_figure_files_are_each_plot_in_each_format():
