@@ -65,7 +65,18 @@ def gunzip(data: bytes) -> bytearray:
     chunks held the output twice (a 164 MB token file: 315 MiB of peak growth, 160 appended). Damage raises one of
     ``CORRUPT_GZIP_ERRORS``: zlib checks each member's header, CRC-32 and length.
     """
-    view, position, out = memoryview(data), 0, bytearray()
+    out = bytearray()
+    for chunk in gunzip_chunks(data):
+        out += chunk
+        del chunk  # before the next is inflated: two chunks held at once would be 3 MiB more
+    return out
+
+
+def gunzip_chunks(data: bytes) -> Iterator[bytes]:
+    """:func:`gunzip`'s contents as zlib inflates them, chunk by chunk, for a task that streams them to a file
+    (ingest's inflating tasks) rather than holding them; damage raises one of ``CORRUPT_GZIP_ERRORS``.
+    """
+    view, position = memoryview(data), 0
     while position < len(data):
         if data[position] == 0:  # zero padding after a member, which gzip.decompress skips (rare: copying is fine)
             position = len(data) - len(data[position:].lstrip(b"\x00"))
@@ -76,9 +87,8 @@ def gunzip(data: bytes) -> bytearray:
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             chunk = view[position:position + GUNZIP_INPUT_BYTES]
             position += len(chunk)
-            out += member.decompress(chunk)
+            yield member.decompress(chunk)
         position -= len(member.unused_data)
-    return out
 
 
 def corrupt_gzip(source: str, error: Exception, lines_read: int, what: str = "record") -> Reject:

@@ -20,7 +20,7 @@ __all__ = ["MIN_RANGE_BYTES", "RANGE_BYTES", "byte_ranges", "count_newlines", "f
            "range_share"]
 
 #: A plain file larger than a task's share is read in byte ranges of about that share, one task each
-#: (:func:`file_ranges`); the share is the corpus's bytes over the cores (:func:`range_share`), at most this...
+#: (:func:`file_ranges`); the share is the corpus's bytes over the tasks (:func:`range_share`), at most this...
 RANGE_BYTES = 64 << 20
 #: ...and at least this: a smaller range would cost more in its task's start than its parsing saves (Spark's own
 #: spark.sql.files.openCostInBytes).
@@ -36,12 +36,13 @@ def byte_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def range_share(total_bytes: int, cores: int) -> int:
-    """A task's share of a corpus of ``total_bytes`` on ``cores`` cores, as Spark sizes its file splits: the bytes
-    per core, within [:data:`MIN_RANGE_BYTES`, :data:`RANGE_BYTES`] (at most :data:`RANGE_BYTES` when that is set
-    below the minimum), so the ranges are of about equal bytes and at least as many as the cores.
+def range_share(total_bytes: int, tasks: int) -> int:
+    """A task's share of a corpus of ``total_bytes`` over ``tasks`` tasks (the session's cores times
+    :data:`~sparktc.runtime.session.TASKS_PER_CORE`), as Spark sizes its file splits: the bytes per task, within
+    [:data:`MIN_RANGE_BYTES`, :data:`RANGE_BYTES`] (at most :data:`RANGE_BYTES` when that is set below the minimum),
+    so the ranges are of about equal bytes and, for a corpus of over ``tasks`` minimum ranges, at least ``tasks``.
     """
-    return min(RANGE_BYTES, max(MIN_RANGE_BYTES, -(-total_bytes // max(cores, 1))))
+    return min(RANGE_BYTES, max(MIN_RANGE_BYTES, -(-total_bytes // max(tasks, 1))))
 
 
 def file_ranges(source: str, size: int, share: int | None = None) -> list[tuple[int, int]]:

@@ -97,6 +97,12 @@ def settings(spark: SparkSession) -> dict[str, str]:
 _CORES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
+#: Tasks per core of every corpus-sized job (ingest's byte ranges, and so weight's and evaluate's files; train's
+#: category tasks): a second wave evens out tasks of unequal cost, where one task per core leaves cores idle behind
+#: the slowest (docs/design.md, "How a plan follows the cores").
+TASKS_PER_CORE = 2
+
+
 def cores(spark: SparkSession) -> int:
     """Spark's default parallelism: the cores the executors offer. A Connect session has no SparkContext to ask: its
     ``spark.default.parallelism`` when set, else the partitions Spark gives a range (its leaf-node parallelism, the

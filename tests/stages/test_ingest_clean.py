@@ -4,6 +4,7 @@ documents the staged files renamed); its outputs and report must be exactly thos
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pytest
 from chispa import assert_df_equality
 from conftest import lyrl2004_corpus, shared_data
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from sparktc.corpora import line_ranges
 from sparktc.corpora.label_index import id_hashes
@@ -86,6 +88,35 @@ def test_a_plain_token_file_in_byte_ranges_gives_the_outputs_of_the_whole_file(s
     assert (whole.rows_in, whole.rows_out, whole.set_aside) == (ranged.rows_in, ranged.rows_out, ranged.set_aside)
     assert list(whole.details.items()) == list(ranged.details.items())
     assert_same_tables(spark, tmp_path, "whole", "ranged")
+
+
+def test_gzipped_token_files_inflated_and_parsed_in_byte_ranges_give_the_outputs_of_the_plain_files(
+        spark, tmp_path, monkeypatch):
+    # Every token file gzipped and larger than a task's share: the first job inflates each, the second parses the
+    # contents in ranges of about 40 bytes; the documents and report are those of the plain files read whole.
+    plain = lyrl2004_corpus(tmp_path / "plain")
+    packed = lyrl2004_corpus(tmp_path / "packed")
+    train = packed / "lyrl2004_tokens_train.dat"
+    (packed / "lyrl2004_tokens_train.dat.gz").write_bytes(gzip.compress(train.read_bytes()))
+    train.unlink()
+    test = packed / "lyrl2004_tokens_test_pt0.dat.gz"
+    (plain / "lyrl2004_tokens_test_pt0.dat").write_bytes(gzip.decompress(test.read_bytes()))
+    (plain / "lyrl2004_tokens_test_pt0.dat.gz").unlink()
+    settings = [f"corpus.hierarchy={HIERARCHY}", "corpus.test_parts=[0]"]
+    whole = ingest_stage.ingest(spark, load_config(None, ["corpus.format=lyrl2004", f"corpus.path={plain}",
+                                                          *settings]), Tables(str(tmp_path), str(tmp_path / "whole")))
+    monkeypatch.setattr(line_ranges, "RANGE_BYTES", 40)
+    ranged = ingest_stage.ingest(spark, load_config(None, ["corpus.format=lyrl2004", f"corpus.path={packed}",
+                                                           *settings]), Tables(str(tmp_path), str(tmp_path / "ranged")))
+    assert len(list((tmp_path / "ranged" / "documents").glob("part-*.parquet"))) > 20  # a part per range's task
+    assert (whole.rows_in, whole.rows_out, whole.set_aside) == (ranged.rows_in, ranged.rows_out, ranged.set_aside)
+    assert [value for value in whole.details.values()] == [value for value in ranged.details.values()]
+    assert_same_tables(spark, tmp_path, "whole", "ranged", ("categories",))
+    documents = [spark.read.parquet(str(tmp_path / run / "documents")).orderBy("doc_id") for run in ("whole", "ranged")]
+    assert_df_equality(documents[0].withColumn("source", F.replace("source", F.lit("/plain/"), F.lit("/packed/"))),
+                       documents[1].withColumn("source", F.regexp_replace("source", r"\.gz$", "")))
+    assert {row.source[-3:] for row in documents[1].collect()} == {".gz"}  # named by the files as given
+    assert not list(tmp_path.glob("ranged/**/inflated"))  # the staged contents go with the staging
 
 
 def test_rejects_and_a_repeated_id_in_byte_ranges_give_the_rejects_of_the_whole_file(spark, tmp_path, monkeypatch):

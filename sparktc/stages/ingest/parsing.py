@@ -9,19 +9,20 @@ the ids distinct without a shuffle.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 
-from sparktc.corpora.files import Reader
+from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, Reader, base_name, compression_of, gunzip_chunks
 from sparktc.corpora.formats import ByteRanges
 from sparktc.corpora.label_index import id_hashes
-from sparktc.corpora.line_ranges import range_share
+from sparktc.corpora.line_ranges import byte_ranges, range_share
 from sparktc.corpora.records import RECORD_SCHEMA
 from sparktc.corpora.tallies import AssignmentTally, RecordTally
 from sparktc.experiment.corpus_files import IngestError
@@ -29,7 +30,7 @@ from sparktc.features import weighting
 from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime.faults import inject
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
-from sparktc.runtime.session import cores
+from sparktc.runtime.session import TASKS_PER_CORE, cores
 from sparktc.stages.weight import VectorParts, WeightedParts
 
 
@@ -41,7 +42,8 @@ class Parsing:
     fresh ``tally``; with ``ids``, each task also writes there the hashes of the doc ids it accepted
     (:func:`write_id_hashes`), so that :func:`ids_distinct` can show that no id repeats; with ``tee``, each task's
     batches also go to ``tee(task)`` as they are written (its documents weighted), whose ``close()`` becomes the
-    tally's ``teed``.
+    tally's ``teed``. ``inflated`` maps a compressed file of ``paths`` to its contents as an earlier job's
+    :class:`Inflating` staged them: those are parsed in byte ranges, their records named by the compressed file.
     """
 
     paths: list[str]
@@ -53,6 +55,73 @@ class Parsing:
     ranges: ByteRanges | None = None
     then: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]] | None = None
     tee: WeightedParts | None = None
+    inflated: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Inflating:
+    """Gzipped files inflated by one task each into ``directory`` (:func:`inflate_file`), so that a later job of
+    the same ingest parses their contents in byte ranges over many tasks (``Parsing.inflated``), as a large plain
+    file is: a gzip stream can only be inflated from its start, and parsing, not inflating, is most of a file's
+    cost (LYRL2004's token files are distributed gzipped). Each task gives its file's :class:`Inflated`.
+    """
+
+    paths: list[str]
+    directory: str
+
+
+@dataclass(frozen=True)
+class Inflated:
+    """A compressed file ``source`` as an :class:`Inflating` task staged it: at ``path`` (None: the stream is
+    damaged, and the file is parsed whole by its reader, which reports the damage at its line), ``size`` bytes.
+    """
+
+    source: str
+    path: str | None
+    size: int
+
+
+def to_inflate(paths: Sequence[str], cores: int) -> list[str]:
+    """The gzipped files of ``paths`` (the files a format reads in byte ranges) worth inflating before they are
+    parsed (:class:`Inflating`) on ``cores`` cores: those whose contents are larger than a task's share of the
+    whole (:func:`~sparktc.corpora.line_ranges.range_share` over :func:`planned_sizes`), which would otherwise be
+    one task's work alone, whatever the cores.
+    """
+    sizes = planned_sizes(paths)
+    share = range_share(sum(sizes.values()), TASKS_PER_CORE * cores)
+    return [path for path in paths if compression_of(path) == "gzip" and sizes[path] > share]
+
+
+def planned_sizes(paths: Sequence[str]) -> dict[str, int]:
+    """Each file's bytes to parse, as known before it is read: a plain file's size; a gzipped file's contents by
+    its trailer (ISIZE, RFC 1952: the last member's length mod 2^32, exact for one member under 4 GiB, a floor
+    otherwise); a file of another compression's stored size.
+    """
+    return {path: _gzip_size(path) if compression_of(path) == "gzip" else _size(path) for path in paths}
+
+
+def inflate_file(source: str, directory: str) -> Inflated:
+    """An :class:`Inflating` task's work: the gzipped file ``source`` inflated into ``directory`` under its base
+    name (written under a hidden name and renamed into place, so a retried task replaces a whole file), chunk by
+    chunk; a damaged stream stages nothing (its reader then reports the damage where it lies).
+    """
+    filesystem, folder = arrow_filesystem(directory)
+    target = f"{folder}/{base_name(source)}"
+    unfinished = f"{folder}/.{base_name(source)}.{uuid.uuid4().hex}.tmp"
+    filesystem.create_dir(folder, recursive=True)
+    with _opened(source) as opened:
+        content = opened.read()
+    size = 0
+    try:
+        with filesystem.open_output_stream(unfinished) as out:
+            for chunk in gunzip_chunks(content):
+                out.write(chunk)
+                size += len(chunk)
+    except CORRUPT_GZIP_ERRORS:
+        filesystem.delete_file(unfinished)
+        return Inflated(source, None, 0)
+    filesystem.move(unfinished, target)
+    return Inflated(source, f"{directory}/{base_name(source)}", size)
 
 
 def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory: str,
@@ -67,34 +136,31 @@ def parse_into(spark: SparkSession, paths: list[str], reader: Reader, directory:
     return parsed, tallies
 
 
-def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tuple[DataFrame, list]]:
+def parse_together(spark: SparkSession, parsings: Sequence[Parsing | Inflating]) -> list[tuple[DataFrame | None, list]]:
     """Several :func:`parse_into` in one Spark job, their tasks in the order given, so that no table's parsing waits
     for another's (LYRL2004's qrels beside its token files); per parsing, the table read back and its tasks' tallies
-    (one per file, or per byte range of a file read in ranges; as many as the buckets of its ids).
+    (one per file, or per byte range of a file read in ranges; as many as the buckets of its ids). An
+    :class:`Inflating` among them gives no table and its files' :class:`Inflated`.
 
-    A parsing with ``ranges`` has each plain file larger than a task's share (the files' bytes over the session's
-    cores, :func:`~sparktc.corpora.line_ranges.range_share`) cut into byte ranges of about that share, one task
-    each, so no file is a task's work alone on a cluster; each range's task counts the newlines before its start
-    itself, so every range numbers its lines from the file's start with no job before the parsing (no serial
-    prelude; at 804,414 documents on 2 cores, 0.64 CPU-s of counting in all against 0.45 in a job of its own).
+    A parsing with ``ranges`` has each plain file larger than a task's share (the files' bytes over
+    :data:`~sparktc.runtime.session.TASKS_PER_CORE` times the session's cores,
+    :func:`~sparktc.corpora.line_ranges.range_share`) cut into byte ranges of about that share, one task each, so
+    no file is a task's work alone on a cluster, and a cluster's cores have two waves of tasks; a file it
+    ``inflated`` is cut so too, whatever its size. Each range's task counts the newlines before its start itself,
+    so every range numbers its lines from the file's start with no job before the parsing (no serial prelude; at
+    804,414 documents on 2 cores, 0.64 CPU-s of counting in all against 0.45 in a job of its own).
     """
-    sizes = {path: _size(path) for parsing in parsings if parsing.ranges is not None for path in parsing.paths}
-    share = range_share(sum(sizes.values()), cores(spark))
-    units: list[tuple[int, int, str, int, int, int]] = []  # (parsing, its task, path, start, end, size); end -1: whole
-    for kind, parsing in enumerate(parsings):
-        pieces: list[tuple[str, int, int, int]] = []
-        for path in parsing.paths:
-            cut = parsing.ranges.ranges(path, sizes[path], share) if parsing.ranges is not None else []
-            pieces.extend([(path, start, end, sizes[path]) for start, end in cut] or [(path, 0, -1, 0)])
-        units.extend((kind, index, *piece) for index, piece in enumerate(pieces))
+    units = _units(parsings, _sizes(parsings), cores(spark))
     tasks = Counter(unit[0] for unit in units)
 
-    def parse(_: int, unit: tuple[int, int, str, int, int, int]) -> RecordTally | AssignmentTally:
-        kind, index, path, start, end, size = unit
+    def parse(_: int, unit: tuple[int, int, str, str, int, int, int]) -> RecordTally | AssignmentTally | Inflated:
+        kind, index, path, opened, start, end, size = unit
         parsing = parsings[kind]
+        if isinstance(parsing, Inflating):
+            return inflate_file(path, parsing.directory)
         counted = parsing.tally()
         hashes: list[np.ndarray] = []
-        with _opened(path) as source:
+        with _opened(opened) as source:
             if end < 0:
                 content = source.read()
                 inject("parse")
@@ -120,12 +186,48 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing]) -> list[tup
         counted.finish()
         return counted
 
-    outputs = [directory for parsing in parsings
+    outputs = [directory for parsing in parsings if isinstance(parsing, Parsing)
                for directory in (parsing.directory, parsing.ids, parsing.tee and parsing.tee.directory) if directory]
     results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
-    return [(spark.read.parquet(parsing.directory) if parsing.directory is not None else None,
+    return [(spark.read.parquet(parsing.directory) if isinstance(parsing, Parsing) and parsing.directory else None,
              [tally for unit, tally in zip(units, results) if unit[0] == kind])
             for kind, parsing in enumerate(parsings)]
+
+
+def _sizes(parsings: Sequence[Parsing | Inflating]) -> dict[str, int]:
+    """The stored bytes of every file a parsing reads in ranges (an inflated file's as staged)."""
+    return {opened: _size(opened) for parsing in parsings if isinstance(parsing, Parsing) and parsing.ranges
+            for opened in (parsing.inflated.get(path, path) for path in parsing.paths)}
+
+
+def _units(parsings: Sequence[Parsing | Inflating], sizes: Mapping[str, int], cores: int
+           ) -> list[tuple[int, int, str, str, int, int, int]]:
+    """The tasks of :func:`parse_together`, in order: ``(parsing, its task, path, file opened, start, end, size)``,
+    ``end`` -1 for a whole file; a task's share of the bytes read in ranges is their sum over
+    :data:`~sparktc.runtime.session.TASKS_PER_CORE` times ``cores``.
+    """
+    share = range_share(sum(sizes.values()), TASKS_PER_CORE * cores)
+    units: list[tuple[int, int, str, str, int, int, int]] = []
+    for kind, parsing in enumerate(parsings):
+        pieces: list[tuple[str, str, int, int, int]] = []
+        for path in parsing.paths:
+            if isinstance(parsing, Inflating) or parsing.ranges is None:
+                pieces.append((path, path, 0, -1, 0))
+                continue
+            opened = parsing.inflated.get(path, path)
+            size = sizes[opened]
+            cut = (byte_ranges(size, share) if opened != path else parsing.ranges.ranges(path, size, share))
+            pieces.extend([(path, opened, start, end, size) for start, end in cut] or [(path, path, 0, -1, 0)])
+        units.extend((kind, index, *piece) for index, piece in enumerate(pieces))
+    return units
+
+
+def _gzip_size(path: str) -> int:
+    """A gzipped file's contents by its trailer (:func:`planned_sizes`); 0 for a file too short to have one."""
+    filesystem, file = arrow_filesystem(path)
+    with filesystem.open_input_file(file) as opened:
+        size = opened.size()
+        return int.from_bytes(opened.read_at(4, size - 4), "little") if size >= 18 else 0
 
 
 def _size(path: str) -> int:

@@ -3,10 +3,12 @@ are parsed, so the documents are never shuffled to meet their labels.
 
 Token files are read in two Spark jobs. The first counts the training file's terms beside the qrels' task, which
 indexes the qrels (labels closed under the hierarchy) and stages the index, one Parquet file each worker of the
-second job loads once (:func:`staging_labels`, :func:`staged_label_index`); the second parses every token file,
-each document's tokens turned into its training terms' ids and counts (:func:`as_term_ids`), and, for a weight
-stage of the same run whose weights the first job's counts fix, weights them too (:class:`Weighing`). Vector files
-are parsed in one job, each worker reading and indexing the qrels itself.
+second job loads once (:func:`staging_labels`, :func:`staged_label_index`), and inflates each gzipped file larger
+than a task's share, one task each, so that the second job parses its contents in byte ranges
+(:class:`~sparktc.stages.ingest.parsing.Inflating`); the second parses every token file, each document's tokens
+turned into its training terms' ids and counts (:func:`as_term_ids`), and, for a weight stage of the same run whose
+weights the first job's counts fix, weights them too (:class:`Weighing`). Vector files are parsed in one job, each
+worker reading and indexing the qrels itself.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ from sparktc.experiment.corpus_files import IngestError, document_files, list_co
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.features import weighting
 from sparktc.filesystem import arrow_filesystem, per_worker
-from sparktc.runtime import storage
+from sparktc.runtime import session, storage
 from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
 from sparktc.stages.ingest.outputs import Categories, CleanCorpus
-from sparktc.stages.ingest.parsing import Parsing, TermTally, file_content, parse_together
+from sparktc.stages.ingest.parsing import Inflating, Parsing, TermTally, file_content, parse_together, to_inflate
 from sparktc.stages.weight import WEIGHTED, IdWeights, WeightedParts, planned_weights
 
 
@@ -80,6 +82,7 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     terms: pa.Table | None = None  # the training terms, for documents in integer form
     reader, ranges = form.reader, form.ranges
     weights: IdWeights | None = None  # and, when the weight stage will find the same counts, their weights
+    inflated: dict[str, str] = {}  # gzipped files -> their contents staged by the first job
     # The documents' tasks (a large plain file's in byte ranges) attach the labels of a LabelIndex their worker loads
     # once: read and indexed from the qrels by each worker when the qrels' task runs beside them (vector files)...
     load_labels = partial(LabelIndex.load, qrels, file_content, parents, policy)
@@ -89,11 +92,16 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
         # turned into its training terms' ids and counts in its task, so no token string is written. Both read the
         # tokens as lists, never joined into strings to be split again. ...and as the qrels' task of the first job
         # indexed them and staged the index, once per run (token files).
+        # The first job also inflates each gzipped file too large for one task (the test parts, as distributed),
+        # so the second parses it in byte ranges over many tasks (issue 50).
         reader, ranges = form.list_reader or reader, form.list_ranges or ranges
         staged_labels = storage.join(staging, "labels")
-        (assignments, qrels_tallies), (_, counted) = parse_together(spark, [
+        (assignments, qrels_tallies), (_, counted), (_, staged) = parse_together(spark, [
             replace(qrels_parsing, then=staging_labels(staged_labels, parents, policy)),
-            Parsing([path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally)])
+            Parsing([path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally),
+            Inflating(to_inflate(paths, session.cores(spark)) if ranges is not None else [],
+                      storage.join(staging, "inflated"))])
+        inflated = {each.source: each.path for each in staged if each.path is not None}
         terms = weighting.vocabulary_of([tally.counts for tally in counted if len(tally.counts)])
         load_labels = partial(staged_label_index, staged_labels)
         if weighing is not None:
@@ -109,7 +117,8 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     tee = None if weights is None else WeightedParts(weighing.directory, weights)
     documents = Parsing(paths, reader, storage.join(staging, "tokens"),
                         RECORD_SCHEMA if terms is None else TERM_ID_RECORD_SCHEMA,
-                        tally=lambda: LabelledTally(load_labels), ranges=ranges, then=labelled, tee=tee)
+                        tally=lambda: LabelledTally(load_labels), ranges=ranges, then=labelled, tee=tee,
+                        inflated=inflated)
     if terms is None:  # the qrels' task first, beside the token files' tasks
         (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
     else:

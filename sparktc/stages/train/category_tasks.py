@@ -58,11 +58,11 @@ SEARCH_TASKS_PER_CORE = 8
 
 
 def category_tasks(context: TrainContext, categories: int, searched: bool) -> int:
-    """How many tasks fit the categories: 2 per core (one more wave to even out the categories' costs), or
+    """How many tasks fit the categories: :data:`~sparktc.runtime.session.TASKS_PER_CORE` per core, or
     :data:`SEARCH_TASKS_PER_CORE` per core when each category's fit is a search (``searched``); at most one per
     category.
     """
-    per_core = SEARCH_TASKS_PER_CORE if searched else 2
+    per_core = SEARCH_TASKS_PER_CORE if searched else session.TASKS_PER_CORE
     return max(1, min(categories, per_core * session.cores(context.spark)))
 
 

@@ -149,8 +149,10 @@ def save_arrays(directory: str, name: str, arrays: dict[str, np.ndarray]) -> str
 
 @contextmanager
 def one_task_per_category(spark: SparkSession, n_categories: int) -> Iterator[None]:
-    """One task per category up to twice the cores; AQE must not merge the tiny groups into one task."""
-    tasks = max(1, min(n_categories, 2 * session.cores(spark)))
+    """One task per category up to :data:`~sparktc.runtime.session.TASKS_PER_CORE` per core; AQE must not merge the
+    tiny groups into one task.
+    """
+    tasks = max(1, min(n_categories, session.TASKS_PER_CORE * session.cores(spark)))
     keys = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.enabled")
     previous = {key: spark.conf.get(key) for key in keys}
     spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
