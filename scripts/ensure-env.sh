@@ -8,8 +8,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv"
 python=${PYTHON:-python3}
 stamp="$venv/.sparktc-deps"
-# The pins and this script: an environment made by an earlier version of either is made again.
-want=$(cat "$root/pyproject.toml" "$root/scripts/ensure-env.sh" | sha256sum | cut -d' ' -f1)
+# The pins and these scripts: an environment made by an earlier version of any is made again.
+want=$(cat "$root/pyproject.toml" "$root/scripts/ensure-env.sh" "$root/scripts/unzipped_pyspark.py" | sha256sum |
+  cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -29,7 +30,11 @@ print("\n".join(project["dependencies"] + project["optional-dependencies"]["test
 PY
 "$venv/bin/python" -m pip install --quiet --no-compile -r "$venv/requirements.txt"
 "$venv/bin/python" -m pip install --quiet --no-deps --editable "$root"
+purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+# Spark's own zips of the installed pyspark and py4j off every process's path (scripts/unzipped_pyspark.py): imported
+# from a zip, pyspark is compiled again in every Python worker and job.
+cp "$root/scripts/unzipped_pyspark.py" "$purelib/_sparktc_unzipped_pyspark.py"
+echo "import _sparktc_unzipped_pyspark; _sparktc_unzipped_pyspark.apply()" > "$purelib/_sparktc_unzipped_pyspark.pth"
 # A module that does not compile (a package's test written for another Python) is one Python would refuse on import too.
-"$venv/bin/python" -m compileall -q -j 0 "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
-  >/dev/null || true
+"$venv/bin/python" -m compileall -q -j 0 "$purelib" >/dev/null || true
 echo "$want" > "$stamp"

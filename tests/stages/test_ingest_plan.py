@@ -11,7 +11,15 @@ import pytest
 from sparktc.corpora import files, line_ranges
 from sparktc.corpora.registry import FORMATS
 from sparktc.runtime.session import TASKS_PER_CORE
-from sparktc.stages.ingest.parsing import Inflated, Inflating, Parsing, _units, inflate_file, planned_sizes, to_inflate
+from sparktc.stages.ingest.parsing import (
+    Inflated,
+    Inflating,
+    Parsing,
+    inflate_file,
+    planned_sizes,
+    task_units,
+    to_inflate,
+)
 
 MiB = 1 << 20
 TOKENS = b"".join(b".I %d\n.W\nalpha beta gamma delta %d\n\n" % (n, n % 97) for n in range(2000, 40000))
@@ -70,7 +78,7 @@ def test_an_inflated_file_is_cut_into_shares_and_its_records_keep_the_compressed
     documents = Parsing([train, test], form.reader, str(tmp_path / "tokens"), ranges=form.ranges,
                         inflated={test: staged})
     first = Inflating([test], str(tmp_path / "inflated"))
-    units = _units([first, documents], {train: 300, staged: 900}, cores=2)
+    units = task_units([first, documents], {train: 300, staged: 900}, cores=2)
     share = -(-1200 // (TASKS_PER_CORE * 2))
     assert units[0] == (0, 0, test, test, 0, -1, 0)  # the inflating task: the whole compressed file
     ranged = [unit for unit in units if unit[0] == 1]

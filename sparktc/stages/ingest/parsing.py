@@ -150,7 +150,7 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing | Inflating])
     so every range numbers its lines from the file's start with no job before the parsing (no serial prelude; at
     804,414 documents on 2 cores, 0.64 CPU-s of counting in all against 0.45 in a job of its own).
     """
-    units = _units(parsings, _sizes(parsings), cores(spark))
+    units = task_units(parsings, _sizes(parsings), cores(spark))
     tasks = Counter(unit[0] for unit in units)
 
     def parse(_: int, unit: tuple[int, int, str, str, int, int, int]) -> RecordTally | AssignmentTally | Inflated:
@@ -200,7 +200,7 @@ def _sizes(parsings: Sequence[Parsing | Inflating]) -> dict[str, int]:
             for opened in (parsing.inflated.get(path, path) for path in parsing.paths)}
 
 
-def _units(parsings: Sequence[Parsing | Inflating], sizes: Mapping[str, int], cores: int
+def task_units(parsings: Sequence[Parsing | Inflating], sizes: Mapping[str, int], cores: int
            ) -> list[tuple[int, int, str, str, int, int, int]]:
     """The tasks of :func:`parse_together`, in order: ``(parsing, its task, path, file opened, start, end, size)``,
     ``end`` -1 for a whole file; a task's share of the bytes read in ranges is their sum over
