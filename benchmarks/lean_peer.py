@@ -1,7 +1,7 @@
 """Lean single-process peer of sparktc: its RCV1-v2 (LYRL2004) experiment in plain Python, numpy, scipy and
 LIBLINEAR, in ONE process with no thread or process of its own, and no code from sparktc.
 
-    .venv/bin/python benchmarks/lean_peer.py --corpus DIR --output FILE.json [--test-parts 0,1,2,3] \
+    .venv/bin/python -m benchmarks.lean_peer --corpus DIR --output FILE.json [--test-parts 0,1,2,3] \
         [--hierarchy rcv1.topics.hier.orig]
 
 DIR holds ``lyrl2004_tokens_train.dat``, ``lyrl2004_tokens_test_pt{0..3}.dat``, ``rcv1-v2.topics.qrels``

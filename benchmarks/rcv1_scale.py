@@ -328,9 +328,10 @@ def run_lean_peer(output: Path, corpus: dict[str, Any]) -> dict[str, Any]:
     peers_dir = output / "peers"
     peers_dir.mkdir(parents=True, exist_ok=True)
     single_file = peers_dir / f"lean_peer-{size}.json"
+    module = SINGLE_PROCESS.removesuffix(".py").replace("/", ".")  # run as a module: it imports benchmarks.*
     return run_peer("lean_peer", SINGLE_PROCESS,
-                    [PYTHON, SINGLE_PROCESS, "--corpus", relative(Path(corpus["path"])), "--output",
-                     relative(single_file)], single_file, output, size, SINGLE_PROCESS)
+                    [PYTHON, "-m", module, "--corpus", relative(Path(corpus["path"])), "--output",
+                     relative(single_file)], single_file, output, size, module)
 
 
 def run_mllib(output: Path, size: int, master: str, run_dir: str | None) -> dict[str, Any]:
