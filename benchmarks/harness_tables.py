@@ -642,7 +642,9 @@ def scaling_section(result: dict[str, Any]) -> str:
                     checks.append([f"{replayed['master']} log at {own['cores']} core{'s' * (own['cores'] > 1)}",
                                    measured_run["master"], seconds(own["application_seconds"]), seconds(wall),
                                    f"{100 * (wall / own['application_seconds'] - 1):+.1f}%"])
-        parts.append(f"{count(size)} documents, the {base['master']} run's event log replayed:\n\n"
+        planned = result["settings"].get("parallelism")
+        plan = f" (planned for {planned} cores: spark.default.parallelism={planned})" if planned else ""
+        parts.append(f"{count(size)} documents, the {base['master']} run's event log{plan} replayed:\n\n"
                      + markdown_table(header, rows)
                      + "\n\nValidation (the application's wall, Spark's start to its end, beside the replay):\n\n"
                      + markdown_table(["replayed", "measured run", "measured s", "replayed s", "difference"], checks))

@@ -3,7 +3,7 @@ r"""RCV1-v2-scale benchmark: sparktc's pipeline on synthetic LYRL2004-format cor
     .venv/bin/python -m benchmarks.rcv1_scale --output runs/benchmark-rcv1 \
         [--sizes 100000,200000,400000,804414] [--masters "local[2],local[1]"] [--speedup-sizes 804414] \
         [--peers-size 804414] [--hierarchy ../shared/data/rcv1/rcv1.topics.hier.orig] [--repeat 1] \
-        [--memory-runs 3] [--plain] [--event-logs] [--skip-mllib] [--history DIR]
+        [--memory-runs 3] [--plain] [--event-logs] [--parallelism N] [--skip-mllib] [--history DIR]
 
 (``make benchmark-rcv1`` runs it with these defaults.) Run it from the repository root; the commands it starts
 run from the repository root, exactly as a user would type them:
@@ -21,6 +21,9 @@ run from the repository root, exactly as a user would type them:
    first master (804,414 documents, local[2] by default) is the memory configuration: it runs
    max(``--repeat``, ``--memory-runs``) times in a row, and a run of it that fails (out of memory, say)
    is recorded as failed instead of stopping the benchmark.
+   With ``--parallelism N`` every run is planned for N cores (``--conf spark.default.parallelism=N`` before
+   ``jobs/pipeline.py``), so that with ``--event-logs`` Table 5 replays a cluster's plan beside the measured
+   local[1] and local[2] runs of that plan; on a machine of N cores or more, local[N] runs at the speed-up sizes too.
 3. Meanwhile a thread samples the command's process tree from /proc every 0.2 s (see
    ``benchmarks/harness_measure.py``): CPU time and resident memory of the Spark JVM, the Python driver and
    the Python workers, cut into segments at the ``sparktc: <stage>`` lines. Where a cgroup v1
@@ -50,6 +53,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shlex
 import shutil
 import statistics
@@ -169,9 +173,10 @@ def scaling_record(event_log: Path) -> dict[str, Any]:
 
 
 def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
-                 tolerate_failure: bool = False, event_logs: bool = False) -> dict[str, Any]:
+                 tolerate_failure: bool = False, event_logs: bool = False, parallelism: int = 0) -> dict[str, Any]:
     """One measured pipeline run on ``corpus``: per segment wall, CPU, rows and peak RSS; F1; with ``event_logs``,
-    its Spark event log under OUTPUT/events and the scaling projection replayed from it (:func:`scaling_record`).
+    its Spark event log under OUTPUT/events and the scaling projection replayed from it (:func:`scaling_record`);
+    with ``parallelism``, planned for that many cores (``--conf spark.default.parallelism=N``, whatever the master).
 
     A command that fails raises HarnessError, unless ``tolerate_failure`` (a memory run): then the run
     is returned as ``failed``, with its cause and what was measured until it ended.
@@ -181,7 +186,9 @@ def run_pipeline(output: Path, corpus: dict[str, Any], master: str, repeat: int,
     events = output / "events" / f"{size}-{slug(master)}-{repeat}"
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.rmtree(events, ignore_errors=True)
-    command = ["./spark-submit.sh", "--master", master, "jobs/pipeline.py", "--config", "conf/rcv1.toml",
+    command = ["./spark-submit.sh", "--master", master,
+               *(["--conf", f"spark.default.parallelism={parallelism}"] if parallelism else []),
+               "jobs/pipeline.py", "--config", "conf/rcv1.toml",
                "--set", f"corpus.path={relative(Path(corpus['path']))}", "--output", relative(run_dir)]
     if event_logs:
         command[-2:-2] = ["--set", f"spark.event_log={relative(events)}"]
@@ -393,6 +400,10 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--event-logs", action="store_true",
                         help="each pipeline run writes its Spark event log (OUTPUT/events) and benchmark.md adds "
                              "the scaling projection replayed from it, validated against the other masters' runs")
+    parser.add_argument("--parallelism", type=int, default=0,
+                        help="plan every pipeline run for N cores (--conf spark.default.parallelism=N), so that "
+                             "with --event-logs the projection replays a cluster's plan (docs/design.md, How a plan "
+                             "follows the cores); where the machine has N cores or more, local[N] runs too")
     parser.add_argument("--skip-mllib", action="store_true",
                         help="leave out the MLlib peer (about two minutes at 804,414 documents); the lean peer runs")
     parser.add_argument("--plain", action="store_true",
@@ -406,6 +417,11 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--repeat must be >= 1")
     if arguments.memory_runs < 1:
         parser.error("--memory-runs must be >= 1")
+    if arguments.parallelism < 0:
+        parser.error("--parallelism must be >= 1 (0: Spark's own, the master's cores)")
+    if arguments.parallelism and (os.cpu_count() or 1) >= arguments.parallelism \
+            and f"local[{arguments.parallelism}]" not in arguments.masters:
+        arguments.masters.append(f"local[{arguments.parallelism}]")  # measured beside its projection
     if arguments.peers_size < 10:
         parser.error("--peers-size must be >= 10")
     if arguments.hierarchy:
@@ -469,6 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "speedup_sizes": sorted(arguments.speedup_sizes), "peers_size": arguments.peers_size,
                 "lean_peer_sizes": sizes, "hierarchy": arguments.hierarchy or "generated",
                 "repeat": arguments.repeat, "plain": arguments.plain, "event_logs": arguments.event_logs,
+                "parallelism": arguments.parallelism,
                 "skip_mllib": arguments.skip_mllib,
                 "memory_runs": arguments.memory_runs,
                 "memory_size": memory_size,
@@ -484,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for _, master, repeat in (entry for entry in plan if entry[0] == size):
                 run = run_pipeline(output, corpora[size], master, repeat,
                                    tolerate_failure=(size, master) == (memory_size, first),
-                                   event_logs=arguments.event_logs)
+                                   event_logs=arguments.event_logs, parallelism=arguments.parallelism)
                 result["runs"].append(run)
                 if run.get("failed"):
                     status = 1

@@ -21,20 +21,20 @@ as-assigned numbers are the headline; the closed ones are ``metrics.json``'s ``c
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from sparktc.corpora.records import TEST, TRAIN
 from sparktc.corpora.registry import corpus_title
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT, contingency_tables_text
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
-from sparktc.evaluation.figures import figure_file
+from sparktc.evaluation.figures import figure_file, preload
 from sparktc.evaluation.report import (
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
@@ -78,9 +78,9 @@ MODEL_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_po
 CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
 COUNT_COLUMNS = ["test_positives", "tp", "fp", "fn", "tn"]
 #: ``contingency``: the categories table's columns, then the counts (never null).
-CONTINGENCY_SCHEMA = StructType(
-    [StructField(name, StringType()) for name in CATEGORY_COLUMNS[:3]] + [StructField("train_positives", LongType())]
-    + [StructField(name, LongType(), nullable=False) for name in COUNT_COLUMNS]
+CONTINGENCY_SCHEMA = pa.schema(
+    [pa.field(name, pa.string()) for name in CATEGORY_COLUMNS[:3]] + [pa.field("train_positives", pa.int64())]
+    + [pa.field(name, pa.int64(), nullable=False) for name in COUNT_COLUMNS]
 )
 #: The report files evaluate writes into the run's output (:func:`write_reports`), which MLflow logs as the run's
 #: artifacts (:mod:`sparktc.tracking.mlflow_run`); each plot as PNG, SVG and PDF.
@@ -214,10 +214,16 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     """
     settings = config.evaluate
     with stage(spark, "evaluate") as report:
+        # The plotting libraries load while the test documents are scored: the plots come after, on the driver
+        # alone, and their imports (matplotlib's backends, fontTools) were 0.6 of their 2 CPU-s.
+        loading = threading.Thread(target=preload, name="sparktc-preload-plots", daemon=True)
+        loading.start()
         categories, counts = predict(spark, config, tables)
         contingency = contingency_table(categories, counts)
-        spark.createDataFrame(contingency, CONTINGENCY_SCHEMA).coalesce(1) \
-            .write.mode("overwrite").parquet(tables.output("contingency"))
+        # A row per category: written on the driver, as rank's term_ranks are, not by a Spark job of its own.
+        write_parts(pa.Table.from_pandas(contingency[CONTINGENCY_SCHEMA.names], CONTINGENCY_SCHEMA,
+                                         preserve_index=False).to_batches(), CONTINGENCY_SCHEMA,
+                    tables.output("contingency"), 0)
         subsets = category_subsets(contingency, config.corpus.format, settings.subsets)
         metrics, table = assemble(contingency, subsets, settings.average_over, settings.zero_division,
                                   settings.bands, counts.ranking_averages(settings.ranks))
@@ -231,6 +237,7 @@ def evaluate(spark: SparkSession, config: Config, tables: Tables) -> StageReport
             **_from_train(spark, tables),
             "per_category": per_category_rows,
         })
+        loading.join()
         write_reports(spark, tables, metrics, table)
         print(format_table(metrics, table), flush=True)
         report.rows_in = report.rows_out = counts.documents

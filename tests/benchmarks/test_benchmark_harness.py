@@ -778,6 +778,31 @@ def test_a_failed_memory_run_is_recorded_and_any_other_failure_stops(tmp_path: P
         rcv1_scale.run_pipeline(tmp_path, corpus, "local[2]", 1)
 
 
+def test_parallelism_plans_every_run_for_that_many_cores_and_adds_local_n_where_the_machine_has_them(
+        tmp_path: Path, monkeypatch):
+    from benchmarks import harness, rcv1_scale
+    from benchmarks.harness_measure import Measured
+
+    commands = []
+
+    def fake_run_measured(command, cwd, log, driver_script, **options):
+        commands.append(list(command))
+        return Measured(command=list(command), returncode=1, start=0.0, end=1.0, events=[], samples=[], tail=[],
+                        cpu_seconds=1.0)
+
+    monkeypatch.setattr(harness, "run_measured", fake_run_measured)
+    rcv1_scale.run_pipeline(tmp_path, {"size": 10, "path": str(tmp_path)}, "local[2]", 1, tolerate_failure=True,
+                            parallelism=16)
+    assert commands[0][:6] == ["./spark-submit.sh", "--master", "local[2]", "--conf", "spark.default.parallelism=16",
+                               "jobs/pipeline.py"]
+    for machine_cores, masters in ((2, ["local[2]", "local[1]"]), (16, ["local[2]", "local[1]", "local[16]"])):
+        monkeypatch.setattr(rcv1_scale.os, "cpu_count", lambda cores=machine_cores: cores)
+        arguments = rcv1_scale.parse_arguments(["--output", str(tmp_path), "--parallelism", "16"])
+        assert arguments.masters == masters and arguments.parallelism == 16
+    with pytest.raises(SystemExit):
+        rcv1_scale.parse_arguments(["--output", str(tmp_path), "--parallelism", "-1"])
+
+
 def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_path: Path, monkeypatch):
     from benchmarks import harness, rcv1_scale
 
@@ -788,7 +813,7 @@ def test_main_runs_the_lean_peer_at_every_size_and_the_memory_runs_in_a_row(tmp_
         return {"size": size, "path": str(output / f"corpus-{size}"), "train_documents": size // 30, "seconds": 1.0,
                 "reused": False, "command": f"synth {size}"}
 
-    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False):
+    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False, parallelism=0):
         size = corpus["size"]
         calls.append(("pipeline", size, master, repeat, tolerate_failure))
         if (size, master, repeat) == (40_000, "local[2]", 2):
@@ -862,7 +887,7 @@ def test_main_passes_plain_event_logs_and_skip_mllib_to_every_run(tmp_path: Path
     monkeypatch.setattr(rcv1_scale, "plain_corpus", lambda output, corpus: calls.append(("plain", corpus["size"]))
                         or {**corpus, "path": corpus["path"] + "-plain", "form": "plain"})
 
-    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False):
+    def fake_pipeline(output, corpus, master, repeat, tolerate_failure=False, event_logs=False, parallelism=0):
         calls.append(("pipeline", corpus["path"], master, event_logs))
         run = record(corpus["size"], master, [1, 2, 3, 4, 5, 6], 20.0, jvm=1000.0)
         return {**run, "repeat": repeat, "run_dir": f"runs/{corpus['size']}-{slug(master)}-{repeat}", "command": "x"}
