@@ -31,7 +31,7 @@ from sparktc.filesystem import arrow_filesystem
 from sparktc.runtime.task_memory import python_task, work_name
 
 __all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
-           "read_batches", "remove_unfinished", "sum_over_files", "write_parts"]
+           "read_batches", "remove_unfinished", "rows_and_list_lengths", "sum_over_files", "write_parts"]
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
@@ -238,6 +238,29 @@ def count_rows(path: str) -> int:
     """The rows of a table, from its Parquet footers: no data is read and no Spark job runs."""
     filesystem, _ = arrow_filesystem(path)
     return sum(pq.read_metadata(file, filesystem=filesystem).num_rows for file in parquet_files(path))
+
+
+def rows_and_list_lengths(path: str, column: str) -> tuple[int, int] | None:
+    """The rows of a table and the summed lengths of its list column ``column`` (a vectors table's nonzeros), from
+    its Parquet footers: no data is read and no Spark job runs. A list's elements are one leaf value each, and an
+    empty or null list is one null leaf value, so each row group adds its leaf's values less its nulls. None when
+    a footer lacks the null count (a writer that kept no statistics), or ``column`` is no list of values.
+    """
+    filesystem, _ = arrow_filesystem(path)
+    rows = lengths = 0
+    for file in parquet_files(path):
+        metadata = pq.read_metadata(file, filesystem=filesystem)
+        leaves = [index for index in range(metadata.num_columns)
+                  if metadata.schema.column(index).path.split(".")[0] == column]
+        if len(leaves) != 1 or metadata.schema.column(leaves[0]).max_repetition_level != 1:
+            return None
+        rows += metadata.num_rows
+        for group in range(metadata.num_row_groups):
+            chunk = metadata.row_group(group).column(leaves[0])
+            if chunk.statistics is None or not chunk.statistics.has_null_count:
+                return None
+            lengths += chunk.num_values - chunk.statistics.null_count
+    return rows, lengths
 
 
 def add_counts(left: tuple[int, sparse.csr_matrix] | None,

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark import TaskContext
 
 from sparktc.experiment.corpus_files import IngestError
-from sparktc.runtime.parts import PartWriter, map_parts, parquet_files, read_batches, remove_unfinished, write_parts
+from sparktc.runtime.parts import (
+    PartWriter,
+    map_parts,
+    parquet_files,
+    read_batches,
+    remove_unfinished,
+    rows_and_list_lengths,
+    write_parts,
+)
 
 SCHEMA = pa.schema([("n", pa.int64())])
 
@@ -101,3 +110,19 @@ def test_a_file_is_read_only_in_the_row_groups_whose_statistics_admit_the_value(
     assert sum(len(b) for b in read_batches(path, ["n"], where=("split", "dev"))) == 8
     pq.write_table(pa.table({"split": pa.nulls(3, pa.string()), "n": range(3)}), path)  # no min/max either
     assert sum(len(b) for b in read_batches(path, ["n"], where=("split", "train"))) == 3
+
+
+def test_rows_and_list_lengths_come_from_the_footers_as_the_lists_count(tmp_path):
+    # Empty and null lists, several row groups and files, and a file without statistics (no null counts).
+    rng = np.random.default_rng(3)
+    lists = [None if rng.random() < 0.1 else rng.integers(0, 50, rng.integers(0, 6)).tolist() for _ in range(3000)]
+    table = pa.table({"doc_id": [str(i) for i in range(len(lists))],
+                      "indices": pa.array(lists, pa.list_(pa.int32()))})
+    (tmp_path / "t").mkdir()
+    pq.write_table(table.slice(0, 1000), tmp_path / "t" / "part-0.parquet", row_group_size=128)
+    pq.write_table(table.slice(1000), tmp_path / "t" / "part-1.parquet", row_group_size=700)
+    expected = (len(lists), sum(len(values) for values in lists if values))
+    assert rows_and_list_lengths(str(tmp_path / "t"), "indices") == expected
+    assert rows_and_list_lengths(str(tmp_path / "t"), "doc_id") is None  # not a list
+    pq.write_table(table, tmp_path / "t" / "part-2.parquet", write_statistics=False)
+    assert rows_and_list_lengths(str(tmp_path / "t"), "indices") is None

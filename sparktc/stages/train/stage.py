@@ -27,7 +27,7 @@ from sparktc.models.scoring import Scorer
 from sparktc.models.thresholds import validation_size
 from sparktc.models.tuning import candidates, needs_cross_validation
 from sparktc.runtime import session, storage
-from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small
+from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, read_small, rows_and_list_lengths
 from sparktc.runtime.resources import check_training_memory, explained_failures
 from sparktc.runtime.runner import Stage, Tables
 from sparktc.runtime.shared import Shared
@@ -82,6 +82,21 @@ def decisions_on_training(context: TrainContext, models: pd.DataFrame) -> dict[s
                               models["train_positives"].to_numpy(), context.documents)
 
 
+def training_size(spark: SparkSession, vectors: str) -> dict[str, int]:
+    """The training documents of ``vectors`` and their nonzeros, from the Parquet footers of its training split (no
+    Spark job: one of a second on the driver's serial path), else, for files without null counts, by Spark.
+    """
+    split = storage.join(vectors, f"split={TRAIN}")
+    if not storage.exists(spark, split):
+        return {"documents": 0, "nonzeros": 0}
+    counted = rows_and_list_lengths(split, "indices")
+    if counted is not None:
+        return {"documents": counted[0], "nonzeros": counted[1]}
+    row = spark.read.parquet(vectors).filter(F.col("split") == TRAIN) \
+        .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
+    return {"documents": row["documents"], "nonzeros": int(row["nonzeros"] or 0)}
+
+
 def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     """The train stage (:mod:`sparktc.stages.train`): the ``models`` of every category and the decisions tuning
     made, after checking the settings and memory against the training data.
@@ -89,8 +104,7 @@ def train(spark: SparkSession, config: Config, tables: Tables) -> StageReport:
     rule, tune = config.train.decision_rule(), config.tune.lists(config.train.method)
     with stage(spark, "train") as report:
         n_terms, n_categories = count_rows(tables.input("vocabulary")), count_rows(tables.input("categories"))
-        training = spark.read.parquet(tables.input("vectors")).filter(F.col("split") == TRAIN) \
-            .agg(F.count("*").alias("documents"), F.sum(F.size("indices")).alias("nonzeros")).first()
+        training = training_size(spark, tables.input("vectors"))
         check_against_data(config, {"train_documents": training["documents"], "categories": n_categories},
                            f"counted by train in {tables.root}")
         terms = default_terms(config, n_terms)
