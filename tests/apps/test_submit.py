@@ -5,6 +5,7 @@ session, the whole pipeline.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import time
@@ -148,3 +149,34 @@ def test_pipeline_on_a_small_synthetic_corpus(tmp_path: Path, monkeypatch: pytes
         assert importer.get_filename(module) == f"{library}/{name}c"  # the bytecode is what it finds
         code = compile(source, name, "exec", dont_inherit=True)  # as spark-submit.sh compiles it
         assert importer.get_code(module) == code
+
+
+def test_the_library_zip_is_kept_while_its_sources_are_unchanged_and_written_again_when_one_changes(tmp_path: Path):
+    from sparktc.apps.submit import Home, write_zip
+
+    root = tmp_path / "clone"
+    (root / "sparktc" / "sub").mkdir(parents=True)
+    (root / "conf").mkdir()
+    (root / "sparktc" / "__init__.py").write_text("")
+    (root / "sparktc" / "sub" / "__init__.py").write_text("")
+    module = root / "sparktc" / "sub" / "mod.py"
+    module.write_text("VALUE = 1\n")
+    (root / "conf" / "a.toml").write_text("[x]\n")
+    home = Home.clone(root)
+    zipped = write_zip(home)
+    first = zipped.stat()
+    assert write_zip(home) == zipped and zipped.stat().st_mtime_ns == first.st_mtime_ns  # kept, not written
+    module.write_text("VALUE = 22\n")  # another size and time
+    write_zip(home)
+    assert zipped.stat().st_ino != first.st_ino  # written again, renamed into place
+    with zipfile.ZipFile(zipped) as archive:
+        assert archive.read("sparktc/sub/mod.py") == b"VALUE = 22\n"
+        assert {"sparktc/sub/mod.pyc", "sparktc/conf/a.toml"} <= set(archive.namelist())
+    spec = zipimport.zipimporter(str(zipped / "sparktc" / "sub")).find_spec("mod")
+    imported = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(imported)
+    assert imported.VALUE == 22  # from the new bytecode (unchecked: a stale one would be trusted)
+    (root / "conf" / "b.toml").write_text("")  # a file more
+    write_zip(home)
+    with zipfile.ZipFile(zipped) as archive:
+        assert "sparktc/conf/b.toml" in archive.namelist()
