@@ -8,14 +8,17 @@ from __future__ import annotations
 import os
 import re
 import stat
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from sparktc.corpora.formats import CorpusFormat, CorpusNames
 from sparktc.errors import InputError
-from sparktc.experiment.config import CorpusConfig
 from sparktc.filesystem import local_path
 from sparktc.runtime import storage
+
+if TYPE_CHECKING:  # a parsing task's worker imports this module for IngestError, and not the configuration
+    from sparktc.experiment.config import CorpusConfig
 
 __all__ = ["IGNORED_SHOWN", "IngestError", "document_files", "list_corpus", "named_files"]
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 from numpy.typing import NDArray
 from scipy import sparse
 
@@ -98,6 +97,8 @@ def load_training_set(path: str, n_features: int, column: str = "values") -> Tra
     unchanged (:func:`sparktc.filesystem.per_worker`).
     """
     filesystem, root = arrow_filesystem(path)
+    import pyarrow.dataset as ds  # here: the workers that import this module for its other functions need not
+
     dataset = ds.dataset(root, format="parquet", filesystem=filesystem)
     if not dataset.files:
         raise FileNotFoundError(f"no training vectors under {path}; run the weight stage first")

@@ -16,6 +16,23 @@ tables written, by the short path for a clean corpus or the general one; and ``s
 which picks the assembly by the format's and hands the weighted vectors on.
 """
 
-from sparktc.stages.ingest.stage import STAGE, ingest
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparktc.stages.ingest.stage import STAGE, ingest
 
 __all__ = ["STAGE", "ingest"]
+
+
+def __getattr__(name: str) -> Any:
+    """``STAGE`` and ``ingest``, imported when first asked for: a parsing task's worker unpickles functions of
+    :mod:`sparktc.stages.ingest.parsing` and needs neither, nor the configuration and pandas they import (1.2 of a
+    worker's 2.6 s of imports, in each Python worker of every ingest).
+    """
+    if name in __all__:
+        from sparktc.stages.ingest import stage
+
+        return getattr(stage, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
