@@ -41,8 +41,8 @@ from sparktc.features.weighting import (
 )
 from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
+from sparktc.stages.ingest.on_workers import as_term_ids
 from sparktc.stages.ingest.parsing import TermTally
-from sparktc.stages.ingest.qrels import as_term_ids
 from sparktc.stages.weight import count_training_file, vectorize_file
 
 pytestmark = pytest.mark.filterwarnings("error")

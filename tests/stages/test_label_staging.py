@@ -11,7 +11,7 @@ import pytest
 
 from sparktc.corpora.label_index import NOT_CLOSED, LabelIndex, QrelsFiles
 from sparktc.corpora.records import Document, Reject, record_batch
-from sparktc.stages.ingest.qrels import staged_label_index, staging_labels
+from sparktc.stages.ingest.on_workers import staged_label_index, staging_labels
 
 PARENTS = (("C15", "CCAT"), ("C151", "C15"), ("C1511", "C151"), ("E12", "ECAT"))
 KNOWN = ("C15", "C151", "C1511", "CCAT", "E12", "ECAT", "GCAT")

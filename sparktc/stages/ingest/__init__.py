@@ -11,9 +11,10 @@ records read.
 A module per concern: ``parsing``, the parsing tasks (files to staged Parquet, each task counting what it writes,
 and the hashes of its doc ids); ``assemblies``, the corpora whose records carry their labels (a category set chosen
 from their positives, files of labelled lines); ``qrels``, LYRL2004's corpora, labelled by the qrels while they are
-parsed (the staged label index, the tokens as training term ids, weighted for the weight stage); ``outputs``, the
-tables written, by the short path for a clean corpus or the general one; and ``stage``, the entry, :func:`ingest`,
-which picks the assembly by the format's and hands the weighted vectors on.
+parsed (the staged label index, the tokens as training term ids, weighted for the weight stage), with what their
+tasks run on the workers in ``on_workers``; ``outputs``, the tables written, by the short path for a clean corpus or
+the general one; and ``stage``, the entry, :func:`ingest`, which picks the assembly by the format's and hands the
+weighted vectors on.
 """
 
 from __future__ import annotations

@@ -3,24 +3,22 @@ are parsed, so the documents are never shuffled to meet their labels.
 
 Token files are read in two Spark jobs. The first counts the training file's terms beside the qrels' task, which
 indexes the qrels (labels closed under the hierarchy) and stages the index, one Parquet file each worker of the
-second job loads once (:func:`staging_labels`, :func:`staged_label_index`), and inflates each gzipped file larger
-than a task's share, one task each, so that the second job parses its contents in byte ranges
+second job loads once (:mod:`~sparktc.stages.ingest.on_workers`), and inflates each gzipped file larger than a
+task's share, one task each, so that the second job parses its contents in byte ranges
 (:class:`~sparktc.stages.ingest.parsing.Inflating`); the second parses every token file, each document's tokens
-turned into its training terms' ids and counts (:func:`as_term_ids`), and, for a weight stage of the same run whose
-weights the first job's counts fix, weights them too (:class:`Weighing`). Vector files are parsed in one job, each
-worker reading and indexing the qrels itself.
+turned into its training terms' ids and counts (:func:`~sparktc.stages.ingest.on_workers.as_term_ids`), and, for a
+weight stage of the same run whose weights the first job's counts fix, weights them too (:class:`Weighing`). Vector
+files are parsed in one job, each worker reading and indexing the qrels itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -33,10 +31,9 @@ from sparktc.experiment.config import Config, CorpusConfig, category_set_of, hie
 from sparktc.experiment.corpus_files import IngestError, document_files, list_corpus, named_files
 from sparktc.experiment.tables import mark_duplicates
 from sparktc.features import weighting
-from sparktc.filesystem import arrow_filesystem, per_worker
 from sparktc.runtime import session, storage
-from sparktc.runtime.parts import parquet_files, write_parts
 from sparktc.schemas import TERM_ID_RECORD_SCHEMA
+from sparktc.stages.ingest.on_workers import as_term_ids, staged_label_index, staging_labels
 from sparktc.stages.ingest.outputs import Categories, CleanCorpus
 from sparktc.stages.ingest.parsing import Inflating, Parsing, TermTally, file_content, parse_together, to_inflate
 from sparktc.stages.weight import WEIGHTED, IdWeights, WeightedParts, planned_weights
@@ -147,51 +144,6 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
              "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
                                    else count_not_closed(good, dict(parents))}}
     return records, Categories(list(tree.categories), names, dict(parents)), extra
-
-
-def staging_labels(directory: str, parents: tuple[tuple[str, str], ...], policy: str
-                    ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The qrels' task's ``then``: its lines passed on as they are, and once read, their :class:`LabelIndex` (the
-    hierarchy's ``parents``, the run's ``policy``) written under ``directory`` in columnar form, for the token files'
-    workers to load (:func:`staged_label_index`) instead of each reading and indexing the qrels. For 2.6M qrels
-    lines (804,414 documents, gzipped) that cost each worker 2.8 to 3.6 CPU-s; loading the staged index costs 0.15
-    to 0.2, and the qrels' task 0.5 to 0.9 more. One Parquet file of one row group (2.9 MB, read in 0.09 CPU-s):
-    Arrow IPC reads in 0.02 but is 15 MB even with zstd, and every worker reads it.
-    """
-
-    def write(index: LabelIndex) -> None:
-        table = index.table()
-        rows = max(len(table), 1)
-        write_parts(table.to_batches(), table.schema, directory, 0, rows_per_file=rows, row_group_rows=rows)
-
-    return lambda batches: LabelIndex.passing(batches, parents, policy, write)
-
-
-@per_worker
-def staged_label_index(directory: str) -> LabelIndex:
-    """A parsing worker's :class:`LabelIndex`, as the qrels' task staged it under ``directory``
-    (:func:`staging_labels`).
-    """
-    filesystem, _ = arrow_filesystem(directory)
-    [file] = parquet_files(directory)
-    return LabelIndex.from_table(pq.read_table(file, filesystem=filesystem))
-
-
-def as_term_ids(terms: pa.StringArray) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
-    """A records batch, its tokens strings or lists (:data:`~sparktc.corpora.records.TOKEN_LIST_RECORD_SCHEMA`), in
-    integer form (:data:`~sparktc.schemas.TERM_ID_RECORD_SCHEMA`) against the training terms ``terms``
-    (:func:`~sparktc.features.weighting.training_term_ids`), as a token file's task converts it.
-    """
-
-    def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
-        tokens = batch.column("tokens")
-        term_ids, term_counts, outside = weighting.training_term_ids(tokens, terms)
-        columns = {"term_ids": term_ids, "term_counts": term_counts,
-                   "tokens_outside": pa.array(outside, mask=pc.is_null(tokens).to_numpy(zero_copy_only=False))}
-        return pa.RecordBatch.from_arrays([columns[name] if name in columns else batch.column(name)
-                                           for name in TERM_ID_RECORD_SCHEMA.names], schema=TERM_ID_RECORD_SCHEMA)
-
-    return convert
 
 
 def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
