@@ -296,6 +296,8 @@ CHILD_JVM_OPTIONS = f"{JIT_OPTIONS} -XX:+UseSerialGC"
 #: tree, not the "formatted" default, which Spark writes for every query and every adaptive re-plan. It took six
 #: Spark test files (345 tests) from 222.7-230.8 to 217.0-217.2 CPU-s.
 EXPLAIN_MODE = ("spark.sql.ui.explainMode", "simple")
+#: PySpark's DataFrame call sites off, as conf/spark-defaults.conf has them for the jobs (its comment says why).
+DATAFRAME_DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 
 
 @pytest.fixture(scope="session")
@@ -318,6 +320,7 @@ def spark():
             "spark.sql.session.timeZone": "UTC",
             "spark.driver.extraJavaOptions": jvm_options(),
             EXPLAIN_MODE[0]: EXPLAIN_MODE[1],
+            DATAFRAME_DEBUGGING[0]: DATAFRAME_DEBUGGING[1],
         },
         log_level="ERROR",
     )
