@@ -34,7 +34,8 @@ from typing import Generic, TypeVar
 import pyarrow.fs as pafs
 
 __all__ = [
-    "absolute", "arrow_filesystem", "fingerprint", "forget_kept", "is_uri", "local_path", "per_worker", "unwritable",
+    "PROBE_PREFIX", "absolute", "arrow_filesystem", "directory_problem", "fingerprint", "forget_kept", "is_uri",
+    "local_path", "per_worker", "unwritable",
 ]
 
 Result = TypeVar("Result")
@@ -161,14 +162,37 @@ def _same(kept: tuple, key: tuple) -> bool:
                                                     and a == b) for a, b in zip(kept, key))
 
 
+#: How the probe files of :func:`unwritable` begin: an output's ownership check passes them over, as another process's
+#: probe may be there for an instant.
+PROBE_PREFIX = ".sparktc-probe-"
+
+
 def unwritable(folder: str) -> str | None:
     """Why no file can be made in ``folder`` (a hidden file made and removed at once: the permission bits alone say
     nothing for root, nor of a read-only file system), or None.
     """
     try:
-        handle, probe = tempfile.mkstemp(prefix=".sparktc-probe-", dir=folder)
+        handle, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=folder)
     except OSError as error:
         return error.strerror or str(error)
     os.close(handle)
     os.unlink(probe)
+    return None
+
+
+def directory_problem(path: str, what: str = "the directory") -> str | None:
+    """Why the local directory ``path`` (absolute) cannot be written, or made where it is missing, with what to do;
+    None when it can. The nearest existing path at or above it decides, before anything is made: a file there (``what``
+    could not be made under it), or a directory in which no file can be made (:func:`unwritable`: its probe is the
+    only file made, and it is removed at once).
+    """
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        return f"{existing} is a file, so {what} cannot be made there; give a directory path"
+    problem = unwritable(existing)
+    if problem:
+        made = "" if existing == path else f" (where {path} would be made)"
+        return f"the directory {existing}{made} cannot be written ({problem}); give a directory this user can write"
     return None

@@ -63,7 +63,7 @@ from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import absolute
 from sparktc.models.registry import describe
 from sparktc.runtime import storage
-from sparktc.runtime.session import check_workers_python
+from sparktc.runtime.session import check_settings, check_workers_python
 from sparktc.tracking.record import RunRecord
 from sparktc.tracking.store_probe import check_tracking
 from sparktc.validation import check_flag, check_path, check_strings
@@ -168,8 +168,9 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
     config = check_tracking(config)
     check_workers_python(spark)
+    check_settings(spark)  # what spark.conf.set gave the session
     with nullcontext() if verbose else redirect_stdout(_Nowhere()):
-        manifests, record = run_recorded(spark, config, output, stages, force)
+        manifests, record = run_recorded(spark, config, output, stages, force, option="output")
     evaluation = _evaluation(spark, record.output)
     return RunResult(record.output, record, manifests, evaluation.metrics if evaluation else {}, evaluation)
 

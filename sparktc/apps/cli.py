@@ -12,8 +12,9 @@ How a job ends:
 
 * a :class:`sparktc.errors.SparktcError` (the user's mistake or the environment's problem) in one
   line, ``sparktc: error: ...`` (``sparktc: configuration error: ...`` for a configuration, arguments
-  or output refused before Spark starts), and its exit status: 2 refused before Spark starts,
-  1 bad input, bundle or resources at run time, 75 output (or an input the job holds, export's RUN) in use by
+  or output refused before Spark starts), and its exit status: 2 refused before Spark starts (or, for the
+  session's own settings, spark-submit's ``--conf``, as soon as it has started, before any work), 1 bad input,
+  bundle or resources at run time, 75 output (or an input the job holds, export's RUN) in use by
   another run;
 * an ``OSError`` of the operating system (a full disk, a file gone) likewise in one line, exit status 1;
 * a failure inside Spark (a Java exception, a Python worker's failure) in one line naming the log
@@ -47,6 +48,7 @@ from sparktc.filesystem import is_uri
 from sparktc.runtime.faults import InjectedFault
 from sparktc.runtime.outputs import Claim, check_output, claim
 from sparktc.runtime.runner import Stage
+from sparktc.runtime.session import check_settings
 from sparktc.tracking.store_probe import check_tracking
 
 Plan = Callable[[Config, str], Sequence[tuple[Stage, Config]]]
@@ -180,6 +182,7 @@ def run_job(prepare: Callable[[], Job]) -> int:
         with ExitStack() as stack:
             held = None if is_uri(job.output) else stack.enter_context(claim(job.output, job.kind, reads=job.reads))
             spark = stack.enter_context(_session_of(job.start))
+            check_settings(spark)  # spark-submit's --conf, which the arguments' checks do not see
             held = held or stack.enter_context(claim(job.output, job.kind, spark, job.reads))
             job.work(spark, held)
     except (SparktcError, OSError) as error:

@@ -52,7 +52,7 @@ from sparktc.corpora.libsvm import TEST_FILE, TRAIN_FILE
 from sparktc.corpora.records import TEST, TRAIN
 from sparktc.errors import InputError
 from sparktc.experiment.config import ConfigError
-from sparktc.filesystem import absolute, arrow_filesystem, is_uri
+from sparktc.filesystem import absolute, arrow_filesystem, directory_problem, is_uri
 from sparktc.runtime import storage
 from sparktc.runtime.manifest import changed_file
 from sparktc.runtime.outputs import MARKER, check_free
@@ -91,7 +91,8 @@ def _inside(path: str, directory: str) -> bool:
 def check_export(run: str, output: str) -> tuple[str, str]:
     """The absolute ``run`` and ``output``, or :class:`ExportError`: ``output`` equal to, inside or around ``run``;
     and for local paths (URIs are checked once Spark is up, by :func:`export_libsvm`) ``run`` not a sparktc run
-    whose weight stage finished, or ``output`` already there (the export writes only into a directory it creates).
+    whose weight stage finished, or ``output`` already there (the export writes only into a directory it creates) or
+    a directory that cannot be made there (:func:`sparktc.filesystem.directory_problem`).
     A ``run`` that is not (yet) so while another job holds it is :class:`sparktc.runtime.outputs.OutputBusyError`:
     a run in progress may have removed its manifests to write them again.
     """
@@ -115,9 +116,13 @@ def check_export(run: str, output: str) -> tuple[str, str]:
         if not weighted:
             raise ExportError(f"{run} has no weighted vectors yet (no {MANIFESTS}/weight.json); run jobs/weight.py "
                               "(or jobs/pipeline.py) there first")
-    if not is_uri(output) and os.path.lexists(output):
-        raise ExportError(f"--output {output} already exists; the export writes only into a new directory it "
-                          "creates, never over or beside files it did not write: give a new path")
+    if not is_uri(output):
+        if os.path.lexists(output):
+            raise ExportError(f"--output {output} already exists; the export writes only into a new directory it "
+                              "creates, never over or beside files it did not write: give a new path")
+        problem = directory_problem(real_output)
+        if problem:
+            raise ExportError(f"--output {output}: {problem}")
     return run, output
 
 

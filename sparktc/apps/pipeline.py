@@ -60,13 +60,14 @@ def run_inputs(config: Config) -> dict[str, str]:
 
 
 def run_recorded(spark: SparkSession, config: Config, output: str, names: Sequence[str] = (),
-                 force: bool = False) -> tuple[list[dict[str, Any]], RunRecord]:
+                 force: bool = False, option: str = "") -> tuple[list[dict[str, Any]], RunRecord]:
     """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current; the
-    output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`) and the run recorded
-    (:mod:`sparktc.apps.recording`). The stages' manifests and the run's record.
+    output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`; ``option`` names the argument that
+    gave it, ``--output`` by default) and the run recorded (:mod:`sparktc.apps.recording`). The stages' manifests
+    and the run's record.
     """
-    output = check_output(output, run_inputs(config))
-    with claim(output, "run", spark) as held:
+    output = check_output(output, run_inputs(config), option=option)
+    with claim(output, "run", spark, option=option) as held:
         return execute(spark, config, plan(config, output, names), held, OWNERS, force)
 
 

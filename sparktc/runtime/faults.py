@@ -34,8 +34,9 @@ from typing import Any
 
 from pyspark import TaskContext
 
+from sparktc.errors import ConfigError
 from sparktc.runtime import task_memory
-from sparktc.runtime.resources import task_memory_problem
+from sparktc.runtime.resources import check_worker_memory, task_memory_problem
 
 SETTING = "spark.sparktc.fault"
 MODES = ("exit", "raise", "memory")
@@ -73,6 +74,17 @@ def problem(conf: Mapping[str, Any]) -> str | None:
         return (f"spark.conf {DRIVER_SETTING!r} = {driver!r} is not allowed; expected '<stage>:<point>:<mode>' with "
                 f"point {', '.join(DRIVER_POINTS)} and mode {', '.join(DRIVER_MODES)}")
     return None
+
+
+def check(conf: Mapping[str, Any]) -> None:
+    """ConfigError for a Spark setting among ``conf`` that no run can work under: sparktc's own (:func:`problem`: an
+    unknown ``spark.sparktc.*`` key, ``spark.sparktc.task_memory`` under a worker's own ...), or a worker memory no
+    Python worker starts under (:func:`sparktc.runtime.resources.check_worker_memory`).
+    """
+    found = problem(conf)
+    if found:
+        raise ConfigError(found)
+    check_worker_memory(conf)
 
 
 def inject(point: str) -> None:

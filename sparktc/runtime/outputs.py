@@ -4,7 +4,9 @@ sparktc writes only into directories it owns and only one run at a time:
 
 * **Safety** (:func:`check_output`): ``--output`` may not be ``/`` or a home directory, and may not
   equal, contain or lie inside any input of the run (the corpus, the hierarchy, the stop list, a
-  model bundle ...), compared after resolving symbolic links. An existing regular file is refused.
+  model bundle ...), compared after resolving symbolic links. An existing regular file is refused, and
+  so is a local directory that cannot be written or made (under a file, in a folder this user may not
+  write: :func:`sparktc.filesystem.directory_problem`), before anything is written.
 * **Ownership** (:data:`MARKER`): the first run writes ``OUTPUT/.sparktc`` (what kind of output it is).
   A non-empty directory without it is the user's and is refused, so sparktc never deletes or
   replaces what it did not write; a directory of another kind (a training run given to classify)
@@ -41,7 +43,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from sparktc.errors import BUSY_EXIT, ConfigError, SparktcError
-from sparktc.filesystem import absolute, is_uri
+from sparktc.filesystem import PROBE_PREFIX, absolute, directory_problem, is_uri
 from sparktc.runtime import storage
 
 MARKER = ".sparktc"
@@ -50,8 +52,9 @@ LOCK = ".sparktc.lock"
 #: What a directory holds: a pipeline or single-stage run, classify's predictions, a comparison of two runs, or a
 #: run history's report (jobs/history.py --report).
 KINDS = ("run", "classify", "compare", "history")
-#: The argument that names a directory of each kind, as refusals say it (:func:`_option`): ``--output`` but for a
-#: history's report.
+#: The argument that names a directory of each kind on the command line, as refusals say it (:func:`_option`):
+#: ``--output`` but for a history's report. A caller that takes it by another name (the Python API's ``output``)
+#: gives that name.
 OPTIONS = {"history": "--report"}
 LEASE_SECONDS = 300
 LEASE_RENEWAL = 30
@@ -81,17 +84,19 @@ def _inside(path: str, directory: str) -> bool:
 GLOB_CHARACTERS = "*?[]{}\\"
 
 
-def _option(kind: str) -> str:
-    """The argument that names an output directory of ``kind`` (:data:`OPTIONS`)."""
-    return OPTIONS.get(kind, "--output")
+def _option(kind: str, option: str = "") -> str:
+    """The argument that names an output directory of ``kind``: ``option`` when given, else :data:`OPTIONS`'."""
+    return option or OPTIONS.get(kind, "--output")
 
 
-def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> str:
+def check_output(output: str, inputs: Mapping[str, str], kind: str = "run", option: str = "") -> str:
     """The absolute ``output``, or :class:`OutputError` when writing there could harm an input or the
-    user's files. ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to
-    its path; local paths are compared after resolving symbolic links, URIs as written.
+    user's files, or when a local directory cannot be written or made there (Hadoop URIs are found out by
+    Spark). ``inputs`` maps the setting that names each input (``corpus.path``, ``--model``) to its path;
+    local paths are compared after resolving symbolic links, URIs as written. ``option`` names the argument
+    that gave ``output`` (default: the command line's, :func:`_option`).
     """
-    option = _option(kind)
+    option = _option(kind, option)
     if not output:
         raise OutputError(f"{option} is required: the directory the stages write their tables to")
     output = absolute(output)
@@ -117,7 +122,10 @@ def check_output(output: str, inputs: Mapping[str, str], kind: str = "run") -> s
         if _inside(path, real):
             raise OutputError(f"{option} {output} contains {key} {path}; write outputs outside the run's inputs")
     if not is_uri(output):
-        check_owner(_LocalFiles(), real, kind)
+        check_owner(_LocalFiles(), real, kind, option)
+        problem = directory_problem(real)  # after the ownership check: no probe in a directory of the user's
+        if problem:
+            raise OutputError(f"{option} {output}: {problem}")
     return output
 
 
@@ -154,10 +162,10 @@ class Files(Protocol):
         ...
 
 
-def check_owner(files: Files, output: str, kind: str) -> None:
-    """Refuse a non-empty directory that is not a sparktc output of ``kind``."""
-    option = _option(kind)
-    entries = [name for name in files.entries(output) or () if name != LOCK]
+def check_owner(files: Files, output: str, kind: str, option: str = "") -> None:
+    """Refuse a non-empty directory that is not a sparktc output of ``kind`` (``option``: as for :func:`_option`)."""
+    option = _option(kind, option)
+    entries = [name for name in files.entries(output) or () if name != LOCK and not name.startswith(PROBE_PREFIX)]
     if not entries:
         return
     found = _marker_kind(files.read(f"{output}/{MARKER}")) if MARKER in entries else None
@@ -213,11 +221,11 @@ class Holder:
             return "another run (its lock file could not be read)"
 
 
-def _busy(output: str, holder: str, reads: str = "", kind: str = "run") -> OutputBusyError:
+def _busy(output: str, holder: str, reads: str = "", kind: str = "run", option: str = "") -> OutputBusyError:
     if reads:  # the job reads this directory: it is an input of this job, not its --output
         return OutputBusyError(f"{reads} {output} (an input of this job) is in use by {holder}, which may be writing "
                                "it; wait for that job to finish, then run this command again")
-    option = _option(kind)
+    option = _option(kind, option)
     return OutputBusyError(f"{option} {output} is in use by {holder}; two runs never share an output: wait for it "
                            f"to finish, or give another {option}")
 
@@ -275,8 +283,8 @@ def _write_marker(path: str, kind: str, holder: Holder) -> None:
 
 
 @contextmanager
-def _local_claim(output: str, kind: str, reads: str = "") -> Iterator[Claim]:
-    check_owner(_LocalFiles(), output, kind)  # before the first write: the lock file
+def _local_claim(output: str, kind: str, reads: str = "", option: str = "") -> Iterator[Claim]:
+    check_owner(_LocalFiles(), output, kind, option)  # before the first write: the lock file
     created = not os.path.exists(output)
     os.makedirs(output, exist_ok=True)
     holder = Holder.of_this_process()
@@ -286,9 +294,9 @@ def _local_claim(output: str, kind: str, reads: str = "") -> Iterator[Claim]:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise _busy(output, Holder.describe(os.pread(descriptor, 65536, 0).decode("utf-8", "replace")),
-                        reads, kind) from None
+                        reads, kind, option) from None
         # Checked again under the lock: another run may have marked the directory since check_output.
-        check_owner(_LocalFiles(), output, kind)
+        check_owner(_LocalFiles(), output, kind, option)
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, holder.text().encode("utf-8"), 0)
         marker = os.path.join(output, MARKER)
@@ -323,19 +331,19 @@ class _HadoopFiles:
 
 
 @contextmanager
-def _hadoop_claim(spark: Any, output: str, kind: str, reads: str = "") -> Iterator[Claim]:
+def _hadoop_claim(spark: Any, output: str, kind: str, reads: str = "", option: str = "") -> Iterator[Claim]:
     files = _HadoopFiles(spark)
-    check_owner(files, output, kind)
+    check_owner(files, output, kind, option)
     holder = Holder.of_this_process()
     lock = f"{output.rstrip('/')}/{LOCK}"
     if not storage.create_new(spark, lock, holder.text()):
         age = time.time() - storage.modified(spark, lock) / 1000
         if age < LEASE_SECONDS:
-            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind)
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind, option)
         # The holder stopped renewing its lease: its run is over. Take the lock over.
         storage.delete(spark, lock)
         if not storage.create_new(spark, lock, holder.text()):
-            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind)
+            raise _busy(output, Holder.describe(files.read(lock) or ""), reads, kind, option)
     stop = threading.Event()
 
     def renew() -> None:
@@ -357,21 +365,22 @@ def _hadoop_claim(spark: Any, output: str, kind: str, reads: str = "") -> Iterat
 
 
 @contextmanager
-def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "") -> Iterator[Claim]:
+def claim(output: str, kind: str = "run", spark: Any = None, reads: str = "", option: str = "") -> Iterator[Claim]:
     """Hold ``output`` for one run (see the module docstring): local paths need no Spark session and
     are claimed before it starts; a Hadoop URI needs ``spark``. Staging left by earlier runs is removed.
     ``reads`` names the argument that gave ``output`` when the job holds it to read it (export's ``RUN``):
     refused while held, it is then told as an input in use, not as the job's ``--output``. The actions given to
-    :meth:`Claim.then` are done once the lock is released.
+    :meth:`Claim.then` are done once the lock is released. ``option`` names the argument that gave ``output``, as
+    for :func:`check_output`.
     """
     if kind not in KINDS:
         raise ValueError(f"kind = {kind!r}: expected one of {', '.join(KINDS)}")
     if is_uri(output):
         if spark is None:
             raise ValueError(f"claiming {output} needs a Spark session (it is a Hadoop URI)")
-        held = _hadoop_claim(spark, output, kind, reads)
+        held = _hadoop_claim(spark, output, kind, reads, option)
     else:
-        held = _local_claim(output, kind, reads)
+        held = _local_claim(output, kind, reads, option)
     claimed = None
     try:
         with held as claimed:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from sparktc.errors import InputError, SparktcError
+from sparktc.errors import ConfigError, InputError, SparktcError
 
 PYSPARK_MEMORY = "spark.executor.pyspark.memory"
 #: sparktc's cap on a Python task's resident memory (:mod:`sparktc.runtime.task_memory`), as a serverless platform
@@ -82,16 +82,15 @@ def worker_memory_limit(conf: Mapping[str, str]) -> int | None:
 
 
 def check_worker_memory(conf: Mapping[str, str]) -> None:
-    """Refuse a memory limit under which no Python worker can even load its libraries (such workers
-    fail every task, or spin in Python's out-of-memory handling and never finish), and a task memory cap that is no
-    memory size or under a worker's own (InputError: a setting given to spark-submit, which the configuration's
-    check does not see).
+    """Refuse (ConfigError, before any work) a memory limit under which no Python worker can even load its libraries:
+    such workers fail every task, or spin in Python's out-of-memory handling and never finish.
     """
-    if conf.get(TASK_MEMORY) is not None and task_memory_problem(conf[TASK_MEMORY]):
-        raise InputError(task_memory_problem(conf[TASK_MEMORY]))
-    limit = worker_memory_limit(conf)
+    try:
+        limit = worker_memory_limit(conf)
+    except InputError as error:
+        raise ConfigError(f"{PYSPARK_MEMORY}: {error}") from None
     if limit is not None and limit < WORKER_BASELINE:
-        raise ResourceLimitError(
+        raise ConfigError(
             f"{PYSPARK_MEMORY} = {conf[PYSPARK_MEMORY]} over {conf.get(EXECUTOR_CORES) or 1} core(s) allows "
             f"{limit / 2**20:,.0f} MiB per Python worker, less than the {WORKER_BASELINE / 2**20:,.0f} MiB of address "
             f"space a worker with Python and sparktc's libraries takes before reading any data; {SETTINGS_ADVICE}"

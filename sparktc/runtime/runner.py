@@ -44,7 +44,6 @@ from sparktc.runtime.manifest import Found, code_digest, identity, outputs_diges
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
 from sparktc.runtime.parts import count_rows
 from sparktc.runtime.progress import StageWatch
-from sparktc.runtime.resources import check_worker_memory
 from sparktc.runtime.session import labelled_jobs
 from sparktc.runtime.stage_report import StageReport
 
@@ -388,7 +387,6 @@ def run_stages(spark: SparkSession, plan: Sequence[tuple[Stage, Config]], claim:
     """Every planned stage in order into the claimed output (see :func:`run_stage`), each inside ``watch(name)``
     when given; their manifests.
     """
-    check_worker_memory(session.settings(spark))
     digests = Digests(spark, claim.output)
     invalidated: dict[str, str] = {}
     manifests = []

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from sparktc.errors import SparktcError
-from sparktc.runtime import classic
+from sparktc.runtime import classic, faults
 from sparktc.runtime.parts import COMPRESSION
 
 PARQUET_CODEC = "spark.sql.parquet.compression.codec"
@@ -92,6 +92,14 @@ def settings(spark: SparkSession) -> dict[str, str]:
     """The Spark settings in force: a classic application's start-up settings, and on either kind the session's."""
     found = classic.settings(spark) if classic.is_classic(spark) else {}
     return {**found, **spark.conf.getAll}
+
+
+def check_settings(spark: SparkSession) -> None:
+    """Refuse (ConfigError, before a job's first Spark work) a setting of the session that no run can work under
+    (:func:`sparktc.runtime.faults.check`): spark-submit's ``--conf`` and ``spark.conf.set`` reach the session, not
+    the configuration's check.
+    """
+    faults.check(settings(spark))
 
 
 _CORES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()

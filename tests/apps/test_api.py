@@ -189,6 +189,33 @@ def test_a_wrong_setting_is_refused_before_any_spark_work(spark, tmp_path) -> No
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("where", ["proc", "under_a_file", "a_file"])
+def test_an_output_that_cannot_be_written_is_refused_naming_the_argument(spark, tmp_path, where) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    output, message = {
+        "proc": ("/proc/sparktc-out", "the directory /proc (where /proc/sparktc-out would be made) cannot be written "
+                                      "(No such file or directory); give a directory this user can write"),
+        "under_a_file": (f"{tmp_path}/notes.txt/out", f"{tmp_path}/notes.txt is a file, so the directory cannot be "
+                                                      "made there; give a directory path"),
+        "a_file": (f"{tmp_path}/notes.txt", "is an existing file, not a directory; give a directory path"),
+    }[where]
+    with no_spark_job(spark), pytest.raises(ConfigError) as caught:
+        sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, output)
+    assert str(caught.value) == f"output {output}{':' if where != 'a_file' else ''} {message}"
+    assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"] and not os.path.exists("/proc/sparktc-out")
+
+
+def test_a_sparktc_setting_of_the_session_is_refused_before_any_spark_work(spark, tmp_path) -> None:
+    spark.conf.set("spark.sparktc.task_memory", "10m")
+    try:
+        with no_spark_job(spark), pytest.raises(ConfigError, match=re.escape(
+                "spark.conf 'spark.sparktc.task_memory' = '10m' is not allowed; expected a memory size")):
+            sparktc.run_pipeline(spark, {"corpus": {"format": "synthetic"}}, str(tmp_path / "out"))
+    finally:
+        spark.conf.unset("spark.sparktc.task_memory")
+    assert not (tmp_path / "out").exists()
+
+
 # --- arguments checked at the door ------------------------------------------------------------------------------
 
 

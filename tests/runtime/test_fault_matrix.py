@@ -17,6 +17,9 @@ reference's. The faults:
 * a full disk in train and evaluate (a small tmpfs under ``--output``, or, where mounting is not
   allowed, the injected ``disk-full``), then space again;
 * two runs at once on one ``--output``; an ``--output`` over user files; classify into a training run;
+* an ``--output`` that cannot be made (under ``/proc``, under a file, in a folder this user may not write), in each
+  job that writes one, refused before Spark starts; a ``spark.sparktc.*`` setting given to spark-submit that no run
+  can work under, refused as a configuration error before any work;
 * an upgrade (the code digest changed).
 
 Bad input (reader x kind x ``on_error``) has its own table: ``tests/stages/test_bad_input.py``.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import signal
 import subprocess
@@ -48,6 +52,7 @@ from sparktc.experiment.config import load_config
 from sparktc.runtime import manifest
 from sparktc.runtime.faults import DRIVER_SETTING, SETTING
 from sparktc.runtime.outputs import BUSY_EXIT, LOCK, OutputError
+from sparktc.runtime.resources import TASK_MEMORY
 from sparktc.runtime.runner import damage, read_manifest
 
 STAGES = ["ingest", "tokenize", "weight", "rank", "train", "evaluate"]
@@ -429,6 +434,107 @@ def test_classify_refuses_a_training_run_as_its_output(spark, reference, corpus,
     shutil.copytree(reference, other, ignore=shutil.ignore_patterns("model"))
     with pytest.raises(OutputError, match=re.escape(f"--output {other} holds a training run")):
         classify(spark, bundle, str(corpus / "test.jsonl"), str(other))
+
+
+# --- outputs that cannot be made; a setting given to spark-submit --------------------------------------------------
+
+
+def run_script(job: str, arguments: list[str], monkeypatch, capsys) -> tuple[int, str]:
+    """``jobs/JOB.py ARGUMENTS`` run as a script in this process, where no Spark session may start: (status, stderr)."""
+
+    def no_spark(*arguments, **options):
+        raise AssertionError("a Spark session was started")
+
+    monkeypatch.setattr("sparktc.runtime.session.build_session", no_spark)
+    monkeypatch.setattr(sys, "argv", [str(REPO / "jobs" / job), *arguments])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
+        runpy.run_path(str(REPO / "jobs" / job), run_name="__main__")
+    return ended.value.code, capsys.readouterr().err
+
+
+#: Each job's arguments but its output, its inputs made under a folder by :func:`job_inputs`.
+JOBS = {
+    "pipeline.py": lambda inputs: ["--config", "synthetic"],
+    "classify.py": lambda inputs: ["--model", str(inputs / "model"), "--input", str(inputs / "documents.jsonl")],
+    "compare.py": lambda inputs: [str(inputs / "run-1"), str(inputs / "run-2")],
+    "export_libsvm.py": lambda inputs: [str(inputs / "run")],
+}
+
+
+def job_inputs(folder: Path) -> Path:
+    """The inputs the jobs of :data:`JOBS` check before Spark starts: two evaluated runs, a weighted run."""
+    for run in ("run-1", "run-2"):
+        (folder / run).mkdir(parents=True)
+        (folder / run / "metrics.json").write_text("{}")
+    (folder / "run" / "manifests").mkdir(parents=True)
+    (folder / "run" / ".sparktc").write_text('{"kind": "run"}')
+    (folder / "run" / "manifests" / "weight.json").write_text("{}")
+    return folder
+
+
+@pytest.mark.parametrize("where", ["proc", "under_a_file"])
+@pytest.mark.parametrize("job", list(JOBS))
+def test_an_output_that_cannot_be_made_is_refused_before_spark_starts(tmp_path, monkeypatch, capsys, job, where):
+    inputs = job_inputs(tmp_path / "inputs")
+    (tmp_path / "README.md").write_text("mine")
+    output, message = {
+        "proc": ("/proc/sparktc-out", "the directory /proc (where /proc/sparktc-out would be made) cannot be written "
+                                      "(No such file or directory); give a directory this user can write"),
+        "under_a_file": (f"{tmp_path}/README.md/sub", f"{tmp_path}/README.md is a file, so the directory cannot be "
+                                                      "made there; give a directory path"),
+    }[where]
+    before = files_of(tmp_path)
+    status, err = run_script(job, [*JOBS[job](inputs), "--output", output], monkeypatch, capsys)
+    assert (status, one_error_line(err)) == (2, f"sparktc: configuration error: --output {output}: {message}")
+    assert files_of(tmp_path) == before and not os.path.exists("/proc/sparktc-out")
+
+
+def test_an_output_in_a_folder_this_user_may_not_write_is_refused_before_spark_starts(tmp_path, monkeypatch, capsys):
+    """A folder without write permission; for root, who writes into any folder, a read-only file system mounted there
+    instead (a small tmpfs; the test is skipped where mounting is not allowed).
+    """
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    root = os.geteuid() == 0
+    if root and subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(parent)],
+                               capture_output=True).returncode != 0:
+        pytest.skip("run as root, who may write into any folder, where a read-only file system cannot be mounted")
+    try:
+        if not root:
+            parent.chmod(0o555)
+        output = parent / "out"
+        status, err = run_script("pipeline.py", ["--config", "synthetic", "--output", str(output)], monkeypatch, capsys)
+        why = "Read-only file system" if root else "Permission denied"
+        assert (status, one_error_line(err)) == (2, (
+            f"sparktc: configuration error: --output {output}: the directory {parent} (where {output} would be made) "
+            f"cannot be written ({why}); give a directory this user can write"))
+        assert list(parent.iterdir()) == []
+    finally:
+        if root:
+            subprocess.run(["umount", "-l", str(parent)], check=False)
+        else:
+            parent.chmod(0o755)
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    (TASK_MEMORY, "10m", f"spark.conf '{TASK_MEMORY}' = '10m' is not allowed; expected a memory size such as '1g' or "
+                         "'600m', at least the 320 MiB a Python worker holds before any data"),
+    ("spark.sparktc.taskmemory", "1g", "unknown key 'spark.sparktc.taskmemory' in spark.conf; sparktc's own keys: "),
+], ids=["task_memory_10m", "unknown_key"])
+def test_a_sparktc_setting_given_to_spark_submit_is_a_configuration_error(spark, job, tmp_path, setting, value,
+                                                                          message):
+    """spark-submit's ``--conf`` reaches the session, not the arguments' checks: refused once the session is there,
+    before any work, and nothing is left in the new output.
+    """
+    spark.conf.set(setting, value)
+    try:
+        status, out, err = job(tmp_path / "out")
+    finally:
+        spark.conf.unset(setting)
+    assert (status, out) == (2, "")
+    assert one_error_line(err).startswith(f"sparktc: configuration error: {message}")
+    assert not (tmp_path / "out").exists()
 
 
 # --- an upgrade ---------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from sparktc.apps.pipeline import run as run_stages
+from sparktc.errors import ConfigError
 from sparktc.experiment.config import load_config
 from sparktc.runtime.faults import SETTING as FAULT
 from sparktc.runtime.outputs import claim
@@ -223,8 +224,10 @@ def test_training_that_cannot_fit_is_refused_before_it_starts():
 
 
 def test_a_limit_no_python_worker_can_start_under_is_refused():
-    with pytest.raises(ResourceLimitError, match=r"spark\.executor\.pyspark\.memory = 16m over 1 core\(s\) allows 16 "
-                                                 r"MiB per Python worker, less than the 1,500 MiB"):
+    with pytest.raises(ConfigError, match=r"spark\.executor\.pyspark\.memory = 16m over 1 core\(s\) allows 16 "
+                                          r"MiB per Python worker, less than the 1,500 MiB"):
         check_worker_memory({"spark.executor.pyspark.memory": "16m"})
+    with pytest.raises(ConfigError, match=r"^spark\.executor\.pyspark\.memory: 'lots' is not a Spark memory size"):
+        check_worker_memory({"spark.executor.pyspark.memory": "lots"})
     check_worker_memory({"spark.executor.pyspark.memory": "2g"})
     check_worker_memory({})

@@ -12,11 +12,11 @@ import pytest
 from conftest import invented_words
 
 from sparktc.corpora import lyrl2004_columnar
-from sparktc.errors import InputError
+from sparktc.errors import ConfigError
 from sparktc.filesystem import KeptOne, per_worker
 from sparktc.runtime import faults, task_memory
 from sparktc.runtime.parts import map_parts
-from sparktc.runtime.resources import ResourceLimitError, check_training_memory, check_worker_memory
+from sparktc.runtime.resources import ResourceLimitError, check_training_memory
 from sparktc.runtime.session import labelled_jobs
 
 MIB = 1 << 20
@@ -113,10 +113,11 @@ def test_bad_memory_settings_are_refused(conf, message):
 
 
 def test_a_bad_cap_given_to_spark_submit_is_refused_before_any_stage():
-    # spark-submit's --conf reaches the run's settings, not the configuration's check: the runner's check refuses it.
-    with pytest.raises(InputError, match=r"^spark\.conf 'spark\.sparktc\.task_memory' = '1 gig' is not allowed"):
-        check_worker_memory({"spark.sparktc.task_memory": "1 gig"})
-    check_worker_memory({"spark.sparktc.task_memory": "320m"})
+    # spark-submit's --conf reaches the session's settings, not the configuration's check: the session's check
+    # (sparktc.runtime.session.check_settings) refuses it, as the configuration would (exit status 2).
+    with pytest.raises(ConfigError, match=r"^spark\.conf 'spark\.sparktc\.task_memory' = '1 gig' is not allowed"):
+        faults.check({"spark.sparktc.task_memory": "1 gig"})
+    faults.check({"spark.sparktc.task_memory": "320m"})
 
 
 def test_work_names_drop_the_locals_steps():

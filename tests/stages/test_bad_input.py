@@ -981,10 +981,27 @@ def test_output_inside_the_corpus_exits_2_before_spark_starts(tmp_path, capsys, 
 # --- 5. how a job ends: a user's or the environment's error in one line with its exit status, a bug with its trace ----
 
 
+class NoSettings:
+    """No settings, as a session's ``spark.conf`` and its context's start-up ``getConf()`` give them."""
+
+    getAll: dict[str, str] = {}  # noqa: N815 (spark.conf's name)
+
+    def getConf(self) -> NoStartUpSettings:  # noqa: N802 (SparkContext's name)
+        return NoStartUpSettings()
+
+
+class NoStartUpSettings:
+    def getAll(self) -> list[tuple[str, str]]:  # noqa: N802 (SparkConf's name)
+        return []
+
+
 class NoSession:
-    """Stands in for a Spark session where the work never uses one."""
+    """Stands in for a Spark session without settings (what the job asks of it first,
+    :func:`sparktc.runtime.session.check_settings`) where the work never uses one.
+    """
 
     stopped = False
+    conf = sparkContext = NoSettings()
 
     def stop(self) -> None:
         self.stopped = True

@@ -12,7 +12,7 @@ from sparktc import packaged
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import ConfigError
 from sparktc.experiment.config.sections import Config
-from sparktc.filesystem import absolute, is_uri, unwritable
+from sparktc.filesystem import absolute, directory_problem, is_uri
 from sparktc.models.fold_file import fold_file_problem
 
 
@@ -92,17 +92,9 @@ def check_history(path: str) -> str:
     if os.path.exists(path) and not os.path.isdir(path):
         raise ConfigError(f"{key} is a file; the history is a directory of run records (made when missing): give a "
                           "directory path")
-    existing = path
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise ConfigError(f"{key}: {existing} is a file, so the history's directory cannot be made there; give a "
-                          "directory path")
-    problem = unwritable(existing)
+    problem = directory_problem(path, "the history's directory")
     if problem:
-        made = "" if existing == path else f" (where {path} would be made)"
-        raise ConfigError(f"{key}: the directory {existing}{made} cannot be written ({problem}); give a history "
-                          "directory this user can write")
+        raise ConfigError(f"{key}: {problem}")
     return path
 
 
