@@ -44,6 +44,12 @@ ROW_GROUP_ROWS = 25_000
 #: Measured on the 804,414-document tables (docs/benchmarks/rcv1-scale.md): against Spark's default snappy, zstd
 #: (level 1) writes ``documents`` 30% and ``vectors`` 13% smaller at the same CPU, and reads them back in half the CPU.
 COMPRESSION = "zstd"
+#: Floating-point columns (vectors' ``values``, predictions' ``top_scores``) are written plain, without a dictionary
+#: or min/max statistics: their values seldom repeat, so the dictionary is built and dropped for nothing, and no
+#: reader prunes by them (row groups are pruned by ``split``; train counts nonzeros from ``indices``' null counts).
+#: On 200,000-document tables, against both on every column: vectors' writing 0.630 -> 0.528 CPU-s (median of 7),
+#: 44.9 -> 42.6 MB; predictions' 0.122 -> 0.086, 5.91 -> 4.86 MB; reading them back the same (2026-12-04).
+PLAIN_TYPES = (pa.types.is_floating,)
 BATCH_ROWS = 65_536  # rows a reader decodes at a time unless it says otherwise (pyarrow's own default)
 #: How a task's result travels back to the driver: PySpark's own serializer, as ``RDD.collect`` sends results (never a
 #: file: sparktc reads its files as data only).
@@ -216,13 +222,32 @@ class PartWriter:
             name = f"part-{self.index:05d}-{self._files:03d}"
             temporary = f"{self.root}/.{name}.{self.attempt}.tmp"
             sink = self.filesystem.open_output_stream(temporary)
-            writer = pq.ParquetWriter(sink, self.schema, compression=COMPRESSION)
+            encoded = encoded_columns(self.schema)
+            writer = pq.ParquetWriter(sink, self.schema, compression=COMPRESSION, use_dictionary=encoded,
+                                      write_statistics=encoded)
             self._open = (sink, writer, temporary, f"{self.root}/{name}.parquet")
             self._files += 1
             self._in_file = 0
         self._open[1].write_table(group, row_group_size=self.row_group_rows)
         self._in_file += len(group)
         self.rows += len(group)
+
+
+def encoded_columns(schema: pa.Schema) -> list[str]:
+    """The Parquet leaf columns of ``schema`` written with a dictionary and statistics: all but those of
+    :data:`PLAIN_TYPES` (a list's leaf is ``NAME.list.element``, a struct's ``NAME.FIELD``).
+    """
+    def leaves(path: str, kind: pa.DataType) -> list[tuple[str, pa.DataType]]:
+        if pa.types.is_list(kind):
+            return leaves(f"{path}.list.element", kind.value_type)
+        if pa.types.is_struct(kind):
+            return [leaf for field in kind for leaf in leaves(f"{path}.{field.name}", field.type)]
+        if pa.types.is_map(kind):
+            return [*leaves(f"{path}.key_value.key", kind.key_type), *leaves(f"{path}.key_value.value", kind.item_type)]
+        return [(path, kind)]
+
+    return [path for field in schema for path, kind in leaves(field.name, field.type)
+            if not any(plain(kind) for plain in PLAIN_TYPES)]
 
 
 def read_small(path: str, columns: list[str]) -> pa.Table:

@@ -112,6 +112,26 @@ def test_a_file_is_read_only_in_the_row_groups_whose_statistics_admit_the_value(
     assert sum(len(b) for b in read_batches(path, ["n"], where=("split", "train"))) == 3
 
 
+def test_floating_point_columns_are_written_plain_and_the_others_with_a_dictionary_and_statistics(tmp_path):
+    # The footer says what was written: a float leaf (a list's, a struct's, a map's value, a scalar) has no
+    # dictionary page and no statistics; every other leaf has both, and the table reads back equal.
+    schema = pa.schema([("doc_id", pa.string()), ("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32())),
+                        ("score", pa.float64()), ("pair", pa.struct([("name", pa.string()), ("weight", pa.float64())])),
+                        ("named", pa.map_(pa.string(), pa.float64()))])
+    table = pa.table({"doc_id": ["a", "b", "a"], "indices": [[1, 2], [], [2]], "values": [[0.5, 0.25], [], [1.0]],
+                      "score": [1.0, 2.0, 1.0], "pair": [{"name": "x", "weight": 0.5}] * 3,
+                      "named": [[("k", 1.0)], [], [("k", 2.0)]]}, schema=schema)
+    write_parts(table.to_batches(), schema, str(tmp_path / "t"), 0)
+    [file] = parquet_files(str(tmp_path / "t"))
+    group = pq.read_metadata(file).row_group(0)
+    written = {group.column(i).path_in_schema: ("RLE_DICTIONARY" in group.column(i).encodings,
+                                                group.column(i).is_stats_set) for i in range(group.num_columns)}
+    plain = {"values.list.element", "score", "pair.weight", "named.key_value.value"}
+    assert written == {path: (path not in plain, path not in plain) for path in written}
+    assert set(written) == plain | {"doc_id", "indices.list.element", "pair.name", "named.key_value.key"}
+    assert pq.read_table(file).equals(table)
+
+
 def test_rows_and_list_lengths_come_from_the_footers_as_the_lists_count(tmp_path):
     # Empty and null lists, several row groups and files, and a file without statistics (no null counts).
     rng = np.random.default_rng(3)
