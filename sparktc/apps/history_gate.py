@@ -10,8 +10,8 @@ never a directory sparktc did not write, never two jobs at once); the files are 
 plots before the report that shows them.
 
 Exit status: 0 no regression, :data:`sparktc.errors.REGRESSION_EXIT` (3) a regression, 2 arguments refused before
-anything is written (a tolerance, the report directory, a run the history does not hold, a failed run named as the
-baseline), 1 a history that cannot be read or holds no run. A file of the history that is not a run record (another
+anything is written (a tolerance, the report directory, a HISTORY directory that does not exist, a run the history
+does not hold, a failed run named as the baseline), 1 a history that cannot be read or holds no run. A file of the history that is not a run record (another
 table, a file that is not Parquet) is named on stderr and skipped, or refused with ``--strict`` (exit 1); one that has
 a ``run_id`` but not the record's columns and types is refused, naming the file and the column
 (:func:`sparktc.tracking.history_table.scan`).
@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from sparktc.apps.cli import tell
-from sparktc.errors import REGRESSION_EXIT, SparktcError
+from sparktc.errors import REGRESSION_EXIT, ConfigError, SparktcError
 from sparktc.evaluation.figures import new_figure, png, style
 from sparktc.filesystem import is_uri
 from sparktc.runtime.markdown import markdown_table
@@ -194,6 +194,9 @@ def run(path: str, report: str = "", run_id: str = "latest", baseline: str = "pr
         if report and is_uri(report):
             raise OutputError(f"--report {report}: the report is written to a local directory; give a local path")
         output = check_output(report, {"HISTORY": path}, "history") if report else ""
+        if not history_table.exists(path):
+            raise ConfigError(f"HISTORY {path}: no such directory; give the directory a history was written to "
+                              f"(pipeline runs with --set history.path=DIR, benchmarks with --history DIR)")
         contents = history_table.scan(path, strict)
         for file, why in contents.skipped:
             print(f"sparktc: warning: skipped {file}: not a run record ({why})", file=sys.stderr, flush=True)

@@ -57,6 +57,12 @@ class Contents:
     skipped: tuple[tuple[str, str], ...] = ()
 
 
+def exists(path: str) -> bool:
+    """Whether the history directory ``path`` exists (a file there is not one: :func:`scan` names it)."""
+    filesystem, root = arrow_filesystem(path)
+    return filesystem.get_file_info(root).type != pafs.FileType.NotFound
+
+
 def scan(path: str, strict: bool = False) -> Contents:
     """Every record in the history at ``path`` (none when there is no such directory), each file checked against the
     record's schema first. A file is a run record when it has a ``run_id`` column; every other file (another Parquet

@@ -90,7 +90,15 @@ def test_arguments_refused_exit_2(tmp_path, capsys, arguments: dict, message: st
     assert err.startswith("sparktc: configuration error: ") and message in err
 
 
+def test_a_history_directory_that_does_not_exist_is_named_exit_2(tmp_path, capsys) -> None:
+    assert run(str(tmp_path / "none")) == CONFIG_EXIT
+    assert capsys.readouterr().err == (f"sparktc: configuration error: HISTORY {tmp_path}/none: no such directory; "
+                                       "give the directory a history was written to (pipeline runs with --set "
+                                       "history.path=DIR, benchmarks with --history DIR)\n")
+
+
 def test_a_history_without_records_exits_1(tmp_path, capsys) -> None:
+    (tmp_path / "none").mkdir()
     assert run(str(tmp_path / "none")) == INPUT_EXIT
     assert "holds no run: 0 run records read from 0 files, 0 other files skipped;" in capsys.readouterr().err
     (tmp_path / "broken").mkdir()

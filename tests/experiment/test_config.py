@@ -247,6 +247,13 @@ def test_a_synthetic_vocabulary_too_small_stops_the_job_before_spark_starts(tmp_
     assert not output.exists()
 
 
+def test_a_config_file_starting_with_a_byte_order_mark_is_read_as_without_it(tmp_path: Path) -> None:
+    plain = (REPO / "conf" / "synthetic.toml").read_bytes()
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain)
+    assert load_config(str(marked)).as_dict() == load_config(str(REPO / "conf" / "synthetic.toml")).as_dict()
+
+
 def test_a_config_file_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert refused([], str(tmp_path)) == f"--config {tmp_path} is a directory; expected a TOML file"
     latin1 = tmp_path / "latin1.toml"

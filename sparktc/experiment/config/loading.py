@@ -80,7 +80,9 @@ def _read_toml(path: str) -> dict[str, Any]:
     except OSError as error:  # permission denied, an I/O error ...
         raise ConfigError(f"--config {path}: cannot be read: {error.strerror or error}") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        # A byte-order mark (Windows' Notepad writes one) is read past, not refused: tomllib reports it as an "invalid
+        # statement at line 1, column 1" that no one can see, and TOML 1.0 only asks for UTF-8, which it still is.
+        return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
         raise ConfigError(f"--config {path}: not UTF-8 text "
                           f"(byte {error.start}: {data[error.start:error.start + 1]!r}); "
