@@ -11,10 +11,10 @@ plots before the report that shows them.
 
 Exit status: 0 no regression, :data:`sparktc.errors.REGRESSION_EXIT` (3) a regression, 2 arguments refused before
 anything is written (a tolerance, the report directory, a HISTORY directory that does not exist, a run the history
-does not hold, a failed run named as the baseline), 1 a history that cannot be read or holds no run. A file of the history that is not a run record (another
-table, a file that is not Parquet) is named on stderr and skipped, or refused with ``--strict`` (exit 1); one that has
-a ``run_id`` but not the record's columns and types is refused, naming the file and the column
-(:func:`sparktc.tracking.history_table.scan`).
+does not hold, a failed run named as the baseline), 1 a history that cannot be read or holds no run. A file of the
+history that is not a run record (another table, a file that is not Parquet) is named on stderr and skipped, or refused
+with ``--strict`` (exit 1); one that has a ``run_id`` but not the record's columns and types is refused, naming the
+file and the column (:func:`sparktc.tracking.history_table.scan`).
 """
 
 from __future__ import annotations

@@ -44,14 +44,15 @@ def param_name(section: str, key: str) -> str:
 
 
 def setting_param(section: str, key: str, name: str, doc: str | None = None,
-                  refused: Mapping[Any, str] | None = None) -> Param:
+                  refused: Mapping[Any, str] | None = None, check: Callable[[Any, str], object] | None = None) -> Param:
     """The Param ``name`` of the setting ``section.key`` (``section`` a section, ``train``, or a method's table in
     one, ``train.knn``), its doc the field's meaning (:func:`setting_doc`) unless ``doc`` words it for the stage:
     set values are checked as the configuration checks them
     (:func:`sparktc.experiment.config.check_setting`; ConfigError "Param ``name`` (``section.key``) = ... is not
     allowed; allowed values: ..."), less the values a stage cannot take, ``refused``, each with why (the message's
-    end: "is ..."). A tuple is taken as the list a configuration holds, a numpy scalar as its Python value (the
-    values a grid of numpy numbers gives).
+    end: "is ..."), and by ``check(value, label)`` where the configuration checks more than the value (a file).
+    A tuple is taken as the list a configuration holds, a numpy scalar as its Python value (the values a grid of
+    numpy numbers gives).
     """
     label = setting_label(section, key, name)
     refused = dict(refused or {})
@@ -63,7 +64,10 @@ def setting_param(section: str, key: str, name: str, doc: str | None = None,
             value = value.item()
         if isinstance(value, str) and value in refused:
             raise ConfigError(f"{label} = {value!r} {refused[value]}")
-        return check_setting(section, key, value, label, tuple(refused))
+        value = check_setting(section, key, value, label, tuple(refused))
+        if check is not None:  # what the configuration checks of the whole file (a stop list's file), when set
+            check(value, label)
+        return value
 
     return Param(Params._dummy(), name, f"{doc or setting_doc(section, key)} (as {section}.{key})",
                  typeConverter=convert)

@@ -41,7 +41,8 @@ class Analyzer(Transformer, HasInputCol, HasOutputCol, Persistent):
 
     The Params are [tokenize]'s, with its defaults and rules: ``analyzer`` (lyrl2004 | sklearn), ``stopList`` (a stop
     list file, one word per line, or a packaged stop list's name, "smart", as ``tokenize.stop_list`` takes them
-    (:func:`sparktc.experiment.config.resolve_stop_list`), read on the driver at each transform; "", the default,
+    (:func:`sparktc.experiment.config.resolve_stop_list`; a name no stop list has, or no such file, is refused when
+    set), read on the driver at each transform; "", the default,
     keeps every word), ``stemmer`` (porter | none) and ``ngrams`` (1 to 3). [tokenize]'s title settings
     (``title_weight``, ``title_terms``) are not Params: they need a title column beside the text, and the texts here
     are the whole documents (Reuters-21578's hold their titles). A null text has no terms.
@@ -55,7 +56,7 @@ class Analyzer(Transformer, HasInputCol, HasOutputCol, Persistent):
 
     analyzer = setting_param("tokenize", "analyzer", "analyzer", "the analyzer: " + ", ".join(ANALYZERS))
     stopList = setting_param("tokenize", "stop_list", "stopList", "the stop list: a file, one word per line, or a "
-                             "packaged one's name (\"smart\"); \"\" keeps every word")
+                             "packaged one's name (\"smart\"); \"\" keeps every word", check=resolve_stop_list)
     stemmer = setting_param("tokenize", "stemmer", "stemmer", "the stemmer: porter or none")
     ngrams = setting_param("tokenize", "ngrams", "ngrams", "runs of up to this many adjacent stems are terms too")
 

@@ -194,6 +194,21 @@ def test_the_stop_list_is_a_packaged_name_or_a_file_as_the_configuration_takes_i
         Analyzer(stopList="smrt").transform(texts)
 
 
+def test_an_unknown_stop_list_is_refused_when_the_param_is_set():
+    from sparktc.ml import Analyzer
+
+    refusal = ("^Param stopList \\(tokenize.stop_list\\) = 'klingon': no such file or directory; give a file's path "
+               "or a packaged stop list's name: smart$")
+    with pytest.raises(ConfigError, match=refusal):
+        Analyzer(stopList="klingon")
+    analyzer = Analyzer(stopList="smart")
+    for setting in (lambda: analyzer.setStopList("klingon"), lambda: analyzer.setParams(stopList="klingon"),
+                    lambda: analyzer.copy({analyzer.stopList: "klingon"})):
+        with pytest.raises(ConfigError, match=refusal):
+            setting()
+    assert analyzer.getStopList() == "smart"
+
+
 def test_models_save_and_load_alone_and_in_a_pipeline(spark, weighting, selector, run, tmp_path):
     from pyspark.ml import PipelineModel
 
