@@ -44,6 +44,8 @@ from sparktc.apps.classify import (
     NO_TERMS,
     NO_TEXT,
     NOT_FINITE,
+    REPEATED_INDICES,
+    UNSORTED_INDICES,
     ClassifyError,
     check_texts,
     check_top_k,
@@ -251,7 +253,8 @@ def _without_id() -> Column:
 
 def _vector_reason(columns: set[str], n_terms: int) -> Column:
     """Why a row of vectors is not classified (null if it is), the first that applies: no id, a null list or
-    entry, lengths that differ, a value that is not finite, a term id outside the model, no term at all.
+    entry, lengths that differ, a value that is not finite, a term id outside the model, a term id given twice, term ids
+    out of increasing order, no term at all.
     """
     lists = ["indices", "values", *(["counts"] if "counts" in columns else [])]
     reason = F.when(_without_id(), F.lit(NO_ID))
@@ -264,6 +267,8 @@ def _vector_reason(columns: set[str], n_terms: int) -> Column:
     as_floats = F.col("values").cast("array<float>")  # the vectors' type: a double beyond its range is infinite
     return (reason.when(F.exists(as_floats, lambda v: F.isnan(v) | (F.abs(v) == float("inf"))), F.lit(NOT_FINITE))
             .when(F.exists("indices", lambda i: (i < 0) | (i >= n_terms)), F.lit(outside_terms(n_terms)))
+            .when(F.size(F.array_distinct("indices")) < F.size("indices"), F.lit(REPEATED_INDICES))
+            .when(F.col("indices") != F.array_sort("indices"), F.lit(UNSORTED_INDICES))
             .when(F.size("indices") == 0, F.lit(NO_TERMS)))
 
 
@@ -288,7 +293,8 @@ def classify(model: Bundle, documents: DataFrame, top_k: int = 5) -> DataFrame:
     One row per document: doc_id, labels, predicted (category codes), predicted_names, top_categories, top_scores,
     and ``reason``, null for a classified document, else why it could not be, as the classify job would say it: a
     null or empty doc_id, a null text, a null list or entry, indices and values of different lengths, a value NaN
-    or infinite, a term id outside the model, no term of the model's vocabulary, or a doc id met in an earlier row
+    or infinite, a term id outside the model, a term id given twice or out of increasing order (Spark ML's
+    ``SparseVector`` refuses both too), no term of the model's vocabulary, or a doc id met in an earlier row
     (the DataFrame's order; the first of a doc id's rows that can be classified is, the later ones are not). Such a
     document keeps its row with no predictions, so nothing is dropped.
     """

@@ -48,6 +48,11 @@ NO_TERMS = "no term of the model's vocabulary: nothing to classify by"
 NO_ID = "doc_id is null or empty: give every document an id"
 NO_TEXT = "text is null: give every document its text"
 NOT_FINITE = "values holds NaN or infinity (or a number beyond a float's range, 3.4e38): give finite values"
+#: A vector's term ids as Spark ML's SparseVector takes them: each once, in increasing order. A repeated id would be
+#: scored as given twice and an unsorted vector taken on trust by the scorer, so neither is guessed at.
+REPEATED_INDICES = "indices name a term id more than once: give each term id once, with its values summed"
+UNSORTED_INDICES = ("indices are not in increasing order: give the term ids in increasing order, their values in the "
+                    "same order (as Spark ML's SparseVector takes them)")
 SHOWN = 5
 
 

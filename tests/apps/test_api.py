@@ -392,7 +392,7 @@ def test_vectors_the_job_would_not_classify_keep_their_row_with_the_reason(model
     rows = [("ok", [0, 1], [1.0, 0.5]), ("short", [0, 1], [1.0]), ("nan", [0], [math.nan]), ("inf", [0], [-math.inf]),
             ("huge", [0], [1e300]), ("no indices", None, [1.0]), ("no values", [0], None),
             ("a null", [0, None], [1.0, 1.0]), ("far", [10**10], [1.0]), (None, [0], [1.0]), ("empty", [], []),
-            ("ok", [2], [1.0])]
+            ("twice", [1, 1], [0.3, 0.4]), ("unsorted", [2, 1], [0.3, 0.4]), ("ok", [2], [1.0])]
     frame = spark.createDataFrame(rows, "doc_id string, indices array<bigint>, values array<double>").coalesce(1)
     result = sparktc.classify(model, frame).collect()
     assert len(result) == len(rows)
@@ -408,6 +408,9 @@ def test_vectors_the_job_would_not_classify_keep_their_row_with_the_reason(model
                   "without terms)",
         "far": f"a term id outside the model's {n_terms:,} terms (0 to {n_terms - 1:,})",
         None: NO_ID, "empty": NO_TERMS,
+        "twice": "indices name a term id more than once: give each term id once, with its values summed",
+        "unsorted": "indices are not in increasing order: give the term ids in increasing order, their values in the "
+                    "same order (as Spark ML's SparseVector takes them)",
         "ok": "duplicate doc id (first at row 1 of partition 0 of the DataFrame); doc ids must be unique"}
     [ok] = [row for row in result if row.doc_id == "ok" and row.reason is None]
     scores = linear_scores(model, [0, 1], [1.0, 0.5])
