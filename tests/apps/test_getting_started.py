@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -123,7 +124,11 @@ def test_the_python_api_example(spark, folder: Path, monkeypatch: pytest.MonkeyP
     """
     code = example("python-api").replace("../shared/data/reuters21578", str(shared_data("reuters21578")))
     monkeypatch.chdir(folder)
+    # As a plain interpreter runs it: without PYSPARK_PYTHON the workers would start the system's python3. The suite's
+    # session has started already, so the block's own setting is checked here, not a session it starts.
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     exec(compile(code, "README.md python-api", "exec"), {})  # noqa: S102
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
     captured = capsys.readouterr()
     printed = captured.out + captured.err
     assert "micro-F1 0.8642, macro-F1 0.4218" in printed
