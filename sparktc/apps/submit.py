@@ -40,12 +40,13 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from sparktc import packaged
+from sparktc.errors import CONFIG_EXIT
 
 #: The commands and the jobs (jobs/NAME.py) they start.
 COMMANDS = {"run": "pipeline", "classify": "classify", "compare": "compare", "history": "history",
@@ -258,12 +259,37 @@ def spark_home_of_pyspark() -> Path:
     return Path(importlib.util.find_spec("pyspark").origin).parent
 
 
+#: What to do where no Java is found: Spark's own launcher says only "JAVA_HOME is not set".
+INSTALL_JAVA = ("install a Java runtime 17 or later (e.g. apt install openjdk-17-jre-headless) and put its java on "
+                "the PATH, or set JAVA_HOME to its directory")
+
+
+def java_problem(environment: Mapping[str, str]) -> str | None:
+    """Why spark-submit could not start its JVM in ``environment``, as its launcher looks for one
+    (``$JAVA_HOME/bin/java``, else ``java`` on the PATH), or None when it finds one (its version is Spark's to check).
+    """
+    home = environment.get("JAVA_HOME")
+    if home:
+        java = Path(home) / "bin" / "java"
+        if not (java.is_file() and os.access(java, os.X_OK)):
+            return (f"JAVA_HOME={home} holds no Java (no executable {java}); set JAVA_HOME to a Java 17+ installation "
+                    "(the directory holding bin/java), or unset it to use the java on the PATH")
+        return None
+    if shutil.which("java", path=environment.get("PATH", os.defpath)) is None:
+        return f"Spark needs Java, and none was found (JAVA_HOME is not set and no java is on the PATH): {INSTALL_JAVA}"
+    return None
+
+
 def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     """Run pyspark's spark-submit with ``arguments`` (spark-submit options, the job file, the job's arguments) and
     the environment of the module docstring; ``ship``: pass the zip with ``--py-files`` even in local mode. Replaces
     this process by spark-submit, except for a local job that writes the JVM's class archive (kept only if the job
-    succeeds); its exit status then.
+    succeeds); its exit status then. Exit status 2, with one line, where no Java is found (:func:`java_problem`).
     """
+    problem = java_problem(os.environ)
+    if problem is not None:
+        print(f"sparktc: configuration error: {problem}", file=sys.stderr)
+        return CONFIG_EXIT
     arguments = list(arguments)
     spark_home = spark_home_of_pyspark()
     for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):

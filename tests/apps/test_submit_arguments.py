@@ -158,3 +158,38 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
     assert options() == ["-XX:+UseSerialGC", "-XX:SharedArchiveFile"]
+
+
+def test_no_java_is_named_before_spark_submit_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    # Spark's launcher would say only "JAVA_HOME is not set"; nothing is started, nothing written.
+    started = []
+    monkeypatch.setattr(submit.os, "execv", lambda *arguments: started.append(arguments))
+    monkeypatch.setattr(submit.subprocess, "Popen", lambda *arguments, **options: started.append(arguments))
+    unset(monkeypatch, "JAVA_HOME", "SPARKTC_LOG", "SPARKTC_LOG_DIR")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java there
+    home = Home.clone(str(tmp_path / "clone"))
+    assert submit.submit(home, ["jobs/pipeline.py", "--output", "out"]) == 2
+    assert capsys.readouterr().err == (
+        "sparktc: configuration error: Spark needs Java, and none was found (JAVA_HOME is not set and no java is on "
+        "the PATH): install a Java runtime 17 or later (e.g. apt install openjdk-17-jre-headless) and put its java on "
+        "the PATH, or set JAVA_HOME to its directory\n")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    assert submit.submit(home, ["jobs/pipeline.py", "--output", "out"]) == 2
+    assert capsys.readouterr().err == (
+        f"sparktc: configuration error: JAVA_HOME={tmp_path}/jdk holds no Java "
+        f"(no executable {tmp_path}/jdk/bin/java); set JAVA_HOME to a Java 17+ installation (the directory holding "
+        "bin/java), or unset it to use the java on "
+        "the PATH\n")
+    assert started == [] and not (tmp_path / "clone").exists()
+
+
+def test_a_java_on_the_path_or_under_java_home_is_found(tmp_path: Path) -> None:
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\n")
+    java.chmod(0o755)
+    assert submit.java_problem({"JAVA_HOME": str(tmp_path / "jdk"), "PATH": ""}) is None
+    assert submit.java_problem({"PATH": str(java.parent)}) is None
+    java.chmod(0o644)
+    assert "holds no Java" in submit.java_problem({"JAVA_HOME": str(tmp_path / "jdk"), "PATH": ""})
