@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -42,9 +43,9 @@ class WorkerPythonError(SparktcError):
 
 #: How long a Spark Connect server has to answer before a run's first job (a job's, or the Python API's), and how
 #: long pyspark retries, during a run, a server that stopped answering: its default policy retries for about 10
-#: minutes (15 retries backing off to 60 s), these for at most ~33 s (9 retries backing off to 5 s, with jitter).
+#: minutes (15 retries backing off to 60 s), these for at most ~21 s (7 retries backing off to 5 s, with jitter).
 CONNECT_ANSWER_SECONDS = 15
-CONNECT_RETRY = {"max_retries": 9, "max_backoff": 5000}
+CONNECT_RETRY = {"max_retries": 7, "max_backoff": 5000}
 
 
 class ConnectServerError(SparktcError):
@@ -113,9 +114,8 @@ def check_server(spark: Any) -> None:
         return
     # No retries left to the session: its calls at exit (pyspark's clean-up) would wait for it 10 minutes.
     _retry_policies(spark, [])
-    why = (f"no answer within {CONNECT_ANSWER_SECONDS} s" if not answer else
-           _first_line(str(answer[0])) or type(answer[0]).__name__)
-    raise ConnectServerError(f"the Spark Connect server at {server_address(spark)} does not answer ({why[:300]}); "
+    why = f"no answer within {CONNECT_ANSWER_SECONDS} s" if not answer else _reason(answer[0])
+    raise ConnectServerError(f"the Spark Connect server at {server_address(spark)} does not answer ({why}); "
                              "start it or check the address (SparkSession.builder.remote, spark-submit --remote, "
                              "SPARK_REMOTE)")
 
@@ -125,14 +125,20 @@ def _quiet_retries() -> None:
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
 
 
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+def _reason(error: BaseException) -> str:
+    """What a Connect call's failure says, in a line: the details of the gRPC error pyspark's message quotes
+    (``failed to connect to all addresses; ... Connection refused``), else its first line.
+    """
+    text = str(error)
+    quoted = re.search(r'details = "([^"]+)"', text)
+    line = quoted[1] if quoted else next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line[:300] or type(error).__name__
 
 
 @contextmanager
 def bounded_retries(spark: Any, kept: Any) -> Iterator[None]:
     """A run's block on a Connect session: pyspark's retries of a server that stops answering bounded by
-    :data:`CONNECT_RETRY` (~33 s), the session's own policies back afterwards; a server lost (:func:`server_lost`)
+    :data:`CONNECT_RETRY` (~21 s), the session's own policies back afterwards; a server lost (:func:`server_lost`)
     ends the block in :class:`ConnectLostError`, whose message ends with ``kept()`` (what the run keeps, what to
     do), and leaves the session no retries, so that nothing more (stopping the session, pyspark's release threads
     at exit) waits for a server that is gone. Nothing on a classic session.
@@ -151,7 +157,7 @@ def bounded_retries(spark: Any, kept: Any) -> Iterator[None]:
             raise
         before = []
         raise ConnectLostError(f"the Spark Connect server at {server_address(spark)} stopped answering "
-                               f"({_first_line(str(error))[:200]}); {kept()}") from error
+                               f"({_reason(error)}); {kept()}") from error
     finally:
         _retry_policies(spark, before)
 
