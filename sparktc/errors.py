@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-#: Exit statuses (docs/trusted-runs.md, "Exit statuses"): bad input or resources at run time, a configuration,
-#: arguments or output refused before Spark starts (or a setting only the data can refuse, as soon as a stage has
-#: counted them: :func:`sparktc.experiment.config.check_against_data`), a regression found by jobs/history.py, the
-#: output held by another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).
+#: Exit statuses (docs/trusted-runs.md, "Exit statuses"): bad input or resources at run time (or a Spark Connect
+#: server lost during a run), a configuration, arguments, output or Spark Connect server that does not answer refused
+#: before Spark starts (or a setting only the data can refuse, as soon as a stage has counted them:
+#: :func:`sparktc.experiment.config.check_against_data`), a regression found by jobs/history.py, the output held by
+#: another run (EX_TEMPFAIL), and a run interrupted (Ctrl-C: 128 + SIGINT, as a shell reports it).
 INPUT_EXIT = 1
 CONFIG_EXIT = 2
 REGRESSION_EXIT = 3

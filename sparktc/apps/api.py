@@ -15,7 +15,8 @@ Spark work (the configuration, ``output``), the same hold on the output, the sam
 Every argument is checked at the door, as the command line checks its flags: a wrong type or value, or a column of
 the documents of a wrong type, is one :class:`sparktc.errors.SparktcError` naming it before any Spark job. So is a
 local session whose workers would start a Python that cannot run sparktc's tasks
-(:func:`sparktc.runtime.session.check_workers_python`).
+(:func:`sparktc.runtime.session.check_workers_python`), and a Spark Connect session whose server does not answer
+within 15 s (:func:`sparktc.runtime.session.check_server`).
 
 In a notebook, a :class:`RunResult` and a model show themselves (``_repr_html_``): the headline metrics, the
 decision rule, the report's figures inline and a link to ``report.md``; their plain ``repr`` is one line.
@@ -65,7 +66,7 @@ from sparktc.experiment.tables import mark_duplicates
 from sparktc.filesystem import absolute
 from sparktc.models.registry import describe
 from sparktc.runtime import storage
-from sparktc.runtime.session import check_settings, check_workers_python
+from sparktc.runtime.session import check_server, check_settings, check_workers_python
 from sparktc.tracking.record import RunRecord
 from sparktc.tracking.store_probe import check_tracking
 from sparktc.validation import check_flag, check_path, check_strings
@@ -169,6 +170,7 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
     config = check_tracking(config)
+    check_server(spark)
     check_workers_python(spark)
     check_settings(spark)  # what spark.conf.set gave the session
     with nullcontext() if verbose else redirect_stdout(_Nowhere()):
@@ -198,6 +200,7 @@ def load_model(spark: SparkSession, path: str | os.PathLike[str]) -> Bundle:
     """
     _check_session(spark)
     path = checked(check_path, "path", path)
+    check_server(spark)
     check_workers_python(spark)
     bundle = load_bundle(spark, absolute(path))
     output, _, name = bundle.path.rstrip("/").rpartition("/")
@@ -303,6 +306,7 @@ def classify(model: Bundle, documents: DataFrame, top_k: int = 5) -> DataFrame:
     if not isinstance(documents, DataFrame):
         raise ConfigError(f"documents must be a Spark DataFrame; got {type(documents).__name__}")
     top_k = check_top_k(top_k, "top_k")
+    check_server(documents.sparkSession)  # before the schema, the first call to a Connect server
     columns = _check_columns(documents)
     if "doc_id" not in columns:
         raise ClassifyError(f"the documents have no doc_id column (columns: {', '.join(documents.columns)})")

@@ -134,8 +134,13 @@ def execute(spark: SparkSession, config: Config, plan: Sequence[tuple[Stage, Con
         stack.enter_context(shown(name))
         return stack
 
+    def kept() -> str:
+        done = [stage["stage"] for stage in record.stages if stage["stage"] not in failures]
+        return (f"the stages finished before it are kept in {held.output} ({', '.join(done) or 'none'}): start the "
+                "server, or give another, and run the same command again to resume from there")
+
     try:
-        with tree.running():
+        with tree.running(), session.bounded_retries(spark, kept):
             manifests = run_stages(spark, plan, held, owners, force, watch)
     except BaseException as error:
         artifacts: dict[str, bytes] = {}

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,7 +22,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.errors import SparktcError
+from sparktc.errors import CONFIG_EXIT, SparktcError
 from sparktc.runtime import classic, faults
 from sparktc.runtime.parts import COMPRESSION
 
@@ -38,6 +41,127 @@ class WorkerPythonError(SparktcError):
     """The interpreter the Spark workers start cannot run sparktc's tasks."""
 
 
+#: How long a Spark Connect server has to answer before a run's first job (a job's, or the Python API's), and how
+#: long pyspark retries, during a run, a server that stopped answering: its default policy retries for about 10
+#: minutes (15 retries backing off to 60 s), these for at most ~21 s (7 retries backing off to 5 s, with jitter).
+CONNECT_ANSWER_SECONDS = 15
+CONNECT_RETRY = {"max_retries": 7, "max_backoff": 5000}
+
+
+class ConnectServerError(SparktcError):
+    """The Spark Connect server of the session does not answer before any work: refused like a tracking store that
+    does not answer (exit 2).
+    """
+
+    exit_code = CONFIG_EXIT
+
+
+class ConnectLostError(SparktcError, RuntimeError):
+    """The Spark Connect server stopped answering during a run (exit 1: a runtime failure; the run resumes)."""
+
+
+def server_address(spark: Any) -> str:
+    """A Connect session's server, ``sc://HOST:PORT`` (its token and other parameters left out)."""
+    client = spark.client
+    # pyspark's own channel builder knows the port; another (Databricks') may give only the host.
+    return f"sc://{getattr(client._builder, 'endpoint', client.host)}"
+
+
+def server_lost(error: BaseException) -> bool:
+    """Whether ``error`` is a Spark Connect client's that the server is unreachable (gRPC UNAVAILABLE: refused,
+    reset, or silent past gRPC's keepalive), after pyspark's retries.
+    """
+    from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+    return isinstance(error, SparkConnectGrpcException) and error.getGrpcStatusCode().name == "UNAVAILABLE"
+
+
+def _retry_policies(spark: Any, policies: list[Any]) -> list[Any]:
+    """Give the Connect session's client ``policies``; the ones it had."""
+    client = spark.client
+    before = client.get_retry_policies()
+    client.set_retry_policies(policies)
+    return before
+
+
+def check_server(spark: Any) -> None:
+    """Refuse (:class:`ConnectServerError`), within :data:`CONNECT_ANSWER_SECONDS`, a Connect session whose server
+    does not answer (nothing listening, a wrong address, a host that drops packets), before its first job: pyspark
+    would retry the first job's calls for 10 minutes, silently. The probe asks the server's version, in a daemon
+    thread, so that a call gRPC keeps waiting on cannot hold the caller or the process. Nothing on a classic session.
+    """
+    if classic.is_classic(spark):
+        return
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    answer: list[BaseException | None] = []
+
+    def probe() -> None:
+        try:
+            spark.version  # noqa: B018 (one AnalyzePlan call: no job)
+            answer.append(None)
+        except Exception as error:
+            answer.append(error)
+
+    _quiet_retries()
+    # Retries over ~4 s (50 ms backing off 4 times to 2 s): a server still starting gets its chance.
+    before = _retry_policies(spark, [DefaultPolicy(max_retries=4, max_backoff=2000)])
+    thread = threading.Thread(target=probe, name="sparktc-connect-probe", daemon=True)
+    thread.start()
+    thread.join(CONNECT_ANSWER_SECONDS)
+    if answer and answer[0] is None:
+        _retry_policies(spark, before)
+        return
+    # No retries left to the session: its calls at exit (pyspark's clean-up) would wait for it 10 minutes.
+    _retry_policies(spark, [])
+    why = f"no answer within {CONNECT_ANSWER_SECONDS} s" if not answer else _reason(answer[0])
+    raise ConnectServerError(f"the Spark Connect server at {server_address(spark)} does not answer ({why}); "
+                             "start it or check the address (SparkSession.builder.remote, spark-submit --remote, "
+                             "SPARK_REMOTE)")
+
+
+def _quiet_retries() -> None:
+    """Leave out pyspark's ``[RETRIES_EXCEEDED]`` warning: sparktc says in its own line what the retries were for."""
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
+
+
+def _reason(error: BaseException) -> str:
+    """What a Connect call's failure says, in a line: the details of the gRPC error pyspark's message quotes
+    (``failed to connect to all addresses; ... Connection refused``), else its first line.
+    """
+    text = str(error)
+    quoted = re.search(r'details = "([^"]+)"', text)
+    line = quoted[1] if quoted else next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line[:300] or type(error).__name__
+
+
+@contextmanager
+def bounded_retries(spark: Any, kept: Any) -> Iterator[None]:
+    """A run's block on a Connect session: pyspark's retries of a server that stops answering bounded by
+    :data:`CONNECT_RETRY` (~21 s), the session's own policies back afterwards; a server lost (:func:`server_lost`)
+    ends the block in :class:`ConnectLostError`, whose message ends with ``kept()`` (what the run keeps, what to
+    do), and leaves the session no retries, so that nothing more (stopping the session, pyspark's release threads
+    at exit) waits for a server that is gone. Nothing on a classic session.
+    """
+    if classic.is_classic(spark):
+        yield
+        return
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    _quiet_retries()
+    before = _retry_policies(spark, [DefaultPolicy(**CONNECT_RETRY)])
+    try:
+        yield
+    except Exception as error:
+        if not server_lost(error):
+            raise
+        before = []
+        raise ConnectLostError(f"the Spark Connect server at {server_address(spark)} stopped answering "
+                               f"({_reason(error)}); {kept()}") from error
+    finally:
+        _retry_policies(spark, before)
+
+
 def build_session(
     app_name: str,
     conf: Mapping[str, str],
@@ -51,6 +175,8 @@ def build_session(
     remote = submitted_remote()
     if remote is not None:  # spark-submit --remote: a Spark Connect client of that server
         builder = builder.remote(remote)
+        # Checked before the session's settings reach the server: each is a call pyspark retries for 10 minutes.
+        check_server(SparkSession.builder.remote(remote).getOrCreate())
     elif master is not None:
         builder = builder.master(master)
     for key, value in conf.items():

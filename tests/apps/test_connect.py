@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import fcntl
 import json
 import os
 import re
@@ -33,7 +34,7 @@ import nbformat
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import EXPLAIN_MODE, REPO, jvm_options, reuters21578_overrides, selected
+from conftest import EXPLAIN_MODE, REPO, SMALL_CORPUS, jvm_options, reuters21578_overrides, selected
 from docs_examples import example
 
 import sparktc
@@ -55,10 +56,10 @@ def listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[str]:
-    """A Spark Connect server on 127.0.0.1, stopped with everything it started when the module ends."""
-    base = tmp_path_factory.mktemp("connect")
+def start_server(base: Path) -> tuple[subprocess.Popen, str]:
+    """A Spark Connect server on 127.0.0.1 in a process group of its own, its log in ``base``, once it listens: the
+    process and its address.
+    """
     port = free_port()
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SPARK_HOME")}
     # The server's Python workers import this checkout's sparktc, as the driver does.
@@ -77,24 +78,39 @@ def server(tmp_path_factory) -> Iterator[str]:
     with open(log, "wb") as handle:
         process = subprocess.Popen(command, cwd=base, env=environment, stdin=subprocess.DEVNULL, stdout=handle,
                                    stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not listening(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_server(process)
+            pytest.fail(f"the Spark Connect server did not listen on {port}:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+    return process, f"sc://127.0.0.1:{port}"
+
+
+def stop_server(process: subprocess.Popen, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> None:
+    """Stop a server of :func:`start_server` with everything it started: its process group (the JVM and its Python
+    workers), by each of ``signals`` in turn until it has ended.
+    """
+    for sig in signals:
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=20)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    """A Spark Connect server on 127.0.0.1, stopped with everything it started when the module ends."""
+    process, url = start_server(tmp_path_factory.mktemp("connect"))
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not listening(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the Spark Connect server did not listen on {port}:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield f"sc://127.0.0.1:{port}"
+        yield url
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(process.pid, sig)  # its own process group: the JVM and its Python workers
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(timeout=20)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        stop_server(process)
 
 
 #: Documents for classify, in both sessions.
@@ -264,3 +280,95 @@ def test_the_main_job_submitted_to_a_connect_server_equals_the_notebook_on_a_cla
     assert settings[0] == settings[1]
     metrics = [figures(output) for output in (tmp_path / "connect", notebook)]
     assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
+
+
+def thin_client_environment(tmp_path: Path) -> dict[str, str]:
+    """A Connect client's environment: this checkout's sparktc, Spark's log under ``tmp_path``."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS", "SPARK_REMOTE")}
+    return environment | {"PYTHONPATH": str(REPO), "SPARKTC_LOG_DIR": str(tmp_path / "logs")}
+
+
+#: The pipeline job of a thin Connect client (jobs/pipeline.py on SPARK_REMOTE, as spark-submit --remote hands it).
+JOB = [sys.executable, str(REPO / "jobs" / "pipeline.py"), "--config", "conf/synthetic.toml",
+       *(argument for setting in SMALL_CORPUS for argument in ("--set", setting))]
+#: The Python API's run on a Connect session of argv[1], into argv[2]: its SparktcError's line and status.
+API_CLIENT = (
+    "import sys\n"
+    "from pyspark.sql import SparkSession\n"
+    "import sparktc\n"
+    "from sparktc.errors import SparktcError\n"
+    "spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()\n"
+    "try:\n"
+    "    sparktc.run_pipeline(spark, 'conf/synthetic.toml', sys.argv[2], verbose=False)\n"
+    "except SparktcError as error:\n"
+    "    print(f'sparktc: {error.heading}: {error}', file=sys.stderr)\n"
+    "    sys.exit(error.exit_code)\n")
+
+
+def test_a_connect_server_that_does_not_answer_is_refused_in_one_line(tmp_path) -> None:
+    """Nothing listening at the address: the job and the API refuse before any work, in seconds, not after
+    pyspark's 10 minutes of retries.
+    """
+    url = f"sc://127.0.0.1:{free_port()}"
+    environment = thin_client_environment(tmp_path)
+    for name, command, env in (
+            ("job", [*JOB, "--output", str(tmp_path / "job")], environment | {"SPARK_REMOTE": url}),
+            ("api", [sys.executable, "-c", API_CLIENT, url, str(tmp_path / "api")], environment)):
+        began = time.monotonic()
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and time.monotonic() - began < 30, (name, done.stderr[-2000:])
+        assert len(lines) == 1 and lines[0].startswith(
+            f"sparktc: error: the Spark Connect server at {url} does not answer ("), (name, lines)
+        assert lines[0].endswith("; start it or check the address (SparkSession.builder.remote, spark-submit "
+                                 "--remote, SPARK_REMOTE)"), lines
+
+
+def test_a_connect_server_lost_mid_run_ends_it_in_one_line_and_the_next_server_resumes(server, spark, tmp_path):
+    """The server killed (SIGKILL, its whole process group) once weight has finished: the job ends within 60 s in one
+    line naming the server and what is kept, exit status 1, the output's lock free; the same command on another
+    server resumes after weight and gives the metrics of an undisturbed run (the suite's classic session's).
+    """
+    from sparktc.apps.pipeline import run
+    from sparktc.experiment.config import load_config
+
+    process, url = start_server(tmp_path)
+    output = tmp_path / "run"
+    command = [*JOB, "--output", str(output)]
+    environment = thin_client_environment(tmp_path)
+    try:
+        client = subprocess.Popen(command, cwd=REPO, env=environment | {"SPARK_REMOTE": url},
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while not (output / "manifests" / "weight.json").exists():
+                assert client.poll() is None and time.monotonic() < deadline, client.communicate()
+                time.sleep(0.1)
+            stop_server(process, (signal.SIGKILL,))
+            lost = time.monotonic()
+            stdout, stderr = client.communicate(timeout=90)
+            ended = time.monotonic() - lost
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.communicate()
+    finally:
+        stop_server(process)
+    errors = [line for line in stderr.splitlines() if line.startswith("sparktc: error:")]
+    assert client.returncode == 1 and ended < 60, (ended, stderr[-3000:])
+    assert len(errors) == 1 and errors[0].startswith(
+        f"sparktc: error: the Spark Connect server at {url} stopped answering ("), stderr[-3000:]
+    assert errors[0].endswith(f"the stages finished before it are kept in {output} (synthesize, ingest, tokenize, "
+                              "weight): start the server, or give another, and run the same command again to resume "
+                              "from there"), errors
+    with open(output / ".sparktc.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: raises BlockingIOError while held
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    rerun = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
+                           env=environment | {"SPARK_REMOTE": server})
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    skipped = [line.split()[1] for line in rerun.stdout.splitlines() if "up to date, skipped" in line]
+    assert skipped == ["synthesize", "ingest", "tokenize", "weight"], rerun.stdout
+    run(spark, load_config("conf/synthetic.toml", SMALL_CORPUS), str(tmp_path / "undisturbed"))
+    assert figures(output) == figures(tmp_path / "undisturbed")
