@@ -22,7 +22,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from sparktc.errors import CONFIG_EXIT, SparktcError
+from sparktc.errors import ConfigError, SparktcError
 from sparktc.runtime import classic, faults
 from sparktc.runtime.parts import COMPRESSION
 
@@ -48,12 +48,10 @@ CONNECT_ANSWER_SECONDS = 15
 CONNECT_RETRY = {"max_retries": 7, "max_backoff": 5000}
 
 
-class ConnectServerError(SparktcError):
+class ConnectServerError(ConfigError):
     """The Spark Connect server of the session does not answer before any work: refused like a tracking store that
-    does not answer (exit 2).
+    does not answer (a configuration error, exit 2).
     """
-
-    exit_code = CONFIG_EXIT
 
 
 class ConnectLostError(SparktcError, RuntimeError):

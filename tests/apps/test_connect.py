@@ -320,7 +320,7 @@ def test_a_connect_server_that_does_not_answer_is_refused_in_one_line(tmp_path) 
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and time.monotonic() - began < 30, (name, done.stderr[-2000:])
         assert len(lines) == 1 and lines[0].startswith(
-            f"sparktc: error: the Spark Connect server at {url} does not answer ("), (name, lines)
+            f"sparktc: configuration error: the Spark Connect server at {url} does not answer ("), (name, lines)
         assert lines[0].endswith("; start it or check the address (SparkSession.builder.remote, spark-submit "
                                  "--remote, SPARK_REMOTE)"), lines
 
