@@ -32,8 +32,11 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.util
+import json
 import marshal
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -77,7 +80,8 @@ commands:
   export      a run's weighted vectors as LIBSVM files (jobs/export_libsvm.py)
   synthesize  a synthetic corpus in the LYRL2004 format (jobs/synthesize.py)
 
-sparktc COMMAND --help shows the command's arguments. Packaged configurations (--config NAME):
+sparktc COMMAND --help shows the command's arguments, sparktc --version the versions.
+Packaged configurations (--config NAME):
   {configurations}
 """
 
@@ -281,16 +285,26 @@ def java_problem(environment: Mapping[str, str]) -> str | None:
 
 
 def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
-    """Run pyspark's spark-submit with ``arguments`` (spark-submit options, the job file, the job's arguments) and
-    the environment of the module docstring; ``ship``: pass the zip with ``--py-files`` even in local mode. Replaces
-    this process by spark-submit, except for a local job that writes the JVM's class archive (kept only if the job
-    succeeds); its exit status then. Exit status 2, with one line, where no Java is found (:func:`java_problem`).
+    """Run the job of ``arguments`` (spark-submit options, the job file, the job's arguments) with the environment of
+    the module docstring; ``ship``: pass the zip with ``--py-files`` even in local mode.
+
+    A driver on this machine (not ``--deploy-mode cluster``) is started Python first, as ``pyspark`` and a notebook
+    start theirs: this process is replaced by the job's interpreter, whose session starts spark-submit's JVM with
+    these options (``PYSPARK_SUBMIT_ARGS``), so the job reads and checks its configuration and output before any JVM
+    starts (a refusal in about a second, not after spark-submit's JVM has started), and its standard error is this
+    command's (spark-submit's JVM would pipe the driver's into its own standard output); a Spark Connect client
+    (``--remote``) starts no JVM at all. ``--deploy-mode cluster``, or an option :data:`SUBMIT_OPTIONS` does not
+    know before the job, goes to spark-submit itself. A local job that writes the JVM's class archive runs as a
+    child instead (the archive kept only if it succeeds): its exit status then. Exit status 2, with one line, where
+    no Java is found (:func:`java_problem`).
     """
-    problem = java_problem(os.environ)
+    arguments = list(arguments)
+    master, has_master = _master(arguments)
+    remote = master == "remote"
+    problem = None if remote else java_problem(os.environ)
     if problem is not None:
         print(f"sparktc: configuration error: {problem}", file=sys.stderr)
         return CONFIG_EXIT
-    arguments = list(arguments)
     spark_home = spark_home_of_pyspark()
     for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
         os.environ[name] = os.environ.get(name) or sys.executable
@@ -301,25 +315,23 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log = os.environ.get("SPARKTC_LOG") or str(logs / f"{stamp}-{os.getpid()}-{job}.log")
     os.environ["SPARKTC_LOG"] = log
-    # Spark pipes the Python driver's stderr into spark-submit's stdout: tell the driver when that is a terminal, so
-    # its progress line is rewritten in place there (sparktc/runtime/progress.py).
-    os.environ["SPARKTC_TERMINAL"] = "1" if sys.stdout.isatty() else "0"
     conf = home.data / "conf"
     java_options = f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'} -Dsparktc.log={log}"
-    master, has_master = _master(arguments)
     options = [] if has_master else ["--master", master]
     if not any(argument == "--properties-file" or argument.startswith("--properties-file=")
                for argument in arguments):
         options += ["--properties-file", str(conf / "spark-defaults.conf")]
     local = master.startswith("local")
     confs = _confs(arguments)
-    if ("spark.pyspark.python" in confs and "spark.pyspark.driver.python" not in confs
-            and confs.get("spark.submit.deployMode") != "cluster"):
+    job_at = None if confs.get("spark.submit.deployMode") == "cluster" else _job_index(arguments)
+    if remote and job_at is not None:
+        return _connect_client(home, arguments, job_at, [*options, *arguments[:job_at]])
+    if job_at is None and ("spark.pyspark.python" in confs and "spark.pyspark.driver.python" not in confs
+                           and confs.get("spark.submit.deployMode") != "cluster"):
         # Spark runs spark.pyspark.python for the driver too, before PYSPARK_DRIVER_PYTHON.
         options += ["--conf", f"spark.pyspark.driver.python={os.environ['PYSPARK_DRIVER_PYTHON']}"]
     if ship or not local:
         options += ["--py-files", str(write_zip(home))]
-    command = [str(spark_home / "bin" / "spark-submit"), "--conf"]
     archive = partial = writing = None
     if local:
         # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
@@ -347,7 +359,16 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
             elif writing is not None:
                 partial = partial_archive(archive, os.getpid())
                 java_options += f" -XX:ArchiveClassesAtExit={partial}"
-    command += [f"spark.driver.extraJavaOptions={java_options}", *options, *arguments]
+    submit_options = ["--conf", f"spark.driver.extraJavaOptions={java_options}", *options]
+    if job_at is None:
+        # Spark pipes the Python driver's stderr into spark-submit's stdout: tell the driver when that is a terminal,
+        # so its progress line is rewritten in place there (sparktc/runtime/progress.py).
+        os.environ["SPARKTC_TERMINAL"] = "1" if sys.stdout.isatty() else "0"
+        command = [str(spark_home / "bin" / "spark-submit"), *submit_options, *arguments]
+    else:
+        os.environ[SUBMIT_ARGS] = shlex.join([*submit_options, *arguments[:job_at], "pyspark-shell"])
+        os.environ[JVM_WAIT] = "1"
+        command = _driver(home, arguments[job_at:])
     sys.stdout.flush()
     if partial is None:
         os.execv(command[0], command)
@@ -360,6 +381,90 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         partial.unlink(missing_ok=True)
     writing.close()  # the lock goes with it (and with this process, however it ends)
     return status
+
+
+#: How a driver started Python first hands spark-submit's options to the JVM its session starts (pyspark's
+#: ``launch_gateway``, as the ``pyspark`` shell does).
+SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
+#: Set for a driver started Python first: it waits for its JVM to end as it exits, so the command ends when the JVM
+#: has (its class archive written) and leaves no JVM behind (``sparktc.runtime.session.JVM_WAIT``, named here too:
+#: this module imports no pyspark).
+JVM_WAIT = "SPARKTC_JVM_WAIT"
+#: How spark-submit hands a Spark Connect client its settings (pyspark's connect session reads its ``spark.sql.*``).
+REMOTE_INIT_CONF = "PYSPARK_REMOTE_INIT_CONF"
+
+
+def _job_index(arguments: Sequence[str]) -> int | None:
+    """Where the job file is in ``arguments`` (after spark-submit's options, :data:`SUBMIT_OPTIONS`), or None when an
+    option before it is not one of those (spark-submit's to read) or no job is given.
+    """
+    waiting = 0
+    for index, argument in enumerate(arguments):
+        if waiting:
+            waiting -= 1
+        elif argument.split("=", 1)[0] in SUBMIT_OPTIONS:
+            waiting = 0 if "=" in argument else SUBMIT_OPTIONS[argument]
+        elif argument.startswith("-"):
+            return None
+        else:
+            return index if argument.endswith(".py") else None
+    return None
+
+
+def _driver(home: Home, job: Sequence[str]) -> list[str]:
+    """The command of the job's driver started Python first: ``PYSPARK_DRIVER_PYTHON JOB.py [arguments]``, with a
+    clone's sparktc first on its path (spark-submit puts the zip there; the clone's sources are the zip's).
+    """
+    if home.data != home.package:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(home.package.parent),
+                                                                 os.environ.get("PYTHONPATH")]))
+    return [os.environ["PYSPARK_DRIVER_PYTHON"], *job]
+
+
+def _connect_client(home: Home, arguments: Sequence[str], job_at: int, submit_options: Sequence[str]) -> int:
+    """``--remote sc://...``: the job's driver is a Spark Connect client, started with no JVM, its settings (the
+    properties file's and ``--conf``'s) handed over as spark-submit hands them (:data:`REMOTE_INIT_CONF`); this
+    process replaced by it.
+    """
+    settings: dict[str, str] = {}
+    previous = ""
+    for argument in submit_options:
+        if previous == "--properties-file":
+            settings |= properties(Path(argument))
+        elif argument.startswith("--properties-file="):
+            settings |= properties(Path(argument.partition("=")[2]))
+        elif previous == "--remote":
+            settings["spark.remote"] = argument
+        elif argument.startswith("--remote="):
+            settings["spark.remote"] = argument.partition("=")[2]
+        previous = argument
+    settings |= {key: value for key, value in _confs(submit_options).items() if key != "spark.submit.deployMode"}
+    os.environ[f"{REMOTE_INIT_CONF}_LEN"] = "1"
+    os.environ[f"{REMOTE_INIT_CONF}_0"] = json.dumps(settings)
+    command = _driver(home, arguments[job_at:])
+    sys.stdout.flush()
+    os.execv(command[0], command)
+    raise AssertionError("unreachable: os.execv returns only by raising")
+
+
+def properties(path: Path) -> dict[str, str]:
+    """The settings of a Spark properties file (Java's format, as spark-submit reads ``--properties-file``: ``key
+    value``, ``key=value`` or ``key: value`` per line; ``#`` and ``!`` comments; a trailing backslash continues a line).
+    """
+    settings: dict[str, str] = {}
+    logical = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip() if not logical else line.lstrip()
+        if not logical and (not stripped or stripped[0] in "#!"):
+            continue
+        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+            logical += stripped[:-1]
+            continue
+        logical += stripped
+        key, value = re.match(r"([^\s=:]+)\s*[=:]?\s*(.*)", logical).groups()
+        settings[key] = value.strip()
+        logical = ""
+    return settings
 
 
 def archive_written(archive: Path) -> bool:
@@ -388,10 +493,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     this interpreter); exit status 2 for an unknown command.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in ("-h", "--help"):  # asked for: on standard output; for want of a command: on stderr
         print(USAGE.format(master=DEFAULT_MASTER, default=DEFAULT_CONFIG,
-                           configurations=", ".join(packaged.configurations())), end="")
+                           configurations=", ".join(packaged.configurations())), end="",
+              file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    if argv == ["--version"]:
+        from sparktc import __version__
+
+        print(f"sparktc {__version__} (pyspark {_pyspark_version()}, Python {sys.version.split()[0]})")
+        return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
         print(f"sparktc: error: unknown command {command!r}; commands: {', '.join(COMMANDS)} "
@@ -411,6 +522,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, job, *job_arguments])
     return submit(home, [*submit_options, job, *job_arguments], ship=False)
+
+
+def _pyspark_version() -> str:
+    """The installed pyspark's version, read without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _split(arguments: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -9,6 +9,7 @@ package's source and refuses those names anywhere else.
 
 from __future__ import annotations
 
+import atexit
 import time
 import weakref
 from collections.abc import Iterator
@@ -19,7 +20,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 __all__ = ["Hadoop", "application_id", "default_parallelism", "executors", "is_classic", "job_group", "job_ids",
-           "labelled_jobs", "master", "settings", "set_log_level", "stage_tasks", "workers_python"]
+           "labelled_jobs", "master", "settings", "set_log_level", "stage_tasks", "wait_for_jvm_at_exit",
+           "workers_python"]
 
 
 def is_classic(spark: Any) -> bool:
@@ -272,3 +274,25 @@ class Hadoop:
                 stream.close()
         except Py4JJavaError as error:
             raise OSError(str(error.java_exception)[:200]) from None
+
+
+def wait_for_jvm_at_exit(spark: SparkSession) -> None:
+    """Have this process, as it exits, end the JVM its session started and wait for it (a driver started Python first,
+    :func:`sparktc.apps.submit.submit`): the JVM ends when its standard input closes, which it would only once this
+    process had gone, and a local job's JVM may write the class archive as it ends, which the command waits for.
+    Nothing for a session whose JVM this process did not start.
+    """
+    process = getattr(spark.sparkContext._gateway, "proc", None)
+    if process is None or process in _WAITED:
+        return
+    _WAITED.add(process)
+
+    def wait() -> None:
+        process.stdin.close()
+        process.wait()
+
+    atexit.register(wait)
+
+
+#: The JVMs waited for at exit, each once.
+_WAITED: set[Any] = set()

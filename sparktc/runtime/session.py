@@ -27,6 +27,9 @@ from sparktc.runtime import classic, faults
 from sparktc.runtime.parts import COMPRESSION
 
 PARQUET_CODEC = "spark.sql.parquet.compression.codec"
+#: Set (to 1) by the command that starts a driver Python first (sparktc/apps/submit.py, which names it too, as it
+#: imports no pyspark): the session's JVM is ended and waited for as the driver exits.
+JVM_WAIT = "SPARKTC_JVM_WAIT"
 #: What sparktc's tasks import in the Python workers: Arrow batches and pandas (PySpark's Arrow path), the maths,
 #: LIBLINEAR, scikit-learn's models and the Snowball stemmers (PyStemmer).
 WORKER_MODULES = ("numpy", "scipy", "pyarrow", "pandas", "liblinear", "sklearn", "Stemmer")
@@ -184,6 +187,8 @@ def build_session(
         session.conf.set(PARQUET_CODEC, COMPRESSION)  # the tables Spark writes, like those the tasks write
     if classic.is_classic(session):  # a Connect client cannot set the server's log level
         classic.set_log_level(session, log_level)
+        if os.environ.get(JVM_WAIT) == "1":
+            classic.wait_for_jvm_at_exit(session)
     return session
 
 

@@ -4,6 +4,9 @@ anywhere after it, the embedded default for ``run``, and what it refuses.
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,17 +89,22 @@ def test_a_clone_keeps_its_build_and_logs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("given", "drivers"), [
-    (["--conf", "spark.pyspark.python=./env/bin/python"], ["/driver/bin/python"]),
-    (["--conf=spark.pyspark.python=./env/bin/python"], ["/driver/bin/python"]),
-    (["-c", "spark.pyspark.python=./env/bin/python", "--conf", "spark.pyspark.driver.python=/opt/py"], ["/opt/py"]),
+    (["--conf", "spark.pyspark.python=./env/bin/python"], None),
+    (["--conf=spark.pyspark.python=./env/bin/python"], None),
     (["--deploy-mode", "cluster", "--conf", "spark.pyspark.python=./env/bin/python"], []),
-    ([], []),
+    (["--class", "x.Y", "--conf", "spark.pyspark.python=./env/bin/python"], ["/driver/bin/python"]),
+    (["--class", "x.Y", "-c", "spark.pyspark.python=./env/bin/python", "--conf", "spark.pyspark.driver.python=/opt/py"],
+     ["/opt/py"]),
+    ([], None),
 ])
 def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
-        given: list[str], drivers: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--conf spark.pyspark.python=./env/bin/python`` (an --archives environment) would be Spark's driver
-    interpreter too, a path that exists only in the executors' directories: the driver, on this machine, keeps
-    ``PYSPARK_DRIVER_PYTHON``, unless the driver's interpreter is given or the driver runs in the cluster.
+        given: list[str], drivers: list[str] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver on this machine starts Python first: ``PYSPARK_DRIVER_PYTHON`` runs the job, and spark-submit's options
+    (``--conf spark.pyspark.python=./env/bin/python``, an --archives environment's, for the executors) go to the JVM
+    its session starts (``drivers`` None). Through spark-submit itself (an option sparktc does not know before the
+    job), Spark would run ``spark.pyspark.python`` for the driver too, a path that exists only in the executors'
+    directories: the driver keeps ``PYSPARK_DRIVER_PYTHON``, unless the driver's interpreter is given or the driver
+    runs in the cluster.
     """
     commands: list[list[str]] = []
 
@@ -106,22 +114,84 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
 
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
-    unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL")  # submit sets them
+    unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL", "PYSPARK_SUBMIT_ARGS",
+          "SPARKTC_JVM_WAIT", "PYTHONPATH")  # submit sets them
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     with pytest.raises(Replaced):
-        submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py"], ship=False)
+        submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py", "--output", "o"], ship=False)
     [command] = commands
+    if drivers is None:
+        assert command == ["/driver/bin/python", "job.py", "--output", "o"]
+        words = shlex.split(submit.os.environ["PYSPARK_SUBMIT_ARGS"])
+        assert words[-1] == "pyspark-shell" and words[-1 - len(given):-1] == given
+        assert words[words.index("--master") + 1] == "spark://127.0.0.1:7077" and "--py-files" in words
+        assert submit.os.environ["SPARKTC_JVM_WAIT"] == "1"
+        assert submit.os.environ["PYTHONPATH"].split(":")[0] == str(REPO)  # this clone's sparktc first
+        return
+    assert Path(command[0]).name == "spark-submit" and command[-3:] == ["job.py", "--output", "o"]
     assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
             if value.startswith("spark.pyspark.driver.python=")] == drivers
-    assert command[-1] == "job.py"
+
+
+def test_a_connect_client_starts_no_jvm_and_gets_the_settings_spark_submit_would_hand_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    commands: list[list[str]] = []
+
+    def execv(program: str, arguments: list[str]) -> None:
+        commands.append(arguments)
+        raise Replaced
+
+    monkeypatch.setattr(submit.os, "execv", execv)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Java needed
+    unset(monkeypatch, "JAVA_HOME", "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "PYSPARK_REMOTE_INIT_CONF_LEN",
+          "PYSPARK_REMOTE_INIT_CONF_0", "PYTHONPATH")
+    (tmp_path / "extra.conf").write_text("# mine\n! also\nspark.sql.a  1\nspark.sql.b=two words \nspark.sql.c: \\\n"
+                                         "   continued\n\n")
+    home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
+    with pytest.raises(Replaced):
+        submit.submit(home, ["--remote", "sc://127.0.0.1:15002", "--conf", "spark.sql.d=4", "job.py", "--output", "o"])
+    assert commands == [["/driver/bin/python", "job.py", "--output", "o"]]
+    settings = json.loads(submit.os.environ["PYSPARK_REMOTE_INIT_CONF_0"])
+    assert submit.os.environ["PYSPARK_REMOTE_INIT_CONF_LEN"] == "1"
+    assert settings == {**submit.properties(REPO / "conf" / "spark-defaults.conf"), "spark.remote": "sc://127.0.0.1:15002",
+                        "spark.sql.d": "4"}
+    assert settings["spark.sql.shuffle.partitions"] == "16"
+    with pytest.raises(Replaced):
+        submit.submit(home, ["--remote=sc://h:1", "--properties-file", str(tmp_path / "extra.conf"), "job.py"])
+    assert json.loads(submit.os.environ["PYSPARK_REMOTE_INIT_CONF_0"]) == {
+        "spark.sql.a": "1", "spark.sql.b": "two words", "spark.sql.c": "continued", "spark.remote": "sc://h:1"}
+
+
+def test_a_wrong_setting_is_refused_on_stderr_before_any_jvm_starts(tmp_path: Path) -> None:
+    """The README's launcher (./spark-submit.sh) with a setting that cannot work: exit 2 with the reason on standard
+    error, nothing on standard output, nothing written, and no JVM (it would take seconds to start).
+    """
+    java = tmp_path / "jdk" / "bin" / "java"  # a Java that says when it is started
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\ntouch {tmp_path / 'java-started'}\nexit 1\n")
+    java.chmod(0o755)
+    environment = submit.os.environ | {"JAVA_HOME": str(tmp_path / "jdk"), "SPARKTC_LOG_DIR": str(tmp_path / "logs")}
+    done = subprocess.run([str(REPO / "spark-submit.sh"), "jobs/pipeline.py", "--config", "conf/synthetic.toml",
+                           "--set", "train.liblinear.C=-1", "--output", str(tmp_path / "out")],
+                          cwd=REPO, capture_output=True, text=True, env=environment, timeout=60)
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr.startswith("sparktc: configuration error: train.liblinear.C"), done.stderr
+    assert not (tmp_path / "java-started").exists()
+    assert not (tmp_path / "out").exists()
 
 
 def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A local job on a checkout without the archive writes it (its JVM runs spark-submit as a child, the archive
-    is renamed into place when it succeeds); one started while another writes it neither reads nor writes one (it
-    replaces itself by spark-submit); once written, every job reads it.
+    """A local job on a checkout without the archive writes it (its driver runs as a child, the archive renamed into
+    place when it succeeds: the driver waits for its JVM to write it); one started while another writes it neither
+    reads nor writes one (it replaces itself by the driver); once written, every job reads it.
     """
     commands: list[list[str]] = []
+
+    def java_options() -> list[str]:  # what the driver's session gives spark-submit's JVM
+        [setting] = [word for word in shlex.split(submit.os.environ["PYSPARK_SUBMIT_ARGS"])
+                     if word.startswith("spark.driver.extraJavaOptions=")]
+        return setting.split()
 
     def execv(program: str, arguments: list[str]) -> None:
         commands.append(arguments)
@@ -130,7 +200,7 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
     class Finished:  # the writer's spark-submit: its JVM writes the partial archive as it exits
         def __init__(self, command: list[str]) -> None:
             commands.append(command)
-            [option] = [word for word in command[2].split() if word.startswith("-XX:ArchiveClassesAtExit=")]
+            [option] = [word for word in java_options() if word.startswith("-XX:ArchiveClassesAtExit=")]
             Path(option.partition("=")[2]).write_bytes(b"classes")
 
         def wait(self) -> int:
@@ -139,12 +209,12 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setattr(submit.subprocess, "Popen", Finished)
     unset(monkeypatch, "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
-          "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE")  # submit sets them
+          "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE", "PYSPARK_SUBMIT_ARGS", "SPARKTC_JVM_WAIT", "PYTHONPATH")
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     key = submit.class_archive_key(submit.spark_home_of_pyspark())
 
     def options() -> list[str]:
-        return [word.partition("=")[0] for word in commands[-1][2].split() if word.startswith("-XX:")]
+        return [word.partition("=")[0] for word in java_options() if word.startswith("-XX:")]
 
     other = open(tmp_path / f".jvm-classes-{key}.lock", "ab")  # noqa: SIM115 (another job writing: its lock)
     submit.fcntl.flock(other, submit.fcntl.LOCK_EX | submit.fcntl.LOCK_NB)
