@@ -263,3 +263,17 @@ def test_a_java_on_the_path_or_under_java_home_is_found(tmp_path: Path) -> None:
     assert submit.java_problem({"PATH": str(java.parent)}) is None
     java.chmod(0o644)
     assert "holds no Java" in submit.java_problem({"JAVA_HOME": str(tmp_path / "jdk"), "PATH": ""})
+
+
+def test_the_version_and_the_usage_go_where_they_are_asked_for(capsys: pytest.CaptureFixture) -> None:
+    from importlib.metadata import version
+
+    import sparktc
+
+    assert submit.main(["--version"]) == 0
+    assert capsys.readouterr().out == (f"sparktc {sparktc.__version__} (pyspark {version('pyspark')}, "
+                                       f"Python {submit.sys.version.split()[0]})\n")
+    assert submit.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: sparktc COMMAND")
+    assert submit.main([]) == 2  # no command: the usage is the error's
+    assert capsys.readouterr().err.startswith("usage: sparktc COMMAND")
