@@ -34,7 +34,7 @@ from sparktc.corpora.registry import corpus_title
 from sparktc.evaluation.appendix_tables import CONTINGENCY_TABLES_TXT, contingency_tables_text
 from sparktc.evaluation.category_sets import category_subsets
 from sparktc.evaluation.counting import Counts, closure_of, contingency_table, count_batch, ranking_names
-from sparktc.evaluation.figures import figure_file, preload
+from sparktc.evaluation.figures import drawn_together, figure_file, preload
 from sparktc.evaluation.report import (
     F1_BY_BAND_PNG,
     F1_BY_TRAINING_FREQUENCY_PNG,
@@ -170,8 +170,9 @@ def write_reports(spark: SparkSession, tables: Tables, metrics: dict, table) -> 
     storage.write_text(spark, tables.output("per_category.csv"), per_category_csv(table))
     storage.write_text(spark, tables.output(CONTINGENCY_TABLES_TXT), contingency_tables_text(metrics, table))
     label = f"{corpus_title(metrics['settings']['corpus'])}; {rule_title(metrics)}"
-    for png, plot in ((F1_BY_TRAINING_FREQUENCY_PNG, plot_f1_by_training_frequency(table, label)),
-                      (F1_BY_BAND_PNG, plot_f1_by_band(metrics["bands"], label))):
+    plots = drawn_together([lambda: plot_f1_by_training_frequency(table, label),
+                            lambda: plot_f1_by_band(metrics["bands"], label)])
+    for png, plot in zip((F1_BY_TRAINING_FREQUENCY_PNG, F1_BY_BAND_PNG), plots, strict=True):
         for fmt, data in plot.items():
             storage.write_bytes(spark, tables.output(figure_file(png, fmt)), data)
 

@@ -421,3 +421,22 @@ def test_the_notebook_summary_escapes_what_it_shows(tmp_path, monkeypatch) -> No
     assert "<td>0.5000</td><td>0.2500</td>" in page and "set &lt;all&gt;" in page and 'alt="&lt;a&gt;.png"' in page
     assert "<li>Thresholding: <code>rcut</code>, the <code>2</code> best categories of each document</li>" in page
     assert '<a href="run/report.md"' in page and 'src="data:image/png;base64,iVBORw0KGgo="' in page
+
+
+def test_plots_drawn_together_are_the_plots_drawn_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparktc.evaluation import figures
+
+    bands = [{"band": "1-10", "n_categories": 3, "micro_f1": 0.5, "macro_f1": 0.25},
+             {"band": "11+", "n_categories": 2, "micro_f1": 0.75, "macro_f1": None}]
+    plots = [lambda: plot_f1_by_band(bands, "forked"), lambda: plot_f1_by_band(bands[:1], "here")]
+    alone = [plot() for plot in plots]
+    parent = figures.os.getpid()
+    drawn_in = [lambda: figures.os.getpid(), lambda: figures.os.getpid()]
+    monkeypatch.setattr(figures.os, "sched_getaffinity", lambda pid: {0, 1})  # two cores, whatever this machine has
+    assert figures.drawn_together(plots) == alone
+    forked, here = figures.drawn_together(drawn_in)
+    assert here == parent != forked
+    with pytest.raises(RuntimeError, match=r"(?s)in the process forked for it:.*ZeroDivisionError"):
+        figures.drawn_together([lambda: 1 / 0, lambda: None])
+    monkeypatch.setattr(figures.os, "sched_getaffinity", lambda pid: {0})  # one core: no fork
+    assert figures.drawn_together(drawn_in) == [parent, parent]
