@@ -22,12 +22,11 @@ from __future__ import annotations
 import io
 import math
 import os
-import pickle
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -107,14 +106,11 @@ def preload() -> None:
     font_manager.get_font(font_manager.findfont(font_manager.FontProperties()))
 
 
-Drawn = TypeVar("Drawn")
-
-
-def drawn_together(plots: Sequence[Callable[[], Drawn]]) -> list[Drawn]:
-    """Each of ``plots`` called, in order, all but the last in a process forked for it while this one draws the last,
-    where the process may run on more than one core (``os.sched_getaffinity``) and can fork; one after the other
-    otherwise. A plot is drawn on the driver alone once the Spark work is done: evaluate's two, each in three formats,
-    were 1.5 CPU-s there, serial. A plot's error is raised here with its child's trace.
+def drawn_together(plots: Sequence[Callable[[], dict[str, bytes]]]) -> list[dict[str, bytes]]:
+    """Each of ``plots`` (a plot's files by format) drawn, in order, all but the last in a process forked for it while
+    this one draws the last, where the process may run on more than one core (``os.sched_getaffinity``) and can fork;
+    one after the other otherwise. A plot is drawn on the driver alone once the Spark work is done: evaluate's two,
+    each in three formats, were 1.5 CPU-s there, serial. A plot's error is raised here with its child's trace.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     if len(plots) < 2 or cores < 2 or not hasattr(os, "fork"):
@@ -123,15 +119,16 @@ def drawn_together(plots: Sequence[Callable[[], Drawn]]) -> list[Drawn]:
     for plot in plots[:-1]:
         read, write = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: draws, hands the bytes back and ends without running the parent's exit handlers
+        if pid == 0:  # the child: draws, hands the files back and ends without running the parent's exit handlers
             try:
                 os.close(read)
-                try:
-                    result: tuple[bool, Any] = (True, plot())
-                except BaseException:  # noqa: BLE001 (told to the parent, which raises it)
-                    result = (False, traceback.format_exc())
                 with os.fdopen(write, "wb") as pipe:
-                    pickle.dump(result, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                    try:
+                        files = plot()
+                    except BaseException:  # noqa: BLE001 (told to the parent, which raises it)
+                        _send(pipe, {_FAILED: traceback.format_exc().encode()})
+                    else:
+                        _send(pipe, files)
             finally:
                 os._exit(0)
         os.close(write)
@@ -142,15 +139,43 @@ def drawn_together(plots: Sequence[Callable[[], Drawn]]) -> list[Drawn]:
         drawn = []
         for pid, read in children:
             with os.fdopen(read, "rb") as pipe:
-                try:
-                    drawn.append(pickle.load(pipe))
-                except EOFError:  # the child died before it could say
-                    drawn.append((False, "the process drawing the plot ended without a result"))
+                drawn.append(_received(pipe))
             os.waitpid(pid, 0)
-    for done, value in drawn:
-        if not done:
-            raise RuntimeError(f"drawing a plot failed in the process forked for it:\n{value}")
-    return [value for _, value in drawn] + [last]
+    for files in drawn:
+        if _FAILED in files:
+            raise RuntimeError(f"drawing a plot failed in the process forked for it:\n{files[_FAILED].decode()}")
+    return [*drawn, last]
+
+
+#: The name a child's trace is sent under, where its plot's files would be (no format is named so).
+_FAILED = "\0failed"
+
+
+def _send(pipe: BinaryIO, files: dict[str, bytes]) -> None:
+    """``files`` framed: per file, its name's and its data's lengths (8 bytes each, little-endian) and the two."""
+    for name, data in files.items():
+        encoded = name.encode()
+        pipe.write(len(encoded).to_bytes(8, "little") + len(data).to_bytes(8, "little") + encoded)
+        pipe.write(data)
+
+
+def _received(pipe: BinaryIO) -> dict[str, bytes]:
+    """The files :func:`_send` framed, read to the end of the pipe; a child gone before it could say is a failure."""
+    files: dict[str, bytes] = {}
+    while head := _exactly(pipe, 16):
+        name_length, data_length = int.from_bytes(head[:8], "little"), int.from_bytes(head[8:], "little")
+        name = _exactly(pipe, name_length).decode()  # read before the data (an assignment reads its value first)
+        files[name] = _exactly(pipe, data_length)
+    return files or {_FAILED: b"the process drawing the plot ended without its files"}
+
+
+def _exactly(pipe: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of ``pipe`` (a pipe's read may return fewer), or fewer only at its end."""
+    chunks, left = [], size
+    while left and (chunk := pipe.read(left)):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def new_figure() -> Figure:

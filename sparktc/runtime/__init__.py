@@ -7,8 +7,9 @@ tasks writing Parquet with pyarrow (``parts``), grouped tasks of items balanced 
 (``resources``), each task's peak memory logged and a cap that shapes the tasks (``task_memory``), the process
 tree's CPU-seconds and memory per stage read from ``/proc`` (``usage``), Markdown tables with their cells escaped
 (``markdown``), progress lines of long stages and driver loops (``progress``), a file system's refusal of an input
-file named with its fix (``permissions``) and the fault points tests use (``faults``).
+file named with its fix (``permissions``), the digests tasks take of the files they write (``written``) and the
+fault points tests use (``faults``).
 """
 
 __all__ = ["classic", "faults", "groups", "manifest", "markdown", "outputs", "parts", "permissions", "progress",
-           "resources", "runner", "session", "shared", "stage_report", "storage", "task_memory", "usage"]
+           "resources", "runner", "session", "shared", "stage_report", "storage", "task_memory", "usage", "written"]

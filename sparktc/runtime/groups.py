@@ -14,17 +14,21 @@ more per fit job on Reuters-21578 R(90)) or an array literal in the plan (second
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 from pyspark.sql import SparkSession
 
+from sparktc.runtime import written
 from sparktc.runtime.task_memory import python_task, work_name
 
 __all__ = ["balanced_groups", "in_groups"]
 
 #: What a grouped task gives back: its results in order, or the user error (kind and message) it stopped on.
 RESULTS_DDL = "group int, position int, result string, error_kind string, error string"
+#: The position of a group's row that carries the files its task wrote, not a result.
+_WRITTEN_AT = -1
 
 
 def balanced_groups(costs: Sequence[float], groups: int) -> list[list[int]]:
@@ -58,10 +62,13 @@ def in_groups(spark: SparkSession, items: Sequence[str], costs: Sequence[float],
     def task(frame: pd.DataFrame) -> pd.DataFrame:
         g = int(frame["id"].iloc[0])
         with python_task(name):  # logged and capped as map_parts' tasks are (spark.sparktc.task_memory*)
+            written.drained()  # an earlier task's files, of this worker
             try:
                 rows = [(g, position, result, None, None) for position, result in enumerate(work(g, members[g]))]
             except errors as failure:
                 rows = [(g, 0, None, type(failure).__name__, str(failure))]
+            # The files the group wrote, with their digests (sparktc.runtime.written), at position -1.
+            rows.append((g, _WRITTEN_AT, json.dumps(written.drained()), None, None))
         return pd.DataFrame(rows, columns=columns)
 
     # A range's partitions are ordered by its id column: grouped by it (not by a renamed copy), no shuffle and no
@@ -72,5 +79,8 @@ def in_groups(spark: SparkSession, items: Sequence[str], costs: Sequence[float],
             raise next(kind for kind in errors if kind.__name__ == row.error_kind)(row.error)
     results: list[list[str]] = [[] for _ in members]
     for row in sorted(found, key=lambda row: (row.group, row.position)):
-        results[row.group].append(row.result)
+        if row.position == _WRITTEN_AT:
+            written.merge({path: tuple(file) for path, file in json.loads(row.result).items()})
+        else:
+            results[row.group].append(row.result)
     return list(zip(members, results))

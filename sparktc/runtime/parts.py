@@ -9,11 +9,14 @@ conversions of the JVM, which cost as much CPU as the work itself.
 A task writes its part under a hidden name of its own and renames it into place, so a failed or
 repeated attempt never leaves a partial or doubled part: part names depend only on the part's
 index, and a retried task replaces the first attempt's file with identical content. What a task
-returns (counts, small per-category sums) must be small: it is collected on the driver.
+returns (counts, small per-category sums) must be small: it is collected on the driver. With it comes the
+SHA-256 of each file the task wrote (:mod:`sparktc.runtime.written`), hashed where the bytes are, in parallel, so
+that the driver, whose manifests record every output file's digest, reads none of the table to hash it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import uuid
@@ -28,6 +31,7 @@ from pyspark.sql import SparkSession
 from scipy import sparse
 
 from sparktc.filesystem import arrow_filesystem
+from sparktc.runtime import written
 from sparktc.runtime.task_memory import python_task, work_name
 
 __all__ = ["BATCH_ROWS", "ROWS_PER_FILE", "ROW_GROUP_ROWS", "PartWriter", "add_counts", "map_parts", "parquet_files",
@@ -70,21 +74,30 @@ def map_parts(spark: SparkSession, units: Sequence[Unit], work: Callable[[int, U
     gave it.
     """
     units = list(units)
-    results = [_RESULTS.loads(row[0]) for row in _collect(_mapped(spark, units, work), errors)] if units else []
+    results = []
+    for row in _collect(_mapped(spark, units, work), errors) if units else []:
+        result, files = _RESULTS.loads(row[0])
+        written.merge(files)
+        results.append(result)
     for directory in outputs:
         remove_unfinished(directory)
     return results
 
 
 def _mapped(spark: SparkSession, units: list, work: Callable[[int, Any], Any]) -> Any:
-    """The DataFrame of ``work``'s pickled results (column ``result``), one row per unit in the units' order."""
+    """The DataFrame of ``work``'s pickled results (column ``result``), one row per unit in the units' order, each with
+    the files its task wrote (``(result, files)``: :func:`sparktc.runtime.written.drained`).
+    """
     name = work_name(work)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with python_task(name):
             for batch in batches:
-                done = [_RESULTS.dumps(work(index, units[index]))
-                        for index in batch.column(0).to_pylist()]
+                done = []
+                for index in batch.column(0).to_pylist():
+                    written.drained()  # a worker runs many tasks: an earlier (or failed) one's files are not this one's
+                    result = work(index, units[index])
+                    done.append(_RESULTS.dumps((result, written.drained())))
                 yield pa.record_batch([pa.array(done, pa.binary())], names=["result"])
 
     return spark.range(0, len(units), 1, len(units)).mapInArrow(task, "result binary")
@@ -201,7 +214,13 @@ class PartWriter:
             sink, writer, temporary, final = self._open
             writer.close()
             sink.close()
+            digest = hashlib.sha256()  # read back from the page cache (a local disk), where the task runs
+            with self.filesystem.open_input_stream(temporary) as part:
+                for block in iter(lambda: part.read(1 << 20), b""):
+                    digest.update(block)
             self.filesystem.move(temporary, final)
+            info = self.filesystem.get_file_info(final)
+            written.record(final, info.size, info.mtime_ns // 1_000_000, digest.hexdigest())
             self._open = None
 
     def __enter__(self) -> PartWriter:
@@ -313,7 +332,7 @@ def sum_over_files(spark: SparkSession, files: list[str],
             total = None
             for batch in batches:
                 for blob in batch.column(0).to_pylist():
-                    total = add_counts(total, _RESULTS.loads(blob))
+                    total = add_counts(total, _RESULTS.loads(blob)[0])  # counting writes no file
         if total is not None:
             yield pa.record_batch([pa.array([_RESULTS.dumps(total)], pa.binary())],
                                   names=["result"])

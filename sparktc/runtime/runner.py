@@ -38,7 +38,7 @@ from pyspark.sql import SparkSession
 from sparktc import __version__, packaged
 from sparktc.errors import InputError
 from sparktc.filesystem import local_path
-from sparktc.runtime import session, storage
+from sparktc.runtime import session, storage, written
 from sparktc.runtime.faults import inject_driver
 from sparktc.runtime.manifest import Found, code_digest, identity, outputs_digest, stale_reason
 from sparktc.runtime.outputs import INCOMPLETE, LOCK, MARKER, Claim
@@ -353,7 +353,10 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
             inject_driver(spark.conf, stage.name, "publish")
         storage.delete(spark, staging)
         found, hash_output = _found(spark, output, stage.writes), _output_hash(spark, output)
-        listings = {name: [[relative, size, mtime, hash_output(name, relative)]
+        # A file a task wrote was hashed by it (sparktc.runtime.written); only the others are read here, on the driver.
+        listings = {name: [[relative, size, mtime,
+                            written.digest(storage.join(output, name, relative), size, mtime)
+                            or hash_output(name, relative)]
                            for relative, size, mtime in found[name] or []]
                     for name in stage.writes}
         outputs = {name: {"files": listings[name], "rows": _rows(spark, storage.join(output, name), found[name] or [])}

@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 
 from sparktc.errors import InputError
 from sparktc.filesystem import arrow_filesystem, local_path
-from sparktc.runtime import classic
+from sparktc.runtime import classic, written
 
 #: Decompressors by file extension, as Hadoop's codec factory picks them for a small file read whole.
 _CODECS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".deflate": zlib.decompress}
@@ -307,6 +307,7 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     a stage. Nothing is replaced here; callers remove first what is theirs to remove.
     """
     backend(spark, source).rename(source, target)
+    written.moved(source, target)  # the digests its tasks took of what it holds follow it
 
 
 def list_files(spark: SparkSession, path: str) -> list[tuple[str, int, int]] | None:
@@ -373,11 +374,12 @@ def link_or_copy(spark: SparkSession, source: str, target: str) -> None:
     delete(spark, target)
     try:
         for folder, _, names in os.walk(local_source):
-            into = os.path.join(local_target, os.path.relpath(folder, local_source))
+            into = os.path.normpath(os.path.join(local_target, os.path.relpath(folder, local_source)))
             os.makedirs(into, exist_ok=True)
             for name in names:
                 if not _checksum_file(name):
                     os.link(os.path.join(folder, name), os.path.join(into, name))
+                    written.linked(os.path.join(folder, name), os.path.join(into, name))
     except OSError:  # a file system without hard links, or across devices: copy instead
         copy(spark, source, target)
 

@@ -431,12 +431,12 @@ def test_plots_drawn_together_are_the_plots_drawn_one_after_the_other(monkeypatc
     plots = [lambda: plot_f1_by_band(bands, "forked"), lambda: plot_f1_by_band(bands[:1], "here")]
     alone = [plot() for plot in plots]
     parent = figures.os.getpid()
-    drawn_in = [lambda: figures.os.getpid(), lambda: figures.os.getpid()]
+    drawn_in = [lambda: {"pid": str(figures.os.getpid()).encode()}, lambda: {"pid": str(figures.os.getpid()).encode()}]
     monkeypatch.setattr(figures.os, "sched_getaffinity", lambda pid: {0, 1})  # two cores, whatever this machine has
     assert figures.drawn_together(plots) == alone
-    forked, here = figures.drawn_together(drawn_in)
+    forked, here = (int(files["pid"]) for files in figures.drawn_together(drawn_in))
     assert here == parent != forked
     with pytest.raises(RuntimeError, match=r"(?s)in the process forked for it:.*ZeroDivisionError"):
-        figures.drawn_together([lambda: 1 / 0, lambda: None])
+        figures.drawn_together([lambda: 1 / 0, lambda: {}])
     monkeypatch.setattr(figures.os, "sched_getaffinity", lambda pid: {0})  # one core: no fork
-    assert figures.drawn_together(drawn_in) == [parent, parent]
+    assert [int(files["pid"]) for files in figures.drawn_together(drawn_in)] == [parent, parent]

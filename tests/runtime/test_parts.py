@@ -146,3 +146,39 @@ def test_rows_and_list_lengths_come_from_the_footers_as_the_lists_count(tmp_path
     assert rows_and_list_lengths(str(tmp_path / "t"), "doc_id") is None  # not a list
     pq.write_table(table, tmp_path / "t" / "part-2.parquet", write_statistics=False)
     assert rows_and_list_lengths(str(tmp_path / "t"), "indices") is None
+
+
+def test_a_part_writer_records_each_file_s_digest_which_follows_renames_and_links(tmp_path) -> None:
+    """What the driver's manifests take from the tasks instead of reading the tables back (sparktc.runtime.written):
+    the SHA-256 of each file a writer finished, true to its bytes, under its path after a publish (a rename) or a hard
+    link; none for a file changed since.
+    """
+    import hashlib
+
+    from sparktc.runtime import storage, written
+    from sparktc.runtime.parts import PartWriter
+
+    written.drained()
+    schema = pa.schema([("x", pa.int64())])
+    with PartWriter(schema, str(tmp_path / "staging" / "table"), 3, rows_per_file=4, row_group_rows=2) as writer:
+        writer.write(pa.record_batch([pa.array(range(10))], schema=schema))
+    files = sorted((tmp_path / "staging" / "table").iterdir())
+    assert [path.name for path in files] == ["part-00003-000.parquet", "part-00003-001.parquet",
+                                             "part-00003-002.parquet"]
+    storage.rename(None, str(tmp_path / "staging" / "table"), str(tmp_path / "table"))
+    storage.link_or_copy(None, str(tmp_path / "table"), str(tmp_path / "linked"))
+    for folder in ("table", "linked"):
+        for name in [path.name for path in files]:
+            path = tmp_path / folder / name
+            found = os.stat(path)
+            assert written.digest(str(path), found.st_size, found.st_mtime_ns // 1_000_000) == hashlib.sha256(
+                path.read_bytes()).hexdigest()
+    assert written.digest(str(files[0]), 1, 1) is None  # the staged path is gone
+    path = tmp_path / "table" / files[0].name
+    assert written.digest(str(path), os.stat(path).st_size + 1, os.stat(path).st_mtime_ns // 1_000_000) is None
+    shipped = written.drained()  # what a task hands the driver with its result
+    assert len(shipped) == 6 and written.digest(str(path), os.stat(path).st_size,
+                                                os.stat(path).st_mtime_ns // 1_000_000) is None
+    written.merge(shipped)
+    assert written.digest(str(path), os.stat(path).st_size, os.stat(path).st_mtime_ns // 1_000_000) is not None
+    written.drained()
