@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pyspark.ml import Pipeline
 from pyspark.ml.classification import LogisticRegression, OneVsRest
 from pyspark.ml.evaluation import MultilabelClassificationEvaluator
-from pyspark.ml.feature import StringIndexer
 from pyspark.ml.linalg import Vectors, VectorUDT
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparktc.errors import ConfigError, InputError
-from sparktc.ml import OneVsRestClassifier
+from sparktc.ml import OneVsRestClassifier, TermSelector, TermWeighting
 
 #: The categories, each with terms of its own (four of the twelve), named in an order that is not their codes' so
 #: that an index is not a category's place among the codes.
@@ -90,29 +88,31 @@ def test_indices_without_ids_fit_the_model_and_decisions_of_codes_with_ids(multi
         row.prediction for row in by_indices]
 
 
-def test_a_string_indexer_flow_and_pysparks_one_vs_rest_decide_as_it_does(spark):
-    """StringIndexer's indices and metadata name the categories; fitted by RCut (k = 1: one category per document,
-    as a multiclass classifier decides), it assigns each test document the category pyspark's OneVsRest of
-    LogisticRegression does, its true one.
+def test_a_string_indexer_flow_and_pysparks_one_vs_rest_decide_as_it_does(spark, capsys):
+    """The guide's StringIndexer block (docs/notebooks.md): the indexer's indices and metadata name the categories;
+    fitted by RCut (k = 1: one category per document, as a multiclass classifier decides), the model assigns each
+    test document the category pyspark's OneVsRest of LogisticRegression does, its true one.
     """
+    from docs_examples import example
+
     def single(rows):
         return spark.createDataFrame([(codes[0], vector) for _, codes, vector in rows],
                                      schema(category=T.StringType(), features=VECTOR))
 
     train, test = single(documents(36, 3, False)), single(documents(12, 4, False))
-    indexer = StringIndexer(inputCol="category", outputCol="label").fit(train)
+    namespace = {"train": train}
+    exec(example("spark-ml-string-indexer"), namespace)
+    assert capsys.readouterr().out == "True\n"
+    indexer, ours = namespace["indexer"], namespace["model"]
     indexed_train, indexed_test = indexer.transform(train), indexer.transform(test)
-    pyspark_ovr = Pipeline(stages=[OneVsRest(classifier=LogisticRegression(maxIter=50, regParam=0.01))]).fit(
-        indexed_train)
+    pyspark_ovr = OneVsRest(classifier=LogisticRegression(maxIter=10, regParam=0.01), parallelism=3).fit(indexed_train)
     expected = [row.prediction for row in pyspark_ovr.transform(indexed_test).collect()]
     assert expected == [row.label for row in indexed_test.collect()]  # the test documents are separable
-    metadata = indexed_train.schema["label"].metadata
-    as_lists = indexed_train.select(F.array("label").alias("labels", metadata=metadata), "features")
-    ours = OneVsRestClassifier(thresholding="rcut", rcutK=1).fit(as_lists)
     assert ours.labels == indexer.labels and ours.categories == sorted(indexer.labels)
     scored = ours.transform(indexed_test.select(F.array("label").alias("labels"), "features"))
-    assert [row.prediction for row in scored.collect()] == [[index] for index in expected]
-    assert [row.predicted for row in scored.collect()] == [[indexer.labels[int(index)]] for index in expected]
+    rows = scored.collect()
+    assert [row.prediction for row in rows] == [[index] for index in expected]
+    assert [row.predicted for row in rows] == [[indexer.labels[int(index)]] for index in expected]
     evaluator = MultilabelClassificationEvaluator(metricName="subsetAccuracy")  # reads prediction and label
     assert evaluator.evaluate(scored) == 1.0
 
@@ -145,3 +145,20 @@ def test_what_is_not_a_label_index_or_needs_ids_is_refused_naming_it(spark, mult
     with pytest.raises(ConfigError, match="^Param labelNames = 'acq': give a list of category codes"):
         OneVsRestClassifier().setLabelNames("acq")
     assert not work.exists()  # each refused before the work directory
+
+
+def test_term_ranking_and_supervised_weights_count_indices_as_the_codes_they_stand_for(spark, multi_label):
+    """TermSelector's scores and TermWeighting's supervised factors over labels as indices are those over codes: a
+    category is counted the same whatever names it.
+    """
+    coded, indexed, _ = multi_label
+    by_codes = TermSelector(topK=5).fit(coded)
+    by_indices = TermSelector(topK=5).fit(indexed)
+    assert list(by_indices.order) == list(by_codes.order) and np.allclose(by_indices.scores, by_codes.scores)
+    rows = [(codes, [float(NAMES.index(code)) for code in codes], [f"t{i}" for i in vector.indices])
+            for _, codes, vector in documents(30, 1, True)]
+    frame = spark.createDataFrame(rows, schema(codes=CODES, indices=INDICES, terms=CODES))
+    weighting = TermWeighting(scheme="supervised")
+    factors = weighting.copy({weighting.labelsCol: "codes"}).fit(frame).idf
+    assert np.allclose(weighting.copy({weighting.labelsCol: "indices"}).fit(frame).idf, factors)
+    assert factors.max() > factors.min()  # the terms of one category score above the term of all
