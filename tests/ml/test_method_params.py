@@ -1,8 +1,10 @@
 """sparktc.ml's method classes and the one-vs-rest classifier's Params against the configuration they stand for,
 without Spark: each method class's Params are its module's fields (name, doc, default, rule), its keyword signature
 and getters and setters name them all; the estimator's own Params are the settings every method shares; a copy with
-a grid's values reaches the classifier; a stage saved with flat Params reads as today's; refusals name the Param.
-Fitting, saving and CrossValidator over them: tests/ml/test_classifier.py.
+a grid's values reaches the classifier; a stage saved with flat Params reads as today's; refusals name the Param;
+every stage of sparktc.ml has pyspark.ml's accessors and signatures, and the API reference shows them. Fitting,
+saving and CrossValidator over them: tests/ml/test_classifier.py; labels as indices, no ids:
+tests/ml/test_labels_and_ids.py.
 """
 
 from __future__ import annotations
@@ -84,8 +86,12 @@ def test_the_estimators_own_params_are_the_classifier_the_columns_and_the_shared
     assert isinstance(ovr.getClassifier(), Liblinear)  # the configuration's default method
 
 
+def accessor_name(prefix: str, param: str) -> str:
+    return prefix + param[:1].upper() + param[1:]
+
+
 def accessor(stage_class: type, prefix: str, param: str):
-    return getattr(stage_class, prefix + param[:1].upper() + param[1:], None)
+    return getattr(stage_class, accessor_name(prefix, param), None)
 
 
 @pytest.mark.parametrize("name", ml.__all__)
@@ -103,18 +109,18 @@ def test_every_param_of_every_stage_has_a_documented_typed_getter_and_setter(nam
     assert unset <= names
     for param in sorted(names):
         getter = accessor(cls, "get", param)
-        assert getter is not None and getter.__doc__.strip(), f"{name}.get{param}"
+        assert getter is not None and getter.__doc__.strip(), f"{name}.{accessor_name('get', param)}"
         returned = inspect.signature(getter).return_annotation
-        assert returned is not inspect.Signature.empty, f"{name}.get{param}: no return type"
+        assert returned is not inspect.Signature.empty, f"{name}.{accessor_name('get', param)}: no return type"
         if stage.isDefined(param):
             assert getter(stage) == stage.getOrDefault(param)
         setter = accessor(cls, "set", param)
         if param in unset:
-            assert setter is None, f"{name}.set{param}: the fit's, not the model's"
+            assert setter is None, f"{name}.{accessor_name('set', param)}: the fit's, not the model's"
             continue
-        assert setter is not None and setter.__doc__.strip(), f"{name}.set{param}"
+        assert setter is not None and setter.__doc__.strip(), f"{name}.{accessor_name('set', param)}"
         [value] = list(inspect.signature(setter).parameters.values())[1:]
-        assert value.annotation is not inspect.Parameter.empty, f"{name}.set{param}: no value type"
+        assert value.annotation is not inspect.Parameter.empty, f"{name}.{accessor_name('set', param)}: no value type"
         if stage.isDefined(param) and param != "classifier":
             assert setter(stage, stage.getOrDefault(param)) is stage and stage.isSet(param)
     if not model:
