@@ -1,8 +1,9 @@
 """A griffe extension for the API reference (mkdocs.yml): sparktc's docstrings, written to read well as plain text
 (Sphinx cross-reference roles, ``::`` before an indented block, doctest lines), shown as Markdown renders them well;
-and each Spark ML stage of :mod:`sparktc.ml` with a table of its Params, their defaults and docs, as ``explainParams()``
-gives them (a setting's doc is its field's meaning in its module: the one place it is written). Only what the site
-shows changes; the docstrings themselves stay as they are.
+and each Spark ML stage of :mod:`sparktc.ml` with a table of its Params, their defaults, getters and setters (many
+are the mixins', which the reference shows on no class of its own) and docs, as ``explainParams()`` gives them (a
+setting's doc is its field's meaning in its module: the one place it is written). Only what the site shows changes;
+the docstrings themselves stay as they are.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def params_table(path: str) -> str:
     for param in stage.params:
         value = stage.getOrDefault(param) if stage.isDefined(param) else None
         shown = f"{type(value).__name__}()" if hasattr(value, "uid") else repr(value)
-        rows.append([f"`{param.name}`", f"`{shown}`", param.doc])
-    return ("\n\nIts Params (`explainParams()`), set by keyword or by their setters:\n\n"
-            + markdown_table(["Param", "default", "meaning"], rows))
+        accessors = [f"`{prefix}{param.name[:1].upper()}{param.name[1:]}`" for prefix in ("get", "set")
+                     if hasattr(stage, f"{prefix}{param.name[:1].upper()}{param.name[1:]}")]
+        rows.append([f"`{param.name}`", f"`{shown}`", " ".join(accessors), param.doc])
+    return ("\n\nIts Params (`explainParams()`), set by keyword or by their setters (a Model's setters are those "
+            "of what its transform reads):\n\n" + markdown_table(["Param", "default", "accessors", "meaning"], rows))
 
 
 class DocstringsForMkdocs(griffe.Extension):

@@ -9,13 +9,15 @@ transforms as the tokenize, weight and rank stages do, and saves and loads as Sp
 - :class:`ArraysToVector` / :class:`VectorToArrays` (``vectors``: sparktc's ``indices``/``values`` arrays <->
   ``VectorUDT``, and how every stage emits vectors per Arrow batch);
 - :class:`OneVsRestClassifier` / :class:`OneVsRestClassifierModel` (``classifier``: the multi-label one-vs-rest
-  classifier, trained by the train stage's own code, its Model adding the category codes, the indices
+  classifier, trained by the train stage's own code on labels as codes or as ``StringIndexer``'s indices, with or
+  without ids, its Model adding the category codes, the indices
   :class:`pyspark.ml.evaluation.MultilabelClassificationEvaluator` reads and the scores; ``classifier_params``: its
   Params, the settings every method shares; ``training_tables``: the tables its fit writes for the stages);
 - its ``classifier``, one class per method, holding the method's own settings (``methods``: :class:`Liblinear`,
   :class:`Rocchio`, :class:`KNN`, :class:`LLSF`, :class:`NNet`, :class:`SklearnLinear`), as
   ``pyspark.ml.classification.OneVsRest`` takes a classifier: ``OneVsRestClassifier(classifier=KNN(k=30))``;
-- their Params (``params``: each setting's type, default, rule and meaning are its configuration field's), the fits'
+- their Params (``params``: each setting's type, default, rule and meaning are its configuration field's; each
+  Param with its getter and setter, a Model's setters only for what its transform reads, as pyspark.ml's), the fits'
   counts in Spark tasks (``counts``) and saving and loading (``persistence``: Spark ML's layout, so a saved
   ``PipelineModel`` holding them loads in a fresh session).
 

@@ -33,7 +33,7 @@ from sparktc.ml.params import (
 )
 from sparktc.models.registry import RENAMED
 
-__all__ = ["SHARED", "OneVsRestParams", "in_param_words"]
+__all__ = ["SHARED", "OneVsRestParams", "OneVsRestSetters", "in_param_words"]
 
 #: The settings every method shares, the estimator's own Params: [train]'s but the method (its classifier's), and
 #: [tune]'s.
@@ -67,6 +67,17 @@ def _classifier(value: Any) -> MethodParams:
     return value
 
 
+def _label_names(value: Any) -> list[str]:
+    """The ``labelNames`` Param's check: a list of distinct non-empty strings (a tuple taken as the list)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(name, str) and name for name in value):
+        raise ConfigError(f"Param labelNames = {value!r}: give a list of category codes, index i's at position i "
+                          "(StringIndexerModel.labels)")
+    if len(set(value)) != len(value):
+        twice = next(name for i, name in enumerate(value) if name in value[:i])
+        raise ConfigError(f"Param labelNames names {twice!r} twice: give each index its own category code")
+    return list(value)
+
+
 def _shared(section: str, key: str) -> Param:
     return setting_param(section, key, param_name(section, key))
 
@@ -80,12 +91,19 @@ class OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCo
                                             "sparktc.ml's methods (Liblinear, Rocchio, KNN, LLSF, NNet, "
                                             "SklearnLinear)", typeConverter=_classifier)
     # pyspark's labelCol and predictionCol (what its evaluators read), checked as sparktc's column Params are.
-    labelCol: Param[str] = column_param("labelCol", "output: the labels' indices into model.categories "
-                                        "(array<double>), when labelsCol is there")
+    labelCol: Param[str] = column_param("labelCol", "output: the labels' indices into model.labels "
+                                        "(array<double>), when labelsCol is there (and is not it)")
     predictionCol: Param[str] = column_param("predictionCol", "output: the assigned categories' indices into "
-                                             "model.categories (array<double>)")
+                                             "model.labels (array<double>)")
     idCol: Param[str] = column_param("idCol", "the documents' unique ids (string or integer); training visits the "
-                                     "documents in id order, as the train stage does")
+                                     "documents in id order, as the train stage does. Left unset and no such "
+                                     "column: each row's place in the DataFrame is its id, part-P-row-R (its "
+                                     "partition and row there)")
+    labelNames: Param[list[str]] = Param(Params._dummy(), "labelNames", "the category code of each label index, "
+                                         "for labels given as indices (array<double>): index i is labelNames[i], as "
+                                         "StringIndexerModel.labels has them; empty: the names the labels column's "
+                                         "StringIndexer metadata holds, else the indices' own (\"0\", \"1\", ...)",
+                                         typeConverter=_label_names)
     predictedCol: Param[str] = column_param("predictedCol", "output: the category codes assigned (array<string>)")
     scoresCol: Param[str] = column_param("scoresCol", "output: one decision value per category, in the order of "
                                          "model.categories (array<double>)")
@@ -112,7 +130,7 @@ class OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCo
     def __init__(self) -> None:
         super().__init__()
         self._setDefault(featuresCol="features", labelsCol="labels", idCol="doc_id", predictedCol="predicted",
-                         scoresCol="scores", labelCol="label", predictionCol="prediction", workDir="")
+                         scoresCol="scores", labelCol="label", predictionCol="prediction", workDir="", labelNames=[])
         self._setDefault(**{param_name(section, key): setting_default(section, key)
                             for section, keys in SHARED.items() for key in keys})
 
@@ -167,29 +185,85 @@ class OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCo
         """The method and its Params."""
         return self.getOrDefault(self.classifier)
 
-    def setClassifier(self, value: MethodParams) -> Any:
-        """Set ``classifier``: one of sparktc.ml's methods (``KNN(k=30)``)."""
-        return self._set(classifier=value)
-
     def getIdCol(self) -> str:
         """The ids column's name."""
         return self.getOrDefault(self.idCol)
-
-    def setIdCol(self, value: str) -> Any:
-        """Set ``idCol``."""
-        return self._set(idCol=value)
 
     def getPredictedCol(self) -> str:
         """The output column of the codes assigned."""
         return self.getOrDefault(self.predictedCol)
 
-    def setPredictedCol(self, value: str) -> Any:
-        """Set ``predictedCol``."""
-        return self._set(predictedCol=value)
-
     def getScoresCol(self) -> str:
         """The output column of the decision values."""
         return self.getOrDefault(self.scoresCol)
+
+    def getWorkDir(self) -> str:
+        """Where fit makes its work directory ("": a temporary directory)."""
+        return self.getOrDefault(self.workDir)
+
+    def getThresholding(self) -> str:
+        """The thresholding."""
+        return self.getOrDefault(self.thresholding)
+
+    def getThreshold(self) -> float:
+        """The fixed thresholding's threshold."""
+        return self.getOrDefault(self.threshold)
+
+    def getFbr(self) -> float:
+        """SCutFBR's fbr."""
+        return self.getOrDefault(self.fbr)
+
+    def getRcutK(self) -> int:
+        """RCut's categories per document."""
+        return self.getOrDefault(self.rcutK)
+
+    def getFolds(self) -> int:
+        """The cross-validation folds."""
+        return self.getOrDefault(self.folds)
+
+    def getSeed(self) -> int:
+        """The folds' seed."""
+        return self.getOrDefault(self.seed)
+
+    def getValidation(self) -> float:
+        """The held-out validation share (0: folds)."""
+        return self.getOrDefault(self.validation)
+
+    def getFoldFile(self) -> str:
+        """The file of each training document's fold ("": drawn)."""
+        return self.getOrDefault(self.foldFile)
+
+    def getTuneTerms(self) -> list[int]:
+        """The term counts cross-validation chooses from."""
+        return self.getOrDefault(self.tuneTerms)
+
+    def getTuneFbr(self) -> list[float]:
+        """The fbr values cross-validation chooses from."""
+        return self.getOrDefault(self.tuneFbr)
+
+    def getTuneSharedFbr(self) -> bool:
+        """Whether one fbr is chosen for all categories."""
+        return self.getOrDefault(self.tuneSharedFbr)
+
+    def getTuneSharedTerms(self) -> bool:
+        """Whether one term count is chosen for all categories."""
+        return self.getOrDefault(self.tuneSharedTerms)
+
+    def getTuneObjective(self) -> str:
+        """What a setting chosen for all categories maximises."""
+        return self.getOrDefault(self.tuneObjective)
+
+    def getLabelNames(self) -> list[str]:
+        """The names of the label indices (``labelNames[i]`` is index i's category; empty: no names given)."""
+        return self.getOrDefault(self.labelNames)
+
+    def setLabelsCol(self, value: str) -> Any:
+        """Set ``labelsCol``."""
+        return self._set(labelsCol=value)
+
+    def setPredictedCol(self, value: str) -> Any:
+        """Set ``predictedCol``."""
+        return self._set(predictedCol=value)
 
     def setScoresCol(self, value: str) -> Any:
         """Set ``scoresCol``."""
@@ -203,114 +277,76 @@ class OneVsRestParams(HasFeaturesCol, HasLabelsCol, HasLabelCol, HasPredictionCo
         """Set ``predictionCol``."""
         return self._set(predictionCol=value)
 
-    def getWorkDir(self) -> str:
-        """Where fit makes its work directory ("": a temporary directory)."""
-        return self.getOrDefault(self.workDir)
+
+class OneVsRestSetters(OneVsRestParams):
+    """The setters of what the fit is made of, the estimator's: its Model keeps these Params as they were (its
+    bundle was trained by them), and sets only its columns.
+    """
+
+    def setClassifier(self, value: MethodParams) -> Any:
+        """Set ``classifier``: one of sparktc.ml's methods (``KNN(k=30)``)."""
+        return self._set(classifier=value)
+
+    def setIdCol(self, value: str) -> Any:
+        """Set ``idCol``."""
+        return self._set(idCol=value)
 
     def setWorkDir(self, value: str) -> Any:
         """Set ``workDir``."""
         return self._set(workDir=value)
 
-    def getThresholding(self) -> str:
-        """The thresholding."""
-        return self.getOrDefault(self.thresholding)
-
     def setThresholding(self, value: str) -> Any:
         """Set ``thresholding``."""
         return self._set(thresholding=value)
-
-    def getThreshold(self) -> float:
-        """The fixed thresholding's threshold."""
-        return self.getOrDefault(self.threshold)
 
     def setThreshold(self, value: float) -> Any:
         """Set ``threshold``."""
         return self._set(threshold=value)
 
-    def getFbr(self) -> float:
-        """SCutFBR's fbr."""
-        return self.getOrDefault(self.fbr)
-
     def setFbr(self, value: float) -> Any:
         """Set ``fbr``."""
         return self._set(fbr=value)
-
-    def getRcutK(self) -> int:
-        """RCut's categories per document."""
-        return self.getOrDefault(self.rcutK)
 
     def setRcutK(self, value: int) -> Any:
         """Set ``rcutK``."""
         return self._set(rcutK=value)
 
-    def getFolds(self) -> int:
-        """The cross-validation folds."""
-        return self.getOrDefault(self.folds)
-
     def setFolds(self, value: int) -> Any:
         """Set ``folds``."""
         return self._set(folds=value)
-
-    def getSeed(self) -> int:
-        """The folds' seed."""
-        return self.getOrDefault(self.seed)
 
     def setSeed(self, value: int) -> Any:
         """Set ``seed``."""
         return self._set(seed=value)
 
-    def getValidation(self) -> float:
-        """The held-out validation share (0: folds)."""
-        return self.getOrDefault(self.validation)
-
     def setValidation(self, value: float) -> Any:
         """Set ``validation``."""
         return self._set(validation=value)
-
-    def getFoldFile(self) -> str:
-        """The file of each training document's fold ("": drawn)."""
-        return self.getOrDefault(self.foldFile)
 
     def setFoldFile(self, value: str) -> Any:
         """Set ``foldFile``."""
         return self._set(foldFile=value)
 
-    def getTuneTerms(self) -> list[int]:
-        """The term counts cross-validation chooses from."""
-        return self.getOrDefault(self.tuneTerms)
-
     def setTuneTerms(self, value: list[int]) -> Any:
         """Set ``tuneTerms``."""
         return self._set(tuneTerms=value)
-
-    def getTuneFbr(self) -> list[float]:
-        """The fbr values cross-validation chooses from."""
-        return self.getOrDefault(self.tuneFbr)
 
     def setTuneFbr(self, value: list[float]) -> Any:
         """Set ``tuneFbr``."""
         return self._set(tuneFbr=value)
 
-    def getTuneSharedFbr(self) -> bool:
-        """Whether one fbr is chosen for all categories."""
-        return self.getOrDefault(self.tuneSharedFbr)
-
     def setTuneSharedFbr(self, value: bool) -> Any:
         """Set ``tuneSharedFbr``."""
         return self._set(tuneSharedFbr=value)
-
-    def getTuneSharedTerms(self) -> bool:
-        """Whether one term count is chosen for all categories."""
-        return self.getOrDefault(self.tuneSharedTerms)
 
     def setTuneSharedTerms(self, value: bool) -> Any:
         """Set ``tuneSharedTerms``."""
         return self._set(tuneSharedTerms=value)
 
-    def getTuneObjective(self) -> str:
-        """What a setting chosen for all categories maximises."""
-        return self.getOrDefault(self.tuneObjective)
-
     def setTuneObjective(self, value: str) -> Any:
         """Set ``tuneObjective``."""
         return self._set(tuneObjective=value)
+
+    def setLabelNames(self, value: list[str]) -> Any:
+        """Set ``labelNames``: index i's category code, for labels given as indices."""
+        return self._set(labelNames=value)

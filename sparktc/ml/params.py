@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 from pyspark.ml.param import Param, Params
-from pyspark.sql import DataFrame
-from pyspark.sql.types import ArrayType, DataType, StringType
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, DoubleType, StringType
 
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import check_setting, table_class
@@ -26,7 +27,8 @@ from sparktc.validation import check_string
 
 __all__ = ["SparktcParams", "HasInputCol", "HasOutputCol", "HasFeaturesCol", "HasLabelsCol", "camel_case",
            "param_name", "setting_param", "setting_label", "setting_default", "setting_doc", "string_param",
-           "column_param", "check_column", "check_output_column", "string_lists"]
+           "column_param", "check_column", "check_output_column", "string_lists", "index_lists", "label_lists",
+           "label_codes", "LABELS", "SetsRanking"]
 
 
 def camel_case(key: str) -> str:
@@ -126,6 +128,28 @@ def string_lists(found: DataType) -> bool:
     return isinstance(found, ArrayType) and isinstance(found.elementType, StringType)
 
 
+def index_lists(found: DataType) -> bool:
+    """Whether a column's Spark type is array<double> (category indices, as ``StringIndexer`` makes them)."""
+    return isinstance(found, ArrayType) and isinstance(found.elementType, DoubleType)
+
+
+def label_lists(found: DataType) -> bool:
+    """Whether a column's Spark type is one a ``labelsCol`` takes: codes (array<string>) or indices (array<double>)."""
+    return string_lists(found) or index_lists(found)
+
+
+#: What a labels column holds, as a refusal words it.
+LABELS = "category codes (array<string>) or indices (array<double>)"
+
+
+def label_codes(dataset: DataFrame, column: str) -> Column:
+    """The labels column ``column`` of ``dataset`` as codes: codes as they are, indices as their strings (a
+    category is the same wherever its index is: what the term scores count by).
+    """
+    found = F.col(column)
+    return found if string_lists(dataset.schema[column].dataType) else found.cast(ArrayType(StringType()))
+
+
 def check_column(stage: Params, dataset: DataFrame, param: str, wanted: Callable[[DataType], bool],
                  kind: str) -> None:
     """InputError unless the column the Param ``param`` of ``stage`` names is in ``dataset`` and of a type
@@ -210,17 +234,17 @@ class HasFeaturesCol(SparktcParams):
 
 
 class HasLabelsCol(SparktcParams):
-    """The ``labelsCol`` Param: each document's category codes (array<string>), as sparktc's tables hold them."""
+    """The ``labelsCol`` Param: each document's categories, their codes (array<string>, as sparktc's tables hold
+    them) or their indices (array<double>, as ``StringIndexer`` makes them). Its setter is the stage's: a Model
+    fitted on the labels keeps the column it was fitted on (as pyspark's Models keep their estimators' Params).
+    """
 
-    labelsCol = column_param("labelsCol", "the labels column: each document's category codes, array<string>")
+    labelsCol = column_param("labelsCol", "the labels column: each document's categories, their codes "
+                             "(array<string>) or their indices (array<double>)")
 
     def getLabelsCol(self) -> str:
         """The labels column's name."""
         return self.getOrDefault(self.labelsCol)
-
-    def setLabelsCol(self, value: str) -> Any:
-        """Set the labels column's name."""
-        return self._set(labelsCol=value)
 
 
 #: The [rank] score a stage that scores terms per category cannot take, and why.
@@ -231,7 +255,8 @@ NOT_A_SCORE = {FREQUENCY: "is not a score counted per category (chi2, ig or gr):
 
 class HasRankScore(SparktcParams):
     """``score`` and ``globalScore``: a [rank] term-selection score and how a term's per-category scores are made
-    one (TermSelector's ranking, TermWeighting's supervised weights).
+    one (TermSelector's ranking, TermWeighting's supervised weights); their setters are the estimators' (what the
+    fit ranks by, which its Model keeps).
     """
 
     score = setting_param("rank", "score", "score", "the term-selection score: chi2, ig or gr", refused=NOT_A_SCORE)
@@ -245,6 +270,16 @@ class HasRankScore(SparktcParams):
     def getGlobalScore(self) -> str:
         """The globalization."""
         return self.getOrDefault(self.globalScore)
+
+
+class SetsRanking(HasLabelsCol, HasRankScore):
+    """The setters of what an estimator ranks terms by, the labels and the score (TermSelector, TermWeighting); its
+    Model keeps them, as the term scores were counted by them.
+    """
+
+    def setLabelsCol(self, value: str) -> Any:
+        """Set the labels column's name."""
+        return self._set(labelsCol=value)
 
     def setScore(self, value: str) -> Any:
         """Set ``score``."""

@@ -10,6 +10,8 @@ run's ``term_ranks``; the terms kept, :func:`~sparktc.features.term_selection.to
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,15 +31,18 @@ from sparktc.features.term_selection import (
 )
 from sparktc.ml.counts import labelled_counts
 from sparktc.ml.params import (
+    LABELS,
     HasFeaturesCol,
     HasLabelsCol,
     HasOutputCol,
     HasRankScore,
+    SetsRanking,
     check_column,
     check_output_column,
+    label_codes,
+    label_lists,
     setting_default,
     setting_param,
-    string_lists,
 )
 from sparktc.ml.persistence import Persistent, PersistentModel
 from sparktc.ml.vectors import appended, is_vector, vector_array, vector_lists
@@ -67,13 +72,23 @@ class _SelectorParams(HasFeaturesCol, HasLabelsCol, HasOutputCol, HasRankScore):
         """The share of the terms dropped when topK is 0."""
         return self.getOrDefault(self.reductionFactor)
 
+    def setTopK(self, value: int) -> Any:
+        """Set ``topK`` (a Model keeps that many of its order)."""
+        return self._set(topK=value)
 
-class TermSelector(Estimator, _SelectorParams, Persistent):
+    def setReductionFactor(self, value: float) -> Any:
+        """Set ``reductionFactor``."""
+        return self._set(reductionFactor=value)
+
+
+class TermSelector(Estimator, _SelectorParams, SetsRanking, Persistent):
     """Vectors (``featuresCol``, Spark ML vectors: :class:`~sparktc.ml.weighting.TermWeighting`'s, or any) and
-    labels (``labelsCol``, array<string> of category codes) -> ``outputCol``, the same vectors with only the
-    ``topK`` best-ranked terms (0: all, or ``reductionFactor``'s share dropped) by ``score`` (chi2 | ig | gr,
-    [rank] score) under ``globalScore`` (max | avg | mean). A row holds a term when its vector has an entry for it
-    (a sparse vector's indices, a dense vector's nonzero values). Fit it on the training documents only.
+    labels (``labelsCol``: category codes, array<string>, or indices, array<double>) -> ``outputCol``, the same
+    vectors with only the ``topK`` best-ranked terms (0: all, or ``reductionFactor``'s share dropped) by ``score``
+    (chi2 | ig | gr, [rank] score) under ``globalScore`` (max | avg | mean). A row holds a term when its vector has
+    an entry for it (a sparse vector's indices, a dense vector's nonzero values). Fit it on the training documents
+    only. Its Model sets the columns, ``topK`` and ``reductionFactor`` (how many of its order it keeps), not what
+    ranked the terms.
 
     Example::
 
@@ -97,20 +112,13 @@ class TermSelector(Estimator, _SelectorParams, Persistent):
         """Set the Params given."""
         return self._set(**self._input_kwargs)
 
-    def setTopK(self, value: int) -> TermSelector:
-        """Set ``topK``."""
-        return self._set(topK=value)
-
-    def setReductionFactor(self, value: float) -> TermSelector:
-        """Set ``reductionFactor``."""
-        return self._set(reductionFactor=value)
-
     def _fit(self, dataset: DataFrame) -> TermSelectorModel:
         self.checked()
         check_column(self, dataset, "featuresCol", is_vector, "Spark ML vectors (VectorUDT)")
-        check_column(self, dataset, "labelsCol", string_lists, "category codes (array<string>)")
+        check_column(self, dataset, "labelsCol", label_lists, LABELS)
+        features, labels = self.getFeaturesCol(), self.getLabelsCol()
         n_train, df, codes, n_positive, counts = labelled_counts(
-            dataset, [self.getFeaturesCol(), self.getLabelsCol()], _held)
+            dataset.select(features, label_codes(dataset, labels).alias(labels)), [features, labels], _held)
         if not n_train:
             raise InputError("TermSelector: no rows to fit on: ranking needs the training documents' vectors")
         if not codes:

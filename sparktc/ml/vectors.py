@@ -16,6 +16,7 @@ the rows it carries hold a ``VectorUDT`` column (TermSelector after TermWeightin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -150,7 +151,29 @@ def _check_size(value: object) -> int:
         raise ConfigError(f"{error}: the vectors' size, the number of terms (a sparktc run's vocabulary)") from None
 
 
-class ArraysToVector(Transformer, HasOutputCol, Persistent):
+class _HasArrayCols(SparktcParams):
+    """The accessors of ``indicesCol`` and ``valuesCol``, the term ids and values columns (each stage declares the
+    Params, with its own words: read or made).
+    """
+
+    def getIndicesCol(self) -> str:
+        """The term ids column's name."""
+        return self.getOrDefault("indicesCol")
+
+    def setIndicesCol(self, value: str) -> Any:
+        """Set the term ids column's name."""
+        return self._set(indicesCol=value)
+
+    def getValuesCol(self) -> str:
+        """The values column's name."""
+        return self.getOrDefault("valuesCol")
+
+    def setValuesCol(self, value: str) -> Any:
+        """Set the values column's name."""
+        return self._set(valuesCol=value)
+
+
+class ArraysToVector(Transformer, HasOutputCol, _HasArrayCols, Persistent):
     """``indicesCol`` (array<int>: term ids, ascending) and ``valuesCol`` (array<float> or array<double>) ->
     ``outputCol``, sparse Spark ML vectors of ``size`` (a sparktc run's vocabulary size).
 
@@ -195,7 +218,7 @@ class ArraysToVector(Transformer, HasOutputCol, Persistent):
         check_column(self, dataset, "valuesCol", _number_lists, "values (array<float> or array<double>)")
         output = check_output_column(self, dataset)
         size = self.getSize()
-        indices, values = self.getOrDefault(self.indicesCol), self.getOrDefault(self.valuesCol)
+        indices, values = self.getIndicesCol(), self.getValuesCol()
 
         def to_vectors(batch: pa.RecordBatch) -> list[pa.Array]:
             ids = pc.list_flatten(batch.column(indices))
@@ -207,7 +230,7 @@ class ArraysToVector(Transformer, HasOutputCol, Persistent):
         return appended(dataset, [StructField(output, VectorUDT())], to_vectors)
 
 
-class VectorToArrays(Transformer, SparktcParams, Persistent):
+class VectorToArrays(Transformer, _HasArrayCols, Persistent):
     """``inputCol`` (Spark ML vectors) -> ``indicesCol`` (array<int>) and ``valuesCol`` (array<double>): each
     vector's non-zero entries, as a sparktc ``vectors`` table holds them (a dense vector's zeros and a sparse vector's
     stored zeros are not entries).
@@ -233,12 +256,20 @@ class VectorToArrays(Transformer, SparktcParams, Persistent):
         """Set the Params given."""
         return self._set(**self._input_kwargs)
 
+    def getInputCol(self) -> str:
+        """The vectors column's name."""
+        return self.getOrDefault(self.inputCol)
+
+    def setInputCol(self, value: str) -> VectorToArrays:
+        """Set the vectors column's name."""
+        return self._set(inputCol=value)
+
     def _transform(self, dataset: DataFrame) -> DataFrame:
         self.checked()
         check_column(self, dataset, "inputCol", is_vector, "Spark ML vectors (VectorUDT)")
         indices = check_output_column(self, dataset, "indicesCol")
         values = check_output_column(self, dataset, "valuesCol")
-        column = self.getOrDefault(self.inputCol)
+        column = self.getInputCol()
         return appended(dataset, [StructField(indices, ArrayType(IntegerType())),
                                   StructField(values, ArrayType(DoubleType()))],
                         lambda batch: list(vector_lists(batch.column(column))))

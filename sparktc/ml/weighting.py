@@ -27,12 +27,16 @@ from sparktc.features.term_selection import score_column, term_scores
 from sparktc.features.weighting import GIVEN, term_factors, term_vectors, vocabulary_of
 from sparktc.ml.counts import labelled_counts, stored_lists, term_counts
 from sparktc.ml.params import (
+    LABELS,
     HasInputCol,
     HasLabelsCol,
     HasOutputCol,
     HasRankScore,
+    SetsRanking,
     check_column,
     check_output_column,
+    label_codes,
+    label_lists,
     setting_default,
     setting_param,
     string_lists,
@@ -78,14 +82,15 @@ class _WeightingParams(HasInputCol, HasOutputCol, HasLabelsCol, HasRankScore):
         return self.getOrDefault(self.maxFeatures)
 
 
-class TermWeighting(Estimator, _WeightingParams, Persistent):
+class TermWeighting(Estimator, _WeightingParams, SetsRanking, Persistent):
     """Terms (``inputCol``, array<string>: an :class:`~sparktc.ml.text.Analyzer`'s, or any) -> ``outputCol``,
     sparse Spark ML vectors over the vocabulary fitted on the rows given, as the weight stage makes them.
 
     Params: ``scheme`` (ltc | tfidf | sklearn | binary | supervised, [weight] scheme), ``minDf`` (select.min_df),
     ``maxFeatures`` (the most frequent terms, 0 for all: rank.score = "frequency" with select.top_k), and for
-    ``supervised`` the ``labelsCol`` (array<string> of category codes), ``score`` and ``globalScore`` ([rank]).
-    Fit it on the training documents only.
+    ``supervised`` the ``labelsCol`` (category codes, array<string>, or indices, array<double>), ``score`` and
+    ``globalScore`` ([rank]). Fit it on the training documents only. Its Model sets only the columns: the rest made
+    the vocabulary and factors it holds.
 
     Example::
 
@@ -126,7 +131,7 @@ class TermWeighting(Estimator, _WeightingParams, Persistent):
         supervised = self.getScheme() == "supervised"
         check_column(self, dataset, "inputCol", string_lists, "terms (array<string>)")
         if supervised:
-            check_column(self, dataset, "labelsCol", string_lists, "category codes (array<string>)")
+            check_column(self, dataset, "labelsCol", label_lists, LABELS)
         n_train, counted = term_counts(dataset, self.getInputCol())
         if n_train == 0:
             raise InputError(f"TermWeighting: no rows to fit on: weighting ({self.getScheme()}) needs N and df from "
@@ -141,8 +146,9 @@ class TermWeighting(Estimator, _WeightingParams, Persistent):
 
     def _scores(self, dataset: DataFrame, terms: pa.StringArray, df: np.ndarray, n_train: int) -> np.ndarray:
         """Each vocabulary term's [rank] score over the rows' labels, as the weight stage counts it."""
+        terms_column, labels = self.getInputCol(), self.getLabelsCol()
         _, _, _, n_positive, counts = labelled_counts(
-            dataset, [self.getInputCol(), self.getLabelsCol()],
+            dataset.select(terms_column, label_codes(dataset, labels).alias(labels)), [terms_column, labels],
             lambda lists: (held_terms(stored_lists(lists), terms), len(terms)))
         column = score_column(self.getScore(), self.getGlobalScore())
         return term_scores(counts, df, n_positive, n_train, (column,))[column]

@@ -1,8 +1,10 @@
 """sparktc.ml's method classes and the one-vs-rest classifier's Params against the configuration they stand for,
 without Spark: each method class's Params are its module's fields (name, doc, default, rule), its keyword signature
 and getters and setters name them all; the estimator's own Params are the settings every method shares; a copy with
-a grid's values reaches the classifier; a stage saved with flat Params reads as today's; refusals name the Param.
-Fitting, saving and CrossValidator over them: tests/ml/test_classifier.py.
+a grid's values reaches the classifier; a stage saved with flat Params reads as today's; refusals name the Param;
+every stage of sparktc.ml has pyspark.ml's accessors and signatures, and the API reference shows them. Fitting,
+saving and CrossValidator over them: tests/ml/test_classifier.py; labels as indices, no ids:
+tests/ml/test_labels_and_ids.py.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import dataclasses
 import inspect
 
 import pytest
+from pyspark.ml import Model
 from pyspark.ml.tuning import ParamGridBuilder
 
+import sparktc.ml as ml
 from sparktc.errors import ConfigError, InputError
 from sparktc.experiment.config import TrainSettings, load_config
 from sparktc.experiment.config.sections import TuneSettings
@@ -22,7 +26,17 @@ from sparktc.ml.methods import CLASSIFIERS, method_keys
 from sparktc.ml.params import camel_case, param_name
 from sparktc.models.registry import METHODS
 
-COLUMNS = {"featuresCol", "labelsCol", "idCol", "predictedCol", "predictionCol", "scoresCol", "labelCol", "workDir"}
+COLUMNS = {"featuresCol", "labelsCol", "idCol", "labelNames", "predictedCol", "predictionCol", "scoresCol", "labelCol",
+           "workDir"}
+#: What each Model does not set, as pyspark's Models do not (IDFModel has no setMinDocFreq): the Params its fit was
+#: made by, which its data or bundle holds the result of; a Model sets the rest, what its transform reads.
+FIT_ONLY = {
+    "TermWeightingModel": {"scheme", "minDf", "maxFeatures", "labelsCol", "score", "globalScore"},
+    "TermSelectorModel": {"labelsCol", "score", "globalScore"},
+    "OneVsRestClassifierModel": {"classifier", "idCol", "workDir", "labelNames", "thresholding", "threshold", "fbr",
+                                 "rcutK", "folds", "seed", "validation", "foldFile", "tuneTerms", "tuneFbr",
+                                 "tuneSharedFbr", "tuneSharedTerms", "tuneObjective"},
+}
 
 
 def keywords(function) -> set[str]:
@@ -69,10 +83,52 @@ def test_the_estimators_own_params_are_the_classifier_the_columns_and_the_shared
     names = {param.name for param in ovr.params}
     assert names == {"classifier"} | COLUMNS | shared
     assert keywords(OneVsRestClassifier.__init__) == keywords(OneVsRestClassifier.setParams) == names
-    for name in names - {"featuresCol", "labelsCol", "labelCol", "predictionCol"}:  # those four: pyspark's mixins
-        accessor = name[:1].upper() + name[1:]
-        assert callable(getattr(ovr, f"get{accessor}")) and callable(getattr(ovr, f"set{accessor}"))
     assert isinstance(ovr.getClassifier(), Liblinear)  # the configuration's default method
+
+
+def accessor_name(prefix: str, param: str) -> str:
+    return prefix + param[:1].upper() + param[1:]
+
+
+def accessor(stage_class: type, prefix: str, param: str):
+    return getattr(stage_class, accessor_name(prefix, param), None)
+
+
+@pytest.mark.parametrize("name", ml.__all__)
+def test_every_param_of_every_stage_has_a_documented_typed_getter_and_setter(name):
+    """pyspark.ml's conventions on each stage of sparktc.ml: an Estimator or Transformer has ``getX`` and ``setX``
+    for each Param ``X``, and its keyword signature (``__init__``, ``setParams``) names them all; a Model the getters
+    and the setters of what its transform reads (:data:`FIT_ONLY`: the rest). Each has a docstring and a typed
+    signature, and the getter gives the Param's value.
+    """
+    cls = getattr(ml, name)
+    stage = cls()
+    names = {param.name for param in stage.params}
+    model = issubclass(cls, Model)
+    unset = FIT_ONLY.get(name, set()) if model else set()
+    assert unset <= names
+    for param in sorted(names):
+        getter = accessor(cls, "get", param)
+        assert getter is not None and getter.__doc__.strip(), f"{name}.{accessor_name('get', param)}"
+        returned = inspect.signature(getter).return_annotation
+        assert returned is not inspect.Signature.empty, f"{name}.{accessor_name('get', param)}: no return type"
+        if stage.isDefined(param):
+            assert getter(stage) == stage.getOrDefault(param)
+        setter = accessor(cls, "set", param)
+        if param in unset:
+            assert setter is None, f"{name}.{accessor_name('set', param)}: the fit's, not the model's"
+            continue
+        assert setter is not None and setter.__doc__.strip(), f"{name}.{accessor_name('set', param)}"
+        [value] = list(inspect.signature(setter).parameters.values())[1:]
+        assert value.annotation is not inspect.Parameter.empty, f"{name}.{accessor_name('set', param)}: no value type"
+        if stage.isDefined(param) and param != "classifier":
+            assert setter(stage, stage.getOrDefault(param)) is stage and stage.isSet(param)
+    if not model:
+        assert keywords(cls.__init__) == keywords(cls.setParams) == names
+        for found in [*inspect.signature(cls.__init__).parameters.values()][1:]:
+            assert found.annotation is not inspect.Parameter.empty, f"{name}({found.name}): no type"
+            if found.default is not None:  # a column's name: the signature shows the Param's default
+                assert found.default == stage.getOrDefault(found.name), f"{name}({found.name}=...)"
 
 
 def test_the_params_make_the_configuration_the_job_reads():
@@ -182,6 +238,9 @@ def test_the_api_reference_shows_each_stages_keyword_signature_and_params_table(
         table = extension.params_table(f"sparktc.ml.{path}")
         assert table.count("\n| `") == len(stage.params)
     k = METHODS["knn"].parameters.__dataclass_fields__["k"].metadata["doc"]
-    assert f"| `k` | `30` | {k}" in extension.params_table("sparktc.ml.methods.KNN")
+    assert f"| `k` | `30` | `getK` `setK` | {k}" in extension.params_table("sparktc.ml.methods.KNN")
+    model = extension.params_table("sparktc.ml.classifier.OneVsRestClassifierModel")  # the fit's: a getter only
+    assert "| `getThresholding` |" in model and "setThresholding" not in model and "`setPredictionCol`" in model
+    assert "`getThresholding` `setThresholding`" in extension.params_table("sparktc.ml.classifier.OneVsRestClassifier")
     assert extension.params_table("sparktc.ml.methods.MethodParams") == ""
     assert extension.params_table("sparktc.models.knn.KnnParameters") == ""
