@@ -64,8 +64,9 @@ class TableColumns:
     """``[corpus.columns]``: the columns of a table corpus that hold each document's id, text, labels and split."""
 
     id: str = field(default="id", metadata=meaning(
-        "the column of the documents' ids: a string or an integer type, unique",
-        rule(lambda v: bool(v) and _column_name(v), "a column name")))
+        "the column of the documents' ids: a string or an integer type, unique. \"\": each row's Parquet file and "
+        "its place in it (FILE_NAME:ROW, from 0), for a table without ids (Hugging Face's)",
+        rule(_column_name, "a column name, or \"\"")))
     text: str = field(default="text", metadata=meaning(
         "the column of the documents' texts (strings, tokenized as [tokenize] says)",
         rule(lambda v: bool(v) and _column_name(v), "a column name")))
@@ -113,7 +114,7 @@ def read_columns(corpus: Any) -> dict[str, str]:
     """
     columns: TableColumns = corpus.columns
     split = ["split"] if corpus.split_by == "column" else []
-    roles = ["id", "tokens" if columns.tokens else "text", "labels", *split]
+    roles = [*(["id"] if columns.id else []), "tokens" if columns.tokens else "text", "labels", *split]
     return {role: getattr(columns, role) for role in roles}
 
 
@@ -222,9 +223,10 @@ def settings_problem(corpus: Any) -> str | None:
                 f"{corpus.test_fraction}")
     if corpus.split_by == "test_ids" and not corpus.test_ids:
         return "corpus.split_by = 'test_ids' needs corpus.test_ids, a file of the test documents' ids, one per line"
-    if corpus.split_by == "file_name" and corpus.table:
-        return (f"corpus.split_by = 'file_name' with corpus.table = {corpus.table!r}: a catalog table's rows have no "
-                "file names to split by; split by a column, a fraction or test ids")
+    if corpus.table and (corpus.split_by == "file_name" or not corpus.columns.id):
+        given = "corpus.split_by = 'file_name'" if corpus.split_by == "file_name" else "corpus.columns.id = ''"
+        return (f"{given} with corpus.table = {corpus.table!r}: the rows of a catalog table have no file names here; "
+                "name its id column, and split by a column, a fraction or test ids")
     roles = read_columns(corpus)
     if len(set(roles.values())) < len(roles):
         shown = ", ".join(f"corpus.columns.{role} = {name!r}" for role, name in roles.items())

@@ -290,9 +290,15 @@ def _check_format_settings(corpus: CorpusConfig) -> None:
     defaults = CorpusConfig()
     for other in FORMATS.values():
         for key in other.settings if other is not form else ():
-            if getattr(corpus, key) != getattr(defaults, key):
-                raise ConfigError(f"corpus.{key} = {getattr(corpus, key)!r} with corpus.format = {corpus.format!r}: "
-                                  f"read by corpus.format = {other.name!r} only; remove it")
+            value, default = getattr(corpus, key), getattr(defaults, key)
+            if value != default:
+                given = {f"corpus.{key}": value}
+                if dataclasses.is_dataclass(value):  # a table of settings ([corpus.columns]): its keys given
+                    given = {f"corpus.{key}.{name}": setting for name, setting in dataclasses.asdict(value).items()
+                             if setting != getattr(default, name)}
+                shown = ", ".join(f"{name} = {setting!r}" for name, setting in given.items())
+                raise ConfigError(f"{shown} with corpus.format = {corpus.format!r}: read by corpus.format = "
+                                  f"{other.name!r} only; remove {'it' if len(given) == 1 else 'them'}")
     problem = form.settings_problem(corpus) if form.settings_problem else None
     if problem:
         raise ConfigError(problem)

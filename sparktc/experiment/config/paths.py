@@ -50,12 +50,12 @@ def resolve_paths(config: Config, documents: bool = False) -> Config:
     """Local paths checked (they exist and are files or directories as each setting needs) and made absolute. [track]
     is the applications' to check (:func:`sparktc.tracking.store_probe.check_tracking`): its probes are tracking's.
     A table corpus needs no corpus.path when it is a catalog table (corpus.table) or, ``documents``, a DataFrame
-    given to :func:`sparktc.run_pipeline`.
+    given to :func:`sparktc.run_pipeline` (which refuses one of another format).
     """
     corpus = config.corpus
     form = FORMATS[corpus.format]
     if not form.written_as:  # a synthesized corpus is written in the run, not read from corpus.path
-        if not corpus.path and not (form.assembly == TABLE and (corpus.table or documents)):
+        if not corpus.path and not documents and not (form.assembly == TABLE and corpus.table):
             table = ", or a catalog table's name (--set corpus.table=NAME)" if form.assembly == TABLE else ""
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
                               f"(--set corpus.path=DIR){table}")

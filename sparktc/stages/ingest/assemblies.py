@@ -9,10 +9,12 @@ its records.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.errors import PySparkException
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -144,11 +146,15 @@ def table_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     read once, in parallel: its columns checked from the schema alone, each row checked where it is read (a Python
     task per partition) and staged as records; then as files of labelled lines (:func:`_labelled_lines`).
     """
-    frame, what = (documents, "the documents DataFrame") if documents is not None else _read_table(spark, corpus, form)
+    what = "the documents DataFrame" if documents is not None else \
+        f"the table {corpus.table}" if corpus.table else f"the {corpus.read_format} table {corpus.path}"
     try:
+        frame = documents if documents is not None else spark.read.table(corpus.table) if corpus.table else \
+            spark.read.format(corpus.read_format).load(corpus.path)
         types = {column.name: column.dataType.simpleString() for column in frame.schema.fields}
-    except PySparkException as error:
-        raise IngestError(f"{what} cannot be read: {_first_line(error)}; {form.hint}") from None
+    except (PySparkException, Py4JJavaError) as error:  # a classic session raises a missing source's from the JVM
+        raise IngestError(f"{what} cannot be read: {spark_message(error)}; {form.hint} (a source such as delta or "
+                          "iceberg needs its package in the session: docs/corpora.md, \"A table\")") from None
     problem = table.columns_problem(types, corpus, what, "corpus.columns")
     if problem:
         raise IngestError(problem)
@@ -156,16 +162,12 @@ def table_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     labels = _column(columns.labels)
     if types[columns.labels] != "array<string>":  # one label per document
         labels = F.when(labels.isNull(), F.lit(None)).otherwise(F.array(labels.cast("string")))
-    doc_id = _column(columns.id).cast("string")
-    test_ids = spark.read.text(corpus.test_ids).select(F.col("value").alias("doc_id")).distinct() \
-        if corpus.split_by == "test_ids" else None
+    # No id column: the row's file and place in it, which no partitioning changes.
+    doc_id = _column(columns.id).cast("string") if columns.id else \
+        F.concat_ws(":", F.col("_metadata.file_name"), F.col("_metadata.row_index").cast("string"))
+    test_ids = spark.read.text(corpus.test_ids).filter(F.col("value") != "").select(  # blank lines skipped
+        F.col("value").alias("doc_id")).distinct() if corpus.split_by == "test_ids" else None
     content = "tokens" if columns.tokens else "text"
-    selected = frame.select(doc_id.alias("doc_id"), _column(columns.tokens or columns.text).alias(content),
-                            labels.alias("labels"), _split(corpus, doc_id).alias("split"))
-    if test_ids is not None:
-        listed = F.broadcast(test_ids.withColumn("listed", F.lit(True)))
-        selected = selected.join(listed, "doc_id", "left").select(
-            "doc_id", content, "labels", F.when(F.col("listed"), F.lit(TEST)).otherwise(F.lit(TRAIN)).alias("split"))
     staged = storage.join(staging, "records")
     by_file = corpus.split_by == "file_name"
 
@@ -178,11 +180,16 @@ def table_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
             line += batch.num_rows
 
     try:
+        selected = frame.select(doc_id.alias("doc_id"), _column(columns.tokens or columns.text).alias(content),
+                                labels.alias("labels"), _split(corpus, doc_id).alias("split"))
+        if test_ids is not None:
+            listed = F.broadcast(test_ids.withColumn("listed", F.lit(True)))
+            selected = selected.join(listed, "doc_id", "left").select("doc_id", content, "labels", F.when(
+                F.col("listed"), F.lit(TEST)).otherwise(F.lit(TRAIN)).alias("split"))
         selected.mapInArrow(check, from_arrow_schema(RECORD_SCHEMA)).write.mode("overwrite").parquet(staged)
-    except PySparkException as error:
-        if not isinstance(error, IngestError):
-            raise IngestError(f"{what} cannot be read: {_first_line(error)}; {form.hint}") from None
-        raise
+    except AnalysisException as error:  # _metadata, for ids or splits, of a table that is no files
+        raise IngestError(f"{what} cannot be read as its settings say: {spark_message(error)}; a table without file "
+                          "names needs corpus.columns.id and a split by a column, a fraction or test ids") from None
     records = spark.read.parquet(staged)
     if test_ids is not None:
         _check_test_ids(test_ids, records, corpus.test_ids, what)
@@ -190,17 +197,13 @@ def table_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     return marked, categories, {**extra, "read": {"source": what, "split_by": corpus.split_by}}
 
 
-def _read_table(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat) -> tuple[DataFrame, str]:
-    """The table of corpus.table (the catalog's) or corpus.path (as corpus.read_format), and how messages name it."""
-    if corpus.table:
-        what = f"the table {corpus.table}"
-        return spark.read.table(corpus.table), what
-    return spark.read.format(corpus.read_format).load(corpus.path), f"the {corpus.read_format} table {corpus.path}"
-
-
-def _first_line(error: Exception) -> str:
-    """The first line of Spark's message (the rest is its stack)."""
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+def spark_message(error: Exception) -> str:
+    """What Spark says of ``error`` in one line: the line of its error class (``[DATA_SOURCE_NOT_FOUND] ...``) without
+    the JVM's exception name, else its first line (the rest is its stack).
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
+    found = next((line for line in lines if re.search(r"\[[A-Z_]+(\.[A-Z_]+)?\]", line)), lines[0])
+    return re.sub(r"^:?\s*[\w.$]+(Exception|Error):\s*", "", found)
 
 
 def _column(name: str) -> Column:
