@@ -5,8 +5,8 @@ Checked against the rows as written: what is rejected and why, the counts, the d
 a fraction drawn by the ids' hashes, a file of test ids, Hugging Face's file names) against the ids it must give; a
 wrong argument refused before any Spark job. And the issue's test: Reuters-21578 R(90) (the subset the deployment
 tests run, :func:`reuters21578_subset_run`) written as a Parquet table of its ingested documents gives, through
-``corpus.format = "table"`` and through ``run_pipeline(documents=df)``, the ``metrics.json`` figures of the Reuters
-job over the same documents.
+docs/corpora.md's command for a table (``corpus.format = "table"``) and through its Python block
+(``run_pipeline(documents=df)``), the ``metrics.json`` figures of the Reuters job over the same documents.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import reuters21578_arguments
+from conftest import job_arguments, prepared_job, run_prepared, substituted
+from docs_examples import example
 
 import sparktc
 from sparktc.apps.cli import parse_arguments
 from sparktc.apps.pipeline import run
 from sparktc.corpora import table
+from sparktc.corpora.records import Reject
 from sparktc.errors import ConfigError
 from sparktc.experiment.config import load_config
 from sparktc.experiment.corpus_files import IngestError
@@ -99,9 +101,12 @@ def test_bad_rows_are_rejected_naming_their_column_and_every_row_is_counted(spar
     assert list(tables["categories"]["category"]) == ["acq", "crude", "earn"]
     assert report.details["read"] == {"source": f"the parquet table {corpus}", "split_by": "column"}
     assert (report.details["train_documents"], report.details["test_documents"]) == (4, 4)
-
-    with pytest.raises(IngestError, match=r"^8 bad records; the first:\n  the parquet table .* partition \d+:\d+ "):
-        ingested(spark, tmp_path, {"path": str(corpus)}, name="failed")
+    # Where a reject is, as corpus.on_error = "fail" names it: the table, the task's partition, the row in it.
+    [located] = rejects[rejects["reason"] == BAD["b-split"][0]].itertuples()
+    assert Reject(located.source, located.line, located.doc_id, located.reason).message() == (
+        f"the parquet table {corpus} partition {located.source.rsplit(' ', 1)[1]}:{located.line} (doc b-split): "
+        f"{BAD['b-split'][0]}")
+    assert int(located.source.rsplit(" ", 1)[1]) >= 0 and located.line >= 1
 
 
 def test_a_column_missing_or_of_another_type_refuses_the_table(spark, tmp_path):
@@ -120,14 +125,19 @@ def test_a_column_missing_or_of_another_type_refuses_the_table(spark, tmp_path):
 
 
 def test_hugging_face_parquet_files_split_by_their_names_ids_by_file_and_row(spark, tmp_path):
-    """Hugging Face's layout: data/SPLIT-00000-of-00001.parquet, a text and an integer class label, no id."""
+    """Hugging Face's layout: data/SPLIT-00000-of-00001.parquet, a text and an integer class label, no id; read with
+    docs/corpora.md's settings for it, as the job parses them.
+    """
     schema = pa.schema([("text", pa.string()), ("label", pa.int64())])
     files = {"train-00000-of-00001.parquet": [("good film", 1), ("dull", 0), ("fine", 1)],
              "test-00000-of-00001.parquet": [("great", 1), ("bad", 0)],
              "validation-00000-of-00001.parquet": [("so so", 0)]}
-    data = write(tmp_path / "imdb" / "data", files, schema)
-    report, tables = ingested(spark, tmp_path, {"path": str(data), "split_by": "file_name",
-                                                "columns": {"id": "", "labels": "label"}})
+    data = write(tmp_path / "ag_news" / "data", files, schema)
+    job, arguments = job_arguments(example("table-hugging-face"))
+    config, _, _ = parse_arguments(job, substituted(arguments, {"/data/ag_news/data": str(data),
+                                                                "runs/ag_news": str(tmp_path / "run")}))
+    report = ingest_stage.ingest(spark, config, Tables(str(tmp_path), str(tmp_path / "out")))
+    tables = {name: pd.read_parquet(tmp_path / "out" / name) for name in ("documents", "categories")}
     documents = tables["documents"].set_index("doc_id").sort_index()
     expected = {f"{name}:{row}": (name.split("-")[0], [str(label)], text) for name, rows in files.items()
                 for row, (text, label) in enumerate(rows) if not name.startswith("validation")}
@@ -138,31 +148,36 @@ def test_hugging_face_parquet_files_split_by_their_names_ids_by_file_and_row(spa
 
 
 def test_a_test_fraction_is_the_ids_hash_whatever_the_partitioning(spark, tmp_path):
+    """Each id's split is its hash's (:func:`sparktc.corpora.table.test_share`, computed here in Python), a function
+    of the id alone: the rows, shuffled over four files, cannot move it.
+    """
     rows = [(f"doc{k}", "oil", ["crude"], None) for k in range(120)]
-    one = write(tmp_path / "one", {"part-0.parquet": rows})
-    four = write(tmp_path / "four", {f"part-{k}.parquet": rows[k::4][::-1] for k in range(4)})
-    settings = {"split_by": "fraction", "test_fraction": 0.3, "split_seed": 5}
-    splits = []
-    for corpus in (one, four):
-        _, tables = ingested(spark, tmp_path, {"path": str(corpus), **settings}, name=corpus.name)
-        splits.append(dict(zip(tables["documents"]["doc_id"], tables["documents"]["split"])))
+    corpus = write(tmp_path / "four", {f"part-{k}.parquet": rows[k::4][::-1] for k in range(4)})
+    _, tables = ingested(spark, tmp_path, {"path": str(corpus), "split_by": "fraction", "test_fraction": 0.3,
+                                           "split_seed": 5})
     expected = {doc_id: "test" if table.test_share(doc_id, 5) < 0.3 else "train" for doc_id, *_ in rows}
-    assert splits[0] == splits[1] == expected
+    assert dict(zip(tables["documents"]["doc_id"], tables["documents"]["split"])) == expected
     assert 20 < list(expected.values()).count("test") < 55
 
 
-def test_test_ids_make_the_test_set_and_an_id_of_no_row_is_refused(spark, tmp_path):
+def test_test_ids_of_a_catalog_table_make_the_test_set_and_an_id_of_no_row_is_refused(spark, tmp_path):
+    """A catalog table (a temporary view, which spark.read.table reads as it reads a catalog's)."""
     rows = [(f"d{k}", "oil", ["crude"], None) for k in range(10)]
-    corpus = write(tmp_path / "t", {"part-0.parquet": rows})
+    spark.read.parquet(str(write(tmp_path / "t", {"part-0.parquet": rows}))).createOrReplaceTempView("sparktc_table")
     ids = tmp_path / "test_ids.txt"
     ids.write_text("d3\nd7\n\nd3\n")
-    _, tables = ingested(spark, tmp_path, {"path": str(corpus), "split_by": "test_ids", "test_ids": str(ids)})
-    assert dict(zip(tables["documents"]["doc_id"], tables["documents"]["split"])) == {
-        f"d{k}": "test" if k in (3, 7) else "train" for k in range(10)}
-    ids.write_text("d3\nnone-such\n")
-    with pytest.raises(IngestError, match=r"^1 id of corpus.test_ids .*test_ids.txt is in no row of the parquet "
-                                          r"table .*: 'none-such'; remove it from the file"):
-        ingested(spark, tmp_path, {"path": str(corpus), "split_by": "test_ids", "test_ids": str(ids)}, name="again")
+    settings = {"path": "", "table": "sparktc_table", "split_by": "test_ids", "test_ids": str(ids)}
+    try:
+        report, tables = ingested(spark, tmp_path, settings)
+        assert dict(zip(tables["documents"]["doc_id"], tables["documents"]["split"])) == {
+            f"d{k}": "test" if k in (3, 7) else "train" for k in range(10)}
+        assert report.details["read"] == {"source": "the table sparktc_table", "split_by": "test_ids"}
+        ids.write_text("d3\nnone-such\n")
+        with pytest.raises(IngestError, match=r"^1 id of corpus.test_ids .*test_ids.txt is in no row of the table "
+                                              r"sparktc_table: 'none-such'; remove it from the file, or fix the ids$"):
+            ingested(spark, tmp_path, settings, name="again")
+    finally:
+        spark.catalog.dropTempView("sparktc_table")
 
 
 def test_a_tokens_column_is_passed_through_by_tokenize(spark, tmp_path):
@@ -204,7 +219,9 @@ def test_documents_are_checked_at_the_door_as_the_command_line_checks_a_table(sp
 
 
 def test_a_dataframe_or_a_catalog_table_is_read_again_on_every_run(spark, tmp_path):
-    """No manifest records a DataFrame's or a catalog table's content: ingest never passes for up to date."""
+    """No manifest records a DataFrame's or a catalog table's content: ingest never passes for up to date (a
+    directory's files are hashed: it does).
+    """
     corpus = write(tmp_path / "t", {"part-0.parquet": GOOD})
     frame = spark.read.parquet(str(corpus))
     for _ in range(2):
@@ -214,35 +231,33 @@ def test_a_dataframe_or_a_catalog_table_is_read_again_on_every_run(spark, tmp_pa
     assert manifest["recomputed_because"] == "the documents are a DataFrame (documents=), whose content no " \
                                              "manifest records"
     assert manifest["rows_out"] == len(GOOD) and manifest["details"]["read"]["source"] == "the documents DataFrame"
-    frame.createOrReplaceTempView("sparktc_table_corpus")
-    config = load_config({"corpus": {"format": "table", "table": "sparktc_table_corpus"}})
-    [manifest] = run(spark, config, str(tmp_path / "catalog"), "ingest")
-    assert manifest["rows_out"] == len(GOOD)
-    assert manifest["details"]["read"]["source"] == "the table sparktc_table_corpus"
-    assert ingest_stage.STAGE.unrecorded(config) == "corpus.table sparktc_table_corpus is read through the catalog, " \
-                                                    "whose content no manifest records"
+    catalog = load_config({"corpus": {"format": "table", "table": "main.news.articles"}})
+    assert ingest_stage.STAGE.unrecorded(catalog) == "corpus.table main.news.articles is read through the catalog, " \
+                                                     "whose content no manifest records"
     assert ingest_stage.STAGE.unrecorded(load_config({"corpus": {"format": "table", "path": str(corpus)}})) == ""
-    spark.catalog.dropTempView("sparktc_table_corpus")
 
 
 #: The settings that make the README's R(90) command read the table: the labels are R(90)'s already.
 AS_TABLE = ["corpus.format=table", 'corpus.category_set=""', "corpus.document_filter=none"]
+#: The sections of a run's settings that decide its figures, beside the corpus.
+FIGURES_SETTINGS = ("tokenize", "weight", "rank", "select", "train", "tune", "evaluate")
 
 
 @pytest.fixture(scope="module")
 def reuters21578_as_table(spark, reuters21578_subset_run, tmp_path_factory) -> dict[str, Path]:
     """The documents the README's R(90) command ingested from the subset (the deployment tests' run) as a Parquet
-    table, run through the same command with ``corpus.format = "table"`` and through ``run_pipeline(documents=)``:
-    each run's output, by form.
+    table, run by docs/corpora.md's command for a table (``table-corpus``, as the job parses it) and by its Python
+    block (``table-dataframe``, ``run_pipeline(documents=)``): each run's output, by form.
     """
     root = tmp_path_factory.mktemp("reuters21578_table")
     documents = spark.read.parquet(f"{reuters21578_subset_run[0]}/documents")
     documents.selectExpr("doc_id AS id", "text", "labels", "split").write.parquet(str(root / "table"))
-    config, held, force = parse_arguments("the R(90) command on the table", [
-        *reuters21578_arguments(root / "path", root / "table"), *(word for key in AS_TABLE for word in ("--set", key))])
-    run(spark, config, held, force=force)
-    sparktc.run_pipeline(spark, "reuters21578", str(root / "dataframe"), overrides=[*AS_TABLE, 'corpus.path=""'],
-                         documents=spark.read.parquet(str(root / "table")), verbose=False)
+    job, arguments = job_arguments(example("table-corpus"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        run_prepared(spark, prepared_job(job, substituted(arguments, {"/data/my-table": str(root / "table"),
+                                                                       "runs/table": str(root / "path")}), monkeypatch))
+    code = example("table-dataframe").replace("/data/my-table", str(root / "table"))
+    exec(code.replace("runs/table-dataframe", str(root / "dataframe")), {"spark": spark})  # noqa: S102
     return {"path": root / "path", "dataframe": root / "dataframe"}
 
 
@@ -250,6 +265,9 @@ def reuters21578_as_table(spark, reuters21578_subset_run, tmp_path_factory) -> d
 def test_reuters21578_as_a_table_gives_the_reuters_jobs_figures(reuters21578_subset_run, reuters21578_as_table, form):
     expected = json.loads((Path(reuters21578_subset_run[0]) / "metrics.json").read_text())
     got = json.loads((reuters21578_as_table[form] / "metrics.json").read_text())
+    # The same settings but the corpus's: docs/corpora.md's table settings are the Reuters job's.
+    assert {key: got["settings"][key] for key in FIGURES_SETTINGS} == {
+        key: expected["settings"][key] for key in FIGURES_SETTINGS}
     figures = [key for key, value in expected.items() if isinstance(value, int | float)]
     assert len(figures) > 15 and expected["test_documents"] > 600 and expected["n_categories"] > 50
     assert {key: got[key] for key in figures} == {key: expected[key] for key in figures}
