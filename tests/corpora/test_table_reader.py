@@ -123,6 +123,9 @@ def test_columns_are_checked_from_the_schema():
     fraction = load_config({"corpus": {"format": "table", "path": ".", "split_by": "fraction",
                                        "test_fraction": 0.3}}).corpus
     assert table.columns_problem({key: good[key] for key in ("id", "text", "labels")}, fraction, "t", "c") is None
+    by_file = load_config({"corpus": {"format": "table", "path": ".", "split_by": "file_name",
+                                      "columns": {"id": "", "labels": "label"}}}).corpus
+    assert table.columns_problem({"text": "string", "label": "bigint"}, by_file, "t", "c") is None
 
 
 @pytest.mark.parametrize(("corpus", "refusal"), [
@@ -139,6 +142,8 @@ def test_columns_are_checked_from_the_schema():
     ({"split_by": "fraction"}, "corpus.split_by = 'fraction' needs 0 < corpus.test_fraction < 1"),
     ({"split_by": "test_ids"}, "corpus.split_by = 'test_ids' needs corpus.test_ids"),
     ({"path": "", "table": "t", "split_by": "file_name"}, "corpus.split_by = 'file_name' with corpus.table = 't'"),
+    ({"path": "", "table": "t", "columns": {"id": ""}}, "corpus.columns.id = '' with corpus.table = 't': the rows of "
+                                                        "a catalog table have no file names here"),
     ({"columns": {"text": "id"}}, "each role needs a column of its own"),
     ({"columns": {"labels": " topics"}}, "corpus.columns.labels = ' topics'"),
     ({"path": ""}, "corpus.path is not set; give the directory of the table files (--set corpus.path=DIR), or a "
