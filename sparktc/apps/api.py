@@ -57,6 +57,9 @@ from sparktc.apps.classify import (
     weighted,
 )
 from sparktc.apps.pipeline import check_stages, run_recorded
+from sparktc.corpora.formats import TABLE
+from sparktc.corpora.registry import FORMATS
+from sparktc.corpora.table import columns_problem
 from sparktc.errors import InputError
 from sparktc.evaluation.notebook import Evaluation
 from sparktc.evaluation.report import FIGURES
@@ -144,7 +147,8 @@ def _check_session(spark: Any) -> None:
 
 def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[str, Any] | Config | None,
                  output: str | os.PathLike[str], *, overrides: Sequence[str] = (), preset: str = "",
-                 stages: Sequence[str] = (), force: bool = False, verbose: bool = True) -> RunResult:
+                 stages: Sequence[str] = (), force: bool = False, verbose: bool = True,
+                 documents: DataFrame | None = None) -> RunResult:
     """Run the pipeline (or the stages ``stages``) on ``spark`` into ``output``.
 
     ``config`` is a TOML file's path, a packaged configuration's name (``"reuters21578"``: conf/NAME.toml, when no
@@ -155,6 +159,12 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
     ``force`` (True or False) recomputes them. ``verbose=False`` prints nothing on standard output (no stage lines,
     no per-category table) and leaves the progress line ([progress], on standard error) and warnings. A wrong
     argument or setting raises :class:`sparktc.errors.ConfigError` before any Spark work.
+
+    ``documents`` is the corpus as a DataFrame, under ``corpus.format = "table"`` (:mod:`sparktc.corpora.table`)
+    with neither corpus.path nor corpus.table: one row per document, its columns those [corpus.columns] names (an id
+    of a string or integer type, a string text, labels as an array of strings or one string or integer each, a
+    string split unless ``corpus.split_by`` draws it), checked from its schema; each row is checked as ingest reads
+    it, as a table's are. Ingest runs again on every run (no manifest records a DataFrame's content).
     """
     _check_session(spark)
     if not isinstance(config, Config | Mapping) and config is not None:
@@ -165,18 +175,40 @@ def run_pipeline(spark: SparkSession, config: str | os.PathLike[str] | Mapping[s
     check_stages(stages)
     force = checked(check_flag, "force", force)
     verbose = checked(check_flag, "verbose", verbose)
+    if documents is not None and not isinstance(documents, DataFrame):
+        raise ConfigError(f"documents must be a Spark DataFrame or None; got {type(documents).__name__}")
     if not isinstance(config, Config):
-        config = load_config(config, overrides, preset)
+        config = load_config(config, overrides, preset, documents=documents is not None)
     elif overrides or preset:
         raise ConfigError("overrides and preset apply to a configuration file or dict, not to a loaded Config")
     config = check_tracking(config)
     check_server(spark)
+    if documents is not None:
+        _check_documents(documents, config)
     check_workers_python(spark)
     check_settings(spark)  # what spark.conf.set gave the session
     with nullcontext() if verbose else redirect_stdout(_Nowhere()):
-        manifests, record = run_recorded(spark, config, output, stages, force, option="output")
+        manifests, record = run_recorded(spark, config, output, stages, force, option="output", documents=documents)
     evaluation = _evaluation(spark, record.output)
     return RunResult(record.output, record, manifests, evaluation.metrics if evaluation else {}, evaluation)
+
+
+def _check_documents(documents: DataFrame, config: Config) -> None:
+    """ConfigError unless ``documents`` can be read as the table corpus ``config`` describes: corpus.format =
+    "table" with no other source, and the columns [corpus.columns] names, of their types (the schema alone).
+    """
+    corpus = config.corpus
+    if FORMATS[corpus.format].assembly != TABLE:
+        raise ConfigError(f"documents given with corpus.format = {corpus.format!r}: a DataFrame of documents is a "
+                          "table corpus; set corpus.format = 'table'")
+    for key in ("path", "table"):
+        if getattr(corpus, key):
+            raise ConfigError(f"documents given with corpus.{key} = {getattr(corpus, key)!r}: the corpus is read "
+                              f"from one; remove corpus.{key}, or leave documents=None")
+    types = {column.name: column.dataType.simpleString() for column in documents.schema.fields}
+    problem = columns_problem(types, corpus, "documents", "corpus.columns")
+    if problem:
+        raise ConfigError(problem)
 
 
 def _evaluation(spark: SparkSession, output: str) -> Evaluation | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from sparktc import packaged
 from sparktc.apps.recording import execute
@@ -37,10 +37,15 @@ def check_stages(names: Sequence[str]) -> None:
         raise ConfigError(f"unknown stage {', '.join(unknown)}; stages: {', '.join(BY_NAME)}")
 
 
-def plan(config: Config, output: str, names: Sequence[str] = ()) -> list[tuple[Stage, Config]]:
-    """The stages ``names`` (default: all, with synthesize first for a synthetic corpus) and their configurations."""
+def plan(config: Config, output: str, names: Sequence[str] = (), documents: DataFrame | None = None
+         ) -> list[tuple[Stage, Config]]:
+    """The stages ``names`` (default: all, with synthesize first for a synthetic corpus) and their configurations;
+    ingest reads ``documents`` when given (a table corpus as a DataFrame).
+    """
     check_stages(names)
     stages = [BY_NAME[name] for name in names] if names else list(PIPELINE)
+    if documents is not None:
+        stages = [ingest.given_documents(documents) if stage is ingest.STAGE else stage for stage in stages]
     written_as = FORMATS[config.corpus.format].written_as
     if not written_as:
         return [(stage, config) for stage in stages]
@@ -54,21 +59,26 @@ def run_inputs(config: Config) -> dict[str, str]:
     packaged stop list is in the package, not a path).
     """
     stop_list = "" if packaged.stop_list(config.tokenize.stop_list) else config.tokenize.stop_list
-    return {"corpus.path": config.corpus.path, "corpus.hierarchy": config.corpus.hierarchy,
+    return {"corpus.path": config.corpus.path, "corpus.test_ids": config.corpus.test_ids,
+            "corpus.hierarchy": config.corpus.hierarchy,
             "corpus.topic_names": config.corpus.topic_names, "tokenize.stop_list": stop_list,
             "synthesize.hierarchy": config.synthesize.hierarchy, "history.path": config.history.path}
 
 
 def run_recorded(spark: SparkSession, config: Config, output: str, names: Sequence[str] = (),
-                 force: bool = False, option: str = "") -> tuple[list[dict[str, Any]], RunRecord]:
+                 force: bool = False, option: str = "", documents: DataFrame | None = None
+                 ) -> tuple[list[dict[str, Any]], RunRecord]:
     """Run the stages ``names`` (default: all) into ``output``, skipping those whose manifests are current; the
     output is checked and held as by the jobs (:mod:`sparktc.runtime.outputs`; ``option`` names the argument that
     gave it, ``--output`` by default) and the run recorded (:mod:`sparktc.apps.recording`). The stages' manifests
-    and the run's record.
+    and the run's record. ``documents``: a table corpus given as a DataFrame, which ingest reads on every run.
     """
     output = check_output(output, run_inputs(config), option=option)
+    stages = plan(config, output, names, documents)
+    owners = {table: next((each for each, _ in stages if each.name == stage.name), stage)
+              for table, stage in OWNERS.items()}
     with claim(output, "run", spark, option=option) as held:
-        return execute(spark, config, plan(config, output, names), held, OWNERS, force)
+        return execute(spark, config, stages, held, owners, force)
 
 
 def run(spark: SparkSession, config: Config, output: str, *names: str, force: bool = False) -> list[dict[str, Any]]:

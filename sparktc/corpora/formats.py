@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
 from sparktc.corpora.files import Reader
 
-__all__ = ["ASSEMBLIES", "LABELLED", "QRELS", "SUBSET", "ByteRanges", "ChosenSets", "CorpusFormat", "CorpusNames"]
+__all__ = ["ASSEMBLIES", "LABELLED", "QRELS", "SUBSET", "TABLE", "ByteRanges", "ChosenSets", "CorpusFormat",
+           "CorpusNames"]
 
 #: How ingest makes a corpus of a format's parsed files (the ingest stage implements each kind). SUBSET: the labels
 #: of the records, kept to a category set chosen from their positives (:class:`ChosenSets`), the documents outside
@@ -25,7 +27,10 @@ SUBSET = "subset"
 QRELS = "qrels"
 #: LABELLED: the labels of the records; the categories are ``corpus.categories``, or every label seen.
 LABELLED = "labelled"
-ASSEMBLIES = (SUBSET, QRELS, LABELLED)
+#: TABLE: the rows of a table Spark reads (or a DataFrame given), which carry their labels, as LABELLED's records
+#: do; read once, by Spark, with no file of the format's to list or parse.
+TABLE = "table"
+ASSEMBLIES = (SUBSET, QRELS, LABELLED, TABLE)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,10 @@ class CorpusFormat:
     corpus.path read by ``parse_names`` (code -> name), and ``hierarchical`` (its categories have a hierarchy to
     average and close predictions over). ``classify`` reads new documents in this form (None: classify does not
     take it). A synthesized format is not read from corpus.path: the synthesize stage writes it in the format
-    ``written_as``, which the stages then read.
+    ``written_as``, which the stages then read. ``settings`` are the [corpus] keys only this format reads (another
+    format refuses them set), and ``settings_problem(corpus)`` says what is wrong with its [corpus] settings together
+    (None: nothing), checked before Spark starts; ``tokenized_by(corpus)`` whether those settings make a format of
+    raw texts come tokenized (:meth:`comes_tokenized`).
     """
 
     name: str
@@ -113,6 +121,16 @@ class CorpusFormat:
     hierarchical: bool = False
     classify: Reader | None = None
     written_as: str = ""
+    settings: tuple[str, ...] = ()
+    settings_problem: Callable[[Any], str | None] | None = None
+    tokenized_by: Callable[[Any], bool] | None = None
+
+    def comes_tokenized(self, corpus: Any) -> bool:
+        """Whether the documents of a corpus of this format, read with the [corpus] settings ``corpus``, come as
+        tokens, which tokenize passes through: always for a ``tokenized`` format, else as ``tokenized_by(corpus)``
+        says (a table with a tokens column).
+        """
+        return self.tokenized or (self.tokenized_by is not None and self.tokenized_by(corpus))
 
     @property
     def averaging_sets(self) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ import json
 import reprlib
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -35,7 +35,7 @@ from sparktc.corpora.formats import LABELLED, CorpusFormat, CorpusNames
 from sparktc.corpora.labels import label_problem
 from sparktc.corpora.records import TEST, TRAIN, Document, Reject, decoded_line
 
-__all__ = ["FORMAT", "MAX_LINE_BYTES", "parse_jsonl"]
+__all__ = ["FORMAT", "MAX_LINE_BYTES", "parse_jsonl", "record_problem", "valid_record"]
 
 _EXAMPLE = '{"id": "d1", "text": "...", "labels": ["earn"], "split": "train"}'
 #: The longest line read as a record (64 MiB): json.loads holds a line's objects several times over.
@@ -100,35 +100,48 @@ def _problem(record: Any, labelled: bool) -> str | None:
     for key in ("id", "text", "labels", "split") if labelled else ("id", "text"):
         if key not in record:
             return f"missing field {key!r}; each line must look like {_EXAMPLE}"
+    return record_problem(record, labelled, _field)
+
+
+def _field(key: str) -> str:
+    return f"field {key!r}"
+
+
+def record_problem(record: dict[str, Any], labelled: bool, named: Callable[[str], str]) -> str | None:
+    """What is wrong with a record's ``id``, ``text``, ``labels`` and ``split`` (``labels`` and ``split`` optional
+    unless ``labelled``), each named in the reason by ``named(key)`` ("field 'labels'", "column 'topics'"), or None
+    when it is a valid document: the checks of every record of JSON Lines and of a table corpus
+    (:mod:`sparktc.corpora.table`).
+    """
     labels = record.get("labels", [])
     listed = labels if isinstance(labels, list) else []
     for key, value in [("id", record["id"]), ("text", record["text"]), *(("labels", label) for label in listed)]:
         if isinstance(value, str) and not _encodable(value):
-            return (f"field {key!r} holds an unpaired surrogate escape ({reprlib.repr(value)}), which is no character "
+            return (f"{named(key)} holds an unpaired surrogate escape ({reprlib.repr(value)}), which is no character "
                     "and cannot be stored as UTF-8; fix or drop the escape")
     if _usable_id(record) is None:
-        return f"field 'id' must be a non-empty string or an integer, got {reprlib.repr(record['id'])}"
+        return f"{named('id')} must be a non-empty string or an integer, got {reprlib.repr(record['id'])}"
     if not isinstance(record["text"], str):
-        return f"field 'text' must be a string, got {type(record['text']).__name__}"
+        return f"{named('text')} must be a string, got {type(record['text']).__name__}"
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-        return f"field 'labels' must be a list of strings, got {reprlib.repr(labels)}"
+        return f"{named('labels')} must be a list of strings, got {reprlib.repr(labels)}"
     for label in labels:
-        problem = label_problem(label, "in field 'labels'")
+        problem = label_problem(label, f"in {named('labels')}")
         if problem is not None:
             return problem
     repeated = [label for label, n in Counter(labels).items() if n > 1]
     if repeated:
         which = ", ".join(map(reprlib.repr, repeated))
-        return f"label{'s' if len(repeated) > 1 else ''} {which} repeated in field 'labels'; list each label once"
+        return f"label{'s' if len(repeated) > 1 else ''} {which} repeated in {named('labels')}; list each label once"
     if (labelled or "split" in record) and record["split"] not in (TRAIN, TEST):
-        return f"field 'split' must be {TRAIN!r} or {TEST!r}, got {reprlib.repr(record['split'])}"
+        return f"{named('split')} must be {TRAIN!r} or {TEST!r}, got {reprlib.repr(record['split'])}"
     return None
 
 
-def _valid(record: Any, labelled: bool) -> bool:
-    """True only when ``_problem(record, labelled)`` is None, decided quickly for the common record (exact types,
-    ASCII or encodable strings, distinct labels); False sends the record to :func:`_problem`, which says what is
-    wrong, if anything.
+def valid_record(record: Any, labelled: bool) -> bool:
+    """True only when :func:`record_problem` finds nothing wrong with ``record`` (a dict holding its keys), decided
+    quickly for the common record (exact types, ASCII or encodable strings, distinct labels); False sends the record
+    to :func:`record_problem`, which says what is wrong, if anything.
     """
     if type(record) is not dict:
         return False
@@ -196,7 +209,7 @@ def parse_jsonl(lines: Iterable[bytes], source: str, labelled: bool = True) -> I
             yield Reject(source, number, None, f"number too long: over {sys.get_int_max_str_digits():,} digits "
                                                "(Python's int conversion limit); write it as a string")
             continue
-        problem = None if _valid(record, labelled) else _problem(record, labelled)
+        problem = None if valid_record(record, labelled) else _problem(record, labelled)
         if problem is not None:
             yield Reject(source, number, _usable_id(record), problem)
             continue

@@ -16,6 +16,7 @@ from sparktc.corpora import (
     lyrl2004_vectors,
     reuters21578,
     synthetic,
+    table,
 )
 from sparktc.corpora.files import Reader
 from sparktc.corpora.formats import CorpusFormat
@@ -31,6 +32,7 @@ FORMATS: dict[str, CorpusFormat] = {fmt.name: fmt for fmt in (
     jsonl.FORMAT,
     libsvm.FORMAT,
     libmultilabel_text.FORMAT,
+    table.FORMAT,
     synthetic.FORMAT,
 )}
 #: Every format's category sets (``corpus.category_set``), each once.

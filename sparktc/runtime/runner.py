@@ -15,7 +15,8 @@ directory sparktc's) for as long as its stages run.
    run), the files (path, size, modification time, SHA-256) and rows of every output, its report
    (rows in and out, set aside, details), its times and the run id.
 3. On a rerun, a stage whose manifest is current (:func:`sparktc.runtime.manifest.stale_reason`) is
-   skipped. ``force`` recomputes every stage.
+   skipped, unless it reads what no manifest can record (``Stage.unrecorded``: a catalog table, a DataFrame).
+   ``force`` recomputes every stage.
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def _no_files(config: Config) -> Sequence[str]:
     return ()
 
 
+def _recorded(config: Config) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Stage:
     """A stage: its function, the outputs of earlier stages it reads, the outputs it writes, the
@@ -116,6 +121,9 @@ class Stage:
     # Whether its details count the data the later stages' settings must fit (ingest: ``train_documents`` and
     # ``categories``; ``Config.check_against_data``).
     counts_data: bool = False
+    # Why the stage runs again on every run (what it reads has no content its manifest could record: a catalog
+    # table, a DataFrame), "" when its manifest records all it reads.
+    unrecorded: Callable[[Config], str] = field(default=_recorded)
 
     def sections_of(self, config: Config) -> tuple[str, ...]:
         """The configuration sections (or single settings) the stage's results depend on under ``config``."""
@@ -328,7 +336,7 @@ def run_stage(spark: SparkSession, stage: Stage, config: Config, claim: Claim, o
     expected = identity(stage.name, code_digest(), settings, inputs, files)
     existing = read_manifest(spark, output, stage.name)
     reason = "--force" if force else stale_reason(existing, expected, _found(spark, output, stage.writes),
-                                                   _output_hash(spark, output))
+                                                   _output_hash(spark, output)) or stage.unrecorded(config) or None
     if reason is None:
         print(f"sparktc: {stage.name:<9} up to date, skipped (manifest of {existing['finished']})", flush=True)
         return existing

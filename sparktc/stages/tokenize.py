@@ -93,7 +93,7 @@ def tokenize(spark: SparkSession, config: Config, tables: Tables) -> StageReport
     stemmer, analyzer, features = settings.stemmer, settings.analyzer, settings.features()
 
     with stage(spark, "tokenize") as report:
-        if FORMATS[config.corpus.format].tokenized:
+        if FORMATS[config.corpus.format].comes_tokenized(config.corpus):
             # A corpus that comes tokenized (LYRL2004): its documents are the tokens table, file for file, whose
             # tokens ingest counted as it parsed them when nothing was set aside.
             storage.link_or_copy(spark, tables.input("documents"), tables.output("tokens"))

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import nbformat
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import EXPLAIN_MODE, REPO, SMALL_CORPUS, jvm_options, reuters21578_overrides, selected
@@ -372,3 +373,40 @@ def test_a_connect_server_lost_mid_run_ends_it_in_one_line_and_the_next_server_r
     assert skipped == ["synthesize", "ingest", "tokenize", "weight"], rerun.stdout
     run(spark, load_config("conf/synthetic.toml", SMALL_CORPUS), str(tmp_path / "undisturbed"))
     assert figures(output) == figures(tmp_path / "undisturbed")
+
+
+#: A table corpus given as a DataFrame (``documents=``) on a Connect session of argv[1]: its ingest into argv[2], the
+#: Parquet table argv[3] read by the server.
+TABLE_CLIENT = (
+    "import sys\n"
+    "from pyspark.sql import SparkSession\n"
+    "import sparktc\n"
+    "spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()\n"
+    "sparktc.run_pipeline(spark, {'corpus': {'format': 'table', 'on_error': 'reject'}}, sys.argv[2],\n"
+    "                     stages=['ingest'], documents=spark.read.parquet(sys.argv[3]), verbose=False)\n")
+
+
+def test_a_table_corpus_through_connect_is_ingested_as_on_a_classic_session(server, spark, tmp_path) -> None:
+    """The same rows, good and bad (a null id, a label repeated, a split of neither, an id met again), give the same
+    documents, rejects and counts through a Connect session as through the suite's classic one.
+    """
+    rows = [{"id": f"d{k}", "text": f"oil {k}", "labels": ["crude"] if k % 2 else [], "split": ["train", "test"][k % 2]}
+            for k in range(6)]
+    rows += [{"id": None, "text": "x", "labels": [], "split": "train"},
+             {"id": "b", "text": "x", "labels": ["a", "a"], "split": "test"},
+             {"id": "c", "text": "x", "labels": [], "split": "dev"}, {**rows[0], "text": "again"}]
+    (tmp_path / "table").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "table" / "part-0.parquet")
+    client = subprocess.run([sys.executable, "-c", TABLE_CLIENT, server, str(tmp_path / "connect"),
+                             str(tmp_path / "table")], cwd=REPO, capture_output=True, text=True, timeout=300,
+                            env=thin_client_environment(tmp_path))
+    assert client.returncode == 0, client.stderr[-3000:]
+    sparktc.run_pipeline(spark, {"corpus": {"format": "table", "on_error": "reject"}}, str(tmp_path / "classic"),
+                         stages=["ingest"], documents=spark.read.parquet(str(tmp_path / "table")), verbose=False)
+    manifests = [json.loads((tmp_path / run / "manifests" / "ingest.json").read_text())
+                 for run in ("connect", "classic")]
+    assert [(m["rows_in"], m["rows_out"], m["set_aside"]) for m in manifests] == [(10, 6, {"rejected": 4})] * 2
+    for name, key in (("documents", "doc_id"), ("rejects", "reason")):
+        tables = [pd.read_parquet(tmp_path / run / name).sort_values(key).reset_index(drop=True)
+                  for run in ("connect", "classic")]
+        pd.testing.assert_frame_equal(tables[0], tables[1], obj=name)

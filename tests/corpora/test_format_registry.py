@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from reference import declaring, name_branches
 
-from sparktc.corpora.formats import ASSEMBLIES
+from sparktc.corpora.formats import ASSEMBLIES, TABLE
 from sparktc.corpora.registry import CLASSIFY_READERS, FORMATS
 from sparktc.experiment.config import CorpusConfig, load_config
 
@@ -28,7 +28,7 @@ NAMING_FORMATS = {*FORMAT_MODULES, PACKAGE / "corpora" / "registry.py"}
 def test_every_allowed_format_is_registered_under_its_name():
     [allowed] = [f.metadata["allowed"] for f in dataclasses.fields(CorpusConfig) if f.name == "format"]
     assert list(allowed) == list(FORMATS) == ["reuters21578", "lyrl2004", "lyrl2004_vectors", "jsonl", "libsvm",
-                                              "libmultilabel_text", "synthetic"]
+                                              "libmultilabel_text", "table", "synthetic"]
     assert all(name == fmt.name for name, fmt in FORMATS.items())
 
 
@@ -45,6 +45,10 @@ def test_a_format_says_how_it_is_read(name):
     if fmt.written_as:  # synthesized, then read as the format it is written in
         assert fmt.written_as in FORMATS and not FORMATS[fmt.written_as].written_as
         assert fmt.names is None and fmt.reader is None and not fmt.assembly
+        return
+    if fmt.assembly == TABLE:  # Spark reads the table: no files of the format's to list or parse
+        assert fmt.names is None and fmt.reader is None and fmt.hint and fmt.settings and fmt.settings_problem
+        assert not fmt.category_sets and not fmt.tokenized and fmt.tokenized_by is not None
         return
     assert fmt.assembly in ASSEMBLIES and fmt.names and fmt.hint and fmt.reader
     assert fmt.default_category_set in (*fmt.category_sets, "") and bool(fmt.default_category_set) == bool(
@@ -70,7 +74,7 @@ def test_the_facts_the_formats_had_before_the_registry():
                                                                           "libsvm", "libmultilabel_text"]
     assert {name: fmt.default_category_set for name, fmt in FORMATS.items()} == {
         "reuters21578": "R90", "lyrl2004": "topics", "lyrl2004_vectors": "topics", "jsonl": "", "libsvm": "",
-        "libmultilabel_text": "", "synthetic": "topics"}
+        "libmultilabel_text": "", "table": "", "synthetic": "topics"}
     assert FORMATS["reuters21578"].averaging_sets == ("R(10)", "R(90)", "R(115)")
     assert list(CLASSIFY_READERS) == ["lyrl2004", "jsonl", "libmultilabel_text", "text"]
 

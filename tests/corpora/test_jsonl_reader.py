@@ -202,7 +202,7 @@ def test_a_byte_order_mark_is_invalid_json_as_json_loads_says():
 
 
 def test_the_quick_check_of_common_records_agrees_with_the_full_one():
-    """jsonl._valid (the fast path) accepts exactly the records jsonl._problem finds nothing wrong with."""
+    """jsonl.valid_record (the fast path) accepts exactly the records jsonl._problem finds nothing wrong with."""
     ids = ["d1", 7, "", True, 1.5, None, [], "caf\u00e9", "a\udc80"]
     texts = ["Oil prices", "caf\u00e9 \u2019s", "", " \t\n", "\u3000", 5, None, "x\ud800y"]
     label_lists = [[], ["earn"], ["earn", "acq"], ["earn", "earn"], [" earn"], ["a\u200bb"], ["\u00e9t\u00e9"],
@@ -221,7 +221,7 @@ def test_the_quick_check_of_common_records_agrees_with_the_full_one():
     accepted = 0
     for record in records:
         for labelled in (True, False):
-            fast = jsonl._valid(record, labelled)
+            fast = jsonl.valid_record(record, labelled)
             assert fast == (jsonl._problem(record, labelled) is None), (record, labelled)
             accepted += fast
     assert accepted > 50

@@ -47,6 +47,7 @@ def check_combinations(config: Config) -> None:
     _check_term_features(config)
     _check_frequency(config)
     _check_category_set(config.corpus, config.evaluate.close_predictions)
+    _check_format_settings(config.corpus)
     decision = train.decision_rule()
     method = decision.spec
     unused = {key: _setting(config, key) for key in method.unused if _setting(config, key)}
@@ -189,7 +190,7 @@ def _check_term_features(config: Config) -> None:
         ("tokenize.analyzer", settings.analyzer, TokenizeConfig.analyzer),
         ("tokenize.ngrams", settings.ngrams, 1), ("tokenize.title_weight", settings.title_weight, 1),
         ("tokenize.title_terms", settings.title_terms, False)) if value != default]
-    if asked and form.tokenized:
+    if asked and form.comes_tokenized(config.corpus):
         raise ConfigError(f"{' and '.join(asked)} with corpus.format = {form.name!r}: its documents come tokenized, "
                           "and tokenize passes their tokens through as given; leave the tokenize settings at their "
                           "defaults, or use a corpus of raw texts")
@@ -279,6 +280,28 @@ def _check_category_set(corpus: CorpusConfig, close_predictions: bool) -> None:
     if corpus.hierarchy and category_set_of(corpus) == "regions":
         raise ConfigError(f"corpus.hierarchy = {corpus.hierarchy!r} with corpus.category_set = 'regions': regions "
                           f"have no hierarchy (their list is {lyrl2004.REGIONS_FILE} in corpus.path); remove it")
+
+
+def _check_format_settings(corpus: CorpusConfig) -> None:
+    """The [corpus] settings a format alone reads (``CorpusFormat.settings``) are refused set under another one, and
+    the format's own settings are checked together (``CorpusFormat.settings_problem``).
+    """
+    form = FORMATS[corpus.format]
+    defaults = CorpusConfig()
+    for other in FORMATS.values():
+        for key in other.settings if other is not form else ():
+            value, default = getattr(corpus, key), getattr(defaults, key)
+            if value != default:
+                given = {f"corpus.{key}": value}
+                if dataclasses.is_dataclass(value):  # a table of settings ([corpus.columns]): its keys given
+                    given = {f"corpus.{key}.{name}": setting for name, setting in dataclasses.asdict(value).items()
+                             if setting != getattr(default, name)}
+                shown = ", ".join(f"{name} = {setting!r}" for name, setting in given.items())
+                raise ConfigError(f"{shown} with corpus.format = {corpus.format!r}: read by corpus.format = "
+                                  f"{other.name!r} only; remove {'it' if len(given) == 1 else 'them'}")
+    problem = form.settings_problem(corpus) if form.settings_problem else None
+    if problem:
+        raise ConfigError(problem)
 
 
 def _tune_key(method: str, key: str) -> str:

@@ -100,7 +100,7 @@ def check_overrides(overrides: Sequence[str], preset: str) -> tuple[tuple[str, .
 
 
 def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrides: Sequence[str] = (),
-                preset: str = "") -> Config:
+                preset: str = "", documents: bool = False) -> Config:
     """Read a TOML file (or take a dict of sections, as a notebook gives them; or nothing), replace its [select],
     [train] and [tune] by ``preset``'s when one is named
     (:mod:`sparktc.experiment.presets`; the settings it drops are told on stderr), apply overrides in order, and
@@ -108,6 +108,8 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
     setting it names came from, and advises on what the user wrote (:func:`sparktc.experiment.presets.attribute`).
     A ``path`` that is not a ``str``, an ``os.PathLike``, a mapping or None, ``overrides`` that are not a list or
     tuple of strings (a bare string included) and a ``preset`` that is not a string are ConfigErrors naming them.
+    ``documents``: the corpus is a DataFrame given beside the configuration (:func:`sparktc.run_pipeline`'s
+    ``documents=``), so a table corpus needs no corpus.path.
     """
     if path is not None and not isinstance(path, Mapping):
         # checked here, as callers other than the command line (the Python API) give any object
@@ -157,7 +159,7 @@ def load_config(path: str | os.PathLike[str] | Mapping[str, Any] | None, overrid
         if message == str(error):
             raise
         raise ConfigError(message) from None
-    return resolve_paths(config)
+    return resolve_paths(config, documents)
 
 
 def load_section(name: str, values: Mapping[str, Any], overrides: Sequence[str] = ()) -> Any:

@@ -9,6 +9,7 @@ import dataclasses
 import os
 
 from sparktc import packaged
+from sparktc.corpora.formats import TABLE
 from sparktc.corpora.registry import FORMATS
 from sparktc.errors import ConfigError
 from sparktc.experiment.config.sections import Config
@@ -45,16 +46,21 @@ def require_local(key: str, path: str, kind: str) -> None:
         raise ConfigError(f"{key} = {path!r}: permission denied; the {kind} must be readable")
 
 
-def resolve_paths(config: Config) -> Config:
+def resolve_paths(config: Config, documents: bool = False) -> Config:
     """Local paths checked (they exist and are files or directories as each setting needs) and made absolute. [track]
     is the applications' to check (:func:`sparktc.tracking.store_probe.check_tracking`): its probes are tracking's.
+    A table corpus needs no corpus.path when it is a catalog table (corpus.table) or, ``documents``, a DataFrame
+    given to :func:`sparktc.run_pipeline` (which refuses one of another format).
     """
     corpus = config.corpus
-    if not FORMATS[corpus.format].written_as:  # a synthesized corpus is written in the run, not read from corpus.path
-        if not corpus.path:
+    form = FORMATS[corpus.format]
+    if not form.written_as:  # a synthesized corpus is written in the run, not read from corpus.path
+        if not corpus.path and not documents and not (form.assembly == TABLE and corpus.table):
+            table = ", or a catalog table's name (--set corpus.table=NAME)" if form.assembly == TABLE else ""
             raise ConfigError(f"corpus.path is not set; give the directory of the {corpus.format} files "
-                              "(--set corpus.path=DIR)")
+                              f"(--set corpus.path=DIR){table}")
         require_local("corpus.path", corpus.path, "directory")
+    require_local("corpus.test_ids", corpus.test_ids, "file")
     stop_list = resolve_stop_list(config.tokenize.stop_list)
     for key, value in (("corpus.hierarchy", corpus.hierarchy), ("corpus.topic_names", corpus.topic_names),
                        ("synthesize.hierarchy", config.synthesize.hierarchy)):
@@ -70,7 +76,7 @@ def resolve_paths(config: Config) -> Config:
         config,
         corpus=dataclasses.replace(
             corpus, path=absolute(corpus.path), hierarchy=absolute(corpus.hierarchy),
-            topic_names=absolute(corpus.topic_names)
+            topic_names=absolute(corpus.topic_names), test_ids=absolute(corpus.test_ids)
         ),
         tokenize=dataclasses.replace(config.tokenize, stop_list=stop_list),
         train=dataclasses.replace(config.train, fold_file=absolute(config.train.fold_file)),

@@ -15,6 +15,7 @@ from typing import Any, get_type_hints
 
 from sparktc.corpora.registry import CATEGORY_SETS, FORMATS
 from sparktc.corpora.synthetic import SHAPE_LIMITS
+from sparktc.corpora.table import SPLITS, TableColumns
 from sparktc.errors import ConfigError
 from sparktc.features.term_selection import FREQUENCY, GLOBAL_SCORES, SCORES
 from sparktc.features.text import ANALYZERS, TermFeatures
@@ -88,6 +89,18 @@ class CorpusConfig:
     # JSON Lines, LIBSVM and LibMultiLabel text: the category list; empty means every label seen in the corpus. A
     # category listed twice would be trained and counted twice.
     categories: list[str] = field(default_factory=list, metadata=rule(_distinct, "a list of distinct strings"))
+    # A table (corpus.format = "table", sparktc.corpora.table): corpus.path a directory Spark reads as read_format
+    # (spark.read.format(read_format).load(path)), or `table` a catalog table's name (spark.read.table);
+    # [corpus.columns] names its columns; the split by split_by: a column, test_fraction of the ids drawn with
+    # split_seed, a file of test_ids (one per line), or each file's name (train-*, test-*).
+    table: str = ""
+    read_format: str = field(default="parquet", metadata=rule(
+        lambda v: bool(v) and v == v.strip(), "a data source Spark reads: parquet, delta, iceberg, orc, ..."))
+    columns: TableColumns = field(default_factory=TableColumns)
+    split_by: str = field(default="column", metadata=allowed(*SPLITS))
+    test_fraction: float = field(default=0.0, metadata=rule(lambda v: 0.0 <= v < 1.0, "0 <= fraction < 1"))
+    split_seed: int = field(default=0, metadata=between(0, SEEDS - 1))
+    test_ids: str = ""
 
 
 def category_set_of(corpus: CorpusConfig) -> str:

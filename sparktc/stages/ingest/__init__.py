@@ -14,7 +14,7 @@ from their positives, files of labelled lines); ``qrels``, LYRL2004's corpora, l
 parsed (the staged label index, the tokens as training term ids, weighted for the weight stage), with what their
 tasks run on the workers in ``on_workers``; ``outputs``, the tables written, by the short path for a clean corpus or
 the general one; and ``stage``, the entry, :func:`ingest`, which picks the assembly by the format's and hands the
-weighted vectors on.
+weighted vectors on (and the stage of a table corpus given as a DataFrame, :func:`given_documents`).
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparktc.stages.ingest.stage import STAGE, ingest
+    from sparktc.stages.ingest.stage import STAGE, given_documents, ingest
 
-__all__ = ["STAGE", "ingest"]
+__all__ = ["STAGE", "given_documents", "ingest"]
 
 
 def __getattr__(name: str) -> Any:
-    """``STAGE`` and ``ingest``, imported when first asked for: a parsing task's worker unpickles functions of
-    :mod:`sparktc.stages.ingest.parsing` and needs neither, nor the configuration and pandas they import (1.2 of a
-    worker's 2.6 s of imports, in each Python worker of every ingest).
+    """``STAGE``, ``given_documents`` and ``ingest``, imported when first asked for: a parsing task's worker
+    unpickles functions of :mod:`sparktc.stages.ingest.parsing` and needs none of them, nor the configuration and
+    pandas they import (1.2 of a worker's 2.6 s of imports, in each Python worker of every ingest).
     """
     if name in __all__:
         from sparktc.stages.ingest import stage

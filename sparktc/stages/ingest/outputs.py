@@ -165,13 +165,13 @@ def write_outputs(spark: SparkSession, corpus: CorpusConfig, tables: Tables, sta
         report.details["qrels_rejected"] = assignments_rejected
         if extra["unread_assignments"] is not None:
             report.details["qrels_lines_for_test_parts_not_read"] = extra["unread_assignments"].count()
-    if form.tokenized and integer:  # as the short path counts them while parsing
+    if form.comes_tokenized(corpus) and integer:  # as the short path counts them while parsing
         counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
             term_id_token_counts(batch) for batch in read_batches(path, ["term_counts", "tokens_outside"])])
         report.details["tokens"] = {"tokens": sum(c[0] for each in counted for c in each),
                                     "documents_without_tokens": sum(c[1] for each in counted for c in each),
                                     "outside_training_terms": sum(c[2] for each in counted for c in each)}
-    elif form.tokenized:
+    elif form.comes_tokenized(corpus):
         counted = map_parts(spark, parquet_files(tables.output("documents")), lambda index, path: [
             token_counts(batch.column("tokens")) for batch in read_batches(path, ["tokens"])])
         report.details["tokens"] = {"tokens": sum(c[1] for each in counted for c in each),
@@ -210,7 +210,7 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
         report.details.update(qrels_lines=clean.qrels_lines, qrels_rejected=0)
         if sorted(corpus.test_parts) != [0, 1, 2, 3]:
             report.details["qrels_lines_for_test_parts_not_read"] = 0
-    if FORMATS[corpus.format].tokenized:  # what tokenize reports of the documents it takes as they are
+    if FORMATS[corpus.format].comes_tokenized(corpus):  # what tokenize reports of the documents it takes as they are
         report.details["tokens"] = {"tokens": tally.tokens, "documents_without_tokens": tally.without_tokens}
         if integer:
             report.details["tokens"]["outside_training_terms"] = tally.tokens_outside
