@@ -614,19 +614,16 @@ def flip_bytes(file: Path, count: int = 40) -> None:
         handle.write(bytes(b ^ 0xFF for b in middle))
 
 
-def execute_notebook(folder: Path, environment: dict[str, str], after: str = "") -> Any:
-    """``examples/notebook.ipynb`` executed headless (nbclient) in a kernel of this Python with ``environment``, in
-    ``examples/`` of a copy of the layout in ``folder`` (conf/ beside it), then ``after``, when given, as a last code
-    cell in the same kernel: the notebook with its outputs, also written to ``folder/examples/executed.ipynb`` (to look
-    at when a test fails).
+def run_in_kernel(notebook: Any, folder: Path, environment: dict[str, str]) -> Any:
+    """``notebook`` (nbformat's) executed headless (nbclient) in a kernel of this Python with ``environment``, its
+    working directory ``folder/work`` (made, empty), its kernel spec under ``folder/kernels``: the notebook with its
+    outputs (and the widgets' state in its metadata).
     """
-    import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    (folder / "conf").symlink_to(REPO / "conf")
-    (folder / "examples").mkdir()
+    (folder / "work").mkdir()
     kernels = folder / "kernels" / "sparktc"
     kernels.mkdir(parents=True)
     (kernels / "kernel.json").write_text(json.dumps({
@@ -634,12 +631,25 @@ def execute_notebook(folder: Path, environment: dict[str, str], after: str = "")
         "display_name": "sparktc's Python", "language": "python"}))
     manager = AsyncKernelManager(kernel_name="sparktc",
                                  kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels.parent)]))
+    NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "work")}}
+                   ).execute(env=environment)
+    return notebook
+
+
+def execute_notebook(folder: Path, environment: dict[str, str], after: str = "") -> Any:
+    """``examples/notebook.ipynb`` executed headless (:func:`run_in_kernel`) with ``environment``, in
+    ``folder/work``, a directory of nothing (the notebook runs from any), its temporary directory ``folder/tmp``
+    (``TMPDIR``: the notebook writes its run there), then ``after``, when given, as a last code cell in the same
+    kernel: the notebook with its outputs, also written to ``folder/executed.ipynb`` (to look at when a test fails).
+    """
+    import nbformat
+
+    (folder / "tmp").mkdir()
     notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
     if after:
         notebook.cells.append(nbformat.v4.new_code_cell(after))
-    NotebookClient(notebook, km=manager, timeout=600, resources={"metadata": {"path": str(folder / "examples")}}
-                   ).execute(env=environment)
-    nbformat.write(notebook, folder / "examples" / "executed.ipynb")
+    run_in_kernel(notebook, folder, environment | {"TMPDIR": str(folder / "tmp")})
+    nbformat.write(notebook, folder / "executed.ipynb")
     return notebook
 
 
@@ -691,7 +701,7 @@ def notebook_kernel_run(tmp_path_factory) -> dict[str, Any]:
     PYSPARK_PYTHON (:func:`kernel_environment`), then docs/notebooks.md's ``notebook`` block as it stands, in a last
     cell of the same kernel, from a folder of its own (``block``): one kernel and one JVM for both, the block's
     session the notebook's. Made once for the suite: ``notebook`` (the executed notebook, as JSON), ``run`` (the
-    notebook's run, examples/runs/notebook), ``block`` (the block's folder), ``stdout`` (what the block printed) and
+    notebook's run, in its temporary directory), ``block`` (the block's folder), ``stdout`` (what the block printed) and
     ``facts`` (what :data:`NOTEBOOK_BLOCK_EPILOGUE` read of the block's run).
     """
     import nbformat
@@ -705,7 +715,7 @@ def notebook_kernel_run(tmp_path_factory) -> dict[str, Any]:
         notebook = execute_notebook(layout, kernel_environment(), after=code)
         stdout = "".join(output.text for output in notebook.cells[-1].outputs
                          if output.output_type == "stream" and output.name == "stdout")
-        return {"notebook": nbformat.writes(notebook), "run": str(layout / "examples" / "runs" / "notebook"),
+        return {"notebook": nbformat.writes(notebook), "run": str(layout / "tmp" / "sparktc-notebook"),
                 "block": str(block), "stdout": stdout, "facts": json.loads((block / "facts.json").read_text())}
 
     return made_once(tmp_path_factory, "notebook_kernel_run", make)

@@ -13,11 +13,15 @@ only sees counts and the first few rejected ids.
 Documents with no term of the bundle's vocabulary, repeats of a doc id, and records the readers
 reject are not classified: they go to ``rejects`` (source, line, doc_id, reason), and the job says
 how many. Input without a single record is an error.
+
+The job then says what it found (:func:`summary`, unless ``--quiet``): the first documents by doc id with the
+categories assigned and their scores, and the documents assigned to each category, read back from the written
+predictions by a limit and a Spark aggregation (the driver sees those rows and one count per category).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,8 +39,9 @@ from sparktc.features.text import Analyzer, token_strings
 from sparktc.features.weighting import GIVEN, term_vectors
 from sparktc.models.scoring import predict_batch
 from sparktc.runtime import storage
-from sparktc.runtime.outputs import Claim, check_output, claim
+from sparktc.runtime.outputs import INCOMPLETE, Claim, check_output, claim
 from sparktc.runtime.permissions import permission_errors
+from sparktc.runtime.progress import cleared
 from sparktc.runtime.stage_report import StageReport, stage
 from sparktc.schemas import CLASSIFY_VECTORS_SCHEMA, PREDICTIONS_SCHEMA
 from sparktc.validation import check_integer
@@ -54,6 +59,9 @@ REPEATED_INDICES = "indices name a term id more than once: give each term id onc
 UNSORTED_INDICES = ("indices are not in increasing order: give the term ids in increasing order, their values in the "
                     "same order (as Spark ML's SparseVector takes them)")
 SHOWN = 5
+#: What the job's summary shows (:func:`summary`): the first documents, by doc id, and the most assigned categories.
+SHOWN_DOCUMENTS = 10
+SHOWN_CATEGORIES = 20
 
 
 def null_entries(column: str) -> str:
@@ -160,22 +168,86 @@ def predict(spark: SparkSession, bundle: Bundle, documents: DataFrame, top_k: in
         .select("doc_id", "labels", "predicted", "predicted_names", "top_categories", "top_scores")
 
 
+Scored = tuple[str, Sequence[str], Sequence[str], Sequence[float]]
+
+
+def _scored(predicted: Sequence[str], top_categories: Sequence[str], top_scores: Sequence[float]) -> str:
+    """The categories ``predicted``, the best first, each with its score when it is among the document's best ones
+    (those that are not after them, in their order).
+    """
+    scores = dict(zip(top_categories, top_scores))
+    ranked = sorted(predicted, key=lambda category: (category not in scores, -scores.get(category, 0.0)))
+    return ", ".join(f"{category} {scores[category]:.2f}" if category in scores else category for category in ranked)
+
+
+def summary_text(classified: int, first: Sequence[Scored], counts: Mapping[str | None, int], top_k: int,
+                 shown_categories: int = SHOWN_CATEGORIES) -> str:
+    """The job's summary of its ``classified`` documents' predictions: ``first`` (doc_id, predicted,
+    top_categories, top_scores of the first documents by doc id) as a table, the assigned categories the best first,
+    each with its score when it is among the ``top_k`` best (a document assigned none with its best one), then
+    ``counts``, the documents assigned to each category (None: to none), the most assigned first (then by code), the
+    first ``shown_categories`` of them.
+    """
+    assigned = sorted(((count, category) for category, count in counts.items() if category is not None),
+                      key=lambda pair: (-pair[0], pair[1]))
+    width = max([len("doc_id"), *(len(doc_id) for doc_id, *_ in first)])
+    lines = [f"sparktc: {classified:,} documents classified; the first {len(first):,} by doc id, with the categories "
+             f"assigned (and their scores when among the {top_k:,} best):", f"  {'doc_id':<{width}}  categories"]
+    for doc_id, predicted, top_categories, top_scores in first:
+        if predicted:
+            shown = _scored(predicted, top_categories, top_scores)
+        else:
+            best = f"; best: {top_categories[0]} {top_scores[0]:.2f}" if top_categories else ""
+            shown = f"(none{best})"
+        lines.append(f"  {doc_id:<{width}}  {shown}")
+    total = sum(count for count, _ in assigned)
+    lines.append(f"sparktc: documents by category ({len(assigned):,} categories, {total:,} assignments; "
+                 f"{counts.get(None, 0):,} documents assigned none):")
+    if assigned:
+        code_width = max(len("category"), *(len(category) for _, category in assigned[:shown_categories]))
+        lines.append(f"  {'category':<{code_width}}  documents")
+        lines += [f"  {category:<{code_width}}  {count:>9,}" for count, category in assigned[:shown_categories]]
+        rest = assigned[shown_categories:]
+        if rest:
+            more = "1 more category" if len(rest) == 1 else f"{len(rest):,} more categories"
+            lines.append(f"  ... {more}, {sum(count for count, _ in rest):,} assignments")
+    return "\n".join(lines)
+
+
+def summary(spark: SparkSession, predictions: str, output_format: str, classified: int, top_k: int,
+            shown: int) -> str:
+    """:func:`summary_text` of the ``classified`` documents' predictions written at ``predictions``: the first
+    ``shown`` documents by doc id (a limit: the driver gets those rows) and the documents assigned to each category
+    (a Spark aggregation: one count per category).
+    """
+    columns = "doc_id string, predicted array<string>, top_categories array<string>, top_scores array<double>"
+    frame = (spark.read.parquet(predictions) if output_format == "parquet"
+             else spark.read.schema(columns).json(predictions)).select("doc_id", "predicted", "top_categories",
+                                                                      "top_scores")
+    first = [(row.doc_id, row.predicted, row.top_categories, row.top_scores)
+             for row in frame.orderBy("doc_id").limit(shown).collect()]
+    counts = {row.category: row["count"] for row in
+              frame.select(F.explode_outer("predicted").alias("category")).groupBy("category").count().collect()}
+    return summary_text(classified, first, counts, top_k)
+
+
 def classify(spark: SparkSession, bundle: Bundle, path: str, output: str, input_format: str = "jsonl",
-             output_format: str = "parquet", top_k: int = 5) -> StageReport:
+             output_format: str = "parquet", top_k: int = 5, shown: int = 0) -> StageReport:
     """Classify the documents under ``path`` into ``output`` (checked and held as by the job:
     :mod:`sparktc.runtime.outputs`); see :func:`classify_into`.
     """
     output = check_output(output, {"--model": bundle.path, "--input": path}, "classify")
     with claim(output, "classify", spark) as held:
-        return classify_into(spark, bundle, path, held, input_format, output_format, top_k)
+        return classify_into(spark, bundle, path, held, input_format, output_format, top_k, shown)
 
 
 def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, input_format: str = "jsonl",
-                  output_format: str = "parquet", top_k: int = 5) -> StageReport:
+                  output_format: str = "parquet", top_k: int = 5, shown: int = 0) -> StageReport:
     """Classify the documents under ``path`` into the held output's predictions (doc_id, labels, predicted,
     predicted_names, top_categories, top_scores); rejected records and documents without a vocabulary
     term into its rejects. Both are written in the run's staging directory and moved into the output
-    when complete, replacing those of an earlier classify run there.
+    when complete, replacing those of an earlier classify run there. ``shown`` > 0 prints :func:`summary` of the
+    first ``shown`` documents (the job's default, :data:`SHOWN_DOCUMENTS`; 0 with ``--quiet``).
     """
     output = held.output
     check_arguments(input_format, output_format, top_k)
@@ -203,7 +275,7 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
         for name in ("predictions", "rejects"):
             storage.delete(spark, storage.join(output, name))  # the output is held and of kind classify: ours
             storage.rename(spark, storage.join(staging, name), storage.join(output, name))
-        storage.delete(spark, staging)
+        storage.delete(spark, storage.join(output, INCOMPLETE))  # the lock is held: no other run stages here
         report.rows_in = sum(counts.values())
         report.rows_out = counts.pop(None, 0)
         report.set_aside = counts
@@ -211,4 +283,8 @@ def classify_into(spark: SparkSession, bundle: Bundle, path: str, held: Claim, i
             print(f"sparktc: {sum(counts.values()):,} records not classified, in {storage.join(output, 'rejects')}; "
                   "the first:\n  " + "\n  ".join(first), flush=True)
         report.details = {"bundle": bundle.path, "input": path, "input_format": input_format}
+        if shown and report.rows_out:
+            text = summary(spark, storage.join(output, "predictions"), output_format, report.rows_out, top_k, shown)
+            with cleared():  # not after a progress line
+                print(text, flush=True)
     return report

@@ -17,8 +17,13 @@ Two sources, one kind of line, both written to one stream (stderr unless :func:`
 Modes: ``tty`` rewrites one line in place (a carriage return, erased at the end, and before a stage's summary line:
 :func:`cleared`); ``log`` appends a line at most once every ``interval`` seconds; ``auto`` is ``tty`` when the
 stream is a terminal or the process is a notebook's kernel (IPython's, as Jupyter and Databricks run) and ``log``
-otherwise; ``off`` prints nothing and starts no thread. A notebook's output renders the carriage return but no
-terminal escape, so there the line is padded with spaces over the longer one it replaces, and erased with spaces.
+otherwise; ``off`` prints nothing and starts no thread. In a notebook's kernel the line in place is one widget per
+cell when ipywidgets imports (the notebook extra has it): a bar of the current job's (or loop's) fraction done and
+the line beside it, shown in the cell where its first line comes and updated in place, hidden where the line would be
+erased. Without ipywidgets it is text: a notebook's output renders the carriage return but no terminal escape, so
+there the line is padded with spaces over the longer one it replaces, and erased with spaces. Spark's own console bar
+(``[Stage N:==>]``, which a kernel's session shows: pyspark starts it as a shell) writes into the same cell; a
+notebook's session turns it off with ``spark.ui.showConsoleProgress=false`` (docs/notebooks.md).
 Under spark-submit the driver's stderr is never a terminal: Spark's PythonRunner pipes it, merged with stdout, to
 spark-submit's stdout. So ``spark-submit.sh`` sets :data:`TERMINAL_ENV` to 1 when its own stdout is a terminal, and
 ``auto`` takes that as the stream being one. In every mode nothing is printed before ``interval`` seconds have
@@ -42,8 +47,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
-__all__ = ["MODES", "POLL_SECONDS", "TERMINAL_ENV", "JobTasks", "ProgressLine", "StageWatch", "configure", "cleared",
-           "duration", "loop", "loop_line", "stage_line", "stages", "time_left"]
+__all__ = ["MODES", "POLL_SECONDS", "TERMINAL_ENV", "JobTasks", "ProgressLine", "StageWatch", "Widget", "configure",
+           "cleared", "current_job", "duration", "loop", "loop_line", "stage_line", "stages", "time_left"]
 
 MODES = ("auto", "tty", "log", "off")
 #: Set to 1 by spark-submit.sh when the terminal it runs on gets the driver's output (through the JVM's pipe).
@@ -60,6 +65,7 @@ class _Settings:
     interval: float = 10.0
     stream: TextIO | None = None
     padded: bool = False  # in place with spaces, not escapes: a notebook's output
+    widget: Widget | None = None  # in place as a widget: a notebook's output, ipywidgets importable
 
 
 _settings = _Settings()
@@ -84,6 +90,7 @@ def configure(mode: str, interval: float, stream: TextIO | None = None) -> None:
     in_place = None if mode == "off" else mode == "tty" or (mode == "auto" and (terminal or kernel))
     _settings.in_place, _settings.interval, _settings.stream = in_place, float(interval), target
     _settings.padded = kernel and not terminal
+    _settings.widget = Widget.made() if in_place and _settings.padded else None
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -91,13 +98,58 @@ def _is_terminal(stream: TextIO) -> bool:
     return bool(isatty and isatty()) or os.environ.get(TERMINAL_ENV) == "1"
 
 
+def _shell() -> Any:
+    """IPython's shell, when IPython is imported (never imported here: it is no dependency); else None."""
+    return getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+
+
 def _in_kernel() -> bool:
-    """Whether this process is a notebook's IPython kernel: IPython, already imported by the kernel (never imported
-    here: it is no dependency), has a shell with a kernel.
+    """Whether this process is a notebook's IPython kernel: IPython, already imported by the kernel, has a shell with a
+    kernel.
     """
-    ipython = sys.modules.get("IPython")
-    shell = getattr(ipython, "get_ipython", lambda: None)()
-    return getattr(shell, "kernel", None) is not None
+    return getattr(_shell(), "kernel", None) is not None
+
+
+def _display(widget: Any) -> None:
+    """Show ``widget`` in the output of the cell running now."""
+    from IPython.display import display
+
+    display(widget)
+
+
+class Widget:
+    """A notebook's progress (module docstring): one ipywidgets bar and line per cell, made and shown (:func:`_display`)
+    when the cell's first line comes, then updated in place; hidden (not removed) where a line would be erased.
+    """
+
+    def __init__(self, widgets: Any):
+        self.widgets, self.cell, self.box = widgets, None, None
+
+    @staticmethod
+    def made() -> Widget | None:
+        """A widget when ipywidgets imports, else None (the text line)."""
+        try:
+            import ipywidgets
+        except ImportError:
+            return None
+        return Widget(ipywidgets)
+
+    def show(self, text: str, fraction: float | None) -> None:
+        """Show ``text`` and the bar at ``fraction`` (None: unknown, left empty) in the running cell's widget."""
+        cell = getattr(_shell(), "execution_count", None)
+        if self.box is None or cell != self.cell:
+            bar = self.widgets.FloatProgress(min=0.0, max=1.0)
+            self.box = self.widgets.HBox([bar, self.widgets.Label()])
+            self.cell = cell
+            _display(self.box)
+        bar, label = self.box.children
+        bar.value, label.value = min(1.0, max(0.0, fraction or 0.0)), text
+        self.box.layout.display = None  # shown again after a hide
+
+    def hide(self) -> None:
+        """Hide the cell's widget (drawn again at its next line)."""
+        if self.box is not None:
+            self.box.layout.display = "none"
 
 
 def duration(seconds: float) -> str:
@@ -142,11 +194,16 @@ class JobTasks:
     seconds: float
 
 
+def current_job(jobs: list[JobTasks]) -> JobTasks:
+    """The job a stage's line follows: the latest running one, or else the latest."""
+    return max([job for job in jobs if job.running] or jobs, key=lambda job: job.job)
+
+
 def stage_line(stage: str, jobs: list[JobTasks], elapsed: float) -> str:
-    """A stage's line: the tasks done / total of its ``jobs`` so far and of the current one (the latest running, or
-    else the latest), the stage's elapsed time, and the current job's time left at its rate so far.
+    """A stage's line: the tasks done / total of its ``jobs`` so far and of the current one (:func:`current_job`),
+    the stage's elapsed time, and the current job's time left at its rate so far.
     """
-    current = max([job for job in jobs if job.running] or jobs, key=lambda job: job.job)
+    current = current_job(jobs)
     done, total = sum(job.done for job in jobs), sum(job.total for job in jobs)
     plural = "job" if len(jobs) == 1 else "jobs"
     return (f"sparktc: {stage:<9} {duration(elapsed)}  tasks {done:,}/{total:,} ({len(jobs)} {plural} so far)  "
@@ -163,14 +220,18 @@ class ProgressLine:
         self.in_place, self.interval, self.stream = in_place, interval, stream
         self.started, self.last = started, None
 
-    def show(self, text: str, now: float) -> None:
-        """Print ``text`` (timed ``now``) unless it is too early."""
+    def show(self, text: str, now: float, fraction: float | None = None) -> None:
+        """Print ``text`` (timed ``now``; ``fraction`` done, for a notebook's bar) unless it is too early."""
         global _drawn
         if now - self.started < self.interval:
             return
         if not self.in_place and self.last is not None and now - self.last < self.interval:
             return
         with _lock:
+            if self.in_place and _settings.widget is not None:
+                _settings.widget.show(text, fraction)
+                self.last = now
+                return
             if self.in_place:
                 if _settings.padded:  # a notebook rewrites its text, however it wraps it
                     self.stream.write(f"\r{text.ljust(_drawn)}")
@@ -187,6 +248,8 @@ class ProgressLine:
         """Erase the in-place line, if one is drawn (the end of the stage or loop, or no job running)."""
         if self.in_place:
             with _lock:
+                if _settings.widget is not None:
+                    _settings.widget.hide()
                 _erase(self.stream)
 
 
@@ -226,7 +289,7 @@ def loop(label: str, total: int) -> Iterator[Callable[[int], None]]:
         done += n
         if line is not None:
             now = clock()
-            line.show(loop_line(label, done, total, now - line.started), now)
+            line.show(loop_line(label, done, total, now - line.started), now, done / total if total else None)
 
     try:
         yield step
@@ -255,7 +318,9 @@ def _watch(name: str, jobs: Jobs, line: ProgressLine, stop: threading.Event) -> 
                 running, done, total = state
                 tasks.append(JobTasks(position, done, total if running else done, running, now - seen))
         if any(job.running for job in tasks):
-            line.show(stage_line(name, tasks, now - line.started), now)
+            current = current_job(tasks)
+            line.show(stage_line(name, tasks, now - line.started), now,
+                      current.done / current.total if current.total else None)
         else:
             line.hide()
 

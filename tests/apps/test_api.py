@@ -70,10 +70,11 @@ def test_the_notebook_block_runs_in_a_kernel_and_returns_the_metrics(notebook) -
 
 def test_the_block_sets_pyspark_python_before_its_session_as_the_notebook_s_first_cell() -> None:
     """The block runs after the notebook, on the session the notebook's first cell started without PYSPARK_PYTHON:
-    its own first lines must be that cell's, which a kernel without PYSPARK_PYTHON needs.
+    its own first lines must be that cell's, which a kernel without PYSPARK_PYTHON needs; both sessions leave Spark's
+    console bar off (it would write into the cell beside sparktc's progress).
     """
     setting = 'os.environ.setdefault("PYSPARK_PYTHON", sys.executable)'
-    session_line = "SparkSession.builder.getOrCreate()"
+    session_line = 'SparkSession.builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()'
     first_cell = next(cell.source for cell in nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4).cells
                       if cell.cell_type == "code")
     for code in (example("notebook"), first_cell):
@@ -484,6 +485,9 @@ def executed_notebook(notebook_kernel_run) -> nbformat.NotebookNode:
 def test_the_example_notebook_runs_headless_and_shows_the_run_in_one_cell(executed_notebook) -> None:
     run = cell_outputs(executed_notebook, "result = sparktc.run_pipeline(")
     assert not [output for output in run if output.output_type == "stream" and output.name == "stdout"]
+    # Spark's console bar, on in a kernel's session unless the session turns it off as the first cell does
+    assert not [output for cell in executed_notebook.cells if cell.cell_type == "code" for output in cell.outputs
+                if output.output_type == "stream" and "[Stage " in output.text]
     [shown] = [output for output in run if output.output_type == "execute_result"]
     assert shown.data["text/plain"].startswith("RunResult(") and len(shown.data["text/plain"]) < 300
     page = shown.data["text/html"]

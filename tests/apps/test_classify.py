@@ -29,7 +29,15 @@ import pandas as pd
 import pytest
 from conftest import REPO, flip_bytes, prepared_job, reseal_bundle, run_prepared
 
-from sparktc.apps.classify import NO_TERMS, ClassifyError, classify, vectors
+from sparktc.apps.classify import (
+    NO_TERMS,
+    SHOWN_CATEGORIES,
+    SHOWN_DOCUMENTS,
+    ClassifyError,
+    classify,
+    summary_text,
+    vectors,
+)
 from sparktc.apps.pipeline import run as run_pipeline
 from sparktc.experiment.bundle import BUNDLE_FORMAT, BundleError, load_bundle
 from sparktc.experiment.config import load_config
@@ -64,15 +72,21 @@ def assert_same_predictions(classified: pd.DataFrame, expected: pd.DataFrame) ->
                                rtol=0, atol=1e-9)
 
 
-def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_documents, tmp_path):
+def test_plain_text_files_get_the_pipeline_predictions(spark, reuters, test_documents, tmp_path, monkeypatch,
+                                                      capsys):
+    """Through ``jobs/classify.py --quiet``: its stage line, no table of predictions and no counts by category."""
     directory = tmp_path / "texts"
     directory.mkdir()
     chosen = test_documents[~test_documents["empty"]].iloc[::25]
     for row in chosen.itertuples():
         (directory / row.doc_id).write_text(row.text, encoding="utf-8")
-    report = classify(spark, load_bundle(spark, str(reuters / "model")), str(directory), str(tmp_path / "out"),
-                      input_format="text", output_format="jsonl", top_k=3)
-    assert report.rows_in == report.rows_out == len(chosen)
+    job = prepared_job("jobs/classify.py", ["--model", str(reuters / "model"), "--input", str(directory),
+                                            "--output", str(tmp_path / "out"), "--input-format", "text",
+                                            "--format", "jsonl", "--top-k", "3", "--quiet"], monkeypatch)
+    capsys.readouterr()
+    run_prepared(spark, job)
+    [line] = capsys.readouterr().out.splitlines()  # the stage's line only
+    assert line.startswith(f"sparktc: classify  in {len(chosen):>10,}  out {len(chosen):>10,}  [")
     parts = sorted((tmp_path / "out" / "predictions").glob("part-*.json"))
     classified = pd.concat([pd.read_json(part, lines=True, dtype={"doc_id": str})
                             for part in parts]).set_index("doc_id")
@@ -164,11 +178,13 @@ def knn(spark, small_corpus, synthetic, tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("method", ["liblinear", "knn"])
-def test_lyrl2004_token_files_get_the_pipeline_predictions(request, spark, small_corpus, tmp_path, method):
+def test_lyrl2004_token_files_get_the_pipeline_predictions(request, spark, small_corpus, tmp_path, method, capsys):
     run = request.getfixturevalue("synthetic" if method == "liblinear" else "knn")
     inputs = token_files(small_corpus, tmp_path / "tokens")
+    capsys.readouterr()
     report = classify(spark, load_bundle(spark, str(run / "model")), str(inputs), str(tmp_path / "out"),
                       input_format="lyrl2004")
+    assert "documents classified" not in capsys.readouterr().out  # the function prints no table unless shown > 0
     expected = pipeline_predictions(spark, run)
     assert report.rows_in == report.rows_out == len(expected) == 800
     classified = pd.read_parquet(tmp_path / "out" / "predictions").set_index("doc_id")
@@ -356,7 +372,33 @@ def test_the_classify_job_classifies_the_reuters_test_documents_as_the_pipeline(
     assert_same_predictions(classified, expected)
     names = load_bundle(spark, str(reuters / "model")).names
     assert [list(n) for n in classified["predicted_names"]] == [[names[c] for c in p] for p in classified["predicted"]]
-    assert "sparktc: classify" in capsys.readouterr().out
+    assert not (output / "_incomplete").exists()  # nothing staged is left
+    printed = capsys.readouterr().out.splitlines()
+    # The table: the first documents by doc id, each assigned category with its score among the 5 best.
+    start = printed.index(f"sparktc: {len(classified):,} documents classified; the first {SHOWN_DOCUMENTS} by doc id, "
+                          "with the categories assigned (and their scores when among the 5 best):")
+    rows = [line.split(None, 1) for line in printed[start + 2:start + 2 + SHOWN_DOCUMENTS]]
+    first = classified.sort_index().iloc[:SHOWN_DOCUMENTS]
+    assert [doc_id for doc_id, _ in rows] == list(first.index)
+    for (doc_id, shown), row in zip(rows, first.itertuples()):
+        best = dict(zip(row.top_categories, row.top_scores))
+        ranked = [c for c in row.top_categories if c in set(row.predicted)] + \
+            [c for c in row.predicted if c not in best]  # by score, then those outside the 5 best
+        expected_row = [f"{c} {best[c]:.2f}" if c in best else c for c in ranked]
+        assert shown == (", ".join(expected_row) if expected_row else
+                         f"(none; best: {row.top_categories[0]} {row.top_scores[0]:.2f})"), doc_id
+    # The counts: documents per category, from the predictions as written, the most assigned first.
+    assigned = classified["predicted"].explode().dropna().value_counts()
+    ordered = sorted(assigned.items(), key=lambda pair: (-pair[1], pair[0]))
+    none = int((classified["predicted"].map(len) == 0).sum())
+    start = printed.index(f"sparktc: documents by category ({len(assigned):,} categories, {assigned.sum():,} "
+                          f"assignments; {none:,} documents assigned none):")
+    counts = [line.split() for line in printed[start + 2:start + 2 + SHOWN_CATEGORIES]]
+    assert [(code, int(count.replace(",", ""))) for code, count in counts] == ordered[:SHOWN_CATEGORIES]
+    rest = ordered[SHOWN_CATEGORIES:]
+    assert printed[start + 2 + SHOWN_CATEGORIES] == (f"  ... {len(rest):,} more categories, "
+                                                      f"{sum(count for _, count in rest):,} assignments")
+    assert printed[-1].startswith("sparktc: classify ")
     print(f"Reuters R(90): {len(test_documents)} test documents, {len(classified)} classified, "
           f"{len(empty)} without vocabulary terms, predictions equal for all {len(classified)}")
 
@@ -366,3 +408,25 @@ def test_a_bundle_counting_titles_apart_is_refused() -> None:
     bundle = SimpleNamespace(path="m", scheme="ltc", features=TermFeatures(title_terms=True))
     with pytest.raises(ClassifyError, match="counts titles apart .* the jsonl documents classify reads have no title"):
         vectors(None, bundle, "in", "jsonl")
+
+
+def test_the_summary_shows_the_first_documents_with_their_scored_categories_then_the_counts_by_category() -> None:
+    first = [("d1", ["acq", "earn"], ["earn", "grain", "acq"], [1.234, 0.5, -0.2]),
+             ("d10-long", [], ["ship", "earn", "acq"], [-0.31, -0.5, -0.9]),
+             ("d2", ["grain", "wheat", "acq"], ["earn", "acq", "grain"], [0.1, 0.0, -0.1])]  # wheat below the 3 best
+    counts = {"earn": 40, "acq": 12, "grain": 12, "wheat": 3, None: 7}
+    assert summary_text(62, first, counts, 3, shown_categories=2).splitlines() == [
+        "sparktc: 62 documents classified; the first 3 by doc id, with the categories assigned (and their scores "
+        "when among the 3 best):",
+        "  doc_id    categories",
+        "  d1        earn 1.23, acq -0.20",
+        "  d10-long  (none; best: ship -0.31)",
+        "  d2        acq 0.00, grain -0.10, wheat",
+        "sparktc: documents by category (4 categories, 67 assignments; 7 documents assigned none):",
+        "  category  documents",
+        "  earn             40",
+        "  acq              12",  # ties by code
+        "  ... 2 more categories, 15 assignments",
+    ]
+    assert summary_text(1, first[:1], {"earn": 1, "acq": 1}, 3).splitlines()[-3:] == [
+        "  category  documents", "  acq               1", "  earn              1"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from conftest import REPO
 
-from sparktc.apps.classify import classify
+from sparktc.apps.classify import SHOWN_DOCUMENTS, classify
 from sparktc.experiment.bundle import load_bundle
 
 SAMPLE = REPO / "examples" / "classify-sample.jsonl"
@@ -29,9 +29,12 @@ def test_the_sample_is_json_lines_of_an_id_and_a_text():
     assert [record["id"] for record in records] == sorted(ABOUT)
 
 
-def test_every_sample_text_gets_decisions_and_the_counts_add_up(spark, reuters21578_run, tmp_path):
+def test_every_sample_text_gets_decisions_and_the_counts_add_up(spark, reuters21578_run, tmp_path, capsys):
     bundle = load_bundle(spark, str(Path(reuters21578_run[0]) / "model"))
-    report = classify(spark, bundle, str(SAMPLE), str(tmp_path / "classified"), output_format="jsonl", top_k=TOP_K)
+    capsys.readouterr()
+    report = classify(spark, bundle, str(SAMPLE), str(tmp_path / "classified"), output_format="jsonl", top_k=TOP_K,
+                      shown=SHOWN_DOCUMENTS)
+    printed = capsys.readouterr().out.splitlines()
     assert report.rows_in == report.rows_out + sum(report.set_aside.values()) == len(ABOUT)
     assert report.rows_out == len(ABOUT) and not report.set_aside
 
@@ -49,3 +52,15 @@ def test_every_sample_text_gets_decisions_and_the_counts_add_up(spark, reuters21
         assert len(row["top_categories"]) == len(row["top_scores"]) == TOP_K
         assert list(row["top_scores"]) == sorted(row["top_scores"], reverse=True)
         assert ABOUT[doc_id] in row["top_categories"], (doc_id, row["top_categories"])
+    # The summary, read back from the JSON Lines written: every text's row and the documents of each category.
+    start = printed.index("sparktc: 10 documents classified; the first 10 by doc id, with the categories assigned "
+                          f"(and their scores when among the {TOP_K} best):")
+    rows = [line.split(None, 1) for line in printed[start + 2:start + 12]]
+    assert [(doc_id, sorted(shown.split()[0] for shown in categories.split(", "))) for doc_id, categories in rows] == [
+        (doc_id, sorted(predictions.at[doc_id, "predicted"])) for doc_id in sorted(ABOUT)]
+    assigned = predictions["predicted"].explode().value_counts()
+    start = printed.index(f"sparktc: documents by category ({len(assigned)} categories, {assigned.sum()} assignments; "
+                          "0 documents assigned none):")
+    listed = printed[start + 2:start + 2 + len(assigned)]
+    counts = {code: int(count) for code, count in (line.split() for line in listed)}
+    assert counts == assigned.to_dict()

@@ -245,10 +245,10 @@ def figures(output: Path) -> dict:
 
 
 def notebook_overrides() -> list[str]:
-    """The overrides the example notebook (examples/notebook.ipynb) gives conf/synthetic.toml."""
+    """The overrides the example notebook (examples/notebook.ipynb) gives the packaged conf/synthetic.toml."""
     notebook = nbformat.read(REPO / "examples" / "notebook.ipynb", as_version=4)
     [cell] = [cell.source for cell in notebook.cells if cell.source.startswith("result = sparktc.run_pipeline(")]
-    assert '"../conf/synthetic.toml"' in cell, cell
+    assert 'spark, "synthetic", str(output),' in cell, cell
     return ast.literal_eval(re.search(r"overrides=(\[[^\]]*\])", cell)[1])
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -52,6 +53,24 @@ def test_the_wheel_holds_the_configurations_the_stop_list_the_jobs_and_the_comma
     assert data | jobs | modules <= names
     assert not [name for name in names if name.startswith(("conf/", "jobs/", "tests/"))]
     assert "sparktc = sparktc.apps.submit:main" in scripts
+
+
+def test_the_wheel_requires_the_runtime_dependencies_and_offers_the_extras(installed) -> None:
+    """What pip reads of the wheel: the dependencies pinned in pyproject.toml, and each extra's only with it."""
+    wheel, _, _ = installed
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        fields = [line.split(": ", 1) for line in archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+                  if ": " in line]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert sorted(value for key, value in fields if key == "Provides-Extra") == sorted(extras)
+    required = [value for key, value in fields if key == "Requires-Dist"]
+    assert [value for value in required if "extra ==" not in value] == project["dependencies"]
+    for extra, pins in extras.items():
+        assert sorted(value.split(";")[0].strip() for value in required if f'extra == "{extra}"' in value) == \
+            sorted(pin.replace(" ", "") for pin in pins), extra
+    assert "ipywidgets==8.1.9" in extras["notebook"] and set(extras["notebook"]) <= set(extras["test"])
 
 
 def test_python_m_sparktc_shows_the_commands(installed, tmp_path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import re
 import subprocess
 import sys
@@ -157,6 +158,7 @@ def test_in_a_notebook_s_kernel_auto_draws_one_line_in_place_with_spaces(monkeyp
     clock, cell = Clock(), io.StringIO()  # a kernel's stderr is no terminal
     monkeypatch.setattr(progress, "clock", clock)
     monkeypatch.setitem(sys.modules, "IPython", SimpleNamespace(get_ipython=lambda: shell))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # not installed: the line is text
     monkeypatch.setenv("COLUMNS", "30")  # a terminal's width, which a notebook's lines need not fit
     progress.configure("auto", 1.0, cell)
     longer, shorter = "sparktc: epochs 0/4  2s elapsed, time left unknown", "sparktc: epochs 1/4  3s elapsed, ~9s left"
@@ -171,6 +173,86 @@ def test_in_a_notebook_s_kernel_auto_draws_one_line_in_place_with_spaces(monkeyp
         return
     assert shown == [shorter.ljust(len(longer))] and "\x1b" not in cell.getvalue()
     assert notebook_shows(cell.getvalue()) == [" " * len(longer)]  # erased at the loop's end
+
+
+def test_in_a_notebook_s_kernel_with_ipywidgets_the_progress_is_one_widget_per_cell(monkeypatch: pytest.MonkeyPatch
+                                                                                     ) -> None:
+    """The widgets are ipywidgets' own (the test extra has the notebook extra's; outside a kernel they are made and
+    updated, with no front end to draw them), shown once per cell and updated in place: nothing is written to the
+    stream.
+    """
+    import ipywidgets  # noqa: F401  (imported before IPython is stood in for below: it imports IPython's modules)
+
+    clock, cell, shown = Clock(), io.StringIO(), []
+    shell = SimpleNamespace(kernel=object(), execution_count=1)
+    monkeypatch.setattr(progress, "clock", clock)
+    monkeypatch.setattr(progress, "_display", shown.append)
+    monkeypatch.setitem(sys.modules, "IPython", SimpleNamespace(get_ipython=lambda: shell))
+    progress.configure("auto", 1.0, cell)
+    with loop("epochs", 4) as step:
+        clock.now = 2
+        step(0)
+        clock.now = 3
+        step()
+        [box] = shown
+        bar, label = box.children
+        assert (bar.value, label.value) == (0.25, "sparktc: epochs 1/4  3s elapsed, ~9s left")
+        assert box.layout.display is None
+    assert box.layout.display == "none"  # hidden at the loop's end
+    with loop("folds", 2) as step:  # the same cell: the same widget, shown again
+        clock.now = 5
+        step(2)
+        assert shown == [box] and box.layout.display is None and bar.value == 1.0
+        assert label.value.startswith("sparktc: folds 2/2")
+    shell.execution_count = 2  # the next cell gets a widget of its own
+    with loop("epochs", 3) as step:
+        clock.now = 8
+        step()
+    assert len(shown) == 2 and shown[1] is not box and shown[1].children[0].value == pytest.approx(1 / 3)
+    assert cell.getvalue() == ""
+
+
+#: Two cells of a notebook: a driver loop's progress with ipywidgets, then as where it is not installed.
+KERNEL_CELLS = ["""
+import time
+from sparktc.runtime import progress
+progress.configure("auto", 0.1)
+with progress.loop("epochs", 3) as step:
+    for _ in range(3):
+        time.sleep(0.2)
+        step()
+""", """
+import sys
+sys.modules["ipywidgets"] = None  # as where it is not installed
+progress.configure("auto", 0.1)
+with progress.loop("folds", 2) as step:
+    for _ in range(2):
+        time.sleep(0.2)
+        step()
+"""]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_in_a_kernel_a_loop_s_progress_is_one_widget_or_without_ipywidgets_one_line(tmp_path) -> None:
+    """A real kernel (ipykernel, nbclient's): the widget is displayed once in its cell, nothing streamed; its state
+    (nbclient keeps the widgets' last state) is the loop's end, hidden. Without ipywidgets the line is text in place.
+    """
+    import nbformat
+    from conftest import run_in_kernel
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell) for cell in KERNEL_CELLS])
+    run_in_kernel(notebook, tmp_path, {**os.environ, "PYTHONPATH": str(REPO)})
+    widget, text = (cell.outputs for cell in notebook.cells)
+    [shown] = widget
+    assert shown.output_type == "display_data" and WIDGET_VIEW in shown.data
+    states = notebook.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+    box = states[shown.data[WIDGET_VIEW]["model_id"]]["state"]
+    bar, label = (states[child.removeprefix("IPY_MODEL_")]["state"] for child in box["children"])
+    assert (bar["value"], label["value"][:len("sparktc: epochs 3/3 ")]) == (1.0, "sparktc: epochs 3/3 ")
+    assert states[box["layout"].removeprefix("IPY_MODEL_")]["state"]["display"] == "none"  # the loop has ended
+    assert {output.output_type for output in text} == {"stream"} and not any(WIDGET_VIEW in str(o) for o in text)
+    drawn = "".join(output.text for output in text)
+    assert "\rsparktc: folds 2/2" in drawn and "\n" not in drawn  # one line, rewritten in place
 
 
 class NoSpark:
