@@ -392,6 +392,8 @@ SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 JVM_WAIT = "SPARKTC_JVM_WAIT"
 #: How spark-submit hands a Spark Connect client its settings (pyspark's connect session reads its ``spark.sql.*``).
 REMOTE_INIT_CONF = "PYSPARK_REMOTE_INIT_CONF"
+#: What a Spark Connect client imports beyond pyspark (the ``connect`` extra).
+CONNECT_MODULES = ("grpc", "grpc_status", "google.rpc")
 
 
 def _job_index(arguments: Sequence[str]) -> int | None:
@@ -424,8 +426,16 @@ def _driver(home: Home, job: Sequence[str]) -> list[str]:
 def _connect_client(home: Home, arguments: Sequence[str], job_at: int, submit_options: Sequence[str]) -> int:
     """``--remote sc://...``: the job's driver is a Spark Connect client, started with no JVM, its settings (the
     properties file's and ``--conf``'s) handed over as spark-submit hands them (:data:`REMOTE_INIT_CONF`); this
-    process replaced by it.
+    process replaced by it. Exit status 2, with one line, where the client's packages are not installed.
     """
+    if os.path.realpath(os.environ["PYSPARK_DRIVER_PYTHON"]) == os.path.realpath(sys.executable) and any(
+            importlib.util.find_spec(module) is None for module in CONNECT_MODULES):
+        install = (f"{sys.executable} -m pip install '.[connect]' in a clone" if home.data != home.package
+                   else "pip install 'sparktc[connect]'")
+        print("sparktc: configuration error: --remote makes the job a Spark Connect client, which needs pyspark's "
+              f"connect packages (grpcio, grpcio-status, googleapis-common-protos): install them ({install})",
+              file=sys.stderr)
+        return CONFIG_EXIT
     settings: dict[str, str] = {}
     previous = ""
     for argument in submit_options:

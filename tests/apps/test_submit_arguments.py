@@ -134,7 +134,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
 
 
 def test_a_connect_client_starts_no_jvm_and_gets_the_settings_spark_submit_would_hand_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     commands: list[list[str]] = []
 
     def execv(program: str, arguments: list[str]) -> None:
@@ -161,6 +161,17 @@ def test_a_connect_client_starts_no_jvm_and_gets_the_settings_spark_submit_would
         submit.submit(home, ["--remote=sc://h:1", "--properties-file", str(tmp_path / "extra.conf"), "job.py"])
     assert json.loads(submit.os.environ["PYSPARK_REMOTE_INIT_CONF_0"]) == {
         "spark.sql.a": "1", "spark.sql.b": "two words", "spark.sql.c": "continued", "spark.remote": "sc://h:1"}
+    # Without the connect extra's packages: refused in one line, nothing started.
+    find_spec = submit.importlib.util.find_spec
+    monkeypatch.setattr(submit.importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "grpc_status" else find_spec(name, *rest))
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", submit.sys.executable)
+    assert submit.submit(home, ["--remote", "sc://h:1", "job.py"]) == 2
+    assert capsys.readouterr().err == (
+        "sparktc: configuration error: --remote makes the job a Spark Connect client, which needs pyspark's connect "
+        "packages (grpcio, grpcio-status, googleapis-common-protos): install them "
+        f"({submit.sys.executable} -m pip install '.[connect]' in a clone)\n")
+    assert len(commands) == 2
 
 
 def test_a_wrong_setting_is_refused_on_stderr_before_any_jvm_starts(tmp_path: Path) -> None:
