@@ -330,8 +330,9 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
                            and confs.get("spark.submit.deployMode") != "cluster"):
         # Spark runs spark.pyspark.python for the driver too, before PYSPARK_DRIVER_PYTHON.
         options += ["--conf", f"spark.pyspark.driver.python={os.environ['PYSPARK_DRIVER_PYTHON']}"]
-    if ship or not local:
-        options += ["--py-files", str(write_zip(home))]
+    shipped = write_zip(home) if ship or not local else None
+    if shipped is not None:
+        options += ["--py-files", str(shipped)]
     archive = partial = writing = None
     if local:
         # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
@@ -368,7 +369,7 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     else:
         os.environ[SUBMIT_ARGS] = shlex.join([*submit_options, *arguments[:job_at], "pyspark-shell"])
         os.environ[JVM_WAIT] = "1"
-        command = _driver(home, arguments[job_at:])
+        command = _driver(arguments[job_at:], shipped)
     sys.stdout.flush()
     if partial is None:
         os.execv(command[0], command)
@@ -413,13 +414,14 @@ def _job_index(arguments: Sequence[str]) -> int | None:
     return None
 
 
-def _driver(home: Home, job: Sequence[str]) -> list[str]:
-    """The command of the job's driver started Python first: ``PYSPARK_DRIVER_PYTHON JOB.py [arguments]``, with a
-    clone's sparktc first on its path (spark-submit puts the zip there; the clone's sources are the zip's).
+def _driver(job: Sequence[str], shipped: Path | None) -> list[str]:
+    """The command of the job's driver started Python first: ``PYSPARK_DRIVER_PYTHON JOB.py [arguments]``, with the
+    library's zip, when one is shipped (always from a clone), first on its path, as spark-submit puts it there: the
+    zip holds each module's bytecode, where a clone's sources would be compiled again by every process (driver and
+    Python workers, which inherit the path) wherever ``PYTHONDONTWRITEBYTECODE`` is set (0.3 CPU-s each).
     """
-    if home.data != home.package:
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(home.package.parent),
-                                                                 os.environ.get("PYTHONPATH")]))
+    if shipped is not None:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(shipped), os.environ.get("PYTHONPATH")]))
     return [os.environ["PYSPARK_DRIVER_PYTHON"], *job]
 
 
@@ -451,7 +453,7 @@ def _connect_client(home: Home, arguments: Sequence[str], job_at: int, submit_op
     settings |= {key: value for key, value in _confs(submit_options).items() if key != "spark.submit.deployMode"}
     os.environ[f"{REMOTE_INIT_CONF}_LEN"] = "1"
     os.environ[f"{REMOTE_INIT_CONF}_0"] = json.dumps(settings)
-    command = _driver(home, arguments[job_at:])
+    command = _driver(arguments[job_at:], write_zip(home) if home.data != home.package else None)
     sys.stdout.flush()
     os.execv(command[0], command)
     raise AssertionError("unreachable: os.execv returns only by raising")

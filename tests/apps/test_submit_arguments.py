@@ -126,7 +126,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
         assert words[-1] == "pyspark-shell" and words[-1 - len(given):-1] == given
         assert words[words.index("--master") + 1] == "spark://127.0.0.1:7077" and "--py-files" in words
         assert submit.os.environ["SPARKTC_JVM_WAIT"] == "1"
-        assert submit.os.environ["PYTHONPATH"].split(":")[0] == str(REPO)  # this clone's sparktc first
+        assert submit.os.environ["PYTHONPATH"].split(":")[0] == str(tmp_path / "sparktc.zip")  # as spark-submit puts it
         return
     assert Path(command[0]).name == "spark-submit" and command[-3:] == ["job.py", "--output", "o"]
     assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
