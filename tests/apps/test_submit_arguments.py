@@ -115,7 +115,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
     unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL", "PYSPARK_SUBMIT_ARGS",
-          "SPARKTC_JVM_WAIT", "PYTHONPATH")  # submit sets them
+          "SPARKTC_JVM_WAIT", "PYTHONPATH", "PYTHONHASHSEED")  # submit sets them
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py", "--output", "o"], ship=False)
@@ -125,7 +125,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
         words = shlex.split(submit.os.environ["PYSPARK_SUBMIT_ARGS"])
         assert words[-1] == "pyspark-shell" and words[-1 - len(given):-1] == given
         assert words[words.index("--master") + 1] == "spark://127.0.0.1:7077" and "--py-files" in words
-        assert submit.os.environ["SPARKTC_JVM_WAIT"] == "1"
+        assert submit.os.environ["SPARKTC_JVM_WAIT"] == "1" and submit.os.environ["PYTHONHASHSEED"] == "0"
         assert submit.os.environ["PYTHONPATH"].split(":")[0] == str(tmp_path / "sparktc.zip")  # as spark-submit puts it
         return
     assert Path(command[0]).name == "spark-submit" and command[-3:] == ["job.py", "--output", "o"]
@@ -145,7 +145,7 @@ def test_a_connect_client_starts_no_jvm_and_gets_the_settings_spark_submit_would
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
     monkeypatch.setenv("PATH", str(tmp_path))  # no Java needed
     unset(monkeypatch, "JAVA_HOME", "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "PYSPARK_REMOTE_INIT_CONF_LEN",
-          "PYSPARK_REMOTE_INIT_CONF_0", "PYTHONPATH")
+          "PYSPARK_REMOTE_INIT_CONF_0", "PYTHONPATH", "PYTHONHASHSEED")
     (tmp_path / "extra.conf").write_text("# mine\n! also\nspark.sql.a  1\nspark.sql.b=two words \nspark.sql.c: \\\n"
                                          "   continued\n\n")
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
@@ -220,7 +220,8 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
     monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setattr(submit.subprocess, "Popen", Finished)
     unset(monkeypatch, "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
-          "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE", "PYSPARK_SUBMIT_ARGS", "SPARKTC_JVM_WAIT", "PYTHONPATH")
+          "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE", "PYSPARK_SUBMIT_ARGS", "SPARKTC_JVM_WAIT", "PYTHONPATH",
+          "PYTHONHASHSEED")
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     key = submit.class_archive_key(submit.spark_home_of_pyspark())
 
