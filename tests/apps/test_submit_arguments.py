@@ -34,6 +34,19 @@ class Replaced(Exception):
     """The process replaced by another program."""
 
 
+@pytest.fixture
+def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The commands :func:`submit.submit` replaces this process by (``os.execv``, which raises :class:`Replaced`)."""
+    replaced: list[list[str]] = []
+
+    def execv(program: str, arguments: list[str]) -> None:
+        replaced.append(arguments)
+        raise Replaced
+
+    monkeypatch.setattr(submit.os, "execv", execv)
+    return replaced
+
+
 def unset(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     """The environment variables ``names`` removed for the test, and whatever :func:`submit.submit` sets them to
     undone after it (``delenv`` alone restores nothing of a variable that was not set: submit's values would reach
@@ -98,7 +111,8 @@ def test_a_clone_keeps_its_build_and_logs(tmp_path: Path) -> None:
     ([], None),
 ])
 def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
-        given: list[str], drivers: list[str] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        given: list[str], drivers: list[str] | None, commands: list, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A driver on this machine starts Python first: ``PYSPARK_DRIVER_PYTHON`` runs the job, and spark-submit's options
     (``--conf spark.pyspark.python=./env/bin/python``, an --archives environment's, for the executors) go to the JVM
     its session starts (``drivers`` None). Through spark-submit itself (an option sparktc does not know before the
@@ -106,13 +120,6 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
     directories: the driver keeps ``PYSPARK_DRIVER_PYTHON``, unless the driver's interpreter is given or the driver
     runs in the cluster.
     """
-    commands: list[list[str]] = []
-
-    def execv(program: str, arguments: list[str]) -> None:
-        commands.append(arguments)
-        raise Replaced
-
-    monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
     unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL", "PYSPARK_SUBMIT_ARGS",
           "SPARKTC_JVM_WAIT", "PYTHONPATH", "PYTHONHASHSEED")  # submit sets them
@@ -134,14 +141,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
 
 
 def test_a_connect_client_starts_no_jvm_and_gets_the_settings_spark_submit_would_hand_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    commands: list[list[str]] = []
-
-    def execv(program: str, arguments: list[str]) -> None:
-        commands.append(arguments)
-        raise Replaced
-
-    monkeypatch.setattr(submit.os, "execv", execv)
+        commands: list, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
     monkeypatch.setenv("PATH", str(tmp_path))  # no Java needed
     unset(monkeypatch, "JAVA_HOME", "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "PYSPARK_REMOTE_INIT_CONF_LEN",
@@ -192,21 +192,17 @@ def test_a_wrong_setting_is_refused_on_stderr_before_any_jvm_starts(tmp_path: Pa
     assert not (tmp_path / "out").exists()
 
 
-def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_local_job_at_a_time_writes_the_class_archive(commands: list, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A local job on a checkout without the archive writes it (its driver runs as a child, the archive renamed into
     place when it succeeds: the driver waits for its JVM to write it); one started while another writes it neither
     reads nor writes one (it replaces itself by the driver); once written, every job reads it.
     """
-    commands: list[list[str]] = []
 
     def java_options() -> list[str]:  # what the driver's session gives spark-submit's JVM
         [setting] = [word for word in shlex.split(submit.os.environ["PYSPARK_SUBMIT_ARGS"])
                      if word.startswith("spark.driver.extraJavaOptions=")]
         return setting.split()
-
-    def execv(program: str, arguments: list[str]) -> None:
-        commands.append(arguments)
-        raise Replaced
 
     class Finished:  # the writer's spark-submit: its JVM writes the partial archive as it exits
         def __init__(self, command: list[str]) -> None:
@@ -217,7 +213,6 @@ def test_one_local_job_at_a_time_writes_the_class_archive(tmp_path: Path, monkey
         def wait(self) -> int:
             return 0
 
-    monkeypatch.setattr(submit.os, "execv", execv)
     monkeypatch.setattr(submit.subprocess, "Popen", Finished)
     unset(monkeypatch, "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
           "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE", "PYSPARK_SUBMIT_ARGS", "SPARKTC_JVM_WAIT", "PYTHONPATH",
