@@ -222,6 +222,10 @@ def _confs(arguments: Sequence[str]) -> dict[str, str]:
     return confs
 
 
+#: A local driver JVM's compiler: C1 alone, no C2 (``-XX:TieredStopAtLevel=1``), with the code cache HotSpot reserves
+#: when both run: C1 alone reserves 48 MB, which a long run fills, then sweeps and compiles the same methods again
+#: (tests/conftest.py's ``JIT_OPTIONS``, measured on the suite's JVMs).
+CLIENT_COMPILER = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 #: The JVM options that keep a JVM quiet about a class archive it cannot use (another Spark's jars, another Java).
 QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
@@ -342,8 +346,10 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
         # read from a class-data-sharing archive instead of parsed and verified again (docs/benchmarks/rcv1-scale.md,
         # "The fixed cost of a run"). The first local job that succeeds writes the archive as it exits, to a name of
         # its own, then renames it into place; a JVM that cannot use it ignores it (-Xlog:cds off: nothing printed).
+        # And the client compiler only (tier 1): the JVM schedules and moves small results, the optimizing compiler's
+        # threads took 10.4 of its 15.8 CPU-s in a 200,000-document run, 1.35 of 7.1 with C1 alone (docs/design.md).
         archive = class_archive(home.zip.parent, spark_home)
-        java_options += f" -XX:+UseSerialGC {QUIET_ARCHIVE}"
+        java_options += f" -XX:+UseSerialGC {CLIENT_COMPILER} {QUIET_ARCHIVE}"
         if os.environ.get("SPARKTC_CLASS_ARCHIVE") == "0":  # neither read nor written (a small or read-only cache)
             pass
         else:

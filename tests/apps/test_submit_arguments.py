@@ -227,14 +227,16 @@ def test_one_local_job_at_a_time_writes_the_class_archive(commands: list, tmp_pa
     submit.fcntl.flock(other, submit.fcntl.LOCK_EX | submit.fcntl.LOCK_NB)
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
-    assert options() == ["-XX:+UseSerialGC"]
+    assert options() == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel", "-XX:ReservedCodeCacheSize"]
     other.close()
     assert submit.submit(home, ["--master", "local[2]", "job.py"], ship=False) == 0
-    assert options() == ["-XX:+UseSerialGC", "-XX:ArchiveClassesAtExit"]
+    assert options() == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel", "-XX:ReservedCodeCacheSize",
+                         "-XX:ArchiveClassesAtExit"]
     assert [path.name for path in tmp_path.glob("*.jsa")] == [f"jvm-classes-{key}.jsa"]
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
-    assert options() == ["-XX:+UseSerialGC", "-XX:SharedArchiveFile"]
+    assert options() == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel", "-XX:ReservedCodeCacheSize",
+                         "-XX:SharedArchiveFile"]
 
 
 def test_no_java_is_named_before_spark_submit_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -4,8 +4,11 @@ parsing tasks' pieces and refuses a training set no task shape can hold.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -127,6 +130,31 @@ def test_work_names_drop_the_locals_steps():
         return vectorize
 
     assert task_memory.work_name(outer()) == "test_work_names_drop_the_locals_steps.outer.vectorize"
+
+
+def test_a_worker_freezes_what_it_holds_only_when_its_imports_grew(monkeypatch):
+    frozen = []
+    monkeypatch.setattr(task_memory.gc, "freeze", lambda: frozen.append(len(sys.modules)))
+    monkeypatch.setattr(task_memory, "_modules_frozen", 0)
+    task_memory._freeze_imports()
+    task_memory._freeze_imports()  # nothing imported since: nothing more frozen
+    assert frozen == [len(sys.modules)]
+    monkeypatch.setitem(sys.modules, "sparktc_imported_since", types.ModuleType("sparktc_imported_since"))
+    task_memory._freeze_imports()
+    assert frozen == [len(sys.modules) - 1, len(sys.modules)]
+
+
+@pytest.mark.spark
+def test_a_workers_imports_are_frozen_and_what_its_tasks_leave_is_still_collected(spark):
+    def work(index: int, unit: int) -> tuple[int, int]:
+        cycle: list = []
+        cycle.append(cycle)  # garbage only the collector can free
+        del cycle
+        return gc.get_freeze_count(), gc.collect()
+
+    [(frozen, collected)] = map_parts(spark, [0], work)
+    assert frozen > 10_000  # the worker's modules (pyspark, pyarrow, numpy...), out of the collections' walk
+    assert collected >= 1  # the cycle made after the freeze
 
 
 @pytest.mark.spark
