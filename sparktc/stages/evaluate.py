@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.records import TEST, TRAIN
 from sparktc.corpora.registry import corpus_title
@@ -66,13 +67,15 @@ from sparktc.runtime.resources import explained_failures, out_of_memory
 from sparktc.runtime.runner import Stage, Tables, read_manifest
 from sparktc.runtime.shared import Shared
 from sparktc.runtime.stage_report import StageReport, stage
-from sparktc.schemas import PREDICTIONS_SCHEMA
+from sparktc.schemas import PREDICTIONS_SCHEMA, VECTORS_SCHEMA
 
 #: The configuration sections ``metrics.json`` records, and so the ones evaluate's outputs depend on
 #: (all but [synthesize], recorded by the corpus it wrote, and [spark], which does not change results).
 SETTINGS = (*MODEL_SETTINGS, "evaluate")
 
 VECTOR_COLUMNS = ["doc_id", "labels", "indices", "values", "counts"]
+#: ``vectors`` as Spark reads it: the files' columns and the ``split`` of their directories.
+VECTORS_READ_TYPE = from_arrow_schema(VECTORS_SCHEMA).add("split", "string")
 #: The ``models`` columns scoring reads (:meth:`sparktc.models.scoring.Scorer.of`, the cut).
 MODEL_COLUMNS = ("category", "method", "weights", "bias", "threshold", "train_positives", "features")
 CATEGORY_COLUMNS = ["category", "name", "parent", "train_positives"]
@@ -105,7 +108,8 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
                        storage.join(tables.input(MODEL), NETWORK),
                        term_order(tables.input("term_ranks"), config))
     shared = Shared(scorer)
-    vectors = spark.read.parquet(tables.input("vectors"))
+    # Read with its schema, so Spark infers none (a job of its own); only PCut's thresholds scan it.
+    vectors = spark.read.schema(VECTORS_READ_TYPE).parquet(tables.input("vectors"))
     test = vectors.filter(F.col("split") == TEST).select(*VECTOR_COLUMNS)
     cut = cut_of(rule, models, test, shared, lambda: vectors.filter(F.col("split") == TRAIN).count())
     top_k, ks = config.evaluate.top_scores, config.evaluate.ranks

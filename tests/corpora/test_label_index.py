@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles
+from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles, by_document
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
 
 SCHEMA = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
@@ -31,6 +31,21 @@ def test_labels_are_sorted_distinct_and_only_from_accepted_lines(tmp_path):
     assert attached.schema == RECORD_SCHEMA
     assert attached.column("labels").to_pylist() == [["C15", "GCAT"], [], ["E11"], None]
     assert attached.column("tokens").to_pylist() == ["a", "b", "c", None]
+
+
+@pytest.mark.parametrize("rows", [
+    [("9", "C15"), ("9", "GCAT"), ("10", "C15"), ("10", "C15"), ("11", "E11")],  # as LYRL2004's qrels come
+    [("10", "GCAT"), ("9", "GCAT"), ("11", "E11"), ("9", "C15"), ("10", "C15")],
+    [("9", "GCAT"), ("9", "C15"), ("10", "C15")],  # the documents in order, one's categories not
+    [("b", "GCAT"), ("10", "C15"), ("9", "C15"), ("b", "C15")],  # an id that is no decimal: as strings
+    [("010", "C15"), ("9", "C15")],  # nor a canonical one
+], ids=["in-order", "shuffled", "categories-out-of-order", "not-decimal", "leading-zero"])
+def test_qrels_lines_are_ordered_by_document_then_category(rows):
+    lines = pa.table({"doc_id": [r[0] for r in rows], "category": [r[1] for r in rows]})
+    decimal = all(doc_id.isdigit() and (doc_id == "0" or doc_id[0] != "0") for doc_id, _ in rows)
+    key = (lambda row: (int(row[0]), row[1])) if decimal else None
+    doc_ids, categories = by_document(lines)
+    assert list(zip(doc_ids.to_pylist(), categories.to_pylist())) == sorted(rows, key=key)
 
 
 def test_no_accepted_assignments_gives_empty_labels(tmp_path):

@@ -54,6 +54,11 @@ class CleanCorpus:
 #: record column too.
 CLEAN_PATH_ASSEMBLIES = (QRELS, LABELLED)
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
+#: ``categories`` as the short path writes it: the general path's positives are never null (filled with 0), so the
+#: same schema, nullability included.
+CLEAN_CATEGORIES_SCHEMA = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
+                                     pa.field("train_positives", pa.int64(), nullable=False),
+                                     pa.field("test_positives", pa.int64(), nullable=False)])
 
 
 def rejected_line(set_aside: dict[str, int], details: dict) -> str | None:
@@ -102,6 +107,7 @@ def write_outputs(spark: SparkSession, corpus: CorpusConfig, tables: Tables, sta
         _write_clean(spark, corpus, clean, categories, extra["ignored_files"], tables, report,
                      extra.get("terms") is not None)
         return True
+    extra = {**extra, **(extra["general"]() if "general" in extra else {})}  # what only the general path reads
     is_reject = F.col("reason").isNotNull() & ~F.col("reason").startswith("set aside:")
     rejects = marked.filter(is_reject).select("source", "line", "doc_id", "reason")
     assignment_rejects = extra.get("assignment_rejects")
@@ -190,12 +196,14 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
     written = count_rows(documents)
     write_parts([], REJECTS_SCHEMA, tables.output("rejects"), 0)
     tally = clean.tally
-    spark.createDataFrame(
-        [(c, categories.names.get(c, c), categories.parents.get(c), tally.positives[(TRAIN, c)],
-          tally.positives[(TEST, c)]) for c in sorted(categories.codes)],
-        # The general path's positives are never null (filled with 0): the same schema, nullability included.
-        "category string, name string, parent string, train_positives long not null, test_positives long not null",
-    ).coalesce(1).write.mode("overwrite").parquet(tables.output("categories"))
+    codes = sorted(categories.codes)
+    # A row per category, written on the driver (no Spark job on the serial path: 0.7 s at 804,414 documents).
+    write_parts(pa.table({
+        "category": codes, "name": [categories.names.get(c, c) for c in codes],
+        "parent": [categories.parents.get(c) for c in codes],
+        "train_positives": [tally.positives[(TRAIN, c)] for c in codes],
+        "test_positives": [tally.positives[(TEST, c)] for c in codes]}, CLEAN_CATEGORIES_SCHEMA).to_batches(),
+        CLEAN_CATEGORIES_SCHEMA, tables.output("categories"), 0)
     report.rows_in = sum(tally.reasons.values())
     report.rows_out = written
     report.details = {

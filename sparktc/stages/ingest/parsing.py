@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktc.corpora.files import CORRUPT_GZIP_ERRORS, Reader, base_name, compression_of, gunzip_chunks
 from sparktc.corpora.formats import ByteRanges
@@ -189,9 +190,16 @@ def parse_together(spark: SparkSession, parsings: Sequence[Parsing | Inflating])
     outputs = [directory for parsing in parsings if isinstance(parsing, Parsing)
                for directory in (parsing.directory, parsing.ids, parsing.tee and parsing.tee.directory) if directory]
     results = map_parts(spark, units, parse, outputs, errors=(IngestError,))
-    return [(spark.read.parquet(parsing.directory) if isinstance(parsing, Parsing) and parsing.directory else None,
+    return [(staged_table(spark, parsing) if isinstance(parsing, Parsing) and parsing.directory else None,
              [tally for unit, tally in zip(units, results) if unit[0] == kind])
             for kind, parsing in enumerate(parsings)]
+
+
+def staged_table(spark: SparkSession, parsing: Parsing) -> DataFrame:
+    """The table a parsing's tasks staged, read with the schema they wrote it with: Spark infers no schema, which
+    costs a Spark job of its own on the driver's serial path (0.3 to 0.7 s at 804,414 documents, each time).
+    """
+    return spark.read.schema(from_arrow_schema(parsing.schema)).parquet(parsing.directory)
 
 
 def _sizes(parsings: Sequence[Parsing | Inflating]) -> dict[str, int]:

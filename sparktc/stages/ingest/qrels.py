@@ -3,8 +3,9 @@ are parsed, so the documents are never shuffled to meet their labels.
 
 Token files are read in two Spark jobs. The first counts the training file's terms beside the qrels' task, which
 indexes the qrels (labels closed under the hierarchy) and stages the index, one Parquet file each worker of the
-second job loads once (:mod:`~sparktc.stages.ingest.on_workers`), and inflates each gzipped file larger than a
-task's share, one task each, so that the second job parses its contents in byte ranges
+second job loads once (:mod:`~sparktc.stages.ingest.on_workers`; not the lines: only the general path of a corpus
+with bad input reads them, and parses them again), and inflates each gzipped file larger than a task's share, one
+task each, so that the second job parses its contents in byte ranges
 (:class:`~sparktc.stages.ingest.parsing.Inflating`); the second parses every token file, each document's tokens
 turned into its training terms' ids and counts (:func:`~sparktc.stages.ingest.on_workers.as_term_ids`), and, for a
 weight stage of the same run whose weights the first job's counts fix, weights them too (:class:`Weighing`). Vector
@@ -91,10 +92,13 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
         # indexed them and staged the index, once per run (token files).
         # The first job also inflates each gzipped file too large for one task (the test parts, as distributed),
         # so the second parses it in byte ranges over many tasks (issue 50).
+        # Its qrels task stages their index, not their lines (2.0 of its 12 CPU-s at 3,217,656 documents, on the
+        # path every token file waits on): only the general path reads the lines, and parses them again for it.
         reader, ranges = form.list_reader or reader, form.list_ranges or ranges
         staged_labels = storage.join(staging, "labels")
         (assignments, qrels_tallies), (_, counted), (_, staged) = parse_together(spark, [
-            replace(qrels_parsing, then=staging_labels(staged_labels, parents, policy)),
+            replace(qrels_parsing, directory=qrels_parsing.directory if tree is None else None,
+                    then=staging_labels(staged_labels, parents, policy)),
             Parsing([path for path in paths if lyrl2004.split_of(path) == TRAIN], reader, None, tally=TermTally),
             Inflating(to_inflate(paths, session.cores(spark)) if ranges is not None else [],
                       storage.join(staging, "inflated"))])
@@ -120,30 +124,48 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
         (assignments, qrels_tallies), (parsed, tallies) = parse_together(spark, [qrels_parsing, documents])
     else:
         [(parsed, tallies)] = parse_together(spark, [documents])
-    good = assignments.filter(F.col("reason").isNull())
+
+    lines = [assignments]
+
+    def qrels_lines() -> DataFrame:
+        """The qrels lines as a table: as their task staged them, or parsed again (once) where it staged only their
+        index.
+        """
+        if lines[0] is None:
+            lines[0] = parse_together(spark, [qrels_parsing])[0][0]
+        return lines[0]
+
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
+        good = qrels_lines().filter(F.col("reason").isNull())
         tree = lyrl2004.flat_hierarchy({r.category: r.category for r in good.select("category").distinct().collect()})
     names = dict(tree.descriptions)
     if corpus.topic_names:
         names.update(lyrl2004.load_topic_names(storage.read_text(spark, corpus.topic_names)))
     records = mark_duplicates(parsed)
-    # With every test part read, a qrels line for a document not among them is an error; with a
-    # subset, lines for the parts left out are expected and only counted.
-    document_ids = records.filter(F.col("reason").isNull()).select("doc_id")
-    unknown_doc = good.join(document_ids, "doc_id", "left_anti")
-    assignment_rejects = assignments.filter(F.col("reason").isNotNull())
     all_parts = sorted(corpus.test_parts) == [0, 1, 2, 3]
+    extra = {"general": lambda: _assignment_checks(qrels_lines(), records, all_parts), "ignored_files": ignored,
+             "terms": terms, "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
+             "category_set": category_set, "weighted": None if weights is None else (weights, tallies),
+             "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies else
+                                   count_not_closed(qrels_lines().filter(F.col("reason").isNull()), dict(parents))}}
+    return records, Categories(list(tree.categories), names, dict(parents)), extra
+
+
+def _assignment_checks(assignments: DataFrame, records: DataFrame, all_parts: bool) -> dict:
+    """What the general path of a LYRL2004 ingest reports of the qrels lines ``assignments`` against the parsed
+    ``records``: every line, the rejected ones and, with a subset of the test parts, those for the parts left out.
+    With every test part read, a qrels line for a document not among them is an error; with a subset, lines for the
+    parts left out are expected and only counted.
+    """
+    document_ids = records.filter(F.col("reason").isNull()).select("doc_id")
+    unknown_doc = assignments.filter(F.col("reason").isNull()).join(document_ids, "doc_id", "left_anti")
+    assignment_rejects = assignments.filter(F.col("reason").isNotNull())
     if all_parts:
         assignment_rejects = assignment_rejects.unionByName(unknown_doc.withColumn(
             "reason", F.lit("qrels line for a document not among the accepted documents of the token files")
         ))
-    extra = {"assignments": assignments, "assignment_rejects": assignment_rejects,
-             "unread_assignments": None if all_parts else unknown_doc, "ignored_files": ignored, "terms": terms,
-             "clean": lambda: _clean(parsed, tallies, qrels_tallies, storage.join(staging, "tokens")),
-             "category_set": category_set, "weighted": None if weights is None else (weights, tallies),
-             "hierarchy_closure": {"policy": policy, "documents_not_closed": tallies[0].not_closed if tallies
-                                   else count_not_closed(good, dict(parents))}}
-    return records, Categories(list(tree.categories), names, dict(parents)), extra
+    return {"assignments": assignments, "assignment_rejects": assignment_rejects,
+            "unread_assignments": None if all_parts else unknown_doc}
 
 
 def _category_tree(spark: SparkSession, corpus: CorpusConfig, category_set: str
