@@ -118,13 +118,16 @@ def predict(spark: SparkSession, config: Config, tables: Tables) -> tuple[pd.Dat
     directory = tables.output("predictions")
     batch_rows = int(spark.conf.get(BATCH_ROWS, "10000"))
     batch_rows = batch_rows if batch_rows > 0 else ROWS_PER_FILE
+    # The columns a prediction needs: the weights' column the scorer reads, not both (reading ``counts`` besides
+    # ``values`` was 0.11 of 0.26 CPU-s per 100,000 test documents).
+    columns = list(dict.fromkeys(["doc_id", "labels", "indices", scorer.column]))
 
     def score(index: int, path: str) -> Counts:
         """Predictions of one file of test vectors, written as part ``index``; their counts."""
         counted: list[Counts] = []
 
         def predicted() -> Iterator[pa.RecordBatch]:
-            for batch in read_batches(path, VECTOR_COLUMNS, batch_rows):
+            for batch in read_batches(path, columns, batch_rows):
                 try:
                     predictions = predict_batch(batch, shared.value, cut, top_k)
                     counted.append(count_batch(predictions, codes, ks, ancestors))
