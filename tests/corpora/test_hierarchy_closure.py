@@ -42,6 +42,20 @@ def test_closure_against_a_brute_force():
     assert "d301" in open_ids and "d300" not in open_ids
 
 
+@pytest.mark.parametrize("n_codes", [3, 64, 65, 200])
+def test_unclosed_rows_against_a_brute_force_for_hierarchies_of_every_width(n_codes):
+    # Codes past 64 and 128 fall in the second and later words of the bit sets.
+    rng = np.random.default_rng(n_codes)
+    codes = [f"c{i:03d}" for i in range(n_codes)]
+    parent = {code: codes[int(rng.integers(0, i))] for i, code in enumerate(codes) if i and rng.random() < 0.8}
+    documents = [sorted(set(rng.choice(codes + ["other"], size=rng.integers(0, 6)))) for _ in range(400)]
+    documents += [[], sorted({codes[-1], parent.get(codes[-1], codes[-1])}), []]
+    open_rows = unclosed_rows(pa.array(documents, pa.list_(pa.string())), parent)
+    assert open_rows.tolist() == [r for r, d in enumerate(documents) if any(c in parent and parent[c] not in d
+                                                                            for c in d)]
+    assert unclosed_rows(pa.array([[], []], pa.list_(pa.string())), parent).tolist() == []
+
+
 @pytest.fixture(scope="module")
 def open_corpus(tmp_path_factory):
     """The LYRL2004 fixture corpus without the line `C151 2286 1`: document 2286 keeps C1511 and C15."""
