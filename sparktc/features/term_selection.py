@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -333,13 +335,19 @@ SCORE_COLUMNS = tuple(score_column(score, global_score) for score in SCORES for 
 def term_scores(counts: sparse.csr_matrix, df: np.ndarray, n_positive: np.ndarray, n_train: int,
                 columns: tuple[str, ...] = SCORE_COLUMNS) -> dict[str, np.ndarray]:
     """The score ``columns`` of every term (a row of the terms x categories ``counts`` A, :func:`global_scores`), a
-    block of :data:`BLOCK_TERMS` terms at a time.
+    block of :data:`BLOCK_TERMS` terms at a time, the blocks spread over the machine's cores (numpy releases the GIL in
+    its loops; the rank stage scores on the driver, while no task runs: 0.86 s on one core for 46,327 terms x 103
+    categories).
     """
     n_terms = counts.shape[0]
     result = {column: np.empty(n_terms) for column in columns}
-    for start in range(0, n_terms, BLOCK_TERMS):
-        block = slice(start, start + BLOCK_TERMS)
-        for column, values in global_scores(counts[block].toarray(), df[block, None], n_positive, n_train,
-                                            columns).items():
-            result[column][block] = values
+    blocks = [slice(start, start + BLOCK_TERMS) for start in range(0, n_terms, BLOCK_TERMS)]
+
+    def scored(block: slice) -> tuple[slice, dict[str, np.ndarray]]:
+        return block, global_scores(counts[block].toarray(), df[block, None], n_positive, n_train, columns)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(blocks), os.cpu_count() or 1))) as pool:
+        for block, scores in pool.map(scored, blocks):
+            for column, values in scores.items():
+                result[column][block] = values
     return result
