@@ -76,14 +76,16 @@ def costs(figures: Figures, prefix: str) -> str:
 
 
 def sizes(figures: Figures, prefix: str) -> list[tuple[int, str]]:
-    """The (size, master) pairs of figures named ``PREFIX.SIZE.MASTER.*``, largest size first."""
-    found = set()
+    """The (size, master) pairs of figures named ``PREFIX.SIZE.MASTER.*``, largest size first, and the masters of a
+    size in the order the record gives them (its first master first).
+    """
+    found: dict[tuple[int, str], None] = {}
     for name in figures:
         if name.startswith(prefix):
             size, _, rest = name[len(prefix):].partition(".")
             if size.isdigit() and "." in rest:
-                found.add((int(size), rest.rsplit(".", 1)[0]))
-    return sorted(found, key=lambda pair_: (-pair_[0], pair_[1]))
+                found.setdefault((int(size), rest.rsplit(".", 1)[0]))
+    return sorted(found, key=lambda pair_: -pair_[0])
 
 
 # --- each benchmark's cell ---------------------------------------------------------------------------------------
@@ -118,6 +120,9 @@ def rcv1_cell(figures: Figures) -> str:
     cell = f"{size:,} documents, {master}: {costs(figures, ours)}, micro-F1 {f1(figures.get(ours + 'micro_f1'))}"
     if f"lean_peer.{size}.seconds" in figures:
         cell += f"; lean peer {costs(figures, f'lean_peer.{size}.')}"
+    if "ratios.sparktc_over_single_wall" in figures:
+        cell += (f"; sparktc / peer: wall {figures['ratios.sparktc_over_single_wall']:.2f}, CPU "
+                 f"{figures['ratios.sparktc_over_single_cpu']:.2f}")
     return cell
 
 
