@@ -63,6 +63,12 @@ VECTORS_SCHEMA = pa.schema([("doc_id", pa.string()), ("labels", pa.list_(pa.stri
 VOCABULARY_SCHEMA = pa.schema([("term_id", pa.int32()), ("term", pa.string()), ("df", pa.int64()),
                                ("frequency", pa.int64()), ("idf", pa.float64())])
 
+#: ``categories``: every category of the run (by code), its name and parent (null at the top), and its training and
+#: test documents (never null: 0 for none), as ingest and the Spark ML estimator's fit write it.
+CATEGORIES_SCHEMA = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
+                               pa.field("train_positives", pa.int64(), nullable=False),
+                               pa.field("test_positives", pa.int64(), nullable=False)])
+
 #: ``predictions``: per test document, its labels, the categories assigned, and the top-scoring
 #: categories with their scores.
 PREDICTIONS_SCHEMA = pa.schema([

@@ -28,14 +28,10 @@ from sparktc.ml.vectors import vector_lists, vector_sizes
 from sparktc.runtime import storage
 from sparktc.runtime.parts import map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Tables
-from sparktc.schemas import VECTORS_SCHEMA, VOCABULARY_SCHEMA
+from sparktc.schemas import CATEGORIES_SCHEMA, VECTORS_SCHEMA, VOCABULARY_SCHEMA
 
-__all__ = ["CATEGORIES_SCHEMA", "WRITTEN_SCHEMA", "make_work_dir", "remove_work_dir", "vector_entries",
-           "write_tables"]
+__all__ = ["WRITTEN_SCHEMA", "make_work_dir", "remove_work_dir", "vector_entries", "write_tables"]
 
-#: The categories table the train stage reads, as ingest writes it.
-CATEGORIES_SCHEMA = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
-                               ("train_positives", pa.int64()), ("test_positives", pa.int64())])
 #: The fit's ``vectors``: the weight stage's columns and each vector's size, which the fit checks.
 WRITTEN_SCHEMA = pa.schema([*VECTORS_SCHEMA, ("size", pa.int32())])
 _WORK_PREFIX = "sparktc-ovr-"

@@ -24,7 +24,7 @@ from sparktc.runtime import storage
 from sparktc.runtime.parts import count_rows, map_parts, parquet_files, read_batches, write_parts
 from sparktc.runtime.runner import Tables
 from sparktc.runtime.stage_report import StageReport
-from sparktc.schemas import TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
+from sparktc.schemas import CATEGORIES_SCHEMA, TERM_ID_RECORD_SCHEMA, TERMS_SCHEMA
 
 
 @dataclass
@@ -54,11 +54,6 @@ class CleanCorpus:
 #: record column too.
 CLEAN_PATH_ASSEMBLIES = (QRELS, LABELLED)
 REJECTS_SCHEMA = pa.schema([RECORD_SCHEMA.field(name) for name in ("source", "line", "doc_id", "reason")])
-#: ``categories`` as the short path writes it: the general path's positives are never null (filled with 0), so the
-#: same schema, nullability included.
-CLEAN_CATEGORIES_SCHEMA = pa.schema([("category", pa.string()), ("name", pa.string()), ("parent", pa.string()),
-                                     pa.field("train_positives", pa.int64(), nullable=False),
-                                     pa.field("test_positives", pa.int64(), nullable=False)])
 
 
 def rejected_line(set_aside: dict[str, int], details: dict) -> str | None:
@@ -197,13 +192,14 @@ def _write_clean(spark: SparkSession, corpus: CorpusConfig, clean: CleanCorpus, 
     write_parts([], REJECTS_SCHEMA, tables.output("rejects"), 0)
     tally = clean.tally
     codes = sorted(categories.codes)
-    # A row per category, written on the driver (no Spark job on the serial path: 0.7 s at 804,414 documents).
+    # A row per category, written on the driver (no Spark job on the serial path: 0.7 s at 804,414 documents); the
+    # general path's positives are never null (filled with 0) either: the same schema, nullability included.
     write_parts(pa.table({
         "category": codes, "name": [categories.names.get(c, c) for c in codes],
         "parent": [categories.parents.get(c) for c in codes],
         "train_positives": [tally.positives[(TRAIN, c)] for c in codes],
-        "test_positives": [tally.positives[(TEST, c)] for c in codes]}, CLEAN_CATEGORIES_SCHEMA).to_batches(),
-        CLEAN_CATEGORIES_SCHEMA, tables.output("categories"), 0)
+        "test_positives": [tally.positives[(TEST, c)] for c in codes]}, CATEGORIES_SCHEMA).to_batches(),
+        CATEGORIES_SCHEMA, tables.output("categories"), 0)
     report.rows_in = sum(tally.reasons.values())
     report.rows_out = written
     report.details = {

@@ -14,6 +14,7 @@ files are parsed in one job, each worker reading and indexing the qrels itself.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -125,15 +126,12 @@ def qrels_corpus(spark: SparkSession, corpus: CorpusConfig, form: CorpusFormat, 
     else:
         [(parsed, tallies)] = parse_together(spark, [documents])
 
-    lines = [assignments]
-
+    @functools.cache
     def qrels_lines() -> DataFrame:
         """The qrels lines as a table: as their task staged them, or parsed again (once) where it staged only their
         index.
         """
-        if lines[0] is None:
-            lines[0] = parse_together(spark, [qrels_parsing])[0][0]
-        return lines[0]
+        return assignments if assignments is not None else parse_together(spark, [qrels_parsing])[0][0]
 
     if tree is None:  # no list of the set's codes: its categories are the codes the qrels assign
         good = qrels_lines().filter(F.col("reason").isNull())
