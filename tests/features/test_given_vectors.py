@@ -1,0 +1,45 @@
+"""A vector corpus's stored features (``index:value`` tokens) as vectors over its vocabulary
+(sparktc.features.weighting.given_vectors), against each document's features looked up one by one: features
+ascending as the readers store them (no sort needed), and shuffled within documents (sorted then).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from sparktc.features.weighting import GIVEN, term_vectors
+
+
+def documents(rng: np.random.Generator, n: int, shuffled: bool) -> list[list[tuple[int, float]]]:
+    """``n`` documents of 0-12 distinct features (indices 1-60) with their values, by ascending index unless
+    ``shuffled``.
+    """
+    found = []
+    for _ in range(n):
+        indices = np.sort(rng.choice(np.arange(1, 61), size=rng.integers(0, 13), replace=False))
+        if shuffled:
+            rng.shuffle(indices)
+        found.append([(int(index), float(rng.normal())) for index in indices])
+    return found
+
+
+def stored(features: list[tuple[int, float]]) -> str:
+    return " ".join(f"{index}:{value!r}" for index, value in features)
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_given_vectors_are_each_documents_features_in_the_vocabulary_by_term_id(shuffled: bool) -> None:
+    rng = np.random.default_rng(7)
+    docs = documents(rng, 300, shuffled)
+    vocabulary = sorted(rng.choice(np.arange(1, 61), size=40, replace=False).tolist())  # numeric order
+    position = {index: term_id for term_id, index in enumerate(vocabulary)}
+    tokens = pa.array([stored(features) for features in docs] + [None], pa.string())
+    indices, values, counts = term_vectors(tokens, pa.array([str(index) for index in vocabulary]),
+                                           np.ones(len(vocabulary)), GIVEN)
+    expected = [sorted((position[index], value) for index, value in features if index in position)
+                for features in docs] + [[]]
+    assert indices.to_pylist() == [[term_id for term_id, _ in pairs] for pairs in expected]
+    assert values.to_pylist() == [[float(np.float32(value)) for _, value in pairs] for pairs in expected]
+    assert counts.null_count == len(tokens)
