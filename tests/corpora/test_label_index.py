@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles, by_document
+from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles, by_document, short_decimals
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
 from sparktc.corpora.tallies import distinct_ids
 
@@ -97,3 +98,18 @@ def test_doc_rows_find_each_id_exactly(ids):
     assert (rows.row_of is None) == (ids == ["10", "2", "2286", "7", "999999999999999999", "0"])
     expected = [{doc_id: row for row, doc_id in enumerate(ids)}.get(query, -1) for query in QUERIES + ids]
     assert rows.find(pa.array(QUERIES + ids, pa.string())).tolist() == expected
+
+
+SHORT_DECIMAL = re.compile(r"(0|[1-9][0-9]{0,17})")
+
+
+@pytest.mark.parametrize("ids", [
+    ["1", "2286", "810596"], ["0"], ["007"], ["00"], ["-5"], ["+5"], ["12a"], [" 1"], ["1 "], [""], ["1.0"],
+    ["9" * 18], ["9" * 19], ["１２"], ["2286", "02286"], ["/", ":"], [],
+])
+def test_short_decimals_are_those_the_pattern_matches(ids):
+    expected = all(SHORT_DECIMAL.fullmatch(doc_id) for doc_id in ids)
+    for strings in (pa.array(ids, pa.string()), pa.array(ids, pa.large_string()),
+                    pa.chunked_array([ids[:1], ids[1:]], pa.string()),
+                    pa.array(["x", *ids, "y"], pa.string())[1:1 + len(ids)]):  # a slice: an offset into the buffers
+        assert short_decimals(strings) == expected, (ids, strings.type)
