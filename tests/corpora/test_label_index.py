@@ -6,10 +6,19 @@ import gzip
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
-from sparktc.corpora.label_index import DocRows, LabelIndex, QrelsFiles, by_document, short_decimals
+from sparktc.corpora.label_index import (
+    DocRows,
+    LabelIndex,
+    QrelsFiles,
+    by_document,
+    id_hashes,
+    short_decimal_mask,
+    short_decimals,
+)
 from sparktc.corpora.records import RECORD_SCHEMA, Document, Reject, record_batch
 from sparktc.corpora.tallies import distinct_ids
 
@@ -113,3 +122,22 @@ def test_short_decimals_are_those_the_pattern_matches(ids):
                     pa.chunked_array([ids[:1], ids[1:]], pa.string()),
                     pa.array(["x", *ids, "y"], pa.string())[1:1 + len(ids)]):  # a slice: an offset into the buffers
         assert short_decimals(strings) == expected, (ids, strings.type)
+        assert short_decimal_mask(strings).tolist() == [bool(SHORT_DECIMAL.fullmatch(doc_id)) for doc_id in ids]
+
+
+def test_a_null_is_no_short_decimal():
+    assert short_decimal_mask(pa.array(["12", None, "", "3"])).tolist() == [True, False, False, True]
+
+
+def test_an_ids_hash_is_its_own_whatever_the_ids_beside_it():
+    """Each id's hash depends on it alone (a digest summed over tasks must not depend on how the ids were cut),
+    decimal ids or not; distinct ids, distinct hashes.
+    """
+    ids = ["2286", "train.svm:12", "0", "810596", "0810596", "d1", "999999999999999999", "1000000000000000000"]
+    together = id_hashes(pa.array(ids))
+    assert together.dtype == np.uint64
+    assert together.tolist() == [int(id_hashes(pa.array([doc_id]))[0]) for doc_id in ids]
+    assert together.tolist() == id_hashes(pa.chunked_array([ids[:3], ids[3:]])).tolist()
+    assert len(set(together.tolist())) == len(ids)
+    many = id_hashes(pa.array([str(value) for value in range(200_000)]))
+    assert len(np.unique(many)) == 200_000
