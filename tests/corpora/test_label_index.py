@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sparktc.corpora.decimals import canonical_decimal_mask, canonical_decimals
 from sparktc.corpora.label_index import (
     DocRows,
     LabelIndex,
@@ -141,3 +142,11 @@ def test_an_ids_hash_is_its_own_whatever_the_ids_beside_it():
     assert len(set(together.tolist())) == len(ids)
     many = id_hashes(pa.array([str(value) for value in range(200_000)]))
     assert len(np.unique(many)) == 200_000
+
+
+@pytest.mark.parametrize("ids", [["1", "12345678901234567890123"], ["0", "10"], ["01"], ["1", "x"], []])
+def test_canonical_decimals_of_any_length_are_those_the_pattern_matches(ids):
+    expected = all(re.fullmatch(r"0|[1-9][0-9]*", doc_id) for doc_id in ids)
+    assert canonical_decimals(pa.array(ids, pa.string())) == expected
+    assert canonical_decimal_mask(pa.array(ids, pa.string())).tolist() == [
+        bool(re.fullmatch(r"0|[1-9][0-9]*", doc_id)) for doc_id in ids]

@@ -276,3 +276,21 @@ def test_token_counts_count_separators_as_splitting_would():
         if values:
             assert token_counts(array.slice(1)) == (len(values) - 1, sum(len(v.split()) for v in values[1:] if v),
                                                     sum(1 for v in values[1:] if not v))
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_qrels_without_blank_lines_are_read_columnar_with_their_line_numbers(ending):
+    """One line per triple and no blank line: each triple's line without a search (its newline count)."""
+    rng = random.Random(5)
+    lines = [f"{rng.choice(['CCAT', 'C15', 'GSPO'])} {rng.randint(1, 900000)} 1" for _ in range(300)]
+    content = ("\n".join(lines[:-1]) + "\n" + lines[-1] + ending).encode("ascii")
+    clean = read_clean_qrels_piece(content, 7)
+    assert clean is not None
+    assert clean[2].tolist() == list(range(7, 307))
+    assert columnar_qrels(content, "q", piece_bytes=500).equals(line_qrels(content, "q"))
+
+
+@pytest.mark.parametrize("content", [b"\nCCAT 12 1", b"\nCCAT 12 1\n", b"CCAT 12 1\n\n", b"CCAT 12 1\n \nC15 13 1",
+                                     b"CCAT 12\n1 C15 13 1\n"])
+def test_qrels_lines_around_blank_lines_keep_their_numbers(content):
+    assert columnar_qrels(content, "q").equals(line_qrels(content, "q"))
