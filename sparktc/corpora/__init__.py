@@ -7,7 +7,8 @@ file handling they share (``files``: gzip and bz2, encodings, line numbers; ``li
 into byte ranges, one parsing task each); the records every reader yields, documents with split and labels or
 rejects naming file, line and reason (``records``), and what a parsing task counts in those it writes (``tallies``);
 the one rule every reader holds labels to (``labels``); each document's labels from the qrels, closed under the
-hierarchy, as a parsing task attaches them (``label_index``); and the synthetic corpus written in the LYRL2004
+hierarchy, as a parsing task attaches them (``label_index``), over canonical decimal ids recognised from an Arrow
+array's bytes (``decimals``); and the synthetic corpus written in the LYRL2004
 format (``synthetic``: its shape and files), its model (``synthetic_model``: word and category distributions,
 calibrated) and its documents (``synthetic_documents``: drawn a block at a time and written as token-file and qrels
 text), over the names it is made of (``synthetic_categories``: the vocabulary, the topic hierarchy, the industries
@@ -16,6 +17,7 @@ categories), each format's module declaring its own, and the formats by name (``
 sparktc asks instead of naming formats. Plain Python, numpy and pyarrow.
 """
 
-__all__ = ["files", "formats", "jsonl", "label_index", "labels", "libmultilabel_text", "libsvm", "line_ranges",
-           "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors", "plain_text", "records", "registry", "reuters21578",
-           "synthetic", "synthetic_categories", "synthetic_documents", "synthetic_model", "table", "tallies"]
+__all__ = ["decimals", "files", "formats", "jsonl", "label_index", "labels", "libmultilabel_text", "libsvm",
+           "line_ranges", "lyrl2004", "lyrl2004_columnar", "lyrl2004_vectors", "plain_text", "records", "registry",
+           "reuters21578", "synthetic", "synthetic_categories", "synthetic_documents", "synthetic_model", "table",
+           "tallies"]
