@@ -7,9 +7,10 @@ Python workers running the project's interpreter. Client processes talk to it as
 README's Reuters-21578 R(90) command, on three of the corpus's files (``REUTERS21578_SUBSET`` in conftest.py), and
 classify run through it with the API a notebook uses (docs/notebooks.md's Connect block, then what the example
 notebook shows of the run and its model), and the main job through ``./spark-submit.sh --remote`` with the example
-notebook's settings; their metrics, models, predictions, manifests and what a notebook shows must equal those of the
-suite's classic runs (conftest.py's ``reuters21578_subset_run``, through the job's code on the suite's session, and
-``notebook_kernel_run``, the example notebook in a kernel).
+notebook's settings, its server killed after weight and the run resumed on another; their metrics, models,
+predictions, manifests and what a notebook shows must equal those of the suite's classic runs (conftest.py's
+``reuters21578_subset_run``, through the job's code on the suite's session, and ``notebook_kernel_run``, the example
+notebook in a kernel).
 """
 
 from __future__ import annotations
@@ -165,8 +166,8 @@ def connect_run(server: str, reuters21578_subset: Path, tmp_path_factory, reques
                                   stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     try:
         request.getfixturevalue("reuters21578_subset_run")  # meanwhile
-        if selected(request, "test_the_main_job_submitted_to_a_connect_server_equals_the_notebook_on_a_classic"
-                             "_session"):
+        if selected(request, "test_the_main_job_submitted_to_a_connect_server_lost_mid_run_resumes_on_the_next_as"
+                             "_the_notebook_runs"):
             request.getfixturevalue("notebook_kernel_run")
         client.wait(timeout=max(1.0, 900 - (time.monotonic() - began)))
     finally:
@@ -252,34 +253,72 @@ def notebook_overrides() -> list[str]:
     return ast.literal_eval(re.search(r"overrides=(\[[^\]]*\])", cell)[1])
 
 
-def test_the_main_job_submitted_to_a_connect_server_equals_the_notebook_on_a_classic_session(server,
-                                                                                              notebook_kernel_run,
-                                                                                              tmp_path):
+def test_the_main_job_submitted_to_a_connect_server_lost_mid_run_resumes_on_the_next_as_the_notebook_runs(
+        server, notebook_kernel_run, tmp_path):
     """``./spark-submit.sh --remote sc://...``: the job's driver is a Connect client of the server. With the example
-    notebook's settings, it must equal the notebook's run (conftest.py's ``notebook_kernel_run``: the notebook in a
-    kernel, on a classic session of its own).
+    notebook's settings, on a server of its own that is killed (SIGKILL, its whole process group) once weight has
+    finished, the job ends within 60 s in one line naming the server and what is kept, exit status 1, the output's
+    lock free; the same command on this module's server resumes after weight and must equal the notebook's run
+    (conftest.py's ``notebook_kernel_run``: the notebook in a kernel, on a classic session of its own).
     """
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     environment["SPARKTC_LOG_DIR"] = str(tmp_path / "logs")
-    # docs/notebooks.md's, on this server, with the notebook's settings
+    # docs/notebooks.md's, with the notebook's settings
     words = shlex.split(example("connect-job").replace("\\\n", " "))
     assert words[1:3] == ["--remote", "sc://HOST:15002"] and words[-2:] == ["--output", "runs/synthetic"], words
     assert words[words.index("--config") + 1] == "conf/synthetic.toml", words
-    command = [*words[:2], server, *words[3:-2],
-               *(argument for setting in notebook_overrides() for argument in ("--set", setting)),
-               "--set", f"history.path={tmp_path / 'history'}", "--output", str(tmp_path / "connect")]
-    job = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
-    assert job.returncode == 0, job.stderr[-3000:]
-    stages = [line.split()[1] for line in job.stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
-    assert stages == ["synthesize", "ingest", "tokenize", "weight", "rank", "train", "evaluate"], job.stdout
-    manifest = json.loads((tmp_path / "connect" / "manifests" / "train.json").read_text())
+    output = tmp_path / "connect"
+
+    def command(url: str) -> list[str]:
+        return [*words[:2], url, *words[3:-2],
+                *(argument for setting in notebook_overrides() for argument in ("--set", setting)),
+                "--set", f"history.path={tmp_path / 'history'}", "--output", str(output)]
+
+    process, url = start_server(tmp_path)
+    try:
+        job = subprocess.Popen(command(url), cwd=REPO, env=environment, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while not (output / "manifests" / "weight.json").exists():
+                assert job.poll() is None and time.monotonic() < deadline, job.communicate()
+                time.sleep(0.1)
+            stop_server(process, (signal.SIGKILL,))
+            lost = time.monotonic()
+            stdout, stderr = job.communicate(timeout=90)
+            ended = time.monotonic() - lost
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.communicate()
+    finally:
+        stop_server(process)
+    errors = [line for line in stderr.splitlines() if line.startswith("sparktc: error:")]
+    assert job.returncode == 1 and ended < 60, (ended, stderr[-3000:])
+    assert len(errors) == 1 and errors[0].startswith(
+        f"sparktc: error: the Spark Connect server at {url} stopped answering ("), stderr[-3000:]
+    assert errors[0].endswith(f"the stages finished before it are kept in {output} (synthesize, ingest, tokenize, "
+                              "weight): start the server, or give another, and run the same command again to resume "
+                              "from there"), errors
+    with open(output / ".sparktc.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: raises BlockingIOError while held
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    done = [line.split()[1] for line in stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
+    assert done == ["synthesize", "ingest", "tokenize", "weight"], stdout
+    rerun = subprocess.run(command(server), cwd=REPO, capture_output=True, text=True, env=environment, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    skipped = [line.split()[1] for line in rerun.stdout.splitlines() if "up to date, skipped" in line]
+    assert skipped == done, rerun.stdout
+    done = [line.split()[1] for line in rerun.stdout.splitlines() if line.startswith("sparktc: ") and " out " in line]
+    assert done == ["rank", "train", "evaluate"], rerun.stdout
+    manifest = json.loads((output / "manifests" / "train.json").read_text())
     assert manifest["spark"]["master"] == "local[2,4]"  # the server's
     notebook = Path(notebook_kernel_run["run"])
     # The same configuration but where the run is recorded
     settings = [{name: values for name, values in json.loads((run / "manifests" / "synthesize.json").read_text())[
-        "configuration"].items() if name != "history"} for run in (tmp_path / "connect", notebook)]
+        "configuration"].items() if name != "history"} for run in (output, notebook)]
     assert settings[0] == settings[1]
-    metrics = [figures(output) for output in (tmp_path / "connect", notebook)]
+    metrics = [figures(run) for run in (output, notebook)]
     assert metrics[0]["micro_f1"] > 0.3 and metrics[0] == metrics[1]
 
 
@@ -324,55 +363,6 @@ def test_a_connect_server_that_does_not_answer_is_refused_in_one_line(tmp_path) 
             f"sparktc: configuration error: the Spark Connect server at {url} does not answer ("), (name, lines)
         assert lines[0].endswith("; start it or check the address (SparkSession.builder.remote, spark-submit "
                                  "--remote, SPARK_REMOTE)"), lines
-
-
-def test_a_connect_server_lost_mid_run_ends_it_in_one_line_and_the_next_server_resumes(server, spark, tmp_path):
-    """The server killed (SIGKILL, its whole process group) once weight has finished: the job ends within 60 s in one
-    line naming the server and what is kept, exit status 1, the output's lock free; the same command on another
-    server resumes after weight and gives the metrics of an undisturbed run (the suite's classic session's).
-    """
-    from sparktc.apps.pipeline import run
-    from sparktc.experiment.config import load_config
-
-    process, url = start_server(tmp_path)
-    output = tmp_path / "run"
-    command = [*JOB, "--output", str(output)]
-    environment = thin_client_environment(tmp_path)
-    try:
-        client = subprocess.Popen(command, cwd=REPO, env=environment | {"SPARK_REMOTE": url},
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 300
-            while not (output / "manifests" / "weight.json").exists():
-                assert client.poll() is None and time.monotonic() < deadline, client.communicate()
-                time.sleep(0.1)
-            stop_server(process, (signal.SIGKILL,))
-            lost = time.monotonic()
-            stdout, stderr = client.communicate(timeout=90)
-            ended = time.monotonic() - lost
-        finally:
-            if client.poll() is None:
-                client.kill()
-                client.communicate()
-    finally:
-        stop_server(process)
-    errors = [line for line in stderr.splitlines() if line.startswith("sparktc: error:")]
-    assert client.returncode == 1 and ended < 60, (ended, stderr[-3000:])
-    assert len(errors) == 1 and errors[0].startswith(
-        f"sparktc: error: the Spark Connect server at {url} stopped answering ("), stderr[-3000:]
-    assert errors[0].endswith(f"the stages finished before it are kept in {output} (synthesize, ingest, tokenize, "
-                              "weight): start the server, or give another, and run the same command again to resume "
-                              "from there"), errors
-    with open(output / ".sparktc.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: raises BlockingIOError while held
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    rerun = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
-                           env=environment | {"SPARK_REMOTE": server})
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    skipped = [line.split()[1] for line in rerun.stdout.splitlines() if "up to date, skipped" in line]
-    assert skipped == ["synthesize", "ingest", "tokenize", "weight"], rerun.stdout
-    run(spark, load_config("conf/synthetic.toml", SMALL_CORPUS), str(tmp_path / "undisturbed"))
-    assert figures(output) == figures(tmp_path / "undisturbed")
 
 
 #: A table corpus given as a DataFrame (``documents=``) on a Connect session of argv[1]: its ingest into argv[2], the
