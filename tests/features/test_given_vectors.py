@@ -43,3 +43,24 @@ def test_given_vectors_are_each_documents_features_in_the_vocabulary_by_term_id(
     assert indices.to_pylist() == [[term_id for term_id, _ in pairs] for pairs in expected]
     assert values.to_pylist() == [[float(np.float32(value)) for _, value in pairs] for pairs in expected]
     assert counts.null_count == len(tokens)
+
+
+@pytest.mark.parametrize("scale", [1, 10**9])
+def test_indices_far_apart_are_looked_up_by_a_binary_search_as_by_the_table(scale: int) -> None:
+    """Feature indices up to 6e10 (beyond :data:`TABLE_INDICES` and 8 times the vocabulary) take the binary search;
+    those up to 60 the table: each document's features in the vocabulary, by term id, either way.
+    """
+    rng = np.random.default_rng(11)
+    docs = [[(index * scale, value) for index, value in features] for features in documents(rng, 200, False)]
+    vocabulary = sorted((rng.choice(np.arange(1, 61), size=30, replace=False) * scale).tolist())
+    position = {index: term_id for term_id, index in enumerate(vocabulary)}
+    indices, values, _ = term_vectors(pa.array([stored(features) for features in docs]),
+                                      pa.array([str(index) for index in vocabulary]), np.ones(len(vocabulary)), GIVEN)
+    expected = [[(position[index], value) for index, value in features if index in position] for features in docs]
+    assert indices.to_pylist() == [[term_id for term_id, _ in pairs] for pairs in expected]
+    assert values.to_pylist() == [[float(np.float32(value)) for _, value in pairs] for pairs in expected]
+
+
+def test_a_feature_without_its_value_is_refused_naming_its_document() -> None:
+    with pytest.raises(ValueError, match=r"not index:value tokens \(document 1 of the batch: '3:0.5 7'\)"):
+        term_vectors(pa.array(["1:2.0", "3:0.5 7"]), pa.array(["1", "3", "7"]), np.ones(3), GIVEN)
