@@ -253,13 +253,13 @@ def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> 
     pass: each ``:`` made a separator like the spaces, every document's fields split once and cast to float64
     together (an index of at most 15 digits is exact there, and a value cast from its repr is the float written),
     and an index looked up by its number among the vocabulary's (:func:`_positions`). Splitting twice (the tokens,
-    then each index from its value) and looking up the index strings took 0.74-0.98 CPU-s per 60,173 RCV1-shaped
-    LIBSVM lines (4.5 million features); this takes 0.44-0.62 (issue 50).
+    then each index from its value) and looking up the index strings took 0.69-0.77 CPU-s per 60,173 RCV1-shaped
+    LIBSVM lines (4.5 million features); this takes 0.57-0.62 (issue 50).
     """
     if isinstance(tokens, pa.ChunkedArray):
         tokens = tokens.combine_chunks()
     present = pc.if_else(pc.equal(tokens, ""), pa.scalar(None, pa.string()), tokens)
-    # As bytes: the same buffers, split and cast without UTF-8 checks (0.40 -> 0.32 CPU-s of the figures below).
+    # As bytes: the same buffers, split and cast without UTF-8 checks (for those lines 0.41 -> 0.32 CPU-s).
     fields = pc.split_pattern(pc.replace_substring(present.cast(pa.binary()), ":", " "), " ")
     lengths = pc.list_value_length(fields).fill_null(0).to_numpy(zero_copy_only=False)
     if np.any(lengths % 2):
