@@ -153,12 +153,18 @@ def join_tokens(tokens: Sequence[str]) -> str:
     return " ".join(tokens)
 
 
-def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
-    """Stored token strings back to one list of tokens per document (null and "" give an empty list)."""
+def tokens_or_null(tokens: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Stored token strings as one array, a document without tokens ("") null: split, it gives no token, where ""
+    would give one empty token.
+    """
     if isinstance(tokens, pa.ChunkedArray):
         tokens = tokens.combine_chunks()
-    present = pc.if_else(pc.equal(tokens, ""), pa.scalar(None, pa.string()), tokens)
-    lists = pc.split_pattern(present, " ")
+    return pc.if_else(pc.equal(tokens, ""), pa.scalar(None, pa.string()), tokens)
+
+
+def split_tokens(tokens: pa.Array | pa.ChunkedArray) -> pa.ListArray:
+    """Stored token strings back to one list of tokens per document (null and "" give an empty list)."""
+    lists = pc.split_pattern(tokens_or_null(tokens), " ")
     lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:])

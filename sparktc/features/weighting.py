@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 
-from sparktc.corpora.records import listed_tokens
+from sparktc.corpora.records import listed_tokens, tokens_or_null
 from sparktc.features.text import stored_tokens, term_names
 from sparktc.validation import check_integer
 
@@ -252,35 +252,35 @@ def given_vectors(tokens: pa.Array | pa.ChunkedArray, terms: pa.StringArray) -> 
     (:mod:`sparktc.corpora.libsvm`, :mod:`sparktc.corpora.lyrl2004_vectors`), so both are read as numbers in one
     pass: each ``:`` made a separator like the spaces, every document's fields split once and cast to float64
     together (an index of at most 15 digits is exact there, and a value cast from its repr is the float written),
-    and an index looked up by its number among the vocabulary's (:func:`_positions`). Splitting twice (the tokens,
+    and an index looked up by its number among the vocabulary's (:func:`_positions`). Only an odd number of fields
+    in a document is refused (a ValueError naming it): tokens the readers never write, as ``1:2:3 4``, would be read
+    field by field, not refused as a second split refused them. Splitting twice (the tokens,
     then each index from its value) and looking up the index strings took 0.69-0.77 CPU-s per 60,173 RCV1-shaped
     LIBSVM lines (4.5 million features); this takes 0.57-0.62 (issue 50).
     """
-    if isinstance(tokens, pa.ChunkedArray):
-        tokens = tokens.combine_chunks()
-    present = pc.if_else(pc.equal(tokens, ""), pa.scalar(None, pa.string()), tokens)
+    present = tokens_or_null(tokens)
     # As bytes: the same buffers, split and cast without UTF-8 checks (for those lines 0.41 -> 0.32 CPU-s).
     fields = pc.split_pattern(pc.replace_substring(present.cast(pa.binary()), ":", " "), " ")
     lengths = pc.list_value_length(fields).fill_null(0).to_numpy(zero_copy_only=False)
-    if np.any(lengths % 2):
-        [row] = np.flatnonzero(lengths % 2)[:1]
-        raise ValueError(f"stored features are not index:value tokens (document {row} of the batch: "
-                         f"{tokens[int(row)].as_py()[:80]!r})")
+    odd = np.flatnonzero(lengths % 2)
+    if len(odd):
+        raise ValueError(f"stored features are not index:value tokens (document {odd[0]} of the batch: "
+                         f"{present[int(odd[0])].as_py()[:80]!r})")
     numbers = pc.cast(pc.list_flatten(fields), pa.float64()).to_numpy(zero_copy_only=False)
     indices, values = numbers[0::2], numbers[1::2]
     term_ids = _positions(indices, pc.cast(terms, pa.int64()).to_numpy(zero_copy_only=False))
-    rows = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths // 2)
+    rows = np.repeat(np.arange(len(present), dtype=np.int64), lengths // 2)
     known = term_ids >= 0
     rows, term_ids, values = rows[known], term_ids[known], values[known]
     if not _ascending_in_rows(rows, term_ids):
         order = np.lexsort((term_ids, rows))
         rows, term_ids, values = rows[order], term_ids[order], values[order]
-    offsets = np.zeros(len(tokens) + 1, dtype=np.int32)
-    np.cumsum(np.bincount(rows, minlength=len(tokens)), out=offsets[1:])
+    offsets = np.zeros(len(present) + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows, minlength=len(present)), out=offsets[1:])
     offsets32 = pa.array(offsets)
     return (pa.ListArray.from_arrays(offsets32, pa.array(term_ids.astype(np.int32))),
             pa.ListArray.from_arrays(offsets32, pa.array(values.astype(np.float32))),
-            pa.nulls(len(tokens), pa.list_(pa.int32())))
+            pa.nulls(len(present), pa.list_(pa.int32())))
 
 
 #: A vocabulary whose largest feature index is below this (or below 8 times its size) is looked up in a table
