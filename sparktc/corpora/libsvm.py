@@ -24,7 +24,10 @@ a line it cannot take is a reject naming the field and what is expected, and a f
 one reject for the whole file.
 
 Two readers give exactly the same records. :func:`parse_libsvm` reads line by line. :func:`read_libsvm` (what
-ingest runs) reads column-wise with numpy and pyarrow, :data:`CHUNK_BYTES` of whole lines at a time: a line that
+ingest runs) reads column-wise with numpy and pyarrow, :data:`CHUNK_BYTES` of whole lines at a time. A line already in
+stored form (its labels and one space, or none, then features of at most 8 digits in ascending order, single-spaced,
+each value written as its float's repr) is taken whole: its tokens are its bytes as written, and its indices are
+compared eight bytes at a time, never parsed. Of the other lines, one that
 is ASCII and matches a strict pattern (labels of printable characters, indices of at most 10 digits, exponents
 of at most 4, spaces or tabs between fields) is parsed as part of columns, and every other line, or one whose
 check fails (index 0 or over :data:`MAX_INDEX`, a value that overflows, an index or label given twice), goes to
@@ -147,6 +150,17 @@ _FAST_LINE = (rf"^(?:{_LABEL}(?:,{_LABEL})*|{_FAST_FEATURE})?(?:[ \t]+{_FAST_FEA
 # zero: kept as written; any other value is written by repr (once per distinct value).
 _CANONICAL_VALUE = r"^-?(?:[1-9][0-9]*\.(?:0|[0-9]*[1-9])|0\.0{0,3}[1-9](?:[0-9]*[1-9])?|0\.0)$"
 _CANONICAL_LENGTH = 16  # at most 15 digits and the point, a sign aside
+# A line in stored form, its tokens as written (_plain_records): labels then one space, or none; features in
+# ascending index order (checked after the match) separated by single spaces; an index of at most 8 digits without a
+# leading zero; a value that is already its float's repr (_CANONICAL_VALUE of at most _CANONICAL_LENGTH characters,
+# not negative); nothing after the last feature but the newline.
+_PLAIN_VALUE = "|".join([
+    r"0\.0",
+    *(rf"0\.{'0' * zeros}[1-9](?:[0-9]{{0,{12 - zeros}}}[1-9])?" for zeros in range(4)),  # 0.1 to 0.000123...
+    *(rf"[1-9][0-9]{{{whole - 1}}}\.(?:0|[0-9]{{0,{14 - whole}}}[1-9])" for whole in range(1, 15)),  # 1.0 and up
+])
+_PLAIN_FEATURE = rf"[1-9][0-9]{{0,7}}:(?:{_PLAIN_VALUE})"
+_PLAIN_LINE = rf"^(?:{_LABEL}(?:,{_LABEL})* )?{_PLAIN_FEATURE}(?: {_PLAIN_FEATURE})*\n$"
 #: Bytes parsed at a time (whole lines): bounds the memory of the columns built from them.
 CHUNK_BYTES = 32 << 20
 _DECOMPRESS_READ = io.DEFAULT_BUFFER_SIZE  # the reads line iteration makes, so a corrupt stream breaks alike
@@ -265,6 +279,9 @@ def _tokens_as_written(buf: np.ndarray, begins: np.ndarray, ends: np.ndarray) ->
 def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> pa.RecordBatch:
     """The records of ``data``, whole lines of a LIBSVM file (the last may lack its newline) of which the first is
     line ``first_line``, as one :data:`RECORD_SCHEMA` batch in line order; ``source`` is a corpus file name.
+
+    A line already in stored form (:data:`_PLAIN_LINE`: its tokens are its bytes as written) is taken whole
+    (:func:`_plain_records`); the other lines are parsed field by field (:func:`_column_records`).
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     size = len(buf)
@@ -275,8 +292,132 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
     n = len(starts)
     if n == 0:
         return record_batch([])
-    ends = np.append(starts[1:], size)  # each line with its newline
     numbers = np.arange(first_line, first_line + n, dtype=np.int64)
+    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.append(starts, size)),
+                                                                    pa.py_buffer(buf)])
+    name, split = base_name(source), split_of(source)
+    plain, table = _plain_records(buf, lines, starts, numbers, name, split, source)
+    if table is None:
+        table = _column_records(buf, numbers, name, split, source)
+    elif not plain.all():
+        rest = lines.filter(pa.array(~plain))  # their bytes, end to end
+        offsets = np.frombuffer(rest.buffers()[1], np.int64, len(rest) + 1, rest.offset * 8)
+        rest_buf = np.frombuffer(rest.buffers()[2], np.uint8, int(offsets[-1] - offsets[0]), int(offsets[0]))
+        others = _column_records(rest_buf, numbers[~plain], name, split, source)
+        if len(others):
+            table = pa.concat_tables([table, others])
+            table = table.take(pc.sort_indices(table.column("line")))
+    return table.combine_chunks().to_batches()[0] if len(table) else record_batch([])
+
+
+def _spans(buf: np.ndarray, begins: np.ndarray, lengths: np.ndarray) -> pa.StringArray:
+    """The spans ``[begins, begins + lengths)`` of ``buf`` (ASCII: checked by the caller), in any order, as strings:
+    Arrow string views into ``buf`` (a span of at most 12 bytes is held in its view), cast to one copy.
+    """
+    count = len(begins)
+    views = np.zeros((count, 16), dtype=np.uint8)
+    fields = views.view(np.int32)  # length, then four bytes of the string, buffer 0, offset
+    fields[:, 0] = lengths
+    fields[:, 3] = begins
+    reach = np.arange(12)
+    within = np.minimum(begins[:, None] + reach, max(len(buf) - 1, 0))
+    short = np.flatnonzero(lengths <= 12)
+    if len(short):  # held in the view itself
+        views[short, 4:] = np.where(reach < lengths[short, None], buf[within[short]], 0)
+    long = np.flatnonzero(lengths > 12)
+    views[long, 4:8] = buf[within[long, :4]]
+    array = pa.Array.from_buffers(pa.string_view(), count, [None, pa.py_buffer(views), pa.py_buffer(buf)])
+    return array.cast(pa.string())
+
+
+def _index_keys(buf: np.ndarray, colons: np.ndarray) -> np.ndarray:
+    """For each ``colons`` position of an index of at most 8 digits without a leading zero that follows a non-digit
+    (or starts ``buf``), a key that orders the indices as numbers: its digits as base-256 digits.
+    """
+    if len(buf) < 8:  # too short for 8-byte words: pad
+        return _index_keys(np.concatenate([np.zeros(8, np.uint8), buf]), colons + 8)
+    words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))  # the 8 bytes from each position
+    before = words[np.maximum(colons - 8, 0)]  # the 8 bytes before each colon, the last of them the highest
+    early = np.flatnonzero(colons < 8)  # fewer than 8 bytes before it: zeros first
+    before[early] = before[early] << (8 * (8 - colons[early])).astype(np.uint64)
+    # A byte is a digit when it is 0x30-0x39: after xor 0x30, at most 9 (SWAR, no carry between bytes).
+    before ^= np.uint64(0x3030303030303030)
+    other = (((before & np.uint64(0x7F7F7F7F7F7F7F7F)) + np.uint64(0x7676767676767676)) | before) \
+        & np.uint64(0x8080808080808080)  # the top bit of each byte that is no digit
+    for shift in (8, 16, 32):  # and of every byte before the last of those
+        other |= other >> np.uint64(shift)
+    before &= ~((other >> np.uint64(7)) * np.uint64(0xFF))  # the index's digits, after zeros
+    return before.byteswap()  # the first digit the most significant: the order of the numbers
+
+
+def _plain_records(buf: np.ndarray, lines: pa.LargeBinaryArray, starts: np.ndarray, numbers: np.ndarray, name: str,
+                   split: str, source: str) -> tuple[np.ndarray, pa.Table | None]:
+    """Which of ``lines`` (starting at ``starts`` in ``buf``, numbered ``numbers``) are in stored form, and their
+    records: a line matching :data:`_PLAIN_LINE` whose indices ascend and whose labels differ, so that its labels
+    are its first field split at commas and its tokens the rest of it as written (None when no line is).
+    """
+    plain = pc.match_substring_regex(lines, _PLAIN_LINE).to_numpy(zero_copy_only=False)
+    if not plain.any():
+        return plain, None
+    colons = np.flatnonzero(buf == 58)
+    keys = _index_keys(buf, colons)
+    first_colon = np.searchsorted(colons, starts)
+    line_start = np.zeros(len(colons), dtype=bool)
+    line_start[first_colon[first_colon < len(colons)]] = True
+    unordered = colons[1:][(keys[1:] <= keys[:-1]) & ~line_start[1:]]  # an index repeated or out of order
+    plain[np.searchsorted(starts, unordered, side="right") - 1] = False
+    chosen = np.flatnonzero(plain)
+    space = pc.find_substring(lines, " ").to_numpy()[chosen]
+    colon = pc.find_substring(lines, ":").to_numpy()[chosen]
+    labelled = (space >= 0) & (space < colon)
+    label_texts = _spans(buf, starts[chosen][labelled], space[labelled])
+    label_lists = pc.split_pattern(label_texts, ",")
+    label_values = pc.list_flatten(label_lists)
+    label_counts = np.zeros(len(chosen), dtype=np.int64)
+    label_counts[labelled] = pc.list_value_length(label_lists).to_numpy()
+    label_line = np.repeat(np.arange(len(chosen)), label_counts)
+    if len(label_values):  # a label given twice: the line parser keeps it once
+        codes = pc.dictionary_encode(label_values).indices.to_numpy().astype(np.int64)
+        width = int(codes.max()) + 1
+        pairs = np.sort(label_line * width + codes)
+        twice = np.unique(pairs[1:][np.diff(pairs) == 0] // width)
+        if len(twice):
+            plain[chosen[twice]] = False
+            kept = np.ones(len(chosen), dtype=bool)
+            kept[twice] = False
+            label_values = label_values.filter(pa.array(kept[label_line]))
+            chosen, space, labelled, label_counts = chosen[kept], space[kept], labelled[kept], label_counts[kept]
+    labels = pa.ListArray.from_arrays(pa.array(_ends(label_counts).astype(np.int32)), label_values)
+    begins = starts[chosen] + np.where(labelled, space + 1, 0)
+    line_ends = np.append(starts[1:], len(buf))[chosen] - 1  # before the newline
+    return plain, _documents(name, split, source, numbers[chosen], labels, _spans(buf, begins, line_ends - begins))
+
+
+def _documents(name: str, split: str, source: str, numbers: np.ndarray, labels: pa.ListArray,
+               tokens: pa.StringArray) -> pa.Table:
+    """:data:`RECORD_SCHEMA` records of documents of the file ``source`` (base name ``name``, its ``split``): their
+    line ``numbers``, ``labels`` and ``tokens``.
+    """
+    line_numbers = pa.array(numbers.astype(np.int32))
+    count = len(numbers)
+    return pa.Table.from_arrays([
+        pc.binary_join_element_wise(pa.scalar(name), pc.cast(line_numbers, pa.string()), ":"),
+        pa.repeat(pa.scalar(split), count), labels, pa.nulls(count, pa.string()), pa.nulls(count, pa.string()), tokens,
+        pa.repeat(pa.scalar(source), count), line_numbers, pa.nulls(count, pa.string()),
+    ], schema=RECORD_SCHEMA)
+
+
+def _column_records(buf: np.ndarray, numbers: np.ndarray, name: str, split: str, source: str) -> pa.Table:
+    """The records of ``buf``, whole lines numbered ``numbers`` (the last may lack its newline), parsed field by
+    field: a line matching :data:`_FAST_LINE` column-wise, every other line by the line parser.
+    """
+    size = len(buf)
+    newlines = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
+    if size == 0 or buf[-1] == 10:
+        starts = starts[:-1]  # no line after the last newline
+    n = len(starts)
+    ends = np.append(starts[1:], size)  # each line with its newline
     lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.append(starts, size)),
                                                                     pa.py_buffer(buf)])
     fast = pc.match_substring_regex(lines, _FAST_LINE).to_numpy(zero_copy_only=False)
@@ -385,14 +526,7 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
     labels = pa.ListArray.from_arrays(
         pa.array(_ends(np.bincount(label_line[label_keep], minlength=n)[documents]).astype(np.int32)),
         label_values.filter(pa.array(label_keep)))
-    name, split = base_name(source), split_of(source)
-    line_numbers = pa.array(numbers[documents].astype(np.int32))
-    count = len(documents)
-    fast_table = pa.Table.from_arrays([
-        pc.binary_join_element_wise(pa.scalar(name), pc.cast(line_numbers, pa.string()), ":"),
-        pa.repeat(pa.scalar(split), count), labels, pa.nulls(count, pa.string()), pa.nulls(count, pa.string()), joined,
-        pa.repeat(pa.scalar(source), count), line_numbers, pa.nulls(count, pa.string()),
-    ], schema=RECORD_SCHEMA)
+    fast_table = _documents(name, split, source, numbers[documents], labels, joined)
 
     # The other lines, one by one.
     records = [record for i in np.flatnonzero(~good).tolist()
@@ -400,7 +534,7 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
     if records:
         fast_table = pa.concat_tables([fast_table, pa.Table.from_batches([record_batch(records)])])
         fast_table = fast_table.take(pc.sort_indices(fast_table.column("line")))
-    return fast_table.combine_chunks().to_batches()[0] if len(fast_table) else record_batch([])
+    return fast_table
 
 
 def _parse_raw(raw: bytes, source: str, name: str, split: str, number: int) -> Document | Reject | None:

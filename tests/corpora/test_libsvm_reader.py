@@ -21,6 +21,7 @@ from sklearn.datasets import load_svmlight_file
 from sparktc.corpora import libsvm
 from sparktc.corpora.files import read_lines, read_records
 from sparktc.corpora.libsvm import (
+    MAX_INDEX,
     TEST_FILE,
     TRAIN_FILE,
     parse_libsvm,
@@ -272,6 +273,73 @@ def test_the_column_wise_reader_gives_the_line_parsers_records_on_random_lines(s
     assert sum(record["reason"] is not None for record in expected) > 100  # rejects of every kind are in
     assert column_wise(data) == expected
     assert column_wise(b"\n" + data + b"\n", "d/test.svm") == line_parsed(b"\n" + data + b"\n", "d/test.svm")
+
+
+# Values at the edges of the stored form: canonical within 16 characters (kept as written), and just past it.
+PLAIN_VALUES = ["0.0", "0.1", "0.0001", "0.00001", "0.000123456789012", "0.0001234567890123", "0.123456789012345",
+                "0.1234567890123456", "1.0", "12345678901234.5", "123456789012345.0", "99999999999999.9", "0.10", "1.",
+                "1", "-0.5", "5.25", "0.5e0", "00.5"]
+
+
+@functools.cache
+def plain_lines(seed: int, count: int) -> bytes:
+    """``count`` lines mostly in stored form (labels then features in ascending order, single spaces, canonical
+    values), each drawn with one flaw at times: a label given twice, an index repeated or out of order, an index of
+    9 digits or with a leading zero, a value not in stored form, two spaces, a CRLF ending, a comment or trailing
+    space; some lines without labels, some of one short feature; the first line starts with a feature.
+    """
+    rng = np.random.default_rng(seed)
+    lines = []
+    for number in range(count):
+        labels = [str(rng.integers(1, 30)) for _ in range(rng.integers(0 if number else 0, 4))]
+        labels = list(dict.fromkeys(labels)) if rng.random() < 0.9 else labels
+        digits = rng.integers(1, 9, size=rng.integers(1, 9))
+        indices = sorted({int(rng.integers(10 ** (d - 1), 10**d)) for d in digits.tolist()})
+        draw = rng.random()
+        if draw < 0.03 and len(indices) > 1:
+            indices[1] = indices[0]
+        elif draw < 0.06 and len(indices) > 1:
+            indices.reverse()
+        elif draw < 0.08:
+            indices[-1] = int(rng.integers(10**8, MAX_INDEX))
+        elif draw < 0.1:
+            indices[0] = f"0{indices[0]}"
+        values = [str(rng.choice(PLAIN_VALUES)) if rng.random() < 0.06 else repr(round(float(rng.random()), 6))
+                  for _ in indices]
+        features = " ".join(f"{index}:{value}" for index, value in zip(indices, values))
+        if rng.random() < 0.03:
+            features = features.replace(" ", "  ", 1)
+        line = f"{','.join(labels)} {features}" if labels and number else features
+        line += str(rng.choice([""] * 30 + [" ", "#c", " # 1:2"]))
+        lines.append(line.encode() + (b"\r\n" if rng.random() < 0.05 else b"\n"))
+    return b"".join(lines)
+
+
+def test_the_stored_form_takes_exactly_the_canonical_values_of_at_most_16_characters():
+    stored = re.compile(f"(?:{libsvm._PLAIN_VALUE})")
+    canonical = re.compile(libsvm._CANONICAL_VALUE)
+    rng = np.random.default_rng(0)
+    wholes = ["0", "00", "1", "9", "10", "12345", "1234567890123", "12345678901234", "123456789012345"]
+    texts = [f"{rng.choice(wholes)}.{''.join(rng.choice(list('0123456789'), rng.integers(0, 17)))}"
+             for _ in range(5_000)] + PLAIN_VALUES
+    for text in texts:
+        expected = bool(canonical.match(text)) and len(text) <= libsvm._CANONICAL_LENGTH and text[0] != "-"
+        assert bool(stored.fullmatch(text)) == expected, text
+        if expected:
+            assert repr(float(text)) == text
+
+
+@pytest.mark.parametrize("chunk_bytes", [4096, libsvm.CHUNK_BYTES])
+@pytest.mark.parametrize("seed", range(3))
+def test_lines_in_stored_form_are_taken_whole_with_the_line_parsers_records(seed: int, chunk_bytes: int,
+                                                                             monkeypatch):
+    monkeypatch.setattr(libsvm, "CHUNK_BYTES", chunk_bytes)
+    data = plain_lines(seed, 3000)
+    lines = pa.array(data.splitlines(keepends=True), pa.large_binary())
+    taken_whole = pa.compute.match_substring_regex(lines, libsvm._PLAIN_LINE).to_numpy(zero_copy_only=False).mean()
+    assert 0.5 < taken_whole < 0.95  # most lines take the stored-form path; the flawed ones fall through
+    assert column_wise(data) == line_parsed(data)
+    assert column_wise(data + b"1 3:0.5", "d/test.svm") == line_parsed(data + b"1 3:0.5", "d/test.svm")
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress], ids=["gz", "bz2"])
