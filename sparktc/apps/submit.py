@@ -17,7 +17,8 @@ What both pass to spark-submit (:func:`submit`, the one home of it):
   ``spark.task.maxFailures`` gives on a cluster); in local mode the driver JVM runs the serial collector and reads
   Spark's classes from ``jvm-classes-<key>.jsa``, which the first local job that succeeds writes as it exits (one
   job writes at a time; one started meanwhile neither reads nor writes it; ``SPARKTC_CLASS_ARCHIVE=0``: neither read
-  nor written);
+  nor written), and the driver, its JVM and the Python workers keep the memory they free for their next arrays
+  (:data:`LOCAL_MALLOC`, each unless set);
 * the library zipped with its bytecode and ``conf/``, passed with ``--py-files`` so that executors on a cluster
   import the same code: always from a clone (``build/sparktc.zip``), and from an installed package when the master
   is not local (in local mode the workers run this interpreter, which imports the installed package).
@@ -228,6 +229,14 @@ def _confs(arguments: Sequence[str]) -> dict[str, str]:
 CLIENT_COMPILER = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 #: The JVM options that keep a JVM quiet about a class archive it cannot use (another Spark's jars, another Java).
 QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+#: glibc's malloc settings of a local job's processes (the Python driver, its JVM and the Python workers it forks),
+#: each unless set: arrays up to 32 MiB from the heap, not each from a fresh mapping; freed memory kept for the next
+#: (up to 4 GiB), and the heap grown 256 MiB at a time. Every new mapping's pages fault in on first touch; the numpy
+#: passes over a task's bytes allocate arrays of that size many times. 804,414 LYRL2004 documents, `local[2]`, four
+#: alternating pairs: 50.2 -> 46.4 s wall and 84.0 -> 77.7 CPU-s on average; the lean peer, two pairs, 26.9 -> 25.9 s
+#: (docs/benchmarks/rcv1-scale.md, fifth round).
+LOCAL_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(4 << 30),
+                "MALLOC_TOP_PAD_": str(256 << 20)}
 
 
 def class_archive(folder: Path, spark_home: Path) -> Path:
@@ -341,6 +350,8 @@ def submit(home: Home, arguments: Sequence[str], ship: bool = True) -> int:
     if local:
         # In local mode nothing needs to be reachable from other hosts: bind to loopback only.
         os.environ["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+        for name, value in LOCAL_MALLOC.items():
+            os.environ.setdefault(name, value)
         # The driver JVM is the whole cluster, started afresh by every job: the serial collector (the Python workers
         # do the corpus-sized work; G1's threads cost CPU for a 1g heap), and the classes of Spark, Scala and Hadoop
         # read from a class-data-sharing archive instead of parsed and verified again (docs/benchmarks/rcv1-scale.md,

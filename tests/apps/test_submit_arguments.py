@@ -122,7 +122,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
     """
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/driver/bin/python")
     unset(monkeypatch, "PYSPARK_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL", "PYSPARK_SUBMIT_ARGS",
-          "SPARKTC_JVM_WAIT", "PYTHONPATH", "PYTHONHASHSEED")  # submit sets them
+          "SPARKTC_JVM_WAIT", "PYTHONPATH", "PYTHONHASHSEED", *submit.LOCAL_MALLOC)  # submit sets them
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "spark://127.0.0.1:7077", *given, "job.py", "--output", "o"], ship=False)
@@ -134,6 +134,7 @@ def test_a_driver_here_runs_its_own_python_when_the_executors_python_is_named(
         assert words[words.index("--master") + 1] == "spark://127.0.0.1:7077" and "--py-files" in words
         assert submit.os.environ["SPARKTC_JVM_WAIT"] == "1" and submit.os.environ["PYTHONHASHSEED"] == "0"
         assert submit.os.environ["PYTHONPATH"].split(":")[0] == str(tmp_path / "sparktc.zip")  # as spark-submit puts it
+        assert not set(submit.LOCAL_MALLOC) & set(submit.os.environ)  # a cluster's processes keep their own
         return
     assert Path(command[0]).name == "spark-submit" and command[-3:] == ["job.py", "--output", "o"]
     assert [value.removeprefix("spark.pyspark.driver.python=") for value in command
@@ -216,7 +217,8 @@ def test_one_local_job_at_a_time_writes_the_class_archive(commands: list, tmp_pa
     monkeypatch.setattr(submit.subprocess, "Popen", Finished)
     unset(monkeypatch, "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARKTC_LOG", "SPARKTC_LOG_DIR", "SPARKTC_TERMINAL",
           "SPARK_LOCAL_IP", "SPARKTC_CLASS_ARCHIVE", "PYSPARK_SUBMIT_ARGS", "SPARKTC_JVM_WAIT", "PYTHONPATH",
-          "PYTHONHASHSEED")
+          "PYTHONHASHSEED", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "1048576")  # the user's own setting
     home = Home(REPO / "sparktc", REPO, tmp_path / "sparktc.zip", tmp_path / "logs")
     key = submit.class_archive_key(submit.spark_home_of_pyspark())
 
@@ -228,6 +230,9 @@ def test_one_local_job_at_a_time_writes_the_class_archive(commands: list, tmp_pa
     with pytest.raises(Replaced):
         submit.submit(home, ["--master", "local[2]", "job.py"], ship=False)
     assert options() == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel", "-XX:ReservedCodeCacheSize"]
+    # A local job's processes keep the memory they free for their next arrays, unless the user says otherwise.
+    assert {name: submit.os.environ[name] for name in submit.LOCAL_MALLOC} == {
+        "MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(4 << 30), "MALLOC_TOP_PAD_": "1048576"}
     other.close()
     assert submit.submit(home, ["--master", "local[2]", "job.py"], ship=False) == 0
     assert options() == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel", "-XX:ReservedCodeCacheSize",
