@@ -284,26 +284,19 @@ def parse_chunk(data: bytes | memoryview, source: str, first_line: int = 1) -> p
     (:func:`_plain_records`); the other lines are parsed field by field (:func:`_column_records`).
     """
     buf = np.frombuffer(data, dtype=np.uint8)
-    size = len(buf)
-    newlines = np.flatnonzero(buf == 10)
-    starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
-    if size == 0 or buf[-1] == 10:
-        starts = starts[:-1]  # no line after the last newline
-    n = len(starts)
-    if n == 0:
+    starts, lines = _lines(buf)
+    if not len(starts):
         return record_batch([])
-    numbers = np.arange(first_line, first_line + n, dtype=np.int64)
-    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.append(starts, size)),
-                                                                    pa.py_buffer(buf)])
+    numbers = np.arange(first_line, first_line + len(starts), dtype=np.int64)
     name, split = base_name(source), split_of(source)
     plain, table = _plain_records(buf, lines, starts, numbers, name, split, source)
     if table is None:
-        table = _column_records(buf, numbers, name, split, source)
+        table = _column_records(buf, starts, lines, numbers, name, split, source)
     elif not plain.all():
         rest = lines.filter(pa.array(~plain))  # their bytes, end to end
         offsets = np.frombuffer(rest.buffers()[1], np.int64, len(rest) + 1, rest.offset * 8)
         rest_buf = np.frombuffer(rest.buffers()[2], np.uint8, int(offsets[-1] - offsets[0]), int(offsets[0]))
-        others = _column_records(rest_buf, numbers[~plain], name, split, source)
+        others = _column_records(rest_buf, *_lines(rest_buf), numbers[~plain], name, split, source)
         if len(others):
             table = pa.concat_tables([table, others])
             table = table.take(pc.sort_indices(table.column("line")))
@@ -407,19 +400,24 @@ def _documents(name: str, split: str, source: str, numbers: np.ndarray, labels: 
     ], schema=RECORD_SCHEMA)
 
 
-def _column_records(buf: np.ndarray, numbers: np.ndarray, name: str, split: str, source: str) -> pa.Table:
-    """The records of ``buf``, whole lines numbered ``numbers`` (the last may lack its newline), parsed field by
-    field: a line matching :data:`_FAST_LINE` column-wise, every other line by the line parser.
-    """
+def _lines(buf: np.ndarray) -> tuple[np.ndarray, pa.LargeBinaryArray]:
+    """Where each line of ``buf`` starts (the last may lack its newline) and the lines, each with its newline."""
     size = len(buf)
-    newlines = np.flatnonzero(buf == 10)
-    starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
+    starts = np.concatenate([[0], np.flatnonzero(buf == 10) + 1]).astype(np.int64)
     if size == 0 or buf[-1] == 10:
         starts = starts[:-1]  # no line after the last newline
+    return starts, pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(starts),
+                                                    [None, pa.py_buffer(np.append(starts, size)), pa.py_buffer(buf)])
+
+
+def _column_records(buf: np.ndarray, starts: np.ndarray, lines: pa.LargeBinaryArray, numbers: np.ndarray, name: str,
+                    split: str, source: str) -> pa.Table:
+    """The records of ``buf``, whole lines starting at ``starts`` (:func:`_lines`) and numbered ``numbers``, parsed
+    field by field: a line matching :data:`_FAST_LINE` column-wise, every other line by the line parser.
+    """
+    size = len(buf)
     n = len(starts)
     ends = np.append(starts[1:], size)  # each line with its newline
-    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.append(starts, size)),
-                                                                    pa.py_buffer(buf)])
     fast = pc.match_substring_regex(lines, _FAST_LINE).to_numpy(zero_copy_only=False)
     high = np.flatnonzero(buf >= 0x80)
     if len(high):  # not ASCII: left to the line parser, which reads UTF-8 (and rejects what is not)
